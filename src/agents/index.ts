@@ -1,0 +1,9 @@
+import { codeAgent } from "./code.js";
+import { AgentRegistry } from "./define-agent.js";
+import { executeAgent } from "./execute.js";
+import { researchAgent } from "./research.js";
+
+/** The built-in worker agents: research, code, execute. */
+export function createAgentRegistry(): AgentRegistry {
+  return new AgentRegistry().register(researchAgent).register(codeAgent).register(executeAgent);
+}

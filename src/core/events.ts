@@ -1,0 +1,33 @@
+import type { PlannedSubtask, SubtaskStatus } from "./plan.js";
+import type { CriticVerdict } from "./review.js";
+import type { InterruptInfo, RunMetrics, StopReason, RunResult } from "./run.js";
+
+/**
+ * Everything a run reports while it goes, discriminated by `type` (noun-verb).
+ * The CLI prints them, the store keeps them, the server streams them.
+ */
+export type RunEvent =
+  | { type: "run-start"; runId: string; threadId: string; task: string; resumed: boolean }
+  | { type: "plan-ready"; attempt: number; subtasks: PlannedSubtask[] }
+  | { type: "plan-invalid"; attempt: number; errors: string[] }
+  | { type: "subtask-start"; subtaskId: string; label: string; agent: string; attempt: number }
+  | {
+      type: "subtask-end";
+      subtaskId: string;
+      status: SubtaskStatus;
+      durationMs: number;
+      summary?: string;
+      error?: string;
+    }
+  | { type: "subtask-skip"; subtaskId: string; reason: string }
+  | { type: "tool-call"; subtaskId?: string; agent?: string; tool: string; ok: boolean; durationMs: number; preview: string }
+  | { type: "critic-verdict"; verdict: CriticVerdict }
+  | { type: "approval-request"; interrupt: InterruptInfo }
+  | { type: "answer-token"; text: string }
+  | { type: "answer"; text: string }
+  | { type: "run-end"; status: RunResult["status"]; stopReason: StopReason | null; metrics: RunMetrics };
+
+export type RunEventType = RunEvent["type"];
+
+/** An event as stored and streamed: numbered per run, with a timestamp. */
+export type StoredEvent = RunEvent & { seq: number; at: number; runId: string };

@@ -1,0 +1,163 @@
+import { z } from "zod";
+import { LIMITS } from "./limits.js";
+
+/** The built-in worker agents. Custom agents add their names to the registry the planner validates against. */
+export const BUILTIN_AGENTS = ["research", "code", "execute"] as const;
+
+/** A subtask argument: a literal value, or a reference into an earlier subtask's result. */
+export const ArgValue = z.object({ value: z.unknown() }).strict();
+export type ArgValue = z.infer<typeof ArgValue>;
+export const ArgRef = z
+  .object({
+    ref: z.string().min(1).describe("id of the subtask whose result this argument takes"),
+    path: z.string().min(1).default("$").describe("JSONPath into that result; $ is the whole result"),
+  })
+  .strict();
+export type ArgRef = z.infer<typeof ArgRef>;
+export const SubtaskArg = z.union([ArgValue, ArgRef]);
+export type SubtaskArg = z.infer<typeof SubtaskArg>;
+
+export function isArgRef(arg: SubtaskArg): arg is ArgRef {
+  return typeof (arg as ArgRef).ref === "string";
+}
+
+/** A subtask as the planner writes it. */
+export const PlannedSubtask = z.object({
+  id: z.string().min(1).max(64).describe("short unique id such as s1"),
+  label: z.string().min(1).max(500).describe("what this subtask does, as an instruction to the worker"),
+  agent: z.string().min(1).describe("the worker that runs it: research, code or execute"),
+  dependsOn: z.array(z.string()).default([]).describe("ids of subtasks that must finish first"),
+  args: z.record(z.string(), SubtaskArg).default({}).describe("named inputs: {value} or {ref, path}"),
+  tool: z.string().optional().describe("run this tool directly with the args, without a model"),
+  mapOver: z.string().optional().describe("name of a list argument to run the subtask once per item"),
+});
+export type PlannedSubtask = z.infer<typeof PlannedSubtask>;
+
+/** What the planner returns: subtasks, or a question when the task cannot be planned without a person. */
+export const PlanOutput = z.object({
+  subtasks: z.array(PlannedSubtask).describe("the subtasks; empty only when asking a question"),
+  question: z.string().optional().describe("a question for the person, when the task is ambiguous"),
+});
+export type PlanOutput = z.infer<typeof PlanOutput>;
+
+export type SubtaskStatus = "pending" | "running" | "done" | "failed" | "skipped";
+
+/** The outcome of one subtask attempt, as kept in the graph state. */
+export interface SubtaskResult {
+  status: SubtaskStatus;
+  attempts: number;
+  /** The result downstream references select from. */
+  value?: unknown;
+  /** A bounded, human-readable summary of the result. */
+  summary?: string;
+  error?: string;
+  startedAt?: number;
+  endedAt?: number;
+  llmCalls?: number;
+  toolCalls?: number;
+}
+
+/** A subtask with its current status, as shown to users (`--json` plan, `runs show`). */
+export interface SubtaskView extends PlannedSubtask {
+  status: SubtaskStatus;
+  attempts: number;
+  summary?: string;
+  error?: string;
+  durationMs?: number;
+}
+
+export interface PlanRules {
+  agents: readonly string[];
+  tools?: readonly string[];
+  maxSubtasks?: number;
+}
+
+/**
+ * Every reason a plan cannot run, as sentences the planner can act on.
+ * An empty list means the plan is valid.
+ */
+export function validatePlan(subtasks: readonly PlannedSubtask[], rules: PlanRules): string[] {
+  const errors: string[] = [];
+  const maxSubtasks = rules.maxSubtasks ?? LIMITS.maxSubtasks;
+  if (subtasks.length === 0) errors.push("the plan has no subtasks");
+  if (subtasks.length > maxSubtasks) {
+    errors.push(`the plan has ${subtasks.length} subtasks; at most ${maxSubtasks} are allowed`);
+  }
+  const ids = new Set<string>();
+  for (const subtask of subtasks) {
+    if (ids.has(subtask.id)) errors.push(`subtask id "${subtask.id}" is used more than once`);
+    ids.add(subtask.id);
+  }
+  for (const subtask of subtasks) {
+    if (!rules.agents.includes(subtask.agent)) {
+      errors.push(`subtask ${subtask.id}: unknown agent "${subtask.agent}" (known: ${rules.agents.join(", ")})`);
+    }
+    if (subtask.tool !== undefined && rules.tools !== undefined && !rules.tools.includes(subtask.tool)) {
+      errors.push(`subtask ${subtask.id}: unknown tool "${subtask.tool}"`);
+    }
+    for (const dependency of subtask.dependsOn) {
+      if (dependency === subtask.id) errors.push(`subtask ${subtask.id} depends on itself`);
+      else if (!ids.has(dependency)) errors.push(`subtask ${subtask.id} depends on "${dependency}", which is not in the plan`);
+    }
+    for (const [name, arg] of Object.entries(subtask.args)) {
+      if (!isArgRef(arg)) continue;
+      if (!ids.has(arg.ref)) {
+        errors.push(`subtask ${subtask.id}: argument "${name}" refers to "${arg.ref}", which is not in the plan`);
+      } else if (!subtask.dependsOn.includes(arg.ref)) {
+        errors.push(`subtask ${subtask.id}: argument "${name}" refers to "${arg.ref}", which is not in its dependsOn`);
+      }
+      if (!arg.path.startsWith("$")) {
+        errors.push(`subtask ${subtask.id}: argument "${name}" has path "${arg.path}"; a JSONPath starts with $`);
+      }
+    }
+    if (subtask.mapOver !== undefined && !(subtask.mapOver in subtask.args)) {
+      errors.push(`subtask ${subtask.id}: mapOver names "${subtask.mapOver}", which is not one of its args`);
+    }
+  }
+  const cycle = findCycle(subtasks);
+  if (cycle) errors.push(`the dependencies form a cycle: ${cycle.join(" → ")}`);
+  return errors;
+}
+
+/** A dependency cycle as a list of ids (first id repeated at the end), or undefined. */
+export function findCycle(subtasks: readonly PlannedSubtask[]): string[] | undefined {
+  const byId = new Map(subtasks.map((subtask) => [subtask.id, subtask]));
+  const state = new Map<string, "visiting" | "done">();
+  const stack: string[] = [];
+  const visit = (id: string): string[] | undefined => {
+    const mark = state.get(id);
+    if (mark === "done") return undefined;
+    if (mark === "visiting") return [...stack.slice(stack.indexOf(id)), id];
+    state.set(id, "visiting");
+    stack.push(id);
+    for (const dependency of byId.get(id)?.dependsOn ?? []) {
+      if (!byId.has(dependency)) continue;
+      const found = visit(dependency);
+      if (found) return found;
+    }
+    stack.pop();
+    state.set(id, "done");
+    return undefined;
+  };
+  for (const subtask of subtasks) {
+    const found = visit(subtask.id);
+    if (found) return found;
+  }
+  return undefined;
+}
+
+/** The length of the longest dependency chain (1 for a plan without dependencies). Assumes no cycle. */
+export function planDepth(subtasks: readonly PlannedSubtask[]): number {
+  const byId = new Map(subtasks.map((subtask) => [subtask.id, subtask]));
+  const memo = new Map<string, number>();
+  const depth = (id: string): number => {
+    const known = memo.get(id);
+    if (known !== undefined) return known;
+    memo.set(id, 1);
+    const deps = byId.get(id)?.dependsOn ?? [];
+    const value = 1 + Math.max(0, ...deps.filter((dep) => byId.has(dep)).map(depth));
+    memo.set(id, value);
+    return value;
+  };
+  return Math.max(0, ...subtasks.map((subtask) => depth(subtask.id)));
+}

@@ -1,0 +1,62 @@
+/**
+ * The shape of the prompts troupe sends: a system prompt whose first line names the role, and
+ * human messages made of `## Heading` sections. Real models read them as prose; the offline and
+ * scripted models read the same structure, so every provider walks the same code path.
+ */
+
+export const SECTIONS = {
+  task: "Task",
+  context: "Context",
+  feedback: "Feedback",
+  subtask: "Subtask",
+  arguments: "Arguments",
+  dependencies: "Results of earlier subtasks",
+  plan: "Plan",
+  outcomes: "Subtask outcomes",
+  review: "Review",
+  errors: "Problems with the previous plan",
+} as const;
+
+/** Names of the structured-output functions the planner and critic answer through. */
+export const STRUCTURED_OUTPUT = {
+  plan: "submit_plan",
+  review: "submit_review",
+} as const;
+
+/** A worker that cannot finish its subtask starts its final answer with this. */
+export const FAILED_PREFIX = "FAILED:";
+
+export function roleLine(role: string): string {
+  return `You are the troupe ${role}.`;
+}
+
+/** The role named on the first line of a system prompt (`planner`, `critic`, `research`, ...). */
+export function roleOf(systemPrompt: string): string | undefined {
+  const match = /^You are the troupe ([a-z][\w-]*)/.exec(systemPrompt.trimStart());
+  return match?.[1];
+}
+
+export function section(title: string, body: string): string {
+  return `## ${title}\n${body.trim()}`;
+}
+
+/** The `## Heading` sections of a message, by heading. */
+export function parseSections(text: string): Map<string, string> {
+  const sections = new Map<string, string>();
+  const pattern = /^## (.+)$/gm;
+  const headings: Array<{ title: string; start: number; bodyStart: number }> = [];
+  for (let match = pattern.exec(text); match; match = pattern.exec(text)) {
+    headings.push({ title: (match[1] ?? "").trim(), start: match.index, bodyStart: match.index + match[0].length });
+  }
+  headings.forEach((heading, index) => {
+    const end = headings[index + 1]?.start ?? text.length;
+    sections.set(heading.title, text.slice(heading.bodyStart, end).trim());
+  });
+  return sections;
+}
+
+/** The subtask id named in a worker's `## Subtask` section (`s2 (execute): ...`). */
+export function subtaskIdOf(text: string): string | undefined {
+  const body = parseSections(text).get(SECTIONS.subtask);
+  return body ? /^(\S+)/.exec(body)?.[1] : undefined;
+}

@@ -1,0 +1,139 @@
+import { z } from "zod";
+import { LIMITS } from "./limits.js";
+import type { SubtaskView } from "./plan.js";
+import type { CriticVerdict } from "./review.js";
+
+export const STOP_REASONS = ["completed", "max_iterations", "budget_exhausted", "rejected", "cancelled", "failed"] as const;
+export type StopReason = (typeof STOP_REASONS)[number];
+
+export const RUN_STATUSES = ["queued", "running", "interrupted", "completed", "failed", "cancelled"] as const;
+export type RunStatus = (typeof RUN_STATUSES)[number];
+
+/** A task as submitted by a user, validated at every entry point. */
+export const TaskText = z
+  .string({ error: "the task must be a string" })
+  .transform((text) => text.replace(/\r\n?/g, "\n").trim())
+  .pipe(
+    z
+      .string()
+      .min(1, { error: "the task is empty" })
+      .max(LIMITS.taskMaxChars, { error: `the task is longer than ${LIMITS.taskMaxChars} characters` }),
+  );
+
+export const MaxIterations = z
+  .number({ error: "max_iterations must be a number" })
+  .int({ error: "max_iterations must be a whole number" })
+  .min(LIMITS.maxIterationsMin, { error: `max_iterations must be between ${LIMITS.maxIterationsMin} and ${LIMITS.maxIterationsMax}` })
+  .max(LIMITS.maxIterationsMax, { error: `max_iterations must be between ${LIMITS.maxIterationsMin} and ${LIMITS.maxIterationsMax}` });
+
+export const RunRequest = z
+  .object({
+    task: TaskText,
+    context: z
+      .string()
+      .refine((text) => Buffer.byteLength(text, "utf8") <= LIMITS.contextMaxBytes, {
+        error: `the context is larger than ${LIMITS.contextMaxBytes / 1024} KB`,
+      })
+      .optional(),
+    maxIterations: MaxIterations.default(LIMITS.maxIterationsDefault),
+    approvePlan: z.boolean().default(false),
+    approveAnswer: z.boolean().default(false),
+    threadId: z
+      .string()
+      .regex(/^[A-Za-z0-9._:-]{1,128}$/, { error: "a thread id is 1-128 letters, digits, '.', '_', ':' or '-'" })
+      .optional(),
+    concurrency: z.number().int().min(1).max(64).default(LIMITS.subtaskConcurrency),
+  })
+  .strict();
+export type RunRequest = z.infer<typeof RunRequest>;
+export type RunRequestInput = z.input<typeof RunRequest>;
+
+/** How a person answers an interrupt. */
+export const ResumeDecision = z.discriminatedUnion("decision", [
+  z.object({ decision: z.literal("approve") }),
+  z.object({ decision: z.literal("reject"), feedback: z.string().max(LIMITS.contextMaxBytes).optional() }),
+  z.object({ decision: z.literal("answer"), answer: z.string().min(1).max(LIMITS.contextMaxBytes) }),
+  z.object({ decision: z.literal("edit"), answer: z.string().min(1).optional(), plan: z.array(z.unknown()).optional() }),
+  z.object({ decision: z.literal("continue") }),
+]);
+export type ResumeDecision = z.infer<typeof ResumeDecision>;
+
+export interface RunMetrics {
+  llmCalls: number;
+  toolCalls: number;
+  promptTokens: number;
+  completionTokens: number;
+  costUsd: number;
+  reflectionCount: number;
+  nodeVisits: number;
+  durationMs: number;
+}
+
+export function emptyMetrics(): RunMetrics {
+  return {
+    llmCalls: 0,
+    toolCalls: 0,
+    promptTokens: 0,
+    completionTokens: 0,
+    costUsd: 0,
+    reflectionCount: 0,
+    nodeVisits: 0,
+    durationMs: 0,
+  };
+}
+
+export type InterruptKind = "plan-approval" | "answer-approval" | "question";
+
+export interface InterruptInfo {
+  kind: InterruptKind;
+  payload: Record<string, unknown>;
+}
+
+export interface ToolCallRecord {
+  subtaskId?: string;
+  agent?: string;
+  tool: string;
+  args: string;
+  ok: boolean;
+  preview: string;
+  durationMs: number;
+  at: number;
+}
+
+/** The decision trace the synthesizer's answer comes with. Built by code from the state; no chain-of-thought. */
+export interface DecisionTrace {
+  plan: SubtaskView[];
+  reviews: CriticVerdict[];
+  nodes: string[];
+  toolCalls: ToolCallRecord[];
+  llmCalls: number;
+  toolCallCount: number;
+  promptTokens: number;
+  completionTokens: number;
+  knownIssues: string[];
+}
+
+/** The `--json` result of `troupe run` and `troupe resume` (DESIGN.md). */
+export interface RunResult {
+  runId: string;
+  threadId: string;
+  status: Extract<RunStatus, "completed" | "interrupted" | "failed" | "cancelled">;
+  stopReason: StopReason | null;
+  answer: string | null;
+  interrupt?: InterruptInfo;
+  plan: SubtaskView[];
+  metrics: RunMetrics;
+  trace: DecisionTrace;
+  error?: string;
+}
+
+export function statusForStopReason(stopReason: StopReason): RunResult["status"] {
+  switch (stopReason) {
+    case "failed":
+      return "failed";
+    case "cancelled":
+      return "cancelled";
+    default:
+      return "completed";
+  }
+}

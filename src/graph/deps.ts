@@ -1,0 +1,49 @@
+import type { LangGraphRunnableConfig } from "@langchain/langgraph";
+import type { AgentRegistry } from "../agents/define-agent.js";
+import type { OutcomeView } from "../agents/critic.js";
+import type { RunEvent } from "../core/events.js";
+import type { SubtaskView } from "../core/plan.js";
+import type { ModelSet } from "../providers/registry.js";
+import type { ToolRegistry } from "../tools/registry.js";
+import type { State } from "./state.js";
+import { statusOf } from "./schedule.js";
+
+/** What the graph's nodes are built with. */
+export interface GraphDeps {
+  models: ModelSet;
+  tools: ToolRegistry;
+  agents: AgentRegistry;
+  /** The workspace root, as a real path. */
+  workspace: string;
+}
+
+/** Sends an event to whoever streams the run (the CLI, the server, the event store). */
+export function emit(config: LangGraphRunnableConfig | undefined, event: RunEvent): void {
+  config?.writer?.(event);
+}
+
+export function threadIdOf(config: LangGraphRunnableConfig | undefined): string | undefined {
+  const id = config?.configurable?.thread_id;
+  return typeof id === "string" ? id : undefined;
+}
+
+/** The plan with each subtask's status, for users and for the critic. */
+export function planView(state: Pick<State, "plan" | "results">): SubtaskView[] {
+  return state.plan.map((subtask) => {
+    const result = state.results[subtask.id];
+    const view: SubtaskView = { ...subtask, status: statusOf(state.results, subtask.id), attempts: result?.attempts ?? 0 };
+    if (result?.summary !== undefined) view.summary = result.summary;
+    if (result?.error !== undefined) view.error = result.error;
+    if (result?.startedAt !== undefined && result.endedAt !== undefined) view.durationMs = result.endedAt - result.startedAt;
+    return view;
+  });
+}
+
+export function outcomes(state: Pick<State, "plan" | "results">): OutcomeView[] {
+  return planView(state).map(({ id, label, agent, status, attempts, summary, error }) => {
+    const view: OutcomeView = { id, label, agent, status, attempts };
+    if (summary !== undefined) view.summary = summary;
+    if (error !== undefined) view.error = error;
+    return view;
+  });
+}

@@ -1,0 +1,159 @@
+import { type LangGraphRunnableConfig, Send } from "@langchain/langgraph";
+import { UsageMeter } from "../../agents/model-call.js";
+import { runWorker, type WorkerOutcome, type WorkerToolCall } from "../../agents/worker.js";
+import { errorMessage } from "../../core/errors.js";
+import { LIMITS } from "../../core/limits.js";
+import type { PlannedSubtask, SubtaskResult } from "../../core/plan.js";
+import { resolveArgs } from "../../core/refs.js";
+import type { ToolCallRecord } from "../../core/run.js";
+import { preview, truncate } from "../../core/text.js";
+import { emit, type GraphDeps, threadIdOf } from "../deps.js";
+import { readySubtasks } from "../schedule.js";
+import type { State, Update } from "../state.js";
+
+/** What one `run_subtask` task receives through `Send`: everything it needs, nothing more. */
+export interface SubtaskPayload {
+  runId: string;
+  task: string;
+  subtask: PlannedSubtask;
+  attempt: number;
+  feedback: string[];
+  maxSteps: number;
+  dependencies: Array<{ id: string; label: string; summary: string; value: unknown }>;
+}
+
+/** Marks every ready subtask running; the edge after it sends one `run_subtask` per subtask. */
+export function dispatch(state: State): Update {
+  const ready = readySubtasks(state.plan, state.results);
+  const results: Record<string, SubtaskResult> = {};
+  for (const subtask of ready) {
+    results[subtask.id] = { status: "running", attempts: (state.results[subtask.id]?.attempts ?? 0) + 1 };
+  }
+  return { results, wave: ready.map((subtask) => subtask.id), needsReview: false, nodes: ["dispatch"], metrics: { nodeVisits: 1 } };
+}
+
+/** The fan-out: one `Send` per subtask of the wave, so each is its own checkpointed task. */
+export function sendWave(state: State): Send[] {
+  const byId = new Map(state.plan.map((subtask) => [subtask.id, subtask]));
+  return state.wave.flatMap((id) => {
+    const subtask = byId.get(id);
+    if (!subtask) return [];
+    const payload: SubtaskPayload = {
+      runId: state.runId,
+      task: state.task,
+      subtask,
+      attempt: state.results[id]?.attempts ?? 1,
+      feedback: state.redoFeedback[id] ?? [],
+      maxSteps: state.settings.maxWorkerSteps,
+      dependencies: subtask.dependsOn.map((dependency) => {
+        const result = state.results[dependency];
+        return { id: dependency, label: byId.get(dependency)?.label ?? dependency, summary: result?.summary ?? "", value: result?.value };
+      }),
+    };
+    return [new Send("run_subtask", payload)];
+  });
+}
+
+function traceRecord(payload: SubtaskPayload, call: WorkerToolCall, at: number): ToolCallRecord {
+  return {
+    subtaskId: payload.subtask.id,
+    agent: payload.subtask.agent,
+    tool: call.tool,
+    args: preview(call.args, 300),
+    ok: call.outcome.ok,
+    preview: call.outcome.ok ? truncate(call.outcome.summary, LIMITS.previewChars) : `${call.outcome.error.code}: ${call.outcome.error.message}`,
+    durationMs: Math.round(call.durationMs),
+    at,
+  };
+}
+
+/** Runs one subtask: a direct tool step, or a worker's tool-calling loop. A failure is a result, not a crash. */
+export function createRunSubtaskNode(deps: GraphDeps) {
+  return async (payload: SubtaskPayload, config: LangGraphRunnableConfig): Promise<Update> => {
+    const { subtask } = payload;
+    const startedAt = Date.now();
+    const meter = new UsageMeter();
+    const records: ToolCallRecord[] = [];
+    emit(config, { type: "subtask-start", subtaskId: subtask.id, label: subtask.label, agent: subtask.agent, attempt: payload.attempt });
+    const onToolCall = (call: WorkerToolCall): void => {
+      const record = traceRecord(payload, call, Date.now());
+      records.push(record);
+      emit(config, { type: "tool-call", subtaskId: subtask.id, agent: subtask.agent, tool: call.tool, ok: call.outcome.ok, durationMs: record.durationMs, preview: record.preview });
+    };
+    const toolContext = {
+      workspace: deps.workspace,
+      runId: payload.runId,
+      threadId: threadIdOf(config),
+      agent: subtask.agent,
+      subtaskId: subtask.id,
+      signal: config.signal,
+    };
+    let outcome: WorkerOutcome;
+    const values = new Map(payload.dependencies.map((dependency) => [dependency.id, dependency.value]));
+    try {
+      const args = resolveArgs(subtask, (id) => values.get(id));
+      const agent = deps.agents.get(subtask.agent);
+      if (subtask.tool !== undefined) {
+        const started = performance.now();
+        const result = await deps.tools.call(subtask.tool, args, toolContext);
+        onToolCall({ tool: subtask.tool, args, outcome: result, durationMs: performance.now() - started });
+        outcome = result.ok
+          ? { status: "done", value: result.value, summary: truncate(result.summary, LIMITS.previewChars), toolCalls: [], steps: 0 }
+          : { status: "failed", summary: "", error: `${result.error.code}: ${result.error.message}`, toolCalls: [], steps: 0 };
+      } else if (!agent) {
+        outcome = { status: "failed", summary: "", error: `unknown agent "${subtask.agent}"`, toolCalls: [], steps: 0 };
+      } else {
+        outcome = await runWorker(
+          {
+            agent,
+            model: deps.models.worker,
+            tools: deps.tools,
+            task: payload.task,
+            subtask,
+            args,
+            dependencies: payload.dependencies.map(({ id, label, summary }) => ({ id, label, summary })),
+            feedback: payload.feedback,
+            toolContext,
+            maxSteps: payload.maxSteps,
+            onToolCall,
+          },
+          { meter, signal: config.signal },
+        );
+      }
+    } catch (error) {
+      if (config.signal?.aborted) throw error;
+      outcome = { status: "failed", summary: "", error: errorMessage(error), toolCalls: [], steps: 0 };
+    }
+    const endedAt = Date.now();
+    const result: SubtaskResult = {
+      status: outcome.status,
+      attempts: payload.attempt,
+      value: outcome.value,
+      summary: outcome.summary,
+      startedAt,
+      endedAt,
+      llmCalls: meter.usage.llmCalls,
+      toolCalls: records.length,
+    };
+    if (outcome.error !== undefined) result.error = outcome.error;
+    emit(config, {
+      type: "subtask-end",
+      subtaskId: subtask.id,
+      status: outcome.status,
+      durationMs: endedAt - startedAt,
+      summary: outcome.summary,
+      ...(outcome.error !== undefined ? { error: outcome.error } : {}),
+    });
+    return {
+      results: { [subtask.id]: result },
+      toolCalls: records,
+      nodes: [`run_subtask:${subtask.id}`],
+      metrics: { nodeVisits: 1, toolCalls: records.length, ...meter.usage },
+    };
+  };
+}
+
+/** Where the wave's parallel tasks meet; the coordinator then sends the work to review. */
+export function join(): Update {
+  return { needsReview: true, nodes: ["join"], metrics: { nodeVisits: 1 } };
+}

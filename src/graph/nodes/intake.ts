@@ -1,0 +1,38 @@
+import { Overwrite } from "@langchain/langgraph";
+import { emptyMetrics, TaskText } from "../../core/run.js";
+import type { State, Update } from "../state.js";
+
+/**
+ * Validates and normalises the task, and resets everything a previous run on the same thread
+ * left behind, so a thread can hold one run after another.
+ */
+export function intake(state: State): Update {
+  const task = TaskText.parse(state.task);
+  return {
+    task,
+    next: "planner",
+    plan: [],
+    planStatus: "none",
+    planAttempts: 0,
+    planErrors: [],
+    planFeedback: [],
+    question: undefined,
+    humanAnswers: new Overwrite([]),
+    rejections: 0,
+    results: new Overwrite({}),
+    wave: [],
+    redoFeedback: {},
+    needsReview: false,
+    reviews: new Overwrite([]),
+    reviewsApplied: 0,
+    answer: undefined,
+    answerStatus: "none",
+    answerFeedback: [],
+    stopReason: undefined,
+    failure: undefined,
+    finished: false,
+    nodes: new Overwrite(["intake"]),
+    toolCalls: new Overwrite([]),
+    metrics: new Overwrite({ ...emptyMetrics(), nodeVisits: 1 }),
+  };
+}

@@ -1,0 +1,117 @@
+import { interrupt, type LangGraphRunnableConfig } from "@langchain/langgraph";
+import { UsageMeter } from "../../agents/model-call.js";
+import { runPlanner } from "../../agents/planner.js";
+import { errorMessage } from "../../core/errors.js";
+import { PlannedSubtask, validatePlan } from "../../core/plan.js";
+import { ResumeDecision, type InterruptInfo } from "../../core/run.js";
+import { z } from "zod";
+import { emit, type GraphDeps, planView } from "../deps.js";
+import type { State, Update } from "../state.js";
+
+/** Asks the planner model for a plan and validates it; an invalid plan goes back with its errors. */
+export function createPlannerNode(deps: GraphDeps) {
+  return async (state: State, config: LangGraphRunnableConfig): Promise<Update> => {
+    const meter = new UsageMeter();
+    const attempt = state.planAttempts + 1;
+    const base = (update: Update): Update => ({
+      ...update,
+      planAttempts: attempt,
+      nodes: ["planner"],
+      metrics: { nodeVisits: 1, ...meter.usage },
+    });
+    let output;
+    try {
+      output = await runPlanner(
+        {
+          model: deps.models.planner,
+          task: state.task,
+          context: state.context,
+          agents: deps.agents.list(),
+          tools: deps.tools,
+          feedback: state.planFeedback,
+          errors: state.planErrors,
+          humanAnswers: state.humanAnswers,
+          maxSubtasks: state.settings.maxSubtasks,
+        },
+        { meter, signal: config.signal },
+      );
+    } catch (error) {
+      if (config.signal?.aborted) throw error;
+      const errors = [`the planner failed: ${errorMessage(error)}`];
+      emit(config, { type: "plan-invalid", attempt, errors });
+      return base({ planStatus: "invalid", planErrors: errors });
+    }
+    if (output.subtasks.length === 0 && output.question) {
+      return base({ planStatus: "question", question: output.question, planErrors: [] });
+    }
+    const errors = validatePlan(output.subtasks, {
+      agents: deps.agents.names(),
+      tools: deps.tools.names(),
+      maxSubtasks: state.settings.maxSubtasks,
+    });
+    if (errors.length > 0) {
+      emit(config, { type: "plan-invalid", attempt, errors });
+      return base({ planStatus: "invalid", planErrors: errors });
+    }
+    emit(config, { type: "plan-ready", attempt, subtasks: output.subtasks });
+    return base({ planStatus: "ready", plan: output.subtasks, planErrors: [], question: undefined });
+  };
+}
+
+/** Interrupts the run; the engine reports the request and validates the person's decision on resume. */
+function ask(info: InterruptInfo): ResumeDecision {
+  const parsed = ResumeDecision.safeParse(interrupt(info));
+  return parsed.success ? parsed.data : { decision: "reject", feedback: "the resume value was not a valid decision" };
+}
+
+/** Pauses for a person to approve, reject (with feedback: re-plan) or edit the plan. */
+export function createApprovePlanNode(deps: GraphDeps) {
+  return (state: State, config: LangGraphRunnableConfig): Update => {
+    const decision = ask({ kind: "plan-approval", payload: { plan: planView(state) } });
+    const visit: Update = { nodes: ["approve_plan"], metrics: { nodeVisits: 1 } };
+    switch (decision.decision) {
+      case "approve":
+      case "continue":
+        return { ...visit, planStatus: "approved" };
+      case "edit": {
+        const edited = z.array(PlannedSubtask).safeParse(decision.plan ?? []);
+        const errors = edited.success
+          ? validatePlan(edited.data, { agents: deps.agents.names(), tools: deps.tools.names(), maxSubtasks: state.settings.maxSubtasks })
+          : [z.prettifyError(edited.error)];
+        if (edited.success && errors.length === 0) {
+          emit(config, { type: "plan-ready", attempt: state.planAttempts, subtasks: edited.data });
+          return { ...visit, plan: edited.data, planStatus: "approved" };
+        }
+        return replan(state, visit, [`The person's edited plan was invalid: ${errors.join("; ")}`]);
+      }
+      case "answer":
+        return replan(state, visit, [decision.answer]);
+      case "reject":
+        if (!decision.feedback) return { ...visit, stopReason: "rejected" };
+        return replan(state, visit, [decision.feedback]);
+    }
+  };
+}
+
+function replan(state: State, visit: Update, feedback: string[]): Update {
+  if (state.rejections + 1 > state.settings.maxIterations) return { ...visit, stopReason: "rejected" };
+  return { ...visit, planStatus: "none", planAttempts: 0, planErrors: [], planFeedback: feedback, rejections: state.rejections + 1 };
+}
+
+/** Pauses to put the planner's question to a person; the answer goes back to the planner. */
+export function createAskHumanNode() {
+  return (state: State): Update => {
+    const decision = ask({ kind: "question", payload: { question: state.question ?? "" } });
+    const visit: Update = { nodes: ["ask_human"], metrics: { nodeVisits: 1 } };
+    const answer =
+      decision.decision === "answer"
+        ? decision.answer
+        : decision.decision === "edit" && decision.answer
+          ? decision.answer
+          : decision.decision === "reject"
+            ? undefined
+            : "(no answer; proceed with your best judgement)";
+    if (answer === undefined) return { ...visit, stopReason: "rejected" };
+    return { ...visit, humanAnswers: [`${state.question ?? ""} → ${answer}`], planStatus: "none", planAttempts: 0, question: undefined };
+  };
+}

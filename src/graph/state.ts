@@ -1,0 +1,103 @@
+import { Annotation, Overwrite } from "@langchain/langgraph";
+import type { PlannedSubtask, SubtaskResult } from "../core/plan.js";
+import type { CriticVerdict } from "../core/review.js";
+import type { RunMetrics, StopReason, ToolCallRecord } from "../core/run.js";
+
+/** Per-run settings, fixed at intake. */
+export interface RunSettings {
+  maxIterations: number;
+  approvePlan: boolean;
+  approveAnswer: boolean;
+  maxWorkerSteps: number;
+  maxSubtasks: number;
+}
+
+export type PlanStatus = "none" | "invalid" | "question" | "ready" | "approved";
+export type AnswerStatus = "none" | "draft" | "approved";
+
+/** The next node the coordinator routes to. */
+export type Route = "planner" | "approve_plan" | "ask_human" | "dispatch" | "critic" | "synthesizer" | "approve_answer" | "finalize";
+
+const replace = <T>(fallback: () => T) => ({ reducer: (_current: T, next: T) => next, default: fallback });
+
+const append = <T>() => ({
+  reducer: (current: T[], next: T[] | Overwrite<T[]>) => (Overwrite.isInstance(next) ? next.value : [...current, ...next]),
+  default: (): T[] => [],
+});
+
+function mergeResults(current: Record<string, SubtaskResult>, next: Record<string, SubtaskResult> | Overwrite<Record<string, SubtaskResult>>) {
+  if (Overwrite.isInstance(next)) return next.value;
+  return { ...current, ...next };
+}
+
+function addMetrics(current: RunMetrics, next: Partial<RunMetrics> | Overwrite<RunMetrics>): RunMetrics {
+  if (Overwrite.isInstance(next)) return next.value;
+  const sum = { ...current };
+  for (const [key, value] of Object.entries(next) as Array<[keyof RunMetrics, number]>) {
+    if (typeof value === "number") sum[key] = (sum[key] ?? 0) + value;
+  }
+  return sum;
+}
+
+/**
+ * The graph state. It stays small: subtask results keep bounded summaries, tool calls keep
+ * previews, and counters are summed by reducers so parallel workers can write side by side.
+ */
+export const TroupeState = Annotation.Root({
+  runId: Annotation<string>(replace(() => "")),
+  task: Annotation<string>(replace(() => "")),
+  context: Annotation<string | undefined>(replace<string | undefined>(() => undefined)),
+  settings: Annotation<RunSettings>(
+    replace<RunSettings>(() => ({ maxIterations: 3, approvePlan: false, approveAnswer: false, maxWorkerSteps: 8, maxSubtasks: 50 })),
+  ),
+  startedAt: Annotation<number>(replace(() => 0)),
+  next: Annotation<Route>(replace<Route>(() => "planner")),
+
+  plan: Annotation<PlannedSubtask[]>(replace<PlannedSubtask[]>(() => [])),
+  planStatus: Annotation<PlanStatus>(replace<PlanStatus>(() => "none")),
+  planAttempts: Annotation<number>(replace(() => 0)),
+  planErrors: Annotation<string[]>(replace<string[]>(() => [])),
+  /** What the planner should take into account: a person's feedback, the critic's issues. */
+  planFeedback: Annotation<string[]>(replace<string[]>(() => [])),
+  question: Annotation<string | undefined>(replace<string | undefined>(() => undefined)),
+  humanAnswers: Annotation<string[], string[] | Overwrite<string[]>>(append<string>()),
+  rejections: Annotation<number>(replace(() => 0)),
+
+  results: Annotation<Record<string, SubtaskResult>, Record<string, SubtaskResult> | Overwrite<Record<string, SubtaskResult>>>({
+    reducer: mergeResults,
+    default: () => ({}),
+  }),
+  /** Subtask ids sent in the current wave. */
+  wave: Annotation<string[]>(replace<string[]>(() => [])),
+  /** Feedback for subtasks sent back by the critic, by id. */
+  redoFeedback: Annotation<Record<string, string[]>>(replace<Record<string, string[]>>(() => ({}))),
+  needsReview: Annotation<boolean>(replace(() => false)),
+  reviews: Annotation<CriticVerdict[], CriticVerdict[] | Overwrite<CriticVerdict[]>>(append<CriticVerdict>()),
+  reviewsApplied: Annotation<number>(replace(() => 0)),
+
+  answer: Annotation<string | undefined>(replace<string | undefined>(() => undefined)),
+  answerStatus: Annotation<AnswerStatus>(replace<AnswerStatus>(() => "none")),
+  answerFeedback: Annotation<string[]>(replace<string[]>(() => [])),
+  stopReason: Annotation<StopReason | undefined>(replace<StopReason | undefined>(() => undefined)),
+  failure: Annotation<string | undefined>(replace<string | undefined>(() => undefined)),
+  finished: Annotation<boolean>(replace(() => false)),
+
+  nodes: Annotation<string[], string[] | Overwrite<string[]>>(append<string>()),
+  toolCalls: Annotation<ToolCallRecord[], ToolCallRecord[] | Overwrite<ToolCallRecord[]>>(append<ToolCallRecord>()),
+  metrics: Annotation<RunMetrics, Partial<RunMetrics> | Overwrite<RunMetrics>>({
+    reducer: addMetrics,
+    default: () => ({
+      llmCalls: 0,
+      toolCalls: 0,
+      promptTokens: 0,
+      completionTokens: 0,
+      costUsd: 0,
+      reflectionCount: 0,
+      nodeVisits: 0,
+      durationMs: 0,
+    }),
+  }),
+});
+
+export type State = typeof TroupeState.State;
+export type Update = typeof TroupeState.Update;

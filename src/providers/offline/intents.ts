@@ -1,0 +1,226 @@
+/**
+ * How the offline model reads a task: split it into clauses and recognise, by rules, the ones it
+ * can really carry out with tools (arithmetic, workspace files, JSON). Everything else is an
+ * open-ended clause that needs a language model. There are no answers for particular tasks here,
+ * only grammar.
+ */
+
+export type JsonSource = { text: string } | { path: string } | { previous: true };
+
+export type Intent =
+  | { kind: "compute"; clause: string; expression: string; usesPrevious: boolean }
+  | { kind: "write"; clause: string; path: string; content?: string; usesPrevious: boolean }
+  | { kind: "read"; clause: string; path: string; usesPrevious: false }
+  | { kind: "list"; clause: string; path: string; recursive: boolean; usesPrevious: false }
+  | { kind: "json"; clause: string; source: JsonSource; usesPrevious: boolean }
+  | { kind: "open"; clause: string; agent: "research" | "code"; usesPrevious: boolean };
+
+const ACTION_VERBS = [
+  "compute",
+  "calculate",
+  "evaluate",
+  "work out",
+  "add",
+  "multiply",
+  "divide",
+  "subtract",
+  "save",
+  "write",
+  "store",
+  "put",
+  "record",
+  "read",
+  "open",
+  "show",
+  "display",
+  "print",
+  "list",
+  "validate",
+  "check",
+  "verify",
+  "format",
+  "pretty-print",
+  "summarize",
+  "summarise",
+  "explain",
+  "create",
+  "find",
+  "count",
+];
+
+const PRONOUN = /\b(it|this|that|these|those|them|the (?:result|answer|value|output|number|sum|total|product|difference|quotient|json|text|content|contents))\b/i;
+const FILE_PATH = /(?:^|[\s"'`(])((?:[\w.-]+\/)*[\w-][\w.-]*\.[A-Za-z0-9]{1,10})(?=$|[\s"'`),;:!?])/;
+const QUOTED = /"([^"]*)"|'([^']*)'|`([^`]*)`|“([^”]*)”/;
+
+/** Replaces quoted strings and bracketed JSON with placeholders so splitting cannot cut them. */
+function protect(text: string): { text: string; restore: (clause: string) => string } {
+  const saved: string[] = [];
+  const keep = (value: string): string => {
+    saved.push(value);
+    return `\u0000${saved.length - 1}\u0000`;
+  };
+  let output = "";
+  let index = 0;
+  while (index < text.length) {
+    const char = text[index] ?? "";
+    const closer = char === '"' ? '"' : char === "“" ? "”" : char === "`" ? "`" : char === "'" && /(^|\s)$/.test(text.slice(0, index)) ? "'" : undefined;
+    if (closer) {
+      const end = text.indexOf(closer, index + 1);
+      if (end > index) {
+        output += keep(text.slice(index, end + 1));
+        index = end + 1;
+        continue;
+      }
+    }
+    if (char === "{" || char === "[") {
+      const end = matchingBracket(text, index);
+      if (end > index) {
+        output += keep(text.slice(index, end + 1));
+        index = end + 1;
+        continue;
+      }
+    }
+    output += char;
+    index += 1;
+  }
+  const restore = (clause: string): string =>
+    clause.replace(/\u0000(\d+)\u0000/g, (_, position: string) => saved[Number(position)] ?? "");
+  return { text: output, restore };
+}
+
+function matchingBracket(text: string, start: number): number {
+  const stack: string[] = [];
+  let inString = false;
+  for (let index = start; index < text.length; index += 1) {
+    const char = text[index];
+    if (inString) {
+      if (char === "\\") index += 1;
+      else if (char === '"') inString = false;
+      continue;
+    }
+    if (char === '"') inString = true;
+    else if (char === "{" || char === "[") stack.push(char === "{" ? "}" : "]");
+    else if (char === "}" || char === "]") {
+      if (stack.pop() !== char) return -1;
+      if (stack.length === 0) return index;
+    }
+  }
+  return -1;
+}
+
+/** Splits a task into clauses at sentence ends, "then", and "and" before an action verb. */
+export function splitClauses(task: string): string[] {
+  const { text, restore } = protect(task);
+  const verbs = ACTION_VERBS.map((verb) => verb.replace(/[-\s]/g, (match) => (match === " " ? "\\s+" : "-"))).join("|");
+  const boundary = new RegExp(
+    `(?:[.;!?](?=\\s|$))|\\n+|,?\\s+(?:and\\s+)?then\\s+|,\\s*(?:and\\s+)?(?=(?:${verbs})\\b)|\\s+and\\s+(?=(?:also\\s+)?(?:${verbs})\\b)`,
+    "i",
+  );
+  return text
+    .split(boundary)
+    .map((clause) => restore(clause ?? "").trim())
+    .map((clause) => clause.replace(/^(?:please|also|and|then|finally|first|next)[,\s]+/i, "").trim())
+    .filter((clause) => clause.length > 0 && /[A-Za-z0-9]/.test(clause));
+}
+
+function unquote(value: string): string {
+  const match = QUOTED.exec(value);
+  if (match && match.index === 0 && match[0].length === value.length) return match[1] ?? match[2] ?? match[3] ?? match[4] ?? "";
+  return value;
+}
+
+function filePathIn(clause: string): string | undefined {
+  const stripped = clause.replace(/https?:\/\/\S+/g, " ");
+  return FILE_PATH.exec(stripped)?.[1];
+}
+
+/** Turns words into operators and keeps the clause only if what is left is arithmetic. */
+export function toExpression(clause: string): string | undefined {
+  let text = ` ${clause.toLowerCase()} `;
+  text = text.replace(/\b(?:please|can you|could you|tell me|for me|exactly|approximately|roughly)\b/g, " ");
+  text = text.replace(/^\s*(?:compute|calculate|evaluate|work out|find|determine|get|what(?:'s| is| are)|how much is|solve)\b/, " ");
+  text = text.replace(/\b(?:the value of|the result of|the answer to)\b/g, " ");
+  text = text.replace(/\bthe sum of ([\d.,]+) and ([\d.,]+)/g, "$1 + $2");
+  text = text.replace(/\bthe product of ([\d.,]+) and ([\d.,]+)/g, "$1 * $2");
+  text = text.replace(/\bthe difference between ([\d.,]+) and ([\d.,]+)/g, "$1 - $2");
+  text = text.replace(/\b(?:the )?square root of\s+([\d.,]+|\([^)]*\))/g, "sqrt($1)");
+  text = text.replace(/\b(?:the )?cube root of\s+([\d.,]+|\([^)]*\))/g, "cbrt($1)");
+  text = text
+    .replace(/\bper ?cent\b/g, "%")
+    .replace(/\bplus\b/g, "+")
+    .replace(/\bminus\b/g, "-")
+    .replace(/\b(?:multiplied by|times)\b/g, "*")
+    .replace(/\b(?:divided by|over)\b/g, "/")
+    .replace(/\b(?:to the power of|raised to(?: the power of)?)\b/g, "^")
+    .replace(/\bsquared\b/g, "^2")
+    .replace(/\bcubed\b/g, "^3")
+    .replace(/\bmodulo\b/g, "mod");
+  text = text.replace(/\bthe\b/g, " ").replace(/[?=]+\s*$/g, " ").replace(/\s+/g, " ").trim();
+  if (!/\d/.test(text)) return undefined;
+  const words = text.match(/[a-zπ_]+/g) ?? [];
+  const allowed = new Set([
+    "of", "mod", "sqrt", "cbrt", "abs", "round", "floor", "ceil", "trunc", "min", "max", "sum", "avg", "pow", "exp",
+    "ln", "log", "log10", "log2", "sin", "cos", "tan", "asin", "acos", "atan", "pi", "π", "e", "tau",
+  ]);
+  if (words.some((word) => !allowed.has(word))) return undefined;
+  if (!/^[\d\s.,+\-*/^%()!a-zπ_×÷−]+$/.test(text)) return undefined;
+  if (/^[\d.,\s]+$/.test(text)) return undefined;
+  return text;
+}
+
+function writeContent(clause: string): string | undefined {
+  const quoted = QUOTED.exec(clause);
+  if (quoted) return quoted[1] ?? quoted[2] ?? quoted[3] ?? quoted[4];
+  const after = /\b(?:containing|with (?:the )?(?:text|content|contents|line)|saying|that says)\s+(.+?)(?:\s+(?:to|into|in|as)\s+\S+\.\w+)?$/i.exec(clause);
+  if (after?.[1]) return unquote(after[1].trim());
+  return undefined;
+}
+
+/** Recognises one clause. */
+export function parseClause(clause: string): Intent {
+  const lower = clause.toLowerCase();
+  const usesPrevious = PRONOUN.test(clause);
+  const path = filePathIn(clause);
+
+  if (/\b(?:list|show|what)\b.*\b(?:files|folders|directories|contents of (?:the )?(?:folder|directory|workspace))\b/.test(lower) && !/\b(?:save|write|store)\b/.test(lower)) {
+    const folder = /\b(?:in|of|under|inside)\s+(?:the\s+)?(?:folder\s+|directory\s+)?["'`]?([\w./-]+?)\/?["'`]?(?:\s|$)/i.exec(clause)?.[1];
+    const target = folder && !/^(?:workspace|the|this)$/i.test(folder) ? folder : ".";
+    return { kind: "list", clause, path: target, recursive: /\b(?:recursive(?:ly)?|all files|sub-?folders|subdirectories)\b/.test(lower), usesPrevious: false };
+  }
+
+  if (/\bjson\b/.test(lower) && /\b(?:validate|valid|check|verify|format|pretty|parse)\b/.test(lower) && !/\b(?:save|write|store)\b.*\bto\b/.test(lower)) {
+    const inline = /[{[][\s\S]*[}\]]/.exec(clause)?.[0];
+    if (inline) return { kind: "json", clause, source: { text: inline }, usesPrevious: false };
+    if (path) return { kind: "json", clause, source: { path }, usesPrevious: false };
+    return { kind: "json", clause, source: { previous: true }, usesPrevious: true };
+  }
+
+  const writeVerb = /\b(?:save|write|store|put|record|output|dump|append)\b/.test(lower);
+  const writeTarget = /\b(?:to|into|in|as)\s+(?:a\s+|the\s+)?(?:new\s+)?(?:file\s+)?(?:called\s+|named\s+)?["'`]?((?:[\w.-]+\/)*[\w-][\w.-]*\.[A-Za-z0-9]{1,10})/i.exec(clause);
+  if (writeVerb && writeTarget?.[1]) {
+    const content = writeContent(clause.replace(writeTarget[0], " "));
+    return { kind: "write", clause, path: writeTarget[1], content, usesPrevious: content === undefined && usesPrevious };
+  }
+
+  if (path && /\b(?:read|open|show|display|print|cat|load|view|contents? of|what(?:'s| is) in)\b/.test(lower) && !writeVerb) {
+    return { kind: "read", clause, path, usesPrevious: false };
+  }
+
+  const expression = toExpression(clause);
+  if (expression) return { kind: "compute", clause, expression, usesPrevious: false };
+
+  const codeLike = /\b(?:code|script|program|function|implement|class|module|crawler|scraper|cli|api|regex|query)\b/.test(lower) &&
+    /\b(?:write|create|build|implement|generate|make|develop|code)\b/.test(lower);
+  return { kind: "open", clause, agent: codeLike ? "code" : "research", usesPrevious };
+}
+
+/** A clause that only points back ("check it", "verify that") adds nothing to the clause before it. */
+function isBareFollowUp(intent: Intent): boolean {
+  return intent.kind === "open" && intent.usesPrevious && intent.clause.split(/\s+/).length <= 3;
+}
+
+/** The clauses of a task and what each one asks for. */
+export function parseTask(task: string): Intent[] {
+  const intents = splitClauses(task).map(parseClause);
+  return intents.filter((intent, index) => index === 0 || !isBareFollowUp(intent));
+}

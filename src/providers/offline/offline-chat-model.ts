@@ -1,0 +1,113 @@
+import type { BaseMessage } from "@langchain/core/messages";
+import { AIMessage } from "@langchain/core/messages";
+import type { ChatResult } from "@langchain/core/outputs";
+import { parseSections, roleOf, SECTIONS, STRUCTURED_OUTPUT } from "../../core/prompt-protocol.js";
+import { boundToolNames, type ToolCallingCallOptions, ToolCallingChatModel } from "../tool-calling-chat-model.js";
+import { planTask } from "./planner-rules.js";
+import { type OutcomeLine, reviewOutcomes } from "./review-rules.js";
+import { synthesize } from "./synthesis-rules.js";
+import { type ToolReply, workerStep } from "./worker-rules.js";
+
+function textOf(message: BaseMessage | undefined): string {
+  if (!message) return "";
+  return typeof message.content === "string" ? message.content : message.text;
+}
+
+function parseJson<T>(text: string | undefined, fallback: T): T {
+  if (!text) return fallback;
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    return fallback;
+  }
+}
+
+/** The subtask message of a worker conversation and the tool replies that followed it. */
+function workerConversation(messages: BaseMessage[]): { label: string; args: Record<string, unknown>; replies: ToolReply[] } {
+  let subtaskIndex = -1;
+  messages.forEach((message, index) => {
+    if (message.getType() === "human" && parseSections(textOf(message)).has(SECTIONS.subtask)) subtaskIndex = index;
+  });
+  const source = subtaskIndex >= 0 ? messages[subtaskIndex] : [...messages].reverse().find((message) => message.getType() === "human");
+  const sections = parseSections(textOf(source));
+  const subtask = sections.get(SECTIONS.subtask);
+  const label = subtask ? (/^\S+ \([^)]*\): ([\s\S]*)$/.exec(subtask)?.[1] ?? subtask) : textOf(source);
+  const args = parseJson<Record<string, unknown>>(sections.get(SECTIONS.arguments), {});
+  const replies: ToolReply[] = [];
+  for (const message of messages.slice(subtaskIndex + 1)) {
+    if (message.getType() !== "tool") continue;
+    const body = parseJson<Record<string, unknown>>(textOf(message), { ok: true, value: textOf(message) });
+    const tool = message.name ?? "tool";
+    if (body.ok === false) {
+      const error = (body.error ?? {}) as { code?: string; message?: string };
+      replies.push({ tool, ok: false, error: { code: error.code ?? "error", message: error.message ?? "failed" } });
+    } else {
+      replies.push({ tool, ok: true, value: body.value, summary: typeof body.summary === "string" ? body.summary : undefined });
+    }
+  }
+  return { label: label.trim(), args, replies };
+}
+
+let callCounter = 0;
+function toolCallId(): string {
+  callCounter += 1;
+  return `offline_call_${callCounter}`;
+}
+
+/**
+ * The `offline` provider: a deterministic, rule-based LangChain chat model. It needs no key and
+ * no network, answers through tool calls exactly like a real model, and says when a task needs
+ * a real one.
+ */
+export class OfflineChatModel extends ToolCallingChatModel {
+  static override lc_name(): string {
+    return "TroupeOfflineChatModel";
+  }
+
+  override _llmType(): string {
+    return "troupe-offline";
+  }
+
+  override async _generate(messages: BaseMessage[], options: ToolCallingCallOptions): Promise<ChatResult> {
+    const system = messages.find((message) => message.getType() === "system");
+    const role = roleOf(textOf(system)) ?? "execute";
+    const tools = boundToolNames(options);
+    const lastHuman = [...messages].reverse().find((message) => message.getType() === "human");
+    const sections = parseSections(textOf(lastHuman));
+    let reply: AIMessage;
+    switch (role) {
+      case "planner": {
+        const plan = planTask(sections.get(SECTIONS.task) ?? textOf(lastHuman));
+        reply = this.#structured(STRUCTURED_OUTPUT.plan, plan, tools);
+        break;
+      }
+      case "critic": {
+        const outcomes = parseJson<OutcomeLine[]>(sections.get(SECTIONS.outcomes), []);
+        reply = this.#structured(STRUCTURED_OUTPUT.review, reviewOutcomes(outcomes), tools);
+        break;
+      }
+      case "synthesizer": {
+        const outcomes = parseJson<OutcomeLine[]>(sections.get(SECTIONS.outcomes), []);
+        const issues = parseJson<string[]>(sections.get(SECTIONS.review), []);
+        reply = new AIMessage(synthesize(sections.get(SECTIONS.task) ?? "", outcomes, issues));
+        break;
+      }
+      default: {
+        const { label, args, replies } = workerConversation(messages);
+        const step = workerStep(label, args, replies, tools);
+        reply =
+          "toolCall" in step
+            ? new AIMessage({ content: "", tool_calls: [{ id: toolCallId(), name: step.toolCall.name, args: step.toolCall.args, type: "tool_call" }] })
+            : new AIMessage(step.answer);
+      }
+    }
+    return { generations: [{ text: textOf(reply), message: reply }] };
+  }
+
+  #structured(name: string, value: unknown, tools: string[]): AIMessage {
+    if (tools.includes(name)) {
+      return new AIMessage({ content: "", tool_calls: [{ id: toolCallId(), name, args: value as Record<string, unknown>, type: "tool_call" }] });
+    }
+    return new AIMessage(JSON.stringify(value));
+  }
+}

@@ -1,0 +1,33 @@
+import type { OutcomeLine } from "./review-rules.js";
+import { NEEDS_MODEL } from "./worker-rules.js";
+
+export const OFFLINE_NOTICE = "Answered offline by troupe's rule-based model (no language model was used).";
+
+function indent(text: string): string {
+  return text.includes("\n") ? `\n${text.split("\n").map((line) => `    ${line}`).join("\n")}` : ` ${text}`;
+}
+
+/** The offline synthesizer: the outcome of every subtask, plainly, and what it could not do. */
+export function synthesize(task: string, outcomes: OutcomeLine[], issues: string[]): string {
+  const lines = [OFFLINE_NOTICE, ""];
+  const unresolved = outcomes.filter((outcome) => (outcome.summary ?? "").includes(NEEDS_MODEL));
+  const solved = outcomes.filter((outcome) => outcome.status === "done" && !unresolved.includes(outcome));
+  if (solved.length === 0 && unresolved.length > 0) {
+    lines.push(
+      `This task needs a language model, which the offline provider does not have: "${task.length > 160 ? `${task.slice(0, 159)}…` : task}".`,
+      "Set TROUPE_PROVIDER (openai, anthropic, ollama or openai-compatible) to have it planned and answered for real.",
+      "The offline model can compute arithmetic and percentages, read, write and list files in the workspace, and validate JSON.",
+      "",
+      "Plan it would follow:",
+      ...outcomes.map((outcome) => `- ${outcome.id} (${outcome.agent}): ${outcome.label}`),
+    );
+  } else {
+    for (const outcome of outcomes) {
+      if (outcome.status === "done") lines.push(`- ${outcome.label}:${indent(outcome.summary ?? "done")}`);
+      else if (outcome.status === "failed") lines.push(`- ${outcome.label}: failed — ${outcome.error ?? "no reason given"}`);
+      else lines.push(`- ${outcome.label}: ${outcome.status}`);
+    }
+  }
+  if (issues.length > 0) lines.push("", "Known issues:", ...issues.map((issue) => `- ${issue}`));
+  return lines.join("\n");
+}

@@ -1,0 +1,96 @@
+import { FAILED_PREFIX } from "../../core/prompt-protocol.js";
+import { type Intent, parseClause } from "./intents.js";
+
+/** A tool result as the worker loop reports it back to the model. */
+export type ToolReply = { tool: string; ok: true; value: unknown; summary?: string } | { tool: string; ok: false; error: { code: string; message: string } };
+
+export interface ToolCallRequest {
+  name: string;
+  args: Record<string, unknown>;
+}
+
+export type WorkerStep = { toolCall: ToolCallRequest } | { answer: string };
+
+/** The phrase the offline model uses when a subtask needs a real language model. */
+export const NEEDS_MODEL = "needs a language model";
+
+function asText(value: unknown): string {
+  if (typeof value === "string") return value;
+  if (typeof value === "number" || typeof value === "boolean") return String(value);
+  return JSON.stringify(value, null, 2);
+}
+
+function fromArgs(args: Record<string, unknown>, ...names: string[]): unknown {
+  for (const name of names) if (args[name] !== undefined) return args[name];
+  return undefined;
+}
+
+/** The tool calls an intent needs, given what has been returned so far. */
+function nextCall(intent: Intent, args: Record<string, unknown>, replies: ToolReply[]): ToolCallRequest | undefined {
+  const done = replies.length;
+  switch (intent.kind) {
+    case "compute": {
+      const expression = fromArgs(args, "expression") ?? intent.expression;
+      return done === 0 ? { name: "calculator", args: { expression: asText(expression) } } : undefined;
+    }
+    case "write": {
+      const content = fromArgs(args, "content", "text", "value", "data") ?? intent.content;
+      if (content === undefined) return undefined;
+      const path = fromArgs(args, "path", "file") ?? intent.path;
+      return done === 0 ? { name: "file_write", args: { path: asText(path), content: asText(content) } } : undefined;
+    }
+    case "read":
+      return done === 0 ? { name: "file_read", args: { path: asText(fromArgs(args, "path", "file") ?? intent.path) } } : undefined;
+    case "list":
+      return done === 0
+        ? { name: "file_list", args: { path: asText(fromArgs(args, "path") ?? intent.path), recursive: Boolean(fromArgs(args, "recursive") ?? intent.recursive) } }
+        : undefined;
+    case "json": {
+      const text = fromArgs(args, "text", "json", "content");
+      const path = fromArgs(args, "path", "file") ?? ("path" in intent.source ? intent.source.path : undefined);
+      if (text === undefined && path !== undefined) {
+        if (done === 0) return { name: "file_read", args: { path: asText(path) } };
+        const read = replies[0];
+        if (done === 1 && read?.ok) return { name: "json", args: { operation: "validate", text: asText((read.value as { content?: unknown }).content ?? "") } };
+        return undefined;
+      }
+      const source = text ?? ("text" in intent.source ? intent.source.text : undefined);
+      if (source === undefined) return undefined;
+      return done === 0 ? { name: "json", args: { operation: "validate", text: asText(source) } } : undefined;
+    }
+    case "open":
+      return undefined;
+  }
+}
+
+function finalAnswer(intent: Intent, replies: ToolReply[]): string {
+  const last = replies[replies.length - 1];
+  if (!last) {
+    if (intent.kind === "write") return `${FAILED_PREFIX} there is no content to write to ${intent.path}`;
+    if (intent.kind === "json") return `${FAILED_PREFIX} there is no JSON text to check`;
+    return `The offline model cannot carry out "${intent.clause}": it ${NEEDS_MODEL}. Configure a provider (TROUPE_PROVIDER) for this part.`;
+  }
+  if (!last.ok) return `${FAILED_PREFIX} ${last.tool} failed (${last.error.code}): ${last.error.message}`;
+  switch (last.tool) {
+    case "calculator":
+      return asText(last.value);
+    case "file_read":
+      return asText((last.value as { content?: unknown }).content ?? "");
+    default:
+      return last.summary ?? asText(last.value);
+  }
+}
+
+/**
+ * The offline worker: recognise the subtask's clause, call the tools it needs one at a time, and
+ * answer from their results. Subtasks it cannot do by rules get an honest answer saying so.
+ */
+export function workerStep(label: string, args: Record<string, unknown>, replies: ToolReply[], tools: readonly string[]): WorkerStep {
+  const intent = parseClause(label);
+  const call = nextCall(intent, args, replies);
+  if (call && !replies.some((reply) => !reply.ok)) {
+    if (!tools.includes(call.name)) return { answer: `${FAILED_PREFIX} this worker has no ${call.name} tool` };
+    return { toolCall: call };
+  }
+  return { answer: finalAnswer(intent, replies) };
+}
