@@ -1,0 +1,70 @@
+import type { Command } from "commander";
+import { InputError } from "../../core/errors.js";
+import { MaxIterations, RunRequest, type RunRequestInput } from "../../core/run.js";
+import { abortOnInterrupt, addEngineFlags, type EngineFlags, openEngine } from "../engine-flags.js";
+import { exitCodeForResult } from "../exit-codes.js";
+import { parseNumberFlag, printJson } from "../io.js";
+import { printProgress } from "../progress.js";
+import { printResult } from "../render.js";
+
+interface RunFlags extends EngineFlags {
+  json?: boolean;
+  approvePlan?: boolean;
+  approveAnswer?: boolean;
+  thread?: string;
+  maxIterations?: string;
+  context?: string;
+  concurrency?: string;
+}
+
+/** Checks the request before anything is opened or written. */
+export function parseRunRequest(task: string, flags: RunFlags): RunRequestInput {
+  const input: RunRequestInput = {
+    task,
+    approvePlan: Boolean(flags.approvePlan),
+    approveAnswer: Boolean(flags.approveAnswer),
+  };
+  if (flags.maxIterations !== undefined) {
+    const parsed = MaxIterations.safeParse(parseNumberFlag(flags.maxIterations));
+    if (!parsed.success) throw new InputError("invalid_max_iterations", `--max-iterations: ${parsed.error.issues[0]?.message ?? "invalid"}`);
+    input.maxIterations = parsed.data;
+  }
+  if (flags.concurrency !== undefined) input.concurrency = parseNumberFlag(flags.concurrency);
+  if (flags.thread !== undefined) input.threadId = flags.thread;
+  if (flags.context !== undefined) input.context = flags.context;
+  const checked = RunRequest.safeParse(input);
+  if (!checked.success) {
+    const issue = checked.error.issues[0];
+    const where = issue?.path.length ? `${issue.path.join(".")}: ` : "";
+    throw new InputError("invalid_request", `${where}${issue?.message ?? "invalid request"}`);
+  }
+  return input;
+}
+
+export function registerRun(program: Command): void {
+  const command = program
+    .command("run")
+    .description("plan and run a task")
+    .argument("<task>", "what to do, in words (1–5,000 characters)")
+    .option("--json", "print only the result as one JSON object on stdout")
+    .option("--approve-plan", "pause for a person to approve the plan")
+    .option("--approve-answer", "pause for a person to approve the answer")
+    .option("--thread <id>", "thread id to run on (default: a new one)")
+    .option("--max-iterations <n>", "review rounds, 1–50 (default 3)")
+    .option("--context <text>", "extra context for the planner (at most 10 KB)")
+    .option("--concurrency <n>", "subtasks run at once (default 8)");
+  addEngineFlags(command).action(async (task: string, flags: RunFlags) => {
+    const request = parseRunRequest(task, flags);
+    const troupe = await openEngine(flags);
+    const interrupt = abortOnInterrupt();
+    try {
+      const result = await troupe.run(request, { signal: interrupt.signal, onEvent: flags.json ? undefined : printProgress });
+      if (flags.json) printJson(result);
+      else printResult(result);
+      process.exitCode = exitCodeForResult(result);
+    } finally {
+      interrupt.dispose();
+      troupe.close();
+    }
+  });
+}

@@ -1,0 +1,99 @@
+import type { Command } from "commander";
+import { InputError } from "../../core/errors.js";
+import { RUN_STATUSES, type RunStatus } from "../../core/run.js";
+import { truncate } from "../../core/text.js";
+import { addEngineFlags, type EngineFlags, openEngine } from "../engine-flags.js";
+import { formatMs, out, parseNumberFlag, printJson } from "../io.js";
+import { planLines } from "../render.js";
+
+interface ListFlags extends EngineFlags {
+  json?: boolean;
+  limit?: string;
+  status?: string;
+}
+
+interface ShowFlags extends EngineFlags {
+  json?: boolean;
+  mermaid?: boolean;
+}
+
+function when(ms: number): string {
+  return new Date(ms).toISOString().replace("T", " ").slice(0, 19);
+}
+
+export function registerRuns(program: Command): void {
+  const runs = program.command("runs").description("list and inspect runs");
+
+  const list = runs
+    .command("list")
+    .description("runs, newest first")
+    .option("--json", "print the runs as a JSON array")
+    .option("--limit <n>", "how many (default 20)")
+    .option("--status <status>", `only runs with this status (${RUN_STATUSES.join(", ")})`);
+  addEngineFlags(list, false).action(async (flags: ListFlags) => {
+    const limit = flags.limit === undefined ? 20 : parseNumberFlag(flags.limit);
+    if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new InputError("invalid_limit", "--limit must be a whole number from 1 to 1000");
+    if (flags.status !== undefined && !RUN_STATUSES.includes(flags.status as RunStatus)) {
+      throw new InputError("invalid_status", `--status must be one of ${RUN_STATUSES.join(", ")}`);
+    }
+    const { listRuns } = await import("../../store/lookup.js");
+    const { parseEnv } = await import("../../config/env.js");
+    const records = listRuns(flags.dataDir ?? parseEnv().TROUPE_DATA_DIR, { limit, status: flags.status as RunStatus | undefined });
+    if (flags.json) {
+      printJson(records.map(({ request: _request, ...record }) => record));
+      return;
+    }
+    if (records.length === 0) {
+      out("no runs yet");
+      return;
+    }
+    for (const record of records) {
+      const duration = record.activeMs > 0 ? formatMs(record.activeMs) : "";
+      out(`${record.id}  ${when(record.createdAt)}  ${record.status.padEnd(11)} ${(record.stopReason ?? "").padEnd(16)} ${duration.padEnd(8)} ${truncate(record.task.replace(/\s+/g, " "), 60)}`);
+    }
+  });
+
+  const show = runs
+    .command("show")
+    .description("one run: plan with statuses, answer, metrics")
+    .argument("<runId>", "the run id (see runs list)")
+    .option("--json", "print the run as JSON")
+    .option("--mermaid", "print the run's subtask graph, with statuses, as Mermaid");
+  addEngineFlags(show, false).action(async (runId: string, flags: ShowFlags) => {
+    const { withRunsReadOnly } = await import("../../store/lookup.js");
+    const { parseEnv } = await import("../../config/env.js");
+    const exists = withRunsReadOnly(flags.dataDir ?? parseEnv().TROUPE_DATA_DIR, (store) => store.get(runId) !== undefined);
+    if (!exists) throw new InputError("unknown_run", `no run with id ${runId}`);
+    const troupe = await openEngine({ ...flags, provider: "offline" });
+    try {
+      const view = await troupe.show(runId);
+      if (flags.mermaid) {
+        const { planMermaid } = await import("../../graph/plan-mermaid.js");
+        out(planMermaid(view.plan));
+        return;
+      }
+      if (flags.json) {
+        printJson(view);
+        return;
+      }
+      out(`run ${view.runId} · thread ${view.threadId}`);
+      out(`task: ${view.task}`);
+      out(`status: ${view.status}${view.stopReason ? ` (stop reason: ${view.stopReason})` : ""} · started ${when(view.createdAt)}${view.finishedAt ? ` · finished ${when(view.finishedAt)}` : ""}`);
+      if (view.error) out(`error: ${view.error}`);
+      if (view.plan.length > 0) {
+        out("plan:");
+        for (const line of planLines(view.plan)) out(line);
+      }
+      if (view.metrics) {
+        const metrics = view.metrics;
+        out(`calls: ${metrics.llmCalls} model, ${metrics.toolCalls} tool · tokens: ${metrics.promptTokens} + ${metrics.completionTokens} · reviews: ${metrics.reflectionCount} redo round(s) · ${formatMs(metrics.durationMs)}`);
+      }
+      if (view.answer) {
+        out("");
+        out(view.answer);
+      }
+    } finally {
+      troupe.close();
+    }
+  });
+}

@@ -1,0 +1,52 @@
+import type { Command } from "commander";
+import type { Troupe } from "../runtime/engine.js";
+import { err } from "./io.js";
+
+export interface EngineFlags {
+  provider?: string;
+  model?: string;
+  workspace?: string;
+  dataDir?: string;
+}
+
+/** The flags every command that opens an engine accepts. */
+export function addEngineFlags(command: Command, withModel = true): Command {
+  if (withModel) {
+    command.option("--provider <provider>", "model provider, or provider:model (default: TROUPE_PROVIDER, else offline)");
+    command.option("--model <model>", "model name for the provider (default: TROUPE_MODEL)");
+  }
+  return command
+    .option("--workspace <dir>", "workspace the file tools are confined to (default: TROUPE_WORKSPACE or ./workspace)")
+    .option("--data-dir <dir>", "where runs and checkpoints are kept (default: TROUPE_DATA_DIR or ./.troupe)");
+}
+
+/** Opens an engine; heavy modules load only here, so `--help` stays fast. */
+export async function openEngine(flags: EngineFlags): Promise<Troupe> {
+  const { Troupe } = await import("../runtime/engine.js");
+  const troupe = await Troupe.create({ provider: flags.provider, model: flags.model, workspace: flags.workspace, dataDir: flags.dataDir });
+  if (troupe.providerSource === "default") {
+    err("note: no model provider is configured, so troupe uses its offline rule-based model (set TROUPE_PROVIDER or --provider for a real one)");
+  }
+  return troupe;
+}
+
+/** Aborts on the first Ctrl-C (the run stops cleanly and can be resumed); a second one exits at once. */
+export function abortOnInterrupt(): { signal: AbortSignal; dispose: () => void } {
+  const controller = new AbortController();
+  let count = 0;
+  const onSignal = (): void => {
+    count += 1;
+    if (count > 1) process.exit(130);
+    err("cancelling… (press Ctrl-C again to exit at once)");
+    controller.abort();
+  };
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
+  return {
+    signal: controller.signal,
+    dispose: () => {
+      process.off("SIGINT", onSignal);
+      process.off("SIGTERM", onSignal);
+    },
+  };
+}

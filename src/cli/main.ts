@@ -1,0 +1,44 @@
+#!/usr/bin/env node
+import { Command, CommanderError } from "commander";
+import { errorMessage } from "../core/errors.js";
+import { registerGraph } from "./commands/graph.js";
+import { registerResume } from "./commands/resume.js";
+import { registerRun } from "./commands/run.js";
+import { registerRuns } from "./commands/runs.js";
+import { registerTools } from "./commands/tools.js";
+import { EXIT, exitCodeForError } from "./exit-codes.js";
+import { err } from "./io.js";
+
+/** The troupe command line. Heavy modules are imported by the commands that need them. */
+export function createProgram(): Command {
+  const program = new Command()
+    .name("troupe")
+    .description("A multi-agent problem solver: plans a task as a graph of subtasks, runs them in parallel, reviews, and answers.")
+    .version("0.1.0")
+    .showHelpAfterError("(run with --help for usage)")
+    .exitOverride();
+  registerRun(program);
+  registerResume(program);
+  registerRuns(program);
+  registerGraph(program);
+  registerTools(program);
+  return program;
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const program = createProgram();
+  try {
+    await program.parseAsync(argv);
+    return typeof process.exitCode === "number" ? process.exitCode : EXIT.completed;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      if (error.code === "commander.helpDisplayed" || error.code === "commander.version" || error.code === "commander.help") return EXIT.completed;
+      return EXIT.badInput;
+    }
+    err(`troupe: ${errorMessage(error).split("\n")[0]}`);
+    return exitCodeForError(error);
+  }
+}
+
+const code = await main(process.argv);
+process.exitCode = code;

@@ -1,0 +1,56 @@
+import type { StoredEvent } from "../core/events.js";
+import { truncate } from "../core/text.js";
+import { color, err, formatMs } from "./io.js";
+
+const oneLine = (text: string, max = 100): string => truncate(text.replace(/\s+/g, " ").trim(), max);
+
+/** One line per event on stderr while the run goes. */
+export function printProgress(event: StoredEvent): void {
+  switch (event.type) {
+    case "run-start":
+      err(color.dim(`${event.resumed ? "resuming" : "run"} ${event.runId} · thread ${event.threadId}`));
+      break;
+    case "plan-ready": {
+      err(`${color.cyan("▸")} plan ready: ${event.subtasks.length} subtask${event.subtasks.length === 1 ? "" : "s"}`);
+      for (const subtask of event.subtasks) {
+        const after = subtask.dependsOn.length > 0 ? color.dim(` (after ${subtask.dependsOn.join(", ")})`) : "";
+        err(`    ${subtask.id} [${subtask.agent}] ${oneLine(subtask.label, 90)}${after}`);
+      }
+      break;
+    }
+    case "plan-invalid":
+      err(`${color.yellow("!")} plan attempt ${event.attempt} rejected: ${oneLine(event.errors.join("; "), 160)}`);
+      break;
+    case "subtask-start":
+      err(`${color.cyan("▸")} ${event.subtaskId} started [${event.agent}]${event.attempt > 1 ? ` (attempt ${event.attempt})` : ""}`);
+      break;
+    case "tool-call":
+      err(color.dim(`    · ${event.subtaskId ?? ""} ${event.tool} ${event.ok ? "ok" : "failed"} (${formatMs(event.durationMs)}): ${oneLine(event.preview, 90)}`));
+      break;
+    case "subtask-end":
+      if (event.status === "done") err(`${color.green("✓")} ${event.subtaskId} done in ${formatMs(event.durationMs)}: ${oneLine(event.summary ?? "", 90)}`);
+      else err(`${color.red("✗")} ${event.subtaskId} ${event.status} in ${formatMs(event.durationMs)}: ${oneLine(event.error ?? "", 120)}`);
+      break;
+    case "subtask-skip":
+      err(`${color.yellow("-")} ${event.subtaskId} skipped: ${event.reason}`);
+      break;
+    case "critic-verdict": {
+      const verdict = event.verdict;
+      const mark = verdict.passed ? color.green("passed") : color.yellow("not passed");
+      err(`${color.cyan("▸")} critic (round ${verdict.iteration}): ${mark}, confidence ${verdict.confidence.toFixed(2)}`);
+      for (const issue of verdict.issues.slice(0, 5)) err(color.dim(`    - ${oneLine(issue, 120)}`));
+      if (!verdict.passed && verdict.redo.length > 0) err(color.dim(`    redo: ${verdict.redo.join(", ")}`));
+      if (!verdict.passed && verdict.replan) err(color.dim("    asks for a new plan"));
+      break;
+    }
+    case "approval-request":
+      err(`${color.yellow("⏸")} waiting for a person: ${event.interrupt.kind}`);
+      break;
+    case "answer":
+      err(`${color.cyan("▸")} answer ready`);
+      break;
+    case "answer-token":
+    case "run-end":
+      break;
+  }
+}

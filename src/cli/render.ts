@@ -1,0 +1,60 @@
+import type { SubtaskView } from "../core/plan.js";
+import type { RunResult } from "../core/run.js";
+import { truncate } from "../core/text.js";
+import { color, formatMs, out } from "./io.js";
+
+const MARK: Record<string, string> = { done: "✓", failed: "✗", skipped: "-", running: "…", pending: "·" };
+
+export function planLines(plan: SubtaskView[]): string[] {
+  return plan.map((subtask) => {
+    const after = subtask.dependsOn.length > 0 ? ` (after ${subtask.dependsOn.join(", ")})` : "";
+    const duration = subtask.durationMs !== undefined ? ` ${formatMs(subtask.durationMs)}` : "";
+    const attempts = subtask.attempts > 1 ? ` ×${subtask.attempts}` : "";
+    return `  ${MARK[subtask.status] ?? "?"} ${subtask.id} [${subtask.agent}] ${truncate(subtask.label, 80)}${after} — ${subtask.status}${duration}${attempts}`;
+  });
+}
+
+/** How to continue a run that waits for a person. */
+export function resumeHint(result: RunResult): string {
+  const kind = result.interrupt?.kind;
+  if (kind === "question") return `troupe resume ${result.threadId} --answer "<your answer>"   (or --reject)`;
+  return `troupe resume ${result.threadId} --approve   (or --reject [--feedback TEXT])`;
+}
+
+/** The human form of a run's result: the answer, then its decision trace. */
+export function printResult(result: RunResult): void {
+  if (result.status === "interrupted" && result.interrupt) {
+    const { kind, payload } = result.interrupt;
+    if (kind === "plan-approval") {
+      out(color.bold("The plan is waiting for your approval:"));
+      for (const line of planLines(result.plan)) out(line);
+    } else if (kind === "answer-approval") {
+      out(color.bold("The answer is waiting for your approval:"));
+      out(String(payload.answer ?? ""));
+    } else {
+      out(color.bold(`The planner asks: ${String(payload.question ?? "")}`));
+    }
+    out("");
+    out(`Continue with: ${resumeHint(result)}`);
+    return;
+  }
+  if (result.answer) out(result.answer);
+  else if (result.error) out(`No answer: ${result.error}`);
+  const trace = result.trace;
+  out("");
+  out(color.dim("── decision trace ──"));
+  if (trace.plan.length > 0) {
+    out("plan:");
+    for (const line of planLines(trace.plan)) out(line);
+  }
+  for (const review of trace.reviews) {
+    out(`critic round ${review.iteration}: ${review.passed ? "passed" : "not passed"} (confidence ${review.confidence.toFixed(2)}; accuracy ${review.scores.accuracy}, completeness ${review.scores.completeness}, relevance ${review.scores.relevance}, logic ${review.scores.logic})`);
+  }
+  if (trace.knownIssues.length > 0) out(`known issues: ${trace.knownIssues.join("; ")}`);
+  out(`nodes: ${trace.nodes.join(" → ")}`);
+  const metrics = result.metrics;
+  out(
+    `calls: ${metrics.llmCalls} model, ${metrics.toolCalls} tool · tokens: ${metrics.promptTokens} prompt + ${metrics.completionTokens} completion · ${formatMs(metrics.durationMs)}`,
+  );
+  out(`status: ${result.status} (stop reason: ${result.stopReason ?? "none"}) · run ${result.runId} · thread ${result.threadId}`);
+}

@@ -1,0 +1,117 @@
+import { closeSync, existsSync, mkdirSync, openSync, statSync, unlinkSync } from "node:fs";
+import path from "node:path";
+import Database from "better-sqlite3";
+import { ConfigError } from "../core/errors.js";
+
+export type Sqlite = Database.Database;
+
+export const DATABASE_FILE = "troupe.db";
+
+/** The schema troupe owns (the checkpointer creates its own tables). Bump `version` with a migration. */
+const MIGRATIONS: Array<{ version: number; sql: string }> = [
+  {
+    version: 1,
+    sql: `
+CREATE TABLE IF NOT EXISTS runs (
+  id TEXT PRIMARY KEY,
+  thread_id TEXT NOT NULL,
+  task TEXT NOT NULL,
+  status TEXT NOT NULL,
+  stop_reason TEXT,
+  request TEXT NOT NULL,
+  answer TEXT,
+  error TEXT,
+  metrics TEXT,
+  interrupt TEXT,
+  pid INTEGER,
+  host TEXT,
+  active_ms INTEGER NOT NULL DEFAULT 0,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  finished_at INTEGER
+);
+CREATE INDEX IF NOT EXISTS runs_thread ON runs (thread_id, created_at);
+CREATE INDEX IF NOT EXISTS runs_created ON runs (created_at);
+CREATE TABLE IF NOT EXISTS events (
+  run_id TEXT NOT NULL,
+  seq INTEGER NOT NULL,
+  type TEXT NOT NULL,
+  at INTEGER NOT NULL,
+  data TEXT NOT NULL,
+  PRIMARY KEY (run_id, seq)
+);`,
+  },
+];
+
+/** Proves a directory is writable by creating and removing an empty file (access() lies for root). */
+function probeWritable(directory: string): boolean {
+  const probe = path.join(directory, `.troupe-write-probe-${process.pid}`);
+  try {
+    closeSync(openSync(probe, "wx"));
+    unlinkSync(probe);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Checks the data directory can be used, creating it if `create` is set. Nothing is left behind
+ * when the directory cannot be written or created.
+ */
+export function prepareDataDir(directory: string, create: boolean): string {
+  const resolved = path.resolve(directory);
+  if (existsSync(resolved)) {
+    if (!statSync(resolved).isDirectory()) {
+      throw new ConfigError("data_dir_invalid", `the data directory ${resolved} is not a directory`, { path: resolved });
+    }
+    if (!probeWritable(resolved)) {
+      throw new ConfigError("data_dir_unwritable", `the data directory ${resolved} is not writable`, { path: resolved });
+    }
+    return resolved;
+  }
+  if (!create) return resolved;
+  try {
+    mkdirSync(resolved, { recursive: true });
+  } catch (error) {
+    const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+    throw new ConfigError("data_dir_unwritable", `the data directory ${resolved} cannot be created (${reason})`, { path: resolved });
+  }
+  if (!probeWritable(resolved)) {
+    throw new ConfigError("data_dir_unwritable", `the data directory ${resolved} is not writable`, { path: resolved });
+  }
+  return resolved;
+}
+
+/** Opens (and migrates) the SQLite database in the data directory: WAL, synchronous FULL, busy timeout. */
+export function openDatabase(directory: string): Sqlite {
+  const db = new Database(path.join(directory, DATABASE_FILE));
+  db.pragma("journal_mode = WAL");
+  db.pragma("synchronous = FULL");
+  db.pragma("busy_timeout = 5000");
+  db.pragma("foreign_keys = ON");
+  db.exec("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)");
+  const row = db.prepare("SELECT MAX(version) AS version FROM schema_version").get() as { version: number | null };
+  const current = row.version ?? 0;
+  for (const migration of MIGRATIONS) {
+    if (migration.version <= current) continue;
+    db.transaction(() => {
+      db.exec(migration.sql);
+      db.prepare("INSERT INTO schema_version (version) VALUES (?)").run(migration.version);
+    })();
+  }
+  return db;
+}
+
+/** Whether a database exists in the directory (used to refuse lookups without creating anything). */
+export function databaseExists(directory: string): boolean {
+  return existsSync(path.join(path.resolve(directory), DATABASE_FILE));
+}
+
+/** Opens an existing database read-only, or returns undefined when there is none (nothing is created). */
+export function openDatabaseReadOnly(directory: string): Sqlite | undefined {
+  if (!databaseExists(directory)) return undefined;
+  const db = new Database(path.join(path.resolve(directory), DATABASE_FILE), { readonly: true, fileMustExist: true });
+  db.pragma("busy_timeout = 5000");
+  return db;
+}

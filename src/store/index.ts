@@ -1,0 +1,38 @@
+import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
+import { SystemError } from "../core/errors.js";
+import { openDatabase, prepareDataDir, type Sqlite } from "./database.js";
+import { EventStore } from "./event-store.js";
+import { RunStore } from "./run-store.js";
+
+/** Everything a troupe instance keeps: checkpoints, runs and events, in one SQLite file. */
+export interface Store {
+  directory: string;
+  db: Sqlite;
+  checkpointer: SqliteSaver;
+  runs: RunStore;
+  events: EventStore;
+  close(): void;
+}
+
+export function openStore(directory: string): Store {
+  const resolved = prepareDataDir(directory, true);
+  let db: Sqlite;
+  try {
+    db = openDatabase(resolved);
+  } catch (error) {
+    throw new SystemError("database_unavailable", `cannot open the database in ${resolved}: ${(error as Error).message}`, { path: resolved }, { cause: error });
+  }
+  return {
+    directory: resolved,
+    db,
+    checkpointer: new SqliteSaver(db),
+    runs: new RunStore(db),
+    events: new EventStore(db),
+    close: () => {
+      if (db.open) db.close();
+    },
+  };
+}
+
+export { databaseExists, prepareDataDir } from "./database.js";
+export type { RunRecord } from "./run-store.js";

@@ -1,0 +1,167 @@
+import { z } from "zod";
+import { RUN_STATUSES, STOP_REASONS, type InterruptInfo, type RunMetrics, type RunStatus, type StopReason } from "../core/run.js";
+import type { Sqlite } from "./database.js";
+
+export interface RunRecord {
+  id: string;
+  threadId: string;
+  task: string;
+  status: RunStatus;
+  stopReason: StopReason | null;
+  request: Record<string, unknown>;
+  answer: string | null;
+  error: string | null;
+  metrics: RunMetrics | null;
+  interrupt: InterruptInfo | null;
+  pid: number | null;
+  host: string | null;
+  activeMs: number;
+  createdAt: number;
+  updatedAt: number;
+  finishedAt: number | null;
+}
+
+const json = <T extends z.ZodType>(schema: T) =>
+  z
+    .string()
+    .nullable()
+    .transform((text) => (text === null ? null : (JSON.parse(text) as unknown)))
+    .pipe(schema.nullable());
+
+/** A stored row, validated on the way out. */
+const RunRow = z
+  .object({
+    id: z.string(),
+    thread_id: z.string(),
+    task: z.string(),
+    status: z.enum(RUN_STATUSES),
+    stop_reason: z.enum(STOP_REASONS).nullable(),
+    request: json(z.record(z.string(), z.unknown())),
+    answer: z.string().nullable(),
+    error: z.string().nullable(),
+    metrics: json(z.custom<RunMetrics>((value) => typeof value === "object" && value !== null)),
+    interrupt: json(z.custom<InterruptInfo>((value) => typeof value === "object" && value !== null)),
+    pid: z.number().nullable(),
+    host: z.string().nullable(),
+    active_ms: z.number(),
+    created_at: z.number(),
+    updated_at: z.number(),
+    finished_at: z.number().nullable(),
+  })
+  .transform(
+    (row): RunRecord => ({
+      id: row.id,
+      threadId: row.thread_id,
+      task: row.task,
+      status: row.status,
+      stopReason: row.stop_reason,
+      request: row.request ?? {},
+      answer: row.answer,
+      error: row.error,
+      metrics: row.metrics,
+      interrupt: row.interrupt,
+      pid: row.pid,
+      host: row.host,
+      activeMs: row.active_ms,
+      createdAt: row.created_at,
+      updatedAt: row.updated_at,
+      finishedAt: row.finished_at,
+    }),
+  );
+
+export interface RunListOptions {
+  limit?: number;
+  offset?: number;
+  status?: RunStatus;
+  threadId?: string;
+}
+
+type Patch = Partial<Pick<RunRecord, "status" | "stopReason" | "answer" | "error" | "metrics" | "interrupt" | "pid" | "host" | "activeMs" | "finishedAt">>;
+
+/** The runs table: one row per run, updated as it goes. */
+export class RunStore {
+  readonly #db: Sqlite;
+
+  constructor(db: Sqlite) {
+    this.#db = db;
+  }
+
+  create(record: Pick<RunRecord, "id" | "threadId" | "task" | "status" | "request" | "pid" | "host">): RunRecord {
+    const now = Date.now();
+    this.#db
+      .prepare(
+        `INSERT INTO runs (id, thread_id, task, status, request, pid, host, created_at, updated_at)
+         VALUES (@id, @threadId, @task, @status, @request, @pid, @host, @now, @now)`,
+      )
+      .run({ ...record, request: JSON.stringify(record.request), now });
+    return this.get(record.id) as RunRecord;
+  }
+
+  update(id: string, patch: Patch): void {
+    const columns: Record<keyof Patch, string> = {
+      status: "status",
+      stopReason: "stop_reason",
+      answer: "answer",
+      error: "error",
+      metrics: "metrics",
+      interrupt: "interrupt",
+      pid: "pid",
+      host: "host",
+      activeMs: "active_ms",
+      finishedAt: "finished_at",
+    };
+    const sets: string[] = ["updated_at = @updatedAt"];
+    const values: Record<string, unknown> = { id, updatedAt: Date.now() };
+    for (const [key, value] of Object.entries(patch) as Array<[keyof Patch, unknown]>) {
+      if (value === undefined) continue;
+      sets.push(`${columns[key]} = @${key}`);
+      values[key] = key === "metrics" || key === "interrupt" ? (value === null ? null : JSON.stringify(value)) : value;
+    }
+    this.#db.prepare(`UPDATE runs SET ${sets.join(", ")} WHERE id = @id`).run(values);
+  }
+
+  get(id: string): RunRecord | undefined {
+    const row = this.#db.prepare("SELECT * FROM runs WHERE id = ?").get(id);
+    return row === undefined ? undefined : RunRow.parse(row);
+  }
+
+  /** The newest run of a thread. */
+  latestForThread(threadId: string): RunRecord | undefined {
+    const row = this.#db.prepare("SELECT * FROM runs WHERE thread_id = ? ORDER BY created_at DESC, rowid DESC LIMIT 1").get(threadId);
+    return row === undefined ? undefined : RunRow.parse(row);
+  }
+
+  /** Runs, newest first. */
+  list(options: RunListOptions = {}): RunRecord[] {
+    const where: string[] = [];
+    const values: Record<string, unknown> = { limit: options.limit ?? 50, offset: options.offset ?? 0 };
+    if (options.status) {
+      where.push("status = @status");
+      values.status = options.status;
+    }
+    if (options.threadId) {
+      where.push("thread_id = @threadId");
+      values.threadId = options.threadId;
+    }
+    const sql = `SELECT * FROM runs ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY created_at DESC, rowid DESC LIMIT @limit OFFSET @offset`;
+    return this.#db
+      .prepare(sql)
+      .all(values)
+      .map((row) => RunRow.parse(row));
+  }
+
+  count(options: Pick<RunListOptions, "status" | "threadId"> = {}): number {
+    const where: string[] = [];
+    const values: Record<string, unknown> = {};
+    if (options.status) {
+      where.push("status = @status");
+      values.status = options.status;
+    }
+    if (options.threadId) {
+      where.push("thread_id = @threadId");
+      values.threadId = options.threadId;
+    }
+    const row = this.#db.prepare(`SELECT COUNT(*) AS n FROM runs ${where.length ? `WHERE ${where.join(" AND ")}` : ""}`).get(values) as { n: number };
+    return row.n;
+  }
+}

@@ -1,0 +1,4 @@
+export { type ScriptedCall, ScriptedChatModel, type ScriptedChatModelOptions, type ScriptStep } from "./scripted-chat-model.js";
+export { answerStep, finalStep, planStep, questionStep, reviewStep, subtask, toolStep } from "./script.js";
+export { readScript, scriptedProvider } from "./scripted-provider.js";
+export { modelSetOf } from "./model-set.js";

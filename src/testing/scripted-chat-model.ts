@@ -1,0 +1,150 @@
+import { appendFileSync } from "node:fs";
+import { setTimeout as sleep } from "node:timers/promises";
+import type { BaseMessage } from "@langchain/core/messages";
+import { AIMessage } from "@langchain/core/messages";
+import type { ChatResult } from "@langchain/core/outputs";
+import { roleOf, subtaskIdOf } from "../core/prompt-protocol.js";
+import { type ToolCallingCallOptions, ToolCallingChatModel } from "../providers/tool-calling-chat-model.js";
+
+const WORKER_ROLES_EXCLUDED = new Set(["planner", "critic", "synthesizer"]);
+
+/** One scripted reply, and which call it answers. Plain JSON, so a script can live in a file. */
+export interface ScriptStep {
+  /** planner, critic, synthesizer, a worker's agent name, or `worker` for any worker. */
+  role?: string;
+  /** The subtask id of a worker call. */
+  subtask?: string;
+  /** Text the last message must contain. */
+  contains?: string;
+  content?: string;
+  toolCalls?: Array<{ name: string; args: Record<string, unknown>; id?: string }>;
+  /** Throw this instead of answering. */
+  error?: string;
+  delayMs?: number;
+  usage?: { input: number; output: number };
+  /** How many calls this step answers (default 1). */
+  times?: number;
+}
+
+export interface ScriptedCall {
+  index: number;
+  step: number | undefined;
+  role: string;
+  subtask: string | undefined;
+  startedAt: number;
+  endedAt?: number;
+  tools: string[];
+  lastMessage: string;
+}
+
+export interface ScriptedChatModelOptions {
+  steps: ScriptStep[];
+  /** Appends a JSON line per call start and end, for tests that watch another process. */
+  logFile?: string;
+}
+
+function text(message: BaseMessage | undefined): string {
+  if (!message) return "";
+  return typeof message.content === "string" ? message.content : message.text;
+}
+
+/**
+ * A chat model that answers from a script: each call takes the first unused step that matches
+ * its role, subtask and text. It records every call, and an unexpected call fails the call and
+ * is kept for `assertDone`, which also fails on steps left unused.
+ */
+export class ScriptedChatModel extends ToolCallingChatModel {
+  readonly steps: ScriptStep[];
+  readonly calls: ScriptedCall[] = [];
+  readonly unexpected: ScriptedCall[] = [];
+  readonly #used: number[];
+  readonly #logFile: string | undefined;
+
+  constructor(options: ScriptedChatModelOptions) {
+    super({});
+    this.steps = options.steps;
+    this.#used = options.steps.map(() => 0);
+    this.#logFile = options.logFile;
+  }
+
+  static override lc_name(): string {
+    return "TroupeScriptedChatModel";
+  }
+
+  override _llmType(): string {
+    return "troupe-scripted";
+  }
+
+  /** Steps not yet used up. */
+  remaining(): ScriptStep[] {
+    return this.steps.filter((step, index) => (this.#used[index] ?? 0) < (step.times ?? 1));
+  }
+
+  /** Calls made for a role (and subtask). */
+  callsFor(role: string, subtask?: string): ScriptedCall[] {
+    return this.calls.filter((call) => call.role === role && (subtask === undefined || call.subtask === subtask));
+  }
+
+  /** Fails when a call was unexpected or a step was never used. */
+  assertDone(): void {
+    if (this.unexpected.length > 0) {
+      const first = this.unexpected[0] as ScriptedCall;
+      throw new Error(`unexpected model call (role ${first.role}, subtask ${first.subtask ?? "-"}): ${first.lastMessage.slice(0, 300)}`);
+    }
+    const left = this.remaining();
+    if (left.length > 0) throw new Error(`${left.length} scripted step(s) were not used: ${JSON.stringify(left).slice(0, 500)}`);
+  }
+
+  #log(entry: Record<string, unknown>): void {
+    if (this.#logFile) appendFileSync(this.#logFile, `${JSON.stringify(entry)}\n`);
+  }
+
+  override async _generate(messages: BaseMessage[], options: ToolCallingCallOptions): Promise<ChatResult> {
+    const system = text(messages.find((message) => message.getType() === "system"));
+    const role = roleOf(system) ?? "unknown";
+    const human = [...messages].reverse().find((message) => message.getType() === "human");
+    const subtask = subtaskIdOf(text(messages.find((message) => message.getType() === "human" && subtaskIdOf(text(message)) !== undefined) ?? human));
+    const last = text(messages[messages.length - 1]);
+    const index = this.steps.findIndex((step, position) => {
+      if ((this.#used[position] ?? 0) >= (step.times ?? 1)) return false;
+      if (step.role !== undefined && step.role !== role && !(step.role === "worker" && !WORKER_ROLES_EXCLUDED.has(role))) return false;
+      if (step.subtask !== undefined && step.subtask !== subtask) return false;
+      if (step.contains !== undefined && !last.includes(step.contains)) return false;
+      return true;
+    });
+    const call: ScriptedCall = {
+      index: this.calls.length,
+      step: index >= 0 ? index : undefined,
+      role,
+      subtask,
+      startedAt: Date.now(),
+      tools: (options.tools ?? []).map((tool) => tool.function.name),
+      lastMessage: last,
+    };
+    this.calls.push(call);
+    this.#log({ phase: "start", index: call.index, step: call.step, role, subtask, pid: process.pid, at: call.startedAt });
+    if (index < 0) {
+      this.unexpected.push(call);
+      throw new Error(`scripted model: no step for this call (role ${role}, subtask ${subtask ?? "-"})`);
+    }
+    this.#used[index] = (this.#used[index] ?? 0) + 1;
+    const step = this.steps[index] as ScriptStep;
+    if (step.delayMs) await sleep(step.delayMs, undefined, { signal: options.signal });
+    call.endedAt = Date.now();
+    this.#log({ phase: "end", index: call.index, step: index, role, subtask, pid: process.pid, at: call.endedAt });
+    if (step.error !== undefined) throw new Error(step.error);
+    const message = new AIMessage({
+      content: step.content ?? "",
+      tool_calls: (step.toolCalls ?? []).map((toolCall, position) => ({
+        id: toolCall.id ?? `scripted_${call.index}_${position}`,
+        name: toolCall.name,
+        args: toolCall.args,
+        type: "tool_call" as const,
+      })),
+      usage_metadata: step.usage
+        ? { input_tokens: step.usage.input, output_tokens: step.usage.output, total_tokens: step.usage.input + step.usage.output }
+        : undefined,
+    });
+    return { generations: [{ text: step.content ?? "", message }] };
+  }
+}

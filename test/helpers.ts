@@ -1,0 +1,95 @@
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterEach } from "vitest";
+import type { StoredEvent } from "../src/core/events.js";
+import type { RunRequestInput, RunResult } from "../src/core/run.js";
+import { Troupe } from "../src/runtime/engine.js";
+import { modelSetOf } from "../src/testing/model-set.js";
+import { type ScriptStep, ScriptedChatModel } from "../src/testing/scripted-chat-model.js";
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+export const CLI = path.join(ROOT, "dist/src/cli/main.js");
+
+const made: string[] = [];
+afterEach(() => {
+  for (const directory of made.splice(0)) rmSync(directory, { recursive: true, force: true });
+});
+
+/** A fresh temporary directory, removed after the test. */
+export function tempDir(prefix = "troupe-test-"): string {
+  const directory = mkdtempSync(path.join(tmpdir(), prefix));
+  made.push(directory);
+  return directory;
+}
+
+export interface ScriptedRun {
+  model: ScriptedChatModel;
+  troupe: Troupe;
+  events: StoredEvent[];
+  result: RunResult;
+}
+
+/** Runs a task in-process with a scripted model for every role, in temporary directories. */
+export async function runScripted(steps: ScriptStep[], request: Omit<RunRequestInput, "task"> & { task?: string } = {}, options: { maxWorkerSteps?: number } = {}): Promise<ScriptedRun> {
+  const model = new ScriptedChatModel({ steps });
+  const directory = tempDir();
+  const troupe = await Troupe.create({
+    models: modelSetOf(model),
+    dataDir: path.join(directory, "data"),
+    workspace: path.join(directory, "workspace"),
+    maxWorkerSteps: options.maxWorkerSteps,
+  });
+  const events: StoredEvent[] = [];
+  try {
+    const result = await troupe.run({ task: "a test task", ...request }, { onEvent: (event) => events.push(event) });
+    return { model, troupe, events, result };
+  } finally {
+    troupe.close();
+  }
+}
+
+export interface CliResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the built CLI in a child process. */
+export function runCli(args: string[], options: { cwd?: string; env?: Record<string, string | undefined> } = {}): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, ...args], {
+      cwd: options.cwd ?? ROOT,
+      env: { ...cleanEnv(), ...options.env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk: Buffer) => {
+      stdout += chunk.toString();
+    });
+    child.stderr.on("data", (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    child.on("error", reject);
+    child.on("close", (code, signal) => resolve({ code, signal, stdout, stderr }));
+  });
+}
+
+/** The parent environment without any TROUPE_ or provider settings, so tests are not steered by the machine. */
+export function cleanEnv(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    if (value === undefined) continue;
+    if (/^(TROUPE_|OPENAI_|ANTHROPIC_|OLLAMA_)/.test(key)) continue;
+    env[key] = value;
+  }
+  return env;
+}
+
+export function eventsOf<T extends StoredEvent["type"]>(events: StoredEvent[], type: T): Array<Extract<StoredEvent, { type: T }>> {
+  return events.filter((event): event is Extract<StoredEvent, { type: T }> => event.type === type);
+}
