@@ -1,0 +1,272 @@
+import { spawn } from "node:child_process";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import Database from "better-sqlite3";
+import { describe, expect, it } from "vitest";
+import type { RunResult } from "../src/core/run.js";
+import { answerStep, finalStep, planStep, reviewStep, subtask } from "../src/testing/script.js";
+import type { ScriptStep } from "../src/testing/scripted-chat-model.js";
+import { CLI, cleanEnv, runCli, tempDir } from "./helpers.js";
+
+function parseResult(stdout: string): RunResult {
+  return JSON.parse(stdout) as RunResult;
+}
+
+describe("troupe run on the offline model", () => {
+  it("computes 17% of 2,340, saves it to result.txt, and reports a JSON result", async () => {
+    const directory = tempDir();
+    const result = await runCli(["run", "compute 17% of 2,340 and save it to result.txt", "--json"], { cwd: directory });
+    expect(result.code).toBe(0);
+    const output = parseResult(result.stdout);
+    expect(output.status).toBe("completed");
+    expect(output.stopReason).toBe("completed");
+    expect(output.answer).toContain("397.8");
+    expect(output.answer).toMatch(/offline/i);
+    expect(output.plan).toHaveLength(2);
+    expect(output.plan[1]?.dependsOn).toEqual(["s1"]);
+    expect(output.plan[1]?.args.content).toEqual({ ref: "s1", path: "$" });
+    expect(readFileSync(path.join(directory, "workspace", "result.txt"), "utf8")).toBe("397.8");
+    expect(output.metrics.llmCalls).toBeGreaterThan(0);
+    expect(output.metrics.toolCalls).toBe(2);
+    expect(output.metrics.promptTokens).toBeGreaterThan(0);
+    expect(output.trace.toolCalls.map((call) => call.tool)).toEqual(["calculator", "file_write"]);
+    expect(Object.keys(output).sort()).toEqual(["answer", "metrics", "plan", "runId", "status", "stopReason", "threadId", "trace"]);
+  });
+
+  it("shows live progress on stderr and the answer with its decision trace on stdout", async () => {
+    const directory = tempDir();
+    const result = await runCli(["run", "What is 2 to the power of 10?"], { cwd: directory });
+    expect(result.code).toBe(0);
+    expect(result.stderr).toContain("offline rule-based model");
+    expect(result.stderr).toMatch(/plan ready: 1 subtask/);
+    expect(result.stderr).toMatch(/s1 done in \d+ ms: 1024/);
+    expect(result.stderr).toMatch(/critic \(round 1\): passed/);
+    expect(result.stdout).toContain("1024");
+    expect(result.stdout).toContain("decision trace");
+    expect(result.stdout).toMatch(/status: completed/);
+  });
+
+  it("answers an open-ended task honestly: a plan, and a note that a real model is needed", async () => {
+    const directory = tempDir();
+    const result = await runCli(["run", "Write a six-week plan for learning Python with weekly exercises", "--json"], { cwd: directory });
+    expect(result.signal).toBeNull();
+    expect(result.stderr).toBe("note: no model provider is configured, so troupe uses its offline rule-based model (set TROUPE_PROVIDER or --provider for a real one)\n");
+    expect(result.code).toBe(0);
+    const output = parseResult(result.stdout);
+    expect(output.plan.length).toBeGreaterThanOrEqual(2);
+    expect(output.answer).toMatch(/needs a language model/);
+    expect(output.answer).toMatch(/TROUPE_PROVIDER/);
+  });
+
+  it("lists past runs and shows one with its plan and as Mermaid", async () => {
+    const directory = tempDir();
+    const run = await runCli(["run", "compute 2+3 and save it to sum.txt", "--json"], { cwd: directory });
+    const { runId } = parseResult(run.stdout);
+    const list = await runCli(["runs", "list", "--json"], { cwd: directory });
+    expect(list.code).toBe(0);
+    expect((JSON.parse(list.stdout) as Array<{ id: string; status: string }>).map((record) => [record.id, record.status])).toEqual([[runId, "completed"]]);
+    const show = await runCli(["runs", "show", runId], { cwd: directory });
+    expect(show.code).toBe(0);
+    expect(show.stdout).toContain("✓ s1 [execute] Compute 2+3");
+    const mermaid = await runCli(["runs", "show", runId, "--mermaid"], { cwd: directory });
+    expect(mermaid.stdout).toMatch(/^flowchart TD/);
+    expect(mermaid.stdout).toMatch(/n_s1 -->\|content\| n_s2/);
+    expect(mermaid.stdout).toContain(":::done");
+    const missing = await runCli(["runs", "show", "run-nope"], { cwd: directory });
+    expect(missing.code).toBe(2);
+  });
+});
+
+describe("bad input", () => {
+  const cases: Array<[string, string[], RegExp]> = [
+    ["an empty task", ["run", ""], /the task is empty/],
+    ["a whitespace task", ["run", "  \n\t "], /the task is empty/],
+    ["a task over 5,000 characters", ["run", "x".repeat(5_001)], /longer than 5000 characters/],
+    ["an unknown provider", ["run", "hello", "--provider", "nope"], /unknown provider "nope"/],
+    ["--max-iterations 0", ["run", "hello", "--max-iterations", "0"], /between 1 and 50/],
+    ["--max-iterations 51", ["run", "hello", "--max-iterations", "51"], /between 1 and 50/],
+    ["--max-iterations abc", ["run", "hello", "--max-iterations", "abc"], /max_iterations/],
+    ["an unwritable data dir", ["run", "hello", "--data-dir", "/sys/troupe-data"], /cannot be created|not writable/],
+    ["a resume of an unknown thread", ["resume", "no-such-thread"], /no run found for thread no-such-thread/],
+    ["conflicting resume flags", ["resume", "t", "--approve", "--reject"], /only one of/],
+  ];
+  for (const [name, args, message] of cases) {
+    it(`refuses ${name} with exit 2, one line on stderr, and nothing written`, async () => {
+      const directory = tempDir();
+      const result = await runCli(args, { cwd: directory });
+      expect(result.code).toBe(2);
+      expect(result.stderr.trim().split("\n")).toHaveLength(1);
+      expect(result.stderr).toMatch(message);
+      expect(result.stdout).toBe("");
+      expect(existsSync(path.join(directory, ".troupe"))).toBe(false);
+      expect(existsSync(path.join(directory, "workspace"))).toBe(false);
+    });
+  }
+
+  it("refuses a data dir that is not writable even for root", async () => {
+    const result = await runCli(["run", "hello", "--data-dir", "/sys"], { cwd: tempDir() });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/not writable/);
+  });
+});
+
+function writeScript(directory: string, name: string, steps: ScriptStep[]): string {
+  const file = path.join(directory, name);
+  writeFileSync(file, JSON.stringify(steps));
+  return file;
+}
+
+interface LogLine {
+  phase: "start" | "end";
+  role: string;
+  subtask?: string;
+  pid: number;
+}
+
+function readLog(file: string): LogLine[] {
+  if (!existsSync(file)) return [];
+  return readFileSync(file, "utf8")
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as LogLine);
+}
+
+describe("durable runs across processes", () => {
+  it("pauses for plan approval in one process and finishes when approved from another", async () => {
+    const directory = tempDir();
+    const log = path.join(directory, "calls.jsonl");
+    const first = await runCli(["run", "research two things", "--approve-plan", "--json", "--thread", "approval-1"], {
+      cwd: directory,
+      env: {
+        TROUPE_PROVIDER: "scripted",
+        TROUPE_SCRIPT: writeScript(directory, "one.json", [planStep([subtask("s1", "research", "Thing one"), subtask("s2", "research", "Thing two")])]),
+        TROUPE_SCRIPT_LOG: log,
+      },
+    });
+    expect(first.code).toBe(3);
+    const waiting = parseResult(first.stdout);
+    expect(waiting.status).toBe("interrupted");
+    expect(waiting.interrupt?.kind).toBe("plan-approval");
+    expect(waiting.plan.map((view) => view.status)).toEqual(["pending", "pending"]);
+
+    const second = await runCli(["resume", "approval-1", "--approve", "--json"], {
+      cwd: directory,
+      env: {
+        TROUPE_SCRIPT: writeScript(directory, "two.json", [finalStep("s1", "one"), finalStep("s2", "two"), reviewStep(0.9), answerStep("one and two")]),
+        TROUPE_SCRIPT_LOG: log,
+      },
+    });
+    expect(second.stderr).not.toContain("unexpected");
+    expect(second.code).toBe(0);
+    const done = parseResult(second.stdout);
+    expect(done.status).toBe("completed");
+    expect(done.runId).toBe(waiting.runId);
+    expect(done.answer).toBe("one and two");
+    const calls = readLog(log).filter((line) => line.phase === "start");
+    expect(calls.map((line) => line.role)).toEqual(["planner", "research", "research", "critic", "synthesizer"]);
+    expect(new Set(calls.map((line) => line.pid)).size).toBe(2);
+  });
+
+  it("resumes a run whose process was killed (SIGKILL) from its last checkpoint; finished subtasks run exactly once", async () => {
+    const directory = tempDir();
+    const log = path.join(directory, "calls.jsonl");
+    const plan = planStep([
+      subtask("s1", "research", "Fast lookup"),
+      subtask("s2", "research", "Slow lookup"),
+      subtask("s3", "execute", "Combine", { dependsOn: ["s1", "s2"], args: { fast: { ref: "s1", path: "$" } } }),
+    ]);
+    const child = spawn(process.execPath, [CLI, "run", "look up two things and combine them", "--json", "--thread", "crash-1"], {
+      cwd: directory,
+      env: {
+        ...cleanEnv(),
+        TROUPE_PROVIDER: "scripted",
+        TROUPE_SCRIPT: writeScript(directory, "before.json", [plan, finalStep("s1", "fast result", { delayMs: 50 }), finalStep("s2", "never arrives", { delayMs: 60_000 })]),
+        TROUPE_SCRIPT_LOG: log,
+      },
+      stdio: "ignore",
+    });
+    const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on("exit", (_code, signal) => resolve(signal)));
+    const database = path.join(directory, ".troupe", "troupe.db");
+    const s1Recorded = (): boolean => {
+      if (!existsSync(database)) return false;
+      const db = new Database(database, { readonly: true, fileMustExist: true });
+      try {
+        const row = db.prepare("SELECT COUNT(*) AS n FROM writes WHERE channel = 'results' AND CAST(value AS TEXT) LIKE '%fast result%'").get() as { n: number };
+        return row.n > 0;
+      } catch {
+        return false;
+      } finally {
+        db.close();
+      }
+    };
+    const deadline = Date.now() + 30_000;
+    while (!(s1Recorded() && readLog(log).some((line) => line.phase === "start" && line.subtask === "s2"))) {
+      if (Date.now() > deadline) throw new Error(`the run did not reach s2: ${JSON.stringify(readLog(log))}`);
+      await sleep(50);
+    }
+    child.kill("SIGKILL");
+    expect(await exited).toBe("SIGKILL");
+
+    const stale = await runCli(["runs", "list", "--json"], { cwd: directory });
+    expect((JSON.parse(stale.stdout) as Array<{ status: string }>)[0]?.status).toBe("running");
+
+    const resumed = await runCli(["resume", "crash-1", "--json"], {
+      cwd: directory,
+      env: {
+        TROUPE_SCRIPT: writeScript(directory, "after.json", [
+          finalStep("s2", "slow result"),
+          finalStep("s3", "fast result + slow result", { contains: '"fast": "fast result"' }),
+          reviewStep(0.9),
+          answerStep("combined"),
+        ]),
+        TROUPE_SCRIPT_LOG: log,
+      },
+    });
+    expect(resumed.stderr).not.toMatch(/unexpected|no step/);
+    expect(resumed.code).toBe(0);
+    const output = parseResult(resumed.stdout);
+    expect(output.status).toBe("completed");
+    expect(output.answer).toBe("combined");
+    expect(output.plan.map((view) => [view.id, view.status, view.attempts])).toEqual([
+      ["s1", "done", 1],
+      ["s2", "done", 1],
+      ["s3", "done", 1],
+    ]);
+    const starts = readLog(log).filter((line) => line.phase === "start");
+    expect(starts.filter((line) => line.role === "planner")).toHaveLength(1);
+    expect(starts.filter((line) => line.subtask === "s1")).toHaveLength(1);
+    expect(starts.filter((line) => line.subtask === "s2")).toHaveLength(2);
+    const again = await runCli(["resume", "crash-1"], { cwd: directory, env: { TROUPE_SCRIPT: path.join(directory, "after.json") } });
+    expect(again.code).toBe(2);
+    expect(again.stderr).toMatch(/already finished/);
+  });
+});
+
+describe("other commands", () => {
+  it("prints the orchestration graph as Mermaid", async () => {
+    const result = await runCli(["graph"]);
+    expect(result.code).toBe(0);
+    for (const edge of ["coordinator -.-> planner", "dispatch -.-> run_subtask", "run_subtask --> join", "join --> coordinator", "finalize --> __end__"]) {
+      expect(result.stdout).toContain(edge);
+    }
+  });
+
+  it("lists tools with their schemas and calls one, refusing paths outside the workspace", async () => {
+    const directory = tempDir();
+    const list = await runCli(["tools", "list", "--json"], { cwd: directory });
+    const tools = JSON.parse(list.stdout) as Array<{ name: string; schema: { properties: Record<string, unknown> } }>;
+    expect(tools.map((tool) => tool.name)).toEqual(["calculator", "file_list", "file_read", "file_write", "json"]);
+    expect(tools.find((tool) => tool.name === "calculator")?.schema.properties).toHaveProperty("expression");
+    const call = await runCli(["tools", "call", "calculator", "--args", '{"expression":"17% of 2,340"}'], { cwd: directory });
+    expect(call.stdout.trim()).toBe("397.8");
+    const escape = await runCli(["tools", "call", "file_read", "--args", '{"path":"../../etc/passwd"}', "--json"], { cwd: directory });
+    expect(escape.code).toBe(1);
+    expect(JSON.parse(escape.stdout)).toMatchObject({ ok: false, error: { code: "path_outside_workspace" } });
+    const denied = await runCli(["tools", "call", "file_write", "--as", "research", "--args", '{"path":"a.txt","content":"x"}'], { cwd: directory });
+    expect(denied.code).toBe(2);
+    expect(denied.stderr).toMatch(/research agent cannot use file_write/);
+    const badJson = await runCli(["tools", "call", "calculator", "--args", "{nope"], { cwd: directory });
+    expect(badJson.code).toBe(2);
+  });
+});
