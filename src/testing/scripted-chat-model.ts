@@ -1,7 +1,7 @@
 import { appendFileSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { BaseMessage } from "@langchain/core/messages";
-import { AIMessage } from "@langchain/core/messages";
+import { AIMessageChunk } from "@langchain/core/messages";
 import type { ChatResult } from "@langchain/core/outputs";
 import { roleOf, subtaskIdOf } from "../core/prompt-protocol.js";
 import { type ToolCallingCallOptions, ToolCallingChatModel } from "../providers/tool-calling-chat-model.js";
@@ -133,7 +133,7 @@ export class ScriptedChatModel extends ToolCallingChatModel {
     call.endedAt = Date.now();
     this.#log({ phase: "end", index: call.index, step: index, role, subtask, pid: process.pid, at: call.endedAt });
     if (step.error !== undefined) throw new Error(step.error);
-    const message = new AIMessage({
+    const message = new AIMessageChunk({
       content: step.content ?? "",
       tool_calls: (step.toolCalls ?? []).map((toolCall, position) => ({
         id: toolCall.id ?? `scripted_${call.index}_${position}`,

@@ -52,12 +52,16 @@ const PRONOUN = /\b(it|this|that|these|those|them|the (?:result|answer|value|out
 const FILE_PATH = /(?:^|[\s"'`(])((?:[\w.-]+\/)*[\w-][\w.-]*\.[A-Za-z0-9]{1,10})(?=$|[\s"'`),;:!?])/;
 const QUOTED = /"([^"]*)"|'([^']*)'|`([^`]*)`|“([^”]*)”/;
 
+/** Marks a protected span; a private-use character that task text does not contain. */
+const PLACEHOLDER = "\uE000";
+const PLACEHOLDER_PATTERN = /\uE000(\d+)\uE000/g;
+
 /** Replaces quoted strings and bracketed JSON with placeholders so splitting cannot cut them. */
 function protect(text: string): { text: string; restore: (clause: string) => string } {
   const saved: string[] = [];
   const keep = (value: string): string => {
     saved.push(value);
-    return `\u0000${saved.length - 1}\u0000`;
+    return `${PLACEHOLDER}${saved.length - 1}${PLACEHOLDER}`;
   };
   let output = "";
   let index = 0;
@@ -84,7 +88,7 @@ function protect(text: string): { text: string; restore: (clause: string) => str
     index += 1;
   }
   const restore = (clause: string): string =>
-    clause.replace(/\u0000(\d+)\u0000/g, (_, position: string) => saved[Number(position)] ?? "");
+    clause.replace(PLACEHOLDER_PATTERN, (_, position: string) => saved[Number(position)] ?? "");
   return { text: output, restore };
 }
 

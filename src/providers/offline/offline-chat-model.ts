@@ -1,5 +1,5 @@
 import type { BaseMessage } from "@langchain/core/messages";
-import { AIMessage } from "@langchain/core/messages";
+import { AIMessageChunk } from "@langchain/core/messages";
 import type { ChatResult } from "@langchain/core/outputs";
 import { parseSections, roleOf, SECTIONS, STRUCTURED_OUTPUT } from "../../core/prompt-protocol.js";
 import { boundToolNames, type ToolCallingCallOptions, ToolCallingChatModel } from "../tool-calling-chat-model.js";
@@ -74,7 +74,7 @@ export class OfflineChatModel extends ToolCallingChatModel {
     const tools = boundToolNames(options);
     const lastHuman = [...messages].reverse().find((message) => message.getType() === "human");
     const sections = parseSections(textOf(lastHuman));
-    let reply: AIMessage;
+    let reply: AIMessageChunk;
     switch (role) {
       case "planner": {
         const plan = planTask(sections.get(SECTIONS.task) ?? textOf(lastHuman));
@@ -89,7 +89,7 @@ export class OfflineChatModel extends ToolCallingChatModel {
       case "synthesizer": {
         const outcomes = parseJson<OutcomeLine[]>(sections.get(SECTIONS.outcomes), []);
         const issues = parseJson<string[]>(sections.get(SECTIONS.review), []);
-        reply = new AIMessage(synthesize(sections.get(SECTIONS.task) ?? "", outcomes, issues));
+        reply = new AIMessageChunk(synthesize(sections.get(SECTIONS.task) ?? "", outcomes, issues));
         break;
       }
       default: {
@@ -97,17 +97,17 @@ export class OfflineChatModel extends ToolCallingChatModel {
         const step = workerStep(label, args, replies, tools);
         reply =
           "toolCall" in step
-            ? new AIMessage({ content: "", tool_calls: [{ id: toolCallId(), name: step.toolCall.name, args: step.toolCall.args, type: "tool_call" }] })
-            : new AIMessage(step.answer);
+            ? new AIMessageChunk({ content: "", tool_calls: [{ id: toolCallId(), name: step.toolCall.name, args: step.toolCall.args, type: "tool_call" }] })
+            : new AIMessageChunk(step.answer);
       }
     }
     return { generations: [{ text: textOf(reply), message: reply }] };
   }
 
-  #structured(name: string, value: unknown, tools: string[]): AIMessage {
+  #structured(name: string, value: unknown, tools: string[]): AIMessageChunk {
     if (tools.includes(name)) {
-      return new AIMessage({ content: "", tool_calls: [{ id: toolCallId(), name, args: value as Record<string, unknown>, type: "tool_call" }] });
+      return new AIMessageChunk({ content: "", tool_calls: [{ id: toolCallId(), name, args: value as Record<string, unknown>, type: "tool_call" }] });
     }
-    return new AIMessage(JSON.stringify(value));
+    return new AIMessageChunk(JSON.stringify(value));
   }
 }

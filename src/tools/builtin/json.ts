@@ -1,3 +1,4 @@
+import { type ParseError, parse as parseTolerant, printParseErrorCode } from "jsonc-parser";
 import { JSONPath } from "jsonpath-plus";
 import { z } from "zod";
 import { ToolError } from "../../core/errors.js";
@@ -22,15 +23,19 @@ function typeOf(value: unknown): string {
   return Array.isArray(value) ? "array" : typeof value;
 }
 
-/** Locates a JSON.parse error ("at position N") as a line and column. */
-function locate(text: string, message: string): { line?: number; column?: number } {
-  const match = /position (\d+)/.exec(message);
-  if (!match) return {};
-  const offset = Number(match[1]);
-  const before = text.slice(0, offset);
+/**
+ * Where strict JSON breaks, as a line and column. V8's messages do not always carry a position,
+ * so jsonc-parser (with comments and trailing commas disallowed) locates the first error.
+ */
+function locate(text: string): { line?: number; column?: number; reason?: string } {
+  const errors: ParseError[] = [];
+  parseTolerant(text, errors, { disallowComments: true, allowTrailingComma: false, allowEmptyContent: false });
+  const first = errors[0];
+  if (!first) return {};
+  const before = text.slice(0, first.offset);
   const line = before.split("\n").length;
-  const column = offset - before.lastIndexOf("\n");
-  return { line, column };
+  const column = first.offset - before.lastIndexOf("\n");
+  return { line, column, reason: printParseErrorCode(first.error) };
 }
 
 /** Validates, pretty-prints or queries JSON text. An invalid document is a result, not a failure. */
@@ -47,8 +52,8 @@ export const jsonTool = defineTool({
     try {
       parsed = JSON.parse(text);
     } catch (error) {
-      const message = (error as Error).message;
-      return { valid: false, error: message, ...locate(text, message) };
+      const { reason: _reason, ...where } = locate(text);
+      return { valid: false, error: (error as Error).message.split("\n")[0] ?? "invalid JSON", ...where };
     }
     if (operation === "format") return { valid: true, type: typeOf(parsed), formatted: JSON.stringify(parsed, null, 2) };
     if (operation === "query") {

@@ -144,11 +144,6 @@ class Parser {
     return token.kind === "operator" && token.value === value;
   }
 
-  #isName(value: string): boolean {
-    const token = this.#peek();
-    return token.kind === "name" && token.value === value;
-  }
-
   #enter(position: number): void {
     this.#depth += 1;
     if (this.#depth > MAX_DEPTH) throw new ExpressionError("the expression is nested too deeply", position);

@@ -1,0 +1,136 @@
+import path from "node:path";
+import { mkdirSync } from "node:fs";
+import type { PlannedSubtask } from "../src/core/plan.js";
+import { ScriptedChatModel } from "../src/testing/scripted-chat-model.js";
+import { buildRawGraph, openRawCheckpointer, runRawGraph } from "./raw-graph.js";
+import { createScriptedTroupe, expectCompleted, LAYERED_PLAN, modelCallsFor, scriptFor } from "./scripts.js";
+import { scaleSummary, type Summary, summarize, timed, withTempDir } from "./support.js";
+
+/** Target of the issue: troupe may cost at most this many times the raw LangGraph floor per model call. */
+export const OVERHEAD_TARGET_RATIO = 1.5;
+
+export interface OverheadOptions {
+  runs: number;
+  warmupRuns: number;
+  concurrency: number;
+}
+
+export interface VariantFigures {
+  label: string;
+  runMs: Summary;
+  perCallMs: Summary;
+}
+
+export interface OverheadReport {
+  subtasks: number;
+  modelCallsPerRun: number;
+  runs: number;
+  warmupRuns: number;
+  concurrency: number;
+  /** How token counts are obtained in the compared runs. */
+  tokenCounting: string;
+  troupe: VariantFigures;
+  rawCheckpointed: VariantFigures;
+  /** Reference only: what the floor costs without any checkpointing. */
+  rawInMemory: VariantFigures;
+  /** Reference only: troupe when the model reports no usage and js-tiktoken counts the tokens. */
+  troupeCountingTokens: VariantFigures;
+  /** troupe / raw with the same checkpointer, on the medians and on the p95s. */
+  ratio: { median: number; p95: number };
+  ratioToInMemory: { median: number; p95: number };
+  target: { maxRatio: number; met: boolean };
+}
+
+interface Variant {
+  label: string;
+  run: () => Promise<void>;
+  close: () => void;
+  samples: number[];
+}
+
+const TASK = "Combine the figures of the layered plan";
+
+async function troupeVariant(directory: string, label: string, plan: PlannedSubtask[], options: OverheadOptions & { withoutUsage: boolean }): Promise<Variant> {
+  const steps = scriptFor(plan, { runs: options.runs + options.warmupRuns, withoutUsage: options.withoutUsage });
+  const { troupe, model } = await createScriptedTroupe(directory, steps);
+  return {
+    label,
+    samples: [],
+    run: async () => expectCompleted(await troupe.run({ task: TASK, concurrency: options.concurrency }), model, label),
+    close: () => troupe.close(),
+  };
+}
+
+function rawVariant(directory: string | undefined, label: string, plan: PlannedSubtask[], options: OverheadOptions): Variant {
+  const model = new ScriptedChatModel({ steps: scriptFor(plan, { runs: options.runs + options.warmupRuns }) });
+  const checkpointer = directory === undefined ? undefined : openRawCheckpointer(directory);
+  const graph = buildRawGraph(model, checkpointer?.saver);
+  return {
+    label,
+    samples: [],
+    run: async () => {
+      const state = await runRawGraph(graph, TASK, options.concurrency);
+      if (!state.answer || model.unexpected.length > 0) throw new Error(`${label}: the run did not go as scripted`);
+    },
+    close: () => checkpointer?.close(),
+  };
+}
+
+function figures(variant: Variant, callsPerRun: number): VariantFigures {
+  const runMs = summarize(variant.samples);
+  return { label: variant.label, runMs, perCallMs: scaleSummary(runMs, callsPerRun) };
+}
+
+/**
+ * Benchmark 1: the same plan through troupe and through the raw graph, measured in one process,
+ * in interleaved rounds so drift (GC, page cache, CPU frequency) falls on every variant alike.
+ */
+export async function measureOverhead(options: OverheadOptions): Promise<OverheadReport> {
+  const plan = LAYERED_PLAN;
+  const callsPerRun = modelCallsFor(plan);
+  return withTempDir("troupe-bench-overhead-", async (directory) => {
+    const place = (name: string) => {
+      const subdirectory = path.join(directory, name);
+      mkdirSync(subdirectory, { recursive: true });
+      return subdirectory;
+    };
+    const variants = [
+      await troupeVariant(place("troupe"), "troupe (SQLite, sync)", plan, { ...options, withoutUsage: false }),
+      rawVariant(place("raw"), "raw LangGraph (SqliteSaver, sync)", plan, options),
+      rawVariant(undefined, "raw LangGraph, no checkpointer (reference)", plan, options),
+      await troupeVariant(place("troupe-tiktoken"), "troupe, tokens counted by js-tiktoken (reference)", plan, { ...options, withoutUsage: true }),
+    ];
+    try {
+      for (let round = 0; round < options.warmupRuns; round += 1) {
+        for (const variant of variants) await variant.run();
+      }
+      for (let round = 0; round < options.runs; round += 1) {
+        for (const variant of variants) variant.samples.push((await timed(variant.run)).ms);
+      }
+    } finally {
+      for (const variant of variants) variant.close();
+    }
+    const [troupe, rawCheckpointed, rawInMemory, troupeCountingTokens] = variants.map((variant) => figures(variant, callsPerRun)) as [
+      VariantFigures,
+      VariantFigures,
+      VariantFigures,
+      VariantFigures,
+    ];
+    const ratio = { median: troupe.runMs.median / rawCheckpointed.runMs.median, p95: troupe.runMs.p95 / rawCheckpointed.runMs.p95 };
+    return {
+      subtasks: plan.length,
+      modelCallsPerRun: callsPerRun,
+      runs: options.runs,
+      warmupRuns: options.warmupRuns,
+      concurrency: options.concurrency,
+      tokenCounting: "scripted replies report usage (input/output tokens), so the compared runs do no tokenizer work; the js-tiktoken line shows that cost",
+      troupe,
+      rawCheckpointed,
+      rawInMemory,
+      troupeCountingTokens,
+      ratio,
+      ratioToInMemory: { median: troupe.runMs.median / rawInMemory.runMs.median, p95: troupe.runMs.p95 / rawInMemory.runMs.p95 },
+      target: { maxRatio: OVERHEAD_TARGET_RATIO, met: ratio.median <= OVERHEAD_TARGET_RATIO },
+    };
+  });
+}

@@ -1,0 +1,108 @@
+import type { AIMessage} from "@langchain/core/messages";
+import { HumanMessage, SystemMessage, ToolMessage } from "@langchain/core/messages";
+import { describe, expect, it } from "vitest";
+import { BUILTIN_AGENTS, PlanOutput, validatePlan } from "../../core/plan.js";
+import { roleLine, SECTIONS, section, STRUCTURED_OUTPUT } from "../../core/prompt-protocol.js";
+import { parseTask, splitClauses } from "./intents.js";
+import { OfflineChatModel } from "./offline-chat-model.js";
+import { planTask } from "./planner-rules.js";
+import { workerStep } from "./worker-rules.js";
+
+describe("reading a task", () => {
+  it("splits clauses at then/and-before-a-verb/sentence ends, but not inside quotes, JSON or file names", () => {
+    expect(splitClauses("compute 17% of 2,340 and save it to result.txt")).toEqual(["compute 17% of 2,340", "save it to result.txt"]);
+    expect(splitClauses('Write "salt and pepper. Then rest" to a.txt, then list the files')).toEqual(['Write "salt and pepper. Then rest" to a.txt', "list the files"]);
+    expect(splitClauses('validate the JSON {"a": "x. y", "b": [1, 2]} and read b.json')).toEqual(['validate the JSON {"a": "x. y", "b": [1, 2]}', "read b.json"]);
+    expect(splitClauses("add 2 and 3")).toEqual(["add 2 and 3"]);
+  });
+
+  it("recognises arithmetic, files and JSON, and leaves the rest to a language model", () => {
+    const kinds = (task: string) => parseTask(task).map((intent) => intent.kind);
+    expect(kinds("What is the square root of 144 plus 10?")).toEqual(["compute"]);
+    expect(kinds("Read notes.txt and list the files in data")).toEqual(["read", "list"]);
+    expect(kinds("Check whether config.json is valid JSON")).toEqual(["json"]);
+    expect(kinds("Write a Python scraper for a news site")).toEqual(["open"]);
+    expect(parseTask("Write a Python scraper for a news site")[0]).toMatchObject({ agent: "code" });
+    expect(parseTask("Explain the causes of the French revolution")[0]).toMatchObject({ kind: "open", agent: "research" });
+  });
+});
+
+describe("offline planner", () => {
+  it("plans a composition as two subtasks where the second takes the first one's result", () => {
+    const plan = planTask("compute 17% of 2,340 and save it to result.txt");
+    expect(plan.subtasks).toEqual([
+      { id: "s1", label: "Compute 17% of 2,340", agent: "execute", dependsOn: [], args: { expression: { value: "17% of 2,340" } } },
+      { id: "s2", label: "Save it to result.txt", agent: "execute", dependsOn: ["s1"], args: { path: { value: "result.txt" }, content: { ref: "s1", path: "$" } } },
+    ]);
+    expect(validatePlan(plan.subtasks, { agents: BUILTIN_AGENTS })).toEqual([]);
+  });
+
+  it("keeps independent clauses independent, so they run in parallel", () => {
+    const plan = planTask("compute 2+2, compute 3*3 and list the files");
+    expect(plan.subtasks.map((subtask) => subtask.dependsOn)).toEqual([[], [], []]);
+  });
+
+  it("gives an open-ended task a sensible plan of its own words, not a canned one", () => {
+    const first = planTask("Compare the economies of Norway and Chile");
+    const second = planTask("Summarise the history of the printing press");
+    expect(first.subtasks.map((subtask) => subtask.agent)).toEqual(["research", "research"]);
+    expect(first.subtasks[1]?.dependsOn).toEqual(["s1"]);
+    expect(first.subtasks[0]?.label).toContain("Norway and Chile");
+    expect(second.subtasks[0]?.label).toContain("printing press");
+  });
+});
+
+describe("offline worker", () => {
+  it("calls the tools a clause needs, one at a time, and answers from their results", () => {
+    const tools = ["file_read", "json"];
+    const first = workerStep("Validate the JSON in config.json", {}, [], tools);
+    expect(first).toEqual({ toolCall: { name: "file_read", args: { path: "config.json" } } });
+    const second = workerStep("Validate the JSON in config.json", {}, [{ tool: "file_read", ok: true, value: { content: '{"a":' } }], tools);
+    expect(second).toEqual({ toolCall: { name: "json", args: { operation: "validate", text: '{"a":' } } });
+    const done = workerStep(
+      "Validate the JSON in config.json",
+      {},
+      [
+        { tool: "file_read", ok: true, value: { content: '{"a":' } },
+        { tool: "json", ok: true, value: { valid: false }, summary: "invalid JSON (line 1, column 6): Unexpected end of JSON input" },
+      ],
+      tools,
+    );
+    expect(done).toEqual({ answer: "invalid JSON (line 1, column 6): Unexpected end of JSON input" });
+  });
+
+  it("uses resolved arguments over the words of the label, and fails honestly", () => {
+    expect(workerStep("Save it to result.txt", { path: "result.txt", content: 276 }, [], ["file_write"])).toEqual({
+      toolCall: { name: "file_write", args: { path: "result.txt", content: "276" } },
+    });
+    expect(workerStep("Read notes.txt", {}, [{ tool: "file_read", ok: false, error: { code: "not_found", message: "missing" } }], ["file_read"])).toEqual({
+      answer: "FAILED: file_read failed (not_found): missing",
+    });
+    expect(workerStep("Compute 2+2", {}, [], ["file_read"])).toEqual({ answer: "FAILED: this worker has no calculator tool" });
+  });
+});
+
+describe("OfflineChatModel", () => {
+  it("is a real LangChain chat model: structured output through bindTools", async () => {
+    const model = new OfflineChatModel({});
+    const planner = model.withStructuredOutput(PlanOutput, { name: STRUCTURED_OUTPUT.plan });
+    const plan = await planner.invoke([new SystemMessage(roleLine("planner")), new HumanMessage(section(SECTIONS.task, "compute 23% of 1,200 and save it to share.txt"))]);
+    expect(plan.subtasks.map((subtask) => subtask.args)).toEqual([
+      { expression: { value: "23% of 1,200" } },
+      { path: { value: "share.txt" }, content: { ref: "s1", path: "$" } },
+    ]);
+  });
+
+  it("drives a tool loop: a tool call, then an answer from the tool's result", async () => {
+    const model = new OfflineChatModel({}).bindTools([
+      { type: "function", function: { name: "calculator", description: "math", parameters: { type: "object", properties: { expression: { type: "string" } } } } },
+    ]);
+    const system = new SystemMessage(roleLine("execute worker"));
+    const human = new HumanMessage([section(SECTIONS.subtask, "s1 (execute): Compute 23% of 1,200"), section(SECTIONS.arguments, "{}")].join("\n\n"));
+    const call = (await model.invoke([system, human])) as AIMessage;
+    expect(call.tool_calls).toEqual([{ id: expect.any(String), name: "calculator", args: { expression: "23% of 1,200" }, type: "tool_call" }]);
+    const result = new ToolMessage({ tool_call_id: call.tool_calls?.[0]?.id ?? "", name: "calculator", content: JSON.stringify({ ok: true, value: 276, summary: "23% of 1,200 = 276" }) });
+    const answer = await model.invoke([system, human, call, result]);
+    expect(answer.content).toBe("276");
+  });
+});

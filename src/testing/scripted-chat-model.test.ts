@@ -1,0 +1,39 @@
+import { HumanMessage, SystemMessage } from "@langchain/core/messages";
+import { describe, expect, it } from "vitest";
+import { answerStep, finalStep } from "./script.js";
+import { ScriptedChatModel } from "./scripted-chat-model.js";
+
+const synthesizer = [new SystemMessage("You are the troupe synthesizer."), new HumanMessage("## Task\nx")];
+const worker = (id: string) => [new SystemMessage("You are the troupe research worker."), new HumanMessage(`## Subtask\n${id} (research): find`)];
+
+describe("ScriptedChatModel", () => {
+  it("answers each call from the first matching unused step and records the call", async () => {
+    const model = new ScriptedChatModel({ steps: [finalStep("s2", "second"), finalStep("s1", "first"), answerStep("final", { usage: { input: 10, output: 2 } })] });
+    expect((await model.invoke(worker("s1"))).content).toBe("first");
+    expect((await model.invoke(worker("s2"))).content).toBe("second");
+    const answer = await model.invoke(synthesizer);
+    expect(answer.content).toBe("final");
+    expect(answer.usage_metadata).toEqual({ input_tokens: 10, output_tokens: 2, total_tokens: 12 });
+    expect(model.calls.map((call) => [call.role, call.subtask])).toEqual([
+      ["research", "s1"],
+      ["research", "s2"],
+      ["synthesizer", undefined],
+    ]);
+    expect(() => model.assertDone()).not.toThrow();
+  });
+
+  it("fails an unexpected call and reports it, and reports unused steps", async () => {
+    const model = new ScriptedChatModel({ steps: [finalStep("s1", "first")] });
+    await expect(model.invoke(synthesizer)).rejects.toThrow(/no step for this call \(role synthesizer/);
+    expect(() => model.assertDone()).toThrow(/unexpected model call \(role synthesizer/);
+    const unused = new ScriptedChatModel({ steps: [finalStep("s1", "first"), answerStep("never")] });
+    await unused.invoke(worker("s1"));
+    expect(() => unused.assertDone()).toThrow(/1 scripted step\(s\) were not used/);
+  });
+
+  it("hands bound tools to the call", async () => {
+    const model = new ScriptedChatModel({ steps: [{ role: "worker", content: "ok" }] });
+    await model.bindTools([{ type: "function", function: { name: "calculator", description: "math", parameters: { type: "object", properties: {} } } }]).invoke(worker("s1"));
+    expect(model.calls[0]?.tools).toEqual(["calculator"]);
+  });
+});
