@@ -17,4 +17,26 @@ export default tseslint.config(
       ],
     },
   },
+  // Layers point one way: core ← config/providers/tools ← agents ← graph ← runtime ← cli.
+  ...[
+    ["src/core/**", ["config", "providers", "tools", "agents", "graph", "store", "runtime", "cli", "testing", "server"], ["@langchain/langgraph", "fastify"]],
+    ["src/{providers,tools,config}/**", ["agents", "graph", "store", "runtime", "cli", "server"], []],
+    ["src/agents/**", ["graph", "store", "runtime", "cli", "server"], []],
+    ["src/graph/**", ["store", "runtime", "cli", "server"], []],
+    ["src/store/**", ["agents", "graph", "runtime", "cli", "server"], []],
+  ].map(([files, layers, packages]) => ({
+    files: [files],
+    ignores: ["**/*.test.ts"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        {
+          patterns: [
+            ...layers.map((layer) => ({ group: [`**/${layer}/*`, `**/${layer}/**`], message: `this layer must not import from src/${layer}` })),
+            ...packages.map((name) => ({ group: [name, `${name}/*`], message: `${name} does not belong in this layer` })),
+          ],
+        },
+      ],
+    },
+  })),
 );

@@ -199,11 +199,17 @@ export function parseClause(clause: string): Intent {
     return { kind: "json", clause, source: { previous: true }, usesPrevious: true };
   }
 
+  const codeLike =
+    /\b(?:code|script|program|function|implement|class|module|crawler|scraper|cli|api|regex|query)\b/.test(lower) &&
+    /\b(?:write|create|build|implement|generate|make|develop|code)\b/.test(lower);
   const writeVerb = /\b(?:save|write|store|put|record|output|dump|append)\b/.test(lower);
   const writeTarget = /\b(?:to|into|in|as)\s+(?:a\s+|the\s+)?(?:new\s+)?(?:file\s+)?(?:called\s+|named\s+)?["'`]?((?:[\w.-]+\/)*[\w-][\w.-]*\.[A-Za-z0-9]{1,10})/i.exec(clause);
   if (writeVerb && writeTarget?.[1]) {
     const content = writeContent(clause.replace(writeTarget[0], " "));
-    return { kind: "write", clause, path: writeTarget[1], content, usesPrevious: content === undefined && usesPrevious };
+    // A file to write with nothing to put in it is a description of work (code to write), not a write.
+    if (content !== undefined || (usesPrevious && !codeLike)) {
+      return { kind: "write", clause, path: writeTarget[1], content, usesPrevious: content === undefined && usesPrevious };
+    }
   }
 
   if (path && /\b(?:read|open|show|display|print|cat|load|view|contents? of|what(?:'s| is) in)\b/.test(lower) && !writeVerb) {
@@ -213,8 +219,6 @@ export function parseClause(clause: string): Intent {
   const expression = toExpression(clause);
   if (expression) return { kind: "compute", clause, expression, usesPrevious: false };
 
-  const codeLike = /\b(?:code|script|program|function|implement|class|module|crawler|scraper|cli|api|regex|query)\b/.test(lower) &&
-    /\b(?:write|create|build|implement|generate|make|develop|code)\b/.test(lower);
   return { kind: "open", clause, agent: codeLike ? "code" : "research", usesPrevious };
 }
 

@@ -106,3 +106,15 @@ describe("OfflineChatModel", () => {
     expect(answer.content).toBe("276");
   });
 });
+
+describe("offline reading of code tasks", () => {
+  it("treats a script to write as code work, not as a file write with nothing to write", () => {
+    const intents = parseTask("Write a Python script hn_titles.py that fetches the Hacker News front page and saves each story's title and link as JSON to hn_top.json.");
+    expect(intents).toEqual([expect.objectContaining({ kind: "open", agent: "code" })]);
+    expect(parseTask("Write a Python script and save it to tool.py")).toEqual([
+      expect.objectContaining({ kind: "open", agent: "code" }),
+      expect.objectContaining({ kind: "write", path: "tool.py", usesPrevious: true }),
+    ]);
+    expect(parseTask("compute 2+2 and write it to four.txt")[1]).toMatchObject({ kind: "write", usesPrevious: true });
+  });
+});
