@@ -16,9 +16,17 @@ if [ "$troupe_node_major" -lt 22 ]; then
     rm -rf "$troupe_node_tmp"
   fi
   if [ -x .ci/node/bin/node ]; then
+    # npm looks for its global config beside the running node; keep the machine's (CA file, proxy).
+    if [ -z "${npm_config_globalconfig:-}" ]; then
+      troupe_npm_global=$(npm config get globalconfig 2>/dev/null)
+      if [ -n "$troupe_npm_global" ] && [ -f "$troupe_npm_global" ]; then
+        npm_config_globalconfig=$troupe_npm_global
+        export npm_config_globalconfig
+      fi
+    fi
     PATH="$PWD/.ci/node/bin:$PATH"
     npm_config_nodedir="$PWD/.ci/node"
     export PATH npm_config_nodedir
   fi
 fi
-unset troupe_node_version troupe_node_major troupe_node_tmp
+unset troupe_node_version troupe_node_major troupe_node_tmp troupe_npm_global
