@@ -1,2 +1,49 @@
+/**
+ * `npm run bench`: measures troupe's orchestration overhead against a raw LangGraph graph, its
+ * fan-out, and the cost of its checkpoints, side by side in one process. It reports figures and
+ * whether each target is met; it never fails on a threshold. `--json` prints one JSON object.
+ * Not part of `npm test`: timings depend on the machine.
+ */
+import { cpus } from "node:os";
+import { parseArgs } from "node:util";
+import { measureCheckpointCost } from "./checkpoint-cost.js";
+import { measureFanOut } from "./fan-out.js";
 import { measureOverhead } from "./overhead.js";
-console.log(JSON.stringify(await measureOverhead({ runs: 20, warmupRuns: 2, concurrency: 8 }), null, 1));
+import { type BenchReport, renderReport } from "./report.js";
+
+const { values } = parseArgs({
+  options: {
+    json: { type: "boolean", default: false },
+    runs: { type: "string", default: "20" },
+  },
+});
+
+const runs = Number(values.runs);
+if (!Number.isInteger(runs) || runs < 1) {
+  console.error(`--runs must be a positive integer, not ${values.runs}`);
+  process.exit(2);
+}
+
+// Progress goes to stderr, and only for the table, so `--json` output stays one object.
+const progress = (line: string): void => {
+  if (!values.json) process.stderr.write(`${line}\n`);
+};
+
+const startedAt = new Date().toISOString();
+progress(`orchestration overhead (${runs} runs per variant)…`);
+const overhead = await measureOverhead({ runs, warmupRuns: 2, concurrency: 8 });
+progress("fan-out…");
+// Each fan-out run sleeps for at least 200 ms, so fewer runs give a stable median.
+const fanOut = await measureFanOut({ runs: Math.max(1, Math.ceil(runs / 4)), warmupRuns: 1, concurrency: 8, workerDelayMs: 100 });
+progress("checkpoint cost…");
+const checkpointCost = await measureCheckpointCost({ runs: Math.max(1, Math.ceil(runs / 4)), warmupRuns: 1, concurrency: 8 });
+
+const report: BenchReport = {
+  environment: { node: process.version, platform: `${process.platform} ${process.arch}`, cpus: cpus().length, startedAt },
+  overhead,
+  fanOut,
+  checkpointCost,
+  targets: { overhead: overhead.target.met, fanOut: fanOut.target.met },
+};
+
+process.stdout.write(values.json ? `${JSON.stringify(report, null, 2)}\n` : `${renderReport(report)}\n`);

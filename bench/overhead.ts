@@ -1,13 +1,17 @@
+import { existsSync, mkdirSync, statSync } from "node:fs";
 import path from "node:path";
-import { mkdirSync } from "node:fs";
 import type { PlannedSubtask } from "../src/core/plan.js";
+import { DATABASE_FILE } from "../src/store/database.js";
 import { ScriptedChatModel } from "../src/testing/scripted-chat-model.js";
-import { buildRawGraph, openRawCheckpointer, runRawGraph } from "./raw-graph.js";
+import { buildRawGraph, openRawCheckpointer, RAW_DATABASE_FILE, runRawGraph } from "./raw-graph.js";
 import { createScriptedTroupe, expectCompleted, LAYERED_PLAN, modelCallsFor, scriptFor } from "./scripts.js";
 import { scaleSummary, type Summary, summarize, timed, withTempDir } from "./support.js";
 
 /** Target of the issue: troupe may cost at most this many times the raw LangGraph floor per model call. */
 export const OVERHEAD_TARGET_RATIO = 1.5;
+
+/** The most warm-up runs a variant gets while its WAL file still grows. */
+const MAX_WARMUP_RUNS = 60;
 
 export interface OverheadOptions {
   runs: number;
@@ -17,6 +21,8 @@ export interface OverheadOptions {
 
 export interface VariantFigures {
   label: string;
+  /** Warm-up runs it took until the variant's WAL file stopped growing (the minimum for the in-memory one). */
+  warmupRuns: number;
   runMs: Summary;
   perCallMs: Summary;
 }
@@ -25,6 +31,7 @@ export interface OverheadReport {
   subtasks: number;
   modelCallsPerRun: number;
   runs: number;
+  /** The fewest warm-up runs each variant got. */
   warmupRuns: number;
   concurrency: number;
   /** How token counts are obtained in the compared runs. */
@@ -45,16 +52,43 @@ interface Variant {
   label: string;
   run: () => Promise<void>;
   close: () => void;
+  /** The SQLite -wal file the variant writes, if it checkpoints. */
+  walFile?: string;
+  warmupRuns: number;
   samples: number[];
+}
+
+function sizeOf(file: string): number {
+  return existsSync(file) ? statSync(file).size : 0;
+}
+
+/**
+ * Warms a variant up: JIT and caches first, then, for a variant with a database, until its WAL
+ * file stops growing. SQLite reuses the file after its auto-checkpoint; syncing writes to a file
+ * that still grows costs more, and the smaller raw graph's WAL would grow for many more runs than
+ * troupe's, so without this the variants would be measured in different regimes.
+ */
+async function warmUp(variant: Variant, minimum: number): Promise<void> {
+  for (; variant.warmupRuns < minimum; variant.warmupRuns += 1) await variant.run();
+  const { walFile } = variant;
+  if (walFile === undefined) return;
+  while (variant.warmupRuns < MAX_WARMUP_RUNS) {
+    const before = sizeOf(walFile);
+    await variant.run();
+    variant.warmupRuns += 1;
+    if (sizeOf(walFile) === before) return;
+  }
 }
 
 const TASK = "Combine the figures of the layered plan";
 
 async function troupeVariant(directory: string, label: string, plan: PlannedSubtask[], options: OverheadOptions & { withoutUsage: boolean }): Promise<Variant> {
-  const steps = scriptFor(plan, { runs: options.runs + options.warmupRuns, withoutUsage: options.withoutUsage });
+  const steps = scriptFor(plan, { runs: options.runs + MAX_WARMUP_RUNS, withoutUsage: options.withoutUsage });
   const { troupe, model } = await createScriptedTroupe(directory, steps);
   return {
     label,
+    walFile: `${path.join(troupe.store.directory, DATABASE_FILE)}-wal`,
+    warmupRuns: 0,
     samples: [],
     run: async () => expectCompleted(await troupe.run({ task: TASK, concurrency: options.concurrency }), model, label),
     close: () => troupe.close(),
@@ -62,14 +96,16 @@ async function troupeVariant(directory: string, label: string, plan: PlannedSubt
 }
 
 function rawVariant(directory: string | undefined, label: string, plan: PlannedSubtask[], options: OverheadOptions): Variant {
-  const model = new ScriptedChatModel({ steps: scriptFor(plan, { runs: options.runs + options.warmupRuns }) });
+  const model = new ScriptedChatModel({ steps: scriptFor(plan, { runs: options.runs + MAX_WARMUP_RUNS }) });
   const checkpointer = directory === undefined ? undefined : openRawCheckpointer(directory);
   const graph = buildRawGraph(model, checkpointer?.saver);
   return {
     label,
+    ...(directory === undefined ? {} : { walFile: `${path.join(directory, RAW_DATABASE_FILE)}-wal` }),
+    warmupRuns: 0,
     samples: [],
     run: async () => {
-      const state = await runRawGraph(graph, TASK, options.concurrency);
+      const { state } = await runRawGraph(graph, TASK, options.concurrency);
       if (!state.answer || model.unexpected.length > 0) throw new Error(`${label}: the run did not go as scripted`);
     },
     close: () => checkpointer?.close(),
@@ -78,7 +114,7 @@ function rawVariant(directory: string | undefined, label: string, plan: PlannedS
 
 function figures(variant: Variant, callsPerRun: number): VariantFigures {
   const runMs = summarize(variant.samples);
-  return { label: variant.label, runMs, perCallMs: scaleSummary(runMs, callsPerRun) };
+  return { label: variant.label, warmupRuns: variant.warmupRuns, runMs, perCallMs: scaleSummary(runMs, callsPerRun) };
 }
 
 /**
@@ -101,9 +137,7 @@ export async function measureOverhead(options: OverheadOptions): Promise<Overhea
       await troupeVariant(place("troupe-tiktoken"), "troupe, tokens counted by js-tiktoken (reference)", plan, { ...options, withoutUsage: true }),
     ];
     try {
-      for (let round = 0; round < options.warmupRuns; round += 1) {
-        for (const variant of variants) await variant.run();
-      }
+      for (const variant of variants) await warmUp(variant, options.warmupRuns);
       for (let round = 0; round < options.runs; round += 1) {
         for (const variant of variants) variant.samples.push((await timed(variant.run)).ms);
       }

@@ -1,5 +1,5 @@
-import path from "node:path";
 import { randomUUID } from "node:crypto";
+import path from "node:path";
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { type AIMessage, HumanMessage, SystemMessage } from "@langchain/core/messages";
 import { Annotation, type BaseCheckpointSaver, END, Send, START, StateGraph } from "@langchain/langgraph";
@@ -78,19 +78,20 @@ export function buildRawGraph(model: BaseChatModel, checkpointer?: BaseCheckpoin
 
 export type RawGraph = ReturnType<typeof buildRawGraph>;
 
+export const RAW_DATABASE_FILE = "raw.db";
+
 /** A SQLite checkpointer set up exactly as troupe's store sets up its own: WAL, synchronous FULL. */
-export function openRawCheckpointer(directory: string): { saver: SqliteSaver; close: () => void } {
-  const db = new Database(path.join(directory, "raw.db"));
+export function openRawCheckpointer(directory: string): { saver: SqliteSaver; db: Database.Database; close: () => void } {
+  const db = new Database(path.join(directory, RAW_DATABASE_FILE));
   db.pragma("journal_mode = WAL");
   db.pragma("synchronous = FULL");
   db.pragma("busy_timeout = 5000");
-  return { saver: new SqliteSaver(db), close: () => db.close() };
+  return { saver: new SqliteSaver(db), db, close: () => db.close() };
 }
 
 /** One run of the raw graph on a fresh thread, with the same durability and concurrency troupe uses. */
-export async function runRawGraph(graph: RawGraph, task: string, concurrency: number): Promise<RawStateType> {
-  return graph.invoke(
-    { task },
-    { configurable: { thread_id: `raw-${randomUUID()}` }, durability: "sync", maxConcurrency: concurrency },
-  );
+export async function runRawGraph(graph: RawGraph, task: string, concurrency: number): Promise<{ state: RawStateType; threadId: string }> {
+  const threadId = `raw-${randomUUID()}`;
+  const state = await graph.invoke({ task }, { configurable: { thread_id: threadId }, durability: "sync", maxConcurrency: concurrency });
+  return { state, threadId };
 }
