@@ -247,7 +247,17 @@ describe("other commands", () => {
   it("prints the orchestration graph as Mermaid", async () => {
     const result = await runCli(["graph"]);
     expect(result.code).toBe(0);
-    for (const edge of ["coordinator -.-> planner", "dispatch -.-> run_subtask", "run_subtask --> join", "join --> coordinator", "finalize --> __end__"]) {
+    for (const edge of [
+      "__start__ --> intake",
+      "intake --> coordinator",
+      "coordinator -.-> planner",
+      'coordinator -. "dispatch: Send × ready subtasks" .-> run_subtask',
+      "run_subtask --> join",
+      "join --> coordinator",
+      "critic --> coordinator",
+      "coordinator -.-> approve_answer",
+      "finalize --> __end__",
+    ]) {
       expect(result.stdout).toContain(edge);
     }
   });

@@ -60,6 +60,19 @@ export interface StructuredRequest<Schema extends z.ZodType> {
   messages: BaseMessage[];
 }
 
+const schemaCache = new WeakMap<z.ZodType, Record<string, unknown>>();
+
+/** A zod schema as JSON schema, converted once per schema. */
+function jsonSchemaOf(schema: z.ZodType): Record<string, unknown> {
+  let parameters = schemaCache.get(schema);
+  if (!parameters) {
+    parameters = z.toJSONSchema(schema, { io: "input", unrepresentable: "any" }) as Record<string, unknown>;
+    delete parameters.$schema;
+    schemaCache.set(schema, parameters);
+  }
+  return parameters;
+}
+
 /**
  * Asks for a machine-read answer through the provider's tool calling: the schema is offered as
  * the one function to call. An invalid answer gets one repair round with the validation errors;
@@ -70,9 +83,7 @@ export async function invokeStructured<Schema extends z.ZodType>(request: Struct
   if (typeof model.bindTools !== "function") {
     throw new ModelError("no_tool_calling", `the model ${model.getName()} does not support tool calling`);
   }
-  const parameters = z.toJSONSchema(schema, { io: "input", unrepresentable: "any" }) as Record<string, unknown>;
-  delete parameters.$schema;
-  const spec: ToolSpec = { type: "function", function: { name, description, parameters } };
+  const spec: ToolSpec = { type: "function", function: { name, description, parameters: jsonSchemaOf(schema) } };
   const bound = model.bindTools([spec], { tool_choice: name }) as ChatRunnable;
   const messages = [...request.messages];
   let lastProblem = "";

@@ -1,25 +1,25 @@
 import type { BaseCheckpointSaver } from "@langchain/langgraph";
 import { END, START, StateGraph } from "@langchain/langgraph";
-import { coordinate } from "./coordinator.js";
+import { COORDINATOR_TARGETS, coordinate } from "./coordinator.js";
 import type { GraphDeps } from "./deps.js";
-import { dispatch, join, sendWave, createRunSubtaskNode, type SubtaskPayload } from "./nodes/execution.js";
+import { createRunSubtaskNode, join, type SubtaskPayload } from "./nodes/execution.js";
 import { intake } from "./nodes/intake.js";
 import { createApprovePlanNode, createAskHumanNode, createPlannerNode } from "./nodes/planning.js";
 import { createApproveAnswerNode, createCriticNode, createSynthesizerNode, finalize } from "./nodes/review.js";
-import { type Route, type State, TroupeState } from "./state.js";
+import { type State, TroupeState } from "./state.js";
 
-export const ROUTES: Route[] = ["planner", "approve_plan", "ask_human", "dispatch", "critic", "synthesizer", "approve_answer", "finalize"];
-
-/** The uncompiled orchestration graph (also what `troupe graph` draws). */
+/**
+ * The uncompiled orchestration graph (also what `troupe graph` draws). Every node but the
+ * workers and finalize hands control back to the coordinator, which routes from the state; the
+ * workers of a wave meet at join.
+ */
 export function createGraph(deps: GraphDeps) {
   const runSubtask = createRunSubtaskNode(deps);
   return new StateGraph(TroupeState)
     .addNode("intake", intake)
-    .addNode("coordinator", coordinate)
     .addNode("planner", createPlannerNode(deps))
     .addNode("approve_plan", createApprovePlanNode(deps))
     .addNode("ask_human", createAskHumanNode())
-    .addNode("dispatch", dispatch)
     .addNode("run_subtask", (input: State, config) => runSubtask(input as unknown as SubtaskPayload, config))
     .addNode("join", join)
     .addNode("critic", createCriticNode(deps))
@@ -27,17 +27,15 @@ export function createGraph(deps: GraphDeps) {
     .addNode("approve_answer", createApproveAnswerNode())
     .addNode("finalize", finalize)
     .addEdge(START, "intake")
-    .addEdge("intake", "coordinator")
-    .addConditionalEdges("coordinator", (state: State) => state.next, ROUTES)
-    .addConditionalEdges("dispatch", sendWave, ["run_subtask"])
+    .addConditionalEdges("intake", coordinate, COORDINATOR_TARGETS)
+    .addConditionalEdges("planner", coordinate, COORDINATOR_TARGETS)
+    .addConditionalEdges("approve_plan", coordinate, COORDINATOR_TARGETS)
+    .addConditionalEdges("ask_human", coordinate, COORDINATOR_TARGETS)
     .addEdge("run_subtask", "join")
-    .addEdge("join", "coordinator")
-    .addEdge("planner", "coordinator")
-    .addEdge("approve_plan", "coordinator")
-    .addEdge("ask_human", "coordinator")
-    .addEdge("critic", "coordinator")
-    .addEdge("synthesizer", "coordinator")
-    .addEdge("approve_answer", "coordinator")
+    .addConditionalEdges("join", coordinate, COORDINATOR_TARGETS)
+    .addConditionalEdges("critic", coordinate, COORDINATOR_TARGETS)
+    .addConditionalEdges("synthesizer", coordinate, COORDINATOR_TARGETS)
+    .addConditionalEdges("approve_answer", coordinate, COORDINATOR_TARGETS)
     .addEdge("finalize", END);
 }
 

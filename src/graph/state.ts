@@ -15,8 +15,8 @@ export interface RunSettings {
 export type PlanStatus = "none" | "invalid" | "question" | "ready" | "approved";
 export type AnswerStatus = "none" | "draft" | "approved";
 
-/** The next node the coordinator routes to. */
-export type Route = "planner" | "approve_plan" | "ask_human" | "dispatch" | "critic" | "synthesizer" | "approve_answer" | "finalize";
+/** The nodes the coordinator routes to (besides the `Send` fan-out to `run_subtask`). */
+export type Route = "planner" | "approve_plan" | "ask_human" | "critic" | "synthesizer" | "approve_answer" | "finalize";
 
 const replace = <T>(fallback: () => T) => ({ reducer: (_current: T, next: T) => next, default: fallback });
 
@@ -46,12 +46,13 @@ function addMetrics(current: RunMetrics, next: Partial<RunMetrics> | Overwrite<R
 export const TroupeState = Annotation.Root({
   runId: Annotation<string>(replace(() => "")),
   task: Annotation<string>(replace(() => "")),
-  context: Annotation<string | undefined>(replace<string | undefined>(() => undefined)),
+  // Absent values are null, never undefined: LangGraph rebuilds a channel written with undefined
+  // by reading back through the thread's checkpoints.
+  context: Annotation<string | null>(replace<string | null>(() => null)),
   settings: Annotation<RunSettings>(
     replace<RunSettings>(() => ({ maxIterations: 3, approvePlan: false, approveAnswer: false, maxWorkerSteps: 8, maxSubtasks: 50 })),
   ),
   startedAt: Annotation<number>(replace(() => 0)),
-  next: Annotation<Route>(replace<Route>(() => "planner")),
 
   plan: Annotation<PlannedSubtask[]>(replace<PlannedSubtask[]>(() => [])),
   planStatus: Annotation<PlanStatus>(replace<PlanStatus>(() => "none")),
@@ -59,7 +60,7 @@ export const TroupeState = Annotation.Root({
   planErrors: Annotation<string[]>(replace<string[]>(() => [])),
   /** What the planner should take into account: a person's feedback, the critic's issues. */
   planFeedback: Annotation<string[]>(replace<string[]>(() => [])),
-  question: Annotation<string | undefined>(replace<string | undefined>(() => undefined)),
+  question: Annotation<string | null>(replace<string | null>(() => null)),
   humanAnswers: Annotation<string[], string[] | Overwrite<string[]>>(append<string>()),
   rejections: Annotation<number>(replace(() => 0)),
 
@@ -67,19 +68,16 @@ export const TroupeState = Annotation.Root({
     reducer: mergeResults,
     default: () => ({}),
   }),
-  /** Subtask ids sent in the current wave. */
-  wave: Annotation<string[]>(replace<string[]>(() => [])),
   /** Feedback for subtasks sent back by the critic, by id. */
   redoFeedback: Annotation<Record<string, string[]>>(replace<Record<string, string[]>>(() => ({}))),
   needsReview: Annotation<boolean>(replace(() => false)),
   reviews: Annotation<CriticVerdict[], CriticVerdict[] | Overwrite<CriticVerdict[]>>(append<CriticVerdict>()),
-  reviewsApplied: Annotation<number>(replace(() => 0)),
 
-  answer: Annotation<string | undefined>(replace<string | undefined>(() => undefined)),
+  answer: Annotation<string | null>(replace<string | null>(() => null)),
   answerStatus: Annotation<AnswerStatus>(replace<AnswerStatus>(() => "none")),
   answerFeedback: Annotation<string[]>(replace<string[]>(() => [])),
-  stopReason: Annotation<StopReason | undefined>(replace<StopReason | undefined>(() => undefined)),
-  failure: Annotation<string | undefined>(replace<string | undefined>(() => undefined)),
+  stopReason: Annotation<StopReason | null>(replace<StopReason | null>(() => null)),
+  failure: Annotation<string | null>(replace<string | null>(() => null)),
   finished: Annotation<boolean>(replace(() => false)),
 
   nodes: Annotation<string[], string[] | Overwrite<string[]>>(append<string>()),

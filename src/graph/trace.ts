@@ -22,14 +22,14 @@ export function buildTrace(state: State): DecisionTrace {
 }
 
 /**
- * LangGraph's recursion limit for a run, from the plan size bound and the review rounds: each
- * wave is four supersteps (dispatch, run_subtask, join, coordinator) and a plan of n subtasks
- * has at most n waves per round; planning, questions, approvals and the answer add a fixed
- * number per round.
+ * LangGraph's recursion limit for a run, from the plan size bound and the review rounds: a wave
+ * is two supersteps (run_subtask, join) and a plan of n subtasks has at most n waves per round;
+ * each round adds a review and possibly a re-plan (three planner attempts); approvals, questions
+ * and answers add a bounded number more.
  */
 export function recursionLimitFor(planSize: number, maxIterations: number): number {
-  const planning = 2 * 3;
-  const perRound = 4 * Math.max(1, planSize) + 2 + planning;
-  const approvals = (2 + planning) * (maxIterations + 3) + 4 * (maxIterations + 1);
-  return 2 + planning + maxIterations * perRound + approvals + 10;
+  const planning = 3;
+  const perRound = 2 * Math.max(1, planSize) + 1 + planning;
+  const approvals = (1 + planning) * (maxIterations + 3) + 2 * (maxIterations + 1);
+  return 1 + planning + maxIterations * perRound + approvals + 10;
 }

@@ -64,6 +64,9 @@ export interface InvokeOptions {
   onEvent?: (event: StoredEvent) => void;
 }
 
+/** A run's request as stored with it (read back leniently: older rows may lack fields). */
+const StoredRequest = RunRequest.partial();
+
 /** Where the provider choice came from, so the CLI can say when it fell back to `offline`. */
 export type ProviderSource = "option" | "env" | "default" | "injected";
 
@@ -174,7 +177,7 @@ export class Troupe {
       maxWorkerSteps: this.#maxWorkerSteps,
       maxSubtasks: LIMITS.maxSubtasks,
     };
-    const graphInput = { runId, task: request.task, context: request.context, settings, startedAt: Date.now() };
+    const graphInput = { runId, task: request.task, context: request.context ?? null, settings, startedAt: Date.now() };
     return this.#drive(record, graphInput, request.concurrency, false, options);
   }
 
@@ -211,7 +214,7 @@ export class Troupe {
       throw new ConflictError("run_finished", `the run on thread ${threadId} has already ${record.status === "failed" ? "failed" : "finished"} (${record.stopReason ?? record.status})`, { runId: record.id });
     }
     this.store.runs.update(record.id, { status: "running", pid: process.pid, host: hostname(), interrupt: null });
-    const request = RunRequest.partial().safeParse(record.request);
+    const request = StoredRequest.safeParse(record.request);
     const concurrency = (request.success ? request.data.concurrency : undefined) ?? LIMITS.subtaskConcurrency;
     return this.#drive(record, input, concurrency, true, options);
   }
@@ -223,11 +226,11 @@ export class Troupe {
       options.onEvent?.(stored);
     };
     emit({ type: "run-start", runId: record.id, threadId: record.threadId, task: record.task, resumed });
-    const request = RunRequest.partial().safeParse(record.request);
+    const request = StoredRequest.safeParse(record.request);
     const maxIterations = (request.success ? request.data.maxIterations : undefined) ?? LIMITS.maxIterationsDefault;
     const config = {
       configurable: { thread_id: record.threadId },
-      streamMode: "custom" as const,
+      streamMode: ["custom", "values"] as Array<"custom" | "values">,
       durability: "sync" as const,
       recursionLimit: recursionLimitFor(LIMITS.maxSubtasks, maxIterations),
       maxConcurrency: concurrency,
@@ -235,17 +238,29 @@ export class Troupe {
     };
     let failure: string | undefined;
     let cancelled = false;
+    let last: State | undefined;
     try {
       const stream = await this.graph.stream(input as never, config);
-      for await (const chunk of stream) emit(chunk as RunEvent);
+      for await (const [mode, chunk] of stream as AsyncIterable<[string, unknown]>) {
+        if (mode === "custom") emit(chunk as RunEvent);
+        else last = chunk as State;
+      }
     } catch (error) {
       if (options.signal?.aborted) cancelled = true;
       else if (error instanceof GraphRecursionError) failure = `the run exceeded its step limit (${config.recursionLimit} supersteps)`;
       else failure = errorMessage(error);
     }
-    const snapshot = await this.graph.getState({ configurable: { thread_id: record.threadId } });
-    const state = snapshot.values as State;
-    const interrupt = snapshot.tasks.flatMap((task) => task.interrupts)[0]?.value as InterruptInfo | undefined;
+    // A run that reached finalize is fully described by its last values; otherwise ask the
+    // checkpoint, which also knows about a pending interrupt.
+    let state: State;
+    let interrupt: InterruptInfo | undefined;
+    if (last?.finished && last.runId === record.id && failure === undefined && !cancelled) {
+      state = last;
+    } else {
+      const snapshot = await this.graph.getState({ configurable: { thread_id: record.threadId } });
+      state = snapshot.values as State;
+      interrupt = snapshot.tasks.flatMap((task) => task.interrupts)[0]?.value as InterruptInfo | undefined;
+    }
     const activeMs = record.activeMs + Math.round(performance.now() - started);
     const result = resultFromState(record, state, activeMs);
     if (cancelled) {

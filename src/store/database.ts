@@ -103,6 +103,19 @@ export function openDatabase(directory: string): Sqlite {
   return db;
 }
 
+/**
+ * A second connection for the event log, with `synchronous = NORMAL`: an event insert is not
+ * fsynced on its own. In WAL mode it still survives a crash of the process at once, and the
+ * next checkpoint commit (synchronous FULL on the main connection) syncs it to disk with its step.
+ */
+export function openEventConnection(directory: string): Sqlite {
+  const db = new Database(path.join(directory, DATABASE_FILE));
+  db.pragma("journal_mode = WAL");
+  db.pragma("synchronous = NORMAL");
+  db.pragma("busy_timeout = 5000");
+  return db;
+}
+
 /** Whether a database exists in the directory (used to refuse lookups without creating anything). */
 export function databaseExists(directory: string): boolean {
   return existsSync(path.join(path.resolve(directory), DATABASE_FILE));

@@ -1,6 +1,6 @@
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import { SystemError } from "../core/errors.js";
-import { openDatabase, prepareDataDir, type Sqlite } from "./database.js";
+import { openDatabase, openEventConnection, prepareDataDir, type Sqlite } from "./database.js";
 import { EventStore } from "./event-store.js";
 import { RunStore } from "./run-store.js";
 
@@ -17,18 +17,23 @@ export interface Store {
 export function openStore(directory: string): Store {
   const resolved = prepareDataDir(directory, true);
   let db: Sqlite;
+  let eventsDb: Sqlite;
   try {
     db = openDatabase(resolved);
+    eventsDb = openEventConnection(resolved);
   } catch (error) {
     throw new SystemError("database_unavailable", `cannot open the database in ${resolved}: ${(error as Error).message}`, { path: resolved }, { cause: error });
   }
+  const events = new EventStore(eventsDb);
   return {
     directory: resolved,
     db,
     checkpointer: new SqliteSaver(db),
     runs: new RunStore(db),
-    events: new EventStore(db),
+    events,
     close: () => {
+      events.flush();
+      if (eventsDb.open) eventsDb.close();
       if (db.open) db.close();
     },
   };

@@ -81,20 +81,40 @@ type Patch = Partial<Pick<RunRecord, "status" | "stopReason" | "answer" | "error
 /** The runs table: one row per run, updated as it goes. */
 export class RunStore {
   readonly #db: Sqlite;
+  readonly #statements = new Map<string, ReturnType<Sqlite["prepare"]>>();
 
   constructor(db: Sqlite) {
     this.#db = db;
   }
 
+  /** Prepared statements are kept: preparing one costs more than running it. */
+  #statement(sql: string): ReturnType<Sqlite["prepare"]> {
+    let statement = this.#statements.get(sql);
+    if (!statement) {
+      statement = this.#db.prepare(sql);
+      this.#statements.set(sql, statement);
+    }
+    return statement;
+  }
+
   create(record: Pick<RunRecord, "id" | "threadId" | "task" | "status" | "request" | "pid" | "host">): RunRecord {
     const now = Date.now();
-    this.#db
-      .prepare(
+    this.#statement(
         `INSERT INTO runs (id, thread_id, task, status, request, pid, host, created_at, updated_at)
          VALUES (@id, @threadId, @task, @status, @request, @pid, @host, @now, @now)`,
-      )
-      .run({ ...record, request: JSON.stringify(record.request), now });
-    return this.get(record.id) as RunRecord;
+      ).run({ ...record, request: JSON.stringify(record.request), now });
+    return {
+      ...record,
+      stopReason: null,
+      answer: null,
+      error: null,
+      metrics: null,
+      interrupt: null,
+      activeMs: 0,
+      createdAt: now,
+      updatedAt: now,
+      finishedAt: null,
+    };
   }
 
   update(id: string, patch: Patch): void {
@@ -117,17 +137,17 @@ export class RunStore {
       sets.push(`${columns[key]} = @${key}`);
       values[key] = key === "metrics" || key === "interrupt" ? (value === null ? null : JSON.stringify(value)) : value;
     }
-    this.#db.prepare(`UPDATE runs SET ${sets.join(", ")} WHERE id = @id`).run(values);
+    this.#statement(`UPDATE runs SET ${sets.join(", ")} WHERE id = @id`).run(values);
   }
 
   get(id: string): RunRecord | undefined {
-    const row = this.#db.prepare("SELECT * FROM runs WHERE id = ?").get(id);
+    const row = this.#statement("SELECT * FROM runs WHERE id = ?").get(id);
     return row === undefined ? undefined : RunRow.parse(row);
   }
 
   /** The newest run of a thread. */
   latestForThread(threadId: string): RunRecord | undefined {
-    const row = this.#db.prepare("SELECT * FROM runs WHERE thread_id = ? ORDER BY created_at DESC, rowid DESC LIMIT 1").get(threadId);
+    const row = this.#statement("SELECT * FROM runs WHERE thread_id = ? ORDER BY created_at DESC, rowid DESC LIMIT 1").get(threadId);
     return row === undefined ? undefined : RunRow.parse(row);
   }
 

@@ -1,4 +1,4 @@
-import { type LangGraphRunnableConfig, Send } from "@langchain/langgraph";
+import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import { UsageMeter } from "../../agents/model-call.js";
 import { runWorker, type WorkerOutcome, type WorkerToolCall } from "../../agents/worker.js";
 import { errorMessage } from "../../core/errors.js";
@@ -8,7 +8,7 @@ import { resolveArgs } from "../../core/refs.js";
 import type { ToolCallRecord } from "../../core/run.js";
 import { preview, truncate } from "../../core/text.js";
 import { emit, type GraphDeps, threadIdOf } from "../deps.js";
-import { readySubtasks } from "../schedule.js";
+import { blockedSubtasks } from "../schedule.js";
 import type { State, Update } from "../state.js";
 
 /** What one `run_subtask` task receives through `Send`: everything it needs, nothing more. */
@@ -20,38 +20,6 @@ export interface SubtaskPayload {
   feedback: string[];
   maxSteps: number;
   dependencies: Array<{ id: string; label: string; summary: string; value: unknown }>;
-}
-
-/** Marks every ready subtask running; the edge after it sends one `run_subtask` per subtask. */
-export function dispatch(state: State): Update {
-  const ready = readySubtasks(state.plan, state.results);
-  const results: Record<string, SubtaskResult> = {};
-  for (const subtask of ready) {
-    results[subtask.id] = { status: "running", attempts: (state.results[subtask.id]?.attempts ?? 0) + 1 };
-  }
-  return { results, wave: ready.map((subtask) => subtask.id), needsReview: false, nodes: ["dispatch"], metrics: { nodeVisits: 1 } };
-}
-
-/** The fan-out: one `Send` per subtask of the wave, so each is its own checkpointed task. */
-export function sendWave(state: State): Send[] {
-  const byId = new Map(state.plan.map((subtask) => [subtask.id, subtask]));
-  return state.wave.flatMap((id) => {
-    const subtask = byId.get(id);
-    if (!subtask) return [];
-    const payload: SubtaskPayload = {
-      runId: state.runId,
-      task: state.task,
-      subtask,
-      attempt: state.results[id]?.attempts ?? 1,
-      feedback: state.redoFeedback[id] ?? [],
-      maxSteps: state.settings.maxWorkerSteps,
-      dependencies: subtask.dependsOn.map((dependency) => {
-        const result = state.results[dependency];
-        return { id: dependency, label: byId.get(dependency)?.label ?? dependency, summary: result?.summary ?? "", value: result?.value };
-      }),
-    };
-    return [new Send("run_subtask", payload)];
-  });
 }
 
 function traceRecord(payload: SubtaskPayload, call: WorkerToolCall, at: number): ToolCallRecord {
@@ -153,7 +121,10 @@ export function createRunSubtaskNode(deps: GraphDeps) {
   };
 }
 
-/** Where the wave's parallel tasks meet; the coordinator then sends the work to review. */
-export function join(): Update {
-  return { needsReview: true, nodes: ["join"], metrics: { nodeVisits: 1 } };
+/**
+ * Where a wave's parallel tasks meet (once, however many there were). Subtasks that can no
+ * longer run because a dependency failed are marked skipped, and the work is due for review.
+ */
+export function join(state: State): Update {
+  return { results: blockedSubtasks(state.plan, state.results), needsReview: true, nodes: ["join"], metrics: { nodeVisits: 1 } };
 }

@@ -1,14 +1,19 @@
 import { interrupt, type LangGraphRunnableConfig } from "@langchain/langgraph";
 import { UsageMeter } from "../../agents/model-call.js";
+import { LIMITS } from "../../core/limits.js";
 import { runPlanner } from "../../agents/planner.js";
 import { errorMessage } from "../../core/errors.js";
 import { PlannedSubtask, validatePlan } from "../../core/plan.js";
 import { ResumeDecision, type InterruptInfo } from "../../core/run.js";
 import { z } from "zod";
+import { MAX_QUESTIONS } from "../coordinator.js";
 import { emit, type GraphDeps, planView } from "../deps.js";
 import type { State, Update } from "../state.js";
 
-/** Asks the planner model for a plan and validates it; an invalid plan goes back with its errors. */
+/**
+ * Asks the planner model for a plan and validates it. An invalid plan goes back with its errors
+ * on the next attempt; after the repairs allowed, or too many questions, the run stops failed.
+ */
 export function createPlannerNode(deps: GraphDeps) {
   return async (state: State, config: LangGraphRunnableConfig): Promise<Update> => {
     const meter = new UsageMeter();
@@ -19,13 +24,25 @@ export function createPlannerNode(deps: GraphDeps) {
       nodes: ["planner"],
       metrics: { nodeVisits: 1, ...meter.usage },
     });
+    const invalid = (errors: string[]): Update => {
+      emit(config, { type: "plan-invalid", attempt, errors });
+      if (attempt > LIMITS.planRepairAttempts) {
+        return base({
+          planStatus: "invalid",
+          planErrors: errors,
+          stopReason: "failed",
+          failure: `the planner did not produce a valid plan in ${attempt} attempts: ${errors.join("; ")}`,
+        });
+      }
+      return base({ planStatus: "invalid", planErrors: errors });
+    };
     let output;
     try {
       output = await runPlanner(
         {
           model: deps.models.planner,
           task: state.task,
-          context: state.context,
+          context: state.context ?? undefined,
           agents: deps.agents.list(),
           tools: deps.tools,
           feedback: state.planFeedback,
@@ -37,11 +54,12 @@ export function createPlannerNode(deps: GraphDeps) {
       );
     } catch (error) {
       if (config.signal?.aborted) throw error;
-      const errors = [`the planner failed: ${errorMessage(error)}`];
-      emit(config, { type: "plan-invalid", attempt, errors });
-      return base({ planStatus: "invalid", planErrors: errors });
+      return invalid([`the planner failed: ${errorMessage(error)}`]);
     }
     if (output.subtasks.length === 0 && output.question) {
+      if (state.humanAnswers.length >= MAX_QUESTIONS) {
+        return base({ stopReason: "failed", failure: `the planner still had questions after ${MAX_QUESTIONS} answers` });
+      }
       return base({ planStatus: "question", question: output.question, planErrors: [] });
     }
     const errors = validatePlan(output.subtasks, {
@@ -49,12 +67,9 @@ export function createPlannerNode(deps: GraphDeps) {
       tools: deps.tools.names(),
       maxSubtasks: state.settings.maxSubtasks,
     });
-    if (errors.length > 0) {
-      emit(config, { type: "plan-invalid", attempt, errors });
-      return base({ planStatus: "invalid", planErrors: errors });
-    }
+    if (errors.length > 0) return invalid(errors);
     emit(config, { type: "plan-ready", attempt, subtasks: output.subtasks });
-    return base({ planStatus: "ready", plan: output.subtasks, planErrors: [], question: undefined });
+    return base({ planStatus: state.settings.approvePlan ? "ready" : "approved", plan: output.subtasks, planErrors: [], question: null });
   };
 }
 
@@ -112,6 +127,6 @@ export function createAskHumanNode() {
             ? undefined
             : "(no answer; proceed with your best judgement)";
     if (answer === undefined) return { ...visit, stopReason: "rejected" };
-    return { ...visit, humanAnswers: [`${state.question ?? ""} → ${answer}`], planStatus: "none", planAttempts: 0, question: undefined };
+    return { ...visit, humanAnswers: [`${state.question ?? ""} → ${answer}`], planStatus: "none", planAttempts: 0, question: null };
   };
 }

@@ -1,14 +1,52 @@
-import { interrupt, type LangGraphRunnableConfig } from "@langchain/langgraph";
+import { interrupt, type LangGraphRunnableConfig, Overwrite } from "@langchain/langgraph";
 import { runCritic } from "../../agents/critic.js";
 import { UsageMeter } from "../../agents/model-call.js";
 import { runSynthesizer } from "../../agents/synthesizer.js";
 import { errorMessage } from "../../core/errors.js";
+import type { SubtaskResult } from "../../core/plan.js";
 import { type CriticVerdict, toVerdict } from "../../core/review.js";
 import { ResumeDecision } from "../../core/run.js";
 import { emit, type GraphDeps, outcomes } from "../deps.js";
+import { allSettled, dependentsOf, statusOf } from "../schedule.js";
 import type { State, Update } from "../state.js";
 
-/** Reviews the settled work. A critic that fails yields a failing verdict with the reason, not a crash. */
+/**
+ * The transition a verdict causes: nothing when it passes; otherwise a stop at max_iterations,
+ * a fresh plan, or only the named subtasks (and those skipped because of them) sent back with
+ * the critic's issues. A failing verdict with nothing to redo goes on to the answer.
+ */
+export function applyVerdict(state: State, verdict: CriticVerdict): { update: Update; anotherRound: boolean } {
+  const done = (update: Update = {}) => ({ update, anotherRound: false });
+  if (verdict.passed) return done();
+  if (verdict.iteration >= state.settings.maxIterations) return done({ stopReason: "max_iterations" });
+  if (verdict.replan) {
+    const update: Update = {
+      plan: [],
+      planStatus: "none",
+      planAttempts: 0,
+      planErrors: [],
+      planFeedback: verdict.issues.length > 0 ? verdict.issues : ["the critic asked for a different plan"],
+      results: new Overwrite({}),
+      redoFeedback: {},
+    };
+    return { update, anotherRound: true };
+  }
+  const ids = new Set(state.plan.map((subtask) => subtask.id));
+  let redo = verdict.redo.filter((id) => ids.has(id));
+  if (redo.length === 0) redo = state.plan.filter((subtask) => statusOf(state.results, subtask.id) === "failed").map((subtask) => subtask.id);
+  if (redo.length === 0) return done();
+  const reset: Record<string, SubtaskResult> = {};
+  const skipped = dependentsOf(state.plan, redo).filter((id) => statusOf(state.results, id) === "skipped");
+  for (const id of [...redo, ...skipped]) reset[id] = { status: "pending", attempts: state.results[id]?.attempts ?? 0 };
+  const redoFeedback: Record<string, string[]> = {};
+  for (const id of redo) {
+    const mentioned = verdict.issues.filter((issue) => new RegExp(`\\b${id.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\\b`).test(issue));
+    redoFeedback[id] = mentioned.length > 0 ? mentioned : verdict.issues;
+  }
+  return { update: { results: reset, redoFeedback }, anotherRound: true };
+}
+
+/** Reviews the settled work and applies the verdict. A critic that fails yields a failing verdict with the reason, not a crash. */
 export function createCriticNode(deps: GraphDeps) {
   return async (state: State, config: LangGraphRunnableConfig): Promise<Update> => {
     const meter = new UsageMeter();
@@ -22,12 +60,18 @@ export function createCriticNode(deps: GraphDeps) {
       verdict = toVerdict(output, iteration);
     } catch (error) {
       if (config.signal?.aborted) throw error;
-      verdict = {
-        ...toVerdict({ scores: { accuracy: 0, completeness: 0, relevance: 0, logic: 0 }, issues: [`the critic failed: ${errorMessage(error)}`], redo: [], replan: false }, iteration),
-      };
+      const scores = { accuracy: 0, completeness: 0, relevance: 0, logic: 0 };
+      verdict = toVerdict({ scores, issues: [`the critic failed: ${errorMessage(error)}`], redo: [], replan: false }, iteration);
     }
     emit(config, { type: "critic-verdict", verdict });
-    return { reviews: [verdict], needsReview: false, nodes: ["critic"], metrics: { nodeVisits: 1, ...meter.usage } };
+    const { update, anotherRound } = applyVerdict(state, verdict);
+    return {
+      ...update,
+      reviews: [verdict],
+      needsReview: false,
+      nodes: ["critic"],
+      metrics: { nodeVisits: 1, reflectionCount: anotherRound ? 1 : 0, ...meter.usage },
+    };
   };
 }
 
@@ -45,7 +89,7 @@ export function createSynthesizerNode(deps: GraphDeps) {
     const views = outcomes(state);
     try {
       const answer = await runSynthesizer(
-        { model: deps.models.synthesizer, task: state.task, context: state.context, outcomes: views, issues: openIssues(state), feedback: state.answerFeedback },
+        { model: deps.models.synthesizer, task: state.task, context: state.context ?? undefined, outcomes: views, issues: openIssues(state), feedback: state.answerFeedback },
         { meter, signal: config.signal },
       );
       emit(config, { type: "answer", text: answer });
@@ -77,7 +121,7 @@ export function createApproveAnswerNode() {
         if (!decision.feedback || state.rejections + 1 > state.settings.maxIterations) return { ...visit, stopReason: "rejected" };
         return {
           ...visit,
-          answer: undefined,
+          answer: null,
           answerStatus: "none",
           answerFeedback: [...state.answerFeedback, decision.feedback],
           rejections: state.rejections + 1,
@@ -88,5 +132,10 @@ export function createApproveAnswerNode() {
 
 /** The end of every run: the stop reason is set (completed unless something else stopped it). */
 export function finalize(state: State): Update {
-  return { stopReason: state.stopReason ?? "completed", finished: true, nodes: ["finalize"], metrics: { nodeVisits: 1 } };
+  const visit: Update = { finished: true, nodes: ["finalize"], metrics: { nodeVisits: 1 } };
+  if (state.stopReason) return { ...visit, stopReason: state.stopReason };
+  if (state.planStatus === "approved" && !allSettled(state.plan, state.results)) {
+    return { ...visit, stopReason: "failed", failure: "no subtask can start: the dependencies cannot be satisfied" };
+  }
+  return { ...visit, stopReason: "completed" };
 }
