@@ -1,6 +1,11 @@
 import type { Command } from "commander";
-import type { Troupe } from "../runtime/engine.js";
-import { err } from "./io.js";
+import type { StoredEvent } from "../core/events.js";
+import type { RunResult } from "../core/run.js";
+import type { InvokeOptions, Troupe } from "../runtime/engine.js";
+import { exitCodeForResult } from "./exit-codes.js";
+import { err, printJson } from "./io.js";
+import { printProgress } from "./progress.js";
+import { printResult } from "./render.js";
 
 export interface EngineFlags {
   provider?: string;
@@ -49,4 +54,26 @@ export function abortOnInterrupt(): { signal: AbortSignal; dispose: () => void }
       process.off("SIGTERM", onSignal);
     },
   };
+}
+
+/**
+ * Drives a run or a resume to its end: progress on stderr (unless --json), the result on stdout,
+ * Ctrl-C cancelling cleanly, the exit code from the result, and the engine closed.
+ */
+export async function driveAndReport(
+  troupe: Troupe,
+  json: boolean | undefined,
+  invoke: (options: InvokeOptions) => Promise<RunResult>,
+): Promise<void> {
+  const interrupt = abortOnInterrupt();
+  try {
+    const onEvent: ((event: StoredEvent) => void) | undefined = json ? undefined : printProgress;
+    const result = await invoke({ signal: interrupt.signal, onEvent });
+    if (json) printJson(result);
+    else printResult(result);
+    process.exitCode = exitCodeForResult(result);
+  } finally {
+    interrupt.dispose();
+    troupe.close();
+  }
 }

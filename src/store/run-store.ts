@@ -151,37 +151,32 @@ export class RunStore {
     return row === undefined ? undefined : RunRow.parse(row);
   }
 
-  /** Runs, newest first. */
-  list(options: RunListOptions = {}): RunRecord[] {
-    const where: string[] = [];
-    const values: Record<string, unknown> = { limit: options.limit ?? 50, offset: options.offset ?? 0 };
+  /** The WHERE clause and values for a status/thread filter. */
+  #filter(options: Pick<RunListOptions, "status" | "threadId">): { where: string; values: Record<string, unknown> } {
+    const clauses: string[] = [];
+    const values: Record<string, unknown> = {};
     if (options.status) {
-      where.push("status = @status");
+      clauses.push("status = @status");
       values.status = options.status;
     }
     if (options.threadId) {
-      where.push("thread_id = @threadId");
+      clauses.push("thread_id = @threadId");
       values.threadId = options.threadId;
     }
-    const sql = `SELECT * FROM runs ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY created_at DESC, rowid DESC LIMIT @limit OFFSET @offset`;
-    return this.#db
-      .prepare(sql)
-      .all(values)
+    return { where: clauses.length > 0 ? `WHERE ${clauses.join(" AND ")}` : "", values };
+  }
+
+  /** Runs, newest first. */
+  list(options: RunListOptions = {}): RunRecord[] {
+    const { where, values } = this.#filter(options);
+    return this.#statement(`SELECT * FROM runs ${where} ORDER BY created_at DESC, rowid DESC LIMIT @limit OFFSET @offset`)
+      .all({ ...values, limit: options.limit ?? 50, offset: options.offset ?? 0 })
       .map((row) => RunRow.parse(row));
   }
 
   count(options: Pick<RunListOptions, "status" | "threadId"> = {}): number {
-    const where: string[] = [];
-    const values: Record<string, unknown> = {};
-    if (options.status) {
-      where.push("status = @status");
-      values.status = options.status;
-    }
-    if (options.threadId) {
-      where.push("thread_id = @threadId");
-      values.threadId = options.threadId;
-    }
-    const row = this.#db.prepare(`SELECT COUNT(*) AS n FROM runs ${where.length ? `WHERE ${where.join(" AND ")}` : ""}`).get(values) as { n: number };
+    const { where, values } = this.#filter(options);
+    const row = this.#statement(`SELECT COUNT(*) AS n FROM runs ${where}`).get(values) as { n: number };
     return row.n;
   }
 }

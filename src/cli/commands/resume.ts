@@ -1,11 +1,7 @@
 import type { Command } from "commander";
 import { InputError } from "../../core/errors.js";
 import type { ResumeDecision } from "../../core/run.js";
-import { abortOnInterrupt, addEngineFlags, type EngineFlags, openEngine } from "../engine-flags.js";
-import { exitCodeForResult } from "../exit-codes.js";
-import { printJson } from "../io.js";
-import { printProgress } from "../progress.js";
-import { printResult } from "../render.js";
+import { addEngineFlags, driveAndReport, type EngineFlags, openEngine } from "../engine-flags.js";
 
 interface ResumeFlags extends EngineFlags {
   approve?: boolean;
@@ -50,15 +46,6 @@ export function registerResume(program: Command): void {
     const recorded = typeof previous.request.provider === "string" ? previous.request.provider : undefined;
     const provider = flags.provider ?? (env.TROUPE_PROVIDER ? undefined : recorded);
     const troupe = await openEngine({ ...flags, provider });
-    const interrupt = abortOnInterrupt();
-    try {
-      const result = await troupe.resume(thread, decision, { signal: interrupt.signal, onEvent: flags.json ? undefined : printProgress });
-      if (flags.json) printJson(result);
-      else printResult(result);
-      process.exitCode = exitCodeForResult(result);
-    } finally {
-      interrupt.dispose();
-      troupe.close();
-    }
+    await driveAndReport(troupe, flags.json, (options) => troupe.resume(thread, decision, options));
   });
 }

@@ -1,11 +1,8 @@
 import type { Command } from "commander";
 import { InputError } from "../../core/errors.js";
 import { MaxIterations, RunRequest, type RunRequestInput } from "../../core/run.js";
-import { abortOnInterrupt, addEngineFlags, type EngineFlags, openEngine } from "../engine-flags.js";
-import { exitCodeForResult } from "../exit-codes.js";
-import { parseNumberFlag, printJson } from "../io.js";
-import { printProgress } from "../progress.js";
-import { printResult } from "../render.js";
+import { addEngineFlags, driveAndReport, type EngineFlags, openEngine } from "../engine-flags.js";
+import { parseNumberFlag } from "../io.js";
 
 interface RunFlags extends EngineFlags {
   json?: boolean;
@@ -56,15 +53,6 @@ export function registerRun(program: Command): void {
   addEngineFlags(command).action(async (task: string, flags: RunFlags) => {
     const request = parseRunRequest(task, flags);
     const troupe = await openEngine(flags);
-    const interrupt = abortOnInterrupt();
-    try {
-      const result = await troupe.run(request, { signal: interrupt.signal, onEvent: flags.json ? undefined : printProgress });
-      if (flags.json) printJson(result);
-      else printResult(result);
-      process.exitCode = exitCodeForResult(result);
-    } finally {
-      interrupt.dispose();
-      troupe.close();
-    }
+    await driveAndReport(troupe, flags.json, (options) => troupe.run(request, options));
   });
 }
