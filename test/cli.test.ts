@@ -59,6 +59,19 @@ describe("troupe run on the offline model", () => {
     expect(output.answer).toMatch(/TROUPE_PROVIDER/);
   });
 
+  it("splits a question of two parts and fails with exit 1 when nothing can succeed", async () => {
+    const directory = tempDir();
+    const both = await runCli(["run", "What is 15% of 80 and what is the square root of 81?", "--json"], { cwd: directory });
+    expect(both.code).toBe(0);
+    expect(parseResult(both.stdout).answer).toMatch(/15% of 80: 12[\s\S]*square root of 81: 9/);
+    const impossible = await runCli(["run", "Compute 10 / 0", "--json"], { cwd: directory });
+    expect(impossible.code).toBe(1);
+    const output = parseResult(impossible.stdout);
+    expect(output.status).toBe("failed");
+    expect(output.answer).toContain("division by zero");
+    expect(output.trace.reviews).toHaveLength(1);
+  });
+
   it("lists past runs and shows one with its plan and as Mermaid", async () => {
     const directory = tempDir();
     const run = await runCli(["run", "compute 2+3 and save it to sum.txt", "--json"], { cwd: directory });

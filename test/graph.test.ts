@@ -116,6 +116,22 @@ describe("critic loop", () => {
     expect(result.stopReason).toBe("completed");
   });
 
+  it("goes to the answer when a failing verdict names nothing to redo, and fails the run when nothing succeeded", async () => {
+    const { model, result } = await runScripted([
+      planStep([subtask("s1", "execute", "Divide by zero")]),
+      finalStep("s1", "FAILED: division by zero"),
+      reviewStep(0.2, { issues: ["s1 cannot succeed: division by zero"] }),
+      answerStep("It cannot be done: division by zero.", { contains: "division by zero" }),
+    ]);
+    model.assertDone();
+    expect(model.callsFor("execute", "s1")).toHaveLength(1);
+    expect(result.status).toBe("failed");
+    expect(result.stopReason).toBe("failed");
+    expect(result.error).toBe("no subtask succeeded");
+    expect(result.answer).toBe("It cannot be done: division by zero.");
+    expect(result.trace.knownIssues).toEqual(["s1 cannot succeed: division by zero", "no subtask succeeded"]);
+  });
+
   it("weights the scores 0.4/0.3/0.2/0.1 and passes at 0.7", async () => {
     const { result } = await runScripted([
       planStep([subtask("s1", "research", "Only part")]),

@@ -13,7 +13,8 @@ import type { State, Update } from "../state.js";
 /**
  * The transition a verdict causes: nothing when it passes; otherwise a stop at max_iterations,
  * a fresh plan, or only the named subtasks (and those skipped because of them) sent back with
- * the critic's issues. A failing verdict with nothing to redo goes on to the answer.
+ * the critic's issues. A failing verdict that names nothing to redo goes on to the answer, with
+ * its issues: the critic judged that another round would not help.
  */
 export function applyVerdict(state: State, verdict: CriticVerdict): { update: Update; anotherRound: boolean } {
   const done = (update: Update = {}) => ({ update, anotherRound: false });
@@ -32,8 +33,7 @@ export function applyVerdict(state: State, verdict: CriticVerdict): { update: Up
     return { update, anotherRound: true };
   }
   const ids = new Set(state.plan.map((subtask) => subtask.id));
-  let redo = verdict.redo.filter((id) => ids.has(id));
-  if (redo.length === 0) redo = state.plan.filter((subtask) => statusOf(state.results, subtask.id) === "failed").map((subtask) => subtask.id);
+  const redo = verdict.redo.filter((id) => ids.has(id));
   if (redo.length === 0) return done();
   const reset: Record<string, SubtaskResult> = {};
   const skipped = dependentsOf(state.plan, redo).filter((id) => statusOf(state.results, id) === "skipped");
@@ -136,6 +136,11 @@ export function finalize(state: State): Update {
   if (state.stopReason) return { ...visit, stopReason: state.stopReason };
   if (state.planStatus === "approved" && !allSettled(state.plan, state.results)) {
     return { ...visit, stopReason: "failed", failure: "no subtask can start: the dependencies cannot be satisfied" };
+  }
+  const verdict = state.reviews.at(-1);
+  const succeeded = state.plan.some((subtask) => statusOf(state.results, subtask.id) === "done");
+  if (verdict && !verdict.passed && state.plan.length > 0 && !succeeded) {
+    return { ...visit, stopReason: "failed", failure: "no subtask succeeded" };
   }
   return { ...visit, stopReason: "completed" };
 }

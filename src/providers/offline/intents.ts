@@ -46,6 +46,11 @@ const ACTION_VERBS = [
   "create",
   "find",
   "count",
+  "what is",
+  "what's",
+  "what are",
+  "how much is",
+  "how many",
 ];
 
 const PRONOUN = /\b(it|this|that|these|those|them|the (?:result|answer|value|output|number|sum|total|product|difference|quotient|json|text|content|contents))\b/i;

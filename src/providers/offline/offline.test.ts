@@ -118,3 +118,17 @@ describe("offline reading of code tasks", () => {
     expect(parseTask("compute 2+2 and write it to four.txt")[1]).toMatchObject({ kind: "write", usesPrevious: true });
   });
 });
+
+describe("offline critic", () => {
+  it("sends back failures a retry could change, and only names those it could not", async () => {
+    const { reviewOutcomes } = await import("./review-rules.js");
+    const verdict = reviewOutcomes([
+      { id: "s1", label: "Divide", agent: "execute", status: "failed", error: "calculator failed (invalid_expression): division by zero" },
+      { id: "s2", label: "Fetch", agent: "research", status: "failed", error: "model call failed: timeout" },
+      { id: "s3", label: "Add", agent: "execute", status: "done", summary: "4" },
+    ]);
+    expect(verdict.redo).toEqual(["s2"]);
+    expect(verdict.issues).toEqual(["s1 failed: calculator failed (invalid_expression): division by zero", "s2 failed: model call failed: timeout"]);
+    expect(verdict.scores.accuracy).toBe(0.33);
+  });
+});

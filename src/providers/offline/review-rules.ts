@@ -14,10 +14,14 @@ export interface OutcomeLine {
 
 const round = (value: number): number => Math.round(value * 100) / 100;
 
+/** Failures that come out the same every time: a retry would not change them. */
+const DETERMINISTIC = /\((?:invalid_expression|invalid_arguments|invalid_path|not_found|path_outside_workspace|exists|too_large|unknown_tool|tool_not_allowed)\)|no content to write|no JSON text|has no \w+ tool|matched nothing|not a valid JSONPath/;
+
 /**
  * The offline critic scores what it can check: failed and skipped subtasks, and subtasks that
- * need a language model. Failed subtasks are sent back; work only a real model can do is named
- * as an issue but not retried, since retrying would not change it.
+ * need a language model. A failure a retry could change (a timeout, a model error) is sent back;
+ * one that comes out the same every time (division by zero, a missing file), and work only a
+ * real model can do, is named as an issue but not retried.
  */
 export function reviewOutcomes(outcomes: OutcomeLine[]): CriticOutput {
   const total = Math.max(1, outcomes.length);
@@ -38,7 +42,7 @@ export function reviewOutcomes(outcomes: OutcomeLine[]): CriticOutput {
       logic: round(1 - skipped.length / total),
     },
     issues,
-    redo: failed.map((outcome) => outcome.id),
+    redo: failed.filter((outcome) => !DETERMINISTIC.test(outcome.error ?? "")).map((outcome) => outcome.id),
     replan: false,
   };
 }
