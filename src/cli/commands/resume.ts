@@ -4,7 +4,7 @@ import type { ResumeDecision } from "../../core/run.js";
 import { abortOnInterrupt, addEngineFlags, type EngineFlags, openEngine } from "../engine-flags.js";
 import { exitCodeForResult } from "../exit-codes.js";
 import { printJson } from "../io.js";
-import { printProgress } from "../progress.js";
+import { createProgress } from "../progress.js";
 import { printResult } from "../render.js";
 
 interface ResumeFlags extends EngineFlags {
@@ -51,10 +51,11 @@ export function registerResume(program: Command): void {
     const provider = flags.provider ?? (env.TROUPE_PROVIDER ? undefined : recorded);
     const troupe = await openEngine({ ...flags, provider });
     const interrupt = abortOnInterrupt();
+    const progress = createProgress();
     try {
-      const result = await troupe.resume(thread, decision, { signal: interrupt.signal, onEvent: flags.json ? undefined : printProgress });
+      const result = await troupe.resume(thread, decision, { signal: interrupt.signal, onEvent: flags.json ? undefined : progress.onEvent });
       if (flags.json) printJson(result);
-      else printResult(result);
+      else printResult(result, progress.streamed());
       process.exitCode = exitCodeForResult(result);
     } finally {
       interrupt.dispose();
