@@ -84,9 +84,12 @@ export function isInvalidAnswerError(error: unknown): boolean {
   return name === "LengthFinishReasonError" || name === "ContentFilterFinishReasonError" || name === "OutputParserException";
 }
 
-/** Whether a streamed answer says it is complete (finish_reason, stop_reason or done). */
+/**
+ * Whether a streamed answer says it is complete: OpenAI's finish_reason, Anthropic's stop_reason
+ * (in additional_kwargs), Ollama's done_reason.
+ */
 function streamFinished(message: AIMessageChunk): boolean {
-  const metadata = message.response_metadata as Record<string, unknown>;
+  const metadata = { ...message.additional_kwargs, ...message.response_metadata } as Record<string, unknown>;
   return Boolean(metadata.finish_reason ?? metadata.stop_reason ?? metadata.done_reason ?? metadata.done);
 }
 

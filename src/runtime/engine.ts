@@ -78,7 +78,7 @@ export interface InvokeOptions {
 }
 
 /** A run's request as stored with it (read back leniently: older rows may lack fields). */
-const StoredRequest = RunRequest.partial();
+const StoredRequest = RunRequest.partial().loose();
 
 function isAlive(pid: number | null, host: string | null): boolean {
   if (pid === null || host !== hostname()) return false;
