@@ -61,7 +61,7 @@ export const TroupeConfig = z
 export type TroupeConfig = z.infer<typeof TroupeConfig>;
 
 /** The file names looked for in the working directory, in order. */
-export const CONFIG_FILES = ["troupe.config.json", "troupe.config.ts", "troupe.config.mjs", "troupe.config.js"] as const;
+export const CONFIG_FILES = ["troupe.config.json", "troupe.config.ts", "troupe.config.mts", "troupe.config.mjs", "troupe.config.js"] as const;
 
 /** Gives a config file its type in TypeScript (`export default defineConfig({ … })`). */
 export function defineConfig(config: z.input<typeof TroupeConfig>): z.input<typeof TroupeConfig> {
@@ -82,7 +82,7 @@ async function readConfigSource(file: string): Promise<unknown> {
     }
     return value;
   }
-  if (file.endsWith(".ts") && !process.features.typescript) {
+  if (/\.m?ts$/.test(file) && !process.features.typescript) {
     throw new ConfigError("invalid_config", `${file}: this Node.js (${process.version}) cannot load TypeScript; use Node.js 22.18 or newer, or troupe.config.json`, { path: file });
   }
   let loaded: { default?: unknown };
