@@ -9,6 +9,7 @@ import { parseArgs } from "node:util";
 import { measureCheckpointCost } from "./checkpoint-cost.js";
 import { measureFanOut } from "./fan-out.js";
 import { measureOverhead } from "./overhead.js";
+import { measurePromptTokens } from "./prompt-tokens.js";
 import { type BenchReport, renderReport } from "./report.js";
 
 const { values } = parseArgs({
@@ -38,11 +39,15 @@ const fanOut = await measureFanOut({ runs: Math.max(1, Math.ceil(runs / 4)), war
 progress("checkpoint cost…");
 const checkpointCost = await measureCheckpointCost({ runs: Math.max(1, Math.ceil(runs / 4)), warmupRuns: 1, concurrency: 8 });
 
+progress("prompt tokens of the example tasks…");
+const promptTokens = await measurePromptTokens();
+
 const report: BenchReport = {
   environment: { node: process.version, platform: `${process.platform} ${process.arch}`, cpus: cpus().length, startedAt },
   overhead,
   fanOut,
   checkpointCost,
+  promptTokens,
   targets: { overhead: overhead.target.met, fanOut: fanOut.target.met },
 };
 

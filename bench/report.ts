@@ -1,6 +1,7 @@
 import type { CheckpointCostFigures, CheckpointCostReport } from "./checkpoint-cost.js";
 import type { FanOutReport } from "./fan-out.js";
 import type { OverheadReport, VariantFigures } from "./overhead.js";
+import type { PromptTokensReport } from "./prompt-tokens.js";
 import { formatNumber as number, formatTable, type Summary } from "./support.js";
 
 /** Everything one `npm run bench` measures; `--json` prints exactly this. */
@@ -9,6 +10,7 @@ export interface BenchReport {
   overhead: OverheadReport;
   fanOut: FanOutReport;
   checkpointCost: CheckpointCostReport;
+  promptTokens: PromptTokensReport;
   targets: { overhead: boolean; fanOut: boolean };
 }
 
@@ -92,6 +94,31 @@ function checkpointSection(report: CheckpointCostReport): string {
 }
 
 /** The readable report: one section per benchmark, each ending with its target verdict. */
+function promptTokensSection(report: PromptTokensReport): string {
+  const table = formatTable(
+    ["example", "stop reason", "model calls", "prompt tokens/run", "of which tools", "per call median", "per call max", "planner", "workers", "critic", "synthesizer"],
+    report.tasks.map((task) => [
+      task.example,
+      task.stopReason ?? "-",
+      String(task.modelCalls),
+      String(task.promptTokensPerRun),
+      String(task.toolTokensPerRun),
+      String(Math.round(task.perCall.median)),
+      String(task.perCall.max),
+      ...["planner", "worker", "critic", "synthesizer"].map((role) => {
+        const entry = task.byRole[role];
+        return entry ? `${entry.promptTokens}/${entry.calls}` : "-";
+      }),
+    ]),
+  );
+  return [
+    `4. Prompt tokens of the example tasks (examples/tasks.ts) on the ${report.model} model, counted with ${report.encoding}:`,
+    "   messages plus the tool definitions sent with them, per run and per model call; by role as tokens/calls.",
+    "",
+    table,
+  ].join("\n");
+}
+
 export function renderReport(report: BenchReport): string {
   const { environment } = report;
   return [
@@ -102,6 +129,8 @@ export function renderReport(report: BenchReport): string {
     fanOutSection(report.fanOut),
     "",
     checkpointSection(report.checkpointCost),
+    "",
+    promptTokensSection(report.promptTokens),
     "",
     `targets: overhead ${verdict(report.targets.overhead)}, fan-out ${verdict(report.targets.fanOut)} (figures are reported, never enforced)`,
   ].join("\n");

@@ -7,12 +7,13 @@
  */
 import { readdir } from "node:fs/promises";
 import { logEvent, openExample } from "./shared.js";
+import { EXAMPLE_TASKS } from "./tasks.js";
 
 const troupe = await openExample();
 try {
   const result = await troupe.run(
     {
-      task: "Write a Python script hn_titles.py that fetches the Hacker News front page and saves each story's title and link as JSON to hn_top.json.",
+      task: EXAMPLE_TASKS.code,
     },
     { onEvent: logEvent },
   );

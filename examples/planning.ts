@@ -6,11 +6,12 @@
  *   node dist/examples/planning.js
  */
 import { logEvent, openExample } from "./shared.js";
+import { EXAMPLE_TASKS } from "./tasks.js";
 
 const troupe = await openExample();
 try {
   const result = await troupe.run(
-    { task: "Make a six-week plan for learning Python: topics for each week, exercises, and how to check what was learned." },
+    { task: EXAMPLE_TASKS.planning },
     { onEvent: logEvent },
   );
   console.log(`\n${result.answer ?? result.error ?? "(no answer)"}\n`);

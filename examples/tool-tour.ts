@@ -6,6 +6,7 @@
  *   node dist/examples/tool-tour.js
  */
 import { logEvent, openExample } from "./shared.js";
+import { EXAMPLE_TASKS } from "./tasks.js";
 
 const troupe = await openExample();
 try {
@@ -23,7 +24,7 @@ try {
   await show("file_read", { path: "../../etc/passwd" });
 
   console.log("\nA task that chains tools through the plan:");
-  const result = await troupe.run({ task: "compute 17% of 2,340 and save it to result.txt" }, { onEvent: logEvent });
+  const result = await troupe.run({ task: EXAMPLE_TASKS.tools }, { onEvent: logEvent });
   console.log(`\n${result.answer}`);
 } finally {
   troupe.close();

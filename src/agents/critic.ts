@@ -1,9 +1,10 @@
-import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { HumanMessage, SystemMessage } from "@langchain/core/messages";
 import { CRITIC_WEIGHTS, LIMITS } from "../core/limits.js";
+import type { ModelRoute } from "../providers/registry.js";
 import { roleLine, SECTIONS, STRUCTURED_OUTPUT, section } from "../core/prompt-protocol.js";
 import { CriticOutput } from "../core/review.js";
-import { type CallOptions, invokeStructured } from "./model-call.js";
+import type { CallOptions } from "./model-call.js";
+import { invokeStructured } from "./structured-output.js";
 
 /** A subtask outcome as the critic and the synthesizer see it. */
 export interface OutcomeView {
@@ -17,7 +18,7 @@ export interface OutcomeView {
 }
 
 export interface CriticInput {
-  model: BaseChatModel;
+  model: ModelRoute;
   task: string;
   outcomes: OutcomeView[];
   iteration: number;
@@ -47,7 +48,7 @@ export async function runCritic(input: CriticInput, options: CallOptions): Promi
   ].join("\n\n");
   return invokeStructured(
     {
-      model: input.model,
+      route: input.model,
       schema: CriticOutput,
       name: STRUCTURED_OUTPUT.review,
       description: "Submit the review: scores, issues, subtasks to redo, or a request for a new plan.",

@@ -1,11 +1,15 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import type { BaseLanguageModelInput } from "@langchain/core/language_models/base";
-import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
-import { type AIMessage, type AIMessageChunk, type BaseMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
+import type { AIMessage, AIMessageChunk, BaseMessage } from "@langchain/core/messages";
 import type { Runnable } from "@langchain/core/runnables";
-import { z } from "zod";
+import { isBudgetExhausted } from "../core/budget.js";
 import { errorMessage, ModelError } from "../core/errors.js";
-import type { ToolSpec } from "../core/tool-spec.js";
+import type { ModelIncident } from "../core/model-incident.js";
+import { backoffDelay, classifyFailure, type FailureClass, TruncatedStreamError } from "../providers/call-policy.js";
+import { costOf } from "../providers/prices.js";
+import { choiceId, type ModelCandidate, type ModelRoute } from "../providers/registry.js";
 import { countMessageTokens } from "../providers/token-count.js";
+import type { RunLedger } from "./run-ledger.js";
 
 export interface ModelUsage {
   llmCalls: number;
@@ -14,15 +18,27 @@ export interface ModelUsage {
   costUsd: number;
 }
 
-/** Adds up the model calls of one node. */
+/** Adds up the model calls of one node, and what went wrong on the way (retries, fallbacks). */
 export class UsageMeter {
   readonly usage: ModelUsage = { llmCalls: 0, promptTokens: 0, completionTokens: 0, costUsd: 0 };
+  readonly incidents: ModelIncident[] = [];
+  readonly #onIncident: ((incident: ModelIncident) => void) | undefined;
+
+  /** `onIncident` hears of each retry and fallback as it happens (the node emits it as an event). */
+  constructor(onIncident?: (incident: ModelIncident) => void) {
+    this.#onIncident = onIncident;
+  }
 
   add(usage: Partial<ModelUsage>): void {
     this.usage.llmCalls += usage.llmCalls ?? 0;
     this.usage.promptTokens += usage.promptTokens ?? 0;
     this.usage.completionTokens += usage.completionTokens ?? 0;
     this.usage.costUsd += usage.costUsd ?? 0;
+  }
+
+  note(incident: ModelIncident): void {
+    this.incidents.push(incident);
+    this.#onIncident?.(incident);
   }
 }
 
@@ -31,79 +47,185 @@ export type ChatRunnable = Runnable<BaseLanguageModelInput, AIMessageChunk>;
 export interface CallOptions {
   signal?: AbortSignal;
   meter: UsageMeter;
+  /** The run's budget and fallback memory; without one, calls are unlimited. */
+  ledger?: RunLedger;
+  /** The subtask a worker call is for, for the trace. */
+  subtaskId?: string;
+}
+
+/** A model call's answer: the message (with its usage), what the runnable returned, and who answered. */
+export interface ModelReply {
+  message: AIMessage;
+  output: unknown;
+  candidate: ModelCandidate;
+}
+
+export interface CallShape {
+  /** Turns a candidate's model into what is invoked (tools bound, structured output); the model itself by default. */
+  prepare?: (candidate: ModelCandidate) => Runnable<BaseLanguageModelInput, unknown>;
+  /** Streams the answer when the candidate streams, handing each piece of text here. */
+  onToken?: (text: string) => void;
+}
+
+/** The message inside what a runnable returned: the message itself, or `raw` of a structured answer. */
+function messageOf(output: unknown): AIMessage {
+  if (typeof output === "object" && output !== null && "raw" in output && "parsed" in output) return (output as { raw: AIMessage }).raw;
+  return output as AIMessage;
 }
 
 /**
- * One model call, counted: tokens come from the provider's usage metadata when it reports them,
- * otherwise they are counted with js-tiktoken.
+ * Errors that are an answer, not a failure to get one: the client could not read a structured
+ * answer (invalid JSON, cut off at the length limit). They go to the repair round, not to a
+ * retry or the next model.
  */
-export async function callModel(model: ChatRunnable, messages: BaseMessage[], options: CallOptions): Promise<AIMessage> {
-  let response: AIMessage;
+export function isInvalidAnswerError(error: unknown): boolean {
+  if (error instanceof SyntaxError) return true;
+  const name = (error as { constructor?: { name?: string } } | undefined)?.constructor?.name ?? "";
+  return name === "LengthFinishReasonError" || name === "ContentFilterFinishReasonError" || name === "OutputParserException";
+}
+
+/**
+ * Whether a streamed answer says it is complete: OpenAI's finish_reason, Anthropic's stop_reason
+ * (in additional_kwargs), Ollama's done_reason.
+ */
+function streamFinished(message: AIMessageChunk): boolean {
+  const metadata = { ...message.additional_kwargs, ...message.response_metadata } as Record<string, unknown>;
+  return Boolean(metadata.finish_reason ?? metadata.stop_reason ?? metadata.done_reason ?? metadata.done);
+}
+
+/** One attempt with its own timeout; for a stream, the timeout is the longest wait for the next piece. */
+async function attempt(runnable: Runnable<BaseLanguageModelInput, unknown>, messages: BaseMessage[], signals: AbortSignal[], timeoutMs: number, onToken?: (text: string) => void): Promise<{ output: unknown } | { timedOut: true; error: unknown }> {
+  const timeout = new AbortController();
+  let timer = setTimeout(() => timeout.abort(new Error(`timed out after ${timeoutMs} ms`)), timeoutMs);
+  const rearm = (): void => {
+    clearTimeout(timer);
+    timer = setTimeout(() => timeout.abort(new Error(`timed out after ${timeoutMs} ms`)), timeoutMs);
+  };
+  const signal = AbortSignal.any([...signals, timeout.signal]);
   try {
-    response = (await model.invoke(messages, { signal: options.signal })) as AIMessage;
+    if (!onToken) return { output: await runnable.invoke(messages, { signal }) };
+    let full: AIMessageChunk | undefined;
+    for await (const chunk of (await runnable.stream(messages, { signal })) as AsyncIterable<AIMessageChunk>) {
+      rearm();
+      full = full ? full.concat(chunk) : chunk;
+      const text = chunk.text;
+      if (text) onToken(text);
+    }
+    if (!full || !streamFinished(full)) throw new TruncatedStreamError();
+    return { output: full };
   } catch (error) {
-    options.meter.add({ llmCalls: 1 });
+    if (timeout.signal.aborted && !signals.some((source) => source.aborted)) return { timedOut: true, error };
+    throw error;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Tokens of a call: as the provider reported them, else counted with js-tiktoken. */
+async function usageOf(messages: BaseMessage[], message: AIMessage): Promise<{ promptTokens: number; completionTokens: number }> {
+  const reported = message.usage_metadata;
+  if (reported && reported.input_tokens > 0) return { promptTokens: reported.input_tokens, completionTokens: reported.output_tokens };
+  return { promptTokens: await countMessageTokens(messages), completionTokens: Math.max(0, (await countMessageTokens([message])) - 3) };
+}
+
+/**
+ * One model call, as reliable as troupe makes it. It is admitted against the run's budget; each
+ * attempt has a timeout; a failure worth retrying (429, 5xx, reset, timeout, cut-off stream) is
+ * retried with exponential backoff and jitter, never sooner than Retry-After; when a model still
+ * fails it hands over to the next of its chain, and the run remembers that. Cancellation aborts
+ * the call in flight. Tokens come from the provider's usage metadata, else js-tiktoken, and cost
+ * from the model's price. Tools are never run here, so a retry cannot repeat a side effect.
+ */
+export async function callModel(route: ModelRoute, messages: BaseMessage[], options: CallOptions, shape: CallShape = {}): Promise<ModelReply> {
+  const { meter, ledger } = options;
+  const chain = route.candidates.filter((candidate, index) => index === route.candidates.length - 1 || !ledger?.isSkipped(choiceId(candidate.choice)));
+  const first = chain[0] as ModelCandidate;
+  if (ledger) ledger.admit(ledger.needsEstimate ? await estimate(messages, first) : undefined);
+  const signals = [options.signal, ledger?.signal].filter((signal): signal is AbortSignal => signal !== undefined);
+  const { policy } = route;
+  let lastFailure: { id: string; failure: FailureClass; error: unknown; attempts: number } | undefined;
+  for (const [position, candidate] of chain.entries()) {
+    const id = choiceId(candidate.choice);
+    const runnable = shape.prepare ? shape.prepare(candidate) : candidate.model;
+    const onToken = shape.onToken && candidate.streams ? shape.onToken : undefined;
+    for (let attemptNumber = 1; ; attemptNumber += 1) {
+      let failure: FailureClass;
+      let caught: unknown;
+      try {
+        const result = await attempt(runnable, messages, signals, policy.timeoutMs, onToken);
+        if ("output" in result) {
+          const message = messageOf(result.output);
+          const { promptTokens, completionTokens } = await usageOf(messages, message);
+          const costUsd = costOf(candidate.price, promptTokens, completionTokens);
+          meter.add({ llmCalls: 1, promptTokens, completionTokens, costUsd });
+          ledger?.settle({ promptTokens, completionTokens, costUsd });
+          return { message, output: result.output, candidate };
+        }
+        caught = result.error;
+        failure = { retryable: true, reason: `timed out after ${formatSeconds(policy.timeoutMs)}` };
+      } catch (error) {
+        caught = error;
+        if (options.signal?.aborted) {
+          meter.add({ llmCalls: 1 });
+          throw error;
+        }
+        if (ledger?.signal.aborted) {
+          meter.add({ llmCalls: 1 });
+          ledger.refuse(ledger.wallTimeStop());
+        }
+        if (isInvalidAnswerError(error) || isBudgetExhausted(error)) {
+          meter.add({ llmCalls: 1, promptTokens: await countMessageTokens(messages) });
+          throw error;
+        }
+        failure = classifyFailure(error);
+        if (failure.retryAfterMs !== undefined && failure.retryAfterMs > policy.retryAfterMaxMs) {
+          failure = { retryable: false, reason: `${failure.reason} with Retry-After ${formatSeconds(failure.retryAfterMs)}, longer than troupe waits` };
+        }
+      }
+      lastFailure = { id, failure, error: caught, attempts: attemptNumber };
+      if (!failure.retryable || attemptNumber > policy.maxRetries) break;
+      const delayMs = backoffDelay(attemptNumber, policy, failure.retryAfterMs);
+      meter.note({ kind: "retry", role: route.role, model: id, attempt: attemptNumber, reason: failure.reason, delayMs, ...(options.subtaskId ? { subtaskId: options.subtaskId } : {}), at: Date.now() });
+      await pause(delayMs, signals, options, ledger);
+    }
+    const next = chain[position + 1];
+    if (!next) break;
+    ledger?.skip(id);
+    meter.note({
+      kind: "fallback",
+      role: route.role,
+      model: id,
+      attempt: lastFailure.attempts,
+      reason: lastFailure.failure.reason,
+      to: choiceId(next.choice),
+      ...(options.subtaskId ? { subtaskId: options.subtaskId } : {}),
+      at: Date.now(),
+    });
+  }
+  meter.add({ llmCalls: 1 });
+  const failed = lastFailure as NonNullable<typeof lastFailure>;
+  const tries = failed.attempts === 1 ? "1 attempt" : `${failed.attempts} attempts`;
+  throw new ModelError("model_call_failed", `${failed.id} failed after ${tries}: ${failed.failure.reason}`, { model: failed.id, attempts: failed.attempts }, { cause: failed.error });
+}
+
+/** The prompt's tokens and cost, for admitting a call under a token or cost limit. */
+async function estimate(messages: BaseMessage[], candidate: ModelCandidate): Promise<{ tokens: number; costUsd: number }> {
+  const tokens = await countMessageTokens(messages);
+  return { tokens, costUsd: costOf(candidate.price, tokens, 0) };
+}
+
+/** Waits out a backoff; cancellation or the end of the run's wall time cuts it short. */
+async function pause(delayMs: number, signals: AbortSignal[], options: CallOptions, ledger: RunLedger | undefined): Promise<void> {
+  try {
+    await sleep(delayMs, undefined, { signal: AbortSignal.any(signals) });
+  } catch (error) {
+    if (ledger?.signal.aborted && !options.signal?.aborted) ledger.refuse(ledger.wallTimeStop());
     throw error;
   }
-  const reported = response.usage_metadata;
-  const promptTokens = reported?.input_tokens ?? (await countMessageTokens(messages));
-  const completionTokens = reported?.output_tokens ?? (await countMessageTokens([response])) - 3;
-  options.meter.add({ llmCalls: 1, promptTokens, completionTokens: Math.max(0, completionTokens) });
-  return response;
 }
 
-export interface StructuredRequest<Schema extends z.ZodType> {
-  model: BaseChatModel;
-  schema: Schema;
-  name: string;
-  description: string;
-  messages: BaseMessage[];
-}
-
-const schemaCache = new WeakMap<z.ZodType, Record<string, unknown>>();
-
-/** A zod schema as JSON schema, converted once per schema. */
-function jsonSchemaOf(schema: z.ZodType): Record<string, unknown> {
-  let parameters = schemaCache.get(schema);
-  if (!parameters) {
-    parameters = z.toJSONSchema(schema, { io: "input", unrepresentable: "any" }) as Record<string, unknown>;
-    delete parameters.$schema;
-    schemaCache.set(schema, parameters);
-  }
-  return parameters;
-}
-
-/**
- * Asks for a machine-read answer through the provider's tool calling: the schema is offered as
- * the one function to call. An invalid answer gets one repair round with the validation errors;
- * a second invalid answer is a ModelError the caller turns into a failed step.
- */
-export async function invokeStructured<Schema extends z.ZodType>(request: StructuredRequest<Schema>, options: CallOptions): Promise<z.infer<Schema>> {
-  const { model, schema, name, description } = request;
-  if (typeof model.bindTools !== "function") {
-    throw new ModelError("no_tool_calling", `the model ${model.getName()} does not support tool calling`);
-  }
-  const spec: ToolSpec = { type: "function", function: { name, description, parameters: jsonSchemaOf(schema) } };
-  const bound = model.bindTools([spec], { tool_choice: name }) as ChatRunnable;
-  const messages = [...request.messages];
-  let lastProblem = "";
-  for (let attempt = 0; attempt < 2; attempt += 1) {
-    const response = await callModel(bound, messages, options);
-    const call = response.tool_calls?.find((toolCall) => toolCall.name === name);
-    if (call) {
-      const parsed = schema.safeParse(call.args);
-      if (parsed.success) return parsed.data;
-      lastProblem = z.prettifyError(parsed.error);
-    } else {
-      lastProblem = `the answer did not call ${name}`;
-    }
-    messages.push(response);
-    for (const toolCall of response.tool_calls ?? []) {
-      messages.push(new ToolMessage({ tool_call_id: toolCall.id ?? "", name: toolCall.name, content: `invalid: ${lastProblem}` }));
-    }
-    messages.push(new HumanMessage(`That answer was not valid:\n${lastProblem}\nCall ${name} again with a corrected answer.`));
-  }
-  throw new ModelError("invalid_structured_output", `the model's ${name} answer was invalid after one repair: ${lastProblem}`, { name });
+function formatSeconds(milliseconds: number): string {
+  return milliseconds < 1000 ? `${milliseconds} ms` : `${Number((milliseconds / 1000).toFixed(1))} s`;
 }
 
 /** A model error as a one-line reason. */

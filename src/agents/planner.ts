@@ -1,14 +1,15 @@
-import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { HumanMessage, SystemMessage } from "@langchain/core/messages";
 import { LIMITS } from "../core/limits.js";
 import { PlanOutput } from "../core/plan.js";
+import type { ModelRoute } from "../providers/registry.js";
 import { roleLine, SECTIONS, STRUCTURED_OUTPUT, section } from "../core/prompt-protocol.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import type { AgentDefinition } from "./define-agent.js";
-import { type CallOptions, invokeStructured } from "./model-call.js";
+import type { CallOptions } from "./model-call.js";
+import { invokeStructured } from "./structured-output.js";
 
 export interface PlannerInput {
-  model: BaseChatModel;
+  model: ModelRoute;
   task: string;
   context?: string;
   agents: AgentDefinition[];
@@ -60,7 +61,7 @@ function plannerMessage(input: PlannerInput): string {
 export async function runPlanner(input: PlannerInput, options: CallOptions): Promise<PlanOutput> {
   return invokeStructured(
     {
-      model: input.model,
+      route: input.model,
       schema: PlanOutput,
       name: STRUCTURED_OUTPUT.plan,
       description: "Submit the plan: subtasks with their agents, dependencies and arguments.",

@@ -1,13 +1,16 @@
-import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
+import type { BaseLanguageModelInput } from "@langchain/core/language_models/base";
 import { type BaseMessage, HumanMessage, SystemMessage, ToolMessage } from "@langchain/core/messages";
+import type { Runnable } from "@langchain/core/runnables";
+import { isBudgetExhausted } from "../core/budget.js";
 import { LIMITS } from "../core/limits.js";
 import type { PlannedSubtask } from "../core/plan.js";
 import { FAILED_PREFIX, roleLine, SECTIONS, section } from "../core/prompt-protocol.js";
 import { preview, stableStringify, truncate } from "../core/text.js";
 import type { ToolContext, ToolOutcome } from "../tools/define-tool.js";
 import type { ToolRegistry } from "../tools/registry.js";
+import type { ModelCandidate, ModelRoute } from "../providers/registry.js";
 import type { AgentDefinition } from "./define-agent.js";
-import { type CallOptions, type ChatRunnable, callModel, modelFailure } from "./model-call.js";
+import { type CallOptions, callModel, modelFailure } from "./model-call.js";
 
 /** What a worker knows of a subtask it depends on. */
 export interface DependencyView {
@@ -18,7 +21,7 @@ export interface DependencyView {
 
 export interface WorkerInput {
   agent: AgentDefinition;
-  model: BaseChatModel;
+  model: ModelRoute;
   tools: ToolRegistry;
   task: string;
   subtask: PlannedSubtask;
@@ -98,26 +101,33 @@ function answerValue(text: string): unknown {
 /**
  * A worker: a bounded tool-calling loop (model ↔ tools). It stops when the model answers, after
  * `maxSteps` model calls, or when the same tool is called with the same arguments a third time.
- * Every failure is an outcome, never a thrown error.
+ * Every failure is an outcome, never a thrown error — except cancellation and a spent budget,
+ * which stop the run rather than the subtask.
  */
 export async function runWorker(input: WorkerInput, options: CallOptions): Promise<WorkerOutcome> {
   const allowed = input.agent.tools.filter((name) => input.tools.has(name));
   const toolCalls: WorkerToolCall[] = [];
   const messages: BaseMessage[] = [new SystemMessage(workerPrompt(input.agent, allowed, input.maxSteps)), new HumanMessage(subtaskMessage(input))];
-  let model: ChatRunnable = input.model;
-  if (allowed.length > 0) {
-    if (typeof input.model.bindTools !== "function") {
-      return { status: "failed", summary: "", error: `the model ${input.model.getName()} does not support tool calling`, toolCalls, steps: 0 };
+  const specs = allowed.map((name) => input.tools.spec(name));
+  const bound = new Map<ModelCandidate, Runnable<BaseLanguageModelInput, unknown>>();
+  const prepare = (candidate: ModelCandidate): Runnable<BaseLanguageModelInput, unknown> => {
+    let runnable = bound.get(candidate);
+    if (!runnable) {
+      if (specs.length === 0) runnable = candidate.model;
+      else if (typeof candidate.model.bindTools !== "function") throw new Error(`the model ${candidate.model.getName()} does not support tool calling`);
+      else runnable = candidate.model.bindTools(specs);
+      bound.set(candidate, runnable);
     }
-    model = input.model.bindTools(allowed.map((name) => input.tools.spec(name))) as ChatRunnable;
-  }
+    return runnable;
+  };
   const seen = new Map<string, number>();
   for (let step = 1; step <= input.maxSteps; step += 1) {
     let response;
     try {
-      response = await callModel(model, messages, options);
+      response = (await callModel(input.model, messages, options, { prepare })).message;
     } catch (error) {
-      if (options.signal?.aborted) throw error;
+      // Cancellation and a spent budget stop the run, not just this subtask.
+      if (options.signal?.aborted || isBudgetExhausted(error)) throw error;
       return { status: "failed", summary: "", error: `model call failed: ${modelFailure(error)}`, toolCalls, steps: step };
     }
     messages.push(response);

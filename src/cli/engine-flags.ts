@@ -4,7 +4,7 @@ import type { RunResult } from "../core/run.js";
 import type { InvokeOptions, Troupe } from "../runtime/engine.js";
 import { exitCodeForResult } from "./exit-codes.js";
 import { err, printJson } from "./io.js";
-import { printProgress } from "./progress.js";
+import { createProgress } from "./progress.js";
 import { printResult } from "./render.js";
 
 export interface EngineFlags {
@@ -67,10 +67,12 @@ export async function driveAndReport(
 ): Promise<void> {
   const interrupt = abortOnInterrupt();
   try {
-    const onEvent: ((event: StoredEvent) => void) | undefined = json ? undefined : printProgress;
+    // Without --json, the synthesizer's answer streams to stdout as it is written, and is not printed twice.
+    const progress = createProgress();
+    const onEvent: ((event: StoredEvent) => void) | undefined = json ? undefined : progress.onEvent;
     const result = await invoke({ signal: interrupt.signal, onEvent });
     if (json) printJson(result);
-    else printResult(result);
+    else printResult(result, progress.streamed());
     process.exitCode = exitCodeForResult(result);
   } finally {
     interrupt.dispose();

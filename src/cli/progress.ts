@@ -1,8 +1,14 @@
+import { describeBudgetStop } from "../core/budget.js";
 import type { StoredEvent } from "../core/events.js";
+import type { ModelIncident } from "../core/model-incident.js";
 import { truncate } from "../core/text.js";
 import { color, err, formatMs } from "./io.js";
 
 const oneLine = (text: string, max = 100): string => truncate(text.replace(/\s+/g, " ").trim(), max);
+
+function whose(incident: ModelIncident): string {
+  return incident.subtaskId ? `${incident.subtaskId} ${incident.role}` : incident.role;
+}
 
 /** One line per event on stderr while the run goes. */
 export function printProgress(event: StoredEvent): void {
@@ -49,8 +55,50 @@ export function printProgress(event: StoredEvent): void {
     case "answer":
       err(`${color.cyan("▸")} answer ready`);
       break;
+    case "model-retry":
+      err(color.yellow(`    ! ${whose(event.incident)} ${event.incident.model}: ${oneLine(event.incident.reason, 120)}; retrying in ${formatMs(event.incident.delayMs ?? 0)}`));
+      break;
+    case "model-fallback":
+      err(color.yellow(`    ! ${whose(event.incident)} ${event.incident.model} failed (${oneLine(event.incident.reason, 100)}, ${event.incident.attempt} attempt${event.incident.attempt === 1 ? "" : "s"}); falling back to ${event.incident.to ?? "?"}`));
+      break;
+    case "budget-exhausted":
+      err(`${color.yellow("■")} budget exhausted (${describeBudgetStop(event.stop)}): stopping with the best answer so far`);
+      break;
     case "answer-token":
     case "run-end":
       break;
   }
+}
+
+/**
+ * Progress on stderr, and the synthesizer's answer on stdout as it streams. When a stream is
+ * cut and retried, what was shown is ended with a line break and the answer starts again.
+ * `streamed()` is the answer as last streamed, so the final print does not repeat it.
+ */
+export function createProgress(): { onEvent: (event: StoredEvent) => void; streamed: () => string } {
+  let streamed = "";
+  let open = false;
+  const close = (): void => {
+    if (open && !streamed.endsWith("\n")) process.stdout.write("\n");
+    open = false;
+  };
+  return {
+    onEvent: (event) => {
+      if (event.type === "answer-token") {
+        if (!open) streamed = "";
+        open = true;
+        streamed += event.text;
+        process.stdout.write(event.text);
+        return;
+      }
+      if ((event.type === "model-retry" || event.type === "model-fallback") && event.incident.role === "synthesizer" && open) {
+        close();
+        streamed = "";
+        err(color.yellow("    ! the answer's stream was cut off; it starts again"));
+      }
+      if (event.type === "answer" || event.type === "run-end") close();
+      printProgress(event);
+    },
+    streamed: () => streamed,
+  };
 }

@@ -21,8 +21,8 @@ export function resumeHint(result: RunResult): string {
   return `troupe resume ${result.threadId} --approve   (or --reject [--feedback TEXT])`;
 }
 
-/** The human form of a run's result: the answer, then its decision trace. */
-export function printResult(result: RunResult): void {
+/** The human form of a run's result: the answer (unless it was streamed already), then its decision trace. */
+export function printResult(result: RunResult, streamedAnswer = ""): void {
   if (result.status === "interrupted" && result.interrupt) {
     const { kind, payload } = result.interrupt;
     if (kind === "plan-approval") {
@@ -38,8 +38,9 @@ export function printResult(result: RunResult): void {
     out(`Continue with: ${resumeHint(result)}`);
     return;
   }
-  if (result.answer) out(result.answer);
-  else if (result.error) out(`No answer: ${result.error}`);
+  if (result.answer) {
+    if (streamedAnswer.trim() !== result.answer.trim()) out(result.answer);
+  } else if (result.error) out(`No answer: ${result.error}`);
   const trace = result.trace;
   out("");
   out(color.dim("── decision trace ──"));
@@ -51,10 +52,17 @@ export function printResult(result: RunResult): void {
     out(`critic round ${review.iteration}: ${review.passed ? "passed" : "not passed"} (confidence ${review.confidence.toFixed(2)}; accuracy ${review.scores.accuracy}, completeness ${review.scores.completeness}, relevance ${review.scores.relevance}, logic ${review.scores.logic})`);
   }
   if (trace.knownIssues.length > 0) out(`known issues: ${trace.knownIssues.join("; ")}`);
+  const models = [...new Set(Object.values(trace.models ?? {}))];
+  if (models.length === 1) out(`model: ${models[0]}`);
+  else if (models.length > 1) out(`models: ${Object.entries(trace.models).map(([role, model]) => `${role} ${model}`).join(", ")}`);
+  const retries = (trace.modelIncidents ?? []).filter((incident) => incident.kind === "retry").length;
+  for (const fallback of (trace.modelIncidents ?? []).filter((incident) => incident.kind === "fallback")) {
+    out(`fallback: ${fallback.role} ${fallback.model} → ${fallback.to ?? "?"} (${fallback.reason})`);
+  }
   out(`nodes: ${trace.nodes.join(" → ")}`);
   const metrics = result.metrics;
   out(
-    `calls: ${metrics.llmCalls} model, ${metrics.toolCalls} tool · tokens: ${metrics.promptTokens} prompt + ${metrics.completionTokens} completion · ${formatMs(metrics.durationMs)}`,
+    `calls: ${metrics.llmCalls} model${retries > 0 ? ` (${retries} retried)` : ""}, ${metrics.toolCalls} tool · tokens: ${metrics.promptTokens} prompt + ${metrics.completionTokens} completion · cost $${metrics.costUsd.toFixed(4)} · ${formatMs(metrics.durationMs)}`,
   );
   out(`status: ${result.status} (stop reason: ${result.stopReason ?? "none"}) · run ${result.runId} · thread ${result.threadId}`);
 }

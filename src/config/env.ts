@@ -6,22 +6,52 @@ const optionalText = z
   .optional()
   .transform((value) => (value === undefined || value.trim() === "" ? undefined : value.trim()));
 
+/** A whole number in an environment variable, within bounds. */
+const optionalInteger = (min: number, max: number) =>
+  optionalText.pipe(
+    z
+      .string()
+      .regex(/^\d+$/, { error: "must be a whole number" })
+      .transform(Number)
+      .pipe(z.number().min(min, { error: `must be at least ${min}` }).max(max, { error: `must be at most ${max}` }))
+      .optional(),
+  );
+
 /** The environment troupe reads, validated once (DESIGN.md, "Environment"). */
 export const Env = z.object({
   TROUPE_PROVIDER: optionalText,
   TROUPE_MODEL: optionalText,
   TROUPE_DATA_DIR: optionalText.transform((value) => value ?? ".troupe"),
   TROUPE_WORKSPACE: optionalText.transform((value) => value ?? "workspace"),
+  /** A config file to read instead of ./troupe.config.json or ./troupe.config.ts. */
+  TROUPE_CONFIG: optionalText,
+  /** `provider:model` (or a model of the main provider) for one role. */
+  TROUPE_PLANNER_MODEL: optionalText,
+  TROUPE_WORKER_MODEL: optionalText,
+  TROUPE_CRITIC_MODEL: optionalText,
+  TROUPE_SYNTHESIZER_MODEL: optionalText,
+  /** Comma-separated `provider:model` ids tried in order when a role's model keeps failing. */
+  TROUPE_FALLBACKS: optionalText,
+  /** Per-call model timeout in milliseconds (default 60000). */
+  TROUPE_TIMEOUT_MS: optionalInteger(1, 3_600_000),
+  /** Retries of a failed model call (default 3). */
+  TROUPE_MAX_RETRIES: optionalInteger(0, 10),
   OPENAI_API_KEY: optionalText,
   OPENAI_BASE_URL: optionalText,
   ANTHROPIC_API_KEY: optionalText,
+  ANTHROPIC_BASE_URL: optionalText,
   OLLAMA_HOST: optionalText,
+  /** The base URL of an OpenAI-compatible server (vLLM, llama.cpp, LM Studio, DeepSeek, Kimi, GLM, Qwen). */
+  OPENAI_COMPATIBLE_BASE_URL: optionalText,
+  OPENAI_COMPATIBLE_API_KEY: optionalText,
   TROUPE_API_KEYS: optionalText,
   /** The script file of the `scripted` provider (testing). */
   TROUPE_SCRIPT: optionalText,
   /** Where the `scripted` provider appends one JSON line per model call (testing). */
   TROUPE_SCRIPT_LOG: optionalText,
-});
+})
+  // Other variables are kept: a config file may name the one holding a key (`apiKeyEnv`).
+  .loose();
 export type Env = z.infer<typeof Env>;
 
 /** Parses the environment; a malformed value is a ConfigError naming the variable. */

@@ -1,3 +1,5 @@
+import type { BudgetStop } from "./budget.js";
+import type { ModelIncident } from "./model-incident.js";
 import type { PlannedSubtask, SubtaskStatus } from "./plan.js";
 import type { CriticVerdict } from "./review.js";
 import type { InterruptInfo, RunMetrics, StopReason, RunResult } from "./run.js";
@@ -23,6 +25,9 @@ export type RunEvent =
   | { type: "tool-call"; subtaskId?: string; agent?: string; tool: string; ok: boolean; durationMs: number; preview: string }
   | { type: "critic-verdict"; verdict: CriticVerdict }
   | { type: "approval-request"; interrupt: InterruptInfo }
+  | { type: "model-retry"; incident: ModelIncident }
+  | { type: "model-fallback"; incident: ModelIncident }
+  | { type: "budget-exhausted"; stop: BudgetStop }
   | { type: "answer-token"; text: string }
   | { type: "answer"; text: string }
   | { type: "run-end"; status: RunResult["status"]; stopReason: StopReason | null; metrics: RunMetrics };

@@ -1,5 +1,7 @@
 import { z } from "zod";
+import { Budget, type BudgetStop } from "./budget.js";
 import { LIMITS } from "./limits.js";
+import type { ModelIncident } from "./model-incident.js";
 import type { SubtaskView } from "./plan.js";
 import type { CriticVerdict } from "./review.js";
 
@@ -43,6 +45,8 @@ export const RunRequest = z
       .regex(/^[A-Za-z0-9._:-]{1,128}$/, { error: "a thread id is 1-128 letters, digits, '.', '_', ':' or '-'" })
       .optional(),
     concurrency: z.number().int().min(1).max(64).default(LIMITS.subtaskConcurrency),
+    /** Limits on model calls, tokens, cost and wall time; the run stops with `budget_exhausted` at the first one reached. */
+    budget: Budget.optional(),
   })
   .strict();
 export type RunRequest = z.infer<typeof RunRequest>;
@@ -110,6 +114,13 @@ export interface DecisionTrace {
   toolCallCount: number;
   promptTokens: number;
   completionTokens: number;
+  costUsd: number;
+  /** The `provider:model` that served each role. */
+  models: Record<string, string>;
+  /** Model calls retried, and fallbacks to the next model of a chain. */
+  modelIncidents: ModelIncident[];
+  /** The limit that stopped the run, when a budget did. */
+  budget: BudgetStop | null;
   knownIssues: string[];
 }
 

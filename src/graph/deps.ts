@@ -1,6 +1,9 @@
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { AgentRegistry } from "../agents/define-agent.js";
 import type { OutcomeView } from "../agents/critic.js";
+import { type CallOptions, UsageMeter } from "../agents/model-call.js";
+import type { RunLedger } from "../agents/run-ledger.js";
+import type { BudgetExhaustedError } from "../core/budget.js";
 import type { RunEvent } from "../core/events.js";
 import type { SubtaskView } from "../core/plan.js";
 import type { ModelSet } from "../providers/registry.js";
@@ -15,6 +18,28 @@ export interface GraphDeps {
   agents: AgentRegistry;
   /** The workspace root, as a real path. */
   workspace: string;
+  /** The budget ledgers of the runs in progress, by run id; the engine adds and removes them. */
+  ledgers?: Map<string, RunLedger>;
+}
+
+/** A node's meter: each retry and fallback is emitted as an event as it happens. */
+export function createMeter(config: LangGraphRunnableConfig | undefined): UsageMeter {
+  return new UsageMeter((incident) => emit(config, { type: incident.kind === "retry" ? "model-retry" : "model-fallback", incident }));
+}
+
+/** The options of a node's model calls: its meter, the run's ledger, and the run's abort signal. */
+export function callOptions(deps: GraphDeps, runId: string, config: LangGraphRunnableConfig | undefined, meter: UsageMeter, subtaskId?: string): CallOptions {
+  const options: CallOptions = { meter, signal: config?.signal };
+  const ledger = deps.ledgers?.get(runId);
+  if (ledger) options.ledger = ledger;
+  if (subtaskId !== undefined) options.subtaskId = subtaskId;
+  return options;
+}
+
+/** Emits `budget-exhausted` the first time a run's budget stops it. */
+export function announceBudgetStop(deps: GraphDeps, runId: string, config: LangGraphRunnableConfig | undefined, error: BudgetExhaustedError): void {
+  const ledger = deps.ledgers?.get(runId);
+  if (!ledger || ledger.claimStopNotice()) emit(config, { type: "budget-exhausted", stop: error.stop });
 }
 
 /** Sends an event to whoever streams the run (the CLI, the server, the event store). */

@@ -1,4 +1,6 @@
 import { Annotation, Overwrite } from "@langchain/langgraph";
+import type { BudgetStop } from "../core/budget.js";
+import type { ModelIncident } from "../core/model-incident.js";
 import type { PlannedSubtask, SubtaskResult } from "../core/plan.js";
 import type { CriticVerdict } from "../core/review.js";
 import type { RunMetrics, StopReason, ToolCallRecord } from "../core/run.js";
@@ -10,6 +12,8 @@ export interface RunSettings {
   approveAnswer: boolean;
   maxWorkerSteps: number;
   maxSubtasks: number;
+  /** The `provider:model` serving each role, for the trace. */
+  models?: Record<string, string>;
 }
 
 export type PlanStatus = "none" | "invalid" | "question" | "ready" | "approved";
@@ -79,9 +83,13 @@ export const TroupeState = Annotation.Root({
   stopReason: Annotation<StopReason | null>(replace<StopReason | null>(() => null)),
   failure: Annotation<string | null>(replace<string | null>(() => null)),
   finished: Annotation<boolean>(replace(() => false)),
+  /** The budget limit that stopped the run, when one did. */
+  budgetStop: Annotation<BudgetStop | null>(replace<BudgetStop | null>(() => null)),
 
   nodes: Annotation<string[], string[] | Overwrite<string[]>>(append<string>()),
   toolCalls: Annotation<ToolCallRecord[], ToolCallRecord[] | Overwrite<ToolCallRecord[]>>(append<ToolCallRecord>()),
+  /** Model calls retried and fallbacks used, for the trace. */
+  modelIncidents: Annotation<ModelIncident[], ModelIncident[] | Overwrite<ModelIncident[]>>(append<ModelIncident>()),
   metrics: Annotation<RunMetrics, Partial<RunMetrics> | Overwrite<RunMetrics>>({
     reducer: addMetrics,
     default: () => ({

@@ -1,3 +1,4 @@
+import { describeBudgetStop } from "../core/budget.js";
 import type { DecisionTrace, RunMetrics } from "../core/run.js";
 import { planView } from "./deps.js";
 import { openIssues } from "./nodes/review.js";
@@ -8,6 +9,7 @@ export function buildTrace(state: State): DecisionTrace {
   const metrics: RunMetrics = state.metrics;
   const knownIssues = [...openIssues(state)];
   if (state.failure) knownIssues.push(state.failure);
+  if (state.budgetStop) knownIssues.push(`the run's budget ran out (${describeBudgetStop(state.budgetStop)})`);
   return {
     plan: planView(state),
     reviews: state.reviews,
@@ -17,6 +19,10 @@ export function buildTrace(state: State): DecisionTrace {
     toolCallCount: metrics.toolCalls,
     promptTokens: metrics.promptTokens,
     completionTokens: metrics.completionTokens,
+    costUsd: metrics.costUsd,
+    models: state.settings.models ?? {},
+    modelIncidents: state.modelIncidents ?? [],
+    budget: state.budgetStop ?? null,
     knownIssues,
   };
 }

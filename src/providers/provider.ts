@@ -1,4 +1,5 @@
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
+import type { ProviderSettings, StructuredMethod } from "../config/config-file.js";
 import type { Env } from "../config/env.js";
 
 /** The roles a model can be chosen for; planner and critic may use a stronger model than workers. */
@@ -9,15 +10,26 @@ export interface CreateModelOptions {
   model: string;
   role: ModelRole;
   env: Env;
+  /** This provider's settings from the config file (base URL, key variable, headers). */
+  settings: ProviderSettings;
+  /** Per-call timeout; troupe also enforces it itself, so it holds for every provider. */
+  timeoutMs: number;
 }
 
 /** A source of chat models. One file per provider; selected by id (`provider` or `provider:model`). */
 export interface ProviderDefinition {
   id: string;
   description: string;
-  defaultModel: string;
+  /** The model used when none is named; a provider without one needs a model named. */
+  defaultModel?: string;
   /** Environment variables that must be set before a model can be created. */
-  requiredEnv?: (env: Env) => string[];
+  requiredEnv?: (env: Env, settings: ProviderSettings) => string[];
+  /** Checks the settings (a base URL, say) before any model is made; throws a ConfigError. */
+  validate?: (env: Env, settings: ProviderSettings) => void;
+  /** How this provider gives machine-read answers natively (default: a forced tool call). */
+  structuredMethod?: StructuredMethod;
+  /** Whether its models stream tokens (troupe's own models answer in one piece). */
+  streams?: boolean;
   createModel(options: CreateModelOptions): BaseChatModel;
 }
 

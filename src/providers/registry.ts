@@ -1,7 +1,14 @@
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
+import type { ModelPrice, ProviderSettings, StructuredMethod } from "../config/config-file.js";
 import type { Env } from "../config/env.js";
 import { ConfigError } from "../core/errors.js";
+import { anthropicProvider } from "./anthropic.js";
+import { type CallPolicy, DEFAULT_CALL_POLICY } from "./call-policy.js";
 import { offlineProvider } from "./offline/index.js";
+import { ollamaProvider } from "./ollama.js";
+import { openaiProvider } from "./openai.js";
+import { openAICompatibleProvider, openaiCompatibleProvider } from "./openai-compatible.js";
+import { priceFor } from "./prices.js";
 import { MODEL_ROLES, type ModelRole, type ProviderDefinition } from "./provider.js";
 
 export interface ModelChoice {
@@ -9,8 +16,56 @@ export interface ModelChoice {
   model: string;
 }
 
+/** `provider:model`. */
+export function choiceId(choice: ModelChoice): string {
+  return `${choice.provider}:${choice.model}`;
+}
+
+/** One model of a role's chain, with what troupe needs to know to call and bill it. */
+export interface ModelCandidate {
+  choice: ModelChoice;
+  model: BaseChatModel;
+  structuredMethod: StructuredMethod;
+  /** Whether it streams tokens (the synthesizer's answer then streams to the user). */
+  streams: boolean;
+  /** Undefined when the price is unknown (its cost is counted as 0). */
+  price: ModelPrice | undefined;
+}
+
 /** The chat model for each role of a run. */
-export type ModelSet = Record<ModelRole, BaseChatModel> & { choice: Record<ModelRole, ModelChoice> };
+export type ModelSet = Record<ModelRole, BaseChatModel> & {
+  choice: Record<ModelRole, ModelChoice>;
+  /** Each role's model followed by its fallbacks; absent for a set made by hand (the role's model alone). */
+  chains?: Record<ModelRole, ModelCandidate[]>;
+  policy?: CallPolicy;
+};
+
+/** What a role calls: its models in order, and how to call them. */
+export interface ModelRoute {
+  role: ModelRole;
+  candidates: ModelCandidate[];
+  policy: CallPolicy;
+}
+
+/** The route of one role: its chain, or, for a set made by hand, its one model. */
+export function routeFor(models: ModelSet, role: ModelRole): ModelRoute {
+  const chain = models.chains?.[role];
+  const candidates = chain ?? [{ choice: models.choice[role], model: models[role], structuredMethod: "functionCalling" as const, streams: false, price: { input: 0, output: 0 } }];
+  return { role, candidates, policy: models.policy ?? DEFAULT_CALL_POLICY };
+}
+
+/** Which models a run uses: the main choice, a choice per role, and the fallback chain. */
+export interface ModelSelection {
+  main: ModelChoice;
+  roles?: Partial<Record<ModelRole, ModelChoice>>;
+  fallbacks?: ModelChoice[];
+}
+
+export interface ModelSetOptions {
+  settings?: Readonly<Record<string, ProviderSettings>>;
+  prices?: Readonly<Record<string, ModelPrice>>;
+  policy?: CallPolicy;
+}
 
 /** Providers by id; a duplicate id is an error, an unknown id a clear ConfigError. */
 export class ProviderRegistry {
@@ -20,6 +75,10 @@ export class ProviderRegistry {
     if (this.#providers.has(provider.id)) throw new Error(`a provider named "${provider.id}" is already registered`);
     this.#providers.set(provider.id, provider);
     return this;
+  }
+
+  has(id: string): boolean {
+    return this.#providers.has(id);
   }
 
   ids(): string[] {
@@ -34,17 +93,32 @@ export class ProviderRegistry {
     return provider;
   }
 
-  /** Splits `provider:model` (or a bare provider id) and checks the provider exists. */
-  resolve(spec: string, model?: string): ModelChoice {
-    const [id = "", inlineModel] = spec.includes(":") ? [spec.slice(0, spec.indexOf(":")), spec.slice(spec.indexOf(":") + 1)] : [spec];
-    const provider = this.get(id.trim());
-    return { provider: provider.id, model: model?.trim() || inlineModel?.trim() || provider.defaultModel };
+  /**
+   * Reads `provider:model`, a bare provider id (its default model), or — when `mainProvider` is
+   * given — a bare model name of that provider. `model` overrides the model.
+   */
+  resolve(spec: string, model?: string, mainProvider?: string): ModelChoice {
+    const trimmed = spec.trim();
+    const colon = trimmed.indexOf(":");
+    let id = colon >= 0 ? trimmed.slice(0, colon).trim() : trimmed;
+    let inlineModel = colon >= 0 ? trimmed.slice(colon + 1).trim() : undefined;
+    if (colon < 0 && mainProvider !== undefined && !this.#providers.has(id)) {
+      inlineModel = id;
+      id = mainProvider;
+    }
+    const provider = this.get(id);
+    const chosen = model?.trim() || inlineModel || provider.defaultModel;
+    if (!chosen) {
+      throw new ConfigError("missing_model", `provider "${provider.id}" needs a model: use ${provider.id}:<model>, --model or TROUPE_MODEL`, { provider: provider.id });
+    }
+    return { provider: provider.id, model: chosen };
   }
 
-  /** Checks the provider's required environment; a missing variable is named in the error. */
-  check(choice: ModelChoice, env: Env): void {
+  /** Checks the provider's settings and required environment; a missing variable is named in the error. */
+  check(choice: ModelChoice, env: Env, settings: ProviderSettings = {}): void {
     const provider = this.get(choice.provider);
-    for (const name of provider.requiredEnv?.(env) ?? []) {
+    provider.validate?.(env, settings);
+    for (const name of provider.requiredEnv?.(env, settings) ?? []) {
       const value = (env as Record<string, unknown>)[name];
       if (typeof value !== "string" || value.trim() === "") {
         throw new ConfigError("missing_env", `provider "${provider.id}" needs ${name}; set it in the environment`, { variable: name });
@@ -52,30 +126,75 @@ export class ProviderRegistry {
     }
   }
 
-  /** One model per role (the same choice for every role unless `perRole` says otherwise). */
-  createModelSet(choice: ModelChoice, env: Env, perRole: Partial<Record<ModelRole, ModelChoice>> = {}): ModelSet {
-    const models = {} as Record<ModelRole, BaseChatModel>;
-    const choices = {} as Record<ModelRole, ModelChoice>;
-    const cache = new Map<string, BaseChatModel>();
-    for (const role of MODEL_ROLES) {
-      const roleChoice = perRole[role] ?? choice;
-      this.check(roleChoice, env);
-      const key = `${roleChoice.provider}:${roleChoice.model}`;
-      let model = cache.get(key);
-      if (!model) {
-        model = this.get(roleChoice.provider).createModel({ model: roleChoice.model, role, env });
-        cache.set(key, model);
+  /**
+   * One chain per role: the role's model (or the main one), then the fallbacks. Every provider
+   * named is checked first, so a missing key anywhere in the chain fails before the run starts.
+   * Models are shared between roles that use the same `provider:model`.
+   */
+  createModelSet(selection: ModelSelection | ModelChoice, env: Env, options: ModelSetOptions = {}): ModelSet {
+    const { main, roles = {}, fallbacks = [] } = "main" in selection ? selection : { main: selection };
+    const settingsOf = (id: string): ProviderSettings => options.settings?.[id] ?? {};
+    const cache = new Map<string, ModelCandidate>();
+    const policy = options.policy ?? DEFAULT_CALL_POLICY;
+    const candidate = (choice: ModelChoice, role: ModelRole): ModelCandidate => {
+      const key = choiceId(choice);
+      let made = cache.get(key);
+      if (!made) {
+        const provider = this.get(choice.provider);
+        const settings = settingsOf(provider.id);
+        this.check(choice, env, settings);
+        made = {
+          choice,
+          model: provider.createModel({ model: choice.model, role, env, settings, timeoutMs: policy.timeoutMs }),
+          structuredMethod: settings.structuredOutput ?? provider.structuredMethod ?? "functionCalling",
+          streams: provider.streams ?? false,
+          price: priceFor(choice.provider, choice.model, options.prices),
+        };
+        cache.set(key, made);
       }
-      models[role] = model;
-      choices[role] = roleChoice;
+      return made;
+    };
+    const chains = {} as Record<ModelRole, ModelCandidate[]>;
+    for (const role of MODEL_ROLES) {
+      const primary = candidate(roles[role] ?? main, role);
+      const chain = [primary];
+      for (const fallback of fallbacks) {
+        const next = candidate(fallback, role);
+        if (!chain.includes(next)) chain.push(next);
+      }
+      chains[role] = chain;
     }
-    return { ...models, choice: choices };
+    const models = Object.fromEntries(MODEL_ROLES.map((role) => [role, chains[role][0]?.model])) as Record<ModelRole, BaseChatModel>;
+    const choice = Object.fromEntries(MODEL_ROLES.map((role) => [role, chains[role][0]?.choice])) as Record<ModelRole, ModelChoice>;
+    return { ...models, choice, chains, policy };
   }
 }
 
-/** A registry with the providers troupe ships. */
-export function createProviderRegistry(extra: ProviderDefinition[] = []): ProviderRegistry {
-  const registry = new ProviderRegistry().register(offlineProvider);
-  for (const provider of extra) registry.register(provider);
+/** A provider for each endpoint the config file defines with a `type`, under its own id. */
+export function providersFromSettings(settings: Readonly<Record<string, ProviderSettings>>): ProviderDefinition[] {
+  const byType: Record<string, ProviderDefinition> = { openai: openaiProvider, anthropic: anthropicProvider, ollama: ollamaProvider };
+  const made: ProviderDefinition[] = [];
+  for (const [id, entry] of Object.entries(settings)) {
+    if (!entry.type || BUILTIN_PROVIDER_IDS.includes(id)) continue;
+    const base = entry.type === "openai-compatible" ? openAICompatibleProvider(id) : { ...(byType[entry.type] as ProviderDefinition), id };
+    made.push({ ...base, defaultModel: entry.defaultModel ?? base.defaultModel });
+  }
+  return made;
+}
+
+const BUILTIN_PROVIDERS: ProviderDefinition[] = [offlineProvider, openaiProvider, anthropicProvider, ollamaProvider, openaiCompatibleProvider];
+const BUILTIN_PROVIDER_IDS = BUILTIN_PROVIDERS.map((provider) => provider.id);
+
+/**
+ * A registry with the providers troupe ships, the endpoints the config file defines, and any
+ * extra ones; a `defaultModel` in the settings of a shipped provider replaces its default.
+ */
+export function createProviderRegistry(extra: ProviderDefinition[] = [], settings: Readonly<Record<string, ProviderSettings>> = {}): ProviderRegistry {
+  const registry = new ProviderRegistry();
+  for (const provider of BUILTIN_PROVIDERS) {
+    const defaultModel = settings[provider.id]?.defaultModel;
+    registry.register(defaultModel ? { ...provider, defaultModel } : provider);
+  }
+  for (const provider of [...providersFromSettings(settings), ...extra]) registry.register(provider);
   return registry;
 }

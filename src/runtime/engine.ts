@@ -3,7 +3,10 @@ import { hostname } from "node:os";
 import { Command, GraphRecursionError } from "@langchain/langgraph";
 import type { AgentRegistry } from "../agents/define-agent.js";
 import { createAgentRegistry } from "../agents/index.js";
+import { RunLedger } from "../agents/run-ledger.js";
+import { loadConfig, type TroupeConfig } from "../config/config-file.js";
 import { type Env, parseEnv } from "../config/env.js";
+import type { Budget } from "../core/budget.js";
 import { ConflictError, errorMessage, InputError, NotFoundError } from "../core/errors.js";
 import type { RunEvent, StoredEvent } from "../core/events.js";
 import { LIMITS } from "../core/limits.js";
@@ -18,22 +21,32 @@ import {
 import { buildGraph, type TroupeGraph } from "../graph/build-graph.js";
 import type { RunSettings, State } from "../graph/state.js";
 import { recursionLimitFor } from "../graph/trace.js";
-import type { ProviderDefinition } from "../providers/provider.js";
-import { createProviderRegistry, type ModelChoice, type ModelSet, type ProviderRegistry } from "../providers/registry.js";
+import type { CallPolicy } from "../providers/call-policy.js";
+import { MODEL_ROLES, type ProviderDefinition } from "../providers/provider.js";
+import { choiceId, type ModelSet } from "../providers/registry.js";
 import { openStore, type RunRecord, type Store } from "../store/index.js";
 import { scriptedProvider } from "../testing/scripted-provider.js";
 import { createBuiltinRegistry } from "../tools/builtin/index.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import { workspaceRoot } from "../tools/workspace.js";
+import { createModels, type ProviderSource, registryFor } from "./model-selection.js";
 import { resultFromState } from "./result.js";
+
+export type { ProviderSource } from "./model-selection.js";
 
 export interface TroupeOptions {
   env?: Env;
   dataDir?: string;
   workspace?: string;
-  /** `provider` or `provider:model`; defaults to TROUPE_PROVIDER, then `offline`. */
+  /** `provider` or `provider:model`; defaults to TROUPE_PROVIDER, then the config file, then `offline`. */
   provider?: string;
   model?: string;
+  /** The config to use instead of reading `troupe.config.json`/`.ts` (or TROUPE_CONFIG) from `configDir`. */
+  config?: TroupeConfig;
+  /** Where to look for the config file (default: the working directory). */
+  configDir?: string;
+  /** Timeout, retries and backoff of model calls, over the environment and config file. */
+  callPolicy?: Partial<CallPolicy>;
   /** Models to use instead of creating them from a provider (tests, embedding). */
   models?: ModelSet;
   providers?: ProviderDefinition[];
@@ -65,18 +78,7 @@ export interface InvokeOptions {
 }
 
 /** A run's request as stored with it (read back leniently: older rows may lack fields). */
-const StoredRequest = RunRequest.partial();
-
-/** Where the provider choice came from, so the CLI can say when it fell back to `offline`. */
-export type ProviderSource = "option" | "env" | "default" | "injected";
-
-/** Resolves the provider choice without creating anything (used to fail fast on bad configuration). */
-export function resolveModelChoice(registry: ProviderRegistry, env: Env, provider?: string, model?: string): { choice: ModelChoice; source: ProviderSource } {
-  const spec = provider ?? env.TROUPE_PROVIDER;
-  const choice = registry.resolve(spec ?? "offline", model ?? env.TROUPE_MODEL);
-  registry.check(choice, env);
-  return { choice, source: provider ? "option" : spec ? "env" : "default" };
-}
+const StoredRequest = RunRequest.partial().loose();
 
 function isAlive(pid: number | null, host: string | null): boolean {
   if (pid === null || host !== hostname()) return false;
@@ -99,7 +101,10 @@ export class Troupe {
   readonly models: ModelSet;
   readonly providerSource: ProviderSource;
   readonly workspace: string;
+  readonly config: TroupeConfig;
   readonly #maxWorkerSteps: number;
+  /** The budget ledgers of the runs this instance is driving, shared with the graph's nodes. */
+  readonly #ledgers: Map<string, RunLedger>;
 
   private constructor(fields: {
     env: Env;
@@ -110,7 +115,9 @@ export class Troupe {
     models: ModelSet;
     providerSource: ProviderSource;
     workspace: string;
+    config: TroupeConfig;
     maxWorkerSteps: number;
+    ledgers: Map<string, RunLedger>;
   }) {
     this.env = fields.env;
     this.store = fields.store;
@@ -120,26 +127,29 @@ export class Troupe {
     this.models = fields.models;
     this.providerSource = fields.providerSource;
     this.workspace = fields.workspace;
+    this.config = fields.config;
     this.#maxWorkerSteps = fields.maxWorkerSteps;
+    this.#ledgers = fields.ledgers;
   }
 
   static async create(options: TroupeOptions = {}): Promise<Troupe> {
     const env = options.env ?? parseEnv();
+    const config = options.config ?? (await loadConfig(options.configDir, env.TROUPE_CONFIG)).config;
     let models = options.models;
     let providerSource: ProviderSource = "injected";
     if (!models) {
-      const registry = createProviderRegistry([scriptedProvider, ...(options.providers ?? [])]);
-      const resolved = resolveModelChoice(registry, env, options.provider, options.model);
-      models = registry.createModelSet(resolved.choice, env);
-      providerSource = resolved.source;
+      const registry = registryFor(config, [scriptedProvider, ...(options.providers ?? [])]);
+      ({ models, source: providerSource } = createModels(registry, { env, config, provider: options.provider, model: options.model, policy: options.callPolicy }));
     }
     const store = openStore(options.dataDir ?? env.TROUPE_DATA_DIR);
     try {
       const workspace = await workspaceRoot(options.workspace ?? env.TROUPE_WORKSPACE);
       const tools = options.tools ?? createBuiltinRegistry();
       const agents = options.agents ?? createAgentRegistry();
-      const graph = buildGraph({ models, tools, agents, workspace }, store.checkpointer);
-      return new Troupe({ env, store, graph, tools, agents, models, providerSource, workspace, maxWorkerSteps: options.maxWorkerSteps ?? LIMITS.workerMaxSteps });
+      const ledgers = new Map<string, RunLedger>();
+      const graph = buildGraph({ models, tools, agents, workspace, ledgers }, store.checkpointer);
+      const maxWorkerSteps = options.maxWorkerSteps ?? LIMITS.workerMaxSteps;
+      return new Troupe({ env, store, graph, tools, agents, models, providerSource, workspace, config, maxWorkerSteps, ledgers });
     } catch (error) {
       store.close();
       throw error;
@@ -154,6 +164,9 @@ export class Troupe {
       throw new InputError("invalid_request", issue?.message ?? "invalid request", { path: issue?.path.join(".") });
     }
     const request = parsed.data;
+    // The config's budget is the default, limit by limit; the run keeps it for its resumes.
+    const budget: Budget = { ...this.config.budget, ...request.budget };
+    if (Object.keys(budget).length > 0) request.budget = budget;
     const threadId = request.threadId ?? `thread-${randomUUID()}`;
     const previous = this.store.runs.latestForThread(threadId);
     if (previous && (previous.status === "interrupted" || (previous.status === "running" && isAlive(previous.pid, previous.host)))) {
@@ -176,6 +189,7 @@ export class Troupe {
       approveAnswer: request.approveAnswer,
       maxWorkerSteps: this.#maxWorkerSteps,
       maxSubtasks: LIMITS.maxSubtasks,
+      models: Object.fromEntries(MODEL_ROLES.map((role) => [role, choiceId(this.models.choice[role])])),
     };
     const graphInput = { runId, task: request.task, context: request.context ?? null, settings, startedAt: Date.now() };
     return this.#drive(record, graphInput, request.concurrency, false, options);
@@ -239,6 +253,7 @@ export class Troupe {
     let failure: string | undefined;
     let cancelled = false;
     let last: State | undefined;
+    const ledger = await this.#openLedger(record, resumed, request.success ? request.data.budget : undefined);
     try {
       const stream = await this.graph.stream(input as never, config);
       for await (const [mode, chunk] of stream as AsyncIterable<[string, unknown]>) {
@@ -249,6 +264,9 @@ export class Troupe {
       if (options.signal?.aborted) cancelled = true;
       else if (error instanceof GraphRecursionError) failure = `the run exceeded its step limit (${config.recursionLimit} supersteps)`;
       else failure = errorMessage(error);
+    } finally {
+      ledger.dispose();
+      this.#ledgers.delete(record.id);
     }
     // A run that reached finalize is fully described by its last values; otherwise ask the
     // checkpoint, which also knows about a pending interrupt.
@@ -296,6 +314,18 @@ export class Troupe {
     });
     emit({ type: "run-end", status: result.status, stopReason: result.stopReason, metrics: result.metrics });
     return result;
+  }
+
+  /** The budget ledger of a run's stretch, carrying on from what a resumed run had used. */
+  async #openLedger(record: RunRecord, resumed: boolean, budget: Budget | undefined): Promise<RunLedger> {
+    let used = { llmCalls: 0, promptTokens: 0, completionTokens: 0, costUsd: 0, activeMs: record.activeMs };
+    if (resumed) {
+      const values = (await this.graph.getState({ configurable: { thread_id: record.threadId } })).values as Partial<State>;
+      if (values.runId === record.id && values.metrics) used = { ...values.metrics, activeMs: record.activeMs };
+    }
+    const ledger = new RunLedger(budget ?? {}, used);
+    this.#ledgers.set(record.id, ledger);
+    return ledger;
   }
 
   /**

@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import { Budget } from "../../core/budget.js";
 import { InputError } from "../../core/errors.js";
 import { MaxIterations, RunRequest, type RunRequestInput } from "../../core/run.js";
 import { addEngineFlags, driveAndReport, type EngineFlags, openEngine } from "../engine-flags.js";
@@ -12,6 +13,29 @@ interface RunFlags extends EngineFlags {
   maxIterations?: string;
   context?: string;
   concurrency?: string;
+  maxModelCalls?: string;
+  maxTokens?: string;
+  maxCost?: string;
+  maxTime?: string;
+}
+
+/** The budget flags as a Budget; a bad value names its flag. */
+function budgetFromFlags(flags: RunFlags): Budget | undefined {
+  const raw: Record<string, number> = {};
+  const seconds = flags.maxTime !== undefined ? parseNumberFlag(flags.maxTime) : undefined;
+  if (flags.maxModelCalls !== undefined) raw.maxModelCalls = parseNumberFlag(flags.maxModelCalls);
+  if (flags.maxTokens !== undefined) raw.maxTokens = parseNumberFlag(flags.maxTokens);
+  if (flags.maxCost !== undefined) raw.maxCostUsd = parseNumberFlag(flags.maxCost);
+  if (seconds !== undefined) raw.maxWallTimeMs = Number.isFinite(seconds) && seconds > 0 ? Math.max(1, Math.round(seconds * 1000)) : Number.NaN;
+  if (Object.keys(raw).length === 0) return undefined;
+  const parsed = Budget.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const flag = { maxModelCalls: "--max-model-calls", maxTokens: "--max-tokens", maxCostUsd: "--max-cost", maxWallTimeMs: "--max-time" }[String(issue?.path[0])] ?? "budget";
+    const message = issue?.code === "invalid_type" ? "must be a number" : (issue?.message.replace(/^\w+ /, "") ?? "invalid");
+    throw new InputError("invalid_budget", `${flag}: ${message}`);
+  }
+  return parsed.data;
 }
 
 /** Checks the request before anything is opened or written. */
@@ -29,6 +53,8 @@ export function parseRunRequest(task: string, flags: RunFlags): RunRequestInput 
   if (flags.concurrency !== undefined) input.concurrency = parseNumberFlag(flags.concurrency);
   if (flags.thread !== undefined) input.threadId = flags.thread;
   if (flags.context !== undefined) input.context = flags.context;
+  const budget = budgetFromFlags(flags);
+  if (budget) input.budget = budget;
   const checked = RunRequest.safeParse(input);
   if (!checked.success) {
     const issue = checked.error.issues[0];
@@ -49,7 +75,11 @@ export function registerRun(program: Command): void {
     .option("--thread <id>", "thread id to run on (default: a new one)")
     .option("--max-iterations <n>", "review rounds, 1–50 (default 3)")
     .option("--context <text>", "extra context for the planner (at most 10 KB)")
-    .option("--concurrency <n>", "subtasks run at once (default 8)");
+    .option("--concurrency <n>", "subtasks run at once (default 8)")
+    .option("--max-model-calls <n>", "budget: stop after this many model calls")
+    .option("--max-tokens <n>", "budget: stop after this many tokens (prompt + completion)")
+    .option("--max-cost <usd>", "budget: stop after this much cost in US dollars")
+    .option("--max-time <seconds>", "budget: stop after this much running time");
   addEngineFlags(command).action(async (task: string, flags: RunFlags) => {
     const request = parseRunRequest(task, flags);
     const troupe = await openEngine(flags);

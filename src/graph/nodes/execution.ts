@@ -1,13 +1,14 @@
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
-import { UsageMeter } from "../../agents/model-call.js";
 import { runWorker, type WorkerOutcome, type WorkerToolCall } from "../../agents/worker.js";
+import { type BudgetStop, isBudgetExhausted } from "../../core/budget.js";
 import { errorMessage } from "../../core/errors.js";
 import { LIMITS } from "../../core/limits.js";
 import type { PlannedSubtask, SubtaskResult } from "../../core/plan.js";
 import { resolveArgs } from "../../core/refs.js";
 import type { ToolCallRecord } from "../../core/run.js";
 import { preview, truncate } from "../../core/text.js";
-import { emit, type GraphDeps, threadIdOf } from "../deps.js";
+import { routeFor } from "../../providers/registry.js";
+import { announceBudgetStop, callOptions, createMeter, emit, type GraphDeps, threadIdOf } from "../deps.js";
 import { blockedSubtasks } from "../schedule.js";
 import type { State, Update } from "../state.js";
 
@@ -40,7 +41,7 @@ export function createRunSubtaskNode(deps: GraphDeps) {
   return async (payload: SubtaskPayload, config: LangGraphRunnableConfig): Promise<Update> => {
     const { subtask } = payload;
     const startedAt = Date.now();
-    const meter = new UsageMeter();
+    const meter = createMeter(config);
     const records: ToolCallRecord[] = [];
     emit(config, { type: "subtask-start", subtaskId: subtask.id, label: subtask.label, agent: subtask.agent, attempt: payload.attempt });
     const onToolCall = (call: WorkerToolCall): void => {
@@ -57,6 +58,7 @@ export function createRunSubtaskNode(deps: GraphDeps) {
       signal: config.signal,
     };
     let outcome: WorkerOutcome;
+    let budgetStop: BudgetStop | undefined;
     const values = new Map(payload.dependencies.map((dependency) => [dependency.id, dependency.value]));
     try {
       const args = resolveArgs(subtask, (id) => values.get(id));
@@ -74,7 +76,7 @@ export function createRunSubtaskNode(deps: GraphDeps) {
         outcome = await runWorker(
           {
             agent,
-            model: deps.models.worker,
+            model: routeFor(deps.models, "worker"),
             tools: deps.tools,
             task: payload.task,
             subtask,
@@ -85,12 +87,18 @@ export function createRunSubtaskNode(deps: GraphDeps) {
             maxSteps: payload.maxSteps,
             onToolCall,
           },
-          { meter, signal: config.signal },
+          callOptions(deps, payload.runId, config, meter, subtask.id),
         );
       }
     } catch (error) {
       if (config.signal?.aborted) throw error;
-      outcome = { status: "failed", summary: "", error: errorMessage(error), toolCalls: [], steps: 0 };
+      if (isBudgetExhausted(error)) {
+        budgetStop = error.stop;
+        announceBudgetStop(deps, payload.runId, config, error);
+        outcome = { status: "failed", summary: "", error: "stopped: the run's budget ran out before this subtask finished", toolCalls: [], steps: 0 };
+      } else {
+        outcome = { status: "failed", summary: "", error: errorMessage(error), toolCalls: [], steps: 0 };
+      }
     }
     const endedAt = Date.now();
     const result: SubtaskResult = {
@@ -116,7 +124,9 @@ export function createRunSubtaskNode(deps: GraphDeps) {
       results: { [subtask.id]: result },
       toolCalls: records,
       nodes: [`run_subtask:${subtask.id}`],
+      modelIncidents: meter.incidents,
       metrics: { nodeVisits: 1, toolCalls: records.length, ...meter.usage },
+      ...(budgetStop ? { stopReason: "budget_exhausted" as const, budgetStop } : {}),
     };
   };
 }

@@ -29,6 +29,8 @@ export function intake(state: State): Update {
     stopReason: null,
     failure: null,
     finished: false,
+    budgetStop: null,
+    modelIncidents: new Overwrite([]),
     nodes: new Overwrite(["intake"]),
     toolCalls: new Overwrite([]),
     metrics: new Overwrite({ ...emptyMetrics(), nodeVisits: 1 }),

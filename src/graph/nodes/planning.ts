@@ -1,13 +1,14 @@
 import { interrupt, type LangGraphRunnableConfig } from "@langchain/langgraph";
-import { UsageMeter } from "../../agents/model-call.js";
 import { LIMITS } from "../../core/limits.js";
 import { runPlanner } from "../../agents/planner.js";
+import { isBudgetExhausted } from "../../core/budget.js";
 import { errorMessage } from "../../core/errors.js";
+import { routeFor } from "../../providers/registry.js";
 import { PlannedSubtask, validatePlan } from "../../core/plan.js";
 import { ResumeDecision, type InterruptInfo } from "../../core/run.js";
 import { z } from "zod";
 import { MAX_QUESTIONS } from "../coordinator.js";
-import { emit, type GraphDeps, planView } from "../deps.js";
+import { announceBudgetStop, callOptions, createMeter, emit, type GraphDeps, planView } from "../deps.js";
 import type { State, Update } from "../state.js";
 
 /**
@@ -16,12 +17,13 @@ import type { State, Update } from "../state.js";
  */
 export function createPlannerNode(deps: GraphDeps) {
   return async (state: State, config: LangGraphRunnableConfig): Promise<Update> => {
-    const meter = new UsageMeter();
+    const meter = createMeter(config);
     const attempt = state.planAttempts + 1;
     const base = (update: Update): Update => ({
       ...update,
       planAttempts: attempt,
       nodes: ["planner"],
+      modelIncidents: meter.incidents,
       metrics: { nodeVisits: 1, ...meter.usage },
     });
     const invalid = (errors: string[]): Update => {
@@ -40,7 +42,7 @@ export function createPlannerNode(deps: GraphDeps) {
     try {
       output = await runPlanner(
         {
-          model: deps.models.planner,
+          model: routeFor(deps.models, "planner"),
           task: state.task,
           context: state.context ?? undefined,
           agents: deps.agents.list(),
@@ -50,10 +52,14 @@ export function createPlannerNode(deps: GraphDeps) {
           humanAnswers: state.humanAnswers,
           maxSubtasks: state.settings.maxSubtasks,
         },
-        { meter, signal: config.signal },
+        callOptions(deps, state.runId, config, meter),
       );
     } catch (error) {
       if (config.signal?.aborted) throw error;
+      if (isBudgetExhausted(error)) {
+        announceBudgetStop(deps, state.runId, config, error);
+        return base({ stopReason: "budget_exhausted", budgetStop: error.stop });
+      }
       return invalid([`the planner failed: ${errorMessage(error)}`]);
     }
     if (output.subtasks.length === 0 && output.question) {

@@ -1,12 +1,13 @@
 import { interrupt, type LangGraphRunnableConfig, Overwrite } from "@langchain/langgraph";
 import { runCritic } from "../../agents/critic.js";
-import { UsageMeter } from "../../agents/model-call.js";
-import { runSynthesizer } from "../../agents/synthesizer.js";
+import { bestAnswerSoFar, runSynthesizer } from "../../agents/synthesizer.js";
+import { isBudgetExhausted } from "../../core/budget.js";
 import { errorMessage } from "../../core/errors.js";
 import type { SubtaskResult } from "../../core/plan.js";
 import { type CriticVerdict, toVerdict } from "../../core/review.js";
 import { ResumeDecision } from "../../core/run.js";
-import { emit, type GraphDeps, outcomes } from "../deps.js";
+import { routeFor } from "../../providers/registry.js";
+import { announceBudgetStop, callOptions, createMeter, emit, type GraphDeps, outcomes } from "../deps.js";
 import { allSettled, dependentsOf, statusOf } from "../schedule.js";
 import type { State, Update } from "../state.js";
 
@@ -49,17 +50,22 @@ export function applyVerdict(state: State, verdict: CriticVerdict): { update: Up
 /** Reviews the settled work and applies the verdict. A critic that fails yields a failing verdict with the reason, not a crash. */
 export function createCriticNode(deps: GraphDeps) {
   return async (state: State, config: LangGraphRunnableConfig): Promise<Update> => {
-    const meter = new UsageMeter();
+    const meter = createMeter(config);
     const iteration = state.reviews.length + 1;
     let verdict: CriticVerdict;
     try {
       const output = await runCritic(
-        { model: deps.models.critic, task: state.task, outcomes: outcomes(state), iteration, maxIterations: state.settings.maxIterations },
-        { meter, signal: config.signal },
+        { model: routeFor(deps.models, "critic"), task: state.task, outcomes: outcomes(state), iteration, maxIterations: state.settings.maxIterations },
+        callOptions(deps, state.runId, config, meter),
       );
       verdict = toVerdict(output, iteration);
     } catch (error) {
       if (config.signal?.aborted) throw error;
+      if (isBudgetExhausted(error)) {
+        announceBudgetStop(deps, state.runId, config, error);
+        const metrics = { nodeVisits: 1, ...meter.usage };
+        return { needsReview: false, stopReason: "budget_exhausted", budgetStop: error.stop, nodes: ["critic"], modelIncidents: meter.incidents, metrics };
+      }
       const scores = { accuracy: 0, completeness: 0, relevance: 0, logic: 0 };
       verdict = toVerdict({ scores, issues: [`the critic failed: ${errorMessage(error)}`], redo: [], replan: false }, iteration);
     }
@@ -70,6 +76,7 @@ export function createCriticNode(deps: GraphDeps) {
       reviews: [verdict],
       needsReview: false,
       nodes: ["critic"],
+      modelIncidents: meter.incidents,
       metrics: { nodeVisits: 1, reflectionCount: anotherRound ? 1 : 0, ...meter.usage },
     };
   };
@@ -81,21 +88,44 @@ export function openIssues(state: Pick<State, "reviews">): string[] {
   return last && !last.passed ? last.issues : [];
 }
 
-/** Writes the answer. If the synthesizer model fails, the answer lists the results and the run fails. */
+/**
+ * Writes the answer, streaming it as `answer-token` events when the provider streams. Once the
+ * budget is spent, the best answer so far is written by code, so it costs nothing more. If the
+ * synthesizer model fails, the answer lists the results and the run fails.
+ */
 export function createSynthesizerNode(deps: GraphDeps) {
   return async (state: State, config: LangGraphRunnableConfig): Promise<Update> => {
-    const meter = new UsageMeter();
-    const visit = (update: Update): Update => ({ ...update, nodes: ["synthesizer"], metrics: { nodeVisits: 1, ...meter.usage } });
+    const meter = createMeter(config);
+    const visit = (update: Update): Update => ({ ...update, nodes: ["synthesizer"], modelIncidents: meter.incidents, metrics: { nodeVisits: 1, ...meter.usage } });
     const views = outcomes(state);
+    if (state.stopReason === "budget_exhausted") {
+      const answer = bestAnswerSoFar(state.task, views, state.budgetStop, openIssues(state));
+      emit(config, { type: "answer", text: answer });
+      return visit({ answer, answerStatus: "draft" });
+    }
     try {
       const answer = await runSynthesizer(
-        { model: deps.models.synthesizer, task: state.task, context: state.context ?? undefined, outcomes: views, issues: openIssues(state), feedback: state.answerFeedback },
-        { meter, signal: config.signal },
+        {
+          model: routeFor(deps.models, "synthesizer"),
+          task: state.task,
+          context: state.context ?? undefined,
+          outcomes: views,
+          issues: openIssues(state),
+          feedback: state.answerFeedback,
+          onToken: (text) => emit(config, { type: "answer-token", text }),
+        },
+        callOptions(deps, state.runId, config, meter),
       );
       emit(config, { type: "answer", text: answer });
       return visit({ answer, answerStatus: "draft" });
     } catch (error) {
       if (config.signal?.aborted) throw error;
+      if (isBudgetExhausted(error)) {
+        announceBudgetStop(deps, state.runId, config, error);
+        const answer = bestAnswerSoFar(state.task, views, error.stop, openIssues(state));
+        emit(config, { type: "answer", text: answer });
+        return visit({ answer, answerStatus: "draft", stopReason: "budget_exhausted", budgetStop: error.stop });
+      }
       const lines = views.map((view) => `- ${view.id} ${view.label}: ${view.status === "done" ? (view.summary ?? "done") : `${view.status} ${view.error ?? ""}`}`);
       const answer = [`The synthesizer failed (${errorMessage(error)}). Results of the subtasks:`, ...lines].join("\n");
       return visit({ answer, answerStatus: "draft", stopReason: state.stopReason ?? "failed", failure: `the synthesizer failed: ${errorMessage(error)}` });

@@ -72,7 +72,9 @@ export class OfflineChatModel extends ToolCallingChatModel {
     const system = messages.find((message) => message.getType() === "system");
     const role = roleOf(textOf(system)) ?? "execute";
     const tools = boundToolNames(options);
-    const lastHuman = [...messages].reverse().find((message) => message.getType() === "human");
+    // The request is the last human message with sections (a repair note after it has none).
+    const humans = messages.filter((message) => message.getType() === "human");
+    const lastHuman = [...humans].reverse().find((message) => parseSections(textOf(message)).size > 0) ?? humans.at(-1);
     const sections = parseSections(textOf(lastHuman));
     let reply: AIMessageChunk;
     switch (role) {

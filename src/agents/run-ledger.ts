@@ -1,0 +1,108 @@
+import { type Budget, BudgetExhaustedError, type BudgetStop, type BudgetUsage, reachedLimit } from "../core/budget.js";
+
+/** What a run had used before this stretch of it (a resumed run carries on from there). */
+export interface UsedSoFar {
+  llmCalls: number;
+  promptTokens: number;
+  completionTokens: number;
+  costUsd: number;
+  /** Time the run has spent running so far, in milliseconds. */
+  activeMs: number;
+}
+
+/**
+ * The spending of one run while it goes, shared by all its nodes (parallel workers included):
+ * every model call is admitted against the budget before it is made, and settled with its real
+ * usage after. Also remembers the models a run has fallen back from, so later calls of the run
+ * go straight to the model that works.
+ */
+export class RunLedger {
+  readonly budget: Budget;
+  readonly #deadline = new AbortController();
+  readonly #timer: NodeJS.Timeout | undefined;
+  readonly #startedAt = performance.now();
+  readonly #activeBefore: number;
+  readonly #skipped = new Set<string>();
+  #calls: number;
+  #tokens: number;
+  #cost: number;
+  #stopNoticed = false;
+  /** The first limit reached, once one is. */
+  stop: BudgetStop | undefined;
+
+  constructor(budget: Budget = {}, used: UsedSoFar = { llmCalls: 0, promptTokens: 0, completionTokens: 0, costUsd: 0, activeMs: 0 }) {
+    this.budget = budget;
+    this.#calls = used.llmCalls;
+    this.#tokens = used.promptTokens + used.completionTokens;
+    this.#cost = used.costUsd;
+    this.#activeBefore = used.activeMs;
+    if (budget.maxWallTimeMs !== undefined) {
+      const remaining = Math.max(0, budget.maxWallTimeMs - used.activeMs);
+      this.#timer = setTimeout(() => this.#deadline.abort(new BudgetExhaustedError(this.wallTimeStop())), remaining);
+      this.#timer.unref();
+    }
+  }
+
+  /** Aborts when the run's wall time is up, so calls in flight stop too. */
+  get signal(): AbortSignal {
+    return this.#deadline.signal;
+  }
+
+  /** Whether admitting a call needs its prompt counted first (a token or cost limit is set). */
+  get needsEstimate(): boolean {
+    return this.budget.maxTokens !== undefined || this.budget.maxCostUsd !== undefined;
+  }
+
+  usage(): BudgetUsage {
+    return { modelCalls: this.#calls, tokens: this.#tokens, costUsd: this.#cost, wallTimeMs: this.#activeBefore + (performance.now() - this.#startedAt) };
+  }
+
+  wallTimeStop(): BudgetStop {
+    return { limit: "maxWallTimeMs", max: this.budget.maxWallTimeMs ?? 0, used: Math.round(this.usage().wallTimeMs) };
+  }
+
+  /** Records the stop (the first one wins) and throws it. */
+  refuse(stop: BudgetStop): never {
+    this.stop ??= stop;
+    throw new BudgetExhaustedError(stop);
+  }
+
+  /**
+   * Admits one model call, or throws BudgetExhaustedError: when a limit is already reached, or
+   * when the call's prompt alone (`estimate`) would go past the token or cost limit.
+   */
+  admit(estimate?: { tokens: number; costUsd: number }): void {
+    if (this.#deadline.signal.aborted) this.refuse(this.wallTimeStop());
+    const reached = reachedLimit(this.budget, this.usage());
+    if (reached) this.refuse(reached);
+    const { maxTokens, maxCostUsd } = this.budget;
+    if (estimate && maxTokens !== undefined && this.#tokens + estimate.tokens > maxTokens) this.refuse({ limit: "maxTokens", max: maxTokens, used: this.#tokens });
+    if (estimate && maxCostUsd !== undefined && this.#cost + estimate.costUsd > maxCostUsd) this.refuse({ limit: "maxCostUsd", max: maxCostUsd, used: this.#cost });
+    this.#calls += 1;
+  }
+
+  settle(usage: { promptTokens: number; completionTokens: number; costUsd: number }): void {
+    this.#tokens += usage.promptTokens + usage.completionTokens;
+    this.#cost += usage.costUsd;
+  }
+
+  /** Marks a model as given up on for the rest of this run. */
+  skip(modelId: string): void {
+    this.#skipped.add(modelId);
+  }
+
+  isSkipped(modelId: string): boolean {
+    return this.#skipped.has(modelId);
+  }
+
+  /** True the first time only: the stop is announced once however many nodes hit it. */
+  claimStopNotice(): boolean {
+    if (this.#stopNoticed) return false;
+    this.#stopNoticed = true;
+    return true;
+  }
+
+  dispose(): void {
+    if (this.#timer) clearTimeout(this.#timer);
+  }
+}

@@ -1,0 +1,122 @@
+import { existsSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+import { parse as parseJsonc, printParseErrorCode, type ParseError } from "jsonc-parser";
+import { z } from "zod";
+import { Budget } from "../core/budget.js";
+import { ConfigError, errorMessage } from "../core/errors.js";
+
+/** How a provider is asked for machine-read answers: JSON-schema response format, forced tool call, or JSON mode. */
+export const StructuredMethod = z.enum(["jsonSchema", "functionCalling", "jsonMode"]);
+export type StructuredMethod = z.infer<typeof StructuredMethod>;
+
+/** Settings of one provider, or (with `type`) a new named endpoint such as `deepseek`. */
+export const ProviderSettings = z
+  .object({
+    /** Makes a new provider id that speaks this protocol (`openai-compatible` for DeepSeek, Kimi, GLM, Qwen, vLLM…). */
+    type: z.enum(["openai", "anthropic", "ollama", "openai-compatible"]).optional(),
+    baseUrl: z.string().min(1).optional(),
+    /** The environment variable holding the API key (the key itself never goes in a file). */
+    apiKeyEnv: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: "apiKeyEnv is the name of an environment variable" }).optional(),
+    defaultModel: z.string().min(1).optional(),
+    structuredOutput: StructuredMethod.optional(),
+    headers: z.record(z.string(), z.string()).optional(),
+  })
+  .strict();
+export type ProviderSettings = z.infer<typeof ProviderSettings>;
+
+/** A price in US dollars per million tokens. */
+export const ModelPrice = z
+  .object({
+    input: z.number().min(0, { error: "a price cannot be negative" }),
+    output: z.number().min(0, { error: "a price cannot be negative" }),
+  })
+  .strict();
+export type ModelPrice = z.infer<typeof ModelPrice>;
+
+const ModelSpec = z.string().trim().min(1, { error: "a model is `provider:model` or a model name" });
+
+/** `troupe.config.json` or `troupe.config.ts` (its default export). */
+export const TroupeConfig = z
+  .object({
+    /** `provider` or `provider:model`, used by every role without its own. */
+    provider: ModelSpec.optional(),
+    model: ModelSpec.optional(),
+    /** A stronger model for the planner and critic, a cheaper one for workers… */
+    roles: z
+      .object({ planner: ModelSpec.optional(), worker: ModelSpec.optional(), critic: ModelSpec.optional(), synthesizer: ModelSpec.optional() })
+      .strict()
+      .optional(),
+    /** Tried in order when a role's model still fails after its retries, e.g. `["anthropic:claude-haiku-4-5", "offline"]`. */
+    fallbacks: z.array(ModelSpec).max(8).optional(),
+    timeoutMs: z.number().int().min(1).max(3_600_000).optional(),
+    maxRetries: z.number().int().min(0).max(10).optional(),
+    providers: z.record(z.string().regex(/^[a-z][a-z0-9_-]*$/, { error: "a provider id is lower-case letters, digits, '_' or '-'" }), ProviderSettings).optional(),
+    /** Prices by `model` or `provider:model`, over the built-in table. */
+    prices: z.record(z.string().min(1), ModelPrice).optional(),
+    /** Default budget of every run (a run's own budget takes precedence, limit by limit). */
+    budget: Budget.optional(),
+  })
+  .strict();
+export type TroupeConfig = z.infer<typeof TroupeConfig>;
+
+/** The file names looked for in the working directory, in order. */
+export const CONFIG_FILES = ["troupe.config.json", "troupe.config.ts", "troupe.config.mts", "troupe.config.mjs", "troupe.config.js"] as const;
+
+/** Gives a config file its type in TypeScript (`export default defineConfig({ … })`). */
+export function defineConfig(config: z.input<typeof TroupeConfig>): z.input<typeof TroupeConfig> {
+  return config;
+}
+
+async function readConfigSource(file: string): Promise<unknown> {
+  if (file.endsWith(".json")) {
+    const errors: ParseError[] = [];
+    const text = readFileSync(file, "utf8");
+    const value: unknown = parseJsonc(text, errors, { allowTrailingComma: false });
+    const first = errors[0];
+    if (first) {
+      const before = text.slice(0, first.offset);
+      const line = before.split("\n").length;
+      const column = first.offset - before.lastIndexOf("\n");
+      throw new ConfigError("invalid_config", `${file}:${line}:${column}: ${printParseErrorCode(first.error)}`, { path: file });
+    }
+    return value;
+  }
+  if (/\.m?ts$/.test(file) && !process.features.typescript) {
+    throw new ConfigError("invalid_config", `${file}: this Node.js (${process.version}) cannot load TypeScript; use Node.js 22.18 or newer, or troupe.config.json`, { path: file });
+  }
+  let loaded: { default?: unknown };
+  try {
+    loaded = (await import(pathToFileURL(file).href)) as { default?: unknown };
+  } catch (error) {
+    throw new ConfigError("invalid_config", `${file}: cannot load it: ${errorMessage(error).split("\n")[0]}`, { path: file });
+  }
+  if (loaded.default === undefined) throw new ConfigError("invalid_config", `${file}: it has no default export`, { path: file });
+  return loaded.default;
+}
+
+/** The config file to use: the one named (TROUPE_CONFIG), else the first of CONFIG_FILES in `directory`. */
+export function findConfigFile(directory: string, named?: string): string | undefined {
+  if (named !== undefined) {
+    const file = path.resolve(directory, named);
+    if (!existsSync(file)) throw new ConfigError("missing_config", `the config file ${file} does not exist (TROUPE_CONFIG)`, { path: file });
+    return file;
+  }
+  return CONFIG_FILES.map((name) => path.join(directory, name)).find((file) => existsSync(file));
+}
+
+/**
+ * Reads and validates the config file, if there is one; an invalid file is a ConfigError naming
+ * the file and the setting, so the CLI exits 2 before anything runs.
+ */
+export async function loadConfig(directory: string = process.cwd(), named?: string): Promise<{ config: TroupeConfig; file: string | undefined }> {
+  const file = findConfigFile(directory, named);
+  if (!file) return { config: {}, file: undefined };
+  const parsed = TroupeConfig.safeParse(await readConfigSource(file));
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const where = issue && issue.path.length > 0 ? `${issue.path.join(".")}: ` : "";
+    throw new ConfigError("invalid_config", `${file}: ${where}${issue?.message ?? "invalid"}`, { path: file, setting: issue?.path.join(".") });
+  }
+  return { config: parsed.data, file };
+}

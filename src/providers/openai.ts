@@ -1,0 +1,35 @@
+import { ChatOpenAI } from "@langchain/openai";
+import { envValue, parseBaseUrl } from "./base-url.js";
+import { defineProvider } from "./provider.js";
+
+/**
+ * OpenAI through `@langchain/openai`. Plans and verdicts use the JSON-schema response format;
+ * OPENAI_BASE_URL points it at a proxy. troupe does the retries itself (one policy for every
+ * provider), so the client's own are off.
+ */
+export const openaiProvider = defineProvider({
+  id: "openai",
+  description: "OpenAI (OPENAI_API_KEY; OPENAI_BASE_URL for a proxy)",
+  defaultModel: "gpt-4.1-mini",
+  structuredMethod: "jsonSchema",
+  streams: true,
+  requiredEnv: (_env, settings) => [settings.apiKeyEnv ?? "OPENAI_API_KEY"],
+  validate: (env, settings) => {
+    if (settings.baseUrl) parseBaseUrl(settings.baseUrl, "providers.openai.baseUrl");
+    else if (env.OPENAI_BASE_URL) parseBaseUrl(env.OPENAI_BASE_URL, "OPENAI_BASE_URL");
+  },
+  createModel: ({ model, env, settings, timeoutMs }) => {
+    const baseUrl = settings.baseUrl ?? env.OPENAI_BASE_URL;
+    return new ChatOpenAI({
+      model,
+      apiKey: envValue(env, settings.apiKeyEnv ?? "OPENAI_API_KEY"),
+      configuration: {
+        ...(baseUrl ? { baseURL: parseBaseUrl(baseUrl, "OPENAI_BASE_URL") } : {}),
+        ...(settings.headers ? { defaultHeaders: settings.headers } : {}),
+      },
+      maxRetries: 0,
+      timeout: timeoutMs,
+      streamUsage: true,
+    });
+  },
+});

@@ -1,0 +1,135 @@
+import type { ServerResponse } from "node:http";
+import { AIMessage, type BaseMessage, HumanMessage, SystemMessage, ToolMessage } from "@langchain/core/messages";
+import type { ToolSpec } from "../core/tool-spec.js";
+import { type BrainReply, type BrainRequest, type Fault, FakeProviderServer, type FakeRequest, pieces } from "./fake-server.js";
+
+type WireMessage = {
+  role: string;
+  content?: string | Array<{ type: string; text?: string }> | null;
+  tool_calls?: Array<{ id: string; function: { name: string; arguments: string } }>;
+  tool_call_id?: string;
+  name?: string;
+};
+
+function textOf(content: WireMessage["content"]): string {
+  if (typeof content === "string") return content;
+  return (content ?? []).map((part) => part.text ?? "").join("");
+}
+
+/**
+ * A fake OpenAI-compatible server: `POST /v1/chat/completions` in the real wire format — tool
+ * calls, the JSON-schema response format, streaming as server-sent events with a usage chunk,
+ * and errors with the OpenAI error body and Retry-After.
+ */
+export class FakeOpenAIServer extends FakeProviderServer {
+  get baseUrl(): string {
+    return `${this.origin}/v1`;
+  }
+
+  protected route(method: string, path: string): boolean {
+    return method === "POST" && path === "/v1/chat/completions";
+  }
+
+  protected structuredKind(body: Record<string, unknown>): FakeRequest["structured"] {
+    const format = body.response_format as { type?: string } | undefined;
+    if (format?.type === "json_schema") return "json_schema";
+    const choice = body.tool_choice as { type?: string } | string | undefined;
+    return typeof choice === "object" && choice?.type === "function" ? "tool" : undefined;
+  }
+
+  protected parseRequest(body: Record<string, unknown>): BrainRequest {
+    const messages: BaseMessage[] = [];
+    for (const message of (body.messages ?? []) as WireMessage[]) {
+      const text = textOf(message.content);
+      if (message.role === "system" || message.role === "developer") messages.push(new SystemMessage(text));
+      else if (message.role === "user") messages.push(new HumanMessage(text));
+      else if (message.role === "tool") messages.push(new ToolMessage({ content: text, tool_call_id: message.tool_call_id ?? "", name: message.name }));
+      else if (message.role === "assistant") {
+        const toolCalls = (message.tool_calls ?? []).map((call) => ({ id: call.id, name: call.function.name, args: safeJson(call.function.arguments), type: "tool_call" as const }));
+        messages.push(new AIMessage({ content: text, tool_calls: toolCalls }));
+      }
+    }
+    const tools = ((body.tools ?? []) as ToolSpec[]).filter((tool) => tool.type === "function");
+    const format = body.response_format as { type?: string; json_schema?: { name: string; schema?: Record<string, unknown> } } | undefined;
+    if (format?.type === "json_schema" && format.json_schema) {
+      const { name, schema = {} } = format.json_schema;
+      return { messages, tools: [...tools, { type: "function", function: { name, description: "", parameters: schema } }], structuredName: name };
+    }
+    const choice = body.tool_choice as { function?: { name?: string } } | undefined;
+    return { messages, tools, ...(choice?.function?.name ? { structuredName: choice.function.name } : {}) };
+  }
+
+  protected sendError(response: ServerResponse, status: number, message: string, headers: Record<string, string> = {}): void {
+    const type = status === 429 ? "rate_limit_exceeded" : status >= 500 ? "server_error" : "invalid_request_error";
+    response.writeHead(status, { "content-type": "application/json", ...headers });
+    response.end(JSON.stringify({ error: { message, type, param: null, code: type } }));
+  }
+
+  protected async respond(
+    response: ServerResponse,
+    body: Record<string, unknown>,
+    request: BrainRequest,
+    reply: BrainReply,
+    usage: { input: number; output: number },
+    fault: Fault | undefined,
+  ): Promise<void> {
+    const invalid = fault?.kind === "invalid-json";
+    const jsonSchema = this.structuredKind(body) === "json_schema";
+    let content: string | null = reply.text;
+    let toolCalls = reply.toolCalls.map((call) => ({ id: call.id, type: "function" as const, function: { name: call.name, arguments: JSON.stringify(call.args) } }));
+    if (jsonSchema) {
+      // The JSON-schema response format answers in the content, not through a tool.
+      const structured = reply.toolCalls.find((call) => call.name === request.structuredName);
+      content = invalid ? '{"subtasks": [ {"id": "s1", ' : structured ? JSON.stringify(structured.args) : reply.text;
+      toolCalls = [];
+    } else if (invalid && toolCalls[0]) {
+      toolCalls[0].function.arguments = '{"subtasks": [ {"id": ';
+    }
+    const finishReason = toolCalls.length > 0 ? "tool_calls" : "stop";
+    const model = String(body.model ?? "fake");
+    const id = `chatcmpl-fake-${this.requests.length}`;
+    const created = Math.floor(Date.now() / 1000);
+    const wireUsage = { prompt_tokens: usage.input, completion_tokens: usage.output, total_tokens: usage.input + usage.output };
+    if (body.stream !== true) {
+      response.writeHead(200, { "content-type": "application/json" });
+      response.end(
+        JSON.stringify({
+          id,
+          object: "chat.completion",
+          created,
+          model,
+          choices: [{ index: 0, message: { role: "assistant", content: toolCalls.length > 0 && !content ? null : content, refusal: null, ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}) }, logprobs: null, finish_reason: finishReason }],
+          usage: wireUsage,
+        }),
+      );
+      return;
+    }
+    const chunk = (delta: Record<string, unknown>, finish: string | null = null) => ({ id, object: "chat.completion.chunk", created, model, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] });
+    this.startStream(response);
+    this.sendEvent(response, chunk({ role: "assistant", content: "" }));
+    const parts = pieces(content ?? "");
+    const half = Math.ceil(parts.length / 2);
+    for (const [index, part] of parts.entries()) {
+      if (index === half && (await this.streamFault(response, fault))) return;
+      this.sendEvent(response, chunk({ content: part }));
+    }
+    if (parts.length === 0 && (await this.streamFault(response, fault))) return;
+    for (const [index, call] of toolCalls.entries()) {
+      this.sendEvent(response, chunk({ tool_calls: [{ index, id: call.id, type: "function", function: { name: call.function.name, arguments: "" } }] }));
+      for (const part of pieces(call.function.arguments, 40)) this.sendEvent(response, chunk({ tool_calls: [{ index, function: { arguments: part } }] }));
+    }
+    this.sendEvent(response, chunk({}, finishReason));
+    const options = body.stream_options as { include_usage?: boolean } | undefined;
+    if (options?.include_usage) this.sendEvent(response, { id, object: "chat.completion.chunk", created, model, choices: [], usage: wireUsage });
+    this.sendEvent(response, "[DONE]");
+    response.end();
+  }
+}
+
+function safeJson(text: string): Record<string, unknown> {
+  try {
+    return JSON.parse(text) as Record<string, unknown>;
+  } catch {
+    return {};
+  }
+}
