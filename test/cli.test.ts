@@ -71,8 +71,8 @@ describe("troupe run on the offline model", () => {
     expect(show.stdout).toContain("✓ s1 [execute] Compute 2+3");
     const mermaid = await runCli(["runs", "show", runId, "--mermaid"], { cwd: directory });
     expect(mermaid.stdout).toMatch(/^flowchart TD/);
-    expect(mermaid.stdout).toMatch(/n_s1 -->\|content\| n_s2/);
-    expect(mermaid.stdout).toContain(":::done");
+    expect(mermaid.stdout).toContain('n_s1 -->|"content"| n_s2');
+    expect(mermaid.stdout).toContain(":::success");
     const missing = await runCli(["runs", "show", "run-nope"], { cwd: directory });
     expect(missing.code).toBe(2);
   });
@@ -266,7 +266,7 @@ describe("other commands", () => {
     const directory = tempDir();
     const list = await runCli(["tools", "list", "--json"], { cwd: directory });
     const tools = JSON.parse(list.stdout) as Array<{ name: string; schema: { properties: Record<string, unknown> } }>;
-    expect(tools.map((tool) => tool.name)).toEqual(["calculator", "file_list", "file_read", "file_write", "json"]);
+    expect(tools.map((tool) => tool.name)).toEqual(["calculator", "file_list", "file_read", "file_write", "json", "text_stats"]);
     expect(tools.find((tool) => tool.name === "calculator")?.schema.properties).toHaveProperty("expression");
     const call = await runCli(["tools", "call", "calculator", "--args", '{"expression":"17% of 2,340"}'], { cwd: directory });
     expect(call.stdout.trim()).toBe("397.8");

@@ -31,6 +31,10 @@ export function printProgress(event: StoredEvent): void {
       if (event.status === "done") err(`${color.green("✓")} ${event.subtaskId} done in ${formatMs(event.durationMs)}: ${oneLine(event.summary ?? "", 90)}`);
       else err(`${color.red("✗")} ${event.subtaskId} ${event.status} in ${formatMs(event.durationMs)}: ${oneLine(event.error ?? "", 120)}`);
       break;
+    case "map-item":
+      // Successful items would be one line each for thousands of items: only failures are shown.
+      if (event.status === "error") err(color.dim(`    · ${event.subtaskId} item ${event.index + 1}/${event.total} failed: ${oneLine(event.error ?? "", 110)}`));
+      break;
     case "subtask-skip":
       err(`${color.yellow("-")} ${event.subtaskId} skipped: ${event.reason}`);
       break;

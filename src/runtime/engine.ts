@@ -15,6 +15,7 @@ import {
   RunRequest,
   statusForStopReason,
 } from "../core/run.js";
+import { type ExecutionGraph, renderExecutionGraph } from "../core/execution-graph.js";
 import { buildGraph, type TroupeGraph } from "../graph/build-graph.js";
 import type { RunSettings, State } from "../graph/state.js";
 import { recursionLimitFor } from "../graph/trace.js";
@@ -53,6 +54,8 @@ export interface RunView {
   plan: RunResult["plan"];
   metrics: RunResult["metrics"] | null;
   trace: RunResult["trace"] | undefined;
+  /** The execution graph: subtasks with their status, summary and duration, and the data flow between them. */
+  graph: ExecutionGraph;
   interrupt?: InterruptInfo;
   error?: string;
   createdAt: number;
@@ -138,7 +141,7 @@ export class Troupe {
       const workspace = await workspaceRoot(options.workspace ?? env.TROUPE_WORKSPACE);
       const tools = options.tools ?? createBuiltinRegistry();
       const agents = options.agents ?? createAgentRegistry();
-      const graph = buildGraph({ models, tools, agents, workspace }, store.checkpointer);
+      const graph = buildGraph({ models, tools, agents, workspace, stash: store.stash }, store.checkpointer);
       return new Troupe({ env, store, graph, tools, agents, models, providerSource, workspace, maxWorkerSteps: options.maxWorkerSteps ?? LIMITS.workerMaxSteps });
     } catch (error) {
       store.close();
@@ -176,6 +179,8 @@ export class Troupe {
       approveAnswer: request.approveAnswer,
       maxWorkerSteps: this.#maxWorkerSteps,
       maxSubtasks: LIMITS.maxSubtasks,
+      mapConcurrency: request.mapConcurrency,
+      promptBudget: request.promptBudget,
     };
     const graphInput = { runId, task: request.task, context: request.context ?? null, settings, startedAt: Date.now() };
     return this.#drive(record, graphInput, request.concurrency, false, options);
@@ -307,7 +312,9 @@ export class Troupe {
     if (!record) throw new NotFoundError("unknown_run", `no run with id ${runId}`, { runId });
     const snapshot = await this.graph.getState({ configurable: { thread_id: record.threadId } });
     const state = snapshot.values as State;
-    const result = state.runId === record.id ? resultFromState(record, state, record.activeMs) : undefined;
+    const sameRun = state.runId === record.id;
+    const result = sameRun ? resultFromState(record, state, record.activeMs) : undefined;
+    const graph = sameRun ? renderExecutionGraph(state.plan, state.results, { running: record.status === "running" ? this.#runningSubtasks(record.id) : [] }) : { nodes: [], edges: [] };
     const view: RunView = {
       runId: record.id,
       threadId: record.threadId,
@@ -318,12 +325,23 @@ export class Troupe {
       plan: result?.plan ?? [],
       metrics: result?.metrics ?? record.metrics,
       trace: result?.trace,
+      graph,
       createdAt: record.createdAt,
       finishedAt: record.finishedAt,
     };
     if (record.interrupt) view.interrupt = record.interrupt;
     if (record.error) view.error = record.error;
     return view;
+  }
+
+  /** Subtasks of a run that have started and not ended, by its events. */
+  #runningSubtasks(runId: string): string[] {
+    const running = new Set<string>();
+    for (const event of this.store.events.list(runId, 0, 100_000)) {
+      if (event.type === "subtask-start") running.add(event.subtaskId);
+      else if (event.type === "subtask-end") running.delete(event.subtaskId);
+    }
+    return [...running];
   }
 
   close(): void {

@@ -15,6 +15,8 @@ interface RunFlags extends EngineFlags {
   maxIterations?: string;
   context?: string;
   concurrency?: string;
+  mapConcurrency?: string;
+  promptBudget?: string;
 }
 
 /** Checks the request before anything is opened or written. */
@@ -30,6 +32,8 @@ export function parseRunRequest(task: string, flags: RunFlags): RunRequestInput 
     input.maxIterations = parsed.data;
   }
   if (flags.concurrency !== undefined) input.concurrency = parseNumberFlag(flags.concurrency);
+  if (flags.mapConcurrency !== undefined) input.mapConcurrency = parseNumberFlag(flags.mapConcurrency);
+  if (flags.promptBudget !== undefined) input.promptBudget = parseNumberFlag(flags.promptBudget);
   if (flags.thread !== undefined) input.threadId = flags.thread;
   if (flags.context !== undefined) input.context = flags.context;
   const checked = RunRequest.safeParse(input);
@@ -52,7 +56,9 @@ export function registerRun(program: Command): void {
     .option("--thread <id>", "thread id to run on (default: a new one)")
     .option("--max-iterations <n>", "review rounds, 1–50 (default 3)")
     .option("--context <text>", "extra context for the planner (at most 10 KB)")
-    .option("--concurrency <n>", "subtasks run at once (default 8)");
+    .option("--concurrency <n>", "subtasks run at once (default 8)")
+    .option("--map-concurrency <n>", "items of a mapped subtask run at once, 1–100 (default 10)")
+    .option("--prompt-budget <tokens>", "prompt tokens one model call may use; prompts are trimmed to fit, 1000–1000000 (default 8000)");
   addEngineFlags(command).action(async (task: string, flags: RunFlags) => {
     const request = parseRunRequest(task, flags);
     const troupe = await openEngine(flags);

@@ -6,14 +6,15 @@ import { errorMessage } from "../../core/errors.js";
 import type { SubtaskResult } from "../../core/plan.js";
 import { type CriticVerdict, toVerdict } from "../../core/review.js";
 import { ResumeDecision } from "../../core/run.js";
-import { emit, type GraphDeps, outcomes } from "../deps.js";
+import { emit, type GraphDeps, outcomeSources, planView } from "../deps.js";
 import { allSettled, dependentsOf, statusOf } from "../schedule.js";
 import type { State, Update } from "../state.js";
 
 /**
  * The transition a verdict causes: nothing when it passes; otherwise a stop at max_iterations,
- * a fresh plan, or only the named subtasks (and those skipped because of them) sent back with
- * the critic's issues. A failing verdict with nothing to redo goes on to the answer.
+ * a fresh plan, or only the named subtasks sent back with the critic's issues — with the
+ * subtasks downstream of them, whose inputs change. A mapped subtask with failed items is sent
+ * back to run only those items. A failing verdict with nothing to redo goes on to the answer.
  */
 export function applyVerdict(state: State, verdict: CriticVerdict): { update: Update; anotherRound: boolean } {
   const done = (update: Update = {}) => ({ update, anotherRound: false });
@@ -33,11 +34,20 @@ export function applyVerdict(state: State, verdict: CriticVerdict): { update: Up
   }
   const ids = new Set(state.plan.map((subtask) => subtask.id));
   let redo = verdict.redo.filter((id) => ids.has(id));
-  if (redo.length === 0) redo = state.plan.filter((subtask) => statusOf(state.results, subtask.id) === "failed").map((subtask) => subtask.id);
+  if (redo.length === 0) {
+    redo = state.plan
+      .filter((subtask) => statusOf(state.results, subtask.id) === "failed" || (state.results[subtask.id]?.map?.failed ?? 0) > 0)
+      .map((subtask) => subtask.id);
+  }
   if (redo.length === 0) return done();
   const reset: Record<string, SubtaskResult> = {};
-  const skipped = dependentsOf(state.plan, redo).filter((id) => statusOf(state.results, id) === "skipped");
-  for (const id of [...redo, ...skipped]) reset[id] = { status: "pending", attempts: state.results[id]?.attempts ?? 0 };
+  const downstream = dependentsOf(state.plan, redo).filter((id) => statusOf(state.results, id) !== "pending");
+  for (const id of [...redo, ...downstream]) {
+    const previous = state.results[id];
+    const result: SubtaskResult = { status: "pending", attempts: previous?.attempts ?? 0 };
+    if (redo.includes(id) && previous?.map && previous.map.failed > 0) result.retryFailedItems = true;
+    reset[id] = result;
+  }
   const redoFeedback: Record<string, string[]> = {};
   for (const id of redo) {
     const mentioned = verdict.issues.filter((issue) => new RegExp(`\\b${id.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\\b`).test(issue));
@@ -54,7 +64,14 @@ export function createCriticNode(deps: GraphDeps) {
     let verdict: CriticVerdict;
     try {
       const output = await runCritic(
-        { model: deps.models.critic, task: state.task, outcomes: outcomes(state), iteration, maxIterations: state.settings.maxIterations },
+        {
+          model: deps.models.critic,
+          task: state.task,
+          outcomes: await outcomeSources(state, deps.stash),
+          iteration,
+          maxIterations: state.settings.maxIterations,
+          promptBudget: state.settings.promptBudget,
+        },
         { meter, signal: config.signal },
       );
       verdict = toVerdict(output, iteration);
@@ -86,17 +103,24 @@ export function createSynthesizerNode(deps: GraphDeps) {
   return async (state: State, config: LangGraphRunnableConfig): Promise<Update> => {
     const meter = new UsageMeter();
     const visit = (update: Update): Update => ({ ...update, nodes: ["synthesizer"], metrics: { nodeVisits: 1, ...meter.usage } });
-    const views = outcomes(state);
     try {
       const answer = await runSynthesizer(
-        { model: deps.models.synthesizer, task: state.task, context: state.context ?? undefined, outcomes: views, issues: openIssues(state), feedback: state.answerFeedback },
+        {
+          model: deps.models.synthesizer,
+          task: state.task,
+          context: state.context ?? undefined,
+          outcomes: await outcomeSources(state, deps.stash),
+          issues: openIssues(state),
+          feedback: state.answerFeedback,
+          promptBudget: state.settings.promptBudget,
+        },
         { meter, signal: config.signal },
       );
       emit(config, { type: "answer", text: answer });
       return visit({ answer, answerStatus: "draft" });
     } catch (error) {
       if (config.signal?.aborted) throw error;
-      const lines = views.map((view) => `- ${view.id} ${view.label}: ${view.status === "done" ? (view.summary ?? "done") : `${view.status} ${view.error ?? ""}`}`);
+      const lines = planView(state).map((view) => `- ${view.id} ${view.label}: ${view.status === "done" ? (view.summary ?? "done") : `${view.status} ${view.error ?? ""}`}`);
       const answer = [`The synthesizer failed (${errorMessage(error)}). Results of the subtasks:`, ...lines].join("\n");
       return visit({ answer, answerStatus: "draft", stopReason: state.stopReason ?? "failed", failure: `the synthesizer failed: ${errorMessage(error)}` });
     }
