@@ -14,7 +14,9 @@ export function printProgress(event: StoredEvent): void {
       err(`${color.cyan("▸")} plan ready: ${event.subtasks.length} subtask${event.subtasks.length === 1 ? "" : "s"}`);
       for (const subtask of event.subtasks) {
         const after = subtask.dependsOn.length > 0 ? color.dim(` (after ${subtask.dependsOn.join(", ")})`) : "";
-        err(`    ${subtask.id} [${subtask.agent}] ${oneLine(subtask.label, 90)}${after}`);
+        const each = subtask.mapOver !== undefined ? color.dim(` · once per ${subtask.mapOver}`) : "";
+        const worker = subtask.tool !== undefined ? `${subtask.agent} · ${subtask.tool}` : subtask.agent;
+        err(`    ${subtask.id} [${worker}] ${oneLine(subtask.label, 90)}${after}${each}`);
       }
       break;
     }

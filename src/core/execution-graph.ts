@@ -11,11 +11,15 @@ export const ExecutionGraphNode = z.object({
   id: z.string(),
   label: z.string(),
   agent: z.string(),
+  /** The tool a direct tool step runs without a model call, or null. */
+  tool: z.string().nullable(),
   status: NodeStatus,
   /** Bounded: the result's summary, the error, or the items that failed. */
   summary: z.string(),
   /** Null until the subtask has finished. */
   durationMs: z.number().nullable(),
+  /** A mapped subtask's item counts once it has run, or null. */
+  items: z.object({ total: z.number(), succeeded: z.number(), failed: z.number() }).nullable(),
 });
 export type ExecutionGraphNode = z.infer<typeof ExecutionGraphNode>;
 
@@ -91,10 +95,12 @@ export function renderExecutionGraph(plan: readonly PlannedSubtask[], results: R
     return {
       id: subtask.id,
       label: subtask.label,
-      agent: subtask.tool !== undefined ? `${subtask.agent} · ${subtask.tool}` : subtask.agent,
+      agent: subtask.agent,
+      tool: subtask.tool ?? null,
       status,
       summary: nodeSummary(status, result),
       durationMs: settled && startedAt !== undefined && endedAt !== undefined ? endedAt - startedAt : null,
+      items: settled && result?.map ? { total: result.map.total, succeeded: result.map.succeeded, failed: result.map.failed } : null,
     };
   });
   const edges = plan.flatMap((subtask) =>
@@ -130,7 +136,7 @@ function formatDuration(ms: number): string {
 export function executionGraphMermaid(graph: ExecutionGraph): string {
   const lines = ["flowchart TD"];
   for (const node of graph.nodes) {
-    const heading = `${node.id} · ${node.agent}`;
+    const heading = [node.id, node.agent, node.tool].filter(Boolean).join(" · ");
     const state = node.durationMs === null ? node.status : `${node.status} · ${formatDuration(node.durationMs)}`;
     const parts = [escapeLabel(heading), escapeLabel(node.label), state];
     if (node.summary) parts.push(escapeLabel(node.summary, 100));

@@ -78,7 +78,7 @@ export class MemoryStash implements Stash {
   }
 
   async get(ref: string): Promise<unknown> {
-    const text = this.#values.get(ref);
+    const text = this.#values.get(stashRef(parseStashRef(ref)));
     if (text === undefined) throw new NotFoundError("stash_missing", `nothing is stashed under ${ref}`, { ref });
     return JSON.parse(text) as unknown;
   }
