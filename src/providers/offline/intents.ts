@@ -204,7 +204,7 @@ export function parseClause(clause: string, context: ClauseContext = {}): Intent
   const path = filePathIn(clause) ?? context.path;
 
   const unit = countUnit(lower);
-  if (unit && !/(?:save|write|store)/.test(lower)) {
+  if (unit && !/\b(?:save|write|store)\b/.test(lower)) {
     return path ? { kind: "count", clause, unit, path, usesPrevious: false } : { kind: "count", clause, unit, usesPrevious: false };
   }
 
