@@ -87,6 +87,8 @@ describe("bad input", () => {
     ["--max-iterations 0", ["run", "hello", "--max-iterations", "0"], /between 1 and 50/],
     ["--max-iterations 51", ["run", "hello", "--max-iterations", "51"], /between 1 and 50/],
     ["--max-iterations abc", ["run", "hello", "--max-iterations", "abc"], /max_iterations/],
+    ["--map-concurrency 0", ["run", "hello", "--map-concurrency", "0"], /map concurrency must be between 1 and 100/],
+    ["--prompt-budget 10", ["run", "hello", "--prompt-budget", "10"], /prompt budget must be between 1000 and 1000000 tokens/],
     ["an unwritable data dir", ["run", "hello", "--data-dir", "/sys/troupe-data"], /cannot be created|not writable/],
     ["a resume of an unknown thread", ["resume", "no-such-thread"], /no run found for thread no-such-thread/],
     ["conflicting resume flags", ["resume", "t", "--approve", "--reject"], /only one of/],

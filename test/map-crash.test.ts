@@ -74,6 +74,12 @@ describe("a crash in the middle of a map", () => {
     expect(finished.length).toBeGreaterThanOrEqual(10);
     expect(finished.length).toBeLessThan(50);
 
+    // Until it is resumed, the run shows the map as running (started, never ended).
+    const [record] = JSON.parse((await runCli(["runs", "list", "--json"], { cwd: directory })).stdout) as Array<{ id: string; status: string }>;
+    expect(record?.status).toBe("running");
+    const shown = await runCli(["runs", "show", record?.id ?? "", "--json"], { cwd: directory });
+    expect((JSON.parse(shown.stdout) as { graph: { nodes: Array<{ id: string; status: string }> } }).graph.nodes).toMatchObject([{ id: "s1", status: "RUNNING" }]);
+
     const resumed = await runCli(["resume", "map-crash", "--json"], {
       cwd: directory,
       env: {

@@ -1,7 +1,7 @@
 import type { BaseMessage } from "@langchain/core/messages";
 import { describeShape } from "../core/json-path.js";
 import { truncate } from "../core/text.js";
-import { countMessageTokens } from "../providers/token-count.js";
+import { countMessageTokens, messageTokensUpperBound } from "../providers/token-count.js";
 
 /**
  * Levels of detail a prompt is rendered at, from full to bare. Each builder scales the sizes
@@ -12,6 +12,7 @@ export const DETAIL_LEVELS = [1, 0.5, 0.25, 0.12, 0.06, 0.03, 0] as const;
 
 export interface FittedPrompt {
   messages: BaseMessage[];
+  /** Tokens counted, or an upper bound on them when that was enough to know the prompt fits. */
   tokens: number;
   detail: number;
   /** True when even the barest rendering is over the budget (its fixed parts alone are larger). */
@@ -27,6 +28,9 @@ export async function fitToBudget(render: (detail: number) => BaseMessage[], bud
   let last: FittedPrompt | undefined;
   for (const detail of DETAIL_LEVELS) {
     const messages = render(detail);
+    // Most prompts are far under the budget: the byte bound settles those without the tokenizer.
+    const bound = messageTokensUpperBound(messages);
+    if (bound <= budget) return { messages, tokens: bound, detail, overBudget: false };
     const tokens = await countMessageTokens(messages);
     last = { messages, tokens, detail, overBudget: tokens > budget };
     if (tokens <= budget) return last;
