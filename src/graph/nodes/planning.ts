@@ -49,6 +49,7 @@ export function createPlannerNode(deps: GraphDeps) {
           errors: state.planErrors,
           humanAnswers: state.humanAnswers,
           maxSubtasks: state.settings.maxSubtasks,
+          promptBudget: state.settings.promptBudget,
         },
         { meter, signal: config.signal },
       );
