@@ -3,7 +3,7 @@ import { type AIMessage, type BaseMessage, HumanMessage, SystemMessage, ToolMess
 import { LIMITS } from "../core/limits.js";
 import type { PlannedSubtask } from "../core/plan.js";
 import { FAILED_PREFIX, roleLine, SECTIONS, section } from "../core/prompt-protocol.js";
-import { preview, stableStringify, truncate } from "../core/text.js";
+import { stableStringify, truncate } from "../core/text.js";
 import type { ToolContext, ToolOutcome } from "../tools/define-tool.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import type { AgentDefinition } from "./define-agent.js";
@@ -110,22 +110,33 @@ function subtaskMessage({ input, args }: PreparedInput, detail: number): string 
   return parts.join("\n\n");
 }
 
+/** A tool result kept for the conversation, with its JSON measured once (it is rendered at every step). */
+interface ToolResult {
+  id: string;
+  name: string;
+  outcome: ToolOutcome;
+  handle: string;
+  text: string;
+  valueText?: string;
+}
+
 /**
  * The tool outcome as the model reads it: JSON, cut to `max` characters. A cut value keeps its
  * summary and a preview, and a handle the model can pass on to another tool for the full value.
  */
-function toolReply(outcome: ToolOutcome, max: number, handle: string): string {
-  const text = JSON.stringify(outcome);
+function toolReply(result: ToolResult, max: number): string {
+  const { outcome, text } = result;
   if (text.length <= max) return text;
   if (!outcome.ok) return truncate(text, max);
+  result.valueText ??= typeof outcome.value === "string" ? outcome.value : (JSON.stringify(outcome.value) ?? "null");
   const summary = truncate(outcome.summary, Math.max(100, Math.floor(max / 4)));
-  return JSON.stringify({ ok: true, summary, value: preview(outcome.value, Math.max(50, max - summary.length - 120)), truncated: true, [HANDLE_KEY]: handle });
+  return JSON.stringify({ ok: true, summary, value: truncate(result.valueText, Math.max(50, max - summary.length - 120)), truncated: true, [HANDLE_KEY]: result.handle });
 }
 
 /** One step of the conversation after the subtask message: the model's reply and the tool results it got. */
 interface Turn {
   response: AIMessage;
-  results: Array<{ id: string; name: string; outcome: ToolOutcome; handle: string }>;
+  results: ToolResult[];
 }
 
 function conversation(system: SystemMessage, prepared: PreparedInput, turns: Turn[], detail: number): BaseMessage[] {
@@ -134,7 +145,7 @@ function conversation(system: SystemMessage, prepared: PreparedInput, turns: Tur
     messages.push(turn.response);
     const latest = index === turns.length - 1;
     const max = latest ? scaled(TOOL_RESULT_CHARS, detail, 300) : scaled(OLDER_TOOL_RESULT_CHARS, detail, 200);
-    for (const result of turn.results) messages.push(new ToolMessage({ tool_call_id: result.id, name: result.name, content: toolReply(result.outcome, max, result.handle) }));
+    for (const result of turn.results) messages.push(new ToolMessage({ tool_call_id: result.id, name: result.name, content: toolReply(result, max) }));
   });
   return messages;
 }
@@ -242,7 +253,7 @@ export async function runWorker(input: WorkerInput, options: CallOptions): Promi
       input.onToolCall?.(record);
       const handle = `results.${toolCalls.length}`;
       if (outcome.ok) handles.set(handle, outcome.value);
-      turn.results.push({ id: call.id ?? `${call.name}_${step}`, name: call.name, outcome, handle });
+      turn.results.push({ id: call.id ?? `${call.name}_${step}`, name: call.name, outcome, handle, text: JSON.stringify(outcome) });
     }
   }
   return { status: "failed", summary: "", error: `stopped: no answer after ${input.maxSteps} steps`, toolCalls, steps: input.maxSteps };
