@@ -30,15 +30,17 @@ export function openStore(directory: string): Store {
     throw new SystemError("database_unavailable", `cannot open the database in ${resolved}: ${(error as Error).message}`, { path: resolved }, { cause: error });
   }
   const events = new EventStore(eventsDb);
+  const stash = new SqliteStash(stashDb);
   return {
     directory: resolved,
     db,
     checkpointer: new SqliteSaver(db),
     runs: new RunStore(db),
     events,
-    stash: new SqliteStash(stashDb),
+    stash,
     close: () => {
       events.flush();
+      stash.flush();
       if (eventsDb.open) eventsDb.close();
       if (stashDb.open) stashDb.close();
       if (db.open) db.close();

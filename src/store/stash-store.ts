@@ -31,19 +31,32 @@ const ItemRow = z
 
 type ItemValues = [runId: string, subtaskId: string, index: number, fingerprint: string, round: number, status: string, input: string, output: string | null, error: string | null, durationMs: number, createdAt: number];
 
+interface PendingItem {
+  values: ItemValues;
+  resolve: () => void;
+  reject: (error: unknown) => void;
+}
+
 /**
  * The data stash in SQLite (`stash` and `stash_items` in troupe.db), on its own connection with
- * `synchronous = NORMAL`: a finished map item is committed at once without an fsync of its own.
- * In WAL mode a commit survives a crash of the process; the checkpoint that later records the
+ * `synchronous = NORMAL`: a finished map item is committed without an fsync of its own. In WAL
+ * mode a commit survives a crash of the process; the checkpoint that later records the
  * subtask's handle is written with `synchronous = FULL`, which syncs these rows with it.
+ * Items that finish together are committed together (one transaction per turn of the event
+ * loop), and `putItem` resolves only once its row is committed.
  */
 export class SqliteStash implements Stash {
+  readonly #db: Sqlite;
   readonly #put: Statement<[string, string, string, number, number]>;
   readonly #get: Statement<[string, string], { value: string }>;
   readonly #putItem: Statement<ItemValues>;
   readonly #items: Statement<[string, string], unknown>;
+  readonly #writeItems: (rows: PendingItem[]) => void;
+  #pending: PendingItem[] = [];
+  #scheduled: NodeJS.Immediate | undefined;
 
   constructor(db: Sqlite) {
+    this.#db = db;
     this.#put = db.prepare(
       `INSERT INTO stash (run_id, subtask_id, value, bytes, created_at) VALUES (?, ?, ?, ?, ?)
        ON CONFLICT (run_id, subtask_id) DO UPDATE SET value = excluded.value, bytes = excluded.bytes, created_at = excluded.created_at`,
@@ -56,6 +69,28 @@ export class SqliteStash implements Stash {
     this.#items = db.prepare(
       "SELECT item_index, fingerprint, round, status, input, output, error, duration_ms FROM stash_items WHERE run_id = ? AND subtask_id = ? ORDER BY item_index",
     );
+    this.#writeItems = db.transaction((rows: PendingItem[]) => {
+      for (const row of rows) this.#putItem.run(...row.values);
+    });
+  }
+
+  /** Commits the items waiting to be written, and tells their writers. */
+  flush(): void {
+    if (this.#scheduled) {
+      clearImmediate(this.#scheduled);
+      this.#scheduled = undefined;
+    }
+    const rows = this.#pending;
+    if (rows.length === 0) return;
+    this.#pending = [];
+    try {
+      if (!this.#db.open) throw new Error("the stash is closed");
+      this.#writeItems(rows);
+    } catch (error) {
+      for (const row of rows) row.reject(error);
+      return;
+    }
+    for (const row of rows) row.resolve();
   }
 
   async put(key: StashKey, value: unknown): Promise<StashEntry> {
@@ -71,9 +106,9 @@ export class SqliteStash implements Stash {
     return JSON.parse(row.value) as unknown;
   }
 
-  async putItem(key: StashKey, item: MapItemRecord): Promise<void> {
+  putItem(key: StashKey, item: MapItemRecord): Promise<void> {
     const output = item.output === undefined ? null : serializeStashValue(item.output).text;
-    this.#putItem.run(
+    const values: ItemValues = [
       key.runId,
       key.subtaskId,
       item.index,
@@ -85,10 +120,15 @@ export class SqliteStash implements Stash {
       item.error ?? null,
       Math.round(item.durationMs),
       Date.now(),
-    );
+    ];
+    return new Promise<void>((resolve, reject) => {
+      this.#pending.push({ values, resolve, reject });
+      this.#scheduled ??= setImmediate(() => this.flush());
+    });
   }
 
   async items(key: StashKey): Promise<MapItemRecord[]> {
+    this.flush();
     return this.#items.all(key.runId, key.subtaskId).map((row) => ItemRow.parse(row));
   }
 }
