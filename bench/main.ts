@@ -1,6 +1,7 @@
 /**
  * `npm run bench`: measures troupe's orchestration overhead against a raw LangGraph graph, its
- * fan-out, and the cost of its checkpoints, side by side in one process. It reports figures and
+ * fan-out, the cost of its checkpoints, the throughput of a mapped subtask and the size of its
+ * prompts as data grows, side by side in one process. It reports figures and
  * whether each target is met; it never fails on a threshold. `--json` prints one JSON object.
  * Not part of `npm test`: timings depend on the machine.
  */
@@ -8,8 +9,10 @@ import { cpus } from "node:os";
 import { parseArgs } from "node:util";
 import { measureCheckpointCost } from "./checkpoint-cost.js";
 import { measureFanOut } from "./fan-out.js";
+import { measureMapThroughput } from "./map-throughput.js";
 import { measureOverhead } from "./overhead.js";
 import { measurePromptTokens } from "./prompt-tokens.js";
+import { measurePromptSize } from "./prompt-size.js";
 import { type BenchReport, renderReport } from "./report.js";
 
 const { values } = parseArgs({
@@ -38,6 +41,10 @@ progress("fan-out…");
 const fanOut = await measureFanOut({ runs: Math.max(1, Math.ceil(runs / 4)), warmupRuns: 1, concurrency: 8, workerDelayMs: 100 });
 progress("checkpoint cost…");
 const checkpointCost = await measureCheckpointCost({ runs: Math.max(1, Math.ceil(runs / 4)), warmupRuns: 1, concurrency: 8 });
+progress("map throughput…");
+const mapThroughput = await measureMapThroughput({ items: 1_000, latencyMs: 20, concurrencies: [10, 50], runs: Math.max(1, Math.ceil(runs / 7)) });
+progress("prompt size…");
+const promptSize = await measurePromptSize({ sizes: [1_024, 10 * 1_024, 100 * 1_024, 1_024 * 1_024, 10 * 1_024 * 1_024] });
 
 progress("prompt tokens of the example tasks…");
 const promptTokens = await measurePromptTokens();
@@ -48,7 +55,9 @@ const report: BenchReport = {
   fanOut,
   checkpointCost,
   promptTokens,
-  targets: { overhead: overhead.target.met, fanOut: fanOut.target.met },
+  mapThroughput,
+  promptSize,
+  targets: { overhead: overhead.target.met, fanOut: fanOut.target.met, mapThroughput: mapThroughput.target.met, promptSize: promptSize.target.met },
 };
 
 process.stdout.write(values.json ? `${JSON.stringify(report, null, 2)}\n` : `${renderReport(report)}\n`);

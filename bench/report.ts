@@ -1,7 +1,9 @@
 import type { CheckpointCostFigures, CheckpointCostReport } from "./checkpoint-cost.js";
 import type { FanOutReport } from "./fan-out.js";
+import type { MapThroughputReport } from "./map-throughput.js";
 import type { OverheadReport, VariantFigures } from "./overhead.js";
 import type { PromptTokensReport } from "./prompt-tokens.js";
+import type { PromptSizeReport } from "./prompt-size.js";
 import { formatNumber as number, formatTable, type Summary } from "./support.js";
 
 /** Everything one `npm run bench` measures; `--json` prints exactly this. */
@@ -11,7 +13,9 @@ export interface BenchReport {
   fanOut: FanOutReport;
   checkpointCost: CheckpointCostReport;
   promptTokens: PromptTokensReport;
-  targets: { overhead: boolean; fanOut: boolean };
+  mapThroughput: MapThroughputReport;
+  promptSize: PromptSizeReport;
+  targets: { overhead: boolean; fanOut: boolean; mapThroughput: boolean; promptSize: boolean };
 }
 
 const verdict = (met: boolean): string => (met ? "MET" : "NOT MET");
@@ -93,6 +97,55 @@ function checkpointSection(report: CheckpointCostReport): string {
   ].join("\n");
 }
 
+function mapThroughputSection(report: MapThroughputReport): string {
+  const table = formatTable(
+    ["map concurrency", "items/s median", "items/s p95", "items/s min", "ideal items/s", "÷ ideal", "peak in flight"],
+    report.figures.map((figures) => [
+      String(figures.concurrency),
+      number(figures.itemsPerSecond.median),
+      number(figures.itemsPerSecond.p95),
+      number(figures.itemsPerSecond.min),
+      number(figures.idealItemsPerSecond),
+      number(figures.fractionOfIdeal),
+      String(figures.peakInFlight),
+    ]),
+  );
+  return [
+    `4. Map throughput: ${report.items} items through a direct tool step whose tool takes ${report.latencyMs} ms, ${report.runs} run(s) per concurrency after a warm-up,`,
+    "   the whole product path (each finished item written to the SQLite stash). items/s = items / the mapped subtask's duration;",
+    "   ideal = concurrency / latency.",
+    "",
+    table,
+    "",
+    `   target: ≥ ${report.target.minFraction} of ideal at every concurrency → ${verdict(report.target.met)}`,
+  ].join("\n");
+}
+
+function promptSizeSection(report: PromptSizeReport): string {
+  const size = (bytes: number): string => (bytes >= 1_048_576 ? `${number(bytes / 1_048_576)} MiB` : `${number(bytes / 1_024)} KiB`);
+  const table = formatTable(
+    ["data", "stashed bytes", "largest prompt (tokens)", "largest call", "naive prompt (tokens)", "naive ÷ troupe"],
+    report.points.map((point) => [
+      size(point.dataBytes),
+      String(point.stashedBytes),
+      String(point.largestPromptTokens),
+      point.largestCall,
+      String(point.naivePromptTokens),
+      `${number(point.naivePromptTokens / point.largestPromptTokens)}×`,
+    ]),
+  );
+  return [
+    `5. Prompt size: a direct tool step produces customer records of growing size, a worker takes all of them as an argument,`,
+    `   the critic and the synthesizer review and answer; prompt budget ${report.budget} tokens. Tokens counted with js-tiktoken (cl100k_base).`,
+    "   naive = the worker's prompt with the whole result in its arguments, as it was before the stash.",
+    "",
+    table,
+    "",
+    `   largest prompt from ${size(report.points[0]?.dataBytes ?? 0)} to ${size(report.points.at(-1)?.dataBytes ?? 0)}: ×${number(report.growth)} (naive: ×${number(report.naiveGrowth)}); from ${size(report.plateauFromBytes)}, where data stops fitting in a prompt whole: ×${number(report.plateauGrowth)}`,
+    `   target: flat from ${size(report.plateauFromBytes)} on (≤ ×${report.target.maxGrowth}) and within the budget → ${verdict(report.target.met)}`,
+  ].join("\n");
+}
+
 /** The readable report: one section per benchmark, each ending with its target verdict. */
 function promptTokensSection(report: PromptTokensReport): string {
   const table = formatTable(
@@ -132,6 +185,10 @@ export function renderReport(report: BenchReport): string {
     "",
     promptTokensSection(report.promptTokens),
     "",
-    `targets: overhead ${verdict(report.targets.overhead)}, fan-out ${verdict(report.targets.fanOut)} (figures are reported, never enforced)`,
+    mapThroughputSection(report.mapThroughput),
+    "",
+    promptSizeSection(report.promptSize),
+    "",
+    `targets: overhead ${verdict(report.targets.overhead)}, fan-out ${verdict(report.targets.fanOut)}, map throughput ${verdict(report.targets.mapThroughput)}, prompt size ${verdict(report.targets.promptSize)} (figures are reported, never enforced)`,
   ].join("\n");
 }

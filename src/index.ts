@@ -16,5 +16,17 @@ export { OfflineChatModel } from "./providers/offline/offline-chat-model.js";
 export { buildGraph, createGraph } from "./graph/build-graph.js";
 export * from "./core/errors.js";
 export type { RunEvent, StoredEvent } from "./core/events.js";
-export type { PlannedSubtask, SubtaskView, SubtaskResult } from "./core/plan.js";
+export type { PlannedSubtask, SubtaskView, SubtaskResult, MapTally } from "./core/plan.js";
+export {
+  renderExecutionGraph,
+  executionGraphMermaid,
+  ExecutionGraph,
+  ExecutionGraphNode,
+  ExecutionGraphEdge,
+  NODE_STATUSES,
+  type NodeStatus,
+  type RenderOptions,
+} from "./core/execution-graph.js";
+export { MappedExecutionReport, MappedItemResult, OverallStatus, overallStatusOf, successfulOutputs, failedInputs } from "./core/map-report.js";
+export { MemoryStash, type Stash, type StashEntry, type StashKey, type MapItemRecord } from "./core/stash.js";
 export type { RunRequest, RunResult, RunMetrics, ResumeDecision, StopReason, RunStatus, DecisionTrace } from "./core/run.js";

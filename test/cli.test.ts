@@ -84,8 +84,8 @@ describe("troupe run on the offline model", () => {
     expect(show.stdout).toContain("✓ s1 [execute] Compute 2+3");
     const mermaid = await runCli(["runs", "show", runId, "--mermaid"], { cwd: directory });
     expect(mermaid.stdout).toMatch(/^flowchart TD/);
-    expect(mermaid.stdout).toMatch(/n_s1 -->\|content\| n_s2/);
-    expect(mermaid.stdout).toContain(":::done");
+    expect(mermaid.stdout).toContain('n_s1 -->|"content"| n_s2');
+    expect(mermaid.stdout).toContain(":::success");
     const missing = await runCli(["runs", "show", "run-nope"], { cwd: directory });
     expect(missing.code).toBe(2);
   });
@@ -100,6 +100,8 @@ describe("bad input", () => {
     ["--max-iterations 0", ["run", "hello", "--max-iterations", "0"], /between 1 and 50/],
     ["--max-iterations 51", ["run", "hello", "--max-iterations", "51"], /between 1 and 50/],
     ["--max-iterations abc", ["run", "hello", "--max-iterations", "abc"], /max_iterations/],
+    ["--map-concurrency 0", ["run", "hello", "--map-concurrency", "0"], /map concurrency must be between 1 and 100/],
+    ["--prompt-budget 10", ["run", "hello", "--prompt-budget", "10"], /prompt budget must be between 1000 and 1000000 tokens/],
     ["an unwritable data dir", ["run", "hello", "--data-dir", "/sys/troupe-data"], /cannot be created|not writable/],
     ["a resume of an unknown thread", ["resume", "no-such-thread"], /no run found for thread no-such-thread/],
     ["conflicting resume flags", ["resume", "t", "--approve", "--reject"], /only one of/],
@@ -279,7 +281,7 @@ describe("other commands", () => {
     const directory = tempDir();
     const list = await runCli(["tools", "list", "--json"], { cwd: directory });
     const tools = JSON.parse(list.stdout) as Array<{ name: string; schema: { properties: Record<string, unknown> } }>;
-    expect(tools.map((tool) => tool.name)).toEqual(["calculator", "file_list", "file_read", "file_write", "json"]);
+    expect(tools.map((tool) => tool.name)).toEqual(["calculator", "file_list", "file_read", "file_write", "json", "text_stats"]);
     expect(tools.find((tool) => tool.name === "calculator")?.schema.properties).toHaveProperty("expression");
     const call = await runCli(["tools", "call", "calculator", "--args", '{"expression":"17% of 2,340"}'], { cwd: directory });
     expect(call.stdout.trim()).toBe("397.8");

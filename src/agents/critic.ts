@@ -4,25 +4,20 @@ import type { ModelRoute } from "../providers/registry.js";
 import { roleLine, SECTIONS, STRUCTURED_OUTPUT, section } from "../core/prompt-protocol.js";
 import { CriticOutput } from "../core/review.js";
 import type { CallOptions } from "./model-call.js";
+import { CRITIC_EXTRACTS, type OutcomeSource, renderOutcomes } from "./outcomes.js";
+import { fitToBudget } from "./prompt-budget.js";
 import { invokeStructured } from "./structured-output.js";
 
-/** A subtask outcome as the critic and the synthesizer see it. */
-export interface OutcomeView {
-  id: string;
-  label: string;
-  agent: string;
-  status: string;
-  attempts: number;
-  summary?: string;
-  error?: string;
-}
+export type { OutcomeSource, OutcomeView } from "./outcomes.js";
 
 export interface CriticInput {
   model: ModelRoute;
   task: string;
-  outcomes: OutcomeView[];
+  outcomes: OutcomeSource[];
   iteration: number;
   maxIterations: number;
+  /** Prompt tokens the call may use (default LIMITS.promptTokenBudget). */
+  promptBudget?: number;
 }
 
 export function criticPrompt(): string {
@@ -33,7 +28,8 @@ export function criticPrompt(): string {
     roleLine("critic"),
     "Review the work done on the task. Score each dimension from 0 to 1: " + `${weights}.`,
     `The work passes when the weighted score is at least ${LIMITS.passThreshold}.`,
-    "List concrete issues. To fix them, name the subtasks to redo (only those run again), or set replan when the plan itself is wrong.",
+    "List concrete issues. To fix them, name the subtasks to redo (only those, and the subtasks that use their results, run again), or set replan when the plan itself is wrong.",
+    "A subtask with items ran once per item; naming it in redo runs only its failed items again and merges them into its report.",
     "Judge only what the outcomes show; do not redo subtasks that succeeded unless their result is wrong.",
     `Answer by calling ${STRUCTURED_OUTPUT.review}.`,
   ].join("\n");
@@ -41,18 +37,25 @@ export function criticPrompt(): string {
 
 /** Asks the model for a verdict (structured output); confidence and pass/fail are computed by code. */
 export async function runCritic(input: CriticInput, options: CallOptions): Promise<CriticOutput> {
-  const message = [
-    section(SECTIONS.task, input.task),
-    section(SECTIONS.outcomes, JSON.stringify(input.outcomes, null, 2)),
-    section("Review round", `${input.iteration} of at most ${input.maxIterations}`),
-  ].join("\n\n");
+  const system = new SystemMessage(criticPrompt());
+  const render = (detail: number) => [
+    system,
+    new HumanMessage(
+      [
+        section(SECTIONS.task, input.task),
+        section(SECTIONS.outcomes, JSON.stringify(renderOutcomes(input.outcomes, detail, CRITIC_EXTRACTS), null, 2)),
+        section("Review round", `${input.iteration} of at most ${input.maxIterations}`),
+      ].join("\n\n"),
+    ),
+  ];
+  const { messages } = await fitToBudget(render, input.promptBudget ?? LIMITS.promptTokenBudget);
   return invokeStructured(
     {
       route: input.model,
       schema: CriticOutput,
       name: STRUCTURED_OUTPUT.review,
       description: "Submit the review: scores, issues, subtasks to redo, or a request for a new plan.",
-      messages: [new SystemMessage(criticPrompt()), new HumanMessage(message)],
+      messages,
     },
     options,
   );

@@ -3,9 +3,11 @@ import { LIMITS } from "../core/limits.js";
 import { PlanOutput } from "../core/plan.js";
 import type { ModelRoute } from "../providers/registry.js";
 import { roleLine, SECTIONS, STRUCTURED_OUTPUT, section } from "../core/prompt-protocol.js";
+import { truncate } from "../core/text.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import type { AgentDefinition } from "./define-agent.js";
 import type { CallOptions } from "./model-call.js";
+import { fitToBudget, scaled } from "./prompt-budget.js";
 import { invokeStructured } from "./structured-output.js";
 
 export interface PlannerInput {
@@ -21,6 +23,8 @@ export interface PlannerInput {
   /** Answers a person gave to the planner's questions. */
   humanAnswers: string[];
   maxSubtasks: number;
+  /** Prompt tokens the call may use (default LIMITS.promptTokenBudget). */
+  promptBudget?: number;
 }
 
 export function plannerPrompt(agents: AgentDefinition[], tools: ToolRegistry, maxSubtasks: number): string {
@@ -41,34 +45,39 @@ export function plannerPrompt(agents: AgentDefinition[], tools: ToolRegistry, ma
     "- dependsOn lists the subtasks that must finish first. Independent subtasks have no dependency, so they run in parallel.",
     '- args are the subtask\'s named inputs: {"value": …} for a literal, or {"ref": "s1", "path": "$"} to take an earlier subtask\'s result',
     "  (path is a JSONPath into it; $ is the whole result). Every ref must also be in dependsOn.",
-    "- A subtask's result is its worker's final answer (parsed as JSON when it is JSON).",
+    "- A subtask's result is its worker's final answer (parsed as JSON when it is JSON), or the tool's value for a direct tool step.",
+    '- A subtask may name a "tool" to run it directly with its args, without a model call, when nothing needs deciding (e.g. listing a folder).',
+    '- mapOver names a list argument: the subtask runs once per item (that argument set to the item), in parallel, and its result is',
+    '  {"overallStatus": "ALL_SUCCESS" | "PARTIAL_SUCCESS" | "ALL_FAILURE", "results": [{"status": "success" | "error", "input", "output", "error"}]};',
+    "  select the successful outputs downstream with $.results[?(@.status=='success')].output.",
     "- Prefer few, well-shaped subtasks. Do not add a subtask for writing the final answer; a synthesizer does that.",
     `- If the task cannot be planned without more information, return no subtasks and ask one question.`,
     `Answer by calling ${STRUCTURED_OUTPUT.plan}.`,
   ].join("\n");
 }
 
-function plannerMessage(input: PlannerInput): string {
-  const parts = [section(SECTIONS.task, input.task)];
-  if (input.context) parts.push(section(SECTIONS.context, input.context));
-  if (input.humanAnswers.length > 0) parts.push(section("Answers from the person", input.humanAnswers.map((answer) => `- ${answer}`).join("\n")));
-  if (input.feedback.length > 0) parts.push(section(SECTIONS.feedback, input.feedback.map((line) => `- ${line}`).join("\n")));
-  if (input.errors.length > 0) parts.push(section(SECTIONS.errors, input.errors.map((line) => `- ${line}`).join("\n")));
+/** The planner's request at a level of detail: the task whole for as long as the budget allows, the rest cut first. */
+function plannerMessage(input: PlannerInput, detail: number): string {
+  const lines = (items: string[], max: number) => items.map((item) => `- ${truncate(item, max)}`).join("\n");
+  const parts = [section(SECTIONS.task, detail >= 0.25 ? input.task : truncate(input.task, scaled(LIMITS.taskMaxChars, detail * 4, 1_000)))];
+  if (input.context) parts.push(section(SECTIONS.context, truncate(input.context, scaled(LIMITS.contextMaxBytes, detail, 300))));
+  if (input.humanAnswers.length > 0) parts.push(section("Answers from the person", lines(input.humanAnswers, scaled(2_000, detail, 200))));
+  if (input.feedback.length > 0) parts.push(section(SECTIONS.feedback, lines(input.feedback.slice(0, 20), scaled(1_000, detail, 150))));
+  if (input.errors.length > 0) parts.push(section(SECTIONS.errors, lines(input.errors.slice(0, 30), scaled(500, detail, 150))));
   return parts.join("\n\n");
 }
 
 /** Asks the model for a plan (structured output). Validation of the plan is the caller's. */
 export async function runPlanner(input: PlannerInput, options: CallOptions): Promise<PlanOutput> {
+  const system = new SystemMessage(plannerPrompt(input.agents, input.tools, Math.min(input.maxSubtasks, LIMITS.maxSubtasks)));
+  const { messages } = await fitToBudget((detail) => [system, new HumanMessage(plannerMessage(input, detail))], input.promptBudget ?? LIMITS.promptTokenBudget);
   return invokeStructured(
     {
       route: input.model,
       schema: PlanOutput,
       name: STRUCTURED_OUTPUT.plan,
       description: "Submit the plan: subtasks with their agents, dependencies and arguments.",
-      messages: [
-        new SystemMessage(plannerPrompt(input.agents, input.tools, Math.min(input.maxSubtasks, LIMITS.maxSubtasks))),
-        new HumanMessage(plannerMessage(input)),
-      ],
+      messages,
     },
     options,
   );

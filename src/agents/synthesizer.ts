@@ -1,19 +1,24 @@
 import { HumanMessage, SystemMessage } from "@langchain/core/messages";
 import { type BudgetStop, describeBudgetStop } from "../core/budget.js";
+import { LIMITS } from "../core/limits.js";
 import { roleLine, SECTIONS, section } from "../core/prompt-protocol.js";
 import type { ModelRoute } from "../providers/registry.js";
-import type { OutcomeView } from "./critic.js";
 import { type CallOptions, callModel } from "./model-call.js";
+import { type OutcomeSource, renderOutcomes, SYNTHESIZER_EXTRACTS } from "./outcomes.js";
+import { fitToBudget, scaled } from "./prompt-budget.js";
+import { truncate } from "../core/text.js";
 
 export interface SynthesizerInput {
   model: ModelRoute;
   task: string;
   context?: string;
-  outcomes: OutcomeView[];
+  outcomes: OutcomeSource[];
   /** Issues the critic found and that remain. */
   issues: string[];
   /** A person's feedback on an earlier answer. */
   feedback: string[];
+  /** Prompt tokens the call may use (default LIMITS.promptTokenBudget). */
+  promptBudget?: number;
   /** Each piece of the answer as the model streams it (when its provider streams). */
   onToken?: (text: string) => void;
 }
@@ -22,19 +27,25 @@ export function synthesizerPrompt(): string {
   return [
     roleLine("synthesizer"),
     "Write the final answer to the task from the subtask outcomes. Be direct and complete; use Markdown where it helps.",
-    "Use only what the outcomes show. If issues remain, state them plainly at the end under 'Known issues'.",
+    "Use only what the outcomes show. A subtask with items lists them; say which items failed and why.",
+    "If issues remain, state them plainly at the end under 'Known issues'.",
     "Do not describe your private reasoning.",
   ].join("\n");
 }
 
 /** Writes the answer text. The decision trace beside it is built by code, not by the model. */
 export async function runSynthesizer(input: SynthesizerInput, options: CallOptions): Promise<string> {
-  const parts = [section(SECTIONS.task, input.task)];
-  if (input.context) parts.push(section(SECTIONS.context, input.context));
-  parts.push(section(SECTIONS.outcomes, JSON.stringify(input.outcomes, null, 2)));
-  parts.push(section(SECTIONS.review, JSON.stringify(input.issues)));
-  if (input.feedback.length > 0) parts.push(section(SECTIONS.feedback, input.feedback.map((line) => `- ${line}`).join("\n")));
-  const { message } = await callModel(input.model, [new SystemMessage(synthesizerPrompt()), new HumanMessage(parts.join("\n\n"))], options, { onToken: input.onToken });
+  const system = new SystemMessage(synthesizerPrompt());
+  const render = (detail: number) => {
+    const parts = [section(SECTIONS.task, input.task)];
+    if (input.context) parts.push(section(SECTIONS.context, truncate(input.context, scaled(LIMITS.contextMaxBytes, detail, 500))));
+    parts.push(section(SECTIONS.outcomes, JSON.stringify(renderOutcomes(input.outcomes, detail, SYNTHESIZER_EXTRACTS), null, 2)));
+    parts.push(section(SECTIONS.review, JSON.stringify(input.issues.map((issue) => truncate(issue, scaled(500, detail, 120))))));
+    if (input.feedback.length > 0) parts.push(section(SECTIONS.feedback, input.feedback.map((line) => `- ${truncate(line, scaled(1_000, detail, 200))}`).join("\n")));
+    return [system, new HumanMessage(parts.join("\n\n"))];
+  };
+  const { messages } = await fitToBudget(render, input.promptBudget ?? LIMITS.promptTokenBudget);
+  const { message } = await callModel(input.model, messages, options, { onToken: input.onToken });
   return (typeof message.content === "string" ? message.content : message.text).trim();
 }
 
@@ -42,7 +53,12 @@ export async function runSynthesizer(input: SynthesizerInput, options: CallOptio
  * The best answer a run can give once its budget is spent, written by code so it costs nothing:
  * what each subtask produced, what is missing, and which limit stopped the run.
  */
-export function bestAnswerSoFar(task: string, outcomes: OutcomeView[], stop: BudgetStop | null, issues: string[] = []): string {
+export function bestAnswerSoFar(
+  task: string,
+  outcomes: Array<Pick<OutcomeSource, "id" | "label" | "status" | "summary" | "error">>,
+  stop: BudgetStop | null,
+  issues: string[] = [],
+): string {
   const lines = [`The run stopped before it finished: its budget ran out${stop ? ` (${describeBudgetStop(stop)})` : ""}.`, "", `Task: ${task}`, ""];
   const done = outcomes.filter((outcome) => outcome.status === "done");
   if (outcomes.length === 0) lines.push("No plan was made before the budget ran out.");

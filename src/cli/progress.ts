@@ -20,7 +20,9 @@ export function printProgress(event: StoredEvent): void {
       err(`${color.cyan("▸")} plan ready: ${event.subtasks.length} subtask${event.subtasks.length === 1 ? "" : "s"}`);
       for (const subtask of event.subtasks) {
         const after = subtask.dependsOn.length > 0 ? color.dim(` (after ${subtask.dependsOn.join(", ")})`) : "";
-        err(`    ${subtask.id} [${subtask.agent}] ${oneLine(subtask.label, 90)}${after}`);
+        const each = subtask.mapOver !== undefined ? color.dim(` · once per ${subtask.mapOver}`) : "";
+        const worker = subtask.tool !== undefined ? `${subtask.agent} · ${subtask.tool}` : subtask.agent;
+        err(`    ${subtask.id} [${worker}] ${oneLine(subtask.label, 90)}${after}${each}`);
       }
       break;
     }
@@ -36,6 +38,10 @@ export function printProgress(event: StoredEvent): void {
     case "subtask-end":
       if (event.status === "done") err(`${color.green("✓")} ${event.subtaskId} done in ${formatMs(event.durationMs)}: ${oneLine(event.summary ?? "", 90)}`);
       else err(`${color.red("✗")} ${event.subtaskId} ${event.status} in ${formatMs(event.durationMs)}: ${oneLine(event.error ?? "", 120)}`);
+      break;
+    case "map-item":
+      // Successful items would be one line each for thousands of items: only failures are shown.
+      if (event.status === "error") err(color.dim(`    · ${event.subtaskId} item ${event.index + 1}/${event.total} failed: ${oneLine(event.error ?? "", 110)}`));
       break;
     case "subtask-skip":
       err(`${color.yellow("-")} ${event.subtaskId} skipped: ${event.reason}`);

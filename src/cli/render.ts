@@ -10,7 +10,11 @@ export function planLines(plan: SubtaskView[]): string[] {
     const after = subtask.dependsOn.length > 0 ? ` (after ${subtask.dependsOn.join(", ")})` : "";
     const duration = subtask.durationMs !== undefined ? ` ${formatMs(subtask.durationMs)}` : "";
     const attempts = subtask.attempts > 1 ? ` ×${subtask.attempts}` : "";
-    return `  ${MARK[subtask.status] ?? "?"} ${subtask.id} [${subtask.agent}] ${truncate(subtask.label, 80)}${after} — ${subtask.status}${duration}${attempts}`;
+    const partial = subtask.map !== undefined && subtask.map.failed > 0 && subtask.status === "done";
+    const items = subtask.map ? ` · ${subtask.map.succeeded}/${subtask.map.total} items` : "";
+    const mark = partial ? "◐" : (MARK[subtask.status] ?? "?");
+    const worker = subtask.tool !== undefined ? `${subtask.agent} · ${subtask.tool}` : subtask.agent;
+    return `  ${mark} ${subtask.id} [${worker}] ${truncate(subtask.label, 80)}${after} — ${partial ? "partial" : subtask.status}${items}${duration}${attempts}`;
   });
 }
 

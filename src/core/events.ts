@@ -22,6 +22,7 @@ export type RunEvent =
       error?: string;
     }
   | { type: "subtask-skip"; subtaskId: string; reason: string }
+  | { type: "map-item"; subtaskId: string; index: number; total: number; status: "success" | "error"; durationMs: number; error?: string }
   | { type: "tool-call"; subtaskId?: string; agent?: string; tool: string; ok: boolean; durationMs: number; preview: string }
   | { type: "critic-verdict"; verdict: CriticVerdict }
   | { type: "approval-request"; interrupt: InterruptInfo }

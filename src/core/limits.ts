@@ -13,6 +13,17 @@ export const LIMITS = {
   toolConcurrency: 5,
   passThreshold: 0.7,
   previewChars: 400,
+  /** Items of a mapped subtask run at once (per subtask), unless the run says otherwise. */
+  mapConcurrency: 10,
+  mapConcurrencyMax: 100,
+  /** Failed items of a map whose previews the graph state keeps (the rest are in the stash). */
+  mapFailuresKept: 10,
+  /** Item tool calls of a map recorded in the trace (all are counted in the metrics). */
+  mapTracedCalls: 20,
+  /** Prompt tokens one model call may use; prompts are trimmed to fit. */
+  promptTokenBudget: 8_000,
+  promptTokenBudgetMin: 1_000,
+  promptTokenBudgetMax: 1_000_000,
 } as const;
 
 /** Critic weights for accuracy, completeness, relevance and logic. */

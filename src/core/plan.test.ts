@@ -37,6 +37,24 @@ describe("validatePlan", () => {
     );
   });
 
+  it("refuses references whose JSONPath cannot work and maps over values that are not lists", () => {
+    const errors = validatePlan(
+      [
+        task("s1"),
+        task("s2", { dependsOn: ["s1"], args: { a: { ref: "s1", path: "$.users[0" }, b: { ref: "s1", path: "$.users[?(@.id==)]" } } }),
+        task("s3", { args: { n: { value: 3 } }, mapOver: "n" }),
+        task("s4", { args: { n: { value: [1, 2, 3] } }, mapOver: "n" }),
+        task("s5", { dependsOn: ["s1"], args: { n: { ref: "s1", path: "$.items[*]" } }, mapOver: "n" }),
+      ],
+      rules,
+    );
+    expect(errors).toEqual([
+      'subtask s2: argument "a" has path "$.users[0"; "]" is missing',
+      expect.stringMatching(/^subtask s2: argument "b" has path "\$\.users\[\?\(@\.id==\)\]"; the filter .* does not parse/),
+      'subtask s3: mapOver names "n", whose value is not a list',
+    ]);
+  });
+
   it("finds cycles and names them", () => {
     const plan = [task("a", { dependsOn: ["c"] }), task("b", { dependsOn: ["a"] }), task("c", { dependsOn: ["b"] }), task("d")];
     expect(findCycle(plan)).toEqual(["a", "c", "b", "a"]);

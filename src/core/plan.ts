@@ -1,5 +1,7 @@
 import { z } from "zod";
+import { pathProblem } from "./json-path.js";
 import { LIMITS } from "./limits.js";
+import type { OverallStatus } from "./map-report.js";
 
 /** The built-in worker agents. Custom agents add their names to the registry the planner validates against. */
 export const BUILTIN_AGENTS = ["research", "code", "execute"] as const;
@@ -28,8 +30,11 @@ export const PlannedSubtask = z.object({
   agent: z.string().min(1).describe("the worker that runs it: research, code or execute"),
   dependsOn: z.array(z.string()).default([]).describe("ids of subtasks that must finish first"),
   args: z.record(z.string(), SubtaskArg).default({}).describe("named inputs: {value} or {ref, path}"),
-  tool: z.string().optional().describe("run this tool directly with the args, without a model"),
-  mapOver: z.string().optional().describe("name of a list argument to run the subtask once per item"),
+  tool: z.string().optional().describe("run this tool directly with the resolved args, without a model call"),
+  mapOver: z
+    .string()
+    .optional()
+    .describe("name of a list argument: the subtask runs once per item (that argument set to the item) and reports per-item results"),
 });
 export type PlannedSubtask = z.infer<typeof PlannedSubtask>;
 
@@ -42,14 +47,36 @@ export type PlanOutput = z.infer<typeof PlanOutput>;
 
 export type SubtaskStatus = "pending" | "running" | "done" | "failed" | "skipped";
 
-/** The outcome of one subtask attempt, as kept in the graph state. */
+/**
+ * A mapped subtask's per-item outcome as the graph state keeps it: counts and a few failed
+ * items (bounded previews). The full report lives in the stash.
+ */
+export interface MapTally {
+  overallStatus: OverallStatus;
+  total: number;
+  succeeded: number;
+  failed: number;
+  /** The first failed items: index, input preview, error (at most `LIMITS.mapFailuresKept`). */
+  failures: Array<{ index: number; input: string; error: string }>;
+}
+
+/**
+ * The outcome of one subtask attempt, as kept in the graph state: a handle to the result in the
+ * stash, its size and a bounded summary — never the result itself.
+ */
 export interface SubtaskResult {
   status: SubtaskStatus;
   attempts: number;
-  /** The result downstream references select from. */
-  value?: unknown;
+  /** Where the result downstream references select from is stashed. */
+  ref?: string;
+  /** Size of the stashed result (JSON, bytes). */
+  bytes?: number;
   /** A bounded, human-readable summary of the result. */
   summary?: string;
+  /** Per-item counts of a mapped subtask. */
+  map?: MapTally;
+  /** Set when the critic sent a partly failed map back: the next attempt runs only the failed items. */
+  retryFailedItems?: boolean;
   error?: string;
   startedAt?: number;
   endedAt?: number;
@@ -64,6 +91,10 @@ export interface SubtaskView extends PlannedSubtask {
   summary?: string;
   error?: string;
   durationMs?: number;
+  /** Stash handle and size of the result. */
+  ref?: string;
+  bytes?: number;
+  map?: MapTally;
 }
 
 export interface PlanRules {
@@ -106,12 +137,16 @@ export function validatePlan(subtasks: readonly PlannedSubtask[], rules: PlanRul
       } else if (!subtask.dependsOn.includes(arg.ref)) {
         errors.push(`subtask ${subtask.id}: argument "${name}" refers to "${arg.ref}", which is not in its dependsOn`);
       }
-      if (!arg.path.startsWith("$")) {
-        errors.push(`subtask ${subtask.id}: argument "${name}" has path "${arg.path}"; a JSONPath starts with $`);
-      }
+      const problem = pathProblem(arg.path);
+      if (problem !== undefined) errors.push(`subtask ${subtask.id}: argument "${name}" has path "${arg.path}"; ${problem}`);
     }
-    if (subtask.mapOver !== undefined && !(subtask.mapOver in subtask.args)) {
-      errors.push(`subtask ${subtask.id}: mapOver names "${subtask.mapOver}", which is not one of its args`);
+    if (subtask.mapOver !== undefined) {
+      const mapped = subtask.args[subtask.mapOver];
+      if (mapped === undefined) {
+        errors.push(`subtask ${subtask.id}: mapOver names "${subtask.mapOver}", which is not one of its args`);
+      } else if (!isArgRef(mapped) && !Array.isArray(mapped.value)) {
+        errors.push(`subtask ${subtask.id}: mapOver names "${subtask.mapOver}", whose value is not a list`);
+      }
     }
   }
   const cycle = findCycle(subtasks);

@@ -10,6 +10,8 @@ export const SECTIONS = {
   feedback: "Feedback",
   subtask: "Subtask",
   arguments: "Arguments",
+  mapItem: "Map item",
+  handles: "Large arguments",
   dependencies: "Results of earlier subtasks",
   plan: "Plan",
   outcomes: "Subtask outcomes",
@@ -59,4 +61,11 @@ export function parseSections(text: string): Map<string, string> {
 export function subtaskIdOf(text: string): string | undefined {
   const body = parseSections(text).get(SECTIONS.subtask);
   return body ? /^(\S+)/.exec(body)?.[1] : undefined;
+}
+
+/** The zero-based item index named in a worker's `## Map item` section (`item 3 of 50: ...` is 2). */
+export function mapItemOf(text: string): number | undefined {
+  const body = parseSections(text).get(SECTIONS.mapItem);
+  const match = body ? /^item (\d+) of \d+/.exec(body) : null;
+  return match ? Number(match[1]) - 1 : undefined;
 }

@@ -47,6 +47,18 @@ export const RunRequest = z
     concurrency: z.number().int().min(1).max(64).default(LIMITS.subtaskConcurrency),
     /** Limits on model calls, tokens, cost and wall time; the run stops with `budget_exhausted` at the first one reached. */
     budget: Budget.optional(),
+    mapConcurrency: z
+      .number({ error: "map concurrency must be a number" })
+      .int({ error: "map concurrency must be a whole number" })
+      .min(1, { error: `map concurrency must be between 1 and ${LIMITS.mapConcurrencyMax}` })
+      .max(LIMITS.mapConcurrencyMax, { error: `map concurrency must be between 1 and ${LIMITS.mapConcurrencyMax}` })
+      .default(LIMITS.mapConcurrency),
+    promptBudget: z
+      .number({ error: "the prompt budget must be a number" })
+      .int({ error: "the prompt budget must be a whole number of tokens" })
+      .min(LIMITS.promptTokenBudgetMin, { error: `the prompt budget must be between ${LIMITS.promptTokenBudgetMin} and ${LIMITS.promptTokenBudgetMax} tokens` })
+      .max(LIMITS.promptTokenBudgetMax, { error: `the prompt budget must be between ${LIMITS.promptTokenBudgetMin} and ${LIMITS.promptTokenBudgetMax} tokens` })
+      .default(LIMITS.promptTokenBudget),
   })
   .strict();
 export type RunRequest = z.infer<typeof RunRequest>;

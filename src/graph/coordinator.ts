@@ -1,4 +1,5 @@
 import { Send } from "@langchain/langgraph";
+import { LIMITS } from "../core/limits.js";
 import type { PlannedSubtask } from "../core/plan.js";
 import type { SubtaskPayload } from "./nodes/execution.js";
 import { allSettled, readySubtasks } from "./schedule.js";
@@ -7,19 +8,27 @@ import type { Route, State } from "./state.js";
 /** How many questions the planner may ask a person in one run. */
 export const MAX_QUESTIONS = 3;
 
-/** The `Send` for one ready subtask: everything its worker needs, including its dependencies' results. */
+/**
+ * The `Send` for one ready subtask: everything its worker needs — its dependencies' summaries
+ * and stash handles, not their values, which it reads from the stash when it starts.
+ */
 export function sendSubtask(state: State, subtask: PlannedSubtask): Send {
   const byId = new Map(state.plan.map((item) => [item.id, item]));
+  const previous = state.results[subtask.id];
   const payload: SubtaskPayload = {
     runId: state.runId,
     task: state.task,
     subtask,
-    attempt: (state.results[subtask.id]?.attempts ?? 0) + 1,
+    attempt: (previous?.attempts ?? 0) + 1,
+    round: state.reviews.length,
+    retryFailedItems: previous?.retryFailedItems === true,
     feedback: state.redoFeedback[subtask.id] ?? [],
     maxSteps: state.settings.maxWorkerSteps,
+    mapConcurrency: state.settings.mapConcurrency ?? LIMITS.mapConcurrency,
+    promptBudget: state.settings.promptBudget ?? LIMITS.promptTokenBudget,
     dependencies: subtask.dependsOn.map((dependency) => {
       const result = state.results[dependency];
-      return { id: dependency, label: byId.get(dependency)?.label ?? dependency, summary: result?.summary ?? "", value: result?.value };
+      return { id: dependency, label: byId.get(dependency)?.label ?? dependency, summary: result?.summary ?? "", ref: result?.ref ?? null };
     }),
   };
   return new Send("run_subtask", payload);

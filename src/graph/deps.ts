@@ -1,11 +1,12 @@
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { AgentRegistry } from "../agents/define-agent.js";
-import type { OutcomeView } from "../agents/critic.js";
+import type { OutcomeSource } from "../agents/critic.js";
 import { type CallOptions, UsageMeter } from "../agents/model-call.js";
 import type { RunLedger } from "../agents/run-ledger.js";
 import type { BudgetExhaustedError } from "../core/budget.js";
 import type { RunEvent } from "../core/events.js";
 import type { SubtaskView } from "../core/plan.js";
+import type { Stash } from "../core/stash.js";
 import type { ModelSet } from "../providers/registry.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import type { State } from "./state.js";
@@ -18,6 +19,8 @@ export interface GraphDeps {
   agents: AgentRegistry;
   /** The workspace root, as a real path. */
   workspace: string;
+  /** Where subtask results live, outside the graph state. */
+  stash: Stash;
   /** The budget ledgers of the runs in progress, by run id; the engine adds and removes them. */
   ledgers?: Map<string, RunLedger>;
 }
@@ -60,15 +63,32 @@ export function planView(state: Pick<State, "plan" | "results">): SubtaskView[] 
     if (result?.summary !== undefined) view.summary = result.summary;
     if (result?.error !== undefined) view.error = result.error;
     if (result?.startedAt !== undefined && result.endedAt !== undefined) view.durationMs = result.endedAt - result.startedAt;
+    if (result?.ref !== undefined) view.ref = result.ref;
+    if (result?.bytes !== undefined) view.bytes = result.bytes;
+    if (result?.map !== undefined && view.status !== "pending") view.map = result.map;
     return view;
   });
 }
 
-export function outcomes(state: Pick<State, "plan" | "results">): OutcomeView[] {
-  return planView(state).map(({ id, label, agent, status, attempts, summary, error }) => {
-    const view: OutcomeView = { id, label, agent, status, attempts };
-    if (summary !== undefined) view.summary = summary;
-    if (error !== undefined) view.error = error;
-    return view;
-  });
+/**
+ * The outcomes the critic and the synthesizer work from, each with its stashed result, from
+ * which their prompts take bounded extracts. A result missing from the stash is left out.
+ */
+export async function outcomeSources(state: Pick<State, "plan" | "results">, stash: Stash): Promise<OutcomeSource[]> {
+  return Promise.all(
+    planView(state).map(async ({ id, label, agent, status, attempts, summary, error, ref, bytes }) => {
+      const source: OutcomeSource = { id, label, agent, status, attempts };
+      if (summary !== undefined) source.summary = summary;
+      if (error !== undefined) source.error = error;
+      if (bytes !== undefined) source.bytes = bytes;
+      if (ref !== undefined && (status === "done" || status === "failed")) {
+        try {
+          source.value = await stash.get(ref);
+        } catch {
+          // the summary still says what happened
+        }
+      }
+      return source;
+    }),
+  );
 }

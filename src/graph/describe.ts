@@ -1,5 +1,6 @@
 import { createAgentRegistry } from "../agents/index.js";
 import { parseEnv } from "../config/env.js";
+import { MemoryStash } from "../core/stash.js";
 import { createProviderRegistry } from "../providers/registry.js";
 import { createBuiltinRegistry } from "../tools/builtin/index.js";
 import { createGraph } from "./build-graph.js";
@@ -15,7 +16,7 @@ const INTERRUPTS = new Set(["approve_plan", "ask_human", "approve_answer"]);
 export async function orchestrationMermaid(): Promise<string> {
   const providers = createProviderRegistry();
   const models = providers.createModelSet(providers.resolve("offline"), parseEnv({}));
-  const compiled = createGraph({ models, tools: createBuiltinRegistry(), agents: createAgentRegistry(), workspace: "" }).compile();
+  const compiled = createGraph({ models, tools: createBuiltinRegistry(), agents: createAgentRegistry(), workspace: "", stash: new MemoryStash() }).compile();
   const drawable = await compiled.getGraphAsync();
   const routes = new Set<string>(COORDINATOR_TARGETS);
   const conditional = new Map<string, Set<string>>();

@@ -1,6 +1,7 @@
 import { Annotation, Overwrite } from "@langchain/langgraph";
 import type { BudgetStop } from "../core/budget.js";
 import type { ModelIncident } from "../core/model-incident.js";
+import { LIMITS } from "../core/limits.js";
 import type { PlannedSubtask, SubtaskResult } from "../core/plan.js";
 import type { CriticVerdict } from "../core/review.js";
 import type { RunMetrics, StopReason, ToolCallRecord } from "../core/run.js";
@@ -14,6 +15,24 @@ export interface RunSettings {
   maxSubtasks: number;
   /** The `provider:model` serving each role, for the trace. */
   models?: Record<string, string>;
+  /** Items of one mapped subtask run at once. */
+  mapConcurrency: number;
+  /** Prompt tokens one model call may use. */
+  promptBudget: number;
+}
+
+/** Settings of a run whose checkpoint predates a setting get its default. */
+export function settingsWithDefaults(settings: Partial<RunSettings>): RunSettings {
+  return {
+    maxIterations: settings.maxIterations ?? LIMITS.maxIterationsDefault,
+    approvePlan: settings.approvePlan ?? false,
+    approveAnswer: settings.approveAnswer ?? false,
+    maxWorkerSteps: settings.maxWorkerSteps ?? LIMITS.workerMaxSteps,
+    maxSubtasks: settings.maxSubtasks ?? LIMITS.maxSubtasks,
+    mapConcurrency: settings.mapConcurrency ?? LIMITS.mapConcurrency,
+    promptBudget: settings.promptBudget ?? LIMITS.promptTokenBudget,
+    ...(settings.models ? { models: settings.models } : {}),
+  };
 }
 
 export type PlanStatus = "none" | "invalid" | "question" | "ready" | "approved";
@@ -44,8 +63,9 @@ function addMetrics(current: RunMetrics, next: Partial<RunMetrics> | Overwrite<R
 }
 
 /**
- * The graph state. It stays small: subtask results keep bounded summaries, tool calls keep
- * previews, and counters are summed by reducers so parallel workers can write side by side.
+ * The graph state. It stays small: subtask results are handles into the stash with bounded
+ * summaries, tool calls keep previews, and counters are summed by reducers so parallel workers
+ * can write side by side.
  */
 export const TroupeState = Annotation.Root({
   runId: Annotation<string>(replace(() => "")),
@@ -53,9 +73,7 @@ export const TroupeState = Annotation.Root({
   // Absent values are null, never undefined: LangGraph rebuilds a channel written with undefined
   // by reading back through the thread's checkpoints.
   context: Annotation<string | null>(replace<string | null>(() => null)),
-  settings: Annotation<RunSettings>(
-    replace<RunSettings>(() => ({ maxIterations: 3, approvePlan: false, approveAnswer: false, maxWorkerSteps: 8, maxSubtasks: 50 })),
-  ),
+  settings: Annotation<RunSettings>(replace<RunSettings>(() => settingsWithDefaults({}))),
   startedAt: Annotation<number>(replace(() => 0)),
 
   plan: Annotation<PlannedSubtask[]>(replace<PlannedSubtask[]>(() => [])),

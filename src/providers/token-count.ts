@@ -27,6 +27,17 @@ export async function countMessageTokens(messages: readonly BaseMessage[]): Prom
   return total;
 }
 
+/**
+ * An upper bound on `countMessageTokens`, without the tokenizer: a byte-level BPE token covers at
+ * least one byte, so a message costs at most its UTF-8 bytes plus the framing. Cheap enough to
+ * check every prompt against a budget before counting for real.
+ */
+export function messageTokensUpperBound(messages: readonly BaseMessage[]): number {
+  let total = 3;
+  for (const message of messages) total += 4 + Buffer.byteLength(messageText(message), "utf8");
+  return total;
+}
+
 export async function countTextTokens(text: string): Promise<number> {
   const tiktoken = await getEncoder();
   return tiktoken.encode(text).length;

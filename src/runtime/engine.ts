@@ -18,6 +18,7 @@ import {
   RunRequest,
   statusForStopReason,
 } from "../core/run.js";
+import { type ExecutionGraph, renderExecutionGraph } from "../core/execution-graph.js";
 import { buildGraph, type TroupeGraph } from "../graph/build-graph.js";
 import type { RunSettings, State } from "../graph/state.js";
 import { recursionLimitFor } from "../graph/trace.js";
@@ -66,6 +67,8 @@ export interface RunView {
   plan: RunResult["plan"];
   metrics: RunResult["metrics"] | null;
   trace: RunResult["trace"] | undefined;
+  /** The execution graph: subtasks with their status, summary and duration, and the data flow between them. */
+  graph: ExecutionGraph;
   interrupt?: InterruptInfo;
   error?: string;
   createdAt: number;
@@ -147,7 +150,7 @@ export class Troupe {
       const tools = options.tools ?? createBuiltinRegistry();
       const agents = options.agents ?? createAgentRegistry();
       const ledgers = new Map<string, RunLedger>();
-      const graph = buildGraph({ models, tools, agents, workspace, ledgers }, store.checkpointer);
+      const graph = buildGraph({ models, tools, agents, workspace, stash: store.stash, ledgers }, store.checkpointer);
       const maxWorkerSteps = options.maxWorkerSteps ?? LIMITS.workerMaxSteps;
       return new Troupe({ env, store, graph, tools, agents, models, providerSource, workspace, config, maxWorkerSteps, ledgers });
     } catch (error) {
@@ -190,6 +193,8 @@ export class Troupe {
       maxWorkerSteps: this.#maxWorkerSteps,
       maxSubtasks: LIMITS.maxSubtasks,
       models: Object.fromEntries(MODEL_ROLES.map((role) => [role, choiceId(this.models.choice[role])])),
+      mapConcurrency: request.mapConcurrency,
+      promptBudget: request.promptBudget,
     };
     const graphInput = { runId, task: request.task, context: request.context ?? null, settings, startedAt: Date.now() };
     return this.#drive(record, graphInput, request.concurrency, false, options);
@@ -337,7 +342,9 @@ export class Troupe {
     if (!record) throw new NotFoundError("unknown_run", `no run with id ${runId}`, { runId });
     const snapshot = await this.graph.getState({ configurable: { thread_id: record.threadId } });
     const state = snapshot.values as State;
-    const result = state.runId === record.id ? resultFromState(record, state, record.activeMs) : undefined;
+    const sameRun = state.runId === record.id;
+    const result = sameRun ? resultFromState(record, state, record.activeMs) : undefined;
+    const graph = sameRun ? renderExecutionGraph(state.plan, state.results, { running: record.status === "running" ? this.#runningSubtasks(record.id) : [] }) : { nodes: [], edges: [] };
     const view: RunView = {
       runId: record.id,
       threadId: record.threadId,
@@ -348,12 +355,23 @@ export class Troupe {
       plan: result?.plan ?? [],
       metrics: result?.metrics ?? record.metrics,
       trace: result?.trace,
+      graph,
       createdAt: record.createdAt,
       finishedAt: record.finishedAt,
     };
     if (record.interrupt) view.interrupt = record.interrupt;
     if (record.error) view.error = record.error;
     return view;
+  }
+
+  /** Subtasks of a run that have started and not ended, by its events. */
+  #runningSubtasks(runId: string): string[] {
+    const running = new Set<string>();
+    for (const event of this.store.events.list(runId, 0, 100_000)) {
+      if (event.type === "subtask-start") running.add(event.subtaskId);
+      else if (event.type === "subtask-end") running.delete(event.subtaskId);
+    }
+    return [...running];
   }
 
   close(): void {

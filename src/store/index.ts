@@ -3,14 +3,16 @@ import { SystemError } from "../core/errors.js";
 import { openDatabase, openEventConnection, prepareDataDir, type Sqlite } from "./database.js";
 import { EventStore } from "./event-store.js";
 import { RunStore } from "./run-store.js";
+import { SqliteStash } from "./stash-store.js";
 
-/** Everything a troupe instance keeps: checkpoints, runs and events, in one SQLite file. */
+/** Everything a troupe instance keeps: checkpoints, runs, events and the data stash, in one SQLite file. */
 export interface Store {
   directory: string;
   db: Sqlite;
   checkpointer: SqliteSaver;
   runs: RunStore;
   events: EventStore;
+  stash: SqliteStash;
   close(): void;
 }
 
@@ -18,22 +20,29 @@ export function openStore(directory: string): Store {
   const resolved = prepareDataDir(directory, true);
   let db: Sqlite;
   let eventsDb: Sqlite;
+  let stashDb: Sqlite;
   try {
     db = openDatabase(resolved);
     eventsDb = openEventConnection(resolved);
+    // The stash wants the same relaxed sync as the event log (see SqliteStash), on its own connection.
+    stashDb = openEventConnection(resolved);
   } catch (error) {
     throw new SystemError("database_unavailable", `cannot open the database in ${resolved}: ${(error as Error).message}`, { path: resolved }, { cause: error });
   }
   const events = new EventStore(eventsDb);
+  const stash = new SqliteStash(stashDb);
   return {
     directory: resolved,
     db,
     checkpointer: new SqliteSaver(db),
     runs: new RunStore(db),
     events,
+    stash,
     close: () => {
       events.flush();
+      stash.flush();
       if (eventsDb.open) eventsDb.close();
+      if (stashDb.open) stashDb.close();
       if (db.open) db.close();
     },
   };
@@ -41,3 +50,4 @@ export function openStore(directory: string): Store {
 
 export { databaseExists, prepareDataDir } from "./database.js";
 export type { RunRecord } from "./run-store.js";
+export { SqliteStash } from "./stash-store.js";

@@ -3,7 +3,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type { BaseMessage } from "@langchain/core/messages";
 import { AIMessageChunk } from "@langchain/core/messages";
 import type { ChatResult } from "@langchain/core/outputs";
-import { roleOf, subtaskIdOf } from "../core/prompt-protocol.js";
+import { mapItemOf, roleOf, subtaskIdOf } from "../core/prompt-protocol.js";
 import { type ToolCallingCallOptions, ToolCallingChatModel } from "../providers/tool-calling-chat-model.js";
 
 const WORKER_ROLES_EXCLUDED = new Set(["planner", "critic", "synthesizer"]);
@@ -14,6 +14,8 @@ export interface ScriptStep {
   role?: string;
   /** The subtask id of a worker call. */
   subtask?: string;
+  /** The item (zero-based) of a worker call on one item of a mapped subtask. */
+  item?: number;
   /** Text the last message must contain. */
   contains?: string;
   content?: string;
@@ -31,6 +33,8 @@ export interface ScriptedCall {
   step: number | undefined;
   role: string;
   subtask: string | undefined;
+  /** The item of a mapped subtask the call works on (zero-based). */
+  item: number | undefined;
   startedAt: number;
   endedAt?: number;
   tools: string[];
@@ -103,12 +107,15 @@ export class ScriptedChatModel extends ToolCallingChatModel {
     const system = text(messages.find((message) => message.getType() === "system"));
     const role = roleOf(system) ?? "unknown";
     const human = [...messages].reverse().find((message) => message.getType() === "human");
-    const subtask = subtaskIdOf(text(messages.find((message) => message.getType() === "human" && subtaskIdOf(text(message)) !== undefined) ?? human));
+    const subtaskMessage = text(messages.find((message) => message.getType() === "human" && subtaskIdOf(text(message)) !== undefined) ?? human);
+    const subtask = subtaskIdOf(subtaskMessage);
+    const item = mapItemOf(subtaskMessage);
     const last = text(messages[messages.length - 1]);
     const index = this.steps.findIndex((step, position) => {
       if ((this.#used[position] ?? 0) >= (step.times ?? 1)) return false;
       if (step.role !== undefined && step.role !== role && !(step.role === "worker" && !WORKER_ROLES_EXCLUDED.has(role))) return false;
       if (step.subtask !== undefined && step.subtask !== subtask) return false;
+      if (step.item !== undefined && step.item !== item) return false;
       if (step.contains !== undefined && !last.includes(step.contains)) return false;
       return true;
     });
@@ -117,12 +124,13 @@ export class ScriptedChatModel extends ToolCallingChatModel {
       step: index >= 0 ? index : undefined,
       role,
       subtask,
+      item,
       startedAt: Date.now(),
       tools: (options.tools ?? []).map((tool) => tool.function.name),
       lastMessage: last,
     };
     this.calls.push(call);
-    this.#log({ phase: "start", index: call.index, step: call.step, role, subtask, pid: process.pid, at: call.startedAt });
+    this.#log({ phase: "start", index: call.index, step: call.step, role, subtask, item, pid: process.pid, at: call.startedAt });
     if (index < 0) {
       this.unexpected.push(call);
       throw new Error(`scripted model: no step for this call (role ${role}, subtask ${subtask ?? "-"})`);
@@ -131,7 +139,7 @@ export class ScriptedChatModel extends ToolCallingChatModel {
     const step = this.steps[index] as ScriptStep;
     if (step.delayMs) await sleep(step.delayMs, undefined, { signal: options.signal });
     call.endedAt = Date.now();
-    this.#log({ phase: "end", index: call.index, step: index, role, subtask, pid: process.pid, at: call.endedAt });
+    this.#log({ phase: "end", index: call.index, step: index, role, subtask, item, pid: process.pid, at: call.endedAt });
     if (step.error !== undefined) throw new Error(step.error);
     const message = new AIMessageChunk({
       content: step.content ?? "",

@@ -13,6 +13,8 @@ interface RunFlags extends EngineFlags {
   maxIterations?: string;
   context?: string;
   concurrency?: string;
+  mapConcurrency?: string;
+  promptBudget?: string;
   maxModelCalls?: string;
   maxTokens?: string;
   maxCost?: string;
@@ -51,6 +53,8 @@ export function parseRunRequest(task: string, flags: RunFlags): RunRequestInput 
     input.maxIterations = parsed.data;
   }
   if (flags.concurrency !== undefined) input.concurrency = parseNumberFlag(flags.concurrency);
+  if (flags.mapConcurrency !== undefined) input.mapConcurrency = parseNumberFlag(flags.mapConcurrency);
+  if (flags.promptBudget !== undefined) input.promptBudget = parseNumberFlag(flags.promptBudget);
   if (flags.thread !== undefined) input.threadId = flags.thread;
   if (flags.context !== undefined) input.context = flags.context;
   const budget = budgetFromFlags(flags);
@@ -76,6 +80,8 @@ export function registerRun(program: Command): void {
     .option("--max-iterations <n>", "review rounds, 1–50 (default 3)")
     .option("--context <text>", "extra context for the planner (at most 10 KB)")
     .option("--concurrency <n>", "subtasks run at once (default 8)")
+    .option("--map-concurrency <n>", "items of a mapped subtask run at once, 1–100 (default 10)")
+    .option("--prompt-budget <tokens>", "prompt tokens one model call may use; prompts are trimmed to fit, 1000–1000000 (default 8000)")
     .option("--max-model-calls <n>", "budget: stop after this many model calls")
     .option("--max-tokens <n>", "budget: stop after this many tokens (prompt + completion)")
     .option("--max-cost <usd>", "budget: stop after this much cost in US dollars")

@@ -57,8 +57,8 @@ export function registerRuns(program: Command): void {
     .command("show")
     .description("one run: plan with statuses, answer, metrics")
     .argument("<runId>", "the run id (see runs list)")
-    .option("--json", "print the run as JSON")
-    .option("--mermaid", "print the run's subtask graph, with statuses, as Mermaid");
+    .option("--json", "print the run as JSON (with its execution graph: nodes and labelled edges)")
+    .option("--mermaid", "print the run's execution graph, with statuses and the arguments each edge feeds, as Mermaid");
   addEngineFlags(show, false).action(async (runId: string, flags: ShowFlags) => {
     const { withRunsReadOnly } = await import("../../store/lookup.js");
     const { parseEnv } = await import("../../config/env.js");
@@ -68,8 +68,8 @@ export function registerRuns(program: Command): void {
     try {
       const view = await troupe.show(runId);
       if (flags.mermaid) {
-        const { planMermaid } = await import("../../graph/plan-mermaid.js");
-        out(planMermaid(view.plan));
+        const { executionGraphMermaid } = await import("../../core/execution-graph.js");
+        out(executionGraphMermaid(view.graph));
         return;
       }
       if (flags.json) {

@@ -1,14 +1,17 @@
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
-import { runWorker, type WorkerOutcome, type WorkerToolCall } from "../../agents/worker.js";
+import { runWorker, type WorkerToolCall } from "../../agents/worker.js";
 import { type BudgetStop, isBudgetExhausted } from "../../core/budget.js";
 import { errorMessage } from "../../core/errors.js";
+import { ArgReferenceError, describeShape } from "../../core/json-path.js";
 import { LIMITS } from "../../core/limits.js";
-import type { PlannedSubtask, SubtaskResult } from "../../core/plan.js";
+import { isArgRef, type MapTally, type PlannedSubtask, type SubtaskResult } from "../../core/plan.js";
 import { resolveArgs } from "../../core/refs.js";
 import type { ToolCallRecord } from "../../core/run.js";
 import { preview, truncate } from "../../core/text.js";
 import { routeFor } from "../../providers/registry.js";
+import type { ToolContext, ToolOutcome } from "../../tools/define-tool.js";
 import { announceBudgetStop, callOptions, createMeter, emit, type GraphDeps, threadIdOf } from "../deps.js";
+import { type ItemOutcome, runMap } from "../map-run.js";
 import { blockedSubtasks } from "../schedule.js";
 import type { State, Update } from "../state.js";
 
@@ -18,15 +21,31 @@ export interface SubtaskPayload {
   task: string;
   subtask: PlannedSubtask;
   attempt: number;
+  /** The review round the run is in (how many verdicts it has had). */
+  round: number;
+  /** A partly failed map sent back by the critic: run only its failed items. */
+  retryFailedItems: boolean;
   feedback: string[];
   maxSteps: number;
-  dependencies: Array<{ id: string; label: string; summary: string; value: unknown }>;
+  mapConcurrency: number;
+  promptBudget: number;
+  /** The dependencies' summaries and stash handles; their values are read from the stash when the subtask starts. */
+  dependencies: Array<{ id: string; label: string; summary: string; ref: string | null }>;
 }
 
-function traceRecord(payload: SubtaskPayload, call: WorkerToolCall, at: number): ToolCallRecord {
+/** How one attempt ended, before it is written to the state. */
+interface Attempt {
+  status: "done" | "failed";
+  value?: unknown;
+  summary: string;
+  error?: string;
+  map?: MapTally;
+}
+
+function traceRecord(subtask: PlannedSubtask, call: WorkerToolCall, at: number): ToolCallRecord {
   return {
-    subtaskId: payload.subtask.id,
-    agent: payload.subtask.agent,
+    subtaskId: subtask.id,
+    agent: subtask.agent,
     tool: call.tool,
     args: preview(call.args, 300),
     ok: call.outcome.ok,
@@ -36,20 +55,56 @@ function traceRecord(payload: SubtaskPayload, call: WorkerToolCall, at: number):
   };
 }
 
-/** Runs one subtask: a direct tool step, or a worker's tool-calling loop. A failure is a result, not a crash. */
+function toolFailure(outcome: Extract<ToolOutcome, { ok: false }>): string {
+  return `${outcome.error.code}: ${outcome.error.message}`;
+}
+
+/** The values of the dependencies the arguments refer to, read from the stash. */
+async function dependencyValues(deps: GraphDeps, payload: SubtaskPayload): Promise<Map<string, unknown>> {
+  const referenced = new Set(Object.values(payload.subtask.args).flatMap((arg) => (isArgRef(arg) ? [arg.ref] : [])));
+  const values = new Map<string, unknown>();
+  for (const id of referenced) {
+    const ref = payload.dependencies.find((dependency) => dependency.id === id)?.ref;
+    if (!ref) throw new ArgReferenceError(`${id} has no stored result to take arguments from`);
+    values.set(id, await deps.stash.get(ref));
+  }
+  return values;
+}
+
+function mapSummary(tally: MapTally): string {
+  if (tally.failed === 0) return `${tally.succeeded}/${tally.total} items succeeded`;
+  const failures = tally.failures.map((failure) => `${failure.input} (${failure.error})`).join("; ");
+  return truncate(`${tally.succeeded}/${tally.total} items succeeded; failed: ${failures}${tally.failed > tally.failures.length ? ` and ${tally.failed - tally.failures.length} more` : ""}`, LIMITS.previewChars);
+}
+
+/**
+ * Runs one subtask: a direct tool step, or a worker's tool-calling loop — once, or once per
+ * item of its `mapOver` list. Arguments are resolved from the stash just before it starts, and
+ * its result goes to the stash; the state gets the handle and a summary. A failure is a
+ * result, not a crash.
+ */
 export function createRunSubtaskNode(deps: GraphDeps) {
   return async (payload: SubtaskPayload, config: LangGraphRunnableConfig): Promise<Update> => {
     const { subtask } = payload;
     const startedAt = Date.now();
     const meter = createMeter(config);
     const records: ToolCallRecord[] = [];
+    let toolCallCount = 0;
+    let tracedFailures = 0;
+    const mapped = subtask.mapOver !== undefined;
     emit(config, { type: "subtask-start", subtaskId: subtask.id, label: subtask.label, agent: subtask.agent, attempt: payload.attempt });
+    // A map keeps a bounded sample of its item calls in the trace (the first ones and failures); all are counted.
     const onToolCall = (call: WorkerToolCall): void => {
-      const record = traceRecord(payload, call, Date.now());
-      records.push(record);
-      emit(config, { type: "tool-call", subtaskId: subtask.id, agent: subtask.agent, tool: call.tool, ok: call.outcome.ok, durationMs: record.durationMs, preview: record.preview });
+      toolCallCount += 1;
+      const record = traceRecord(subtask, call, Date.now());
+      const keep = !mapped || records.length < LIMITS.mapTracedCalls || (!call.outcome.ok && tracedFailures < LIMITS.mapTracedCalls);
+      if (keep) {
+        records.push(record);
+        if (mapped && !call.outcome.ok) tracedFailures += 1;
+      }
+      if (!mapped) emit(config, { type: "tool-call", subtaskId: subtask.id, agent: subtask.agent, tool: call.tool, ok: call.outcome.ok, durationMs: record.durationMs, preview: record.preview });
     };
-    const toolContext = {
+    const toolContext: ToolContext = {
       workspace: deps.workspace,
       runId: payload.runId,
       threadId: threadIdOf(config),
@@ -57,75 +112,118 @@ export function createRunSubtaskNode(deps: GraphDeps) {
       subtaskId: subtask.id,
       signal: config.signal,
     };
-    let outcome: WorkerOutcome;
     let budgetStop: BudgetStop | undefined;
-    const values = new Map(payload.dependencies.map((dependency) => [dependency.id, dependency.value]));
-    try {
-      const args = resolveArgs(subtask, (id) => values.get(id));
-      const agent = deps.agents.get(subtask.agent);
+    const callTool = async (tool: string, args: Record<string, unknown>): Promise<ToolOutcome> => {
+      const started = performance.now();
+      const outcome = await deps.tools.call(tool, args, toolContext);
+      onToolCall({ tool, args, outcome, durationMs: performance.now() - started });
+      return outcome;
+    };
+    const work = async (args: Record<string, unknown>, item?: { index: number; total: number; argument: string }): Promise<Attempt> => {
       if (subtask.tool !== undefined) {
-        const started = performance.now();
-        const result = await deps.tools.call(subtask.tool, args, toolContext);
-        onToolCall({ tool: subtask.tool, args, outcome: result, durationMs: performance.now() - started });
-        outcome = result.ok
-          ? { status: "done", value: result.value, summary: truncate(result.summary, LIMITS.previewChars), toolCalls: [], steps: 0 }
-          : { status: "failed", summary: "", error: `${result.error.code}: ${result.error.message}`, toolCalls: [], steps: 0 };
-      } else if (!agent) {
-        outcome = { status: "failed", summary: "", error: `unknown agent "${subtask.agent}"`, toolCalls: [], steps: 0 };
+        const outcome = await callTool(subtask.tool, args);
+        return outcome.ok ? { status: "done", value: outcome.value, summary: truncate(outcome.summary, LIMITS.previewChars) } : { status: "failed", summary: "", error: toolFailure(outcome) };
+      }
+      const agent = deps.agents.get(subtask.agent);
+      if (!agent) return { status: "failed", summary: "", error: `unknown agent "${subtask.agent}"` };
+      const outcome = await runWorker(
+        {
+          agent,
+          model: routeFor(deps.models, "worker"),
+          tools: deps.tools,
+          task: payload.task,
+          subtask,
+          args,
+          dependencies: payload.dependencies.map(({ id, label, summary }) => ({ id, label, summary })),
+          feedback: payload.feedback,
+          toolContext,
+          maxSteps: payload.maxSteps,
+          promptBudget: payload.promptBudget,
+          ...(item ? { item } : {}),
+          onToolCall,
+        },
+        callOptions(deps, payload.runId, config, meter, subtask.id),
+      );
+      const attempt: Attempt = { status: outcome.status, value: outcome.value, summary: outcome.summary };
+      if (outcome.error !== undefined) attempt.error = outcome.error;
+      return attempt;
+    };
+
+    let attempt: Attempt;
+    try {
+      const values = await dependencyValues(deps, payload);
+      const args = resolveArgs(subtask, (id) => values.get(id));
+      if (subtask.mapOver === undefined) {
+        attempt = await work(args);
       } else {
-        outcome = await runWorker(
-          {
-            agent,
-            model: routeFor(deps.models, "worker"),
-            tools: deps.tools,
-            task: payload.task,
-            subtask,
-            args,
-            dependencies: payload.dependencies.map(({ id, label, summary }) => ({ id, label, summary })),
-            feedback: payload.feedback,
-            toolContext,
-            maxSteps: payload.maxSteps,
-            onToolCall,
+        const argument = subtask.mapOver;
+        const list = args[argument];
+        if (!Array.isArray(list)) throw new ArgReferenceError(`the argument "${argument}" to map over is not a list: it is ${describeShape(list)}: ${preview(list, 200)}`);
+        const { report, tally } = await runMap({
+          stash: deps.stash,
+          key: { runId: payload.runId, subtaskId: subtask.id },
+          subtask,
+          items: list,
+          round: payload.round,
+          retryFailedOnly: payload.retryFailedItems,
+          concurrency: payload.mapConcurrency,
+          signal: config.signal,
+          runItem: async (item, index): Promise<ItemOutcome> => {
+            const result = await work({ ...args, [argument]: item }, { index, total: list.length, argument });
+            return result.status === "done" ? { ok: true, output: result.value ?? null } : { ok: false, error: result.error ?? "failed" };
           },
-          callOptions(deps, payload.runId, config, meter, subtask.id),
-        );
+          onItem: (record) => {
+            const event = { type: "map-item" as const, subtaskId: subtask.id, index: record.index, total: list.length, status: record.status, durationMs: Math.round(record.durationMs) };
+            emit(config, record.error !== undefined ? { ...event, error: truncate(record.error, 300) } : event);
+          },
+        });
+        const summary = mapSummary(tally);
+        attempt =
+          tally.overallStatus === "ALL_FAILURE"
+            ? { status: "failed", value: report, summary, error: `all ${tally.total} items failed; ${tally.failures[0] ? `${tally.failures[0].input}: ${tally.failures[0].error}` : ""}`, map: tally }
+            : { status: "done", value: report, summary, map: tally };
       }
     } catch (error) {
       if (config.signal?.aborted) throw error;
       if (isBudgetExhausted(error)) {
         budgetStop = error.stop;
         announceBudgetStop(deps, payload.runId, config, error);
-        outcome = { status: "failed", summary: "", error: "stopped: the run's budget ran out before this subtask finished", toolCalls: [], steps: 0 };
+        attempt = { status: "failed", summary: "", error: "stopped: the run's budget ran out before this subtask finished" };
       } else {
-        outcome = { status: "failed", summary: "", error: errorMessage(error), toolCalls: [], steps: 0 };
+        attempt = { status: "failed", summary: "", error: errorMessage(error) };
       }
     }
-    const endedAt = Date.now();
-    const result: SubtaskResult = {
-      status: outcome.status,
-      attempts: payload.attempt,
-      value: outcome.value,
-      summary: outcome.summary,
-      startedAt,
-      endedAt,
-      llmCalls: meter.usage.llmCalls,
-      toolCalls: records.length,
-    };
-    if (outcome.error !== undefined) result.error = outcome.error;
+
+    const result: SubtaskResult = { status: attempt.status, attempts: payload.attempt, summary: attempt.summary, llmCalls: meter.usage.llmCalls, toolCalls: toolCallCount };
+    if (attempt.error !== undefined) result.error = attempt.error;
+    if (attempt.map !== undefined) result.map = attempt.map;
+    if (attempt.status === "done" || attempt.value !== undefined) {
+      try {
+        const entry = await deps.stash.put({ runId: payload.runId, subtaskId: subtask.id }, attempt.value ?? null);
+        result.ref = entry.ref;
+        result.bytes = entry.bytes;
+      } catch (error) {
+        if (config.signal?.aborted) throw error;
+        result.status = "failed";
+        result.error = `its result could not be stored: ${errorMessage(error)}`;
+      }
+    }
+    result.startedAt = startedAt;
+    result.endedAt = Date.now();
     emit(config, {
       type: "subtask-end",
       subtaskId: subtask.id,
-      status: outcome.status,
-      durationMs: endedAt - startedAt,
-      summary: outcome.summary,
-      ...(outcome.error !== undefined ? { error: outcome.error } : {}),
+      status: result.status,
+      durationMs: result.endedAt - startedAt,
+      summary: result.summary,
+      ...(result.error !== undefined ? { error: result.error } : {}),
     });
     return {
       results: { [subtask.id]: result },
       toolCalls: records,
       nodes: [`run_subtask:${subtask.id}`],
       modelIncidents: meter.incidents,
-      metrics: { nodeVisits: 1, toolCalls: records.length, ...meter.usage },
+      metrics: { nodeVisits: 1, toolCalls: toolCallCount, ...meter.usage },
       ...(budgetStop ? { stopReason: "budget_exhausted" as const, budgetStop } : {}),
     };
   };

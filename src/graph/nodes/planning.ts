@@ -51,6 +51,7 @@ export function createPlannerNode(deps: GraphDeps) {
           errors: state.planErrors,
           humanAnswers: state.humanAnswers,
           maxSubtasks: state.settings.maxSubtasks,
+          promptBudget: state.settings.promptBudget,
         },
         callOptions(deps, state.runId, config, meter),
       );

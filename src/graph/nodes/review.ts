@@ -7,15 +7,16 @@ import type { SubtaskResult } from "../../core/plan.js";
 import { type CriticVerdict, toVerdict } from "../../core/review.js";
 import { ResumeDecision } from "../../core/run.js";
 import { routeFor } from "../../providers/registry.js";
-import { announceBudgetStop, callOptions, createMeter, emit, type GraphDeps, outcomes } from "../deps.js";
+import { announceBudgetStop, callOptions, createMeter, emit, type GraphDeps, outcomeSources, planView } from "../deps.js";
 import { allSettled, dependentsOf, statusOf } from "../schedule.js";
 import type { State, Update } from "../state.js";
 
 /**
  * The transition a verdict causes: nothing when it passes; otherwise a stop at max_iterations,
- * a fresh plan, or only the named subtasks (and those skipped because of them) sent back with
- * the critic's issues. A failing verdict that names nothing to redo goes on to the answer, with
- * its issues: the critic judged that another round would not help.
+ * a fresh plan, or only the named subtasks sent back with the critic's issues — with the
+ * subtasks downstream of them, whose inputs change. A mapped subtask with failed items is sent
+ * back to run only those items. A failing verdict that names nothing to redo goes on to the
+ * answer, with its issues: the critic judged that another round would not help.
  */
 export function applyVerdict(state: State, verdict: CriticVerdict): { update: Update; anotherRound: boolean } {
   const done = (update: Update = {}) => ({ update, anotherRound: false });
@@ -37,8 +38,13 @@ export function applyVerdict(state: State, verdict: CriticVerdict): { update: Up
   const redo = verdict.redo.filter((id) => ids.has(id));
   if (redo.length === 0) return done();
   const reset: Record<string, SubtaskResult> = {};
-  const skipped = dependentsOf(state.plan, redo).filter((id) => statusOf(state.results, id) === "skipped");
-  for (const id of [...redo, ...skipped]) reset[id] = { status: "pending", attempts: state.results[id]?.attempts ?? 0 };
+  const downstream = dependentsOf(state.plan, redo).filter((id) => statusOf(state.results, id) !== "pending");
+  for (const id of [...redo, ...downstream]) {
+    const previous = state.results[id];
+    const result: SubtaskResult = { status: "pending", attempts: previous?.attempts ?? 0 };
+    if (redo.includes(id) && previous?.map && previous.map.failed > 0) result.retryFailedItems = true;
+    reset[id] = result;
+  }
   const redoFeedback: Record<string, string[]> = {};
   for (const id of redo) {
     const mentioned = verdict.issues.filter((issue) => new RegExp(`\\b${id.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\\b`).test(issue));
@@ -55,7 +61,14 @@ export function createCriticNode(deps: GraphDeps) {
     let verdict: CriticVerdict;
     try {
       const output = await runCritic(
-        { model: routeFor(deps.models, "critic"), task: state.task, outcomes: outcomes(state), iteration, maxIterations: state.settings.maxIterations },
+        {
+          model: routeFor(deps.models, "critic"),
+          task: state.task,
+          outcomes: await outcomeSources(state, deps.stash),
+          iteration,
+          maxIterations: state.settings.maxIterations,
+          promptBudget: state.settings.promptBudget,
+        },
         callOptions(deps, state.runId, config, meter),
       );
       verdict = toVerdict(output, iteration);
@@ -97,7 +110,7 @@ export function createSynthesizerNode(deps: GraphDeps) {
   return async (state: State, config: LangGraphRunnableConfig): Promise<Update> => {
     const meter = createMeter(config);
     const visit = (update: Update): Update => ({ ...update, nodes: ["synthesizer"], modelIncidents: meter.incidents, metrics: { nodeVisits: 1, ...meter.usage } });
-    const views = outcomes(state);
+    const views = planView(state);
     if (state.stopReason === "budget_exhausted") {
       const answer = bestAnswerSoFar(state.task, views, state.budgetStop, openIssues(state));
       emit(config, { type: "answer", text: answer });
@@ -109,9 +122,10 @@ export function createSynthesizerNode(deps: GraphDeps) {
           model: routeFor(deps.models, "synthesizer"),
           task: state.task,
           context: state.context ?? undefined,
-          outcomes: views,
+          outcomes: await outcomeSources(state, deps.stash),
           issues: openIssues(state),
           feedback: state.answerFeedback,
+          promptBudget: state.settings.promptBudget,
           onToken: (text) => emit(config, { type: "answer-token", text }),
         },
         callOptions(deps, state.runId, config, meter),

@@ -13,7 +13,16 @@ export type Intent =
   | { kind: "read"; clause: string; path: string; usesPrevious: false }
   | { kind: "list"; clause: string; path: string; recursive: boolean; usesPrevious: false }
   | { kind: "json"; clause: string; source: JsonSource; usesPrevious: boolean }
+  | { kind: "count"; clause: string; unit: CountUnit; path?: string; usesPrevious: false }
+  | { kind: "map"; clause: string; folder: string; action: string; usesPrevious: false }
   | { kind: "open"; clause: string; agent: "research" | "code"; usesPrevious: boolean };
+
+export type CountUnit = "lines" | "words" | "characters";
+
+/** What a worker's clause is about when it names no file itself: the file it was given as an argument. */
+export interface ClauseContext {
+  path?: string;
+}
 
 const ACTION_VERBS = [
   "compute",
@@ -185,11 +194,24 @@ function writeContent(clause: string): string | undefined {
   return undefined;
 }
 
+function countUnit(lower: string): CountUnit | undefined {
+  const match = /\b(?:count|how many|number of)\b.*?\b(lines?|words?|characters?|chars?)\b/.exec(lower);
+  if (!match?.[1]) return undefined;
+  if (match[1].startsWith("line")) return "lines";
+  if (match[1].startsWith("word")) return "words";
+  return "characters";
+}
+
 /** Recognises one clause. */
-export function parseClause(clause: string): Intent {
+export function parseClause(clause: string, context: ClauseContext = {}): Intent {
   const lower = clause.toLowerCase();
   const usesPrevious = PRONOUN.test(clause);
-  const path = filePathIn(clause);
+  const path = filePathIn(clause) ?? context.path;
+
+  const unit = countUnit(lower);
+  if (unit && !/\b(?:save|write|store)\b/.test(lower)) {
+    return path ? { kind: "count", clause, unit, path, usesPrevious: false } : { kind: "count", clause, unit, usesPrevious: false };
+  }
 
   if (/\b(?:list|show|what)\b.*\b(?:files|folders|directories|contents of (?:the )?(?:folder|directory|workspace))\b/.test(lower) && !/\b(?:save|write|store)\b/.test(lower)) {
     const folder = /\b(?:in|of|under|inside)\s+(?:the\s+)?(?:folder\s+|directory\s+)?["'`]?([\w./-]+?)\/?["'`]?(?:\s|$)/i.exec(clause)?.[1];
@@ -232,8 +254,34 @@ function isBareFollowUp(intent: Intent): boolean {
   return intent.kind === "open" && intent.usesPrevious && intent.clause.split(/\s+/).length <= 3;
 }
 
+const FOLDER = String.raw`(?:the\s+)?(?:folder\s+|directory\s+)?["'\x60]?([\w.-]+(?:/[\w.-]+)*)/?["'\x60]?`;
+/** "for each of the files in data/, <action>" — the action applies to every file of the folder. */
+const FOR_EACH_PREFIX = new RegExp(String.raw`^\s*for\s+(?:each|every)(?:\s+one)?(?:\s+of)?(?:\s+the)?\s+files?\s+(?:in|under|inside|of)\s+${FOLDER}\s*[,:]\s*([\s\S]+)$`, "i");
+/** "<action> of each file in data/" / "<action> in all the files in data". */
+const EACH_FILE_SUFFIX = new RegExp(String.raw`\b(?:of|in|for|on)\s+(?:each|every|all)(?:\s+of)?(?:\s+the)?\s+files?\s+(?:in|under|inside|of)\s+${FOLDER}`, "i");
+
+function mapIntent(action: string, folder: string, clause: string): Intent {
+  return { kind: "map", clause, folder: folder.replace(/\/+$/, "") || ".", action: action.trim(), usesPrevious: false };
+}
+
+/** A clause that asks for the same work on every file of a folder, or undefined. */
+function eachFileClause(clause: string): Intent | undefined {
+  const match = EACH_FILE_SUFFIX.exec(clause);
+  if (!match?.[1]) return undefined;
+  return mapIntent(clause.replace(match[0], "").replace(/\s+/g, " ").trim(), match[1], clause);
+}
+
 /** The clauses of a task and what each one asks for. */
 export function parseTask(task: string): Intent[] {
-  const intents = splitClauses(task).map(parseClause);
+  const prefix = FOR_EACH_PREFIX.exec(task);
+  if (prefix?.[1] && prefix[2]) {
+    const [action = "", ...rest] = splitClauses(prefix[2]);
+    return [mapIntent(action, prefix[1], `for each file in ${prefix[1]}: ${action}`), ...parseTaskClauses(rest)];
+  }
+  return parseTaskClauses(splitClauses(task));
+}
+
+function parseTaskClauses(clauses: string[]): Intent[] {
+  const intents = clauses.map((clause) => eachFileClause(clause) ?? parseClause(clause));
   return intents.filter((intent, index) => index === 0 || !isBareFollowUp(intent));
 }

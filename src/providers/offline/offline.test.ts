@@ -7,6 +7,9 @@ import { parseTask, splitClauses } from "./intents.js";
 import { OfflineChatModel } from "./offline-chat-model.js";
 import { planTask } from "./planner-rules.js";
 import { workerStep } from "./worker-rules.js";
+import { reviewOutcomes } from "./review-rules.js";
+import { synthesize } from "./synthesis-rules.js";
+import { toVerdict } from "../../core/review.js";
 
 describe("reading a task", () => {
   it("splits clauses at then/and-before-a-verb/sentence ends, but not inside quotes, JSON or file names", () => {
@@ -130,5 +133,66 @@ describe("offline critic", () => {
     expect(verdict.redo).toEqual(["s2"]);
     expect(verdict.issues).toEqual(["s1 failed: calculator failed (invalid_expression): division by zero", "s2 failed: model call failed: timeout"]);
     expect(verdict.scores.accuracy).toBe(0.33);
+  });
+});
+
+describe("offline maps over a folder's files", () => {
+  it("plans a direct listing, then the work once per file, and hands the successful outputs on", () => {
+    const plan = planTask("for each of the files in data/, count the lines, then save them to counts.txt");
+    expect(plan.subtasks).toEqual([
+      { id: "s1", label: "List the files in data", agent: "research", tool: "file_list", dependsOn: [], args: { path: { value: "data" }, recursive: { value: false } } },
+      {
+        id: "s2",
+        label: "Count the lines of each file in data",
+        agent: "research",
+        dependsOn: ["s1"],
+        args: { path: { ref: "s1", path: "$.entries[?(@.type=='file')].path" } },
+        mapOver: "path",
+      },
+      {
+        id: "s3",
+        label: "Save them to counts.txt",
+        agent: "execute",
+        dependsOn: ["s2"],
+        args: { path: { value: "counts.txt" }, content: { ref: "s2", path: "$.results[?(@.status=='success')].output" } },
+      },
+    ]);
+    expect(validatePlan(plan.subtasks, { agents: BUILTIN_AGENTS, tools: ["file_list", "file_write", "text_stats"] })).toEqual([]);
+    expect(planTask("count the words in every file in notes").subtasks.map((subtask) => [subtask.label, subtask.mapOver])).toEqual([
+      ["List the files in notes", undefined],
+      ["Count the words of each file in notes", "path"],
+    ]);
+  });
+
+  it("counts a file given as the item argument, through text_stats", () => {
+    expect(workerStep("Count the lines of each file in data", { path: "data/a.txt" }, [], ["text_stats"])).toEqual({ toolCall: { name: "text_stats", args: { path: "data/a.txt" } } });
+    const stats = { tool: "text_stats", ok: true as const, value: { path: "data/a.txt", bytes: 6, lines: 1, words: 2, characters: 6 } };
+    expect(workerStep("Count the lines of each file in data", { path: "data/a.txt" }, [stats], ["text_stats"])).toEqual({ answer: "data/a.txt: 1 line" });
+    expect(workerStep("Count the words in notes.txt", {}, [{ ...stats, value: { ...stats.value, path: "notes.txt" } }], ["text_stats"])).toEqual({ answer: "notes.txt: 2 words" });
+  });
+
+  it("passes a value too large for the prompt on as its handle", () => {
+    const handle = { $stash: "args.content", bytes: 10_000_000, shape: "string" };
+    expect(workerStep("Save it to big.txt", { path: "big.txt", content: handle }, [], ["file_write"])).toEqual({ toolCall: { name: "file_write", args: { path: "big.txt", content: handle } } });
+  });
+
+  it("sends a partly failed map back once for its failed items, then reports the gaps without retrying again", () => {
+    const map = (attempts: number) => ({
+      id: "s2",
+      label: "Fetch",
+      agent: "research",
+      status: "done",
+      attempts,
+      items: { total: 3, succeeded: 2, failed: 1, listed: [{ index: 1, status: "error", input: "u2", error: "timeout" }], notListed: 2 },
+    });
+    const first = reviewOutcomes([{ id: "s1", label: "List", agent: "research", status: "done", attempts: 1 }, map(1)]);
+    expect(first.redo).toEqual(["s2"]);
+    expect(first.issues).toEqual(["s2: 1 of 3 items failed: u2 (timeout)"]);
+    expect(toVerdict(first, 1).passed).toBe(false);
+    const second = reviewOutcomes([{ id: "s1", label: "List", agent: "research", status: "done", attempts: 1 }, map(2)]);
+    expect(second.redo).toEqual([]);
+    expect(toVerdict(second, 2).passed).toBe(true);
+    const answer = synthesize("fetch", [{ ...map(2), items: { ...map(2).items, listed: [{ index: 0, status: "success", input: "u1", output: "3 items" }, ...map(2).items.listed] } }], []);
+    expect(answer).toContain("- Fetch: 2 of 3 items succeeded, 1 failed\n    - 3 items\n    - u2: failed — timeout\n    - … 2 more not shown");
   });
 });

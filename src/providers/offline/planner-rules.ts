@@ -5,10 +5,15 @@ function capitalize(text: string): string {
   return text.charAt(0).toUpperCase() + text.slice(1);
 }
 
+/** Selects the outputs of a map's items that succeeded (a list, in the items' order). */
+export const SUCCESSFUL_OUTPUTS = "$.results[?(@.status=='success')].output";
+
 function agentFor(intent: Intent): string {
   switch (intent.kind) {
     case "read":
     case "list":
+    case "count":
+    case "map":
       return "research";
     case "open":
       return intent.agent;
@@ -17,8 +22,14 @@ function agentFor(intent: Intent): string {
   }
 }
 
-function argsFor(intent: Intent, previous: string | undefined): Record<string, SubtaskArg> {
-  const fromPrevious = (): SubtaskArg | undefined => (previous ? { ref: previous, path: "$" } : undefined);
+interface Previous {
+  id: string;
+  /** The previous subtask ran once per item: take the outputs of the items that succeeded. */
+  mapped: boolean;
+}
+
+function argsFor(intent: Intent, previous: Previous | undefined): Record<string, SubtaskArg> {
+  const fromPrevious = (): SubtaskArg | undefined => (previous ? { ref: previous.id, path: previous.mapped ? SUCCESSFUL_OUTPUTS : "$" } : undefined);
   switch (intent.kind) {
     case "compute":
       return { expression: { value: intent.expression } };
@@ -36,6 +47,9 @@ function argsFor(intent: Intent, previous: string | undefined): Record<string, S
       const text = fromPrevious();
       return text ? { text } : {};
     }
+    case "count":
+      return intent.path !== undefined ? { path: { value: intent.path } } : {};
+    case "map":
     case "open":
       return {};
   }
@@ -59,20 +73,56 @@ function openEndedPlan(task: string, intents: Intent[]): PlannedSubtask[] {
 }
 
 /**
- * The offline planner: one subtask per recognised clause, chained where a clause refers back
- * ("save it"), independent otherwise so they run in parallel.
+ * The subtasks for "the same work on every file of a folder": list the folder with a direct
+ * tool step (no model call), then run the work once per file, mapped over the listing's files.
+ */
+function mapSubtasks(intent: Extract<Intent, { kind: "map" }>, listId: string, mapId: string): PlannedSubtask[] {
+  const action = intent.action || "read";
+  return [
+    {
+      id: listId,
+      label: `List the files in ${intent.folder}`,
+      agent: "research",
+      tool: "file_list",
+      dependsOn: [],
+      args: { path: { value: intent.folder }, recursive: { value: false } },
+    },
+    {
+      id: mapId,
+      label: `${capitalize(action)} of each file in ${intent.folder}`,
+      agent: "research",
+      dependsOn: [listId],
+      args: { path: { ref: listId, path: "$.entries[?(@.type=='file')].path" } },
+      mapOver: "path",
+    },
+  ];
+}
+
+/**
+ * The offline planner: one subtask per recognised clause (two for work on every file of a
+ * folder), chained where a clause refers back ("save it"), independent otherwise so they run
+ * in parallel.
  */
 export function planTask(task: string): PlanOutput {
   const intents = parseTask(task);
   if (intents.length === 0) return { subtasks: [], question: "The task has no words I can act on. What should be done?" };
   if (intents.every((intent) => intent.kind === "open")) return { subtasks: openEndedPlan(task, intents) };
-  const subtasks: PlannedSubtask[] = intents.slice(0, 50).map((intent, index) => {
-    const id = `s${index + 1}`;
-    const previous = index > 0 ? `s${index}` : undefined;
+  const subtasks: PlannedSubtask[] = [];
+  let previous: Previous | undefined;
+  for (const intent of intents) {
+    if (subtasks.length >= 49) break;
+    const id = `s${subtasks.length + 1}`;
+    if (intent.kind === "map") {
+      const planned = mapSubtasks(intent, id, `s${subtasks.length + 2}`);
+      subtasks.push(...planned);
+      previous = { id: planned[1]?.id ?? id, mapped: true };
+      continue;
+    }
     const args = argsFor(intent, intent.usesPrevious ? previous : undefined);
     const dependsOn = Object.values(args).flatMap((arg) => ("ref" in arg ? [arg.ref] : []));
-    if (intent.kind === "open" && intent.usesPrevious && previous) dependsOn.push(previous);
-    return { id, label: capitalize(intent.clause), agent: agentFor(intent), dependsOn: [...new Set(dependsOn)], args };
-  });
+    if (intent.kind === "open" && intent.usesPrevious && previous) dependsOn.push(previous.id);
+    subtasks.push({ id, label: capitalize(intent.clause), agent: agentFor(intent), dependsOn: [...new Set(dependsOn)], args });
+    previous = { id, mapped: false };
+  }
   return { subtasks };
 }

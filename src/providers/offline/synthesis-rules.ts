@@ -7,6 +7,18 @@ function indent(text: string): string {
   return text.includes("\n") ? `\n${text.split("\n").map((line) => `    ${line}`).join("\n")}` : ` ${text}`;
 }
 
+/** A mapped subtask: how many items succeeded, then each listed item's output or error. */
+function itemLines(outcome: OutcomeLine): string[] {
+  const items = outcome.items;
+  if (!items) return [];
+  const lines = [`- ${outcome.label}: ${items.succeeded} of ${items.total} item${items.total === 1 ? "" : "s"} succeeded${items.failed > 0 ? `, ${items.failed} failed` : ""}`];
+  for (const item of items.listed ?? []) {
+    lines.push(item.status === "success" ? `    - ${item.output ?? item.input}` : `    - ${item.input}: failed — ${item.error ?? "no reason given"}`);
+  }
+  if ((items.notListed ?? 0) > 0) lines.push(`    - … ${items.notListed} more not shown`);
+  return lines;
+}
+
 /** The offline synthesizer: the outcome of every subtask, plainly, and what it could not do. */
 export function synthesize(task: string, outcomes: OutcomeLine[], issues: string[]): string {
   const lines = [OFFLINE_NOTICE, ""];
@@ -23,7 +35,8 @@ export function synthesize(task: string, outcomes: OutcomeLine[], issues: string
     );
   } else {
     for (const outcome of outcomes) {
-      if (outcome.status === "done") lines.push(`- ${outcome.label}:${indent(outcome.summary ?? "done")}`);
+      if (outcome.items && (outcome.status === "done" || outcome.status === "failed")) lines.push(...itemLines(outcome));
+      else if (outcome.status === "done") lines.push(`- ${outcome.label}:${indent(outcome.summary ?? "done")}`);
       else if (outcome.status === "failed") lines.push(`- ${outcome.label}: failed — ${outcome.error ?? "no reason given"}`);
       else lines.push(`- ${outcome.label}: ${outcome.status}`);
     }

@@ -20,6 +20,11 @@ function asText(value: unknown): string {
   return JSON.stringify(value, null, 2);
 }
 
+/** A value shown as a handle (too large for the prompt) is passed on as it is: the worker puts the full value in its place. */
+function asArgument(value: unknown): unknown {
+  return typeof value === "object" && value !== null && !Array.isArray(value) && typeof (value as Record<string, unknown>)["$stash"] === "string" ? value : asText(value);
+}
+
 function fromArgs(args: Record<string, unknown>, ...names: string[]): unknown {
   for (const name of names) if (args[name] !== undefined) return args[name];
   return undefined;
@@ -37,7 +42,7 @@ function nextCall(intent: Intent, args: Record<string, unknown>, replies: ToolRe
       const content = fromArgs(args, "content", "text", "value", "data") ?? intent.content;
       if (content === undefined) return undefined;
       const path = fromArgs(args, "path", "file") ?? intent.path;
-      return done === 0 ? { name: "file_write", args: { path: asText(path), content: asText(content) } } : undefined;
+      return done === 0 ? { name: "file_write", args: { path: asText(path), content: asArgument(content) } } : undefined;
     }
     case "read":
       return done === 0 ? { name: "file_read", args: { path: asText(fromArgs(args, "path", "file") ?? intent.path) } } : undefined;
@@ -58,9 +63,19 @@ function nextCall(intent: Intent, args: Record<string, unknown>, replies: ToolRe
       if (source === undefined) return undefined;
       return done === 0 ? { name: "json", args: { operation: "validate", text: asText(source) } } : undefined;
     }
+    case "count": {
+      const path = fromArgs(args, "path", "file") ?? intent.path;
+      if (path === undefined) return undefined;
+      return done === 0 ? { name: "text_stats", args: { path: asText(path) } } : undefined;
+    }
+    case "map":
     case "open":
       return undefined;
   }
+}
+
+function plural(count: number, unit: string): string {
+  return `${count} ${count === 1 ? unit.replace(/s$/, "") : unit}`;
 }
 
 function finalAnswer(intent: Intent, replies: ToolReply[]): string {
@@ -68,6 +83,7 @@ function finalAnswer(intent: Intent, replies: ToolReply[]): string {
   if (!last) {
     if (intent.kind === "write") return `${FAILED_PREFIX} there is no content to write to ${intent.path}`;
     if (intent.kind === "json") return `${FAILED_PREFIX} there is no JSON text to check`;
+    if (intent.kind === "count") return `${FAILED_PREFIX} no file was given to count the ${intent.unit} of`;
     return `The offline model cannot carry out "${intent.clause}": it ${NEEDS_MODEL}. Configure a provider (TROUPE_PROVIDER) for this part.`;
   }
   if (!last.ok) return `${FAILED_PREFIX} ${last.tool} failed (${last.error.code}): ${last.error.message}`;
@@ -76,6 +92,11 @@ function finalAnswer(intent: Intent, replies: ToolReply[]): string {
       return asText(last.value);
     case "file_read":
       return asText((last.value as { content?: unknown }).content ?? "");
+    case "text_stats": {
+      const stats = last.value as Record<string, unknown>;
+      const unit = intent.kind === "count" ? intent.unit : "lines";
+      return `${asText(stats.path)}: ${plural(Number(stats[unit]), unit)}`;
+    }
     default:
       return last.summary ?? asText(last.value);
   }
@@ -86,7 +107,7 @@ function finalAnswer(intent: Intent, replies: ToolReply[]): string {
  * answer from their results. Subtasks it cannot do by rules get an honest answer saying so.
  */
 export function workerStep(label: string, args: Record<string, unknown>, replies: ToolReply[], tools: readonly string[]): WorkerStep {
-  const intent = parseClause(label);
+  const intent = parseClause(label, typeof args.path === "string" ? { path: args.path } : {});
   const call = nextCall(intent, args, replies);
   if (call && !replies.some((reply) => !reply.ok)) {
     if (!tools.includes(call.name)) return { answer: `${FAILED_PREFIX} this worker has no ${call.name} tool` };

@@ -95,6 +95,21 @@ describe("workspace file tools", () => {
   });
 });
 
+describe("text_stats", () => {
+  it("counts lines as wc -l does plus an unterminated last line, words, and UTF-8 characters, streaming large files", async () => {
+    writeFileSync(path.join(workspace, "a.txt"), "one two\nthree\n");
+    writeFileSync(path.join(workspace, "b.txt"), "naïve  café\n\nend");
+    writeFileSync(path.join(workspace, "empty.txt"), "");
+    writeFileSync(path.join(workspace, "big.txt"), "word\n".repeat(300_000));
+    expect(await call("text_stats", { path: "a.txt" })).toMatchObject({ ok: true, value: { path: "a.txt", bytes: 14, lines: 2, words: 3, characters: 14 }, summary: "a.txt: 2 lines, 3 words, 14 characters" });
+    expect(await call("text_stats", { path: "b.txt" })).toMatchObject({ ok: true, value: { lines: 3, words: 3, characters: 16, bytes: 18 } });
+    expect(await call("text_stats", { path: "empty.txt" })).toMatchObject({ ok: true, value: { lines: 0, words: 0, characters: 0 } });
+    expect(await call("text_stats", { path: "big.txt" })).toMatchObject({ ok: true, value: { lines: 300_000, words: 300_000, bytes: 1_500_000 } });
+    expect(errorCode(await call("text_stats", { path: "../outside.txt" }))).toBe("path_outside_workspace");
+    expect(errorCode(await call("text_stats", { path: "." }))).toBe("invalid_path");
+  });
+});
+
 describe("calculator and json tools", () => {
   it("computes through the parser and reports expression errors", async () => {
     expect(await call("calculator", { expression: "17% of 2,340" })).toEqual({ ok: true, value: 397.8, summary: "17% of 2,340 = 397.8" });

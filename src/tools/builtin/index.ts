@@ -5,6 +5,7 @@ import { fileListTool } from "./file-list.js";
 import { fileReadTool } from "./file-read.js";
 import { fileWriteTool } from "./file-write.js";
 import { jsonTool } from "./json.js";
+import { textStatsTool } from "./text-stats.js";
 
 /** The built-in tools, in the order they are listed. */
 export const BUILTIN_TOOLS: readonly ToolDefinition[] = [
@@ -13,6 +14,7 @@ export const BUILTIN_TOOLS: readonly ToolDefinition[] = [
   fileReadTool as ToolDefinition,
   fileWriteTool as ToolDefinition,
   fileListTool as ToolDefinition,
+  textStatsTool as ToolDefinition,
 ];
 
 /** A registry holding every built-in tool. */

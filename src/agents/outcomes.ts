@@ -1,0 +1,118 @@
+import { LIMITS } from "../core/limits.js";
+import { isMappedReport, type MappedExecutionReport } from "../core/map-report.js";
+import { preview, truncate } from "../core/text.js";
+import { scaled } from "./prompt-budget.js";
+
+/** A subtask outcome as the critic and the synthesizer see it. */
+export interface OutcomeView {
+  id: string;
+  label: string;
+  agent: string;
+  status: string;
+  attempts: number;
+  summary?: string;
+  error?: string;
+  /** Size of the stashed result, in bytes. */
+  bytes?: number;
+  /** A mapped subtask's items: counts, and a bounded selection (failed items first). */
+  items?: {
+    overallStatus: MappedExecutionReport["overallStatus"];
+    total: number;
+    succeeded: number;
+    failed: number;
+    listed: Array<{ index: number; status: "success" | "error"; input: string; output?: string; error?: string }>;
+    notListed: number;
+  };
+  /** The beginning of the stashed result (JSON), when it says more than the summary. */
+  extract?: string;
+}
+
+/** An outcome with the stashed result behind it, from which a prompt takes bounded extracts. */
+export interface OutcomeSource extends Omit<OutcomeView, "items" | "extract"> {
+  value?: unknown;
+}
+
+export interface ExtractSizes {
+  /** Characters of a result's extract at full detail (0: none). */
+  extractChars: number;
+  /** Successful items listed at full detail (failed ones are always listed first). */
+  successItems: number;
+}
+
+/** How much the critic sees (enough to judge) and the synthesizer (enough to answer from). */
+export const CRITIC_EXTRACTS: ExtractSizes = { extractChars: 1_000, successItems: 5 };
+export const SYNTHESIZER_EXTRACTS: ExtractSizes = { extractChars: 3_000, successItems: 40 };
+
+function itemsView(report: MappedExecutionReport, detail: number, sizes: ExtractSizes): OutcomeView["items"] {
+  const inputChars = scaled(200, detail, 40);
+  const outputChars = Math.round(300 * detail);
+  const errorChars = scaled(300, detail, 60);
+  const failed = report.results.flatMap((result, index) => (result.status === "error" ? [{ result, index }] : []));
+  const succeeded = report.results.flatMap((result, index) => (result.status === "success" ? [{ result, index }] : []));
+  const chosen = [...failed.slice(0, scaled(20, detail, 3)), ...succeeded.slice(0, Math.round(sizes.successItems * detail))].sort((a, b) => a.index - b.index);
+  const listed = chosen.map(({ result, index }) => {
+    const item: NonNullable<OutcomeView["items"]>["listed"][number] = { index, status: result.status, input: preview(result.input, inputChars) };
+    if (result.status === "success" && outputChars > 0) item.output = preview(result.output, outputChars);
+    if (result.error !== undefined) item.error = truncate(result.error, errorChars);
+    return item;
+  });
+  return {
+    overallStatus: report.overallStatus,
+    total: report.results.length,
+    succeeded: succeeded.length,
+    failed: failed.length,
+    listed,
+    notListed: report.results.length - listed.length,
+  };
+}
+
+// A prompt is rendered at several levels of detail from the same values: measure each once.
+const jsonTexts = new WeakMap<object, string>();
+const reports = new WeakMap<object, boolean>();
+
+function jsonText(value: unknown): string {
+  if (typeof value === "string") return value;
+  if (typeof value !== "object" || value === null) return JSON.stringify(value) ?? "null";
+  let text = jsonTexts.get(value);
+  if (text === undefined) {
+    text = JSON.stringify(value) ?? "null";
+    jsonTexts.set(value, text);
+  }
+  return text;
+}
+
+function isReport(value: unknown): value is MappedExecutionReport {
+  if (typeof value !== "object" || value === null) return false;
+  let known = reports.get(value);
+  if (known === undefined) {
+    known = isMappedReport(value);
+    reports.set(value, known);
+  }
+  return known;
+}
+
+/**
+ * The outcomes as a prompt shows them at a level of detail: summaries and errors cut, a mapped
+ * subtask's items listed (failed first) with previews, other results as a short extract. Sizes
+ * never depend on how large the stashed results are.
+ */
+export function renderOutcomes(sources: readonly OutcomeSource[], detail: number, sizes: ExtractSizes): OutcomeView[] {
+  const summaryChars = scaled(LIMITS.previewChars, detail, 80);
+  const errorChars = scaled(LIMITS.previewChars, detail, 100);
+  return sources.map(({ value, ...source }) => {
+    const view: OutcomeView = { ...source };
+    if (source.summary !== undefined) view.summary = truncate(source.summary, summaryChars);
+    if (source.error !== undefined) view.error = truncate(source.error, errorChars);
+    if (value === undefined) return view;
+    if (isReport(value)) {
+      view.items = itemsView(value, detail, sizes);
+      return view;
+    }
+    const extractChars = Math.round(sizes.extractChars * detail);
+    if (extractChars > 0 && source.status === "done") {
+      const text = truncate(jsonText(value), extractChars);
+      if (text !== source.summary) view.extract = text;
+    }
+    return view;
+  });
+}

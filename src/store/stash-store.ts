@@ -1,0 +1,134 @@
+import type { Statement } from "better-sqlite3";
+import { z } from "zod";
+import { NotFoundError } from "../core/errors.js";
+import { type MapItemRecord, parseStashRef, type Stash, type StashEntry, type StashKey, serializeStashValue, stashRef } from "../core/stash.js";
+import type { Sqlite } from "./database.js";
+
+const ItemRow = z
+  .object({
+    item_index: z.number().int(),
+    fingerprint: z.string(),
+    round: z.number().int(),
+    status: z.enum(["success", "error"]),
+    input: z.string(),
+    output: z.string().nullable(),
+    error: z.string().nullable(),
+    duration_ms: z.number(),
+  })
+  .transform((row): MapItemRecord => {
+    const record: MapItemRecord = {
+      index: row.item_index,
+      fingerprint: row.fingerprint,
+      round: row.round,
+      status: row.status,
+      input: JSON.parse(row.input) as unknown,
+      durationMs: row.duration_ms,
+    };
+    if (row.output !== null) record.output = JSON.parse(row.output) as unknown;
+    if (row.error !== null) record.error = row.error;
+    return record;
+  });
+
+type ItemValues = [runId: string, subtaskId: string, index: number, fingerprint: string, round: number, status: string, input: string, output: string | null, error: string | null, durationMs: number, createdAt: number];
+
+interface PendingItem {
+  values: ItemValues;
+  resolve: () => void;
+  reject: (error: unknown) => void;
+}
+
+/**
+ * The data stash in SQLite (`stash` and `stash_items` in troupe.db), on its own connection with
+ * `synchronous = NORMAL`: a finished map item is committed without an fsync of its own. In WAL
+ * mode a commit survives a crash of the process; the checkpoint that later records the
+ * subtask's handle is written with `synchronous = FULL`, which syncs these rows with it.
+ * Items that finish together are committed together (one transaction per turn of the event
+ * loop), and `putItem` resolves only once its row is committed.
+ */
+export class SqliteStash implements Stash {
+  readonly #db: Sqlite;
+  readonly #put: Statement<[string, string, string, number, number]>;
+  readonly #get: Statement<[string, string], { value: string }>;
+  readonly #putItem: Statement<ItemValues>;
+  readonly #items: Statement<[string, string], unknown>;
+  readonly #writeItems: (rows: PendingItem[]) => void;
+  #pending: PendingItem[] = [];
+  #scheduled: NodeJS.Immediate | undefined;
+
+  constructor(db: Sqlite) {
+    this.#db = db;
+    this.#put = db.prepare(
+      `INSERT INTO stash (run_id, subtask_id, value, bytes, created_at) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (run_id, subtask_id) DO UPDATE SET value = excluded.value, bytes = excluded.bytes, created_at = excluded.created_at`,
+    );
+    this.#get = db.prepare("SELECT value FROM stash WHERE run_id = ? AND subtask_id = ?");
+    this.#putItem = db.prepare(
+      `INSERT OR REPLACE INTO stash_items (run_id, subtask_id, item_index, fingerprint, round, status, input, output, error, duration_ms, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
+    this.#items = db.prepare(
+      "SELECT item_index, fingerprint, round, status, input, output, error, duration_ms FROM stash_items WHERE run_id = ? AND subtask_id = ? ORDER BY item_index",
+    );
+    this.#writeItems = db.transaction((rows: PendingItem[]) => {
+      for (const row of rows) this.#putItem.run(...row.values);
+    });
+  }
+
+  /** Commits the items waiting to be written, and tells their writers. */
+  flush(): void {
+    if (this.#scheduled) {
+      clearImmediate(this.#scheduled);
+      this.#scheduled = undefined;
+    }
+    const rows = this.#pending;
+    if (rows.length === 0) return;
+    this.#pending = [];
+    try {
+      if (!this.#db.open) throw new Error("the stash is closed");
+      this.#writeItems(rows);
+    } catch (error) {
+      for (const row of rows) row.reject(error);
+      return;
+    }
+    for (const row of rows) row.resolve();
+  }
+
+  async put(key: StashKey, value: unknown): Promise<StashEntry> {
+    const { text, bytes } = serializeStashValue(value);
+    this.#put.run(key.runId, key.subtaskId, text, bytes, Date.now());
+    return { ref: stashRef(key), bytes };
+  }
+
+  async get(ref: string): Promise<unknown> {
+    const key = parseStashRef(ref);
+    const row = this.#get.get(key.runId, key.subtaskId);
+    if (!row) throw new NotFoundError("stash_missing", `nothing is stashed under ${ref}`, { ref });
+    return JSON.parse(row.value) as unknown;
+  }
+
+  putItem(key: StashKey, item: MapItemRecord): Promise<void> {
+    const output = item.output === undefined ? null : serializeStashValue(item.output).text;
+    const values: ItemValues = [
+      key.runId,
+      key.subtaskId,
+      item.index,
+      item.fingerprint,
+      item.round,
+      item.status,
+      serializeStashValue(item.input).text,
+      output,
+      item.error ?? null,
+      Math.round(item.durationMs),
+      Date.now(),
+    ];
+    return new Promise<void>((resolve, reject) => {
+      this.#pending.push({ values, resolve, reject });
+      this.#scheduled ??= setImmediate(() => this.flush());
+    });
+  }
+
+  async items(key: StashKey): Promise<MapItemRecord[]> {
+    this.flush();
+    return this.#items.all(key.runId, key.subtaskId).map((row) => ItemRow.parse(row));
+  }
+}
