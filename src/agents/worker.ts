@@ -1,5 +1,5 @@
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
-import { type BaseMessage, HumanMessage, SystemMessage, ToolMessage } from "@langchain/core/messages";
+import { type AIMessage, type BaseMessage, HumanMessage, SystemMessage, ToolMessage } from "@langchain/core/messages";
 import { LIMITS } from "../core/limits.js";
 import type { PlannedSubtask } from "../core/plan.js";
 import { FAILED_PREFIX, roleLine, SECTIONS, section } from "../core/prompt-protocol.js";
@@ -7,7 +7,7 @@ import { preview, stableStringify, truncate } from "../core/text.js";
 import type { ToolContext, ToolOutcome } from "../tools/define-tool.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import type { AgentDefinition } from "./define-agent.js";
-import { type CallOptions, type ChatRunnable, callModel, modelFailure } from "./model-call.js";
+import { type CallOptions, type ChatRunnable, callModel, type ModelUsage, modelFailure, UsageMeter } from "./model-call.js";
 
 /** What a worker knows of a subtask it depends on. */
 export interface DependencyView {
@@ -15,6 +15,16 @@ export interface DependencyView {
   label: string;
   summary: string;
 }
+
+/**
+ * Runs a step of the worker so that it is not repeated when the worker runs again after a pause
+ * or a crash (the graph implements it with LangGraph tasks): the step's saved result comes back
+ * instead, with `replayed` set. A step's `work` must return its failures, not throw them.
+ */
+export type DurableStep = <T>(name: string, work: () => Promise<T>) => Promise<{ value: T; replayed: boolean }>;
+
+/** Runs every step afresh (outside a graph). */
+export const immediateStep: DurableStep = async (_name, work) => ({ value: await work(), replayed: false });
 
 export interface WorkerInput {
   agent: AgentDefinition;
@@ -27,9 +37,13 @@ export interface WorkerInput {
   feedback: string[];
   toolContext: ToolContext;
   maxSteps: number;
-  /** Told about each tool call as it finishes. */
-  onToolCall?: (call: WorkerToolCall) => void;
+  /** Told about each tool call as it finishes (`replayed`: it had finished before a pause or a crash). */
+  onToolCall?: (call: WorkerToolCall, replayed: boolean) => void;
+  /** How model calls and tool calls are made durable (default: not at all). */
+  step?: DurableStep;
 }
+
+type ModelStep = { message: AIMessage; usage: ModelUsage } | { error: string; usage: ModelUsage };
 
 /** One tool call made by a worker, for the trace. */
 export interface WorkerToolCall {
@@ -101,6 +115,7 @@ function answerValue(text: string): unknown {
  * Every failure is an outcome, never a thrown error.
  */
 export async function runWorker(input: WorkerInput, options: CallOptions): Promise<WorkerOutcome> {
+  const step = input.step ?? immediateStep;
   const allowed = input.agent.tools.filter((name) => input.tools.has(name));
   const toolCalls: WorkerToolCall[] = [];
   const messages: BaseMessage[] = [new SystemMessage(workerPrompt(input.agent, allowed, input.maxSteps)), new HumanMessage(subtaskMessage(input))];
@@ -112,23 +127,31 @@ export async function runWorker(input: WorkerInput, options: CallOptions): Promi
     model = input.model.bindTools(allowed.map((name) => input.tools.spec(name))) as ChatRunnable;
   }
   const seen = new Map<string, number>();
-  for (let step = 1; step <= input.maxSteps; step += 1) {
-    let response;
-    try {
-      response = await callModel(model, messages, options);
-    } catch (error) {
-      if (options.signal?.aborted) throw error;
-      return { status: "failed", summary: "", error: `model call failed: ${modelFailure(error)}`, toolCalls, steps: step };
+  for (let turn = 1; turn <= input.maxSteps; turn += 1) {
+    const { value: reply } = await step<ModelStep>("worker_model", async () => {
+      const meter = new UsageMeter();
+      try {
+        return { message: await callModel(model, messages, { meter, signal: options.signal }), usage: meter.usage };
+      } catch (error) {
+        // A cancelled run is not a failed step: it throws, so nothing is saved and a resume calls again.
+        if (options.signal?.aborted) throw error;
+        return { error: modelFailure(error), usage: meter.usage };
+      }
+    });
+    options.meter.add(reply.usage);
+    if ("error" in reply) {
+      return { status: "failed", summary: "", error: `model call failed: ${reply.error}`, toolCalls, steps: turn };
     }
+    const response = reply.message;
     messages.push(response);
     const calls = response.tool_calls ?? [];
     if (calls.length === 0) {
       const text = (typeof response.content === "string" ? response.content : response.text).trim();
       if (text.startsWith(FAILED_PREFIX)) {
         const reason = text.slice(FAILED_PREFIX.length).trim() || "the worker gave up";
-        return { status: "failed", summary: truncate(text, LIMITS.previewChars), error: reason, toolCalls, steps: step };
+        return { status: "failed", summary: truncate(text, LIMITS.previewChars), error: reason, toolCalls, steps: turn };
       }
-      return { status: "done", value: answerValue(text), summary: truncate(text, LIMITS.previewChars), toolCalls, steps: step };
+      return { status: "done", value: answerValue(text), summary: truncate(text, LIMITS.previewChars), toolCalls, steps: turn };
     }
     for (const call of calls) {
       const key = `${call.name} ${stableStringify(call.args)}`;
@@ -136,16 +159,18 @@ export async function runWorker(input: WorkerInput, options: CallOptions): Promi
       seen.set(key, count);
       if (count >= LIMITS.repeatLimit) {
         const error = `stopped: ${call.name} was called ${count} times with the same arguments ${truncate(stableStringify(call.args), 200)}`;
-        return { status: "failed", summary: "", error, toolCalls, steps: step };
+        return { status: "failed", summary: "", error, toolCalls, steps: turn };
       }
-      const started = performance.now();
-      const outcome: ToolOutcome = allowed.includes(call.name)
-        ? await input.tools.call(call.name, call.args, input.toolContext)
-        : { ok: false, error: { code: "tool_not_allowed", message: `the ${input.agent.name} worker cannot use ${call.name}; its tools are ${allowed.join(", ") || "none"}` } };
-      const record: WorkerToolCall = { tool: call.name, args: call.args, outcome, durationMs: performance.now() - started };
+      // Every call goes to the registry, which checks the agent's permissions (a model asking for
+      // a tool it was not offered is refused there, and audited) and never throws.
+      const { value: record, replayed } = await step<WorkerToolCall>("worker_tool", async () => {
+        const started = performance.now();
+        const outcome: ToolOutcome = await input.tools.call(call.name, call.args, input.toolContext);
+        return { tool: call.name, args: call.args, outcome, durationMs: performance.now() - started };
+      });
       toolCalls.push(record);
-      input.onToolCall?.(record);
-      messages.push(new ToolMessage({ tool_call_id: call.id ?? `${call.name}_${step}`, name: call.name, content: toolReply(outcome) }));
+      input.onToolCall?.(record, replayed);
+      messages.push(new ToolMessage({ tool_call_id: call.id ?? `${call.name}_${turn}`, name: call.name, content: toolReply(record.outcome) }));
     }
   }
   return { status: "failed", summary: "", error: `stopped: no answer after ${input.maxSteps} steps`, toolCalls, steps: input.maxSteps };

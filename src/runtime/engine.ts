@@ -4,6 +4,7 @@ import { Command, GraphRecursionError } from "@langchain/langgraph";
 import type { AgentRegistry } from "../agents/define-agent.js";
 import { createAgentRegistry } from "../agents/index.js";
 import { type Env, parseEnv } from "../config/env.js";
+import { loadToolsConfig, resolveToolsConfig, type ToolsConfig } from "../config/tools-config.js";
 import { ConflictError, errorMessage, InputError, NotFoundError } from "../core/errors.js";
 import type { RunEvent, StoredEvent } from "../core/events.js";
 import { LIMITS } from "../core/limits.js";
@@ -22,10 +23,13 @@ import type { ProviderDefinition } from "../providers/provider.js";
 import { createProviderRegistry, type ModelChoice, type ModelSet, type ProviderRegistry } from "../providers/registry.js";
 import { openStore, type RunRecord, type Store } from "../store/index.js";
 import { scriptedProvider } from "../testing/scripted-provider.js";
-import { createBuiltinRegistry } from "../tools/builtin/index.js";
+import type { ToolOutcome } from "../tools/define-tool.js";
+import { OPERATOR, type PermissionPolicy } from "../tools/permissions.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import { workspaceRoot } from "../tools/workspace.js";
+import { pendingInterrupts } from "./interrupts.js";
 import { resultFromState } from "./result.js";
+import { createToolPlatform, type ToolPlatform } from "./tool-platform.js";
 
 export interface TroupeOptions {
   env?: Env;
@@ -40,6 +44,10 @@ export interface TroupeOptions {
   tools?: ToolRegistry;
   agents?: AgentRegistry;
   maxWorkerSteps?: number;
+  /** The config file to read the `tools` section from (default: TROUPE_CONFIG, then ./troupe.config.json). */
+  configFile?: string;
+  /** The `tools` section given in code, instead of reading a file. */
+  toolsConfig?: unknown;
 }
 
 /** What `runs show` reports of a run. */
@@ -99,7 +107,12 @@ export class Troupe {
   readonly models: ModelSet;
   readonly providerSource: ProviderSource;
   readonly workspace: string;
+  readonly policy: PermissionPolicy;
+  readonly toolsConfig: ToolsConfig;
+  /** Why optional MCP servers were skipped. */
+  readonly warnings: string[];
   readonly #maxWorkerSteps: number;
+  readonly #platform: ToolPlatform;
 
   private constructor(fields: {
     env: Env;
@@ -111,6 +124,8 @@ export class Troupe {
     providerSource: ProviderSource;
     workspace: string;
     maxWorkerSteps: number;
+    platform: ToolPlatform;
+    toolsConfig: ToolsConfig;
   }) {
     this.env = fields.env;
     this.store = fields.store;
@@ -121,6 +136,10 @@ export class Troupe {
     this.providerSource = fields.providerSource;
     this.workspace = fields.workspace;
     this.#maxWorkerSteps = fields.maxWorkerSteps;
+    this.#platform = fields.platform;
+    this.policy = fields.platform.policy;
+    this.warnings = fields.platform.warnings;
+    this.toolsConfig = fields.toolsConfig;
   }
 
   static async create(options: TroupeOptions = {}): Promise<Troupe> {
@@ -133,13 +152,26 @@ export class Troupe {
       models = registry.createModelSet(resolved.choice, env);
       providerSource = resolved.source;
     }
+    const toolsConfig = options.toolsConfig !== undefined ? resolveToolsConfig(options.toolsConfig) : loadToolsConfig({ file: options.configFile }).config;
     const store = openStore(options.dataDir ?? env.TROUPE_DATA_DIR);
     try {
       const workspace = await workspaceRoot(options.workspace ?? env.TROUPE_WORKSPACE);
-      const tools = options.tools ?? createBuiltinRegistry();
-      const agents = options.agents ?? createAgentRegistry();
+      const platform = await createToolPlatform({ config: toolsConfig, agents: options.agents ?? createAgentRegistry(), tools: options.tools, audit: store.audit });
+      const { tools, agents } = platform;
       const graph = buildGraph({ models, tools, agents, workspace }, store.checkpointer);
-      return new Troupe({ env, store, graph, tools, agents, models, providerSource, workspace, maxWorkerSteps: options.maxWorkerSteps ?? LIMITS.workerMaxSteps });
+      return new Troupe({
+        env,
+        store,
+        graph,
+        tools,
+        agents,
+        models,
+        providerSource,
+        workspace,
+        maxWorkerSteps: options.maxWorkerSteps ?? LIMITS.workerMaxSteps,
+        platform,
+        toolsConfig,
+      });
     } catch (error) {
       store.close();
       throw error;
@@ -190,18 +222,24 @@ export class Troupe {
     if (!record) throw new NotFoundError("unknown_thread", `no run found for thread ${threadId}`, { threadId });
     const config = { configurable: { thread_id: threadId } };
     const snapshot = await this.graph.getState(config);
-    const interrupts = snapshot.tasks.flatMap((task) => task.interrupts);
+    const interrupts = pendingInterrupts(snapshot);
     let input: Command | null;
     if (interrupts.length > 0) {
+      const first = interrupts[0] as (typeof interrupts)[number];
+      const kind = (first.value as InterruptInfo | undefined)?.kind;
       if (!decision || decision.decision === "continue") {
-        const kind = (interrupts[0]?.value as InterruptInfo | undefined)?.kind ?? "a decision";
-        throw new InputError("decision_required", `the run on thread ${threadId} is waiting for ${kind}; pass --approve, --reject or --answer`);
+        throw new InputError("decision_required", `the run on thread ${threadId} is waiting for ${kind ?? "a decision"}; pass --approve, --reject or --answer`);
       }
-      const kind = (interrupts[0]?.value as InterruptInfo | undefined)?.kind;
       if (kind === "question" && decision.decision === "approve") {
         throw new InputError("answer_required", "the run is waiting for an answer to a question; pass --answer TEXT (or --reject)");
       }
-      input = new Command({ resume: ResumeDecision.parse(decision) });
+      if (kind === "tool-approval" && decision.decision !== "approve" && decision.decision !== "reject") {
+        throw new InputError("approval_required", "the run is waiting for a tool call to be approved; pass --approve or --reject [--feedback TEXT]");
+      }
+      // Several subtasks may wait at once (parallel tool approvals): the decision answers the
+      // first, by its id; the others are asked again when the run pauses next.
+      const value = ResumeDecision.parse(decision);
+      input = new Command({ resume: first.id ? { [first.id]: value } : value });
     } else if (snapshot.next.length > 0) {
       if (record.status === "running" && isAlive(record.pid, record.host)) {
         throw new ConflictError("run_active", `run ${record.id} is still running in process ${record.pid}`, { runId: record.id });
@@ -259,7 +297,7 @@ export class Troupe {
     } else {
       const snapshot = await this.graph.getState({ configurable: { thread_id: record.threadId } });
       state = snapshot.values as State;
-      interrupt = snapshot.tasks.flatMap((task) => task.interrupts)[0]?.value as InterruptInfo | undefined;
+      interrupt = pendingInterrupts(snapshot)[0]?.value as InterruptInfo | undefined;
     }
     const activeMs = record.activeMs + Math.round(performance.now() - started);
     const result = resultFromState(record, state, activeMs);
@@ -326,8 +364,27 @@ export class Troupe {
     return view;
   }
 
+  /**
+   * Calls a tool directly, through the same permissions and audit as an agent's call: as an
+   * agent, or as the local operator (every level, no approval) when no agent is given.
+   */
+  async callTool(name: string, args: unknown, options: { agent?: string; signal?: AbortSignal } = {}): Promise<ToolOutcome> {
+    if (options.agent !== undefined && options.agent !== OPERATOR && !this.agents.get(options.agent)) {
+      throw new InputError("unknown_agent", `unknown agent "${options.agent}"; agents: ${this.agents.names().join(", ")}`);
+    }
+    return this.tools.call(name, args, { workspace: this.workspace, agent: options.agent ?? OPERATOR, ...(options.signal ? { signal: options.signal } : {}) });
+  }
+
+  /** Closes the store and the MCP servers' connections (stdio servers are stopped). */
   close(): void {
     this.store.close();
+    void this.#platform.close();
+  }
+
+  /** Like close, and waits for the MCP connections to end. */
+  async shutdown(): Promise<void> {
+    this.store.close();
+    await this.#platform.close();
   }
 }
 

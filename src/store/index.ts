@@ -1,5 +1,6 @@
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import { SystemError } from "../core/errors.js";
+import { AuditStore } from "./audit-store.js";
 import { openDatabase, openEventConnection, prepareDataDir, type Sqlite } from "./database.js";
 import { EventStore } from "./event-store.js";
 import { RunStore } from "./run-store.js";
@@ -11,6 +12,7 @@ export interface Store {
   checkpointer: SqliteSaver;
   runs: RunStore;
   events: EventStore;
+  audit: AuditStore;
   close(): void;
 }
 
@@ -31,6 +33,7 @@ export function openStore(directory: string): Store {
     checkpointer: new SqliteSaver(db),
     runs: new RunStore(db),
     events,
+    audit: new AuditStore(eventsDb),
     close: () => {
       events.flush();
       if (eventsDb.open) eventsDb.close();
@@ -41,3 +44,4 @@ export function openStore(directory: string): Store {
 
 export { databaseExists, prepareDataDir } from "./database.js";
 export type { RunRecord } from "./run-store.js";
+export { AuditStore, type AuditFilter, type AuditRow, type AuditStats } from "./audit-store.js";

@@ -1,4 +1,4 @@
-import type { LangGraphRunnableConfig } from "@langchain/langgraph";
+import { isGraphBubbleUp, type LangGraphRunnableConfig } from "@langchain/langgraph";
 import { UsageMeter } from "../../agents/model-call.js";
 import { runWorker, type WorkerOutcome, type WorkerToolCall } from "../../agents/worker.js";
 import { errorMessage } from "../../core/errors.js";
@@ -7,7 +7,9 @@ import type { PlannedSubtask, SubtaskResult } from "../../core/plan.js";
 import { resolveArgs } from "../../core/refs.js";
 import type { ToolCallRecord } from "../../core/run.js";
 import { preview, truncate } from "../../core/text.js";
+import type { ToolContext, ToolOutcome } from "../../tools/define-tool.js";
 import { emit, type GraphDeps, threadIdOf } from "../deps.js";
+import { approvalByInterrupt, durableOr, durableStep } from "../durable.js";
 import { blockedSubtasks } from "../schedule.js";
 import type { State, Update } from "../state.js";
 
@@ -42,19 +44,25 @@ export function createRunSubtaskNode(deps: GraphDeps) {
     const startedAt = Date.now();
     const meter = new UsageMeter();
     const records: ToolCallRecord[] = [];
-    emit(config, { type: "subtask-start", subtaskId: subtask.id, label: subtask.label, agent: subtask.agent, attempt: payload.attempt });
-    const onToolCall = (call: WorkerToolCall): void => {
+    // As a durable step, so a node re-run after an approval pause does not announce it twice.
+    await durableStep("subtask_start", async () => {
+      emit(config, { type: "subtask-start", subtaskId: subtask.id, label: subtask.label, agent: subtask.agent, attempt: payload.attempt });
+      return true;
+    });
+    const onToolCall = (call: WorkerToolCall, replayed = false): void => {
       const record = traceRecord(payload, call, Date.now());
       records.push(record);
+      if (replayed) return;
       emit(config, { type: "tool-call", subtaskId: subtask.id, agent: subtask.agent, tool: call.tool, ok: call.outcome.ok, durationMs: record.durationMs, preview: record.preview });
     };
-    const toolContext = {
+    const toolContext: ToolContext = {
       workspace: deps.workspace,
       runId: payload.runId,
       threadId: threadIdOf(config),
       agent: subtask.agent,
       subtaskId: subtask.id,
       signal: config.signal,
+      requestApproval: approvalByInterrupt,
     };
     let outcome: WorkerOutcome;
     const values = new Map(payload.dependencies.map((dependency) => [dependency.id, dependency.value]));
@@ -62,9 +70,15 @@ export function createRunSubtaskNode(deps: GraphDeps) {
       const args = resolveArgs(subtask, (id) => values.get(id));
       const agent = deps.agents.get(subtask.agent);
       if (subtask.tool !== undefined) {
+        const tool = subtask.tool;
         const started = performance.now();
-        const result = await deps.tools.call(subtask.tool, args, toolContext);
-        onToolCall({ tool: subtask.tool, args, outcome: result, durationMs: performance.now() - started });
+        const { value: result, replayed } = await durableOr<ToolOutcome>(
+          "direct_tool",
+          () => deps.tools.call(tool, args, toolContext),
+          (error) => ({ ok: false, error: { code: "tool_failed", message: errorMessage(error) } }),
+          config.signal,
+        );
+        onToolCall({ tool, args, outcome: result, durationMs: performance.now() - started }, replayed);
         outcome = result.ok
           ? { status: "done", value: result.value, summary: truncate(result.summary, LIMITS.previewChars), toolCalls: [], steps: 0 }
           : { status: "failed", summary: "", error: `${result.error.code}: ${result.error.message}`, toolCalls: [], steps: 0 };
@@ -84,12 +98,13 @@ export function createRunSubtaskNode(deps: GraphDeps) {
             toolContext,
             maxSteps: payload.maxSteps,
             onToolCall,
+            step: durableStep,
           },
           { meter, signal: config.signal },
         );
       }
     } catch (error) {
-      if (config.signal?.aborted) throw error;
+      if (config.signal?.aborted || isGraphBubbleUp(error)) throw error;
       outcome = { status: "failed", summary: "", error: errorMessage(error), toolCalls: [], steps: 0 };
     }
     const endedAt = Date.now();
