@@ -2,7 +2,7 @@
 // outcome. Node runs this file directly (type stripping), so it uses erasable syntax only and
 // imports npm packages only. The script sees `input` and `console`, nothing of the host.
 import { parentPort, workerData } from "node:worker_threads";
-import { getQuickJS, type QuickJSHandle } from "quickjs-emscripten";
+import { newQuickJSWASMModuleFromVariant, newVariant, type QuickJSHandle, RELEASE_SYNC } from "quickjs-emscripten";
 
 interface Job {
   code: string;
@@ -14,7 +14,14 @@ interface Job {
 }
 
 const job = workerData as Job;
-const QuickJS = await getQuickJS();
+// QuickJS's own limit does not count every allocation (typed arrays), so the WebAssembly memory
+// itself is capped too: past it, malloc fails and QuickJS reports "out of memory".
+const PAGE = 64 * 1024;
+const maximumPages = Math.ceil((job.memoryBytes + 32 * 1024 * 1024) / PAGE);
+// (The WebAssembly global is not in the ES library typings troupe compiles against.)
+const { Memory } = (globalThis as unknown as { WebAssembly: { Memory: new (descriptor: { initial: number; maximum: number }) => object } }).WebAssembly;
+const wasmMemory = new Memory({ initial: Math.min(256, maximumPages), maximum: maximumPages });
+const QuickJS = await newQuickJSWASMModuleFromVariant(newVariant(RELEASE_SYNC, { wasmMemory: wasmMemory as never }));
 const runtime = QuickJS.newRuntime();
 runtime.setMemoryLimit(job.memoryBytes);
 runtime.setMaxStackSize(job.stackBytes);
