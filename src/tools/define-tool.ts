@@ -65,8 +65,9 @@ export interface ToolDefinition<Schema extends z.ZodType = z.ZodType> {
   /**
    * How long a result may be served from the cache (idempotent tools only). Only for tools whose
    * value depends on their arguments alone — not file reads, whose value changes with the files.
+   * A function decides per call (an online search is cached, a search of local files is not).
    */
-  cacheTtlMs?: number;
+  cacheTtlMs?: number | ((args: z.infer<Schema>) => number);
   /** Whether one call is idempotent, when it depends on the arguments (a GET is, a POST is not); overrides `idempotent`. */
   idempotentFor?(args: z.infer<Schema>): boolean;
   /** Retries after a transient failure (default 3 for idempotent tools, never for the others). */

@@ -250,7 +250,8 @@ export class ToolRegistry {
       trail.decision = "approved";
     }
     const idempotent = tool.idempotentFor ? tool.idempotentFor(parsed.data) : tool.idempotent;
-    const cacheKey = idempotent && tool.cacheTtlMs ? ResultCache.key(name, parsed.data, context.workspace) : undefined;
+    const ttl = typeof tool.cacheTtlMs === "function" ? tool.cacheTtlMs(parsed.data) : (tool.cacheTtlMs ?? 0);
+    const cacheKey = idempotent && ttl > 0 ? ResultCache.key(name, parsed.data, context.workspace) : undefined;
     if (cacheKey) {
       const hit = this.#cache.get(cacheKey);
       if (hit) {
@@ -287,7 +288,7 @@ export class ToolRegistry {
       if (outcome.ok || !retryable || context.signal?.aborted) break;
     }
     trail.status = outcome.ok ? "ok" : "error";
-    if (cacheKey && outcome.ok) this.#cache.set(cacheKey, outcome, tool.cacheTtlMs ?? 0);
+    if (cacheKey && outcome.ok) this.#cache.set(cacheKey, outcome, ttl);
     return outcome;
   }
 

@@ -45,7 +45,8 @@ export function createWebSearchTool(options: Partial<WebSearchOptions> = {}): To
     permission: "READ",
     riskLevel: "low",
     idempotent: true,
-    cacheTtlMs: 30_000,
+    // Online results are cached for a while; local files can change at any moment, so never.
+    cacheTtlMs: (args) => ((args.provider ?? fallback) === "local" ? 0 : 5 * 60_000),
     timeoutMs: settings.timeoutMs + 1_000,
     async execute({ query, maxResults, provider = fallback }, context): Promise<WebSearchValue> {
       if (provider === "local") {

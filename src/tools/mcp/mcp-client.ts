@@ -50,7 +50,9 @@ function toDefinition(server: string, config: McpServerConfig, client: Client, t
   const readOnly = tool.annotations?.readOnlyHint === true;
   const level: PermissionLevel = override.level ?? (readOnly ? "READ" : config.level);
   const riskLevel: RiskLevel = override.riskLevel ?? (tool.annotations?.destructiveHint === true && !readOnly ? "high" : readOnly ? "low" : "medium");
-  const inputSchema = { type: "object", ...tool.inputSchema };
+  // Servers declare draft-07 or 2020-12; the keywords tools use are the same, so the dialect tag is dropped.
+  const { $schema: _dialect, ...declared } = tool.inputSchema;
+  const inputSchema = { type: "object", ...declared };
   let validate: ReturnType<typeof ajv.compile> | undefined;
   try {
     validate = ajv.compile(inputSchema);
