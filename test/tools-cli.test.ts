@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import type { RunResult } from "../src/core/run.js";
@@ -11,6 +11,23 @@ function writeScript(directory: string, name: string, steps: ScriptStep[]): stri
   writeFileSync(file, JSON.stringify(steps));
   return file;
 }
+
+describe("the offline model with the new tools", () => {
+  it("searches the knowledge folder and runs code in the sandbox, end to end", async () => {
+    const directory = tempDir();
+    mkdirSync(path.join(directory, "knowledge"));
+    writeFileSync(path.join(directory, "knowledge", "wal.md"), "# SQLite WAL\n\nWrite-ahead logging lets readers continue while a writer appends.\n");
+    const search = await runCli(["run", "search the knowledge folder for write-ahead logging", "--json"], { cwd: directory });
+    expect(search.code).toBe(0);
+    const found = JSON.parse(search.stdout) as RunResult;
+    expect(found.answer).toContain("1. SQLite WAL (wal.md): # SQLite WAL Write-ahead logging lets readers continue");
+    const run = await runCli(["run", 'write "print(6 * 7)" to answer.py, then run python answer.py and save it to answer.txt', "--json"], { cwd: directory });
+    expect(run.code).toBe(0);
+    const result = JSON.parse(run.stdout) as RunResult;
+    expect(result.trace.toolCalls.map((call) => call.tool)).toEqual(["file_write", "code_run", "file_write"]);
+    expect(readFileSync(path.join(directory, "workspace", "answer.txt"), "utf8")).toBe("42");
+  });
+});
 
 describe("troupe tools and troupe audit", () => {
   it("audits direct calls, as the operator or as an agent, and lists, summarises and exports them", async () => {

@@ -13,6 +13,8 @@ export type Intent =
   | { kind: "read"; clause: string; path: string; usesPrevious: false }
   | { kind: "list"; clause: string; path: string; recursive: boolean; usesPrevious: false }
   | { kind: "json"; clause: string; source: JsonSource; usesPrevious: boolean }
+  | { kind: "search"; clause: string; query: string; usesPrevious: false }
+  | { kind: "run"; clause: string; language: "javascript" | "python" | "node"; code?: string; path?: string; usesPrevious: false }
   | { kind: "open"; clause: string; agent: "research" | "code"; usesPrevious: boolean };
 
 const ACTION_VERBS = [
@@ -45,6 +47,8 @@ const ACTION_VERBS = [
   "explain",
   "create",
   "find",
+  "search",
+  "run",
   "count",
 ];
 
@@ -180,11 +184,39 @@ function writeContent(clause: string): string | undefined {
   return undefined;
 }
 
+/** "run `code`" or "run script.py": code to run in the sandbox. */
+function runIntent(clause: string, lower: string, path: string | undefined): Intent | undefined {
+  if (!/^\s*(?:run|execute)\b/.test(lower)) return undefined;
+  const code = /`([^`]+)`/.exec(clause)?.[1];
+  const script = path && /\.(?:py|js|mjs)$/i.test(path) ? path : undefined;
+  if (code === undefined && script === undefined) return undefined;
+  const language = /\bpython\b/.test(lower) || script?.endsWith(".py") ? "python" : /\bnode(?:\.?js)?\b/.test(lower) || (script && code === undefined) ? "node" : "javascript";
+  return code !== undefined ? { kind: "run", clause, language, code, usesPrevious: false } : { kind: "run", clause, language, path: script, usesPrevious: false };
+}
+
+/** "search the knowledge folder for X", "look up X", "find notes about X": an offline search. */
+function searchIntent(clause: string, lower: string): Intent | undefined {
+  if (!/^\s*(?:search|look\s+up|lookup|find)\b/.test(lower)) return undefined;
+  if (!/^\s*(?:search|look\s+up|lookup)\b/.test(lower) && !/\b(?:notes?|docs?|documentation|knowledge|sources?|references?|articles?|material)\b/.test(lower)) return undefined;
+  let query = clause.replace(/^\s*(?:search|look\s+up|lookup|find)\b\s*/i, "");
+  const about = /\b(?:for|about|on|regarding|mentioning)\s+(.+)$/i.exec(query);
+  if (about?.[1]) query = about[1];
+  query = query
+    .replace(/\b(?:in|from|through)\s+(?:the\s+)?(?:knowledge(?:\s+(?:folder|base))?|notes|docs|documentation|workspace)\b/gi, " ")
+    .replace(/^(?:the\s+)?(?:knowledge(?:\s+(?:folder|base))?|notes|docs|documentation|workspace|web)\s*/i, "")
+    .replace(/[?.!]+$/, "")
+    .trim();
+  return query ? { kind: "search", clause, query: unquote(query), usesPrevious: false } : undefined;
+}
+
 /** Recognises one clause. */
 export function parseClause(clause: string): Intent {
   const lower = clause.toLowerCase();
   const usesPrevious = PRONOUN.test(clause);
   const path = filePathIn(clause);
+
+  const run = runIntent(clause, lower, path);
+  if (run) return run;
 
   if (/\b(?:list|show|what)\b.*\b(?:files|folders|directories|contents of (?:the )?(?:folder|directory|workspace))\b/.test(lower) && !/\b(?:save|write|store)\b/.test(lower)) {
     const folder = /\b(?:in|of|under|inside)\s+(?:the\s+)?(?:folder\s+|directory\s+)?["'`]?([\w./-]+?)\/?["'`]?(?:\s|$)/i.exec(clause)?.[1];
@@ -218,6 +250,9 @@ export function parseClause(clause: string): Intent {
 
   const expression = toExpression(clause);
   if (expression) return { kind: "compute", clause, expression, usesPrevious: false };
+
+  const search = searchIntent(clause, lower);
+  if (search) return search;
 
   return { kind: "open", clause, agent: codeLike ? "code" : "research", usesPrevious };
 }

@@ -9,6 +9,7 @@ function agentFor(intent: Intent): string {
   switch (intent.kind) {
     case "read":
     case "list":
+    case "search":
       return "research";
     case "open":
       return intent.agent;
@@ -36,6 +37,12 @@ function argsFor(intent: Intent, previous: string | undefined): Record<string, S
       const text = fromPrevious();
       return text ? { text } : {};
     }
+    case "search":
+      return { query: { value: intent.query } };
+    case "run":
+      return intent.code !== undefined
+        ? { language: { value: intent.language }, code: { value: intent.code } }
+        : { language: { value: intent.language }, path: { value: intent.path ?? "" } };
     case "open":
       return {};
   }
@@ -72,6 +79,11 @@ export function planTask(task: string): PlanOutput {
     const args = argsFor(intent, intent.usesPrevious ? previous : undefined);
     const dependsOn = Object.values(args).flatMap((arg) => ("ref" in arg ? [arg.ref] : []));
     if (intent.kind === "open" && intent.usesPrevious && previous) dependsOn.push(previous);
+    // A script runs after the clause that writes it.
+    if (intent.kind === "run" && intent.path !== undefined) {
+      const writer = intents.slice(0, index).findLastIndex((earlier) => earlier.kind === "write" && earlier.path === intent.path);
+      if (writer >= 0) dependsOn.push(`s${writer + 1}`);
+    }
     return { id, label: capitalize(intent.clause), agent: agentFor(intent), dependsOn: [...new Set(dependsOn)], args };
   });
   return { subtasks };
