@@ -88,6 +88,17 @@ function subtaskMessage(input: WorkerInput): string {
   return parts.join("\n\n");
 }
 
+/**
+ * A tool outcome bounded for keeping: a large value becomes its preview (the model never reads
+ * more than TOOL_RESULT_CHARS of it), so neither the checkpoint nor the trace carries it whole.
+ */
+function bounded(outcome: ToolOutcome): ToolOutcome {
+  if (!outcome.ok) return outcome;
+  const text = JSON.stringify(outcome.value) ?? "";
+  if (text.length <= TOOL_RESULT_CHARS) return outcome;
+  return { ok: true, summary: outcome.summary, value: { truncated: true, bytes: Buffer.byteLength(text, "utf8"), preview: preview(outcome.value, TOOL_RESULT_CHARS) } };
+}
+
 /** The tool outcome as the model reads it: JSON, with large values cut. */
 function toolReply(outcome: ToolOutcome): string {
   const text = JSON.stringify(outcome);
@@ -166,7 +177,7 @@ export async function runWorker(input: WorkerInput, options: CallOptions): Promi
       const { value: record, replayed } = await step<WorkerToolCall>("worker_tool", async () => {
         const started = performance.now();
         const outcome: ToolOutcome = await input.tools.call(call.name, call.args, input.toolContext);
-        return { tool: call.name, args: call.args, outcome, durationMs: performance.now() - started };
+        return { tool: call.name, args: call.args, outcome: bounded(outcome), durationMs: performance.now() - started };
       });
       toolCalls.push(record);
       input.onToolCall?.(record, replayed);

@@ -1,4 +1,4 @@
-import { interrupt, isGraphBubbleUp, task } from "@langchain/langgraph";
+import { interrupt, task } from "@langchain/langgraph";
 import type { DurableStep } from "../agents/worker.js";
 import { ResumeDecision } from "../core/run.js";
 import type { ApprovalAnswer, ApprovalRequest } from "../tools/define-tool.js";
@@ -19,18 +19,6 @@ export const durableStep: DurableStep = async <T>(name: string, work: () => Prom
   })();
   return { value: value as T, replayed: !ran };
 };
-
-/** Runs `work` as a durable step; an error other than a pause becomes `onError`'s value. */
-export async function durableOr<T>(name: string, work: () => Promise<T>, onError: (error: unknown) => T, signal?: AbortSignal): Promise<{ value: T; replayed: boolean }> {
-  return durableStep(name, async () => {
-    try {
-      return await work();
-    } catch (error) {
-      if (isGraphBubbleUp(error) || signal?.aborted) throw error;
-      return onError(error);
-    }
-  });
-}
 
 /**
  * Asks a person to approve a high-risk tool call by interrupting the run. On resume LangGraph

@@ -122,6 +122,12 @@ export class ToolRegistry {
     return this.#policy ? this.#policy.reachable(agent, this.list()) : this.names();
   }
 
+  /** Whether a call to this tool by this agent would wait for a person's approval. */
+  needsApproval(name: string, agent: string): boolean {
+    const tool = this.#tools.get(name);
+    return tool !== undefined && this.#policy !== undefined && this.#policy.needsApproval(tool, agent);
+  }
+
   /** The model-facing spec of a tool (its JSON schema). */
   spec(name: string): ToolSpec {
     const cached = this.#specs.get(name);

@@ -29,6 +29,32 @@ function errnoOf(error: unknown): string | undefined {
   return (error as NodeJS.ErrnoException | undefined)?.code;
 }
 
+/** File system errors as tool errors a caller can act on (a concurrent change shows up as one of these). */
+const ERRNO_CODES: Record<string, [string, string]> = {
+  ENOENT: ["not_found", "does not exist (it may have changed while it was being used)"],
+  ENOTDIR: ["invalid_path", "goes through something that is not a folder"],
+  ELOOP: ["invalid_path", "goes through a symlink"],
+  EISDIR: ["invalid_path", "is a folder"],
+  EEXIST: ["exists", "already exists"],
+  ENOTEMPTY: ["not_empty", "is a folder that is not empty"],
+  EACCES: ["access_denied", "is not accessible to troupe"],
+  EPERM: ["access_denied", "is not accessible to troupe"],
+  ENOSPC: ["disk_full", "cannot be written: the disk is full"],
+  EROFS: ["read_only", "is on a read-only file system"],
+  ENAMETOOLONG: ["invalid_path", "has a name that is too long"],
+};
+
+async function translated<T>(requested: string, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof ToolError) throw error;
+    const known = ERRNO_CODES[errnoOf(error) ?? ""];
+    if (!known) throw error;
+    throw new ToolError(known[0], `"${requested}" ${known[1]}`, { path: requested, errno: errnoOf(error) });
+  }
+}
+
 /** Whether `candidate` (a real path) is `root` or inside it. */
 export function isInside(root: string, candidate: string): boolean {
   const relative = path.relative(root, candidate);
@@ -156,6 +182,10 @@ export interface OpenFile {
 
 /** Opens an existing regular file for reading; symlinks are followed only while they stay inside. */
 export async function openFileForRead(root: string, requested: string, hops = 0): Promise<OpenFile> {
+  return translated(requested, () => openFileInside(root, requested, hops));
+}
+
+async function openFileInside(root: string, requested: string, hops: number): Promise<OpenFile> {
   const { directory, name } = await openParent(root, requested, false);
   try {
     let handle: FileHandle;
@@ -167,7 +197,7 @@ export async function openFileForRead(root: string, requested: string, hops = 0)
       if (code === "ENOENT") throw new ToolError("not_found", `"${requested}" does not exist in the workspace`, { path: requested });
       if (code === "ELOOP") {
         const real = await followLink(root, [...directory.segments, name], requested, hops);
-        return openFileForRead(root, real.join("/"), hops + 1);
+        return openFileInside(root, real.join("/"), hops + 1);
       }
       throw error;
     }
@@ -259,7 +289,7 @@ export async function writeWorkspaceFile(
   options: { overwrite?: boolean; append?: boolean; maxBytes: number },
 ): Promise<WriteResult> {
   checkRelativePath(requested);
-  return withPathLock(`${root}\u0000${requested}`, async () => {
+  return translated(requested, () => withPathLock(`${root}\u0000${requested}`, async () => {
     const { directory, name } = await openParent(root, requested, true);
     try {
       const existed = await checkWriteTarget(directory, name, requested, root);
@@ -283,7 +313,7 @@ export async function writeWorkspaceFile(
     } finally {
       await directory.close();
     }
-  });
+  }));
 }
 
 export interface ListedEntry {
@@ -295,7 +325,7 @@ export interface ListedEntry {
 /** Lists a workspace folder (optionally recursively) without following symlinks. */
 export async function listWorkspace(root: string, requested: string, options: { recursive: boolean; maxEntries: number }): Promise<{ relative: string; entries: ListedEntry[]; truncated: boolean }> {
   const segments = checkRelativePath(requested.trim() === "" ? "." : requested);
-  const start = await openDirectory(root, segments, { requested });
+  const start = await translated(requested, () => openDirectory(root, segments, { requested }));
   const entries: ListedEntry[] = [];
   let truncated = false;
   const walk = async (directory: OpenDirectory, prefix: string): Promise<void> => {
@@ -330,7 +360,7 @@ export async function listWorkspace(root: string, requested: string, options: { 
     }
   };
   try {
-    await walk(start, start.segments.join("/"));
+    await translated(requested, () => walk(start, start.segments.join("/")));
   } finally {
     await start.close();
   }
@@ -371,7 +401,7 @@ async function removeTree(parent: OpenDirectory, name: string, budget: { left: n
 /** Deletes a file, a symlink (not its target) or, with `recursive`, a folder of the workspace. */
 export async function deleteWorkspaceEntry(root: string, requested: string, options: { recursive: boolean; maxEntries: number }): Promise<{ relative: string; removed: number; type: ListedEntry["type"] }> {
   checkRelativePath(requested);
-  return withPathLock(`${root}\u0000${requested}`, async () => {
+  return translated(requested, () => withPathLock(`${root}\u0000${requested}`, async () => {
     const { directory, name } = await openParent(root, requested, false);
     try {
       const info = await lstat(`${directory.anchor}/${name}`).catch((error: unknown) => {
@@ -399,14 +429,14 @@ export async function deleteWorkspaceEntry(root: string, requested: string, opti
     } finally {
       await directory.close();
     }
-  });
+  }));
 }
 
 /** Moves (renames) an entry inside the workspace; a symlink moves as a link. */
 export async function moveWorkspaceEntry(root: string, from: string, to: string, options: { overwrite: boolean }): Promise<{ from: string; to: string }> {
   checkRelativePath(from);
   checkRelativePath(to);
-  return withPathLock(`${root}\u0000${from}`, () =>
+  return translated(from, () => withPathLock(`${root}\u0000${from}`, () =>
     withPathLock(`${root}\u0000${to}`, async () => {
       const source = await openParent(root, from, false);
       try {
@@ -434,7 +464,7 @@ export async function moveWorkspaceEntry(root: string, from: string, to: string,
         await source.directory.close();
       }
     }),
-  );
+  ));
 }
 
 /**

@@ -1,15 +1,15 @@
 import { isGraphBubbleUp, type LangGraphRunnableConfig } from "@langchain/langgraph";
 import { UsageMeter } from "../../agents/model-call.js";
-import { runWorker, type WorkerOutcome, type WorkerToolCall } from "../../agents/worker.js";
+import { immediateStep, runWorker, type WorkerOutcome, type WorkerToolCall } from "../../agents/worker.js";
 import { errorMessage } from "../../core/errors.js";
 import { LIMITS } from "../../core/limits.js";
 import type { PlannedSubtask, SubtaskResult } from "../../core/plan.js";
 import { resolveArgs } from "../../core/refs.js";
 import type { ToolCallRecord } from "../../core/run.js";
 import { preview, truncate } from "../../core/text.js";
-import type { ToolContext, ToolOutcome } from "../../tools/define-tool.js";
+import type { ToolContext } from "../../tools/define-tool.js";
 import { emit, type GraphDeps, threadIdOf } from "../deps.js";
-import { approvalByInterrupt, durableOr, durableStep } from "../durable.js";
+import { approvalByInterrupt, durableStep } from "../durable.js";
 import { blockedSubtasks } from "../schedule.js";
 import type { State, Update } from "../state.js";
 
@@ -44,8 +44,13 @@ export function createRunSubtaskNode(deps: GraphDeps) {
     const startedAt = Date.now();
     const meter = new UsageMeter();
     const records: ToolCallRecord[] = [];
-    // As a durable step, so a node re-run after an approval pause does not announce it twice.
-    await durableStep("subtask_start", async () => {
+    const agent = deps.agents.get(subtask.agent);
+    // A worker that can reach a tool needing approval may pause; its steps are then durable, so
+    // the node's re-run on resume repeats none of them (nor announces the subtask twice). Other
+    // workers skip the checkpoint writes that costs.
+    const mayPause = subtask.tool === undefined && agent !== undefined && agent.tools.some((name) => deps.tools.needsApproval(name, agent.name));
+    const step = mayPause ? durableStep : immediateStep;
+    await step("subtask_start", async () => {
       emit(config, { type: "subtask-start", subtaskId: subtask.id, label: subtask.label, agent: subtask.agent, attempt: payload.attempt });
       return true;
     });
@@ -68,17 +73,11 @@ export function createRunSubtaskNode(deps: GraphDeps) {
     const values = new Map(payload.dependencies.map((dependency) => [dependency.id, dependency.value]));
     try {
       const args = resolveArgs(subtask, (id) => values.get(id));
-      const agent = deps.agents.get(subtask.agent);
       if (subtask.tool !== undefined) {
-        const tool = subtask.tool;
+        // Nothing happens before a direct call's approval, so re-running it on resume repeats nothing.
         const started = performance.now();
-        const { value: result, replayed } = await durableOr<ToolOutcome>(
-          "direct_tool",
-          () => deps.tools.call(tool, args, toolContext),
-          (error) => ({ ok: false, error: { code: "tool_failed", message: errorMessage(error) } }),
-          config.signal,
-        );
-        onToolCall({ tool, args, outcome: result, durationMs: performance.now() - started }, replayed);
+        const result = await deps.tools.call(subtask.tool, args, toolContext);
+        onToolCall({ tool: subtask.tool, args, outcome: result, durationMs: performance.now() - started });
         outcome = result.ok
           ? { status: "done", value: result.value, summary: truncate(result.summary, LIMITS.previewChars), toolCalls: [], steps: 0 }
           : { status: "failed", summary: "", error: `${result.error.code}: ${result.error.message}`, toolCalls: [], steps: 0 };
@@ -98,7 +97,7 @@ export function createRunSubtaskNode(deps: GraphDeps) {
             toolContext,
             maxSteps: payload.maxSteps,
             onToolCall,
-            step: durableStep,
+            step,
           },
           { meter, signal: config.signal },
         );

@@ -201,7 +201,7 @@ describe("path corpus: nothing outside the workspace is ever touched", () => {
       { stdio: ["ignore", "pipe", "inherit"] },
     );
     await new Promise((resolve) => swapper.stdout.once("data", resolve));
-    const codes = new Set<string>();
+    const codes = new Map<string, string>();
     try {
       for (let round = 0; round < 150; round += 1) {
         const outcomes = await Promise.all([
@@ -212,7 +212,7 @@ describe("path corpus: nothing outside the workspace is ever touched", () => {
           call("file_delete", { path: `sub/w${round}.txt` }),
           call("file_move", { from: "sub/log.txt", to: "sub/log2.txt" }),
         ]);
-        for (const outcome of outcomes) if (!outcome.ok) codes.add(outcome.error.code);
+        for (const outcome of outcomes) if (!outcome.ok) codes.set(outcome.error.code, outcome.error.message);
         for (const outcome of outcomes) {
           if (outcome.ok && typeof outcome.value === "object" && outcome.value && "content" in outcome.value) {
             expect((outcome.value as { content: string }).content).not.toBe("outside");
@@ -224,7 +224,7 @@ describe("path corpus: nothing outside the workspace is ever touched", () => {
     }
     expect(readdirSync(outsideDir)).toEqual(["secret.txt"]);
     expect(readFileSync(path.join(outsideDir, "secret.txt"), "utf8")).toBe("outside");
-    for (const code of codes) expect(["path_outside_workspace", "not_found", "exists", "invalid_path"]).toContain(code);
+    for (const [code, message] of codes) expect(["path_outside_workspace", "not_found", "exists", "invalid_path"], message).toContain(code);
   });
 });
 
