@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import { InputError } from "../../core/errors.js";
+import { truncate } from "../../core/text.js";
 import { addEngineFlags, type EngineFlags } from "../engine-flags.js";
 import { EXIT } from "../exit-codes.js";
 import { err, out, printJson } from "../io.js";
@@ -52,7 +53,7 @@ export function registerTools(program: Command): void {
         }
         for (const tool of registry.list()) {
           const approval = platform.policy.needsApproval(tool, "agent") ? " (approval)" : "";
-          out(`${tool.name.padEnd(18)} ${tool.permission.padEnd(8)} ${`${tool.riskLevel}${approval}`.padEnd(17)} ${reachedBy(tool.name).join(",").padEnd(22)} ${tool.description}`);
+          out(`${tool.name.padEnd(18)} ${tool.permission.padEnd(8)} ${`${tool.riskLevel}${approval}`.padEnd(17)} ${(reachedBy(tool.name).join(",") || "-").padEnd(22)} ${truncate(tool.description, 100)}`);
         }
       } finally {
         await platform.close();

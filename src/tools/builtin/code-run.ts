@@ -19,9 +19,10 @@ export interface CodeRunOptions extends SubprocessOptions {
   maxOutputBytes: number;
 }
 
+/** DESIGN.md's timeout for code is 30 s; a call may ask for up to 2 minutes. */
 export const DEFAULT_CODE_RUN: CodeRunOptions = {
-  timeoutMs: 10_000,
-  maxTimeoutMs: 60_000,
+  timeoutMs: 30_000,
+  maxTimeoutMs: 120_000,
   memoryMb: 256,
   stackKb: 1024,
   maxProcesses: 64,

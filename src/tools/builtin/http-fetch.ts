@@ -21,7 +21,7 @@ export const DEFAULT_HTTP_FETCH: HttpFetchOptions = {
   timeoutMs: 15_000,
   maxBytes: 2 * 1024 * 1024,
   maxRedirects: 5,
-  userAgent: "troupe/0.1 (+https://github.com/troupe)",
+  userAgent: "troupe/0.1",
 };
 
 export const HttpFetchArgs = z.object({
