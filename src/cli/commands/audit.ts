@@ -137,7 +137,7 @@ export function registerAudit(program: Command): void {
       }) ?? 0;
     const text = lines.length > 0 ? `${lines.join("\n")}\n` : "";
     if (flags.output) {
-      const { writeFileAtomic } = await import("../../tools/workspace.js");
+      const { writeFileAtomic } = await import("../../tools/workspace-files.js");
       await writeFileAtomic(flags.output, text);
       err(`exported ${count} row(s) to ${flags.output}`);
     } else process.stdout.write(text);

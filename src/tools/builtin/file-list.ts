@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { defineTool } from "../define-tool.js";
-import { type ListedEntry, listWorkspace } from "../workspace.js";
+import { type ListedEntry, listWorkspace } from "../workspace-files.js";
 import { FILE_LIMITS } from "./file-limits.js";
 
 export const FileListArgs = z.object({

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { defineTool } from "../define-tool.js";
-import { moveWorkspaceEntry } from "../workspace.js";
+import { moveWorkspaceEntry } from "../workspace-files.js";
 
 export const FileMoveArgs = z.object({
   from: z.string().min(1).max(1_000).describe("the file or folder to move, relative to the workspace"),

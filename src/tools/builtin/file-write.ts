@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { defineTool } from "../define-tool.js";
-import { writeWorkspaceFile } from "../workspace.js";
+import { writeWorkspaceFile } from "../workspace-files.js";
 import { FILE_LIMITS } from "./file-limits.js";
 
 export const FileWriteArgs = z.object({

@@ -229,7 +229,7 @@ describe("path corpus: nothing outside the workspace is ever touched", () => {
 });
 
 describe("atomic writes under SIGKILL", () => {
-  const writer = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../dist/src/tools/workspace.js");
+  const writer = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../dist/src/tools/workspace-files.js");
 
   it("leaves the old content or the new one, never a torn file", async () => {
     const size = 2 * 1024 * 1024;
