@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, linkSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
@@ -122,6 +122,18 @@ describe("code_run: scripts under bubblewrap", () => {
     const failed = await run("python", "raise ValueError('bad input')");
     expect(failed).toMatchObject({ ok: false, error: { code: "code_error" } });
     expect(!failed.ok && failed.error.message).toContain("ValueError: bad input");
+  });
+
+  it("runs an interpreter that is installed under /tmp (the sandbox's /tmp is private)", async () => {
+    const binary = path.join(base, "node-install", "bin", "node");
+    mkdirSync(path.dirname(binary), { recursive: true });
+    try {
+      linkSync(process.execPath, binary);
+    } catch {
+      copyFileSync(process.execPath, binary);
+    }
+    const local = new ToolRegistry().register(createCodeRunTool({ nodePath: binary }) as never);
+    expect(await local.call("code_run", { language: "node", code: "console.log(typeof process.version)" }, { workspace })).toMatchObject({ ok: true, value: { stdout: "string\n" } });
   });
 
   it("gives an empty environment: /proc/self/environ holds no host secret", async () => {

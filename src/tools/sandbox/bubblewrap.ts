@@ -172,13 +172,14 @@ export class Bubblewrap {
       const args = [
         ...this.#namespaceArgs(),
         ...systemMounts(),
-        ...interpreterMounts(interpreter),
         "--proc",
         "/proc",
         "--dev",
         "/dev",
+        // Before the interpreter's mount: an interpreter installed under /tmp must not be hidden by it.
         "--tmpfs",
         "/tmp",
+        ...interpreterMounts(interpreter),
         "--bind",
         workspace,
         "/workspace",
