@@ -10,6 +10,7 @@ import { measureCheckpointCost } from "./checkpoint-cost.js";
 import { measureFanOut } from "./fan-out.js";
 import { measureOverhead } from "./overhead.js";
 import { type BenchReport, renderReport } from "./report.js";
+import { measureToolCalls } from "./tool-calls.js";
 
 const { values } = parseArgs({
   options: {
@@ -38,11 +39,15 @@ const fanOut = await measureFanOut({ runs: Math.max(1, Math.ceil(runs / 4)), war
 progress("checkpoint cost…");
 const checkpointCost = await measureCheckpointCost({ runs: Math.max(1, Math.ceil(runs / 4)), warmupRuns: 1, concurrency: 8 });
 
+progress("tool calls…");
+const toolCalls = await measureToolCalls({ calls: runs * 100, sandboxRuns: Math.max(3, Math.ceil(runs / 2)) });
+
 const report: BenchReport = {
   environment: { node: process.version, platform: `${process.platform} ${process.arch}`, cpus: cpus().length, startedAt },
   overhead,
   fanOut,
   checkpointCost,
+  toolCalls,
   targets: { overhead: overhead.target.met, fanOut: fanOut.target.met },
 };
 

@@ -1,6 +1,7 @@
 import type { CheckpointCostFigures, CheckpointCostReport } from "./checkpoint-cost.js";
 import type { FanOutReport } from "./fan-out.js";
 import type { OverheadReport, VariantFigures } from "./overhead.js";
+import type { ToolCallsReport } from "./tool-calls.js";
 import { formatNumber as number, formatTable, type Summary } from "./support.js";
 
 /** Everything one `npm run bench` measures; `--json` prints exactly this. */
@@ -9,6 +10,7 @@ export interface BenchReport {
   overhead: OverheadReport;
   fanOut: FanOutReport;
   checkpointCost: CheckpointCostReport;
+  toolCalls: ToolCallsReport;
   targets: { overhead: boolean; fanOut: boolean };
 }
 
@@ -39,6 +41,28 @@ function overheadSection(report: OverheadReport): string {
     `   troupe / raw LangGraph (same SqliteSaver, sync): ${number(report.ratio.median)}× on medians, ${number(report.ratio.p95)}× on p95s`,
     `   troupe / raw LangGraph without checkpointer:     ${number(report.ratioToInMemory.median)}× on medians, ${number(report.ratioToInMemory.p95)}× on p95s`,
     `   target: troupe ≤ ${report.target.maxRatio}× the raw floor (medians) → ${verdict(report.target.met)}`,
+  ].join("\n");
+}
+
+function toolCallsSection(report: ToolCallsReport): string {
+  const row = (label: string, summary: Summary): string[] => [label, number(summary.median), number(summary.p95), number(summary.min), number(summary.max)];
+  const calls = formatTable(
+    ["calculator call (µs)", "median", "p95", "min", "max"],
+    [row("execute() alone", report.directUs), row("registry, no policy or audit", report.bareUs), row("registry + policy + SQLite audit", report.governedUs)],
+  );
+  const sandboxes = formatTable(
+    ["code_run (ms)", "median", "p95", "min", "max"],
+    [row("javascript (QuickJS worker)", report.javascriptMs), ...(report.pythonMs ? [row("python (bubblewrap)", report.pythonMs)] : [])],
+  );
+  return [
+    `4. Tool calls: ${report.calls} calculator calls per variant, interleaved in rounds after a warm-up round; ${report.sandboxRuns} runs per sandbox.`,
+    "",
+    calls,
+    "",
+    `   permission check + audit row: +${number(report.governedOverheadUs)} µs per call on medians (${report.auditRows} audit rows written)`,
+    "",
+    sandboxes,
+    ...(report.pythonMs ? [] : ["   (bubblewrap is not installed: no python figure)"]),
   ].join("\n");
 }
 
@@ -102,6 +126,8 @@ export function renderReport(report: BenchReport): string {
     fanOutSection(report.fanOut),
     "",
     checkpointSection(report.checkpointCost),
+    "",
+    toolCallsSection(report.toolCalls),
     "",
     `targets: overhead ${verdict(report.targets.overhead)}, fan-out ${verdict(report.targets.fanOut)} (figures are reported, never enforced)`,
   ].join("\n");
