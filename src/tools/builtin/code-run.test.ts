@@ -96,7 +96,7 @@ describe("code_run: JavaScript in QuickJS", () => {
     expect(await run("javascript", "for (;;) {}")).toMatchObject({ ok: false, error: { code: "timeout" } });
     const elapsed = performance.now() - started;
     expect(elapsed).toBeGreaterThanOrEqual(TIMEOUT_MS - 50);
-    expect(elapsed).toBeLessThan(TIMEOUT_MS + 2_500);
+    expect(elapsed).toBeLessThan(TIMEOUT_MS + 5_000);
     // A small heap and a long clock, so the memory limit is what stops it.
     const small = new ToolRegistry().register(createCodeRunTool({ timeoutMs: 30_000, memoryMb: 16 }) as never);
     const rss = process.memoryUsage().rss;
@@ -184,7 +184,7 @@ describe("code_run: scripts under bubblewrap", () => {
     expect(await run("python", "while True: pass")).toMatchObject({ ok: false, error: { code: "timeout" } });
     const elapsed = performance.now() - started;
     expect(elapsed).toBeGreaterThanOrEqual(TIMEOUT_MS - 50);
-    expect(elapsed).toBeLessThan(TIMEOUT_MS + 3_000);
+    expect(elapsed).toBeLessThan(TIMEOUT_MS + 5_000);
     await expectHealthy();
   });
 
