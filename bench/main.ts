@@ -14,6 +14,7 @@ import { measureOverhead } from "./overhead.js";
 import { measurePromptTokens } from "./prompt-tokens.js";
 import { measurePromptSize } from "./prompt-size.js";
 import { type BenchReport, renderReport } from "./report.js";
+import { measureToolCalls } from "./tool-calls.js";
 
 const { values } = parseArgs({
   options: {
@@ -49,6 +50,9 @@ const promptSize = await measurePromptSize({ sizes: [1_024, 10 * 1_024, 100 * 1_
 progress("prompt tokens of the example tasks…");
 const promptTokens = await measurePromptTokens();
 
+progress("tool calls…");
+const toolCalls = await measureToolCalls({ calls: runs * 100, sandboxRuns: Math.max(3, Math.ceil(runs / 2)) });
+
 const report: BenchReport = {
   environment: { node: process.version, platform: `${process.platform} ${process.arch}`, cpus: cpus().length, startedAt },
   overhead,
@@ -57,6 +61,7 @@ const report: BenchReport = {
   promptTokens,
   mapThroughput,
   promptSize,
+  toolCalls,
   targets: { overhead: overhead.target.met, fanOut: fanOut.target.met, mapThroughput: mapThroughput.target.met, promptSize: promptSize.target.met },
 };
 

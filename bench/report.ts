@@ -4,6 +4,7 @@ import type { MapThroughputReport } from "./map-throughput.js";
 import type { OverheadReport, VariantFigures } from "./overhead.js";
 import type { PromptTokensReport } from "./prompt-tokens.js";
 import type { PromptSizeReport } from "./prompt-size.js";
+import type { ToolCallsReport } from "./tool-calls.js";
 import { formatNumber as number, formatTable, type Summary } from "./support.js";
 
 /** Everything one `npm run bench` measures; `--json` prints exactly this. */
@@ -15,6 +16,7 @@ export interface BenchReport {
   promptTokens: PromptTokensReport;
   mapThroughput: MapThroughputReport;
   promptSize: PromptSizeReport;
+  toolCalls: ToolCallsReport;
   targets: { overhead: boolean; fanOut: boolean; mapThroughput: boolean; promptSize: boolean };
 }
 
@@ -45,6 +47,28 @@ function overheadSection(report: OverheadReport): string {
     `   troupe / raw LangGraph (same SqliteSaver, sync): ${number(report.ratio.median)}× on medians, ${number(report.ratio.p95)}× on p95s`,
     `   troupe / raw LangGraph without checkpointer:     ${number(report.ratioToInMemory.median)}× on medians, ${number(report.ratioToInMemory.p95)}× on p95s`,
     `   target: troupe ≤ ${report.target.maxRatio}× the raw floor (medians) → ${verdict(report.target.met)}`,
+  ].join("\n");
+}
+
+function toolCallsSection(report: ToolCallsReport): string {
+  const row = (label: string, summary: Summary): string[] => [label, number(summary.median), number(summary.p95), number(summary.min), number(summary.max)];
+  const calls = formatTable(
+    ["calculator call (µs)", "median", "p95", "min", "max"],
+    [row("execute() alone", report.directUs), row("registry, no policy or audit", report.bareUs), row("registry + policy + SQLite audit", report.governedUs)],
+  );
+  const sandboxes = formatTable(
+    ["code_run (ms)", "median", "p95", "min", "max"],
+    [row("javascript (QuickJS worker)", report.javascriptMs), ...(report.pythonMs ? [row("python (bubblewrap)", report.pythonMs)] : [])],
+  );
+  return [
+    `4. Tool calls: ${report.calls} calculator calls per variant, interleaved in rounds after a warm-up round; ${report.sandboxRuns} runs per sandbox.`,
+    "",
+    calls,
+    "",
+    `   permission check + audit row: +${number(report.governedOverheadUs)} µs per call on medians (${report.auditRows} audit rows written)`,
+    "",
+    sandboxes,
+    ...(report.pythonMs ? [] : ["   (bubblewrap is not installed: no python figure)"]),
   ].join("\n");
 }
 
@@ -188,6 +212,8 @@ export function renderReport(report: BenchReport): string {
     mapThroughputSection(report.mapThroughput),
     "",
     promptSizeSection(report.promptSize),
+    "",
+    toolCallsSection(report.toolCalls),
     "",
     `targets: overhead ${verdict(report.targets.overhead)}, fan-out ${verdict(report.targets.fanOut)}, map throughput ${verdict(report.targets.mapThroughput)}, prompt size ${verdict(report.targets.promptSize)} (figures are reported, never enforced)`,
   ].join("\n");

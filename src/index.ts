@@ -1,8 +1,11 @@
 /** The troupe library: create an engine, run tasks, and extend it with tools, agents and providers. */
 export { Troupe, createTroupe, type TroupeOptions, type InvokeOptions, type RunView } from "./runtime/engine.js";
-export { defineTool, type ToolDefinition, type ToolContext, type ToolOutcome } from "./tools/define-tool.js";
-export { ToolRegistry } from "./tools/registry.js";
-export { createBuiltinRegistry, BUILTIN_TOOLS } from "./tools/builtin/index.js";
+export { defineTool, type ToolDefinition, type ToolContext, type ToolOutcome, type PermissionLevel, type RiskLevel } from "./tools/define-tool.js";
+export { ToolRegistry, type ToolCallReport } from "./tools/registry.js";
+export { createBuiltinRegistry, createBuiltinTools, type BuiltinToolSettings } from "./tools/builtin/index.js";
+export { PermissionPolicy, Grant, OPERATOR, type PermissionDecision } from "./tools/permissions.js";
+export { type AuditEntry, type AuditSink, redact } from "./tools/audit.js";
+export { ToolsConfig, loadToolsConfig } from "./config/tools-config.js";
 export { defineAgent, AgentRegistry, type AgentDefinition } from "./agents/define-agent.js";
 export { createAgentRegistry } from "./agents/index.js";
 export { defineProvider, type ProviderDefinition, type ModelRole } from "./providers/provider.js";

@@ -281,7 +281,9 @@ describe("other commands", () => {
     const directory = tempDir();
     const list = await runCli(["tools", "list", "--json"], { cwd: directory });
     const tools = JSON.parse(list.stdout) as Array<{ name: string; schema: { properties: Record<string, unknown> } }>;
-    expect(tools.map((tool) => tool.name)).toEqual(["calculator", "file_list", "file_read", "file_write", "json", "text_stats"]);
+    expect(tools.map((tool) => tool.name)).toEqual([
+      "calculator", "code_run", "file_append", "file_delete", "file_list", "file_move", "file_read", "file_write", "http_fetch", "json", "text_stats", "web_search",
+    ]);
     expect(tools.find((tool) => tool.name === "calculator")?.schema.properties).toHaveProperty("expression");
     const call = await runCli(["tools", "call", "calculator", "--args", '{"expression":"17% of 2,340"}'], { cwd: directory });
     expect(call.stdout.trim()).toBe("397.8");
@@ -289,8 +291,8 @@ describe("other commands", () => {
     expect(escape.code).toBe(1);
     expect(JSON.parse(escape.stdout)).toMatchObject({ ok: false, error: { code: "path_outside_workspace" } });
     const denied = await runCli(["tools", "call", "file_write", "--as", "research", "--args", '{"path":"a.txt","content":"x"}'], { cwd: directory });
-    expect(denied.code).toBe(2);
-    expect(denied.stderr).toMatch(/research agent cannot use file_write/);
+    expect(denied.code).toBe(1);
+    expect(denied.stderr).toMatch(/file_write failed \(permission_denied\): permission denied: research holds READ on file_write, which needs WRITE/);
     const badJson = await runCli(["tools", "call", "calculator", "--args", "{nope"], { cwd: directory });
     expect(badJson.code).toBe(2);
   });

@@ -236,7 +236,7 @@ describe("workers", () => {
     const { result, model } = await runScripted([
       planStep([subtask("s1", "research", "Write a file")]),
       toolStep("s1", "file_write", { path: "x.txt", content: "x" }),
-      finalStep("s1", "FAILED: I am not allowed to write", { contains: "tool_not_allowed" }),
+      finalStep("s1", "FAILED: I am not allowed to write", { contains: "permission_denied" }),
       reviewStep(0.8),
       answerStep("no file"),
     ]);

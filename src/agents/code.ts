@@ -1,12 +1,13 @@
 import { defineAgent } from "./define-agent.js";
 
-/** Writes code into the workspace and checks it. */
+/** Writes code into the workspace, runs it in the sandbox and fixes it. Role default: write in the workspace, run code, read. */
 export const codeAgent = defineAgent({
   name: "code",
-  description: "writes code and other files into the workspace and checks them",
-  tools: ["file_read", "file_write", "file_list", "json", "calculator"],
+  description: "writes code and other files into the workspace, runs it in the sandbox (code_run) and fixes it on failure",
+  tools: ["file_read", "file_write", "file_append", "file_list", "file_move", "code_run", "json", "calculator", "web_search"],
   instructions: [
     "Write the code the subtask asks for into the workspace with file_write, in complete, runnable files.",
-    "Read existing files before changing them. Answer with the paths you wrote and how to run them.",
+    "Run it with code_run (python or node scripts see the workspace at /workspace; javascript runs in an isolated interpreter) and fix it until it works.",
+    "Read existing files before changing them. Answer with the paths you wrote, how to run them, and what the run printed.",
   ].join("\n"),
 });

@@ -1,8 +1,23 @@
-/** A worker agent: what the planner is told about it, the tools it may use, and its instructions. */
+import type { PermissionLevel } from "../tools/define-tool.js";
+import { OPERATOR } from "../tools/permissions.js";
+
+/** A role default: a level on a tool or a pattern of tools (`*`, `file_*`, `docs.*`). */
+export interface AgentGrant {
+  tool: string;
+  level: PermissionLevel;
+}
+
+/**
+ * A worker agent: what the planner is told about it, its role's default permissions, and its
+ * instructions. `tools` names tools it is granted at the level each needs; `grants` adds
+ * patterns with a level. The config file can replace both (`tools.permissions.roles`). In a
+ * running engine `tools` holds every tool the agent can reach under the policy.
+ */
 export interface AgentDefinition {
   name: string;
   description: string;
   tools: readonly string[];
+  grants?: readonly AgentGrant[];
   instructions: string;
 }
 
@@ -10,6 +25,7 @@ export function defineAgent(definition: AgentDefinition): AgentDefinition {
   if (!/^[a-z][a-z0-9_-]{0,31}$/.test(definition.name)) {
     throw new Error(`invalid agent name "${definition.name}": lower-case letters, digits, '_' or '-'`);
   }
+  if (definition.name === OPERATOR) throw new Error(`"${OPERATOR}" is reserved for the local person`);
   return definition;
 }
 

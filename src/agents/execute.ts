@@ -1,10 +1,11 @@
 import { defineAgent } from "./define-agent.js";
 
-/** A bounded tool-calling loop for concrete actions. */
+/** A bounded tool-calling loop for concrete actions. Role default: read anything, write in the workspace, run code. */
 export const executeAgent = defineAgent({
   name: "execute",
-  description: "carries out concrete actions with tools: calculations, file operations, JSON checks",
-  tools: ["calculator", "json", "file_read", "file_write", "file_list", "text_stats"],
+  description: "carries out concrete actions with tools: calculations, file operations, JSON checks, text statistics, running code",
+  tools: ["calculator", "json", "file_read", "file_write", "file_append", "file_list", "file_move", "text_stats", "code_run"],
+  grants: [{ tool: "*", level: "READ" }],
   instructions: [
     "Carry out the subtask with your tools; use the calculator for every arithmetic step.",
     "Answer with the result itself (a number, a path, a short statement), without commentary.",

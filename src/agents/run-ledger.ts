@@ -86,6 +86,15 @@ export class RunLedger {
     this.#cost += usage.costUsd;
   }
 
+  /**
+   * Counts model calls made before a pause whose results are replayed now (a durable worker
+   * step): the state's metrics, which this ledger started from, do not hold them yet.
+   */
+  carry(usage: { llmCalls: number; promptTokens: number; completionTokens: number; costUsd: number }): void {
+    this.#calls += usage.llmCalls;
+    this.settle(usage);
+  }
+
   /** Marks a model as given up on for the rest of this run. */
   skip(modelId: string): void {
     this.#skipped.add(modelId);

@@ -1,16 +1,17 @@
 import type { BaseLanguageModelInput } from "@langchain/core/language_models/base";
 import { type AIMessage, type BaseMessage, HumanMessage, SystemMessage, ToolMessage } from "@langchain/core/messages";
 import type { Runnable } from "@langchain/core/runnables";
-import { isBudgetExhausted } from "../core/budget.js";
+import { BudgetExhaustedError, type BudgetStop, isBudgetExhausted } from "../core/budget.js";
+import type { ModelIncident } from "../core/model-incident.js";
 import { LIMITS } from "../core/limits.js";
 import type { PlannedSubtask } from "../core/plan.js";
 import { FAILED_PREFIX, roleLine, SECTIONS, section } from "../core/prompt-protocol.js";
-import { stableStringify, truncate } from "../core/text.js";
+import { preview, stableStringify, truncate } from "../core/text.js";
 import type { ToolContext, ToolOutcome } from "../tools/define-tool.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import type { ModelCandidate, ModelRoute } from "../providers/registry.js";
 import type { AgentDefinition } from "./define-agent.js";
-import { type CallOptions, callModel, modelFailure } from "./model-call.js";
+import { type CallOptions, callModel, type ModelUsage, modelFailure, UsageMeter } from "./model-call.js";
 import { fitToBudget, HANDLE_KEY, isValueHandle, type PreparedValue, prepareValue, promptValue, scaled } from "./prompt-budget.js";
 
 /** What a worker knows of a subtask it depends on. */
@@ -19,6 +20,16 @@ export interface DependencyView {
   label: string;
   summary: string;
 }
+
+/**
+ * Runs a step of the worker so that it is not repeated when the worker runs again after a pause
+ * or a crash (the graph implements it with LangGraph tasks): the step's saved result comes back
+ * instead, with `replayed` set. A step's `work` must return its failures, not throw them.
+ */
+export type DurableStep = <T>(name: string, work: () => Promise<T>) => Promise<{ value: T; replayed: boolean }>;
+
+/** Runs every step afresh (outside a graph, and for the items of a map, whose order is not deterministic). */
+export const immediateStep: DurableStep = async (_name, work) => ({ value: await work(), replayed: false });
 
 export interface WorkerInput {
   agent: AgentDefinition;
@@ -35,8 +46,23 @@ export interface WorkerInput {
   promptBudget?: number;
   /** For one item of a mapped subtask: which item, and the argument it is. */
   item?: { index: number; total: number; argument: string };
-  /** Told about each tool call as it finishes. */
-  onToolCall?: (call: WorkerToolCall) => void;
+  /** Told about each tool call as it finishes (`replayed`: it had finished before a pause or a crash). */
+  onToolCall?: (call: WorkerToolCall, replayed: boolean) => void;
+  /** How model calls and tool calls are made durable (default: not at all). */
+  step?: DurableStep;
+}
+
+/**
+ * A model step as it is kept: the answer, or why there is none (a failure, or the run's budget
+ * running out — which stops the run, so it is rethrown after the step rather than thrown inside
+ * it, where it would fail the whole superstep). Usage and incidents come along so a replay
+ * counts them again.
+ */
+type ModelStep = ({ message: AIMessage } | { error: string } | { budget: BudgetStop }) & { usage: ModelUsage; incidents: ModelIncident[] };
+
+/** A tool step as it is kept: the call, its outcome bounded for the checkpoint, and whether the value was cut. */
+interface ToolStep extends WorkerToolCall {
+  cut: boolean;
 }
 
 /** One tool call made by a worker, for the trace. */
@@ -59,6 +85,8 @@ export interface WorkerOutcome {
 /** How much of a tool result goes back into the conversation (at full detail; older replies get less). */
 const TOOL_RESULT_CHARS = 8_000;
 const OLDER_TOOL_RESULT_CHARS = 2_000;
+/** A tool value whose JSON is longer than this is kept in a durable step as a preview (the model reads no more of it at once). */
+const KEPT_VALUE_CHARS = TOOL_RESULT_CHARS;
 /** Arguments whose JSON is longer than this (at full detail) are shown as a handle with a preview. */
 const ARG_INLINE_CHARS = 4_000;
 const ARG_PREVIEW_CHARS = 1_500;
@@ -113,6 +141,17 @@ function subtaskMessage({ input, args }: PreparedInput, detail: number): string 
   return parts.join("\n\n");
 }
 
+/**
+ * A tool outcome bounded for a durable step's checkpoint: a large value becomes its preview, so
+ * the checkpoint does not carry it whole. The live run keeps the full value for handles.
+ */
+function bounded(outcome: ToolOutcome): { outcome: ToolOutcome; cut: boolean } {
+  if (!outcome.ok) return { outcome, cut: false };
+  const text = JSON.stringify(outcome.value) ?? "";
+  if (text.length <= KEPT_VALUE_CHARS) return { outcome, cut: false };
+  return { outcome: { ok: true, summary: outcome.summary, value: { truncated: true, bytes: Buffer.byteLength(text, "utf8"), preview: preview(outcome.value, KEPT_VALUE_CHARS) } }, cut: true };
+}
+
 /** A tool result kept for the conversation, with its JSON measured once (it is rendered at every step). */
 interface ToolResult {
   id: string;
@@ -157,7 +196,13 @@ function conversation(system: SystemMessage, prepared: PreparedInput, turns: Tur
  * A tool call's arguments with every handle the model passed back (`{"$stash": key}`) replaced by
  * the full value; a value for a parameter the tool takes as a string is given as text.
  */
-function substituteHandles(tools: ToolRegistry, name: string, args: Record<string, unknown>, handles: Map<string, unknown>): { args: Record<string, unknown> } | { error: string } {
+function substituteHandles(
+  tools: ToolRegistry,
+  name: string,
+  args: Record<string, unknown>,
+  handles: Map<string, unknown>,
+  lost: ReadonlySet<string>,
+): { args: Record<string, unknown> } | { error: string } {
   if (!Object.values(args).some(isValueHandle)) return { args };
   const properties = ((tools.has(name) ? tools.spec(name).function.parameters : {}) as { properties?: Record<string, { type?: unknown }> }).properties ?? {};
   const resolved: Record<string, unknown> = {};
@@ -167,6 +212,7 @@ function substituteHandles(tools: ToolRegistry, name: string, args: Record<strin
       continue;
     }
     const handle = value[HANDLE_KEY];
+    if (lost.has(handle)) return { error: `"${handle}" was too large to keep across the pause in this subtask; call the tool that produced it again` };
     if (!handles.has(handle)) return { error: `"${handle}" is not a handle of this subtask; known: ${[...handles.keys()].join(", ") || "none"}` };
     const full = handles.get(handle);
     const wantsText = properties[key]?.type === "string";
@@ -192,14 +238,22 @@ function answerValue(text: string): unknown {
  * A worker: a bounded tool-calling loop (model ↔ tools). It stops when the model answers, after
  * `maxSteps` model calls, or when the same tool is called with the same arguments a third time.
  * Every failure is an outcome, never a thrown error — except cancellation and a spent budget,
- * which stop the run rather than the subtask.
+ * which stop the run rather than the subtask. With durable steps (`input.step`), each model call
+ * and each tool call is a step, so a worker that runs again after a pause repeats none of them.
+ * Every tool call goes to the registry, which checks the agent's permissions (a tool the model
+ * was not offered is refused there, and audited) and never throws.
  */
 export async function runWorker(input: WorkerInput, options: CallOptions): Promise<WorkerOutcome> {
+  const step = input.step ?? immediateStep;
+  // Only a durable step keeps what it returns, so only then is a large tool value cut for keeping.
+  const keeps = step !== immediateStep;
   const allowed = input.agent.tools.filter((name) => input.tools.has(name));
   const toolCalls: WorkerToolCall[] = [];
   const system = new SystemMessage(workerPrompt(input.agent, allowed, input.maxSteps));
   const prepared: PreparedInput = { input, args: Object.entries(input.args).map(([name, value]) => [name, prepareValue(value)]) };
   const handles = new Map<string, unknown>(Object.entries(input.args).map(([name, value]) => [`args.${name}`, value]));
+  /** Handles to results that were cut for a checkpoint and replayed after a pause: their full value is gone. */
+  const lost = new Set<string>();
   const budget = input.promptBudget ?? LIMITS.promptTokenBudget;
   const turns: Turn[] = [];
   const specs = allowed.map((name) => input.tools.spec(name));
@@ -215,24 +269,39 @@ export async function runWorker(input: WorkerInput, options: CallOptions): Promi
     return runnable;
   };
   const seen = new Map<string, number>();
-  for (let step = 1; step <= input.maxSteps; step += 1) {
-    let response;
-    try {
-      const { messages } = await fitToBudget((detail) => conversation(system, prepared, turns, detail), budget);
-      response = (await callModel(input.model, messages, options, { prepare })).message;
-    } catch (error) {
-      // Cancellation and a spent budget stop the run, not just this subtask.
-      if (options.signal?.aborted || isBudgetExhausted(error)) throw error;
-      return { status: "failed", summary: "", error: `model call failed: ${modelFailure(error)}`, toolCalls, steps: step };
+  for (let turnNumber = 1; turnNumber <= input.maxSteps; turnNumber += 1) {
+    const { value: reply, replayed: modelReplayed } = await step<ModelStep>("worker_model", async () => {
+      // Its own meter, so the usage is kept with the step; retries and fallbacks are still told as they happen.
+      const meter = new UsageMeter((incident) => options.meter.note(incident));
+      const kept = (): Pick<ModelStep, "usage" | "incidents"> => ({ usage: meter.usage, incidents: meter.incidents });
+      try {
+        const { messages } = await fitToBudget((detail) => conversation(system, prepared, turns, detail), budget);
+        return { message: (await callModel(input.model, messages, { ...options, meter }, { prepare })).message, ...kept() };
+      } catch (error) {
+        // A cancelled run is not a failed step: it throws, so nothing is saved and a resume calls again.
+        if (options.signal?.aborted) throw error;
+        if (isBudgetExhausted(error)) return { budget: error.stop, ...kept() };
+        return { error: modelFailure(error), ...kept() };
+      }
+    });
+    options.meter.add(reply.usage);
+    if (modelReplayed) {
+      // Made before a pause: the run's metrics and budget have not counted it yet.
+      options.meter.incidents.push(...reply.incidents);
+      options.ledger?.carry(reply.usage);
     }
+    // Cancellation and a spent budget stop the run, not just this subtask.
+    if ("budget" in reply) throw new BudgetExhaustedError(reply.budget);
+    if ("error" in reply) return { status: "failed", summary: "", error: `model call failed: ${reply.error}`, toolCalls, steps: turnNumber };
+    const response = reply.message;
     const calls = response.tool_calls ?? [];
     if (calls.length === 0) {
       const text = (typeof response.content === "string" ? response.content : response.text).trim();
       if (text.startsWith(FAILED_PREFIX)) {
         const reason = text.slice(FAILED_PREFIX.length).trim() || "the worker gave up";
-        return { status: "failed", summary: truncate(text, LIMITS.previewChars), error: reason, toolCalls, steps: step };
+        return { status: "failed", summary: truncate(text, LIMITS.previewChars), error: reason, toolCalls, steps: turnNumber };
       }
-      return { status: "done", value: answerValue(text), summary: truncate(text, LIMITS.previewChars), toolCalls, steps: step };
+      return { status: "done", value: answerValue(text), summary: truncate(text, LIMITS.previewChars), toolCalls, steps: turnNumber };
     }
     const turn: Turn = { response, results: [] };
     turns.push(turn);
@@ -242,28 +311,37 @@ export async function runWorker(input: WorkerInput, options: CallOptions): Promi
       seen.set(key, count);
       if (count >= LIMITS.repeatLimit) {
         const error = `stopped: ${call.name} was called ${count} times with the same arguments ${truncate(stableStringify(call.args), 200)}`;
-        return { status: "failed", summary: "", error, toolCalls, steps: step };
+        return { status: "failed", summary: "", error, toolCalls, steps: turnNumber };
       }
-      const started = performance.now();
-      let outcome: ToolOutcome;
-      let args: unknown = call.args;
-      if (!allowed.includes(call.name)) {
-        outcome = { ok: false, error: { code: "tool_not_allowed", message: `the ${input.agent.name} worker cannot use ${call.name}; its tools are ${allowed.join(", ") || "none"}` } };
-      } else {
-        const substituted = substituteHandles(input.tools, call.name, call.args, handles);
+      // The live call, with the full value (for handles); the step keeps a bounded copy.
+      const fresh: { call?: WorkerToolCall } = {};
+      const { value: kept, replayed } = await step<ToolStep>("worker_tool", async () => {
+        const started = performance.now();
+        let outcome: ToolOutcome;
+        let args: unknown = call.args;
+        const substituted = substituteHandles(input.tools, call.name, call.args, handles, lost);
         if ("error" in substituted) {
           outcome = { ok: false, error: { code: "unknown_handle", message: substituted.error } };
         } else {
           args = substituted.args;
           outcome = await input.tools.call(call.name, substituted.args, input.toolContext);
         }
-      }
-      const record: WorkerToolCall = { tool: call.name, args, outcome, durationMs: performance.now() - started };
+        const durationMs = performance.now() - started;
+        fresh.call = { tool: call.name, args, outcome, durationMs };
+        const keptOutcome = keeps ? bounded(outcome) : { outcome, cut: false };
+        // The model's own arguments are kept: a handle stands for a value the checkpoint need not hold twice.
+        return { tool: call.name, args: call.args, outcome: keptOutcome.outcome, durationMs, cut: keptOutcome.cut };
+      });
+      const live = fresh.call;
+      const record: WorkerToolCall = live ?? { tool: kept.tool, args: kept.args, outcome: kept.outcome, durationMs: kept.durationMs };
       toolCalls.push(record);
-      input.onToolCall?.(record);
+      input.onToolCall?.(record, replayed);
       const handle = `results.${toolCalls.length}`;
-      if (outcome.ok) handles.set(handle, outcome.value);
-      turn.results.push({ id: call.id ?? `${call.name}_${step}`, name: call.name, outcome, handle, text: JSON.stringify(outcome) });
+      if (record.outcome.ok) {
+        if (live === undefined && kept.cut) lost.add(handle);
+        else handles.set(handle, record.outcome.value);
+      }
+      turn.results.push({ id: call.id ?? `${call.name}_${turnNumber}`, name: call.name, outcome: record.outcome, handle, text: JSON.stringify(record.outcome) });
     }
   }
   return { status: "failed", summary: "", error: `stopped: no answer after ${input.maxSteps} steps`, toolCalls, steps: input.maxSteps };

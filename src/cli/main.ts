@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { Command, CommanderError } from "commander";
 import { errorMessage } from "../core/errors.js";
+import { registerAudit } from "./commands/audit.js";
 import { registerGraph } from "./commands/graph.js";
 import { registerResume } from "./commands/resume.js";
 import { registerRun } from "./commands/run.js";
@@ -22,6 +23,7 @@ export function createProgram(): Command {
   registerRuns(program);
   registerGraph(program);
   registerTools(program);
+  registerAudit(program);
   return program;
 }
 

@@ -35,6 +35,9 @@ export function printResult(result: RunResult, streamedAnswer = ""): void {
     } else if (kind === "answer-approval") {
       out(color.bold("The answer is waiting for your approval:"));
       out(String(payload.answer ?? ""));
+    } else if (kind === "tool-approval") {
+      out(color.bold(`The ${String(payload.agent ?? "")} agent wants to run the ${String(payload.riskLevel ?? "")}-risk tool ${String(payload.tool ?? "")}${payload.subtaskId ? ` (subtask ${String(payload.subtaskId)})` : ""}:`));
+      out(truncate(JSON.stringify(payload.args ?? {}, null, 2), 2_000));
     } else {
       out(color.bold(`The planner asks: ${String(payload.question ?? "")}`));
     }

@@ -56,6 +56,8 @@ export const TroupeConfig = z
     prices: z.record(z.string().min(1), ModelPrice).optional(),
     /** Default budget of every run (a run's own budget takes precedence, limit by limit). */
     budget: Budget.optional(),
+    /** Tools: permissions, approvals, execution, sandbox, fetch, search, MCP servers (validated by `ToolsConfig` in tools-config.ts). */
+    tools: z.unknown().optional(),
   })
   .strict();
 export type TroupeConfig = z.infer<typeof TroupeConfig>;

@@ -98,7 +98,7 @@ export function emptyMetrics(): RunMetrics {
   };
 }
 
-export type InterruptKind = "plan-approval" | "answer-approval" | "question";
+export type InterruptKind = "plan-approval" | "answer-approval" | "question" | "tool-approval";
 
 export interface InterruptInfo {
   kind: InterruptKind;

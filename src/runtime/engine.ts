@@ -1,11 +1,13 @@
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
+import path from "node:path";
 import { Command, GraphRecursionError } from "@langchain/langgraph";
 import type { AgentRegistry } from "../agents/define-agent.js";
 import { createAgentRegistry } from "../agents/index.js";
 import { RunLedger } from "../agents/run-ledger.js";
 import { loadConfig, type TroupeConfig } from "../config/config-file.js";
 import { type Env, parseEnv } from "../config/env.js";
+import { resolveToolsConfig, type ToolsConfig } from "../config/tools-config.js";
 import type { Budget } from "../core/budget.js";
 import { ConflictError, errorMessage, InputError, NotFoundError } from "../core/errors.js";
 import type { RunEvent, StoredEvent } from "../core/events.js";
@@ -27,11 +29,14 @@ import { MODEL_ROLES, type ProviderDefinition } from "../providers/provider.js";
 import { choiceId, type ModelSet } from "../providers/registry.js";
 import { openStore, type RunRecord, type Store } from "../store/index.js";
 import { scriptedProvider } from "../testing/scripted-provider.js";
-import { createBuiltinRegistry } from "../tools/builtin/index.js";
+import type { ToolOutcome } from "../tools/define-tool.js";
+import { OPERATOR, type PermissionPolicy } from "../tools/permissions.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import { workspaceRoot } from "../tools/workspace.js";
 import { createModels, type ProviderSource, registryFor } from "./model-selection.js";
+import { pendingInterrupts } from "./interrupts.js";
 import { resultFromState } from "./result.js";
+import { createToolPlatform, type ToolPlatform } from "./tool-platform.js";
 
 export type { ProviderSource } from "./model-selection.js";
 
@@ -54,6 +59,10 @@ export interface TroupeOptions {
   tools?: ToolRegistry;
   agents?: AgentRegistry;
   maxWorkerSteps?: number;
+  /** The config file to read, instead of TROUPE_CONFIG or the one found in `configDir` (`--config`). */
+  configFile?: string;
+  /** The `tools` section given in code, instead of the config file's. */
+  toolsConfig?: unknown;
 }
 
 /** What `runs show` reports of a run. */
@@ -105,9 +114,14 @@ export class Troupe {
   readonly providerSource: ProviderSource;
   readonly workspace: string;
   readonly config: TroupeConfig;
+  readonly policy: PermissionPolicy;
+  readonly toolsConfig: ToolsConfig;
+  /** Why optional MCP servers were skipped. */
+  readonly warnings: string[];
   readonly #maxWorkerSteps: number;
   /** The budget ledgers of the runs this instance is driving, shared with the graph's nodes. */
   readonly #ledgers: Map<string, RunLedger>;
+  readonly #platform: ToolPlatform;
 
   private constructor(fields: {
     env: Env;
@@ -121,6 +135,8 @@ export class Troupe {
     config: TroupeConfig;
     maxWorkerSteps: number;
     ledgers: Map<string, RunLedger>;
+    platform: ToolPlatform;
+    toolsConfig: ToolsConfig;
   }) {
     this.env = fields.env;
     this.store = fields.store;
@@ -133,26 +149,42 @@ export class Troupe {
     this.config = fields.config;
     this.#maxWorkerSteps = fields.maxWorkerSteps;
     this.#ledgers = fields.ledgers;
+    this.#platform = fields.platform;
+    this.policy = fields.platform.policy;
+    this.warnings = fields.platform.warnings;
+    this.toolsConfig = fields.toolsConfig;
   }
 
   static async create(options: TroupeOptions = {}): Promise<Troupe> {
     const env = options.env ?? parseEnv();
-    const config = options.config ?? (await loadConfig(options.configDir, env.TROUPE_CONFIG)).config;
+    const loaded = options.config ? { config: options.config, file: undefined } : await loadConfig(options.configDir, options.configFile ?? env.TROUPE_CONFIG);
+    const { config } = loaded;
     let models = options.models;
     let providerSource: ProviderSource = "injected";
     if (!models) {
       const registry = registryFor(config, [scriptedProvider, ...(options.providers ?? [])]);
       ({ models, source: providerSource } = createModels(registry, { env, config, provider: options.provider, model: options.model, policy: options.callPolicy }));
     }
+    // The config file's `tools` section (validated here, where its folders are made absolute against the file's own folder).
+    const toolsConfig =
+      options.toolsConfig !== undefined
+        ? resolveToolsConfig(options.toolsConfig)
+        : resolveToolsConfig(config.tools, { base: loaded.file ? path.dirname(loaded.file) : path.resolve(options.configDir ?? process.cwd()), file: loaded.file });
     const store = openStore(options.dataDir ?? env.TROUPE_DATA_DIR);
     try {
       const workspace = await workspaceRoot(options.workspace ?? env.TROUPE_WORKSPACE);
-      const tools = options.tools ?? createBuiltinRegistry();
-      const agents = options.agents ?? createAgentRegistry();
+      const platform = await createToolPlatform({ config: toolsConfig, agents: options.agents ?? createAgentRegistry(), tools: options.tools, audit: store.audit });
+      const { tools, agents } = platform;
       const ledgers = new Map<string, RunLedger>();
-      const graph = buildGraph({ models, tools, agents, workspace, stash: store.stash, ledgers }, store.checkpointer);
+      let graph: TroupeGraph;
+      try {
+        graph = buildGraph({ models, tools, agents, workspace, stash: store.stash, ledgers }, store.checkpointer);
+      } catch (error) {
+        await platform.close();
+        throw error;
+      }
       const maxWorkerSteps = options.maxWorkerSteps ?? LIMITS.workerMaxSteps;
-      return new Troupe({ env, store, graph, tools, agents, models, providerSource, workspace, config, maxWorkerSteps, ledgers });
+      return new Troupe({ env, store, graph, tools, agents, models, providerSource, workspace, config, maxWorkerSteps, ledgers, platform, toolsConfig });
     } catch (error) {
       store.close();
       throw error;
@@ -209,18 +241,24 @@ export class Troupe {
     if (!record) throw new NotFoundError("unknown_thread", `no run found for thread ${threadId}`, { threadId });
     const config = { configurable: { thread_id: threadId } };
     const snapshot = await this.graph.getState(config);
-    const interrupts = snapshot.tasks.flatMap((task) => task.interrupts);
+    const interrupts = pendingInterrupts(snapshot);
     let input: Command | null;
     if (interrupts.length > 0) {
+      const first = interrupts[0] as (typeof interrupts)[number];
+      const kind = (first.value as InterruptInfo | undefined)?.kind;
       if (!decision || decision.decision === "continue") {
-        const kind = (interrupts[0]?.value as InterruptInfo | undefined)?.kind ?? "a decision";
-        throw new InputError("decision_required", `the run on thread ${threadId} is waiting for ${kind}; pass --approve, --reject or --answer`);
+        throw new InputError("decision_required", `the run on thread ${threadId} is waiting for ${kind ?? "a decision"}; pass --approve, --reject or --answer`);
       }
-      const kind = (interrupts[0]?.value as InterruptInfo | undefined)?.kind;
       if (kind === "question" && decision.decision === "approve") {
         throw new InputError("answer_required", "the run is waiting for an answer to a question; pass --answer TEXT (or --reject)");
       }
-      input = new Command({ resume: ResumeDecision.parse(decision) });
+      if (kind === "tool-approval" && decision.decision !== "approve" && decision.decision !== "reject") {
+        throw new InputError("approval_required", "the run is waiting for a tool call to be approved; pass --approve or --reject [--feedback TEXT]");
+      }
+      // Several subtasks may wait at once (parallel tool approvals): the decision answers the
+      // first, by its id; the others are asked again when the run pauses next.
+      const value = ResumeDecision.parse(decision);
+      input = new Command({ resume: first.id ? { [first.id]: value } : value });
     } else if (snapshot.next.length > 0) {
       if (record.status === "running" && isAlive(record.pid, record.host)) {
         throw new ConflictError("run_active", `run ${record.id} is still running in process ${record.pid}`, { runId: record.id });
@@ -282,7 +320,7 @@ export class Troupe {
     } else {
       const snapshot = await this.graph.getState({ configurable: { thread_id: record.threadId } });
       state = snapshot.values as State;
-      interrupt = snapshot.tasks.flatMap((task) => task.interrupts)[0]?.value as InterruptInfo | undefined;
+      interrupt = pendingInterrupts(snapshot)[0]?.value as InterruptInfo | undefined;
     }
     const activeMs = record.activeMs + Math.round(performance.now() - started);
     const result = resultFromState(record, state, activeMs);
@@ -364,6 +402,7 @@ export class Troupe {
     return view;
   }
 
+
   /** Subtasks of a run that have started and not ended, by its events. */
   #runningSubtasks(runId: string): string[] {
     const running = new Set<string>();
@@ -374,8 +413,27 @@ export class Troupe {
     return [...running];
   }
 
+  /**
+   * Calls a tool directly, through the same permissions and audit as an agent's call: as an
+   * agent, or as the local operator (every level, no approval) when no agent is given.
+   */
+  async callTool(name: string, args: unknown, options: { agent?: string; signal?: AbortSignal } = {}): Promise<ToolOutcome> {
+    if (options.agent !== undefined && options.agent !== OPERATOR && !this.agents.get(options.agent)) {
+      throw new InputError("unknown_agent", `unknown agent "${options.agent}"; agents: ${this.agents.names().join(", ")}`);
+    }
+    return this.tools.call(name, args, { workspace: this.workspace, agent: options.agent ?? OPERATOR, ...(options.signal ? { signal: options.signal } : {}) });
+  }
+
+  /** Closes the store and the MCP servers' connections (stdio servers are stopped). */
   close(): void {
     this.store.close();
+    void this.#platform.close();
+  }
+
+  /** Like close, and waits for the MCP connections to end. */
+  async shutdown(): Promise<void> {
+    this.store.close();
+    await this.#platform.close();
   }
 }
 

@@ -1,5 +1,6 @@
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import { SystemError } from "../core/errors.js";
+import { AuditStore } from "./audit-store.js";
 import { openDatabase, openEventConnection, prepareDataDir, type Sqlite } from "./database.js";
 import { EventStore } from "./event-store.js";
 import { RunStore } from "./run-store.js";
@@ -13,6 +14,7 @@ export interface Store {
   runs: RunStore;
   events: EventStore;
   stash: SqliteStash;
+  audit: AuditStore;
   close(): void;
 }
 
@@ -38,6 +40,7 @@ export function openStore(directory: string): Store {
     runs: new RunStore(db),
     events,
     stash,
+    audit: new AuditStore(eventsDb),
     close: () => {
       events.flush();
       stash.flush();
@@ -51,3 +54,4 @@ export function openStore(directory: string): Store {
 export { databaseExists, prepareDataDir } from "./database.js";
 export type { RunRecord } from "./run-store.js";
 export { SqliteStash } from "./stash-store.js";
+export { AuditStore, type AuditFilter, type AuditRow, type AuditStats } from "./audit-store.js";

@@ -1,3 +1,4 @@
+import { AuditStore } from "./audit-store.js";
 import { openDatabaseReadOnly } from "./database.js";
 import { type RunListOptions, type RunRecord, RunStore } from "./run-store.js";
 
@@ -20,4 +21,17 @@ export function latestRunOfThread(directory: string, threadId: string): RunRecor
 
 export function listRuns(directory: string, options: RunListOptions): RunRecord[] {
   return withRunsReadOnly(directory, (runs) => runs.list(options)) ?? [];
+}
+
+/** Reads the audit trail without creating anything; undefined when there is no database or no audit table yet. */
+export function withAuditReadOnly<T>(directory: string, read: (audit: AuditStore) => T): T | undefined {
+  const db = openDatabaseReadOnly(directory);
+  if (!db) return undefined;
+  try {
+    const hasAudit = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'audit'").get();
+    if (!hasAudit) return undefined;
+    return read(new AuditStore(db));
+  } finally {
+    db.close();
+  }
 }

@@ -3,7 +3,29 @@ import type { z } from "zod";
 /** Permission levels, lowest to highest. A tool declares the level it needs. */
 export const PERMISSION_LEVELS = ["NONE", "READ", "WRITE", "EXECUTE", "ADMIN"] as const;
 export type PermissionLevel = (typeof PERMISSION_LEVELS)[number];
-export type RiskLevel = "low" | "medium" | "high";
+export const RISK_LEVELS = ["low", "medium", "high"] as const;
+export type RiskLevel = (typeof RISK_LEVELS)[number];
+
+/** The rank of a level, so levels compare with `<`. */
+export function levelRank(level: PermissionLevel): number {
+  return PERMISSION_LEVELS.indexOf(level);
+}
+
+/** What a person is asked before a high-risk tool runs. */
+export interface ApprovalRequest {
+  tool: string;
+  agent: string;
+  /** The arguments, with secrets redacted. */
+  args: unknown;
+  level: PermissionLevel;
+  riskLevel: RiskLevel;
+  reason: string;
+  runId?: string;
+  subtaskId?: string;
+}
+
+/** A person's answer to an approval request. */
+export type ApprovalAnswer = { approved: true } | { approved: false; feedback?: string };
 
 /** What a tool's `execute` receives besides its arguments. */
 export interface ToolContext {
@@ -11,9 +33,16 @@ export interface ToolContext {
   workspace: string;
   runId?: string;
   threadId?: string;
+  /** Who calls: an agent's name, or `operator` for the local person (every level). */
   agent?: string;
   subtaskId?: string;
   signal?: AbortSignal;
+  /**
+   * Asks a person to approve a high-risk call. The graph implements it with LangGraph's
+   * `interrupt()`, which throws to pause the run: the registry lets that throw through (the one
+   * exception to "a tool call never throws"). Without it, high-risk calls are refused.
+   */
+  requestApproval?: (request: ApprovalRequest) => ApprovalAnswer | Promise<ApprovalAnswer>;
 }
 
 export interface ToolErrorInfo {
@@ -30,9 +59,25 @@ export interface ToolDefinition<Schema extends z.ZodType = z.ZodType> {
   schema: Schema;
   permission: PermissionLevel;
   riskLevel: RiskLevel;
-  /** Safe to call twice with the same arguments (no side effects, or the same ones). */
+  /** Safe to call twice with the same arguments (no side effects, or the same ones): it may be retried. */
   idempotent: boolean;
   timeoutMs: number;
+  /**
+   * How long a result may be served from the cache (idempotent tools only). Only for tools whose
+   * value depends on their arguments alone — not file reads, whose value changes with the files.
+   * A function decides per call (an online search is cached, a search of local files is not).
+   */
+  cacheTtlMs?: number | ((args: z.infer<Schema>) => number);
+  /** Whether one call is idempotent, when it depends on the arguments (a GET is, a POST is not); overrides `idempotent`. */
+  idempotentFor?(args: z.infer<Schema>): boolean;
+  /** Retries after a transient failure (default 3 for idempotent tools, never for the others). */
+  retries?: number;
+  /** The level one call needs, when it depends on the arguments (an HTTP POST writes). */
+  levelFor?(args: z.infer<Schema>): PermissionLevel;
+  /** The JSON schema shown to models, when it is not derived from `schema` (MCP tools). */
+  parameters?: Record<string, unknown>;
+  /** Where the tool comes from: `builtin`, or `mcp:<server>`. */
+  source?: string;
   /** Returns the tool's value; throws a ToolError (or any error) to fail. */
   execute(args: z.infer<Schema>, context: ToolContext): Promise<unknown>;
   /** A one-line human summary of a value; defaults to a bounded JSON preview. */

@@ -1,32 +1,97 @@
 import { z } from "zod";
 import { errorMessage, isTroupeError } from "../core/errors.js";
 import { LIMITS } from "../core/limits.js";
-import { preview } from "../core/text.js";
+import { preview, truncate } from "../core/text.js";
 import type { ToolSpec } from "../core/tool-spec.js";
-import type { ToolContext, ToolDefinition, ToolOutcome } from "./define-tool.js";
+import { type AuditEntry, type AuditSink, auditArgs, redact } from "./audit.js";
+import { Semaphore, sleep } from "./concurrency.js";
+import type { PermissionLevel, ToolContext, ToolDefinition, ToolOutcome } from "./define-tool.js";
+import type { PermissionPolicy } from "./permissions.js";
+import { ResultCache } from "./result-cache.js";
 
-
-/** A finished call, as the registry reports it to its listener. */
+/** A finished call, as the registry reports it to its listeners. */
 export interface ToolCallReport {
   tool: string;
   args: unknown;
   outcome: ToolOutcome;
   durationMs: number;
   context: ToolContext;
+  audit: AuditEntry;
 }
 
 export interface ToolRegistryOptions {
   onCall?: (report: ToolCallReport) => void;
+  /** Checked on every call; without one (a bare registry in a unit test or a script) every call is allowed. */
+  policy?: PermissionPolicy;
+  audit?: AuditSink;
+  /** Calls running at once, across all callers (default 5). */
+  concurrency?: number;
+  /** The first retry's delay; it doubles each time, with jitter. */
+  retryBaseMs?: number;
 }
 
-/** Holds the tools by name and runs calls: arguments validated, time-limited, never throwing. */
+/** What the registry learns about a call while it goes, for the audit trail. */
+interface Trail {
+  decision: AuditEntry["decision"];
+  status: AuditEntry["status"];
+  level: PermissionLevel;
+  grant: string | null;
+  reason: string | null;
+  attempts: number;
+  cached: boolean;
+  /** Set while a person is being asked: a throw then is the graph pausing, not a fault. */
+  suspended: boolean;
+}
+
+const MAX_RETRY_DELAY_MS = 2_000;
+
+/** System error codes worth a retry: the network or the machine was briefly unable, not the call wrong. */
+const TRANSIENT_CODES = /^(ECONNRESET|ECONNREFUSED|ETIMEDOUT|EPIPE|EAI_AGAIN|EBUSY|EAGAIN|EMFILE|ENFILE|UND_ERR_(SOCKET|CONNECT_TIMEOUT|HEADERS_TIMEOUT|BODY_TIMEOUT|CLOSED))$/;
+
+function isTransient(error: unknown): boolean {
+  for (let current = error, depth = 0; current instanceof Error && depth < 4; current = current.cause, depth += 1) {
+    const code = (current as NodeJS.ErrnoException).code;
+    if (typeof code === "string" && TRANSIENT_CODES.test(code)) return true;
+  }
+  return false;
+}
+
+/**
+ * Holds the tools by name and runs every call the same way: the tool looked up, its arguments
+ * validated, the caller's permission checked (a denied call never runs), a person's approval
+ * for high-risk tools, a cache for idempotent tools that allow it, a concurrency limit, a
+ * timeout per attempt, retries with backoff for idempotent tools, and one audit entry per call.
+ * A call never throws: every outcome is `{ ok: true, value }` or `{ ok: false, error }`.
+ */
 export class ToolRegistry {
   readonly #tools = new Map<string, ToolDefinition>();
   readonly #specs = new Map<string, ToolSpec>();
   readonly #listeners: Array<(report: ToolCallReport) => void> = [];
+  readonly #cache = new ResultCache();
+  readonly #slots: Semaphore;
+  #policy: PermissionPolicy | undefined;
+  #audit: AuditSink | undefined;
+  #retryBaseMs: number;
 
   constructor(options: ToolRegistryOptions = {}) {
     if (options.onCall) this.#listeners.push(options.onCall);
+    this.#policy = options.policy;
+    this.#audit = options.audit;
+    this.#slots = new Semaphore(options.concurrency ?? LIMITS.toolConcurrency);
+    this.#retryBaseMs = options.retryBaseMs ?? 100;
+  }
+
+  /** Sets the policy, the audit sink or the concurrency limit (the engine wires them after creating the store). */
+  configure(options: Pick<ToolRegistryOptions, "policy" | "audit" | "concurrency" | "retryBaseMs">): this {
+    if (options.policy !== undefined) this.#policy = options.policy;
+    if (options.audit !== undefined) this.#audit = options.audit;
+    if (options.concurrency !== undefined) this.#slots.limit = options.concurrency;
+    if (options.retryBaseMs !== undefined) this.#retryBaseMs = options.retryBaseMs;
+    return this;
+  }
+
+  get policy(): PermissionPolicy | undefined {
+    return this.#policy;
   }
 
   /** Adds a tool; a second tool with the same name is an error. */
@@ -52,14 +117,28 @@ export class ToolRegistry {
     return this.list().map((tool) => tool.name);
   }
 
-  /** The model-facing spec of a tool (its zod schema as JSON schema). */
+  /** The tools an agent can reach under the policy (all of them without a policy). */
+  reachable(agent: string): string[] {
+    return this.#policy ? this.#policy.reachable(agent, this.list()) : this.names();
+  }
+
+  /** Whether a call to this tool by this agent would wait for a person's approval. */
+  needsApproval(name: string, agent: string): boolean {
+    const tool = this.#tools.get(name);
+    return tool !== undefined && this.#policy !== undefined && this.#policy.needsApproval(tool, agent);
+  }
+
+  /** The model-facing spec of a tool (its JSON schema). */
   spec(name: string): ToolSpec {
     const cached = this.#specs.get(name);
     if (cached) return cached;
     const tool = this.#tools.get(name);
     if (!tool) throw new Error(`unknown tool "${name}"`);
-    const parameters = z.toJSONSchema(tool.schema, { io: "input", unrepresentable: "any" }) as Record<string, unknown>;
-    delete parameters.$schema;
+    let parameters = tool.parameters;
+    if (!parameters) {
+      parameters = z.toJSONSchema(tool.schema, { io: "input", unrepresentable: "any" }) as Record<string, unknown>;
+      delete parameters.$schema;
+    }
     const spec: ToolSpec = { type: "function", function: { name: tool.name, description: tool.description, parameters } };
     this.#specs.set(name, spec);
     return spec;
@@ -73,11 +152,50 @@ export class ToolRegistry {
     };
   }
 
-  /** Runs a tool. Unknown tools, invalid arguments, timeouts and thrown errors all come back as `{ ok: false }`. */
+  /**
+   * Runs a tool. Unknown tools, invalid arguments, denied permissions, timeouts and thrown errors
+   * all come back as `{ ok: false }`. The only throw that passes is `context.requestApproval`'s
+   * (the graph pausing for a person); nothing has run or been recorded at that point.
+   */
   async call(name: string, args: unknown, context: ToolContext): Promise<ToolOutcome> {
     const started = performance.now();
-    const outcome = await this.#run(name, args, context);
-    const report: ToolCallReport = { tool: name, args, outcome, durationMs: performance.now() - started, context };
+    const at = Date.now();
+    const trail: Trail = { decision: "allowed", status: "not_run", level: "NONE", grant: null, reason: null, attempts: 0, cached: false, suspended: false };
+    let outcome: ToolOutcome;
+    try {
+      outcome = await this.#call(name, args, context, trail);
+    } catch (error) {
+      if (trail.suspended) throw error;
+      outcome = { ok: false, error: { code: "tool_failed", message: errorMessage(error) } };
+      trail.status = "error";
+    }
+    const durationMs = performance.now() - started;
+    const audit: AuditEntry = {
+      at,
+      runId: context.runId ?? null,
+      threadId: context.threadId ?? null,
+      subtaskId: context.subtaskId ?? null,
+      agent: context.agent ?? "(none)",
+      tool: name,
+      args: auditArgs(args),
+      decision: trail.decision,
+      status: trail.status,
+      level: trail.level,
+      grant: trail.grant,
+      reason: trail.reason,
+      resultPreview: outcome.ok ? truncate(String(redact(outcome.summary)), LIMITS.previewChars) : null,
+      errorCode: outcome.ok ? null : outcome.error.code,
+      error: outcome.ok ? null : truncate(String(redact(outcome.error.message)), 1_000),
+      durationMs: Math.round(durationMs * 1000) / 1000,
+      attempts: trail.attempts,
+      cached: trail.cached,
+    };
+    try {
+      this.#audit?.record(audit);
+    } catch {
+      // the audit sink's fault must not change the outcome; the store reports its own failures
+    }
+    const report: ToolCallReport = { tool: name, args, outcome, durationMs, context, audit };
     for (const listener of this.#listeners) {
       try {
         listener(report);
@@ -88,39 +206,128 @@ export class ToolRegistry {
     return outcome;
   }
 
-  async #run(name: string, args: unknown, context: ToolContext): Promise<ToolOutcome> {
+  async #call(name: string, args: unknown, context: ToolContext, trail: Trail): Promise<ToolOutcome> {
     const tool = this.#tools.get(name);
     if (!tool) {
+      trail.decision = "denied";
+      trail.reason = "unknown tool";
       return { ok: false, error: { code: "unknown_tool", message: `unknown tool "${name}"; available: ${this.names().join(", ")}` } };
     }
     const parsed = tool.schema.safeParse(args ?? {});
+    trail.level = parsed.success && tool.levelFor ? tool.levelFor(parsed.data) : tool.permission;
+    const agent = context.agent ?? "";
+    let needsApproval = false;
+    if (this.#policy) {
+      const decision = this.#policy.check(agent, tool, trail.level, parsed.success ? parsed.data : args);
+      trail.reason = decision.reason;
+      if (!decision.allowed) {
+        trail.decision = "denied";
+        return { ok: false, error: { code: decision.code, message: `permission denied: ${decision.reason}` } };
+      }
+      if (decision.grant) trail.grant = `${decision.grant.agent}:${decision.grant.tool}:${decision.grant.level} by ${decision.grant.grantedBy}`;
+      needsApproval = decision.needsApproval;
+    }
     if (!parsed.success) {
       return { ok: false, error: { code: "invalid_arguments", message: `invalid arguments for ${name}: ${z.prettifyError(parsed.error)}` } };
     }
-    if (context.signal?.aborted) return { ok: false, error: { code: "cancelled", message: "the run was cancelled" } };
+    if (needsApproval) {
+      if (!context.requestApproval) {
+        trail.decision = "denied";
+        trail.reason = `${name} needs a person's approval and this caller cannot ask for it`;
+        return { ok: false, error: { code: "approval_required", message: `${name} is high-risk and needs a person's approval, which this caller cannot ask for` } };
+      }
+      trail.suspended = true;
+      const answer = await context.requestApproval({
+        tool: name,
+        agent,
+        args: redact(parsed.data),
+        level: trail.level,
+        riskLevel: tool.riskLevel,
+        reason: `${name} is ${tool.riskLevel}-risk and needs approval before it runs`,
+        ...(context.runId !== undefined ? { runId: context.runId } : {}),
+        ...(context.subtaskId !== undefined ? { subtaskId: context.subtaskId } : {}),
+      });
+      trail.suspended = false;
+      if (!answer.approved) {
+        trail.decision = "rejected";
+        trail.reason = answer.feedback ? `rejected by a person: ${answer.feedback}` : "rejected by a person";
+        return { ok: false, error: { code: "rejected", message: `a person rejected this call to ${name}${answer.feedback ? `: ${answer.feedback}` : ""}` } };
+      }
+      trail.decision = "approved";
+    }
+    const idempotent = tool.idempotentFor ? tool.idempotentFor(parsed.data) : tool.idempotent;
+    const ttl = typeof tool.cacheTtlMs === "function" ? tool.cacheTtlMs(parsed.data) : (tool.cacheTtlMs ?? 0);
+    const cacheKey = idempotent && ttl > 0 ? ResultCache.key(name, parsed.data, context.workspace) : undefined;
+    if (cacheKey) {
+      const hit = this.#cache.get(cacheKey);
+      if (hit) {
+        trail.cached = true;
+        trail.status = "ok";
+        return hit;
+      }
+    }
+    const retries = idempotent ? (tool.retries ?? 3) : 0;
+    let outcome: ToolOutcome = { ok: false, error: { code: "tool_failed", message: "not run" } };
+    for (let attempt = 0; attempt <= retries; attempt += 1) {
+      if (attempt > 0) {
+        const delay = Math.min(MAX_RETRY_DELAY_MS, this.#retryBaseMs * 2 ** (attempt - 1)) * (0.5 + Math.random() / 2);
+        try {
+          await sleep(delay, context.signal);
+        } catch {
+          break;
+        }
+      }
+      let release: () => void;
+      try {
+        release = await this.#slots.acquire(context.signal);
+      } catch {
+        outcome = { ok: false, error: { code: "cancelled", message: "the run was cancelled" } };
+        break;
+      }
+      trail.attempts += 1;
+      let retryable: boolean;
+      try {
+        ({ outcome, retryable } = await this.#attempt(tool, parsed.data, context));
+      } finally {
+        release();
+      }
+      if (outcome.ok || !retryable || context.signal?.aborted) break;
+    }
+    trail.status = outcome.ok ? "ok" : "error";
+    if (cacheKey && outcome.ok) this.#cache.set(cacheKey, outcome, ttl);
+    return outcome;
+  }
+
+  /** One attempt under the tool's timeout. `retryable` says whether a retry could help (timeouts, unexpected faults). */
+  async #attempt(tool: ToolDefinition, args: unknown, context: ToolContext): Promise<{ outcome: ToolOutcome; retryable: boolean }> {
+    if (context.signal?.aborted) return { outcome: { ok: false, error: { code: "cancelled", message: "the run was cancelled" } }, retryable: false };
     const timeout = AbortSignal.timeout(tool.timeoutMs);
     const signal = context.signal ? AbortSignal.any([context.signal, timeout]) : timeout;
     let onAbort: (() => void) | undefined;
-    const aborted = new Promise<ToolOutcome>((resolve) => {
+    const aborted = new Promise<{ outcome: ToolOutcome; retryable: boolean }>((resolve) => {
       onAbort = () => {
-        const timedOut = timeout.aborted;
+        const timedOut = timeout.aborted && !context.signal?.aborted;
         resolve({
-          ok: false,
-          error: timedOut
-            ? { code: "timeout", message: `${name} did not finish within ${tool.timeoutMs} ms` }
-            : { code: "cancelled", message: "the run was cancelled" },
+          outcome: {
+            ok: false,
+            error: timedOut ? { code: "timeout", message: `${tool.name} did not finish within ${tool.timeoutMs} ms` } : { code: "cancelled", message: "the run was cancelled" },
+          },
+          retryable: timedOut,
         });
       };
       signal.addEventListener("abort", onAbort, { once: true });
     });
-    const execution = (async (): Promise<ToolOutcome> => {
+    const { requestApproval: _requestApproval, ...rest } = context;
+    const execution = (async (): Promise<{ outcome: ToolOutcome; retryable: boolean }> => {
       try {
-        const value = await tool.execute(parsed.data, { ...context, signal });
-        const summary = tool.summarize ? tool.summarize(value, parsed.data) : preview(value, LIMITS.previewChars);
-        return { ok: true, value, summary };
+        const value = await tool.execute(args, { ...rest, signal });
+        const summary = tool.summarize ? tool.summarize(value, args) : preview(value, LIMITS.previewChars);
+        return { outcome: { ok: true, value, summary }, retryable: false };
       } catch (error) {
-        const code = isTroupeError(error) ? error.code : "tool_failed";
-        return { ok: false, error: { code, message: errorMessage(error) } };
+        if (isTroupeError(error)) {
+          return { outcome: { ok: false, error: { code: error.code, message: error.message } }, retryable: error.data.retryable === true };
+        }
+        return { outcome: { ok: false, error: { code: "tool_failed", message: errorMessage(error) } }, retryable: isTransient(error) };
       }
     })();
     try {

@@ -1,13 +1,20 @@
 import type { Command } from "commander";
 import { InputError } from "../../core/errors.js";
+import { truncate } from "../../core/text.js";
 import { addEngineFlags, type EngineFlags } from "../engine-flags.js";
 import { EXIT } from "../exit-codes.js";
 import { err, out, printJson } from "../io.js";
+
+interface ListFlags {
+  json?: boolean;
+  config?: string;
+}
 
 interface CallFlags extends EngineFlags {
   args?: string;
   as?: string;
   json?: boolean;
+  config?: string;
 }
 
 export function registerTools(program: Command): void {
@@ -15,35 +22,52 @@ export function registerTools(program: Command): void {
 
   tools
     .command("list")
-    .description("the tools agents can use")
+    .description("the tools agents can use, with the level each needs and the agents that reach it")
     .option("--json", "print the tools with their JSON schemas")
-    .action(async (flags: { json?: boolean }) => {
-      const { createBuiltinRegistry } = await import("../../tools/builtin/index.js");
-      const registry = createBuiltinRegistry();
-      if (flags.json) {
-        printJson(
-          registry.list().map((tool) => ({
-            name: tool.name,
-            description: tool.description,
-            permission: tool.permission,
-            riskLevel: tool.riskLevel,
-            idempotent: tool.idempotent,
-            timeoutMs: tool.timeoutMs,
-            schema: registry.spec(tool.name).function.parameters,
-          })),
-        );
-        return;
+    .option("--config <file>", "the config file (default: TROUPE_CONFIG, then ./troupe.config.json or .ts)")
+    .action(async (flags: ListFlags) => {
+      const { loadToolsConfig } = await import("../../config/tools-config.js");
+      const { createAgentRegistry } = await import("../../agents/index.js");
+      const { createToolPlatform } = await import("../../runtime/tool-platform.js");
+      const platform = await createToolPlatform({ config: (await loadToolsConfig({ file: flags.config })).config, agents: createAgentRegistry() });
+      try {
+        for (const warning of platform.warnings) err(`warning: ${warning}`);
+        const { tools: registry, agents } = platform;
+        const reachedBy = (name: string): string[] => agents.list().filter((agent) => agent.tools.includes(name)).map((agent) => agent.name);
+        if (flags.json) {
+          printJson(
+            registry.list().map((tool) => ({
+              name: tool.name,
+              description: tool.description,
+              permission: tool.permission,
+              riskLevel: tool.riskLevel,
+              idempotent: tool.idempotent,
+              timeoutMs: tool.timeoutMs,
+              source: tool.source ?? "builtin",
+              needsApproval: platform.policy.needsApproval(tool, "agent"),
+              agents: reachedBy(tool.name),
+              schema: registry.spec(tool.name).function.parameters,
+            })),
+          );
+          return;
+        }
+        for (const tool of registry.list()) {
+          const approval = platform.policy.needsApproval(tool, "agent") ? " (approval)" : "";
+          out(`${tool.name.padEnd(18)} ${tool.permission.padEnd(8)} ${`${tool.riskLevel}${approval}`.padEnd(17)} ${(reachedBy(tool.name).join(",") || "-").padEnd(22)} ${truncate(tool.description, 100)}`);
+        }
+      } finally {
+        await platform.close();
       }
-      for (const tool of registry.list()) out(`${tool.name.padEnd(14)} ${tool.permission.padEnd(8)} ${tool.description}`);
     });
 
   const call = tools
     .command("call")
-    .description("call a tool directly (confined to the workspace like any agent's call)")
+    .description("call a tool directly, through permissions and audit (as the local operator unless --as names an agent)")
     .argument("<name>", "tool name (see tools list)")
     .option("--args <json>", "the arguments as a JSON object", "{}")
-    .option("--as <agent>", "call as this agent: only its tools are allowed")
-    .option("--json", "print the outcome as JSON");
+    .option("--as <agent>", "call as this agent: its grants apply, and high-risk tools are refused (no one to approve them)")
+    .option("--json", "print the outcome as JSON")
+    .option("--config <file>", "the config file (default: TROUPE_CONFIG, then ./troupe.config.json or .ts)");
   addEngineFlags(call, false).action(async (name: string, flags: CallFlags) => {
     let args: unknown;
     try {
@@ -52,22 +76,24 @@ export function registerTools(program: Command): void {
       throw new InputError("invalid_args", `--args is not valid JSON: ${(error as Error).message}`);
     }
     if (args === null || typeof args !== "object" || Array.isArray(args)) throw new InputError("invalid_args", "--args must be a JSON object");
-    const { createBuiltinRegistry } = await import("../../tools/builtin/index.js");
-    const registry = createBuiltinRegistry();
-    if (!registry.has(name)) throw new InputError("unknown_tool", `unknown tool "${name}"; available: ${registry.names().join(", ")}`);
-    if (flags.as !== undefined) {
-      const { createAgentRegistry } = await import("../../agents/index.js");
-      const agent = createAgentRegistry().get(flags.as);
-      if (!agent) throw new InputError("unknown_agent", `unknown agent "${flags.as}"`);
-      if (!agent.tools.includes(name)) throw new InputError("tool_not_allowed", `the ${agent.name} agent cannot use ${name}; its tools are ${agent.tools.join(", ")}`);
-    }
+    const { Troupe } = await import("../../runtime/engine.js");
     const { parseEnv } = await import("../../config/env.js");
-    const { workspaceRoot } = await import("../../tools/workspace.js");
-    const workspace = await workspaceRoot(flags.workspace ?? parseEnv().TROUPE_WORKSPACE);
-    const outcome = await registry.call(name, args, { workspace, agent: flags.as ?? "operator" });
-    if (flags.json) printJson(outcome);
-    else if (outcome.ok) out(typeof outcome.value === "string" ? outcome.value : JSON.stringify(outcome.value, null, 2));
-    else err(`${name} failed (${outcome.error.code}): ${outcome.error.message}`);
-    process.exitCode = outcome.ok ? EXIT.completed : outcome.error.code === "invalid_arguments" ? EXIT.badInput : EXIT.failed;
+    const { createProviderRegistry } = await import("../../providers/registry.js");
+    // No model is called here: the offline one stands in, so no provider settings (keys, per-role models) are needed.
+    const env = parseEnv();
+    const registry = createProviderRegistry();
+    const models = registry.createModelSet(registry.resolve("offline"), env);
+    const troupe = await Troupe.create({ env, models, workspace: flags.workspace, dataDir: flags.dataDir, configFile: flags.config });
+    try {
+      for (const warning of troupe.warnings) err(`warning: ${warning}`);
+      if (!troupe.tools.has(name)) throw new InputError("unknown_tool", `unknown tool "${name}"; available: ${troupe.tools.names().join(", ")}`);
+      const outcome = await troupe.callTool(name, args, flags.as !== undefined ? { agent: flags.as } : {});
+      if (flags.json) printJson(outcome);
+      else if (outcome.ok) out(typeof outcome.value === "string" ? outcome.value : JSON.stringify(outcome.value, null, 2));
+      else err(`${name} failed (${outcome.error.code}): ${outcome.error.message}`);
+      process.exitCode = outcome.ok ? EXIT.completed : outcome.error.code === "invalid_arguments" ? EXIT.badInput : EXIT.failed;
+    } finally {
+      await troupe.shutdown();
+    }
   });
 }

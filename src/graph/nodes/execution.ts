@@ -1,5 +1,5 @@
-import type { LangGraphRunnableConfig } from "@langchain/langgraph";
-import { runWorker, type WorkerToolCall } from "../../agents/worker.js";
+import { isGraphBubbleUp, type LangGraphRunnableConfig } from "@langchain/langgraph";
+import { immediateStep, runWorker, type WorkerToolCall } from "../../agents/worker.js";
 import { type BudgetStop, isBudgetExhausted } from "../../core/budget.js";
 import { errorMessage } from "../../core/errors.js";
 import { ArgReferenceError, describeShape } from "../../core/json-path.js";
@@ -11,6 +11,7 @@ import { preview, truncate } from "../../core/text.js";
 import { routeFor } from "../../providers/registry.js";
 import type { ToolContext, ToolOutcome } from "../../tools/define-tool.js";
 import { announceBudgetStop, callOptions, createMeter, emit, type GraphDeps, threadIdOf } from "../deps.js";
+import { approvalByInterrupt, durableStep } from "../durable.js";
 import { type ItemOutcome, runMap } from "../map-run.js";
 import { blockedSubtasks } from "../schedule.js";
 import type { State, Update } from "../state.js";
@@ -81,7 +82,14 @@ function mapSummary(tally: MapTally): string {
  * Runs one subtask: a direct tool step, or a worker's tool-calling loop — once, or once per
  * item of its `mapOver` list. Arguments are resolved from the stash just before it starts, and
  * its result goes to the stash; the state gets the handle and a summary. A failure is a
- * result, not a crash.
+ * result, not a crash. Every tool call, direct or a worker's, goes through the registry's
+ * permissions and audit.
+ *
+ * A subtask that may wait for a person's approval of a tool call makes its steps durable, so
+ * its re-run on resume repeats none of them (nor announces the subtask twice). The items of a
+ * map are not: they run in parallel, so the order of their steps is not deterministic, and an
+ * item's isolation would swallow the pause — a mapped subtask gets no approver, and its
+ * high-risk calls are refused (and audited).
  */
 export function createRunSubtaskNode(deps: GraphDeps) {
   return async (payload: SubtaskPayload, config: LangGraphRunnableConfig): Promise<Update> => {
@@ -92,9 +100,17 @@ export function createRunSubtaskNode(deps: GraphDeps) {
     let toolCallCount = 0;
     let tracedFailures = 0;
     const mapped = subtask.mapOver !== undefined;
-    emit(config, { type: "subtask-start", subtaskId: subtask.id, label: subtask.label, agent: subtask.agent, attempt: payload.attempt });
+    const agent = deps.agents.get(subtask.agent);
+    const mayPause =
+      !mapped && (subtask.tool !== undefined ? deps.tools.needsApproval(subtask.tool, subtask.agent) : agent !== undefined && agent.tools.some((name) => deps.tools.needsApproval(name, subtask.agent)));
+    // Other subtasks skip the checkpoint writes durable steps cost.
+    const step = mayPause ? durableStep : immediateStep;
+    await step("subtask_start", async () => {
+      emit(config, { type: "subtask-start", subtaskId: subtask.id, label: subtask.label, agent: subtask.agent, attempt: payload.attempt });
+      return true;
+    });
     // A map keeps a bounded sample of its item calls in the trace (the first ones and failures); all are counted.
-    const onToolCall = (call: WorkerToolCall): void => {
+    const onToolCall = (call: WorkerToolCall, replayed = false): void => {
       toolCallCount += 1;
       const record = traceRecord(subtask, call, Date.now());
       const keep = !mapped || records.length < LIMITS.mapTracedCalls || (!call.outcome.ok && tracedFailures < LIMITS.mapTracedCalls);
@@ -102,7 +118,7 @@ export function createRunSubtaskNode(deps: GraphDeps) {
         records.push(record);
         if (mapped && !call.outcome.ok) tracedFailures += 1;
       }
-      if (!mapped) emit(config, { type: "tool-call", subtaskId: subtask.id, agent: subtask.agent, tool: call.tool, ok: call.outcome.ok, durationMs: record.durationMs, preview: record.preview });
+      if (!mapped && !replayed) emit(config, { type: "tool-call", subtaskId: subtask.id, agent: subtask.agent, tool: call.tool, ok: call.outcome.ok, durationMs: record.durationMs, preview: record.preview });
     };
     const toolContext: ToolContext = {
       workspace: deps.workspace,
@@ -111,6 +127,7 @@ export function createRunSubtaskNode(deps: GraphDeps) {
       agent: subtask.agent,
       subtaskId: subtask.id,
       signal: config.signal,
+      ...(mapped ? {} : { requestApproval: approvalByInterrupt }),
     };
     let budgetStop: BudgetStop | undefined;
     const callTool = async (tool: string, args: Record<string, unknown>): Promise<ToolOutcome> => {
@@ -121,10 +138,10 @@ export function createRunSubtaskNode(deps: GraphDeps) {
     };
     const work = async (args: Record<string, unknown>, item?: { index: number; total: number; argument: string }): Promise<Attempt> => {
       if (subtask.tool !== undefined) {
+        // Nothing happens before a direct call's approval, so its re-run on resume repeats nothing.
         const outcome = await callTool(subtask.tool, args);
         return outcome.ok ? { status: "done", value: outcome.value, summary: truncate(outcome.summary, LIMITS.previewChars) } : { status: "failed", summary: "", error: toolFailure(outcome) };
       }
-      const agent = deps.agents.get(subtask.agent);
       if (!agent) return { status: "failed", summary: "", error: `unknown agent "${subtask.agent}"` };
       const outcome = await runWorker(
         {
@@ -141,6 +158,7 @@ export function createRunSubtaskNode(deps: GraphDeps) {
           promptBudget: payload.promptBudget,
           ...(item ? { item } : {}),
           onToolCall,
+          step,
         },
         callOptions(deps, payload.runId, config, meter, subtask.id),
       );
@@ -184,7 +202,8 @@ export function createRunSubtaskNode(deps: GraphDeps) {
             : { status: "done", value: report, summary, map: tally };
       }
     } catch (error) {
-      if (config.signal?.aborted) throw error;
+      // Cancellation stops the run; a pause (a tool waiting for approval) passes through to LangGraph.
+      if (config.signal?.aborted || isGraphBubbleUp(error)) throw error;
       if (isBudgetExhausted(error)) {
         budgetStop = error.stop;
         announceBudgetStop(deps, payload.runId, config, error);

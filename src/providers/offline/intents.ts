@@ -15,6 +15,8 @@ export type Intent =
   | { kind: "json"; clause: string; source: JsonSource; usesPrevious: boolean }
   | { kind: "count"; clause: string; unit: CountUnit; path?: string; usesPrevious: false }
   | { kind: "map"; clause: string; folder: string; action: string; usesPrevious: false }
+  | { kind: "search"; clause: string; query: string; usesPrevious: false }
+  | { kind: "run"; clause: string; language: "javascript" | "python" | "node"; code?: string; path?: string; usesPrevious: false }
   | { kind: "open"; clause: string; agent: "research" | "code"; usesPrevious: boolean };
 
 export type CountUnit = "lines" | "words" | "characters";
@@ -54,6 +56,8 @@ const ACTION_VERBS = [
   "explain",
   "create",
   "find",
+  "search",
+  "run",
   "count",
   "what is",
   "what's",
@@ -202,11 +206,40 @@ function countUnit(lower: string): CountUnit | undefined {
   return "characters";
 }
 
+/** "run `code`" or "run script.py": code to run in the sandbox. */
+function runIntent(clause: string, lower: string, path: string | undefined): Intent | undefined {
+  if (!/^\s*(?:run|execute)\b/.test(lower)) return undefined;
+  const code = /`([^`]+)`/.exec(clause)?.[1];
+  const script = path && /\.(?:py|js|mjs)$/i.test(path) ? path : undefined;
+  if (code === undefined && script === undefined) return undefined;
+  const language = /\bpython\b/.test(lower) || script?.endsWith(".py") ? "python" : /\bnode(?:\.?js)?\b/.test(lower) || (script && code === undefined) ? "node" : "javascript";
+  return code !== undefined ? { kind: "run", clause, language, code, usesPrevious: false } : { kind: "run", clause, language, path: script, usesPrevious: false };
+}
+
+/** "search the knowledge folder for X", "look up X", "find notes about X": an offline search. */
+function searchIntent(clause: string, lower: string): Intent | undefined {
+  if (!/^\s*(?:search|look\s+up|lookup|find)\b/.test(lower)) return undefined;
+  if (!/^\s*(?:search|look\s+up|lookup)\b/.test(lower) && !/\b(?:notes?|docs?|documentation|knowledge|sources?|references?|articles?|material)\b/.test(lower)) return undefined;
+  let query = clause.replace(/^\s*(?:search|look\s+up|lookup|find)\b\s*/i, "");
+  const about = /\b(?:for|about|on|regarding|mentioning)\s+(.+)$/i.exec(query);
+  if (about?.[1]) query = about[1];
+  query = query
+    .replace(/\b(?:in|from|through)\s+(?:the\s+)?(?:knowledge(?:\s+(?:folder|base))?|notes|docs|documentation|workspace)\b/gi, " ")
+    .replace(/^(?:the\s+)?(?:knowledge(?:\s+(?:folder|base))?|notes|docs|documentation|workspace|web)\s*/i, "")
+    .replace(/[?.!]+$/, "")
+    .trim();
+  return query ? { kind: "search", clause, query: unquote(query), usesPrevious: false } : undefined;
+}
+
 /** Recognises one clause. */
 export function parseClause(clause: string, context: ClauseContext = {}): Intent {
   const lower = clause.toLowerCase();
   const usesPrevious = PRONOUN.test(clause);
   const path = filePathIn(clause) ?? context.path;
+
+  // Code to run comes first: "run `…`" is code even when the code counts lines or words.
+  const run = runIntent(clause, lower, path);
+  if (run) return run;
 
   const unit = countUnit(lower);
   if (unit && !/\b(?:save|write|store)\b/.test(lower)) {
@@ -245,6 +278,9 @@ export function parseClause(clause: string, context: ClauseContext = {}): Intent
 
   const expression = toExpression(clause);
   if (expression) return { kind: "compute", clause, expression, usesPrevious: false };
+
+  const search = searchIntent(clause, lower);
+  if (search) return search;
 
   return { kind: "open", clause, agent: codeLike ? "code" : "research", usesPrevious };
 }

@@ -196,3 +196,22 @@ describe("offline maps over a folder's files", () => {
     expect(answer).toContain("- Fetch: 2 of 3 items succeeded, 1 failed\n    - 3 items\n    - u2: failed — timeout\n    - … 2 more not shown");
   });
 });
+
+describe("offline code runs and searches", () => {
+  it("plans a sandboxed run for code in backticks or a script, after the clause that writes the script", () => {
+    expect(planTask("run `[1, 2, 3].map((n) => n * 2)` and save it to doubled.txt").subtasks).toMatchObject([
+      { id: "s1", agent: "execute", args: { language: { value: "javascript" }, code: { value: "[1, 2, 3].map((n) => n * 2)" } } },
+      { id: "s2", agent: "execute", dependsOn: ["s1"] },
+    ]);
+    expect(planTask('write "print(6 * 7)" to answer.py, then run python answer.py').subtasks).toMatchObject([
+      { id: "s1", agent: "execute", args: { path: { value: "answer.py" } } },
+      { id: "s2", agent: "execute", dependsOn: ["s1"], args: { language: { value: "python" }, path: { value: "answer.py" } } },
+    ]);
+  });
+
+  it("plans a search of the knowledge folder with the query alone", () => {
+    expect(planTask("search the knowledge folder for write-ahead logging").subtasks).toMatchObject([{ agent: "research", args: { query: { value: "write-ahead logging" } } }]);
+    expect(planTask("look up LangGraph interrupts").subtasks).toMatchObject([{ agent: "research", args: { query: { value: "LangGraph interrupts" } } }]);
+    expect(planTask("find notes about SQLite").subtasks).toMatchObject([{ agent: "research", args: { query: { value: "SQLite" } } }]);
+  });
+});

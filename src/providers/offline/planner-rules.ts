@@ -14,6 +14,7 @@ function agentFor(intent: Intent): string {
     case "list":
     case "count":
     case "map":
+    case "search":
       return "research";
     case "open":
       return intent.agent;
@@ -49,6 +50,12 @@ function argsFor(intent: Intent, previous: Previous | undefined): Record<string,
     }
     case "count":
       return intent.path !== undefined ? { path: { value: intent.path } } : {};
+    case "search":
+      return { query: { value: intent.query } };
+    case "run":
+      return intent.code !== undefined
+        ? { language: { value: intent.language }, code: { value: intent.code } }
+        : { language: { value: intent.language }, path: { value: intent.path ?? "" } };
     case "map":
     case "open":
       return {};
@@ -109,6 +116,8 @@ export function planTask(task: string): PlanOutput {
   if (intents.every((intent) => intent.kind === "open")) return { subtasks: openEndedPlan(task, intents) };
   const subtasks: PlannedSubtask[] = [];
   let previous: Previous | undefined;
+  /** The subtask that writes each file, so a script runs after the clause that writes it. */
+  const writers = new Map<string, string>();
   for (const intent of intents) {
     if (subtasks.length >= 49) break;
     const id = `s${subtasks.length + 1}`;
@@ -121,6 +130,11 @@ export function planTask(task: string): PlanOutput {
     const args = argsFor(intent, intent.usesPrevious ? previous : undefined);
     const dependsOn = Object.values(args).flatMap((arg) => ("ref" in arg ? [arg.ref] : []));
     if (intent.kind === "open" && intent.usesPrevious && previous) dependsOn.push(previous.id);
+    if (intent.kind === "run" && intent.path !== undefined) {
+      const writer = writers.get(intent.path);
+      if (writer !== undefined) dependsOn.push(writer);
+    }
+    if (intent.kind === "write") writers.set(intent.path, id);
     subtasks.push({ id, label: capitalize(intent.clause), agent: agentFor(intent), dependsOn: [...new Set(dependsOn)], args });
     previous = { id, mapped: false };
   }

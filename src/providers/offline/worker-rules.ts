@@ -68,6 +68,17 @@ function nextCall(intent: Intent, args: Record<string, unknown>, replies: ToolRe
       if (path === undefined) return undefined;
       return done === 0 ? { name: "text_stats", args: { path: asText(path) } } : undefined;
     }
+    case "search": {
+      const query = fromArgs(args, "query", "q") ?? intent.query;
+      return done === 0 ? { name: "web_search", args: { query: asText(query) } } : undefined;
+    }
+    case "run": {
+      const code = fromArgs(args, "code", "source") ?? intent.code;
+      const path = fromArgs(args, "path", "file") ?? intent.path;
+      const language = asText(fromArgs(args, "language") ?? intent.language);
+      if (done > 0) return undefined;
+      return code !== undefined ? { name: "code_run", args: { language, code: asText(code) } } : { name: "code_run", args: { language, path: asText(path) } };
+    }
     case "map":
     case "open":
       return undefined;
@@ -76,6 +87,30 @@ function nextCall(intent: Intent, args: Record<string, unknown>, replies: ToolRe
 
 function plural(count: number, unit: string): string {
   return `${count} ${count === 1 ? unit.replace(/s$/, "") : unit}`;
+}
+
+interface SearchHitView {
+  title?: string;
+  path?: string;
+  url?: string;
+  snippet?: string;
+}
+
+function searchAnswer(value: unknown): string {
+  const found = value as { query?: string; results?: SearchHitView[] };
+  const hits = found.results ?? [];
+  if (hits.length === 0) return `Nothing found for "${found.query ?? ""}".`;
+  return [
+    `${hits.length} result(s) for "${found.query ?? ""}":`,
+    ...hits.map((hit, index) => `${index + 1}. ${hit.title ?? ""} (${hit.path ?? hit.url ?? ""}): ${hit.snippet ?? ""}`),
+  ].join("\n");
+}
+
+function runAnswer(value: unknown): string {
+  const run = value as { result?: unknown; stdout?: string };
+  const printed = (run.stdout ?? "").trim();
+  const result = run.result === undefined || run.result === null ? "" : asText(run.result);
+  return [printed, result].filter(Boolean).join("\n") || "(the code ran and printed nothing)";
 }
 
 function finalAnswer(intent: Intent, replies: ToolReply[]): string {
@@ -97,6 +132,10 @@ function finalAnswer(intent: Intent, replies: ToolReply[]): string {
       const unit = intent.kind === "count" ? intent.unit : "lines";
       return `${asText(stats.path)}: ${plural(Number(stats[unit]), unit)}`;
     }
+    case "web_search":
+      return searchAnswer(last.value);
+    case "code_run":
+      return runAnswer(last.value);
     default:
       return last.summary ?? asText(last.value);
   }

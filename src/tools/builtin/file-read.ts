@@ -1,14 +1,17 @@
-import { open, stat } from "node:fs/promises";
 import { z } from "zod";
-import { ToolError } from "../../core/errors.js";
 import { defineTool } from "../define-tool.js";
-import { relativeToRoot, resolveExisting } from "../workspace.js";
-
-const DEFAULT_MAX_BYTES = 1024 * 1024;
+import { openFileForRead } from "../workspace.js";
+import { FILE_LIMITS } from "./file-limits.js";
 
 export const FileReadArgs = z.object({
   path: z.string().min(1).max(1_000).describe("file path relative to the workspace"),
-  maxBytes: z.number().int().min(1).max(10 * 1024 * 1024).optional().describe("read at most this many bytes (default 1 MiB)"),
+  maxBytes: z
+    .number()
+    .int()
+    .positive()
+    .max(FILE_LIMITS.readMaxBytes)
+    .optional()
+    .describe(`read at most this many bytes (default ${FILE_LIMITS.readDefaultBytes})`),
 });
 
 export interface FileReadValue {
@@ -18,7 +21,7 @@ export interface FileReadValue {
   truncated: boolean;
 }
 
-/** Reads a UTF-8 text file inside the workspace. */
+/** Reads a text file inside the workspace (through descriptors held open, so a swapped symlink cannot lead out). */
 export const fileReadTool = defineTool({
   name: "file_read",
   description: "Read a text file from the workspace. Paths are relative to the workspace; nothing outside it can be read.",
@@ -27,23 +30,15 @@ export const fileReadTool = defineTool({
   riskLevel: "low",
   idempotent: true,
   timeoutMs: 5_000,
-  async execute({ path: requested, maxBytes = DEFAULT_MAX_BYTES }, context): Promise<FileReadValue> {
-    const real = await resolveExisting(context.workspace, requested);
-    const info = await stat(real);
-    if (!info.isFile()) throw new ToolError("invalid_path", `"${requested}" is not a file`, { path: requested });
-    const handle = await open(real, "r");
+  async execute({ path: requested, maxBytes = FILE_LIMITS.readDefaultBytes }, context): Promise<FileReadValue> {
+    const file = await openFileForRead(context.workspace, requested);
     try {
-      const length = Math.min(info.size, maxBytes);
+      const length = Math.min(file.size, maxBytes);
       const buffer = Buffer.alloc(length);
-      const { bytesRead } = await handle.read(buffer, 0, length, 0);
-      return {
-        path: relativeToRoot(context.workspace, real),
-        content: buffer.subarray(0, bytesRead).toString("utf8"),
-        bytes: info.size,
-        truncated: info.size > bytesRead,
-      };
+      const { bytesRead } = await file.handle.read(buffer, 0, length, 0);
+      return { path: file.relative, content: buffer.subarray(0, bytesRead).toString("utf8"), bytes: file.size, truncated: file.size > bytesRead };
     } finally {
-      await handle.close();
+      await file.handle.close();
     }
   },
   summarize: (value) => {

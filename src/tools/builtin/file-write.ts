@@ -1,10 +1,7 @@
-import { lstat } from "node:fs/promises";
 import { z } from "zod";
-import { ToolError } from "../../core/errors.js";
 import { defineTool } from "../define-tool.js";
-import { relativeToRoot, resolveForWrite, writeFileAtomic } from "../workspace.js";
-
-const MAX_BYTES = 5 * 1024 * 1024;
+import { writeWorkspaceFile } from "../workspace-files.js";
+import { FILE_LIMITS } from "./file-limits.js";
 
 export const FileWriteArgs = z.object({
   path: z.string().min(1).max(1_000).describe("file path relative to the workspace; parent folders are created"),
@@ -12,11 +9,21 @@ export const FileWriteArgs = z.object({
   overwrite: z.boolean().default(true).describe("replace the file when it exists (default true)"),
 });
 
+export const FileAppendArgs = z.object({
+  path: z.string().min(1).max(1_000).describe("file path relative to the workspace; created when missing"),
+  content: z.string().describe("the text to add at the end"),
+});
+
 export interface FileWriteValue {
   path: string;
   bytes: number;
   created: boolean;
 }
+
+const summarize = (verb: string) => (value: unknown) => {
+  const written = value as FileWriteValue;
+  return `${verb} ${written.path} (${written.bytes} bytes${written.created ? ", new file" : ""})`;
+};
 
 /** Writes a text file inside the workspace atomically (temp file, fsync, rename). */
 export const fileWriteTool = defineTool({
@@ -28,20 +35,25 @@ export const fileWriteTool = defineTool({
   idempotent: true,
   timeoutMs: 5_000,
   async execute({ path: requested, content, overwrite }, context): Promise<FileWriteValue> {
-    if (Buffer.byteLength(content, "utf8") > MAX_BYTES) {
-      throw new ToolError("too_large", `the content is larger than ${MAX_BYTES / 1024 / 1024} MiB`, { path: requested });
-    }
-    const target = await resolveForWrite(context.workspace, requested);
-    const existed = await lstat(target).then(
-      () => true,
-      () => false,
-    );
-    if (existed && !overwrite) throw new ToolError("exists", `"${requested}" already exists`, { path: requested });
-    const bytes = await writeFileAtomic(target, content);
-    return { path: relativeToRoot(context.workspace, target), bytes, created: !existed };
+    const result = await writeWorkspaceFile(context.workspace, requested, content, { overwrite, maxBytes: FILE_LIMITS.writeMaxBytes });
+    return { path: result.relative, bytes: result.bytes, created: result.created };
   },
-  summarize: (value) => {
-    const written = value as FileWriteValue;
-    return `wrote ${written.bytes} bytes to ${written.path}`;
+  summarize: summarize("wrote"),
+});
+
+/** Appends text to a workspace file, atomically: the file is rewritten whole through a temporary file. */
+export const fileAppendTool = defineTool({
+  name: "file_append",
+  description: "Append text to a file in the workspace (created when missing). Atomic like file_write.",
+  schema: FileAppendArgs,
+  permission: "WRITE",
+  riskLevel: "medium",
+  // Appending twice appends twice: never retried.
+  idempotent: false,
+  timeoutMs: 5_000,
+  async execute({ path: requested, content }, context): Promise<FileWriteValue> {
+    const result = await writeWorkspaceFile(context.workspace, requested, content, { append: true, maxBytes: FILE_LIMITS.writeMaxBytes });
+    return { path: result.relative, bytes: result.bytes, created: result.created };
   },
+  summarize: summarize("appended to"),
 });

@@ -1,7 +1,9 @@
-import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { ToolOutcome } from "../define-tool.js";
 import { workspaceRoot } from "../workspace.js";
@@ -41,6 +43,8 @@ describe("workspace file tools", () => {
 
   it.each([
     ["a parent segment", "../outside.txt"],
+    ["a parent segment after a dot", "./../outside.txt"],
+    ["a trailing parent segment", "sub/.."],
     ["a nested parent segment", "a/../../outside.txt"],
     ["a backslash parent segment", "..\\outside.txt"],
     ["an absolute path", path.join(tmpdir(), "outside.txt")],
@@ -50,6 +54,10 @@ describe("workspace file tools", () => {
     expect(errorCode(await call("file_read", { path: requested }))).toBe("path_outside_workspace");
     expect(errorCode(await call("file_write", { path: requested, content: "x" }))).toBe("path_outside_workspace");
     expect(errorCode(await call("file_list", { path: requested }))).toBe("path_outside_workspace");
+    expect(errorCode(await call("file_append", { path: requested, content: "x" }))).toBe("path_outside_workspace");
+    expect(errorCode(await call("file_delete", { path: requested, recursive: true }))).toBe("path_outside_workspace");
+    expect(errorCode(await call("file_move", { from: requested, to: "moved.txt" }))).toBe("path_outside_workspace");
+    expect(errorCode(await call("file_move", { from: "moved.txt", to: requested }))).toBe("path_outside_workspace");
     expect(readFileSync(path.join(base, "outside.txt"), "utf8")).toBe("outside");
     expect(readFileSync(path.join(base, "ws-evil", "secret.txt"), "utf8")).toBe("outside");
   });
@@ -129,5 +137,147 @@ describe("tool registry", () => {
   it("refuses a duplicate tool name", () => {
     const tool = registry.get("calculator");
     expect(() => createBuiltinRegistry().register(tool!)).toThrow(/already registered/);
+  });
+});
+
+/** Everything under `directory`, as relative paths (to prove nothing was added outside). */
+function tree(directory: string): string[] {
+  return readdirSync(directory, { recursive: true, encoding: "utf8" }).sort();
+}
+
+describe("path corpus: nothing outside the workspace is ever touched", () => {
+  it("treats encoded and look-alike dots as plain names inside the workspace", async () => {
+    const before = tree(base).filter((entry) => !entry.startsWith("ws/") && entry !== "ws");
+    for (const requested of ["%2e%2e/outside.txt", "..%2foutside.txt", "%2E%2E%2Foutside.txt", "．．/outside.txt", "..%5coutside.txt", "...", "....//outside.txt"]) {
+      const written = await call("file_write", { path: requested, content: "inside" });
+      expect(written.ok, requested).toBe(true);
+      const real = path.join(workspace, ...requested.split("/").filter(Boolean));
+      expect(readFileSync(real, "utf8")).toBe("inside");
+    }
+    expect(tree(base).filter((entry) => !entry.startsWith("ws/") && entry !== "ws")).toEqual(before);
+    expect(readFileSync(path.join(base, "outside.txt"), "utf8")).toBe("outside");
+  });
+
+  it("refuses symlinks that lead out, through any operation, and removes a link without its target", async () => {
+    symlinkSync(path.join(base, "outside.txt"), path.join(workspace, "link.txt"));
+    symlinkSync(path.join(base, "ws-evil"), path.join(workspace, "evil"));
+    mkdirSync(path.join(workspace, "inner"));
+    symlinkSync("../evil", path.join(workspace, "inner", "chain")); // inside → inside → outside
+    expect(errorCode(await call("file_read", { path: "inner/chain/secret.txt" }))).toBe("path_outside_workspace");
+    expect(errorCode(await call("file_append", { path: "link.txt", content: "x" }))).toBe("path_outside_workspace");
+    expect(errorCode(await call("file_write", { path: "evil/new.txt", content: "x" }))).toBe("path_outside_workspace");
+    expect(errorCode(await call("file_list", { path: "evil" }))).toBe("path_outside_workspace");
+    expect(errorCode(await call("file_delete", { path: "evil/secret.txt" }))).toBe("path_outside_workspace");
+    expect(errorCode(await call("file_move", { from: "evil/secret.txt", to: "stolen.txt" }))).toBe("path_outside_workspace");
+    expect(errorCode(await call("file_move", { from: "link.txt", to: "evil/link.txt" }))).toBe("path_outside_workspace");
+    // Deleting or moving the link itself only touches the link.
+    expect(await call("file_move", { from: "link.txt", to: "moved-link.txt" })).toMatchObject({ ok: true });
+    expect(await call("file_delete", { path: "moved-link.txt" })).toMatchObject({ ok: true, value: { type: "symlink" } });
+    expect(await call("file_delete", { path: "evil", recursive: true })).toMatchObject({ ok: true, value: { type: "symlink", removed: 1 } });
+    expect(readFileSync(path.join(base, "outside.txt"), "utf8")).toBe("outside");
+    expect(readFileSync(path.join(base, "ws-evil", "secret.txt"), "utf8")).toBe("outside");
+  });
+
+  it("appends, moves and deletes inside the workspace, refusing what would lose data silently", async () => {
+    expect(await call("file_append", { path: "log/a.txt", content: "one\n" })).toMatchObject({ ok: true, value: { created: true, bytes: 4 } });
+    expect(await call("file_append", { path: "log/a.txt", content: "two\n" })).toMatchObject({ ok: true, value: { created: false, bytes: 8 } });
+    expect(readFileSync(path.join(workspace, "log", "a.txt"), "utf8")).toBe("one\ntwo\n");
+    await call("file_write", { path: "b.txt", content: "b" });
+    expect(errorCode(await call("file_move", { from: "b.txt", to: "log/a.txt" }))).toBe("exists");
+    expect(await call("file_move", { from: "b.txt", to: "archive/2024/b.txt" })).toMatchObject({ ok: true, value: { from: "b.txt", to: "archive/2024/b.txt" } });
+    expect(errorCode(await call("file_move", { from: "archive", to: "archive/inside" }))).toBe("invalid_path");
+    expect(errorCode(await call("file_delete", { path: "log" }))).toBe("not_empty");
+    expect(await call("file_delete", { path: "log", recursive: true })).toMatchObject({ ok: true, value: { type: "directory", removed: 2 } });
+    expect(errorCode(await call("file_delete", { path: "." }))).toBe("invalid_path");
+    expect(errorCode(await call("file_delete", { path: "log" }))).toBe("not_found");
+    expect(errorCode(await call("file_write", { path: "big.txt", content: "x".repeat(5 * 1024 * 1024 + 1) }))).toBe("too_large");
+    expect(await readdir(workspace)).toEqual(["archive"]);
+  });
+
+  it("does not hang on a FIFO and refuses it as not a file", async () => {
+    const fifo = path.join(workspace, "pipe");
+    await new Promise<void>((resolve, reject) => spawn("mkfifo", [fifo]).on("exit", (code) => (code === 0 ? resolve() : reject(new Error(`mkfifo ${code}`)))));
+    expect(errorCode(await call("file_read", { path: "pipe" }))).toBe("invalid_path");
+    expect(errorCode(await call("file_write", { path: "pipe", content: "x" }))).toBe("invalid_path");
+  });
+
+  it("stays inside while another process swaps a folder for a symlink to outside, again and again", async () => {
+    const outsideDir = path.join(base, "ws-evil");
+    mkdirSync(path.join(workspace, "sub"));
+    // A separate process races the tools: sub is a real folder one moment, a link out the next.
+    const swapper = spawn(
+      process.execPath,
+      [
+        "-e",
+        `const fs = require("fs"); const ws = ${JSON.stringify(workspace)}; const out = ${JSON.stringify(outsideDir)};
+         process.stdout.write("ready\\n");
+         for (;;) { try { fs.renameSync(ws + "/sub", ws + "/sub-real"); fs.symlinkSync(out, ws + "/sub"); fs.unlinkSync(ws + "/sub"); fs.renameSync(ws + "/sub-real", ws + "/sub"); } catch {} }`,
+      ],
+      { stdio: ["ignore", "pipe", "inherit"] },
+    );
+    await new Promise((resolve) => swapper.stdout.once("data", resolve));
+    const codes = new Map<string, string>();
+    try {
+      for (let round = 0; round < 150; round += 1) {
+        const outcomes = await Promise.all([
+          call("file_write", { path: `sub/w${round}.txt`, content: "data" }),
+          call("file_append", { path: "sub/log.txt", content: "line\n" }),
+          call("file_read", { path: "sub/secret.txt" }),
+          call("file_list", { path: "sub", recursive: true }),
+          call("file_delete", { path: `sub/w${round}.txt` }),
+          call("file_move", { from: "sub/log.txt", to: "sub/log2.txt" }),
+        ]);
+        for (const outcome of outcomes) if (!outcome.ok) codes.set(outcome.error.code, outcome.error.message);
+        for (const outcome of outcomes) {
+          if (outcome.ok && typeof outcome.value === "object" && outcome.value && "content" in outcome.value) {
+            expect((outcome.value as { content: string }).content).not.toBe("outside");
+          }
+        }
+      }
+    } finally {
+      swapper.kill("SIGKILL");
+    }
+    expect(readdirSync(outsideDir)).toEqual(["secret.txt"]);
+    expect(readFileSync(path.join(outsideDir, "secret.txt"), "utf8")).toBe("outside");
+    for (const [code, message] of codes) expect(["path_outside_workspace", "not_found", "exists", "invalid_path"], message).toContain(code);
+  });
+});
+
+describe("atomic writes under SIGKILL", () => {
+  const writer = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../dist/src/tools/workspace-files.js");
+
+  it("leaves the old content or the new one, never a torn file", async () => {
+    const size = 2 * 1024 * 1024;
+    for (let round = 0; round < 6; round += 1) {
+      writeFileSync(path.join(workspace, "data.txt"), "a".repeat(size));
+      const child = spawn(
+        process.execPath,
+        [
+          "--input-type=module",
+          "-e",
+          `const { writeWorkspaceFile } = await import(${JSON.stringify(writer)});
+           let n = 0;
+           for (;;) { await writeWorkspaceFile(${JSON.stringify(workspace)}, "data.txt", (n % 2 ? "a" : "b").repeat(${size}), { maxBytes: ${size} }); n += 1; process.stdout.write("w"); }`,
+        ],
+        { stdio: ["ignore", "pipe", "inherit"] },
+      );
+      // Kill it at a different point of its write loop each round.
+      let written = 0;
+      await new Promise<void>((resolve) => {
+        child.stdout.on("data", (chunk: Buffer) => {
+          written += chunk.length;
+          if (written >= 1 + round) resolve();
+        });
+      });
+      await new Promise((resolve) => setTimeout(resolve, round * 7));
+      child.kill("SIGKILL");
+      await new Promise((resolve) => child.once("exit", resolve));
+      const content = readFileSync(path.join(workspace, "data.txt"), "utf8");
+      expect(content.length).toBe(size);
+      expect(content === "a".repeat(size) || content === "b".repeat(size)).toBe(true);
+    }
+    // Leftover temporary files (a write cut short) are hidden from listings.
+    const listing = await call("file_list", {});
+    expect(listing).toMatchObject({ ok: true, value: { entries: [{ path: "data.txt", type: "file" }] } });
   });
 });

@@ -1,25 +1,46 @@
 import type { ToolDefinition } from "../define-tool.js";
 import { ToolRegistry, type ToolRegistryOptions } from "../registry.js";
 import { calculatorTool } from "./calculator.js";
+import { type CodeRunOptions, createCodeRunTool } from "./code-run.js";
+import { fileDeleteTool } from "./file-delete.js";
 import { fileListTool } from "./file-list.js";
+import { fileMoveTool } from "./file-move.js";
 import { fileReadTool } from "./file-read.js";
-import { fileWriteTool } from "./file-write.js";
+import { fileAppendTool, fileWriteTool } from "./file-write.js";
+import { createHttpFetchTool, type HttpFetchOptions } from "./http-fetch.js";
 import { jsonTool } from "./json.js";
 import { textStatsTool } from "./text-stats.js";
+import { createWebSearchTool, type WebSearchOptions } from "./web-search.js";
+
+/** Settings of the built-in tools that have any (from the config file's `tools` section). */
+export interface BuiltinToolSettings {
+  sandbox?: Partial<CodeRunOptions>;
+  fetch?: Partial<HttpFetchOptions>;
+  search?: Partial<WebSearchOptions>;
+}
 
 /** The built-in tools, in the order they are listed. */
-export const BUILTIN_TOOLS: readonly ToolDefinition[] = [
-  calculatorTool as ToolDefinition,
-  jsonTool as ToolDefinition,
-  fileReadTool as ToolDefinition,
-  fileWriteTool as ToolDefinition,
-  fileListTool as ToolDefinition,
-  textStatsTool as ToolDefinition,
-];
+export function createBuiltinTools(settings: BuiltinToolSettings = {}): ToolDefinition[] {
+  return [
+    calculatorTool as ToolDefinition,
+    jsonTool as ToolDefinition,
+    fileReadTool as ToolDefinition,
+    fileWriteTool as ToolDefinition,
+    fileAppendTool as ToolDefinition,
+    fileListTool as ToolDefinition,
+    textStatsTool as ToolDefinition,
+    fileDeleteTool as ToolDefinition,
+    fileMoveTool as ToolDefinition,
+    createCodeRunTool(settings.sandbox) as ToolDefinition,
+    createHttpFetchTool(settings.fetch) as ToolDefinition,
+    createWebSearchTool(settings.search) as ToolDefinition,
+  ];
+}
 
-/** A registry holding every built-in tool. */
-export function createBuiltinRegistry(options: ToolRegistryOptions = {}): ToolRegistry {
-  const registry = new ToolRegistry(options);
-  for (const tool of BUILTIN_TOOLS) registry.register(tool);
+/** A registry holding every built-in tool. Without a policy in `options` it checks no permissions. */
+export function createBuiltinRegistry(options: ToolRegistryOptions & { settings?: BuiltinToolSettings } = {}): ToolRegistry {
+  const { settings, ...registryOptions } = options;
+  const registry = new ToolRegistry(registryOptions);
+  for (const tool of createBuiltinTools(settings)) registry.register(tool);
   return registry;
 }

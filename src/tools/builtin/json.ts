@@ -4,19 +4,46 @@ import { z } from "zod";
 import { ToolError } from "../../core/errors.js";
 import { truncate } from "../../core/text.js";
 import { defineTool } from "../define-tool.js";
+import { ajv, type SchemaViolation } from "../json-schema.js";
 
 export const JsonArgs = z.object({
   operation: z
     .enum(["validate", "format", "query"])
     .default("validate")
-    .describe("validate: check the text parses; format: pretty-print it; query: select with a JSONPath"),
+    .describe("validate: check the text parses (and matches `schema` when given); format: pretty-print it; query: select with a JSONPath"),
   text: z.string().max(5 * 1024 * 1024).describe("the JSON text"),
   path: z.string().optional().describe("JSONPath for the query operation, e.g. $.items[*].name"),
+  schema: z
+    .union([z.record(z.string(), z.unknown()), z.boolean(), z.string()])
+    .optional()
+    .describe("a JSON Schema (object, or its JSON text) the document must match; drafts 2020-12 and 07 keywords"),
 });
 
 export type JsonValue =
   | { valid: true; type: string; formatted?: string; matches?: unknown[] }
-  | { valid: false; error: string; line?: number; column?: number };
+  | { valid: false; error: string; line?: number; column?: number; violations?: SchemaViolation[] };
+
+function schemaOf(schema: unknown): object | boolean {
+  if (typeof schema !== "string") return schema as object | boolean;
+  try {
+    return JSON.parse(schema) as object | boolean;
+  } catch (error) {
+    throw new ToolError("invalid_schema", `the schema is not valid JSON: ${(error as Error).message}`);
+  }
+}
+
+/** Checks a document against a JSON schema; returns the violations (empty when it matches). */
+export function schemaViolations(document: unknown, schema: unknown): SchemaViolation[] {
+  let validate;
+  try {
+    validate = ajv.compile(schemaOf(schema));
+  } catch (error) {
+    if (error instanceof ToolError) throw error;
+    throw new ToolError("invalid_schema", `the schema is invalid: ${(error as Error).message}`);
+  }
+  if (validate(document)) return [];
+  return (validate.errors ?? []).map((issue) => ({ path: issue.instancePath || "/", message: issue.message ?? issue.keyword }));
+}
 
 function typeOf(value: unknown): string {
   if (value === null) return "null";
@@ -41,13 +68,13 @@ function locate(text: string): { line?: number; column?: number; reason?: string
 /** Validates, pretty-prints or queries JSON text. An invalid document is a result, not a failure. */
 export const jsonTool = defineTool({
   name: "json",
-  description: "Validate JSON text (reporting where it breaks), pretty-print it, or query it with a JSONPath.",
+  description: "Validate JSON text (reporting where it breaks, and against a JSON Schema when given), pretty-print it, or query it with a JSONPath.",
   schema: JsonArgs,
   permission: "NONE",
   riskLevel: "low",
   idempotent: true,
   timeoutMs: 5_000,
-  async execute({ operation, text, path }): Promise<JsonValue> {
+  async execute({ operation, text, path, schema }): Promise<JsonValue> {
     let parsed: unknown;
     try {
       parsed = JSON.parse(text);
@@ -61,11 +88,19 @@ export const jsonTool = defineTool({
       const matches = JSONPath({ path, json: parsed as object, wrap: true, eval: "safe" }) as unknown[];
       return { valid: true, type: typeOf(parsed), matches };
     }
+    if (schema !== undefined) {
+      const violations = schemaViolations(parsed, schema);
+      if (violations.length > 0) {
+        const first = violations[0] as SchemaViolation;
+        return { valid: false, error: `does not match the schema: ${first.path} ${first.message}`, violations };
+      }
+    }
     return { valid: true, type: typeOf(parsed) };
   },
   summarize: (value) => {
     const result = value as JsonValue;
     if (!result.valid) {
+      if (result.violations) return `JSON ${result.error}${result.violations.length > 1 ? ` (+${result.violations.length - 1} more)` : ""}`;
       const where = result.line ? ` (line ${result.line}, column ${result.column})` : "";
       return `invalid JSON${where}: ${result.error}`;
     }

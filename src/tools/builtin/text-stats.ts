@@ -1,9 +1,6 @@
-import { createReadStream } from "node:fs";
-import { stat } from "node:fs/promises";
 import { z } from "zod";
-import { ToolError } from "../../core/errors.js";
 import { defineTool } from "../define-tool.js";
-import { relativeToRoot, resolveExisting } from "../workspace.js";
+import { openFileForRead } from "../workspace.js";
 
 export const TextStatsArgs = z.object({
   path: z.string().min(1).max(1_000).describe("file path relative to the workspace"),
@@ -18,6 +15,7 @@ export interface TextStatsValue {
 }
 
 const NEWLINE = 0x0a;
+const CHUNK_BYTES = 64 * 1024;
 
 function isSpace(byte: number): boolean {
   return byte === 0x20 || (byte >= 0x09 && byte <= 0x0d);
@@ -37,27 +35,36 @@ export const textStatsTool = defineTool({
   idempotent: true,
   timeoutMs: 5_000,
   async execute({ path: requested }, context): Promise<TextStatsValue> {
-    const real = await resolveExisting(context.workspace, requested);
-    const info = await stat(real);
-    if (!info.isFile()) throw new ToolError("invalid_path", `"${requested}" is not a file`, { path: requested });
+    // Read through the descriptor the workspace opened (containment by real path, no symlink out).
+    const file = await openFileForRead(context.workspace, requested);
+    let bytesRead = 0;
     let lines = 0;
     let words = 0;
     let characters = 0;
     let inWord = false;
     let last = NEWLINE;
-    for await (const chunk of createReadStream(real, { signal: context.signal })) {
-      const bytes = chunk as Buffer;
-      for (const byte of bytes) {
-        if ((byte & 0xc0) !== 0x80) characters += 1;
-        if (byte === NEWLINE) lines += 1;
-        const space = isSpace(byte);
-        if (!space && !inWord) words += 1;
-        inWord = !space;
+    try {
+      const buffer = Buffer.alloc(CHUNK_BYTES);
+      for (;;) {
+        context.signal?.throwIfAborted();
+        const { bytesRead: count } = await file.handle.read(buffer, 0, CHUNK_BYTES, bytesRead);
+        if (count === 0) break;
+        bytesRead += count;
+        for (let index = 0; index < count; index += 1) {
+          const byte = buffer[index] as number;
+          if ((byte & 0xc0) !== 0x80) characters += 1;
+          if (byte === NEWLINE) lines += 1;
+          const space = isSpace(byte);
+          if (!space && !inWord) words += 1;
+          inWord = !space;
+        }
+        last = buffer[count - 1] as number;
       }
-      if (bytes.length > 0) last = bytes[bytes.length - 1] as number;
+    } finally {
+      await file.handle.close();
     }
     if (last !== NEWLINE) lines += 1;
-    return { path: relativeToRoot(context.workspace, real), bytes: info.size, lines, words, characters };
+    return { path: file.relative, bytes: bytesRead, lines, words, characters };
   },
   summarize: (value) => {
     const stats = value as TextStatsValue;

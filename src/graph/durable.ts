@@ -1,0 +1,41 @@
+import { interrupt, task } from "@langchain/langgraph";
+import type { DurableStep } from "../agents/worker.js";
+import { ResumeDecision } from "../core/run.js";
+import type { ApprovalAnswer, ApprovalRequest } from "../tools/define-tool.js";
+
+/**
+ * A worker step as a LangGraph task inside the `run_subtask` node. A node that pauses
+ * (`interrupt()`, a tool waiting for approval) runs again from its start when the run resumes;
+ * LangGraph then hands back the saved results of the tasks that had finished instead of running
+ * them, so model calls and tool calls made before the pause are not repeated — after a crash
+ * too. A task that throws fails the whole superstep, so work returns its failures as values;
+ * only a pause or a cancellation passes as a throw (then nothing is saved).
+ */
+export const durableStep: DurableStep = async <T>(name: string, work: () => Promise<T>) => {
+  let ran = false;
+  const value = await task(name, async () => {
+    ran = true;
+    return work();
+  })();
+  return { value: value as T, replayed: !ran };
+};
+
+/**
+ * Asks a person to approve a high-risk tool call by interrupting the run. On resume LangGraph
+ * returns the person's decision here; `troupe resume <thread> --approve | --reject`.
+ */
+export function approvalByInterrupt(request: ApprovalRequest): ApprovalAnswer {
+  const parsed = ResumeDecision.safeParse(interrupt({ kind: "tool-approval", payload: { ...request } }));
+  if (!parsed.success) return { approved: false, feedback: "the resume value was not a valid decision" };
+  const decision = parsed.data;
+  switch (decision.decision) {
+    case "approve":
+      return { approved: true };
+    case "reject":
+      return decision.feedback ? { approved: false, feedback: decision.feedback } : { approved: false };
+    case "answer":
+      return { approved: false, feedback: decision.answer };
+    default:
+      return { approved: false, feedback: `"${decision.decision}" is not an answer to an approval` };
+  }
+}

@@ -1,0 +1,71 @@
+import { AgentRegistry, type AgentDefinition } from "../agents/define-agent.js";
+import type { ToolsConfig } from "../config/tools-config.js";
+import type { AuditSink } from "../tools/audit.js";
+import { createBuiltinRegistry } from "../tools/builtin/index.js";
+import { connectMcpServer, type McpConnection } from "../tools/mcp/mcp-client.js";
+import { type Grant, PermissionPolicy } from "../tools/permissions.js";
+import type { ToolRegistry } from "../tools/registry.js";
+
+/** The tools of an engine, wired: built-ins and MCP tools in one registry, under one policy and one audit sink. */
+export interface ToolPlatform {
+  tools: ToolRegistry;
+  policy: PermissionPolicy;
+  /** The agents with `tools` set to what each can reach under the policy (what models are offered). */
+  agents: AgentRegistry;
+  mcp: McpConnection[];
+  /** Why an optional MCP server was skipped. */
+  warnings: string[];
+  close(): Promise<void>;
+}
+
+export interface ToolPlatformOptions {
+  config: ToolsConfig;
+  agents: AgentRegistry;
+  /** A registry to use instead of the built-ins (library users, tests). */
+  tools?: ToolRegistry;
+  audit?: AuditSink;
+}
+
+/** An agent's role defaults as grants: the config's replacement when it has one, else the agent's own. */
+export function roleGrants(agent: AgentDefinition, tools: ToolRegistry, config: ToolsConfig): Grant[] {
+  const grantedBy = `role:${agent.name}`;
+  const replaced = config.permissions.roles[agent.name];
+  if (replaced) return replaced.map((grant) => ({ ...grant, agent: agent.name }));
+  const named = agent.tools.flatMap((name) => {
+    const tool = tools.get(name);
+    return tool ? [{ agent: agent.name, tool: name, level: tool.permission, grantedBy }] : [];
+  });
+  const patterns = (agent.grants ?? []).map((grant) => ({ agent: agent.name, tool: grant.tool, level: grant.level, grantedBy }));
+  return [...named, ...patterns];
+}
+
+/** Builds the registry (built-ins, then each configured MCP server's tools), the policy and the effective agents. */
+export async function createToolPlatform(options: ToolPlatformOptions): Promise<ToolPlatform> {
+  const { config } = options;
+  const tools = options.tools ?? createBuiltinRegistry({ settings: { sandbox: config.sandbox, fetch: config.fetch, search: config.search } });
+  const mcp: McpConnection[] = [];
+  const warnings: string[] = [];
+  const close = async (): Promise<void> => {
+    await Promise.all(mcp.map((connection) => connection.close()));
+  };
+  for (const [name, server] of Object.entries(config.mcp.servers)) {
+    try {
+      const connection = await connectMcpServer(name, server);
+      mcp.push(connection);
+      for (const tool of connection.tools) tools.register(tool);
+    } catch (error) {
+      if (server.optional) {
+        warnings.push((error as Error).message);
+        continue;
+      }
+      await close();
+      throw error;
+    }
+  }
+  const grants = [...options.agents.list().flatMap((agent) => roleGrants(agent, tools, config)), ...config.permissions.grants];
+  const policy = new PermissionPolicy({ grants, defaultLevel: config.permissions.defaultLevel, approval: config.approval });
+  tools.configure({ policy, concurrency: config.execution.concurrency, ...(options.audit ? { audit: options.audit } : {}) });
+  const agents = new AgentRegistry();
+  for (const agent of options.agents.list()) agents.register({ ...agent, tools: policy.reachable(agent.name, tools.list()) });
+  return { tools, policy, agents, mcp, warnings, close };
+}

@@ -1,0 +1,172 @@
+import type { Statement } from "better-sqlite3";
+import type { AuditEntry, AuditSink } from "../tools/audit.js";
+import type { Sqlite } from "./database.js";
+
+/** A stored audit row: the entry with its id. */
+export type AuditRow = AuditEntry & { id: number };
+
+export interface AuditFilter {
+  runId?: string;
+  threadId?: string;
+  agent?: string;
+  tool?: string;
+  decision?: AuditEntry["decision"];
+  status?: AuditEntry["status"];
+  /** Rows after this id (for paging and following). */
+  afterId?: number;
+  /** At most this many (newest last). */
+  limit?: number;
+}
+
+export interface AuditCounts {
+  total: number;
+  succeeded: number;
+  failed: number;
+  denied: number;
+  successRate: number;
+}
+
+/** `troupe audit stats`: totals and success rate, by agent and by tool (seed 001's statistics). */
+export interface AuditStats extends AuditCounts {
+  approved: number;
+  rejected: number;
+  cached: number;
+  averageMs: number;
+  byAgent: Record<string, AuditCounts>;
+  byTool: Record<string, AuditCounts>;
+}
+
+interface DbRow {
+  id: number;
+  at: number;
+  run_id: string | null;
+  thread_id: string | null;
+  subtask_id: string | null;
+  agent: string;
+  tool: string;
+  args: string;
+  decision: AuditEntry["decision"];
+  status: AuditEntry["status"];
+  level: string;
+  grant_info: string | null;
+  reason: string | null;
+  result_preview: string | null;
+  error_code: string | null;
+  error: string | null;
+  duration_ms: number;
+  attempts: number;
+  cached: number;
+}
+
+function fromDb(row: DbRow): AuditRow {
+  return {
+    id: row.id,
+    at: row.at,
+    runId: row.run_id,
+    threadId: row.thread_id,
+    subtaskId: row.subtask_id,
+    agent: row.agent,
+    tool: row.tool,
+    args: row.args,
+    decision: row.decision,
+    status: row.status,
+    level: row.level,
+    grant: row.grant_info,
+    reason: row.reason,
+    resultPreview: row.result_preview,
+    errorCode: row.error_code,
+    error: row.error,
+    durationMs: row.duration_ms,
+    attempts: row.attempts,
+    cached: row.cached === 1,
+  };
+}
+
+function where(filter: AuditFilter): { clause: string; values: Array<string | number> } {
+  const parts: string[] = [];
+  const values: Array<string | number> = [];
+  const add = (column: string, value: string | number | undefined, operator = "="): void => {
+    if (value === undefined) return;
+    parts.push(`${column} ${operator} ?`);
+    values.push(value);
+  };
+  add("run_id", filter.runId);
+  add("thread_id", filter.threadId);
+  add("agent", filter.agent);
+  add("tool", filter.tool);
+  add("decision", filter.decision);
+  add("status", filter.status);
+  add("id", filter.afterId, ">");
+  return { clause: parts.length ? `WHERE ${parts.join(" AND ")}` : "", values };
+}
+
+function counts(total: number, succeeded: number, denied: number): AuditCounts {
+  return { total, succeeded, failed: total - succeeded, denied, successRate: total === 0 ? 0 : Math.round((succeeded / total) * 10_000) / 10_000 };
+}
+
+/**
+ * The audit trail in SQLite. Each row is written at once, in its own transaction, on the
+ * connection with `synchronous = NORMAL`: it survives a crash of the process as soon as the call
+ * returns, and is on disk with the next checkpoint commit.
+ */
+export class AuditStore implements AuditSink {
+  readonly #db: Sqlite;
+  readonly #insert: Statement;
+
+  constructor(db: Sqlite) {
+    this.#db = db;
+    this.#insert = db.prepare(
+      `INSERT INTO audit (at, run_id, thread_id, subtask_id, agent, tool, args, decision, status, level, grant_info, reason, result_preview, error_code, error, duration_ms, attempts, cached)
+       VALUES (@at, @runId, @threadId, @subtaskId, @agent, @tool, @args, @decision, @status, @level, @grant, @reason, @resultPreview, @errorCode, @error, @durationMs, @attempts, @cached)`,
+    );
+  }
+
+  record(entry: AuditEntry): void {
+    if (!this.#db.open) return;
+    this.#insert.run({ ...entry, cached: entry.cached ? 1 : 0 });
+  }
+
+  list(filter: AuditFilter = {}): AuditRow[] {
+    const { clause, values } = where(filter);
+    const limit = filter.limit ?? 100;
+    // The newest `limit` rows, shown oldest first.
+    const rows = this.#db.prepare(`SELECT * FROM (SELECT * FROM audit ${clause} ORDER BY id DESC LIMIT ?) ORDER BY id`).all(...values, limit) as DbRow[];
+    return rows.map(fromDb);
+  }
+
+  /** Every row that matches, oldest first, without holding them all in memory. */
+  *iterate(filter: AuditFilter = {}): Generator<AuditRow> {
+    const { clause, values } = where(filter);
+    for (const row of this.#db.prepare(`SELECT * FROM audit ${clause} ORDER BY id`).iterate(...values)) yield fromDb(row as DbRow);
+  }
+
+  count(filter: AuditFilter = {}): number {
+    const { clause, values } = where(filter);
+    return (this.#db.prepare(`SELECT COUNT(*) AS n FROM audit ${clause}`).get(...values) as { n: number }).n;
+  }
+
+  stats(filter: AuditFilter = {}): AuditStats {
+    const { clause, values } = where(filter);
+    const total = this.#db
+      .prepare(
+        `SELECT COUNT(*) AS total, SUM(status = 'ok') AS ok, SUM(decision = 'denied') AS denied, SUM(decision = 'approved') AS approved,
+                SUM(decision = 'rejected') AS rejected, SUM(cached) AS cached, AVG(duration_ms) AS average FROM audit ${clause}`,
+      )
+      .get(...values) as { total: number; ok: number | null; denied: number | null; approved: number | null; rejected: number | null; cached: number | null; average: number | null };
+    const grouped = (column: "agent" | "tool"): Record<string, AuditCounts> => {
+      const rows = this.#db
+        .prepare(`SELECT ${column} AS name, COUNT(*) AS total, SUM(status = 'ok') AS ok, SUM(decision = 'denied') AS denied FROM audit ${clause} GROUP BY ${column} ORDER BY ${column}`)
+        .all(...values) as Array<{ name: string; total: number; ok: number | null; denied: number | null }>;
+      return Object.fromEntries(rows.map((row) => [row.name, counts(row.total, row.ok ?? 0, row.denied ?? 0)]));
+    };
+    return {
+      ...counts(total.total, total.ok ?? 0, total.denied ?? 0),
+      approved: total.approved ?? 0,
+      rejected: total.rejected ?? 0,
+      cached: total.cached ?? 0,
+      averageMs: Math.round((total.average ?? 0) * 100) / 100,
+      byAgent: grouped("agent"),
+      byTool: grouped("tool"),
+    };
+  }
+}
