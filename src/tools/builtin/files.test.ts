@@ -116,6 +116,17 @@ describe("text_stats", () => {
     expect(errorCode(await call("text_stats", { path: "../outside.txt" }))).toBe("path_outside_workspace");
     expect(errorCode(await call("text_stats", { path: "." }))).toBe("invalid_path");
   });
+
+  it("reads through the workspace's containment: symlinks out and prefix siblings are refused", async () => {
+    symlinkSync(path.join(base, "outside.txt"), path.join(workspace, "link.txt"));
+    symlinkSync(path.join(base, "ws-evil"), path.join(workspace, "linkdir"));
+    writeFileSync(path.join(workspace, "real.txt"), "in side\n");
+    symlinkSync(path.join(workspace, "real.txt"), path.join(workspace, "alias.txt"));
+    expect(errorCode(await call("text_stats", { path: "link.txt" }))).toBe("path_outside_workspace");
+    expect(errorCode(await call("text_stats", { path: "linkdir/secret.txt" }))).toBe("path_outside_workspace");
+    expect(errorCode(await call("text_stats", { path: "../ws-evil/secret.txt" }))).toBe("path_outside_workspace");
+    expect(await call("text_stats", { path: "alias.txt" })).toMatchObject({ ok: true, value: { path: "real.txt", lines: 1, words: 2 } });
+  });
 });
 
 describe("calculator and json tools", () => {
