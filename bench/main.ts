@@ -1,7 +1,8 @@
 /**
  * `npm run bench`: measures troupe's orchestration overhead against a raw LangGraph graph, its
- * fan-out, the cost of its checkpoints, the throughput of a mapped subtask and the size of its
- * prompts as data grows, side by side in one process. It reports figures and
+ * fan-out, the cost of its checkpoints, the prompt tokens of the example tasks, the throughput
+ * of a mapped subtask, the size of its prompts as data grows, and the tool platform's cost per
+ * call and per sandbox run, side by side in one process. It reports figures and
  * whether each target is met; it never fails on a threshold. `--json` prints one JSON object.
  * Not part of `npm test`: timings depend on the machine.
  */
@@ -43,7 +44,7 @@ const fanOut = await measureFanOut({ runs: Math.max(1, Math.ceil(runs / 4)), war
 progress("checkpoint cost…");
 const checkpointCost = await measureCheckpointCost({ runs: Math.max(1, Math.ceil(runs / 4)), warmupRuns: 1, concurrency: 8 });
 progress("map throughput…");
-const mapThroughput = await measureMapThroughput({ items: 1_000, latencyMs: 20, concurrencies: [10, 50], runs: Math.max(1, Math.ceil(runs / 7)) });
+const mapThroughput = await measureMapThroughput({ items: 1_000, latencyMs: 20, concurrencies: [10, 50], runs: Math.max(1, Math.ceil(runs / 7)), toolConcurrency: 64 });
 progress("prompt size…");
 const promptSize = await measurePromptSize({ sizes: [1_024, 10 * 1_024, 100 * 1_024, 1_024 * 1_024, 10 * 1_024 * 1_024] });
 

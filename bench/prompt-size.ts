@@ -78,7 +78,7 @@ function makeData(bytes: number): Array<Record<string, unknown>> {
 }
 
 /**
- * Benchmark 5: a direct tool step produces data of growing size; a worker takes all of it as an
+ * Benchmark 6: a direct tool step produces data of growing size; a worker takes all of it as an
  * argument and answers; the critic and the synthesizer review and answer from the outcomes. The
  * largest prompt of each run is measured, beside the same prompt with the whole result in it.
  */

@@ -61,7 +61,7 @@ function toolCallsSection(report: ToolCallsReport): string {
     [row("javascript (QuickJS worker)", report.javascriptMs), ...(report.pythonMs ? [row("python (bubblewrap)", report.pythonMs)] : [])],
   );
   return [
-    `4. Tool calls: ${report.calls} calculator calls per variant, interleaved in rounds after a warm-up round; ${report.sandboxRuns} runs per sandbox.`,
+    `7. Tool calls: ${report.calls} calculator calls per variant, interleaved in rounds after a warm-up round; ${report.sandboxRuns} runs per sandbox.`,
     "",
     calls,
     "",
@@ -134,13 +134,17 @@ function mapThroughputSection(report: MapThroughputReport): string {
       String(figures.peakInFlight),
     ]),
   );
+  const capped = report.withDefaultToolLimit;
+  const cappedIdeal = Math.min(capped.concurrency, capped.toolConcurrency) / (report.latencyMs / 1000);
   return [
-    `4. Map throughput: ${report.items} items through a direct tool step whose tool takes ${report.latencyMs} ms, ${report.runs} run(s) per concurrency after a warm-up,`,
-    "   the whole product path (each finished item written to the SQLite stash). items/s = items / the mapped subtask's duration;",
-    "   ideal = concurrency / latency.",
+    `5. Map throughput: ${report.items} items through a direct tool step whose tool takes ${report.latencyMs} ms, ${report.runs} run(s) per concurrency after a warm-up,`,
+    "   the whole product path (each item's call through permissions and the audit, each finished item written to the SQLite stash).",
+    `   items/s = items / the mapped subtask's duration; ideal = concurrency / latency. Tool platform limit: ${report.figures[0]?.toolConcurrency ?? "?"} calls at once (tools.execution.concurrency).`,
     "",
     table,
     "",
+    `   with the default tool limit (${capped.toolConcurrency} calls at once), map concurrency ${capped.concurrency}: ${number(capped.itemsPerSecond.median)} items/s median, peak ${capped.peakInFlight} in flight`,
+    `   (${number(capped.itemsPerSecond.median / cappedIdeal)} of the ${number(cappedIdeal)} items/s its ${Math.min(capped.concurrency, capped.toolConcurrency)} slots allow; raise tools.execution.concurrency for wider maps)`,
     `   target: ≥ ${report.target.minFraction} of ideal at every concurrency → ${verdict(report.target.met)}`,
   ].join("\n");
 }
@@ -159,7 +163,7 @@ function promptSizeSection(report: PromptSizeReport): string {
     ]),
   );
   return [
-    `5. Prompt size: a direct tool step produces customer records of growing size, a worker takes all of them as an argument,`,
+    `6. Prompt size: a direct tool step produces customer records of growing size, a worker takes all of them as an argument,`,
     `   the critic and the synthesizer review and answer; prompt budget ${report.budget} tokens. Tokens counted with js-tiktoken (cl100k_base).`,
     "   naive = the worker's prompt with the whole result in its arguments, as it was before the stash.",
     "",

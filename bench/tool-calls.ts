@@ -38,7 +38,7 @@ async function sample(calls: number, body: () => Promise<unknown>): Promise<numb
 }
 
 /**
- * Benchmark 4: what the tool platform costs per call. A calculator call is timed three ways
+ * Benchmark 7: what the tool platform costs per call. A calculator call is timed three ways
  * (execute alone, a registry without policy or audit, the engine's registry with its policy and
  * the SQLite audit trail), interleaved in rounds; then the two sandboxes are timed end to end.
  */
