@@ -33,6 +33,7 @@ export function openStore(directory: string): Store {
   }
   const events = new EventStore(eventsDb);
   const stash = new SqliteStash(stashDb);
+  const audit = new AuditStore(eventsDb);
   return {
     directory: resolved,
     db,
@@ -40,10 +41,11 @@ export function openStore(directory: string): Store {
     runs: new RunStore(db),
     events,
     stash,
-    audit: new AuditStore(eventsDb),
+    audit,
     close: () => {
       events.flush();
       stash.flush();
+      audit.flush();
       if (eventsDb.open) eventsDb.close();
       if (stashDb.open) stashDb.close();
       if (db.open) db.close();

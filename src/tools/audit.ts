@@ -35,9 +35,14 @@ export const AuditEntry = z.object({
 });
 export type AuditEntry = z.infer<typeof AuditEntry>;
 
-/** Where the registry sends audit entries (implemented by the store). It must not throw, and if it does the call is unaffected. */
+/**
+ * Where the registry sends audit entries (implemented by the store). The registry waits for a
+ * returned promise before it returns the call's outcome, so a sink may batch its writes and still
+ * hold every row by the time the caller sees the result. A failure of the sink never changes the
+ * call's outcome.
+ */
 export interface AuditSink {
-  record(entry: AuditEntry): void;
+  record(entry: AuditEntry): void | Promise<void>;
 }
 
 /** Keys whose values are secrets, whatever they hold. */

@@ -191,7 +191,7 @@ export class ToolRegistry {
       cached: trail.cached,
     };
     try {
-      this.#audit?.record(audit);
+      await this.#audit?.record(audit);
     } catch {
       // the audit sink's fault must not change the outcome; the store reports its own failures
     }
