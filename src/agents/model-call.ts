@@ -1,3 +1,5 @@
+import { BaseCallbackHandler } from "@langchain/core/callbacks/base";
+import { CallbackManager, type Callbacks } from "@langchain/core/callbacks/manager";
 import type { BaseLanguageModelInput } from "@langchain/core/language_models/base";
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { type AIMessage, type AIMessageChunk, type BaseMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
@@ -31,6 +33,35 @@ export type ChatRunnable = Runnable<BaseLanguageModelInput, AIMessageChunk>;
 export interface CallOptions {
   signal?: AbortSignal;
   meter: UsageMeter;
+  /**
+   * Receives the text of the reply as it streams (models that can stream do so when this is set).
+   * `callbacks` are the node's own, so the call stays traced under it.
+   */
+  onToken?: (text: string) => void;
+  callbacks?: Callbacks;
+}
+
+/** Forwards streamed tokens; `lc_prefer_streaming` makes `invoke` stream on models that can. */
+class TokenForwarder extends BaseCallbackHandler {
+  name = "troupe-token-forwarder";
+  lc_prefer_streaming = true;
+  readonly #onToken: (text: string) => void;
+
+  constructor(onToken: (text: string) => void) {
+    super();
+    this.#onToken = onToken;
+  }
+
+  override handleLLMNewToken(token: string): void {
+    if (token) this.#onToken(token);
+  }
+}
+
+/** The node's callbacks with a token forwarder added (explicit callbacks replace the inherited ones). */
+function withTokenForwarder(callbacks: Callbacks | undefined, onToken: (text: string) => void): Callbacks {
+  const forwarder = new TokenForwarder(onToken);
+  if (callbacks instanceof CallbackManager) return callbacks.copy([forwarder]);
+  return [...(callbacks ?? []), forwarder];
 }
 
 /**
@@ -40,7 +71,8 @@ export interface CallOptions {
 export async function callModel(model: ChatRunnable, messages: BaseMessage[], options: CallOptions): Promise<AIMessage> {
   let response: AIMessage;
   try {
-    response = (await model.invoke(messages, { signal: options.signal })) as AIMessage;
+    const callbacks = options.onToken ? withTokenForwarder(options.callbacks, options.onToken) : undefined;
+    response = (await model.invoke(messages, { signal: options.signal, ...(callbacks ? { callbacks } : {}) })) as AIMessage;
   } catch (error) {
     options.meter.add({ llmCalls: 1 });
     throw error;

@@ -20,11 +20,17 @@ export interface PlannerInput {
   /** Answers a person gave to the planner's questions. */
   humanAnswers: string[];
   maxSubtasks: number;
+  /** The tools the run may use, when it is restricted. */
+  allowedTools?: readonly string[];
 }
 
-export function plannerPrompt(agents: AgentDefinition[], tools: ToolRegistry, maxSubtasks: number): string {
-  const agentLines = agents.map((agent) => `- ${agent.name}: ${agent.description} (tools: ${agent.tools.join(", ")})`);
-  const toolLines = tools.list().map((tool) => `- ${tool.name}: ${tool.description}`);
+export function plannerPrompt(agents: AgentDefinition[], tools: ToolRegistry, maxSubtasks: number, allowedTools?: readonly string[]): string {
+  const usable = (name: string): boolean => allowedTools?.includes(name) ?? true;
+  const agentLines = agents.map((agent) => `- ${agent.name}: ${agent.description} (tools: ${agent.tools.filter(usable).join(", ") || "none"})`);
+  const toolLines = tools
+    .list()
+    .filter((tool) => usable(tool.name))
+    .map((tool) => `- ${tool.name}: ${tool.description}`);
   return [
     roleLine("planner"),
     "Break the task into subtasks that workers can carry out, as a dependency graph.",
@@ -65,7 +71,7 @@ export async function runPlanner(input: PlannerInput, options: CallOptions): Pro
       name: STRUCTURED_OUTPUT.plan,
       description: "Submit the plan: subtasks with their agents, dependencies and arguments.",
       messages: [
-        new SystemMessage(plannerPrompt(input.agents, input.tools, Math.min(input.maxSubtasks, LIMITS.maxSubtasks))),
+        new SystemMessage(plannerPrompt(input.agents, input.tools, Math.min(input.maxSubtasks, LIMITS.maxSubtasks), input.allowedTools)),
         new HumanMessage(plannerMessage(input)),
       ],
     },

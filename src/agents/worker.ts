@@ -27,6 +27,8 @@ export interface WorkerInput {
   feedback: string[];
   toolContext: ToolContext;
   maxSteps: number;
+  /** The tools the run may use, when it is restricted. */
+  allowedTools?: readonly string[];
   /** Told about each tool call as it finishes. */
   onToolCall?: (call: WorkerToolCall) => void;
 }
@@ -101,7 +103,7 @@ function answerValue(text: string): unknown {
  * Every failure is an outcome, never a thrown error.
  */
 export async function runWorker(input: WorkerInput, options: CallOptions): Promise<WorkerOutcome> {
-  const allowed = input.agent.tools.filter((name) => input.tools.has(name));
+  const allowed = input.agent.tools.filter((name) => input.tools.has(name) && (input.allowedTools?.includes(name) ?? true));
   const toolCalls: WorkerToolCall[] = [];
   const messages: BaseMessage[] = [new SystemMessage(workerPrompt(input.agent, allowed, input.maxSteps)), new HumanMessage(subtaskMessage(input))];
   let model: ChatRunnable = input.model;

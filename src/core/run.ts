@@ -43,6 +43,8 @@ export const RunRequest = z
       .regex(/^[A-Za-z0-9._:-]{1,128}$/, { error: "a thread id is 1-128 letters, digits, '.', '_', ':' or '-'" })
       .optional(),
     concurrency: z.number().int().min(1).max(64).default(LIMITS.subtaskConcurrency),
+    /** The tools the run may use (all registered tools when absent); unknown names are refused. */
+    tools: z.array(z.string().min(1).max(64)).max(100).optional(),
   })
   .strict();
 export type RunRequest = z.infer<typeof RunRequest>;

@@ -17,6 +17,7 @@ export function sendSubtask(state: State, subtask: PlannedSubtask): Send {
     attempt: (state.results[subtask.id]?.attempts ?? 0) + 1,
     feedback: state.redoFeedback[subtask.id] ?? [],
     maxSteps: state.settings.maxWorkerSteps,
+    allowedTools: state.settings.allowedTools ?? null,
     dependencies: subtask.dependsOn.map((dependency) => {
       const result = state.results[dependency];
       return { id: dependency, label: byId.get(dependency)?.label ?? dependency, summary: result?.summary ?? "", value: result?.value };

@@ -10,6 +10,8 @@ export interface RunSettings {
   approveAnswer: boolean;
   maxWorkerSteps: number;
   maxSubtasks: number;
+  /** The tools this run may use (a request's `tools`); null or absent: every registered tool. */
+  allowedTools?: string[] | null;
 }
 
 export type PlanStatus = "none" | "invalid" | "question" | "ready" | "approved";

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
-import { Command, GraphRecursionError } from "@langchain/langgraph";
+import type { BaseCallbackHandler } from "@langchain/core/callbacks/base";
+import { Command, GraphRecursionError, isGraphDrained, type RunControl } from "@langchain/langgraph";
 import type { AgentRegistry } from "../agents/define-agent.js";
 import { createAgentRegistry } from "../agents/index.js";
 import { type Env, parseEnv } from "../config/env.js";
@@ -21,6 +22,7 @@ import { recursionLimitFor } from "../graph/trace.js";
 import type { ProviderDefinition } from "../providers/provider.js";
 import { createProviderRegistry, type ModelChoice, type ModelSet, type ProviderRegistry } from "../providers/registry.js";
 import { openStore, type RunRecord, type Store } from "../store/index.js";
+import type { NewRun } from "../store/run-store.js";
 import { scriptedProvider } from "../testing/scripted-provider.js";
 import { createBuiltinRegistry } from "../tools/builtin/index.js";
 import type { ToolRegistry } from "../tools/registry.js";
@@ -62,6 +64,21 @@ export interface RunView {
 export interface InvokeOptions {
   signal?: AbortSignal;
   onEvent?: (event: StoredEvent) => void;
+  /**
+   * Drains the run cooperatively (a server shutting down): it stops at the next superstep
+   * boundary with its checkpoint saved, and is recorded as suspended, to be resumed later. An
+   * abort of `signal` after a drain was requested also suspends the run instead of cancelling it.
+   */
+  control?: RunControl;
+  /** LangChain callback handlers for the run's nodes and model calls (metrics, tracing). */
+  callbacks?: BaseCallbackHandler[];
+}
+
+/** Who submitted a queued run, and how to recognise a replay of its submission. */
+export interface EnqueueOptions {
+  owner?: string;
+  idempotencyKey?: string;
+  requestHash?: string;
 }
 
 /** A run's request as stored with it (read back leniently: older rows may lack fields). */
@@ -148,36 +165,78 @@ export class Troupe {
 
   /** Starts a run and drives it until it finishes or waits for a person. */
   async run(input: RunRequestInput, options: InvokeOptions = {}): Promise<RunResult> {
+    const request = this.#parseRequest(input);
+    const record = this.#createRecord(request, { status: "running", pid: process.pid, host: hostname(), startedAt: Date.now() });
+    return this.#begin(record, request, options);
+  }
+
+  /**
+   * Records a run as queued, to be started later with `start` (the server's queue). The record
+   * is written (and synced) before this returns, so an accepted run survives a crash.
+   */
+  enqueue(input: RunRequestInput, options: EnqueueOptions = {}): RunRecord {
+    const request = this.#parseRequest(input);
+    return this.#createRecord(request, { status: "queued", pid: null, host: null, ...options });
+  }
+
+  /** Starts a queued run that has never run. */
+  async start(runId: string, options: InvokeOptions = {}): Promise<RunResult> {
+    const record = this.store.runs.get(runId);
+    if (!record) throw new NotFoundError("unknown_run", `no run with id ${runId}`, { runId });
+    if (record.status !== "queued" || record.startedAt !== null) {
+      throw new ConflictError("run_started", `run ${runId} has already started (${record.status}); resume it instead`, { runId });
+    }
+    return this.#startFresh(record, options);
+  }
+
+  #parseRequest(input: RunRequestInput): RunRequest {
     const parsed = RunRequest.safeParse(input);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
       throw new InputError("invalid_request", issue?.message ?? "invalid request", { path: issue?.path.join(".") });
     }
-    const request = parsed.data;
+    const unknown = (parsed.data.tools ?? []).filter((name) => !this.tools.has(name));
+    if (unknown.length > 0) {
+      throw new InputError("unknown_tool", `unknown tool${unknown.length > 1 ? "s" : ""}: ${unknown.join(", ")}; available: ${this.tools.names().join(", ")}`, { tools: unknown });
+    }
+    return parsed.data;
+  }
+
+  #createRecord(request: RunRequest, fields: Pick<NewRun, "status" | "pid" | "host"> & Partial<NewRun>): RunRecord {
     const threadId = request.threadId ?? `thread-${randomUUID()}`;
     const previous = this.store.runs.latestForThread(threadId);
-    if (previous && (previous.status === "interrupted" || (previous.status === "running" && isAlive(previous.pid, previous.host)))) {
+    if (previous && (previous.status === "interrupted" || previous.status === "queued" || (previous.status === "running" && isAlive(previous.pid, previous.host)))) {
       throw new ConflictError("thread_busy", `thread ${threadId} has a run that is ${previous.status}; resume it or use another thread`, { runId: previous.id });
     }
-    const runId = `run-${randomUUID()}`;
     const choice = this.models.choice.worker;
-    const record = this.store.runs.create({
-      id: runId,
+    return this.store.runs.create({
+      id: `run-${randomUUID()}`,
       threadId,
       task: request.task,
-      status: "running",
       request: { ...request, provider: `${choice.provider}:${choice.model}` },
-      pid: process.pid,
-      host: hostname(),
+      ...fields,
     });
+  }
+
+  /** Runs a recorded run from its request, from the start. */
+  #startFresh(record: RunRecord, options: InvokeOptions): Promise<RunResult> {
+    const stored = StoredRequest.safeParse(record.request);
+    const request = RunRequest.parse({ ...(stored.success ? stored.data : {}), task: record.task });
+    const startedAt = record.startedAt ?? Date.now();
+    this.store.runs.update(record.id, { status: "running", pid: process.pid, host: hostname(), startedAt, suspended: null, pendingDecision: null });
+    return this.#begin({ ...record, status: "running", startedAt }, request, options);
+  }
+
+  #begin(record: RunRecord, request: RunRequest, options: InvokeOptions): Promise<RunResult> {
     const settings: RunSettings = {
       maxIterations: request.maxIterations,
       approvePlan: request.approvePlan,
       approveAnswer: request.approveAnswer,
       maxWorkerSteps: this.#maxWorkerSteps,
       maxSubtasks: LIMITS.maxSubtasks,
+      allowedTools: request.tools ?? null,
     };
-    const graphInput = { runId, task: request.task, context: request.context ?? null, settings, startedAt: Date.now() };
+    const graphInput = { runId: record.id, task: request.task, context: request.context ?? null, settings, startedAt: Date.now() };
     return this.#drive(record, graphInput, request.concurrency, false, options);
   }
 
@@ -190,6 +249,19 @@ export class Troupe {
     if (!record) throw new NotFoundError("unknown_thread", `no run found for thread ${threadId}`, { threadId });
     const config = { configurable: { thread_id: threadId } };
     const snapshot = await this.graph.getState(config);
+    if ((snapshot.values as Partial<State>).runId !== record.id) {
+      // The thread's checkpoint is not this run's: it never reached its first checkpoint.
+      if (record.status === "running" && isAlive(record.pid, record.host)) {
+        throw new ConflictError("run_active", `run ${record.id} is still running in process ${record.pid}`, { runId: record.id });
+      }
+      if (record.status !== "queued" && record.status !== "running" && record.suspended === null) {
+        throw new ConflictError("run_finished", `the run on thread ${threadId} has already finished (${record.stopReason ?? record.status})`, { runId: record.id });
+      }
+      if (decision && decision.decision !== "continue") {
+        throw new InputError("not_waiting", `the run on thread ${threadId} is not waiting for a decision; resume it without one`);
+      }
+      return this.#startFresh(record, options);
+    }
     const interrupts = snapshot.tasks.flatMap((task) => task.interrupts);
     let input: Command | null;
     if (interrupts.length > 0) {
@@ -213,7 +285,7 @@ export class Troupe {
     } else {
       throw new ConflictError("run_finished", `the run on thread ${threadId} has already ${record.status === "failed" ? "failed" : "finished"} (${record.stopReason ?? record.status})`, { runId: record.id });
     }
-    this.store.runs.update(record.id, { status: "running", pid: process.pid, host: hostname(), interrupt: null });
+    this.store.runs.update(record.id, { status: "running", pid: process.pid, host: hostname(), interrupt: null, suspended: null, pendingDecision: null, startedAt: record.startedAt ?? Date.now() });
     const request = StoredRequest.safeParse(record.request);
     const concurrency = (request.success ? request.data.concurrency : undefined) ?? LIMITS.subtaskConcurrency;
     return this.#drive(record, input, concurrency, true, options);
@@ -235,9 +307,12 @@ export class Troupe {
       recursionLimit: recursionLimitFor(LIMITS.maxSubtasks, maxIterations),
       maxConcurrency: concurrency,
       signal: options.signal,
+      ...(options.control ? { control: options.control } : {}),
+      ...(options.callbacks ? { callbacks: options.callbacks } : {}),
     };
     let failure: string | undefined;
     let cancelled = false;
+    let suspended = false;
     let last: State | undefined;
     try {
       const stream = await this.graph.stream(input as never, config);
@@ -246,7 +321,8 @@ export class Troupe {
         else last = chunk as State;
       }
     } catch (error) {
-      if (options.signal?.aborted) cancelled = true;
+      if (isGraphDrained(error) || (options.signal?.aborted && options.control?.drainRequested)) suspended = true;
+      else if (options.signal?.aborted) cancelled = true;
       else if (error instanceof GraphRecursionError) failure = `the run exceeded its step limit (${config.recursionLimit} supersteps)`;
       else failure = errorMessage(error);
     }
@@ -254,7 +330,7 @@ export class Troupe {
     // checkpoint, which also knows about a pending interrupt.
     let state: State;
     let interrupt: InterruptInfo | undefined;
-    if (last?.finished && last.runId === record.id && failure === undefined && !cancelled) {
+    if (last?.finished && last.runId === record.id && failure === undefined && !cancelled && !suspended) {
       state = last;
     } else {
       const snapshot = await this.graph.getState({ configurable: { thread_id: record.threadId } });
@@ -263,7 +339,11 @@ export class Troupe {
     }
     const activeMs = record.activeMs + Math.round(performance.now() - started);
     const result = resultFromState(record, state, activeMs);
-    if (cancelled) {
+    if (suspended && !state.finished) {
+      // Stopped by a drain (server shutdown): not waiting for a person, resumed when a server starts.
+      result.status = "interrupted";
+      result.stopReason = null;
+    } else if (cancelled) {
       result.status = "cancelled";
       result.stopReason = "cancelled";
     } else if (failure !== undefined) {
@@ -293,6 +373,7 @@ export class Troupe {
       activeMs,
       pid: null,
       finishedAt: result.status === "interrupted" ? null : Date.now(),
+      suspended: suspended && result.status === "interrupted" && !result.interrupt ? "shutdown" : null,
     });
     emit({ type: "run-end", status: result.status, stopReason: result.stopReason, metrics: result.metrics });
     return result;

@@ -2,7 +2,8 @@ import { appendFileSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { BaseMessage } from "@langchain/core/messages";
 import { AIMessageChunk } from "@langchain/core/messages";
-import type { ChatResult } from "@langchain/core/outputs";
+import type { CallbackManagerForLLMRun } from "@langchain/core/callbacks/manager";
+import { ChatGenerationChunk, type ChatResult } from "@langchain/core/outputs";
 import { roleOf, subtaskIdOf } from "../core/prompt-protocol.js";
 import { type ToolCallingCallOptions, ToolCallingChatModel } from "../providers/tool-calling-chat-model.js";
 
@@ -146,5 +147,33 @@ export class ScriptedChatModel extends ToolCallingChatModel {
         : undefined,
     });
     return { generations: [{ text: step.content ?? "", message }] };
+  }
+
+  /**
+   * Streams a scripted text reply word by word (as provider models stream tokens); a reply with
+   * tool calls comes as one chunk. LangChain streams only when a caller asks for tokens.
+   */
+  override async *_streamResponseChunks(
+    messages: BaseMessage[],
+    options: ToolCallingCallOptions,
+    runManager?: CallbackManagerForLLMRun,
+  ): AsyncGenerator<ChatGenerationChunk> {
+    const { generations } = await this._generate(messages, options);
+    const message = generations[0]?.message as AIMessageChunk;
+    const text = typeof message.content === "string" ? message.content : "";
+    if ((message.tool_calls ?? []).length > 0 || text === "") {
+      yield new ChatGenerationChunk({ text, message });
+      return;
+    }
+    const pieces = text.match(/\s*\S+/g) ?? [text];
+    for (const [index, piece] of pieces.entries()) {
+      const last = index === pieces.length - 1;
+      const chunk = new ChatGenerationChunk({
+        text: piece,
+        message: new AIMessageChunk({ content: piece, ...(last && message.usage_metadata ? { usage_metadata: message.usage_metadata } : {}) }),
+      });
+      yield chunk;
+      await runManager?.handleLLMNewToken(piece, undefined, undefined, undefined, undefined, { chunk });
+    }
   }
 }

@@ -19,6 +19,8 @@ export interface SubtaskPayload {
   attempt: number;
   feedback: string[];
   maxSteps: number;
+  /** The tools the run may use; null: all. */
+  allowedTools?: string[] | null;
   dependencies: Array<{ id: string; label: string; summary: string; value: unknown }>;
 }
 
@@ -61,7 +63,9 @@ export function createRunSubtaskNode(deps: GraphDeps) {
     try {
       const args = resolveArgs(subtask, (id) => values.get(id));
       const agent = deps.agents.get(subtask.agent);
-      if (subtask.tool !== undefined) {
+      if (subtask.tool !== undefined && payload.allowedTools && !payload.allowedTools.includes(subtask.tool)) {
+        outcome = { status: "failed", summary: "", error: `the tool ${subtask.tool} is not among the tools this run may use`, toolCalls: [], steps: 0 };
+      } else if (subtask.tool !== undefined) {
         const started = performance.now();
         const result = await deps.tools.call(subtask.tool, args, toolContext);
         onToolCall({ tool: subtask.tool, args, outcome: result, durationMs: performance.now() - started });
@@ -83,6 +87,7 @@ export function createRunSubtaskNode(deps: GraphDeps) {
             feedback: payload.feedback,
             toolContext,
             maxSteps: payload.maxSteps,
+            allowedTools: payload.allowedTools ?? undefined,
             onToolCall,
           },
           { meter, signal: config.signal },

@@ -90,7 +90,7 @@ export function createSynthesizerNode(deps: GraphDeps) {
     try {
       const answer = await runSynthesizer(
         { model: deps.models.synthesizer, task: state.task, context: state.context ?? undefined, outcomes: views, issues: openIssues(state), feedback: state.answerFeedback },
-        { meter, signal: config.signal },
+        { meter, signal: config.signal, callbacks: config.callbacks, onToken: (text) => emit(config, { type: "answer-token", text }) },
       );
       emit(config, { type: "answer", text: answer });
       return visit({ answer, answerStatus: "draft" });
