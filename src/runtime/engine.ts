@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import type { BaseCallbackHandler } from "@langchain/core/callbacks/base";
+import { z } from "zod";
 import { Command, GraphRecursionError, isGraphDrained, type RunControl } from "@langchain/langgraph";
 import type { AgentRegistry } from "../agents/define-agent.js";
 import { createAgentRegistry } from "../agents/index.js";
@@ -81,8 +82,11 @@ export interface EnqueueOptions {
   requestHash?: string;
 }
 
-/** A run's request as stored with it (read back leniently: older rows may lack fields). */
-const StoredRequest = RunRequest.partial();
+/**
+ * A run's request as stored with it, read back leniently: older rows may lack fields, and the
+ * stored copy carries the provider too (unknown keys are dropped, not refused).
+ */
+const StoredRequest = z.object(RunRequest.shape).partial();
 
 /** Where the provider choice came from, so the CLI can say when it fell back to `offline`. */
 export type ProviderSource = "option" | "env" | "default" | "injected";

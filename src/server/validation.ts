@@ -1,0 +1,49 @@
+import type { z } from "zod";
+import { InputError } from "../core/errors.js";
+
+type Issue = z.core.$ZodIssue;
+
+/** A request part's first problem as a stable code: `<field>_<problem>`, or `unknown_field`. */
+export function issueCode(issue: Issue): string {
+  const field = issue.path.length > 0 ? String(issue.path[0]) : undefined;
+  if (issue.code === "unrecognized_keys") return "unknown_field";
+  if (issue.code === "custom" && typeof issue.params?.code === "string") return issue.params.code;
+  if (field === undefined) return "invalid_body";
+  switch (issue.code) {
+    case "invalid_type":
+      return issue.input === undefined ? `${field}_required` : `${field}_invalid`;
+    case "too_small":
+      if (issue.origin === "string") return Number(issue.minimum) <= 1 ? `${field}_empty` : `${field}_too_short`;
+      if (issue.origin === "array" || issue.origin === "set") return `${field}_too_few`;
+      return `${field}_out_of_range`;
+    case "too_big":
+      if (issue.origin === "string") return `${field}_too_long`;
+      if (issue.origin === "array" || issue.origin === "set") return `${field}_too_many`;
+      return `${field}_out_of_range`;
+    default:
+      return `${field}_invalid`;
+  }
+}
+
+function describe(issue: Issue): string {
+  if (issue.code === "unrecognized_keys") return `unknown field${issue.keys.length > 1 ? "s" : ""}: ${issue.keys.join(", ")}`;
+  const where = issue.path.length > 0 ? `${issue.path.map(String).join(".")}: ` : "";
+  return `${where}${issue.message}`;
+}
+
+/**
+ * Parses a request part (body, query, params) with its schema. The first problem decides the
+ * error code; every problem is listed in `data.issues`.
+ */
+export function parseRequestPart<T extends z.ZodType>(schema: T, value: unknown): z.infer<T> {
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  const issues = parsed.error.issues;
+  const first = issues[0] as Issue;
+  const data: Record<string, unknown> = {
+    issues: issues.map((issue) => ({ path: issue.path.map(String).join("."), code: issueCode(issue), message: describe(issue) })),
+  };
+  if (first.path.length > 0) data.field = String(first.path[0]);
+  if (first.code === "unrecognized_keys") data.fields = first.keys;
+  throw new InputError(issueCode(first), describe(first), data);
+}
