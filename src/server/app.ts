@@ -94,6 +94,8 @@ export async function createApp(options: CreateAppOptions): Promise<TroupeApp> {
       return log.child({ ...bindings, traceId: traced[TRACE].traceId }, childOptions);
     },
   });
+  // Bodies are JSON only (Fastify also parses text/plain by default): anything else is 415.
+  app.removeContentTypeParser("text/plain");
   app.decorateRequest("principal", null as never);
   app.decorateRequest("traceId", "");
   installErrorHandler(app);

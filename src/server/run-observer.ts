@@ -10,6 +10,8 @@ import type { ModelChoice } from "../providers/registry.js";
 import type { ToolCallReport } from "../tools/registry.js";
 import type { ServerMetrics } from "./metrics.js";
 
+const RUN_ID = /^[\da-f]{8}-[\da-f]{4}-[\da-f]{4}-[\da-f]{4}-[\da-f]{12}$/i;
+
 /** Which model role a graph node calls. */
 const ROLE_OF_NODE: Record<string, ModelRole> = { planner: "planner", run_subtask: "worker", critic: "critic", synthesizer: "synthesizer" };
 
@@ -100,12 +102,17 @@ export class RunObserver extends BaseCallbackHandler {
     _chain: Serialized,
     inputs: ChainValues,
     runId: string,
-    _runType?: string,
+    fourth?: string,
     _tags?: string[],
     metadata?: Record<string, unknown>,
-    runName?: string,
-    parentRunId?: string,
+    seventh?: string,
+    eighth?: string,
   ): void {
+    // @langchain/core 1.x declares (…, runType, tags, metadata, runName, parentRunId) but calls
+    // with (…, parentRunId, tags, metadata, runType, runName); read either order.
+    const isId = (value: unknown): value is string => typeof value === "string" && RUN_ID.test(value);
+    const parentRunId = isId(fourth) ? fourth : isId(eighth) ? eighth : undefined;
+    const runName = typeof eighth === "string" && !isId(eighth) ? eighth : seventh;
     this.#parents.set(runId, parentRunId);
     const node = metadata?.langgraph_node;
     if (typeof node !== "string" || node !== runName) return;

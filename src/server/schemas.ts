@@ -27,9 +27,12 @@ export const ThreadId = z
   .string()
   .regex(/^[A-Za-z0-9._:-]{1,128}$/, { error: "a thread id is 1-128 letters, digits, '.', '_', ':' or '-'" });
 
+/** The task text; its limits are stated for /openapi.json (the transform hides them from the generator). */
+const Task = TaskText.meta({ minLength: 1, maxLength: LIMITS.taskMaxChars, description: "what to do, in words (1-5,000 characters)" });
+
 export const ExecuteBody = z
   .object({
-    task: TaskText.describe("what to do, in words (1-5,000 characters)"),
+    task: Task,
     tools: Tools.optional(),
     context: Context.optional(),
     max_iterations: MaxIterations.optional().describe(`review rounds, ${LIMITS.maxIterationsMin}-${LIMITS.maxIterationsMax} (default ${LIMITS.maxIterationsDefault})`),
@@ -42,7 +45,7 @@ export type ExecuteBody = z.infer<typeof ExecuteBody>;
 
 export const PlanBody = z
   .object({
-    task: TaskText,
+    task: Task,
     tools: Tools.optional(),
     context: Context.optional(),
   })

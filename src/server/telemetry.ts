@@ -22,10 +22,12 @@ export async function createTelemetry(env: NodeJS.ProcessEnv = process.env): Pro
     import("@opentelemetry/exporter-trace-otlp-http"),
     import("@opentelemetry/resources"),
   ]);
-  // The exporter reads the endpoint, headers and timeout from the standard OTEL_EXPORTER_OTLP_* variables.
+  // The traces endpoint as the OTLP spec derives it; headers and timeouts come from the standard
+  // OTEL_EXPORTER_OTLP_* variables, which the exporter reads itself.
+  const url = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim() || `${(env.OTEL_EXPORTER_OTLP_ENDPOINT ?? "").trim().replace(/\/+$/, "")}/v1/traces`;
   const provider = new TracerProvider({
     resource: resourceFromAttributes({ "service.name": env.OTEL_SERVICE_NAME?.trim() || "troupe" }),
-    spanProcessors: [new BatchSpanProcessor({ exporter: new OTLPTraceExporter(), scheduledDelayMillis: 1_000 })],
+    spanProcessors: [new BatchSpanProcessor({ exporter: new OTLPTraceExporter({ url }), scheduledDelayMillis: 1_000 })],
   });
   return {
     tracer: provider.getTracer("troupe"),

@@ -3,15 +3,26 @@ import { InputError } from "../core/errors.js";
 
 type Issue = z.core.$ZodIssue;
 
-/** A request part's first problem as a stable code: `<field>_<problem>`, or `unknown_field`. */
-export function issueCode(issue: Issue): string {
+/** Whether the request part has a value at the issue's path (zod does not report the input). */
+function present(input: unknown, path: readonly PropertyKey[]): boolean {
+  let current: unknown = input;
+  for (const key of path) {
+    if (current === null || typeof current !== "object" || !(key in current)) return false;
+    current = (current as Record<PropertyKey, unknown>)[key];
+  }
+  return current !== undefined;
+}
+
+/** A request part's problem as a stable code: `<field>_<problem>`, or `unknown_field`. */
+export function issueCode(issue: Issue, input: unknown): string {
   const field = issue.path.length > 0 ? String(issue.path[0]) : undefined;
   if (issue.code === "unrecognized_keys") return "unknown_field";
   if (issue.code === "custom" && typeof issue.params?.code === "string") return issue.params.code;
   if (field === undefined) return "invalid_body";
+  if (!present(input, issue.path.slice(0, 1))) return `${field}_required`;
+  // A problem inside a field (an item of a list, a key of an object) makes the field invalid.
+  if (issue.path.length > 1) return `${field}_invalid`;
   switch (issue.code) {
-    case "invalid_type":
-      return issue.input === undefined ? `${field}_required` : `${field}_invalid`;
     case "too_small":
       if (issue.origin === "string") return Number(issue.minimum) <= 1 ? `${field}_empty` : `${field}_too_short`;
       if (issue.origin === "array" || issue.origin === "set") return `${field}_too_few`;
@@ -38,12 +49,13 @@ function describe(issue: Issue): string {
 export function parseRequestPart<T extends z.ZodType>(schema: T, value: unknown): z.infer<T> {
   const parsed = schema.safeParse(value);
   if (parsed.success) return parsed.data;
-  const issues = parsed.error.issues;
+  // Unknown fields come first: a request of the wrong shape is that before anything else.
+  const issues = [...parsed.error.issues].sort((a, b) => Number(b.code === "unrecognized_keys") - Number(a.code === "unrecognized_keys"));
   const first = issues[0] as Issue;
   const data: Record<string, unknown> = {
-    issues: issues.map((issue) => ({ path: issue.path.map(String).join("."), code: issueCode(issue), message: describe(issue) })),
+    issues: issues.map((issue) => ({ path: issue.path.map(String).join("."), code: issueCode(issue, value), message: describe(issue) })),
   };
   if (first.path.length > 0) data.field = String(first.path[0]);
   if (first.code === "unrecognized_keys") data.fields = first.keys;
-  throw new InputError(issueCode(first), describe(first), data);
+  throw new InputError(issueCode(first, value), describe(first), data);
 }
