@@ -67,7 +67,7 @@ describe.skipIf(!haveChromium && !process.env.CI)("the web console in headless C
       const answer = await page.textContent("#answer");
       expect(answer).toContain("397.8");
       expect(await page.locator("#answer li").count()).toBe(2);
-      const timeline = await page.locator("#timeline li").evaluateAll((items) => items.map((item) => (item as HTMLElement).dataset.type));
+      const timeline = await page.locator("#timeline li").evaluateAll((items) => items.map((item) => item.getAttribute("data-type")));
       expect(timeline.slice(0, 3)).toEqual(["run-start", "plan-ready", "approval-request"]);
       expect(timeline.at(-1)).toBe("run-end");
       expect(await page.locator("#approval").isHidden()).toBe(true);
@@ -111,7 +111,7 @@ describe.skipIf(!haveChromium && !process.env.CI)("the web console in headless C
       expect(await page.textContent("#answer strong")).toBe("five");
       expect(await page.locator("#answer script").count()).toBe(0);
       expect(await page.locator("#answer img").getAttribute("onerror")).toBeNull();
-      expect(await page.evaluate(() => (window as unknown as { __pwned?: boolean }).__pwned)).toBeUndefined();
+      expect(await page.evaluate(() => (globalThis as { __pwned?: boolean }).__pwned)).toBeUndefined();
     } finally {
       await browser?.close();
       if (server) await server.shutdown("test done");

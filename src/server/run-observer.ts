@@ -9,6 +9,7 @@ import type { ModelRole } from "../providers/provider.js";
 import type { ModelChoice } from "../providers/registry.js";
 import type { ToolCallReport } from "../tools/registry.js";
 import type { ServerMetrics } from "./metrics.js";
+import type { TurnGate } from "./turn-gate.js";
 
 const RUN_ID = /^[\da-f]{8}-[\da-f]{4}-[\da-f]{4}-[\da-f]{4}-[\da-f]{12}$/i;
 
@@ -48,6 +49,8 @@ export interface RunObserverOptions {
   tracer?: Tracer;
   /** The trace the run belongs to (the submitting request's), if any. */
   parent?: Context;
+  /** Shared by every run of a server: one node start per turn of the event loop. */
+  gate?: TurnGate;
 }
 
 /**
@@ -98,7 +101,7 @@ export class RunObserver extends BaseCallbackHandler {
     return [...this.#nodes.values()].flatMap((node) => (node.subtaskId === undefined ? [] : [node.subtaskId]));
   }
 
-  override handleChainStart(
+  override async handleChainStart(
     _chain: Serialized,
     inputs: ChainValues,
     runId: string,
@@ -107,7 +110,7 @@ export class RunObserver extends BaseCallbackHandler {
     metadata?: Record<string, unknown>,
     seventh?: string,
     eighth?: string,
-  ): void {
+  ): Promise<void> {
     // @langchain/core 1.x declares (…, runType, tags, metadata, runName, parentRunId) but calls
     // with (…, parentRunId, tags, metadata, runType, runName); read either order.
     const isId = (value: unknown): value is string => typeof value === "string" && RUN_ID.test(value);
@@ -128,6 +131,9 @@ export class RunObserver extends BaseCallbackHandler {
     }
     this.#nodes.set(runId, entry);
     this.#running.set(node, (this.#running.get(node) ?? 0) + 1);
+    // Every node start waits for its turn of the event loop (this handler is awaited), so
+    // many runs cannot starve the HTTP server between two of their steps.
+    await this.#options.gate?.pass();
   }
 
   override handleChainEnd(_outputs: ChainValues, runId: string): void {

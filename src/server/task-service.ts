@@ -19,6 +19,8 @@ import { RunObserver } from "./run-observer.js";
 import type { ExecuteBody, ResumeBody, TaskListQuery, TaskView } from "./schemas.js";
 import { taskView } from "./task-views.js";
 import { newTraceId, type Telemetry } from "./telemetry.js";
+import { TurnGate } from "./turn-gate.js";
+import { GroupCommit } from "./group-commit.js";
 import { decisionFor } from "./decisions.js";
 
 export interface TaskServiceOptions {
@@ -74,8 +76,14 @@ export class TaskService {
   readonly #active = new Map<string, ActiveRun>();
   /** Trace of each submission until its run starts. */
   readonly #origins = new Map<string, Origin>();
+  readonly #gate = new TurnGate();
+  readonly #commits: GroupCommit;
+  /** Submissions with an Idempotency-Key whose batch is not committed yet. */
+  readonly #pendingKeys = new Map<string, { requestHash: string; record: Promise<RunRecord> }>();
   #accepting = true;
   #pumpScheduled = false;
+  /** Runs taken from the queue and waiting for their turn to start. */
+  #starting = 0;
 
   constructor(options: TaskServiceOptions) {
     this.troupe = options.troupe;
@@ -84,6 +92,7 @@ export class TaskService {
     this.#telemetry = options.telemetry;
     this.#hub = options.hub;
     this.#log = options.logger;
+    this.#commits = new GroupCommit(this.troupe.store.db);
     this.troupe.tools.onCall((report) => {
       this.#metrics.toolCalls.inc({ tool: report.tool, outcome: report.outcome.ok ? "ok" : report.outcome.error.code });
       if (report.context.runId) this.#active.get(report.context.runId)?.observer.toolCall(report);
@@ -95,23 +104,32 @@ export class TaskService {
   }
 
   stats(): { running: number; queued: number } {
-    return { running: this.#active.size, queued: this.#queue.length };
+    return { running: this.#active.size, queued: this.#queue.length + this.#starting };
   }
 
   /**
-   * Accepts a task: validated, written to the runs table (synced) and queued before this
-   * returns. A replay of an Idempotency-Key returns the task it created; the same key with a
-   * different body is refused.
+   * Accepts a task: validated, written to the runs table (synced, in a group commit with the
+   * other submissions of the same turn) and queued before this resolves. A replay of an
+   * Idempotency-Key returns the task it created; the same key with a different body is refused.
    */
-  submit(principal: Principal, body: ExecuteBody, idempotencyKey: string | undefined, origin: Origin = {}): { record: RunRecord; replayed: boolean } {
+  async submit(principal: Principal, body: ExecuteBody, idempotencyKey: string | undefined, origin: Origin = {}): Promise<{ record: RunRecord; replayed: boolean }> {
     this.#assertAccepting();
     const requestHash = createHash("sha256").update(stableStringify(body)).digest("hex");
-    if (idempotencyKey !== undefined) {
-      const existing = this.troupe.store.runs.findByIdempotencyKey(principal.id, idempotencyKey);
-      if (existing) {
+    const pendingKey = idempotencyKey === undefined ? undefined : `${principal.id}\n${idempotencyKey}`;
+    if (idempotencyKey !== undefined && pendingKey !== undefined) {
+      const replay = (existing: { requestHash: string | null; id: string }): void => {
         if (existing.requestHash !== requestHash) {
           throw new InputError("idempotency_key_reused", "this Idempotency-Key was used with a different request body", { task_id: existing.id });
         }
+      };
+      const pending = this.#pendingKeys.get(pendingKey);
+      if (pending) {
+        if (pending.requestHash !== requestHash) throw new InputError("idempotency_key_reused", "this Idempotency-Key was used with a different request body");
+        return { record: await pending.record, replayed: true };
+      }
+      const existing = this.troupe.store.runs.findByIdempotencyKey(principal.id, idempotencyKey);
+      if (existing) {
+        replay(existing);
         return { record: existing, replayed: true };
       }
     }
@@ -128,7 +146,17 @@ export class TaskService {
     if (body.approve_answer !== undefined) input.approveAnswer = body.approve_answer;
     if (body.thread_id !== undefined) input.threadId = body.thread_id;
     if (body.tools !== undefined) input.tools = body.tools;
-    const record = this.troupe.enqueue(input, { owner: principal.id, idempotencyKey, requestHash });
+    // The engine checks the request and the thread again inside the transaction, after the
+    // submissions written before it in the same batch.
+    const written = this.#commits.run(() => this.troupe.enqueue(input, { owner: principal.id, idempotencyKey, requestHash }));
+    if (pendingKey !== undefined) {
+      this.#pendingKeys.set(pendingKey, { requestHash, record: written });
+      written.then(
+        () => this.#pendingKeys.delete(pendingKey),
+        () => this.#pendingKeys.delete(pendingKey),
+      );
+    }
+    const record = await written;
     this.#origins.set(record.id, origin);
     this.#metrics.tasksSubmitted.inc();
     this.#log.info({ taskId: record.id, threadId: record.threadId, requestId: origin.requestId, traceId: origin.traceId }, "task accepted");
@@ -265,8 +293,15 @@ export class TaskService {
   }
 
   #pump(): void {
-    while (this.#accepting && this.#active.size < this.maxRunning && this.#queue.length > 0) {
-      this.#launch(this.#queue.shift() as string);
+    while (this.#accepting && this.#active.size + this.#starting < this.maxRunning && this.#queue.length > 0) {
+      const taskId = this.#queue.shift() as string;
+      // Starting a run reads and writes the database before its first step: one start per turn
+      // of the event loop, like every step, so a burst of starts does not hold up requests.
+      this.#starting += 1;
+      void this.#gate.pass().then(() => {
+        this.#starting -= 1;
+        this.#launch(taskId);
+      });
     }
     this.#metrics.tasksQueued.set(this.#queue.length);
     this.#metrics.tasksRunning.set(this.#active.size);
@@ -278,7 +313,11 @@ export class TaskService {
 
   #launch(taskId: string): void {
     const record = this.troupe.store.runs.get(taskId);
-    if (!record || record.status !== "queued") return;
+    // Cancelled meanwhile, or the server is stopping: a queued run stays queued for the next one.
+    if (!record || record.status !== "queued" || !this.#accepting) {
+      this.#pump();
+      return;
+    }
     const origin = this.#origins.get(taskId) ?? {};
     this.#origins.delete(taskId);
     const resumed = record.startedAt !== null;
@@ -290,6 +329,7 @@ export class TaskService {
       models: this.troupe.models.choice,
       tracer: this.#telemetry.tracer,
       parent: origin.parent,
+      gate: this.#gate,
     });
     const traceId = observer.traceId ?? origin.traceId ?? newTraceId();
     const log = this.#log.child({ taskId, threadId: record.threadId, traceId });

@@ -27,7 +27,7 @@ export function registerTaskRoutes(api: FastifyInstance, { tasks, docs }: RouteC
       if (!parsed.success) throw new InputError("idempotency_key_invalid", parsed.error.issues[0]?.message ?? "invalid Idempotency-Key");
       idempotencyKey = parsed.data;
     }
-    const { record, replayed } = tasks.submit(request.principal, body, idempotencyKey, originOf(request));
+    const { record, replayed } = await tasks.submit(request.principal, body, idempotencyKey, originOf(request));
     reply.code(202).header("location", `/api/v1/tasks/${record.id}`);
     if (replayed) reply.header("idempotent-replayed", "true");
     return ok(
