@@ -98,7 +98,7 @@ function serverSection(report: ServerBenchReport): string {
   const row = (label: string, figures: ServerBenchReport["submitMs"]): string[] => [label, number(figures.p50), number(figures.p95), number(figures.p99), number(figures.max)];
   const latency = formatTable(
     ["POST /execute round trip (ms)", "p50", "p95", "p99", "max"],
-    [row("runs parked on a slow model (HTTP path + synced insert)", report.submitIdleMs), row("runs executing on a zero-latency model", report.submitMs)],
+    [row("runs parked in a slow model call", report.submitIdleMs), row("runs executing on a zero-latency model", report.submitMs)],
   );
   const other = formatTable(
     ["figure", "value"],

@@ -138,8 +138,12 @@ function figures(latencies: number[]): LatencyFigures {
 
 /** Sends `count` POST /execute over `connections` keep-alive connections; returns each round trip (ms) and how many were accepted. */
 async function submitAll(agent: Agent, port: number, count: number, connections: number, label: string): Promise<{ latencies: number[]; accepted: number }> {
-  // A short warm-up so opening the connections is not what is measured.
+  // Warm-up: open the connections and run the request path (parsing, validation, error answer)
+  // a few hundred times, so neither a cold connection nor cold JIT code is what is measured.
   await Promise.all(Array.from({ length: connections }, () => send(agent, port, "GET", "/health")));
+  for (let round = 0; round < 3; round += 1) {
+    await Promise.all(Array.from({ length: connections }, () => send(agent, port, "POST", "/api/v1/execute", { task: "" })));
+  }
   const latencies: number[] = [];
   let accepted = 0;
   let next = 0;

@@ -193,6 +193,15 @@ describe("troupe serve in a child process", () => {
     expect(events).toMatch(/"type":"run-start"[^\n]*"resumed":true/);
     next.child.kill("SIGTERM");
     expect((await next.exited).code).toBe(0);
+    // `troupe runs show --events` reads the same stored events the SSE stream (and the console) sent.
+    const streamed = [...events.matchAll(/^id: (\d+)\nevent: (\S+)$/gm)].map((match) => [Number(match[1]), match[2]]);
+    const shown = await runCli(["runs", "show", id, "--events", "--json"], { cwd: directory });
+    expect(shown.code).toBe(0);
+    expect((JSON.parse(shown.stdout) as Array<{ seq: number; type: string }>).map((event) => [event.seq, event.type])).toEqual(streamed);
+    const lines = await runCli(["runs", "show", id, "--events"], { cwd: directory });
+    expect(lines.stdout).toMatch(/^\s+1 {2}\d\d:\d\d:\d\d {2}run-start {8}started$/m);
+    expect(lines.stdout).toMatch(/run-end\s+interrupted$/m);
+    expect(lines.stdout).toMatch(/run-end\s+completed \(completed\)$/m);
   });
 
   it("stops a step that outlasts the grace period, marks the task interrupted, and re-runs only that step after restart", { timeout: 120_000 }, async () => {

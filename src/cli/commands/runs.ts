@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import { InputError } from "../../core/errors.js";
+import type { StoredEvent } from "../../core/events.js";
 import { RUN_STATUSES, type RunStatus } from "../../core/run.js";
 import { truncate } from "../../core/text.js";
 import { addEngineFlags, type EngineFlags, openEngine } from "../engine-flags.js";
@@ -15,6 +16,36 @@ interface ListFlags extends EngineFlags {
 interface ShowFlags extends EngineFlags {
   json?: boolean;
   mermaid?: boolean;
+  events?: boolean;
+}
+
+/** One stored event as a timeline line (the console's timeline and the SSE stream read the same events). */
+function eventLine(event: StoredEvent): string {
+  const detail = (() => {
+    switch (event.type) {
+      case "run-start":
+        return event.resumed ? "resumed" : "started";
+      case "plan-ready":
+        return `${event.subtasks.length} subtask(s): ${event.subtasks.map((item) => item.id).join(", ")}`;
+      case "subtask-start":
+        return `${event.subtaskId} [${event.agent}] attempt ${event.attempt}`;
+      case "subtask-end":
+        return `${event.subtaskId} ${event.status} in ${formatMs(event.durationMs)}${event.summary || event.error ? `: ${truncate((event.summary || event.error || "").replace(/\s+/g, " "), 80)}` : ""}`;
+      case "tool-call":
+        return `${event.subtaskId ?? ""} ${event.tool} ${event.ok ? "ok" : "failed"}: ${truncate(event.preview.replace(/\s+/g, " "), 80)}`;
+      case "critic-verdict":
+        return `round ${event.verdict.iteration}: ${event.verdict.passed ? "passed" : "not passed"}, confidence ${event.verdict.confidence}`;
+      case "approval-request":
+        return event.interrupt.kind;
+      case "answer-token":
+        return JSON.stringify(event.text);
+      case "run-end":
+        return `${event.status}${event.stopReason ? ` (${event.stopReason})` : ""}`;
+      default:
+        return "";
+    }
+  })();
+  return `${String(event.seq).padStart(4)}  ${when(event.at).slice(11)}  ${event.type.padEnd(16)} ${detail}`.trimEnd();
 }
 
 function when(ms: number): string {
@@ -58,7 +89,8 @@ export function registerRuns(program: Command): void {
     .description("one run: plan with statuses, answer, metrics")
     .argument("<runId>", "the run id (see runs list)")
     .option("--json", "print the run as JSON")
-    .option("--mermaid", "print the run's subtask graph, with statuses, as Mermaid");
+    .option("--mermaid", "print the run's subtask graph, with statuses, as Mermaid")
+    .option("--events", "print the run's stored events (what the console's timeline and the SSE stream show)");
   addEngineFlags(show, false).action(async (runId: string, flags: ShowFlags) => {
     const { withRunsReadOnly } = await import("../../store/lookup.js");
     const { parseEnv } = await import("../../config/env.js");
@@ -70,6 +102,12 @@ export function registerRuns(program: Command): void {
       if (flags.mermaid) {
         const { planMermaid } = await import("../../graph/plan-mermaid.js");
         out(planMermaid(view.plan));
+        return;
+      }
+      if (flags.events) {
+        const events = troupe.store.events.list(runId);
+        if (flags.json) printJson(events);
+        else for (const event of events.filter((item) => item.type !== "answer-token")) out(eventLine(event));
         return;
       }
       if (flags.json) {
