@@ -180,6 +180,9 @@ describe("API keys", () => {
     const page = await app.app.inject({ method: "GET", url: "/" });
     expect(page.statusCode).toBe(200);
     expect(page.body).toContain("troupe");
+    expect(page.headers["content-security-policy"]).toContain("script-src 'self'");
+    const vendor = await app.app.inject({ method: "GET", url: "/vendor/purify.js" });
+    expect([vendor.statusCode, vendor.headers["content-type"]]).toEqual([200, "text/javascript; charset=utf-8"]);
     expect((await app.app.inject({ method: "GET", url: "/api/v1/tools", headers: alice })).statusCode).toBe(200);
     expect(app.troupe.store.runs.count()).toBe(0);
   });

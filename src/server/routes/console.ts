@@ -13,6 +13,13 @@ export function consoleDirectory(): string {
   return found;
 }
 
+/**
+ * The console loads only its own files and talks only to its own origin; an answer's Markdown
+ * is sanitised, and this keeps anything that slipped through from running or calling out.
+ */
+export const CONSOLE_CSP =
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+
 /** The browser libraries the console loads, straight from their npm packages. */
 const VENDOR: Record<string, string> = {
   "marked.js": "marked",
@@ -21,7 +28,17 @@ const VENDOR: Record<string, string> = {
 
 /** GET / and its files: the web console (no API key needed to load it; it asks for one). */
 export async function registerConsoleRoutes(app: FastifyInstance): Promise<void> {
-  await app.register(fastifyStatic, { root: consoleDirectory(), prefix: "/", index: ["index.html"], cacheControl: true, maxAge: 0 });
+  await app.register(fastifyStatic, {
+    root: consoleDirectory(),
+    prefix: "/",
+    index: ["index.html"],
+    cacheControl: true,
+    maxAge: 0,
+    setHeaders: (response) => {
+      response.header("content-security-policy", CONSOLE_CSP);
+      response.header("x-content-type-options", "nosniff");
+    },
+  });
   const vendor = new Map<string, Buffer>();
   for (const [file, specifier] of Object.entries(VENDOR)) {
     const source = readFileSync(fileURLToPath(import.meta.resolve(specifier)), "utf8").replace(/\/\/# sourceMappingURL=\S+\s*$/, "");
