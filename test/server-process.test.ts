@@ -160,7 +160,7 @@ describe("troupe serve in a child process", () => {
     const plan = planStep([subtask("s1", "research", "Slow lookup"), subtask("s2", "research", "Use it", { dependsOn: ["s1"] })]);
     const server = await serve(directory, {
       TROUPE_PROVIDER: "scripted",
-      TROUPE_SCRIPT: writeScript(directory, "before.json", [plan, finalStep("s1", "slow result", { delayMs: 1500 })]),
+      TROUPE_SCRIPT: writeScript(directory, "before.json", [plan, finalStep("s1", "slow result", { delayMs: 4000 })]),
       TROUPE_SCRIPT_LOG: log,
     });
     const id = await submit(server.url, { task: "look something up and use it" });
