@@ -73,6 +73,11 @@ export interface InvokeOptions {
   control?: RunControl;
   /** LangChain callback handlers for the run's nodes and model calls (metrics, tracing). */
   callbacks?: BaseCallbackHandler[];
+  /**
+   * Stream the answer as `answer-token` events while the synthesizer writes it (models that can
+   * stream do). Off by default: only a live watcher (the server's SSE) has a use for them.
+   */
+  streamAnswer?: boolean;
 }
 
 /** Who submitted a queued run, and how to recognise a replay of its submission. */
@@ -305,7 +310,7 @@ export class Troupe {
     const request = StoredRequest.safeParse(record.request);
     const maxIterations = (request.success ? request.data.maxIterations : undefined) ?? LIMITS.maxIterationsDefault;
     const config = {
-      configurable: { thread_id: record.threadId },
+      configurable: { thread_id: record.threadId, ...(options.streamAnswer ? { stream_answer: true } : {}) },
       streamMode: ["custom", "values"] as Array<"custom" | "values">,
       durability: "sync" as const,
       recursionLimit: recursionLimitFor(LIMITS.maxSubtasks, maxIterations),

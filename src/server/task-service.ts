@@ -342,6 +342,7 @@ export class TaskService {
     const options = {
       signal: controller.signal,
       control,
+      streamAnswer: true,
       callbacks: [observer],
       onEvent: (event: StoredEvent) => {
         if (event.type === "critic-verdict") this.#metrics.verdict(event.verdict.passed);

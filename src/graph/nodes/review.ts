@@ -90,7 +90,13 @@ export function createSynthesizerNode(deps: GraphDeps) {
     try {
       const answer = await runSynthesizer(
         { model: deps.models.synthesizer, task: state.task, context: state.context ?? undefined, outcomes: views, issues: openIssues(state), feedback: state.answerFeedback },
-        { meter, signal: config.signal, callbacks: config.callbacks, onToken: (text) => emit(config, { type: "answer-token", text }) },
+        {
+          meter,
+          signal: config.signal,
+          callbacks: config.callbacks,
+          // Tokens only when the caller watches live (InvokeOptions.streamAnswer): streaming costs a little per token.
+          ...(config.configurable?.stream_answer === true ? { onToken: (text: string) => emit(config, { type: "answer-token", text }) } : {}),
+        },
       );
       emit(config, { type: "answer", text: answer });
       return visit({ answer, answerStatus: "draft" });
