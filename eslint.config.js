@@ -1,8 +1,9 @@
 import js from "@eslint/js";
+import globals from "globals";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["dist/**", "node_modules/**", "coverage/**", ".troupe/**", "workspace/**"] },
+  { ignores: ["dist/**", "node_modules/**", "coverage/**", ".troupe/**", "workspace/**", "artifacts/**"] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -17,13 +18,18 @@ export default tseslint.config(
       ],
     },
   },
-  // Layers point one way: core ← config/providers/tools ← agents ← graph ← runtime ← cli.
+  // The web console runs in the browser: browser globals, and no imports from the Node side.
+  { files: ["src/web/**/*.js"], languageOptions: { globals: globals.browser, sourceType: "module" } },
+  // Layers point one way: core ← config/providers/tools ← agents ← graph ← runtime ← cli/server.
   ...[
     ["src/core/**", ["config", "providers", "tools", "agents", "graph", "store", "runtime", "cli", "testing", "server"], ["@langchain/langgraph", "fastify"]],
     ["src/{providers,tools,config}/**", ["agents", "graph", "store", "runtime", "cli", "server"], []],
     ["src/agents/**", ["graph", "store", "runtime", "cli", "server"], []],
     ["src/graph/**", ["store", "runtime", "cli", "server"], []],
     ["src/store/**", ["agents", "graph", "runtime", "cli", "server"], []],
+    ["src/runtime/**", ["cli", "server", "web"], ["fastify"]],
+    ["src/server/**", ["cli", "web"], []],
+    ["src/web/**", ["core", "config", "providers", "tools", "agents", "graph", "store", "runtime", "cli", "server", "testing"], []],
   ].map(([files, layers, packages]) => ({
     files: [files],
     ignores: ["**/*.test.ts"],

@@ -1,10 +1,11 @@
 /**
  * `npm run bench`: measures troupe's orchestration overhead against a raw LangGraph graph, its
  * fan-out, the cost of its checkpoints, the prompt tokens of the example tasks, the throughput
- * of a mapped subtask, the size of its prompts as data grows, and the tool platform's cost per
- * call and per sandbox run, side by side in one process. It reports figures and
- * whether each target is met; it never fails on a threshold. `--json` prints one JSON object.
- * Not part of `npm test`: timings depend on the machine.
+ * of a mapped subtask, the size of its prompts as data grows, the tool platform's cost per call
+ * and per sandbox run, and the HTTP service (submit latency, runs per second, memory with runs
+ * in flight), side by side in one process. It reports figures and whether each target is met;
+ * it never fails on a threshold. `--json` prints one JSON object; `--only server` (or a comma
+ * list) runs some. Not part of `npm test`: timings depend on the machine.
  */
 import { cpus } from "node:os";
 import { parseArgs } from "node:util";
@@ -15,14 +16,25 @@ import { measureOverhead } from "./overhead.js";
 import { measurePromptTokens } from "./prompt-tokens.js";
 import { measurePromptSize } from "./prompt-size.js";
 import { type BenchReport, renderReport } from "./report.js";
+import { measureServer } from "./server.js";
 import { measureToolCalls } from "./tool-calls.js";
+
+const BENCHMARKS = ["overhead", "fanout", "checkpoint", "prompt-tokens", "map", "prompt-size", "tools", "server"];
 
 const { values } = parseArgs({
   options: {
     json: { type: "boolean", default: false },
     runs: { type: "string", default: "20" },
+    /** Which benchmarks to run (comma-separated): overhead, fanout, checkpoint, prompt-tokens, map, prompt-size, tools, server. */
+    only: { type: "string", default: BENCHMARKS.join(",") },
   },
 });
+const only = new Set(values.only.split(",").map((name) => name.trim()));
+const unknown = [...only].filter((name) => !BENCHMARKS.includes(name));
+if (unknown.length > 0) {
+  console.error(`--only: unknown benchmark ${unknown.join(", ")}; choose from ${BENCHMARKS.join(", ")}`);
+  process.exit(2);
+}
 
 const runs = Number(values.runs);
 if (!Number.isInteger(runs) || runs < 1) {
@@ -36,23 +48,25 @@ const progress = (line: string): void => {
 };
 
 const startedAt = new Date().toISOString();
-progress(`orchestration overhead (${runs} runs per variant)…`);
-const overhead = await measureOverhead({ runs, warmupRuns: 2, concurrency: 8 });
-progress("fan-out…");
+/** Runs one benchmark when --only names it. */
+async function bench<T>(name: string, label: string, measure: () => Promise<T>): Promise<T | undefined> {
+  if (!only.has(name)) return undefined;
+  progress(label);
+  return measure();
+}
+const overhead = await bench("overhead", `orchestration overhead (${runs} runs per variant)…`, () => measureOverhead({ runs, warmupRuns: 2, concurrency: 8 }));
 // Each fan-out run sleeps for at least 200 ms, so fewer runs give a stable median.
-const fanOut = await measureFanOut({ runs: Math.max(1, Math.ceil(runs / 4)), warmupRuns: 1, concurrency: 8, workerDelayMs: 100 });
-progress("checkpoint cost…");
-const checkpointCost = await measureCheckpointCost({ runs: Math.max(1, Math.ceil(runs / 4)), warmupRuns: 1, concurrency: 8 });
-progress("map throughput…");
-const mapThroughput = await measureMapThroughput({ items: 1_000, latencyMs: 20, concurrencies: [10, 50], runs: Math.max(1, Math.ceil(runs / 7)), toolConcurrency: 64 });
-progress("prompt size…");
-const promptSize = await measurePromptSize({ sizes: [1_024, 10 * 1_024, 100 * 1_024, 1_024 * 1_024, 10 * 1_024 * 1_024] });
-
-progress("prompt tokens of the example tasks…");
-const promptTokens = await measurePromptTokens();
-
-progress("tool calls…");
-const toolCalls = await measureToolCalls({ calls: runs * 100, sandboxRuns: Math.max(3, Math.ceil(runs / 2)) });
+const fanOut = await bench("fanout", "fan-out…", () => measureFanOut({ runs: Math.max(1, Math.ceil(runs / 4)), warmupRuns: 1, concurrency: 8, workerDelayMs: 100 }));
+const checkpointCost = await bench("checkpoint", "checkpoint cost…", () => measureCheckpointCost({ runs: Math.max(1, Math.ceil(runs / 4)), warmupRuns: 1, concurrency: 8 }));
+const mapThroughput = await bench("map", "map throughput…", () =>
+  measureMapThroughput({ items: 1_000, latencyMs: 20, concurrencies: [10, 50], runs: Math.max(1, Math.ceil(runs / 7)), toolConcurrency: 64 }),
+);
+const promptSize = await bench("prompt-size", "prompt size…", () => measurePromptSize({ sizes: [1_024, 10 * 1_024, 100 * 1_024, 1_024 * 1_024, 10 * 1_024 * 1_024] }));
+const promptTokens = await bench("prompt-tokens", "prompt tokens of the example tasks…", () => measurePromptTokens());
+const toolCalls = await bench("tools", "tool calls…", () => measureToolCalls({ calls: runs * 100, sandboxRuns: Math.max(3, Math.ceil(runs / 2)) }));
+const server = await bench("server", "HTTP service (1,000 submissions over 100 connections, then 100 runs in flight)…", () =>
+  measureServer({ submissions: 1_000, connections: 100, inFlight: 100 }),
+);
 
 const report: BenchReport = {
   environment: { node: process.version, platform: `${process.platform} ${process.arch}`, cpus: cpus().length, startedAt },
@@ -63,7 +77,14 @@ const report: BenchReport = {
   mapThroughput,
   promptSize,
   toolCalls,
-  targets: { overhead: overhead.target.met, fanOut: fanOut.target.met, mapThroughput: mapThroughput.target.met, promptSize: promptSize.target.met },
+  server,
+  targets: {
+    overhead: overhead?.target.met,
+    fanOut: fanOut?.target.met,
+    mapThroughput: mapThroughput?.target.met,
+    promptSize: promptSize?.target.met,
+    serverSubmitP95: server?.target.met,
+  },
 };
 
 process.stdout.write(values.json ? `${JSON.stringify(report, null, 2)}\n` : `${renderReport(report)}\n`);

@@ -228,3 +228,110 @@ describe("approval of high-risk tools through interrupt and resume", () => {
     }
   });
 });
+
+describe("answering one of several pending approvals by its interrupt id", () => {
+  it("lists the pending interrupts with their ids and answers the one named; an unknown id is refused", async () => {
+    const { troupe, model, workspace } = await engine(
+      [
+        planStep([subtask("s1", "execute", "Remove a.txt"), subtask("s2", "execute", "Remove b.txt")]),
+        toolStep("s1", "file_delete", { path: "a.txt" }),
+        toolStep("s2", "file_delete", { path: "b.txt" }),
+        finalStep("s1", "a kept", { contains: "rejected" }),
+        finalStep("s2", "b gone", { contains: "deleted file b.txt" }),
+        reviewStep(0.9),
+        answerStep("one removed"),
+      ],
+      { permissions: { grants: [{ agent: "execute", tool: "file_delete", level: "WRITE" }] } },
+    );
+    writeFileSync(path.join(workspace, "a.txt"), "a");
+    writeFileSync(path.join(workspace, "b.txt"), "b");
+    try {
+      const first = await troupe.run({ task: "remove both", threadId: "named" });
+      expect(first.interrupt?.kind).toBe("tool-approval");
+      const pending = await troupe.pendingInterrupts("named");
+      expect(pending.map((item) => [item.kind, (item.payload.args as { path: string }).path]).sort()).toEqual([
+        ["tool-approval", "a.txt"],
+        ["tool-approval", "b.txt"],
+      ]);
+      await expect(troupe.resume("named", { decision: "approve" }, { interruptId: "no-such-interrupt" })).rejects.toMatchObject({ code: "unknown_interrupt" });
+      // Approve b.txt's call by its id, whichever comes first.
+      const forB = pending.find((item) => (item.payload.args as { path: string }).path === "b.txt");
+      const second = await troupe.resume("named", { decision: "approve" }, { interruptId: forB?.id as string });
+      expect(second.status).toBe("interrupted");
+      expect((second.interrupt?.payload.args as { path: string }).path).toBe("a.txt");
+      expect(existsSync(path.join(workspace, "b.txt"))).toBe(false);
+      const [left] = await troupe.pendingInterrupts("named");
+      const done = await troupe.resume("named", { decision: "reject", feedback: "keep a" }, { interruptId: left?.id as string });
+      model.assertDone();
+      expect(done.status).toBe("completed");
+      expect(existsSync(path.join(workspace, "a.txt"))).toBe(true);
+      expect(await troupe.pendingInterrupts("named")).toEqual([]);
+    } finally {
+      troupe.close();
+    }
+  });
+});
+
+describe("a run's tools (the request's allow-list) within the permission model", () => {
+  it("narrows what the agents may use: a granted tool outside the list is neither offered nor run, and is audited as denied", async () => {
+    const { troupe, model, workspace } = await engine([
+      planStep([subtask("s1", "execute", "Work it out and note it")]),
+      // execute holds WRITE on file_write, but this run may use only the calculator.
+      toolStep("s1", "file_write", { path: "note.txt", content: "4" }),
+      finalStep("s1", "4", { contains: "tool_not_allowed" }),
+      reviewStep(0.9),
+      answerStep("4"),
+    ]);
+    try {
+      const result = await troupe.run({ task: "compute 2+2", tools: ["calculator"] });
+      model.assertDone();
+      expect(result.status).toBe("completed");
+      expect(model.callsFor("execute")[0]?.tools).toEqual(["calculator"]);
+      expect(existsSync(path.join(workspace, "note.txt"))).toBe(false);
+      expect(troupe.store.audit.list({ runId: result.runId }).map((row) => [row.agent, row.tool, row.decision, row.errorCode])).toEqual([["execute", "file_write", "denied", "tool_not_allowed"]]);
+    } finally {
+      troupe.close();
+    }
+  });
+
+  it("never widens the grants: a tool in the list that the agent may not use is still refused by the policy", async () => {
+    const { troupe, model, workspace } = await engine([
+      planStep([subtask("s1", "research", "Save the figure")]),
+      // research reads only; naming file_write in the run's tools does not give it WRITE.
+      toolStep("s1", "file_write", { path: "figure.txt", content: "42" }),
+      finalStep("s1", "could not save", { contains: "permission_denied" }),
+      reviewStep(0.9),
+      answerStep("not saved"),
+    ]);
+    try {
+      const result = await troupe.run({ task: "save 42", tools: ["file_write", "file_read"] });
+      model.assertDone();
+      // Offered only what is both granted and listed.
+      expect(model.callsFor("research")[0]?.tools).toEqual(["file_read"]);
+      expect(existsSync(path.join(workspace, "figure.txt"))).toBe(false);
+      expect(troupe.store.audit.list({ runId: result.runId }).map((row) => [row.tool, row.decision, row.errorCode])).toEqual([["file_write", "denied", "permission_denied"]]);
+    } finally {
+      troupe.close();
+    }
+  });
+
+  it("refuses unknown tool names before anything is stored, and keeps the list across a resume", async () => {
+    const { troupe, model } = await engine([
+      planStep([subtask("s1", "execute", "Add", { tool: "calculator", args: { expression: { value: "2+2" } } })]),
+      reviewStep(0.9),
+      answerStep("4"),
+    ]);
+    try {
+      await expect(troupe.run({ task: "t", tools: ["calculator", "nope"] })).rejects.toMatchObject({ code: "unknown_tool" });
+      expect(troupe.store.runs.count()).toBe(0);
+      const paused = await troupe.run({ task: "add", tools: ["calculator"], approvePlan: true, threadId: "listed" });
+      expect(paused.interrupt?.kind).toBe("plan-approval");
+      const done = await troupe.resume("listed", { decision: "approve" });
+      model.assertDone();
+      expect(done.status).toBe("completed");
+      expect(troupe.store.audit.list({ runId: done.runId }).map((row) => [row.tool, row.decision])).toEqual([["calculator", "allowed"]]);
+    } finally {
+      troupe.close();
+    }
+  });
+});

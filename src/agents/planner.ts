@@ -25,11 +25,17 @@ export interface PlannerInput {
   maxSubtasks: number;
   /** Prompt tokens the call may use (default LIMITS.promptTokenBudget). */
   promptBudget?: number;
+  /** The tools the run may use, when it is restricted. */
+  allowedTools?: readonly string[];
 }
 
-export function plannerPrompt(agents: AgentDefinition[], tools: ToolRegistry, maxSubtasks: number): string {
-  const agentLines = agents.map((agent) => `- ${agent.name}: ${agent.description} (tools: ${agent.tools.join(", ")})`);
-  const toolLines = tools.list().map((tool) => `- ${tool.name}: ${tool.description}`);
+export function plannerPrompt(agents: AgentDefinition[], tools: ToolRegistry, maxSubtasks: number, allowedTools?: readonly string[]): string {
+  const usable = (name: string): boolean => allowedTools?.includes(name) ?? true;
+  const agentLines = agents.map((agent) => `- ${agent.name}: ${agent.description} (tools: ${agent.tools.filter(usable).join(", ") || "none"})`);
+  const toolLines = tools
+    .list()
+    .filter((tool) => usable(tool.name))
+    .map((tool) => `- ${tool.name}: ${tool.description}`);
   return [
     roleLine("planner"),
     "Break the task into subtasks that workers can carry out, as a dependency graph.",
@@ -69,7 +75,7 @@ function plannerMessage(input: PlannerInput, detail: number): string {
 
 /** Asks the model for a plan (structured output). Validation of the plan is the caller's. */
 export async function runPlanner(input: PlannerInput, options: CallOptions): Promise<PlanOutput> {
-  const system = new SystemMessage(plannerPrompt(input.agents, input.tools, Math.min(input.maxSubtasks, LIMITS.maxSubtasks)));
+  const system = new SystemMessage(plannerPrompt(input.agents, input.tools, Math.min(input.maxSubtasks, LIMITS.maxSubtasks), input.allowedTools));
   const { messages } = await fitToBudget((detail) => [system, new HumanMessage(plannerMessage(input, detail))], input.promptBudget ?? LIMITS.promptTokenBudget);
   return invokeStructured(
     {

@@ -46,6 +46,8 @@ export interface WorkerInput {
   promptBudget?: number;
   /** For one item of a mapped subtask: which item, and the argument it is. */
   item?: { index: number; total: number; argument: string };
+  /** The tools the run may use, when it is restricted (a request's `tools`): it narrows the agent's tools. */
+  allowedTools?: readonly string[];
   /** Told about each tool call as it finishes (`replayed`: it had finished before a pause or a crash). */
   onToolCall?: (call: WorkerToolCall, replayed: boolean) => void;
   /** How model calls and tool calls are made durable (default: not at all). */
@@ -247,7 +249,7 @@ export async function runWorker(input: WorkerInput, options: CallOptions): Promi
   const step = input.step ?? immediateStep;
   // Only a durable step keeps what it returns, so only then is a large tool value cut for keeping.
   const keeps = step !== immediateStep;
-  const allowed = input.agent.tools.filter((name) => input.tools.has(name));
+  const allowed = input.agent.tools.filter((name) => input.tools.has(name) && (input.allowedTools?.includes(name) ?? true));
   const toolCalls: WorkerToolCall[] = [];
   const system = new SystemMessage(workerPrompt(input.agent, allowed, input.maxSteps));
   const prepared: PreparedInput = { input, args: Object.entries(input.args).map(([name, value]) => [name, prepareValue(value)]) };

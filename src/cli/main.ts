@@ -6,6 +6,7 @@ import { registerGraph } from "./commands/graph.js";
 import { registerResume } from "./commands/resume.js";
 import { registerRun } from "./commands/run.js";
 import { registerRuns } from "./commands/runs.js";
+import { registerServe } from "./commands/serve.js";
 import { registerTools } from "./commands/tools.js";
 import { EXIT, exitCodeForError } from "./exit-codes.js";
 import { err } from "./io.js";
@@ -24,6 +25,7 @@ export function createProgram(): Command {
   registerGraph(program);
   registerTools(program);
   registerAudit(program);
+  registerServe(program);
   return program;
 }
 

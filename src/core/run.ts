@@ -59,6 +59,8 @@ export const RunRequest = z
       .min(LIMITS.promptTokenBudgetMin, { error: `the prompt budget must be between ${LIMITS.promptTokenBudgetMin} and ${LIMITS.promptTokenBudgetMax} tokens` })
       .max(LIMITS.promptTokenBudgetMax, { error: `the prompt budget must be between ${LIMITS.promptTokenBudgetMin} and ${LIMITS.promptTokenBudgetMax} tokens` })
       .default(LIMITS.promptTokenBudget),
+    /** The tools the run may use (all registered tools when absent); unknown names are refused. */
+    tools: z.array(z.string().min(1).max(64)).max(100).optional(),
   })
   .strict();
 export type RunRequest = z.infer<typeof RunRequest>;

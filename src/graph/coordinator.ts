@@ -26,6 +26,7 @@ export function sendSubtask(state: State, subtask: PlannedSubtask): Send {
     maxSteps: state.settings.maxWorkerSteps,
     mapConcurrency: state.settings.mapConcurrency ?? LIMITS.mapConcurrency,
     promptBudget: state.settings.promptBudget ?? LIMITS.promptTokenBudget,
+    allowedTools: state.settings.allowedTools ?? null,
     dependencies: subtask.dependsOn.map((dependency) => {
       const result = state.results[dependency];
       return { id: dependency, label: byId.get(dependency)?.label ?? dependency, summary: result?.summary ?? "", ref: result?.ref ?? null };

@@ -19,6 +19,8 @@ export interface RunSettings {
   mapConcurrency: number;
   /** Prompt tokens one model call may use. */
   promptBudget: number;
+  /** The tools this run may use (a request's `tools`); null or absent: every registered tool. */
+  allowedTools?: string[] | null;
 }
 
 /** Settings of a run whose checkpoint predates a setting get its default. */
@@ -32,6 +34,7 @@ export function settingsWithDefaults(settings: Partial<RunSettings>): RunSetting
     mapConcurrency: settings.mapConcurrency ?? LIMITS.mapConcurrency,
     promptBudget: settings.promptBudget ?? LIMITS.promptTokenBudget,
     ...(settings.models ? { models: settings.models } : {}),
+    ...(settings.allowedTools ? { allowedTools: settings.allowedTools } : {}),
   };
 }
 

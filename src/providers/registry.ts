@@ -1,4 +1,4 @@
-import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
+import { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import type { ModelPrice, ProviderSettings, StructuredMethod } from "../config/config-file.js";
 import type { Env } from "../config/env.js";
 import { ConfigError } from "../core/errors.js";
@@ -47,10 +47,18 @@ export interface ModelRoute {
   policy: CallPolicy;
 }
 
-/** The route of one role: its chain, or, for a set made by hand, its one model. */
+/**
+ * Whether a chat model can stream, by LangChain's own rule: it implements `_streamResponseChunks`
+ * and streaming is not turned off (otherwise `stream()` yields the whole answer as one chunk).
+ */
+export function canStream(model: BaseChatModel): boolean {
+  return model._streamResponseChunks !== BaseChatModel.prototype._streamResponseChunks && model.disableStreaming !== true;
+}
+
+/** The route of one role: its chain, or, for a set made by hand, its one model (streaming when the model can). */
 export function routeFor(models: ModelSet, role: ModelRole): ModelRoute {
   const chain = models.chains?.[role];
-  const candidates = chain ?? [{ choice: models.choice[role], model: models[role], structuredMethod: "functionCalling" as const, streams: false, price: { input: 0, output: 0 } }];
+  const candidates = chain ?? [{ choice: models.choice[role], model: models[role], structuredMethod: "functionCalling" as const, streams: canStream(models[role]), price: { input: 0, output: 0 } }];
   return { role, candidates, policy: models.policy ?? DEFAULT_CALL_POLICY };
 }
 

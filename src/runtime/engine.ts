@@ -1,7 +1,9 @@
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import path from "node:path";
-import { Command, GraphRecursionError } from "@langchain/langgraph";
+import type { BaseCallbackHandler } from "@langchain/core/callbacks/base";
+import { Command, GraphRecursionError, isGraphDrained, type RunControl } from "@langchain/langgraph";
+import { z } from "zod";
 import type { AgentRegistry } from "../agents/define-agent.js";
 import { createAgentRegistry } from "../agents/index.js";
 import { RunLedger } from "../agents/run-ledger.js";
@@ -28,6 +30,7 @@ import type { CallPolicy } from "../providers/call-policy.js";
 import { MODEL_ROLES, type ProviderDefinition } from "../providers/provider.js";
 import { choiceId, type ModelSet } from "../providers/registry.js";
 import { openStore, type RunRecord, type Store } from "../store/index.js";
+import type { NewRun } from "../store/run-store.js";
 import { scriptedProvider } from "../testing/scripted-provider.js";
 import type { ToolOutcome } from "../tools/define-tool.js";
 import { OPERATOR, type PermissionPolicy } from "../tools/permissions.js";
@@ -87,10 +90,39 @@ export interface RunView {
 export interface InvokeOptions {
   signal?: AbortSignal;
   onEvent?: (event: StoredEvent) => void;
+  /**
+   * Drains the run cooperatively (a server shutting down): it stops at the next superstep
+   * boundary with its checkpoint saved, and is recorded as suspended, to be resumed later. An
+   * abort of `signal` after a drain was requested also suspends the run instead of cancelling it.
+   */
+  control?: RunControl;
+  /** LangChain callback handlers for the run's nodes and model calls (metrics, tracing). */
+  callbacks?: BaseCallbackHandler[];
 }
 
-/** A run's request as stored with it (read back leniently: older rows may lack fields). */
-const StoredRequest = RunRequest.partial().loose();
+/** Which of several pending interrupts a decision answers (the first when none is named). */
+export interface ResumeOptions extends InvokeOptions {
+  interruptId?: string;
+}
+
+/** Who submitted a queued run, and how to recognise a replay of its submission. */
+export interface EnqueueOptions {
+  owner?: string;
+  idempotencyKey?: string;
+  requestHash?: string;
+}
+
+/** An interrupt a thread waits on, with the id a decision can name it by. */
+export interface PendingInterrupt extends InterruptInfo {
+  id: string;
+}
+
+/**
+ * A run's request as stored with it, read back leniently: older rows may lack fields, and the
+ * stored copy carries the provider too (unknown keys are dropped, not refused, so the request
+ * can be parsed again to start a queued run).
+ */
+const StoredRequest = z.object(RunRequest.shape).partial();
 
 function isAlive(pid: number | null, host: string | null): boolean {
   if (pid === null || host !== hostname()) return false;
@@ -193,31 +225,77 @@ export class Troupe {
 
   /** Starts a run and drives it until it finishes or waits for a person. */
   async run(input: RunRequestInput, options: InvokeOptions = {}): Promise<RunResult> {
+    const request = this.#parseRequest(input);
+    const record = this.#createRecord(request, { status: "running", pid: process.pid, host: hostname(), startedAt: Date.now() });
+    return this.#begin(record, request, options);
+  }
+
+  /**
+   * Records a run as queued, to be started later with `start` (the server's queue). The record
+   * is written (and synced) before this returns, so an accepted run survives a crash.
+   */
+  enqueue(input: RunRequestInput, options: EnqueueOptions = {}): RunRecord {
+    const request = this.#parseRequest(input);
+    return this.#createRecord(request, { status: "queued", pid: null, host: null, ...options });
+  }
+
+  /** Starts a queued run that has never run. */
+  async start(runId: string, options: InvokeOptions = {}): Promise<RunResult> {
+    const record = this.store.runs.get(runId);
+    if (!record) throw new NotFoundError("unknown_run", `no run with id ${runId}`, { runId });
+    if (record.status !== "queued" || record.startedAt !== null) {
+      throw new ConflictError("run_started", `run ${runId} has already started (${record.status}); resume it instead`, { runId });
+    }
+    return this.#startFresh(record, options);
+  }
+
+  /**
+   * A request validated: its tools must exist (they narrow what the run's agents may use, never
+   * widen their grants), and the config's budget is its default, limit by limit (the run keeps
+   * it for its resumes).
+   */
+  #parseRequest(input: RunRequestInput): RunRequest {
     const parsed = RunRequest.safeParse(input);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
       throw new InputError("invalid_request", issue?.message ?? "invalid request", { path: issue?.path.join(".") });
     }
     const request = parsed.data;
-    // The config's budget is the default, limit by limit; the run keeps it for its resumes.
+    const unknown = (request.tools ?? []).filter((name) => !this.tools.has(name));
+    if (unknown.length > 0) {
+      throw new InputError("unknown_tool", `unknown tool${unknown.length > 1 ? "s" : ""}: ${unknown.join(", ")}; available: ${this.tools.names().join(", ")}`, { tools: unknown });
+    }
     const budget: Budget = { ...this.config.budget, ...request.budget };
     if (Object.keys(budget).length > 0) request.budget = budget;
+    return request;
+  }
+
+  #createRecord(request: RunRequest, fields: Pick<NewRun, "status" | "pid" | "host"> & Partial<NewRun>): RunRecord {
     const threadId = request.threadId ?? `thread-${randomUUID()}`;
     const previous = this.store.runs.latestForThread(threadId);
-    if (previous && (previous.status === "interrupted" || (previous.status === "running" && isAlive(previous.pid, previous.host)))) {
+    if (previous && (previous.status === "interrupted" || previous.status === "queued" || (previous.status === "running" && isAlive(previous.pid, previous.host)))) {
       throw new ConflictError("thread_busy", `thread ${threadId} has a run that is ${previous.status}; resume it or use another thread`, { runId: previous.id });
     }
-    const runId = `run-${randomUUID()}`;
     const choice = this.models.choice.worker;
-    const record = this.store.runs.create({
-      id: runId,
+    return this.store.runs.create({
+      id: `run-${randomUUID()}`,
       threadId,
       task: request.task,
-      status: "running",
       request: { ...request, provider: `${choice.provider}:${choice.model}` },
-      pid: process.pid,
-      host: hostname(),
+      ...fields,
     });
+  }
+
+  /** Runs a recorded run from its request, from the start. */
+  #startFresh(record: RunRecord, options: InvokeOptions): Promise<RunResult> {
+    const stored = StoredRequest.safeParse(record.request);
+    const request = RunRequest.parse({ ...(stored.success ? stored.data : {}), task: record.task });
+    const startedAt = record.startedAt ?? Date.now();
+    this.store.runs.update(record.id, { status: "running", pid: process.pid, host: hostname(), startedAt, suspended: null, pendingDecision: null });
+    return this.#begin({ ...record, status: "running", startedAt }, request, options);
+  }
+
+  #begin(record: RunRecord, request: RunRequest, options: InvokeOptions): Promise<RunResult> {
     const settings: RunSettings = {
       maxIterations: request.maxIterations,
       approvePlan: request.approvePlan,
@@ -227,8 +305,9 @@ export class Troupe {
       models: Object.fromEntries(MODEL_ROLES.map((role) => [role, choiceId(this.models.choice[role])])),
       mapConcurrency: request.mapConcurrency,
       promptBudget: request.promptBudget,
+      allowedTools: request.tools ?? null,
     };
-    const graphInput = { runId, task: request.task, context: request.context ?? null, settings, startedAt: Date.now() };
+    const graphInput = { runId: record.id, task: request.task, context: request.context ?? null, settings, startedAt: Date.now() };
     return this.#drive(record, graphInput, request.concurrency, false, options);
   }
 
@@ -236,15 +315,34 @@ export class Troupe {
    * Continues a thread's latest run: with a person's decision when it waits for one, or from its
    * last checkpoint when its process died or it was cancelled. Finished subtasks are not re-run.
    */
-  async resume(threadId: string, decision: ResumeDecision | undefined, options: InvokeOptions = {}): Promise<RunResult> {
+  async resume(threadId: string, decision: ResumeDecision | undefined, options: ResumeOptions = {}): Promise<RunResult> {
     const record = this.store.runs.latestForThread(threadId);
     if (!record) throw new NotFoundError("unknown_thread", `no run found for thread ${threadId}`, { threadId });
     const config = { configurable: { thread_id: threadId } };
     const snapshot = await this.graph.getState(config);
+    if ((snapshot.values as Partial<State>).runId !== record.id) {
+      // The thread's checkpoint is not this run's: it never reached its first checkpoint.
+      if (record.status === "running" && isAlive(record.pid, record.host)) {
+        throw new ConflictError("run_active", `run ${record.id} is still running in process ${record.pid}`, { runId: record.id });
+      }
+      if (record.status !== "queued" && record.status !== "running" && record.suspended === null) {
+        throw new ConflictError("run_finished", `the run on thread ${threadId} has already finished (${record.stopReason ?? record.status})`, { runId: record.id });
+      }
+      if (decision && decision.decision !== "continue") {
+        throw new InputError("not_waiting", `the run on thread ${threadId} is not waiting for a decision; resume it without one`);
+      }
+      return this.#startFresh(record, options);
+    }
     const interrupts = pendingInterrupts(snapshot);
     let input: Command | null;
     if (interrupts.length > 0) {
-      const first = interrupts[0] as (typeof interrupts)[number];
+      const chosen = options.interruptId === undefined ? interrupts[0] : interrupts.find((candidate) => candidate.id === options.interruptId);
+      if (!chosen) {
+        throw new InputError("unknown_interrupt", `the run on thread ${threadId} is not waiting on interrupt ${options.interruptId}; it waits on ${interrupts.map((candidate) => candidate.id).join(", ")}`, {
+          interruptIds: interrupts.map((candidate) => candidate.id),
+        });
+      }
+      const first = chosen;
       const kind = (first.value as InterruptInfo | undefined)?.kind;
       if (!decision || decision.decision === "continue") {
         throw new InputError("decision_required", `the run on thread ${threadId} is waiting for ${kind ?? "a decision"}; pass --approve, --reject or --answer`);
@@ -256,7 +354,8 @@ export class Troupe {
         throw new InputError("approval_required", "the run is waiting for a tool call to be approved; pass --approve or --reject [--feedback TEXT]");
       }
       // Several subtasks may wait at once (parallel tool approvals): the decision answers the
-      // first, by its id; the others are asked again when the run pauses next.
+      // one named (the first by default), by its id; the others are asked again when the run
+      // pauses next.
       const value = ResumeDecision.parse(decision);
       input = new Command({ resume: first.id ? { [first.id]: value } : value });
     } else if (snapshot.next.length > 0) {
@@ -270,7 +369,7 @@ export class Troupe {
     } else {
       throw new ConflictError("run_finished", `the run on thread ${threadId} has already ${record.status === "failed" ? "failed" : "finished"} (${record.stopReason ?? record.status})`, { runId: record.id });
     }
-    this.store.runs.update(record.id, { status: "running", pid: process.pid, host: hostname(), interrupt: null });
+    this.store.runs.update(record.id, { status: "running", pid: process.pid, host: hostname(), interrupt: null, suspended: null, pendingDecision: null, startedAt: record.startedAt ?? Date.now() });
     const request = StoredRequest.safeParse(record.request);
     const concurrency = (request.success ? request.data.concurrency : undefined) ?? LIMITS.subtaskConcurrency;
     return this.#drive(record, input, concurrency, true, options);
@@ -292,9 +391,12 @@ export class Troupe {
       recursionLimit: recursionLimitFor(LIMITS.maxSubtasks, maxIterations),
       maxConcurrency: concurrency,
       signal: options.signal,
+      ...(options.control ? { control: options.control } : {}),
+      ...(options.callbacks ? { callbacks: options.callbacks } : {}),
     };
     let failure: string | undefined;
     let cancelled = false;
+    let suspended = false;
     let last: State | undefined;
     const ledger = await this.#openLedger(record, resumed, request.success ? request.data.budget : undefined);
     try {
@@ -304,7 +406,8 @@ export class Troupe {
         else last = chunk as State;
       }
     } catch (error) {
-      if (options.signal?.aborted) cancelled = true;
+      if (isGraphDrained(error) || (options.signal?.aborted && options.control?.drainRequested)) suspended = true;
+      else if (options.signal?.aborted) cancelled = true;
       else if (error instanceof GraphRecursionError) failure = `the run exceeded its step limit (${config.recursionLimit} supersteps)`;
       else failure = errorMessage(error);
     } finally {
@@ -315,7 +418,7 @@ export class Troupe {
     // checkpoint, which also knows about a pending interrupt.
     let state: State;
     let interrupt: InterruptInfo | undefined;
-    if (last?.finished && last.runId === record.id && failure === undefined && !cancelled) {
+    if (last?.finished && last.runId === record.id && failure === undefined && !cancelled && !suspended) {
       state = last;
     } else {
       const snapshot = await this.graph.getState({ configurable: { thread_id: record.threadId } });
@@ -324,7 +427,11 @@ export class Troupe {
     }
     const activeMs = record.activeMs + Math.round(performance.now() - started);
     const result = resultFromState(record, state, activeMs);
-    if (cancelled) {
+    if (suspended && !state.finished) {
+      // Stopped by a drain (server shutdown): not waiting for a person, resumed when a server starts.
+      result.status = "interrupted";
+      result.stopReason = null;
+    } else if (cancelled) {
       result.status = "cancelled";
       result.stopReason = "cancelled";
     } else if (failure !== undefined) {
@@ -354,6 +461,7 @@ export class Troupe {
       activeMs,
       pid: null,
       finishedAt: result.status === "interrupted" ? null : Date.now(),
+      suspended: suspended && result.status === "interrupted" && !result.interrupt ? "shutdown" : null,
     });
     emit({ type: "run-end", status: result.status, stopReason: result.stopReason, metrics: result.metrics });
     return result;
@@ -371,6 +479,15 @@ export class Troupe {
     return ledger;
   }
 
+  /** The interrupts a thread's run waits on, each with its id (several subtasks may wait for approval at once). */
+  async pendingInterrupts(threadId: string): Promise<PendingInterrupt[]> {
+    const snapshot = await this.graph.getState({ configurable: { thread_id: threadId } });
+    return pendingInterrupts(snapshot).flatMap((pending) => {
+      const info = pending.value as InterruptInfo | undefined;
+      return pending.id && info?.kind ? [{ id: pending.id, kind: info.kind, payload: info.payload ?? {} }] : [];
+    });
+  }
+
   /**
    * A run as it stands. The plan and trace come from the thread's checkpoint while the run is
    * the thread's latest; an older run on a reused thread shows what its record kept.
@@ -382,7 +499,9 @@ export class Troupe {
     const state = snapshot.values as State;
     const sameRun = state.runId === record.id;
     const result = sameRun ? resultFromState(record, state, record.activeMs) : undefined;
-    const graph = sameRun ? renderExecutionGraph(state.plan, state.results, { running: record.status === "running" ? this.#runningSubtasks(record.id) : [] }) : { nodes: [], edges: [] };
+    // Started and not ended: running, or waiting inside a step for a person to approve a tool call.
+    const live = record.status === "running" || (record.status === "interrupted" && record.interrupt?.kind === "tool-approval");
+    const graph = sameRun ? renderExecutionGraph(state.plan, state.results, { running: live ? this.#runningSubtasks(record.id) : [] }) : { nodes: [], edges: [] };
     const view: RunView = {
       runId: record.id,
       threadId: record.threadId,
@@ -415,13 +534,21 @@ export class Troupe {
 
   /**
    * Calls a tool directly, through the same permissions and audit as an agent's call: as an
-   * agent, or as the local operator (every level, no approval) when no agent is given.
+   * agent, or as the local operator (every level, no approval) when no agent is given. No one
+   * can be asked for an approval here, so an agent's high-risk call is refused at once
+   * (`approval_required`). `principal` names who is behind the call in the audit trail (an API
+   * key's name).
    */
-  async callTool(name: string, args: unknown, options: { agent?: string; signal?: AbortSignal } = {}): Promise<ToolOutcome> {
+  async callTool(name: string, args: unknown, options: { agent?: string; signal?: AbortSignal; principal?: string } = {}): Promise<ToolOutcome> {
     if (options.agent !== undefined && options.agent !== OPERATOR && !this.agents.get(options.agent)) {
       throw new InputError("unknown_agent", `unknown agent "${options.agent}"; agents: ${this.agents.names().join(", ")}`);
     }
-    return this.tools.call(name, args, { workspace: this.workspace, agent: options.agent ?? OPERATOR, ...(options.signal ? { signal: options.signal } : {}) });
+    return this.tools.call(name, args, {
+      workspace: this.workspace,
+      agent: options.agent ?? OPERATOR,
+      ...(options.signal ? { signal: options.signal } : {}),
+      ...(options.principal !== undefined ? { principal: options.principal } : {}),
+    });
   }
 
   /** Closes the store and the MCP servers' connections (stdio servers are stopped). */

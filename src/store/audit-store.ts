@@ -9,6 +9,8 @@ export interface AuditFilter {
   runId?: string;
   threadId?: string;
   agent?: string;
+  /** The API key's name behind direct calls made over HTTP. */
+  principal?: string;
   tool?: string;
   decision?: AuditEntry["decision"];
   status?: AuditEntry["status"];
@@ -43,6 +45,7 @@ interface DbRow {
   thread_id: string | null;
   subtask_id: string | null;
   agent: string;
+  principal: string | null;
   tool: string;
   args: string;
   decision: AuditEntry["decision"];
@@ -66,6 +69,7 @@ function fromDb(row: DbRow): AuditRow {
     threadId: row.thread_id,
     subtaskId: row.subtask_id,
     agent: row.agent,
+    principal: row.principal,
     tool: row.tool,
     args: row.args,
     decision: row.decision,
@@ -93,6 +97,7 @@ function where(filter: AuditFilter): { clause: string; values: Array<string | nu
   add("run_id", filter.runId);
   add("thread_id", filter.threadId);
   add("agent", filter.agent);
+  add("principal", filter.principal);
   add("tool", filter.tool);
   add("decision", filter.decision);
   add("status", filter.status);
@@ -127,11 +132,11 @@ export class AuditStore implements AuditSink {
   constructor(db: Sqlite) {
     this.#db = db;
     this.#insert = db.prepare(
-      `INSERT INTO audit (at, run_id, thread_id, subtask_id, agent, tool, args, decision, status, level, grant_info, reason, result_preview, error_code, error, duration_ms, attempts, cached)
-       VALUES (@at, @runId, @threadId, @subtaskId, @agent, @tool, @args, @decision, @status, @level, @grant, @reason, @resultPreview, @errorCode, @error, @durationMs, @attempts, @cached)`,
+      `INSERT INTO audit (at, run_id, thread_id, subtask_id, agent, principal, tool, args, decision, status, level, grant_info, reason, result_preview, error_code, error, duration_ms, attempts, cached)
+       VALUES (@at, @runId, @threadId, @subtaskId, @agent, @principal, @tool, @args, @decision, @status, @level, @grant, @reason, @resultPreview, @errorCode, @error, @durationMs, @attempts, @cached)`,
     );
     this.#writeAll = db.transaction((rows: PendingRow[]) => {
-      for (const row of rows) this.#insert.run({ ...row.entry, cached: row.entry.cached ? 1 : 0 });
+      for (const row of rows) this.#insert.run({ ...row.entry, principal: row.entry.principal ?? null, cached: row.entry.cached ? 1 : 0 });
     });
   }
 

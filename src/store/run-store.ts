@@ -1,6 +1,9 @@
 import { z } from "zod";
-import { RUN_STATUSES, STOP_REASONS, type InterruptInfo, type RunMetrics, type RunStatus, type StopReason } from "../core/run.js";
+import { RUN_STATUSES, STOP_REASONS, type InterruptInfo, type ResumeDecision, type RunMetrics, type RunStatus, type StopReason } from "../core/run.js";
 import type { Sqlite } from "./database.js";
+
+/** A person's decision accepted while a run waits for a slot, and which pending interrupt it answers. */
+export type PendingDecision = ResumeDecision & { interruptId?: string };
 
 export interface RunRecord {
   id: string;
@@ -19,6 +22,16 @@ export interface RunRecord {
   createdAt: number;
   updatedAt: number;
   finishedAt: number | null;
+  /** The API principal that submitted the run (null for CLI and library runs). */
+  owner: string | null;
+  idempotencyKey: string | null;
+  requestHash: string | null;
+  /** Why the run stopped without asking a person (`shutdown`): it resumes when a server starts. */
+  suspended: string | null;
+  /** A person's decision accepted while the run waited for a slot; applied when it starts. */
+  pendingDecision: PendingDecision | null;
+  /** When the run first left the queue; null while it never ran. */
+  startedAt: number | null;
 }
 
 const json = <T extends z.ZodType>(schema: T) =>
@@ -47,6 +60,13 @@ const RunRow = z
     created_at: z.number(),
     updated_at: z.number(),
     finished_at: z.number().nullable(),
+    // Added by migration 4; optional so a row read through an older schema still parses.
+    owner: z.string().nullable().default(null),
+    idempotency_key: z.string().nullable().default(null),
+    request_hash: z.string().nullable().default(null),
+    suspended: z.string().nullable().default(null),
+    pending_decision: json(z.custom<PendingDecision>((value) => typeof value === "object" && value !== null)).default(null),
+    started_at: z.number().nullable().default(null),
   })
   .transform(
     (row): RunRecord => ({
@@ -66,6 +86,12 @@ const RunRow = z
       createdAt: row.created_at,
       updatedAt: row.updated_at,
       finishedAt: row.finished_at,
+      owner: row.owner,
+      idempotencyKey: row.idempotency_key,
+      requestHash: row.request_hash,
+      suspended: row.suspended,
+      pendingDecision: row.pending_decision,
+      startedAt: row.started_at,
     }),
   );
 
@@ -74,9 +100,38 @@ export interface RunListOptions {
   offset?: number;
   status?: RunStatus;
   threadId?: string;
+  /** Only the runs of this API principal. */
+  owner?: string;
 }
 
-type Patch = Partial<Pick<RunRecord, "status" | "stopReason" | "answer" | "error" | "metrics" | "interrupt" | "pid" | "host" | "activeMs" | "finishedAt">>;
+type Patch = Partial<
+  Pick<
+    RunRecord,
+    "status" | "stopReason" | "answer" | "error" | "metrics" | "interrupt" | "pid" | "host" | "activeMs" | "finishedAt" | "suspended" | "pendingDecision" | "startedAt"
+  >
+>;
+
+export type NewRun = Pick<RunRecord, "id" | "threadId" | "task" | "status" | "request" | "pid" | "host"> &
+  Partial<Pick<RunRecord, "owner" | "idempotencyKey" | "requestHash" | "startedAt">>;
+
+/** The WHERE clause and values of a listing. */
+function filters(options: Pick<RunListOptions, "status" | "threadId" | "owner">): { where: string; values: Record<string, unknown> } {
+  const clauses: string[] = [];
+  const values: Record<string, unknown> = {};
+  if (options.status) {
+    clauses.push("status = @status");
+    values.status = options.status;
+  }
+  if (options.threadId) {
+    clauses.push("thread_id = @threadId");
+    values.threadId = options.threadId;
+  }
+  if (options.owner) {
+    clauses.push("owner = @owner");
+    values.owner = options.owner;
+  }
+  return { where: clauses.length ? `WHERE ${clauses.join(" AND ")}` : "", values };
+}
 
 /** The runs table: one row per run, updated as it goes. */
 export class RunStore {
@@ -97,13 +152,13 @@ export class RunStore {
     return statement;
   }
 
-  create(record: Pick<RunRecord, "id" | "threadId" | "task" | "status" | "request" | "pid" | "host">): RunRecord {
+  create(record: NewRun): RunRecord {
     const now = Date.now();
-    this.#statement(
-        `INSERT INTO runs (id, thread_id, task, status, request, pid, host, created_at, updated_at)
-         VALUES (@id, @threadId, @task, @status, @request, @pid, @host, @now, @now)`,
-      ).run({ ...record, request: JSON.stringify(record.request), now });
-    return {
+    const created: RunRecord = {
+      owner: null,
+      idempotencyKey: null,
+      requestHash: null,
+      startedAt: null,
       ...record,
       stopReason: null,
       answer: null,
@@ -114,7 +169,27 @@ export class RunStore {
       createdAt: now,
       updatedAt: now,
       finishedAt: null,
+      suspended: null,
+      pendingDecision: null,
     };
+    this.#statement(
+      `INSERT INTO runs (id, thread_id, task, status, request, pid, host, owner, idempotency_key, request_hash, started_at, created_at, updated_at)
+       VALUES (@id, @threadId, @task, @status, @request, @pid, @host, @owner, @idempotencyKey, @requestHash, @startedAt, @now, @now)`,
+    ).run({
+      id: created.id,
+      threadId: created.threadId,
+      task: created.task,
+      status: created.status,
+      request: JSON.stringify(created.request),
+      pid: created.pid,
+      host: created.host,
+      owner: created.owner,
+      idempotencyKey: created.idempotencyKey,
+      requestHash: created.requestHash,
+      startedAt: created.startedAt,
+      now,
+    });
+    return created;
   }
 
   update(id: string, patch: Patch): void {
@@ -129,13 +204,16 @@ export class RunStore {
       host: "host",
       activeMs: "active_ms",
       finishedAt: "finished_at",
+      suspended: "suspended",
+      pendingDecision: "pending_decision",
+      startedAt: "started_at",
     };
     const sets: string[] = ["updated_at = @updatedAt"];
     const values: Record<string, unknown> = { id, updatedAt: Date.now() };
     for (const [key, value] of Object.entries(patch) as Array<[keyof Patch, unknown]>) {
       if (value === undefined) continue;
       sets.push(`${columns[key]} = @${key}`);
-      values[key] = key === "metrics" || key === "interrupt" ? (value === null ? null : JSON.stringify(value)) : value;
+      values[key] = key === "metrics" || key === "interrupt" || key === "pendingDecision" ? (value === null ? null : JSON.stringify(value)) : value;
     }
     this.#statement(`UPDATE runs SET ${sets.join(", ")} WHERE id = @id`).run(values);
   }
@@ -151,32 +229,39 @@ export class RunStore {
     return row === undefined ? undefined : RunRow.parse(row);
   }
 
-  /** The WHERE clause and values for a status/thread filter. */
-  #filter(options: Pick<RunListOptions, "status" | "threadId">): { where: string; values: Record<string, unknown> } {
-    const clauses: string[] = [];
-    const values: Record<string, unknown> = {};
-    if (options.status) {
-      clauses.push("status = @status");
-      values.status = options.status;
-    }
-    if (options.threadId) {
-      clauses.push("thread_id = @threadId");
-      values.threadId = options.threadId;
-    }
-    return { where: clauses.length > 0 ? `WHERE ${clauses.join(" AND ")}` : "", values };
-  }
-
   /** Runs, newest first. */
   list(options: RunListOptions = {}): RunRecord[] {
-    const { where, values } = this.#filter(options);
-    return this.#statement(`SELECT * FROM runs ${where} ORDER BY created_at DESC, rowid DESC LIMIT @limit OFFSET @offset`)
+    const { where, values } = filters(options);
+    const sql = `SELECT * FROM runs ${where} ORDER BY created_at DESC, rowid DESC LIMIT @limit OFFSET @offset`;
+    return this.#statement(sql)
       .all({ ...values, limit: options.limit ?? 50, offset: options.offset ?? 0 })
       .map((row) => RunRow.parse(row));
   }
 
-  count(options: Pick<RunListOptions, "status" | "threadId"> = {}): number {
-    const { where, values } = this.#filter(options);
+  count(options: Pick<RunListOptions, "status" | "threadId" | "owner"> = {}): number {
+    const { where, values } = filters(options);
     const row = this.#statement(`SELECT COUNT(*) AS n FROM runs ${where}`).get(values) as { n: number };
     return row.n;
+  }
+
+  /** The run an API principal submitted with this Idempotency-Key, if any. */
+  findByIdempotencyKey(owner: string, idempotencyKey: string): RunRecord | undefined {
+    const row = this.#statement("SELECT * FROM runs WHERE owner = @owner AND idempotency_key = @idempotencyKey").get({ owner, idempotencyKey });
+    return row === undefined ? undefined : RunRow.parse(row);
+  }
+
+  /**
+   * API runs a server must take up when it starts, oldest first: queued ones, ones stopped by a
+   * shutdown, and ones recorded as running (their process may have died).
+   */
+  listUnsettled(): RunRecord[] {
+    return this.#db
+      .prepare<[]>(
+        `SELECT * FROM runs WHERE owner IS NOT NULL
+         AND (status IN ('queued', 'running') OR (status = 'interrupted' AND suspended IS NOT NULL))
+         ORDER BY created_at, rowid`,
+      )
+      .all()
+      .map((row) => RunRow.parse(row));
   }
 }

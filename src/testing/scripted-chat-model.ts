@@ -2,7 +2,8 @@ import { appendFileSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { BaseMessage } from "@langchain/core/messages";
 import { AIMessageChunk } from "@langchain/core/messages";
-import type { ChatResult } from "@langchain/core/outputs";
+import type { CallbackManagerForLLMRun } from "@langchain/core/callbacks/manager";
+import { ChatGenerationChunk, type ChatResult } from "@langchain/core/outputs";
 import { mapItemOf, roleOf, subtaskIdOf } from "../core/prompt-protocol.js";
 import { type ToolCallingCallOptions, ToolCallingChatModel } from "../providers/tool-calling-chat-model.js";
 
@@ -154,5 +155,35 @@ export class ScriptedChatModel extends ToolCallingChatModel {
         : undefined,
     });
     return { generations: [{ text: step.content ?? "", message }] };
+  }
+
+  /**
+   * Streams a scripted text reply word by word, as provider models stream tokens (troupe streams
+   * the synthesizer's answer); a reply with tool calls comes as one chunk. The last chunk carries
+   * the finish reason and the usage, as a provider's does, so the stream reads as complete.
+   */
+  override async *_streamResponseChunks(
+    messages: BaseMessage[],
+    options: ToolCallingCallOptions,
+    runManager?: CallbackManagerForLLMRun,
+  ): AsyncGenerator<ChatGenerationChunk> {
+    const { generations } = await this._generate(messages, options);
+    const message = generations[0]?.message as AIMessageChunk;
+    const text = typeof message.content === "string" ? message.content : "";
+    const finish = { response_metadata: { finish_reason: (message.tool_calls ?? []).length > 0 ? "tool_calls" : "stop" } };
+    if ((message.tool_calls ?? []).length > 0 || text === "") {
+      yield new ChatGenerationChunk({ text, message: new AIMessageChunk({ content: text, tool_call_chunks: message.tool_call_chunks ?? [], tool_calls: message.tool_calls ?? [], usage_metadata: message.usage_metadata, ...finish }) });
+      return;
+    }
+    const pieces = text.match(/\s*\S+\s*$|\s*\S+/g) ?? [text];
+    for (const [index, piece] of pieces.entries()) {
+      const last = index === pieces.length - 1;
+      const chunk = new ChatGenerationChunk({
+        text: piece,
+        message: new AIMessageChunk({ content: piece, ...(last ? { ...finish, ...(message.usage_metadata ? { usage_metadata: message.usage_metadata } : {}) } : {}) }),
+      });
+      yield chunk;
+      await runManager?.handleLLMNewToken(piece, undefined, undefined, undefined, undefined, { chunk });
+    }
   }
 }

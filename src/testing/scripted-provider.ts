@@ -27,6 +27,8 @@ export const scriptedProvider = defineProvider({
   id: "scripted",
   description: "replays the model replies in the JSON file TROUPE_SCRIPT (testing and demos)",
   defaultModel: "script",
+  // It streams text replies word by word, like the real providers, so the answer streams too.
+  streams: true,
   requiredEnv: () => ["TROUPE_SCRIPT"],
   createModel: ({ env }) => new ScriptedChatModel({ steps: readScript(env.TROUPE_SCRIPT ?? ""), logFile: env.TROUPE_SCRIPT_LOG }),
 });

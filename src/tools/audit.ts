@@ -15,6 +15,8 @@ export const AuditEntry = z.object({
   threadId: z.string().nullable(),
   subtaskId: z.string().nullable(),
   agent: z.string(),
+  /** Who is behind a direct call made over the HTTP API (the API key's name); absent otherwise. */
+  principal: z.string().nullable().optional(),
   tool: z.string(),
   /** The arguments as JSON, secrets redacted, bounded. */
   args: z.string(),

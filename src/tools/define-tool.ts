@@ -38,6 +38,13 @@ export interface ToolContext {
   subtaskId?: string;
   signal?: AbortSignal;
   /**
+   * The tools this caller may use at all (a run's `tools`): a call to any other is denied before
+   * the permission check. It only narrows what the grants allow; it never adds to them.
+   */
+  allowedTools?: readonly string[];
+  /** The API principal behind a direct call (the API key's name), for the audit trail. */
+  principal?: string;
+  /**
    * Asks a person to approve a high-risk call. The graph implements it with LangGraph's
    * `interrupt()`, which throws to pause the run: the registry lets that throw through (the one
    * exception to "a tool call never throws"). Without it, high-risk calls are refused.

@@ -176,6 +176,7 @@ export class ToolRegistry {
       threadId: context.threadId ?? null,
       subtaskId: context.subtaskId ?? null,
       agent: context.agent ?? "(none)",
+      principal: context.principal ?? null,
       tool: name,
       args: auditArgs(args),
       decision: trail.decision,
@@ -216,6 +217,11 @@ export class ToolRegistry {
     const parsed = tool.schema.safeParse(args ?? {});
     trail.level = parsed.success && tool.levelFor ? tool.levelFor(parsed.data) : tool.permission;
     const agent = context.agent ?? "";
+    if (context.allowedTools && !context.allowedTools.includes(name)) {
+      trail.decision = "denied";
+      trail.reason = "not among the tools this run may use";
+      return { ok: false, error: { code: "tool_not_allowed", message: `${name} is not among the tools this run may use (${context.allowedTools.join(", ") || "none"})` } };
+    }
     let needsApproval = false;
     if (this.#policy) {
       const decision = this.#policy.check(agent, tool, trail.level, parsed.success ? parsed.data : args);

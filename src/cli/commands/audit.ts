@@ -9,6 +9,7 @@ interface FilterFlags {
   run?: string;
   thread?: string;
   agent?: string;
+  principal?: string;
   tool?: string;
   decision?: string;
   dataDir?: string;
@@ -26,7 +27,7 @@ interface ExportFlags extends FilterFlags {
 
 const CSV_COLUMNS = [
   "id", "at", "runId", "threadId", "subtaskId", "agent", "tool", "args", "decision", "status", "level", "grant", "reason",
-  "resultPreview", "errorCode", "error", "durationMs", "attempts", "cached",
+  "resultPreview", "errorCode", "error", "durationMs", "attempts", "cached", "principal",
 ] as const;
 
 function when(ms: number): string {
@@ -44,6 +45,7 @@ function withFilters(command: Command): Command {
     .option("--run <id>", "only this run's calls")
     .option("--thread <id>", "only this thread's calls")
     .option("--agent <name>", "only this agent's calls (operator: direct calls)")
+    .option("--principal <name>", "only the direct calls made over the HTTP API with this API key's name (local: without keys)")
     .option("--tool <name>", "only calls to this tool")
     .option("--decision <decision>", `only ${AUDIT_DECISIONS.join(", ")} calls`)
     .option("--data-dir <dir>", "where runs and the audit trail are kept (default: TROUPE_DATA_DIR or ./.troupe)");
@@ -60,6 +62,7 @@ async function filterOf(flags: FilterFlags): Promise<{ directory: string; filter
       ...(flags.run !== undefined ? { runId: flags.run } : {}),
       ...(flags.thread !== undefined ? { threadId: flags.thread } : {}),
       ...(flags.agent !== undefined ? { agent: flags.agent } : {}),
+      ...(flags.principal !== undefined ? { principal: flags.principal } : {}),
       ...(flags.tool !== undefined ? { tool: flags.tool } : {}),
       ...(flags.decision !== undefined ? { decision: flags.decision as AuditEntry["decision"] } : {}),
     },
@@ -88,7 +91,7 @@ export function registerAudit(program: Command): void {
     for (const row of rows) {
       const result = row.status === "ok" ? (row.resultPreview ?? "") : `${row.errorCode ?? "error"}: ${row.error ?? ""}`;
       out(
-        `${String(row.id).padStart(5)} ${when(row.at)} ${(row.runId ?? "-").slice(0, 12).padEnd(12)} ${row.agent.padEnd(9)} ${row.tool.padEnd(16)} ${row.decision.padEnd(8)} ${row.status.padEnd(7)} ${`${Math.round(row.durationMs)}ms`.padStart(7)}  ${truncate(row.args, 60)}  ${truncate(result.replace(/\s+/g, " "), 80)}`,
+        `${String(row.id).padStart(5)} ${when(row.at)} ${(row.runId ?? "-").slice(0, 12).padEnd(12)} ${(row.principal ? `${row.agent}[${row.principal}]` : row.agent).padEnd(9)} ${row.tool.padEnd(16)} ${row.decision.padEnd(8)} ${row.status.padEnd(7)} ${`${Math.round(row.durationMs)}ms`.padStart(7)}  ${truncate(row.args, 60)}  ${truncate(result.replace(/\s+/g, " "), 80)}`,
       );
     }
   });

@@ -1,5 +1,7 @@
 import type { Command } from "commander";
+import { describeBudgetStop } from "../../core/budget.js";
 import { InputError } from "../../core/errors.js";
+import type { StoredEvent } from "../../core/events.js";
 import { RUN_STATUSES, type RunStatus } from "../../core/run.js";
 import { truncate } from "../../core/text.js";
 import { addEngineFlags, type EngineFlags, openEngine } from "../engine-flags.js";
@@ -15,6 +17,49 @@ interface ListFlags extends EngineFlags {
 interface ShowFlags extends EngineFlags {
   json?: boolean;
   mermaid?: boolean;
+  events?: boolean;
+}
+
+/** One stored event as a timeline line (the console's timeline and the SSE stream read the same events). */
+function eventLine(event: StoredEvent): string {
+  const detail = (() => {
+    switch (event.type) {
+      case "run-start":
+        return event.resumed ? "resumed" : "started";
+      case "plan-ready":
+        return `${event.subtasks.length} subtask(s): ${event.subtasks.map((item) => item.id).join(", ")}`;
+      case "subtask-start":
+        return `${event.subtaskId} [${event.agent}] attempt ${event.attempt}`;
+      case "subtask-end":
+        return `${event.subtaskId} ${event.status} in ${formatMs(event.durationMs)}${event.summary || event.error ? `: ${truncate((event.summary || event.error || "").replace(/\s+/g, " "), 80)}` : ""}`;
+      case "tool-call":
+        return `${event.subtaskId ?? ""} ${event.tool} ${event.ok ? "ok" : "failed"}: ${truncate(event.preview.replace(/\s+/g, " "), 80)}`;
+      case "plan-invalid":
+        return `attempt ${event.attempt}: ${truncate(event.errors.join("; "), 100)}`;
+      case "subtask-skip":
+        return `${event.subtaskId}: ${truncate(event.reason, 80)}`;
+      case "map-item":
+        return `${event.subtaskId} item ${event.index + 1}/${event.total} ${event.status}${event.error ? `: ${truncate(event.error.replace(/\s+/g, " "), 80)}` : ""}`;
+      case "critic-verdict":
+        return `round ${event.verdict.iteration}: ${event.verdict.passed ? "passed" : "not passed"}, confidence ${event.verdict.confidence}`;
+      case "model-retry":
+      case "model-fallback":
+        return `${event.incident.role} ${event.incident.model}: ${truncate(event.incident.reason, 80)}${event.incident.to ? ` → ${event.incident.to}` : ""}`;
+      case "budget-exhausted":
+        return describeBudgetStop(event.stop);
+      case "approval-request":
+        return event.interrupt.kind === "tool-approval" ? `tool-approval: ${String(event.interrupt.payload.agent)} → ${String(event.interrupt.payload.tool)}` : event.interrupt.kind;
+      case "answer":
+        return truncate(event.text.replace(/\s+/g, " "), 80);
+      case "answer-token":
+        return JSON.stringify(event.text);
+      case "run-end":
+        return `${event.status}${event.stopReason ? ` (${event.stopReason})` : ""}`;
+      default:
+        return "";
+    }
+  })();
+  return `${String(event.seq).padStart(4)}  ${when(event.at).slice(11)}  ${event.type.padEnd(16)} ${detail}`.trimEnd();
 }
 
 function when(ms: number): string {
@@ -58,7 +103,8 @@ export function registerRuns(program: Command): void {
     .description("one run: plan with statuses, answer, metrics")
     .argument("<runId>", "the run id (see runs list)")
     .option("--json", "print the run as JSON (with its execution graph: nodes and labelled edges)")
-    .option("--mermaid", "print the run's execution graph, with statuses and the arguments each edge feeds, as Mermaid");
+    .option("--mermaid", "print the run's execution graph, with statuses and the arguments each edge feeds, as Mermaid")
+    .option("--events", "print the run's stored events (what the console's timeline and the SSE stream show)");
   addEngineFlags(show, false).action(async (runId: string, flags: ShowFlags) => {
     const { withRunsReadOnly } = await import("../../store/lookup.js");
     const { parseEnv } = await import("../../config/env.js");
@@ -70,6 +116,12 @@ export function registerRuns(program: Command): void {
       if (flags.mermaid) {
         const { executionGraphMermaid } = await import("../../core/execution-graph.js");
         out(executionGraphMermaid(view.graph));
+        return;
+      }
+      if (flags.events) {
+        const events = troupe.store.events.list(runId);
+        if (flags.json) printJson(events);
+        else for (const event of events.filter((item) => item.type !== "answer-token")) out(eventLine(event));
         return;
       }
       if (flags.json) {

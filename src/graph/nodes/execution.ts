@@ -30,6 +30,8 @@ export interface SubtaskPayload {
   maxSteps: number;
   mapConcurrency: number;
   promptBudget: number;
+  /** The tools the run may use (a request's `tools`); null: every tool its agents can reach. */
+  allowedTools?: string[] | null;
   /** The dependencies' summaries and stash handles; their values are read from the stash when the subtask starts. */
   dependencies: Array<{ id: string; label: string; summary: string; ref: string | null }>;
 }
@@ -101,8 +103,13 @@ export function createRunSubtaskNode(deps: GraphDeps) {
     let tracedFailures = 0;
     const mapped = subtask.mapOver !== undefined;
     const agent = deps.agents.get(subtask.agent);
+    const allowedTools = payload.allowedTools ?? undefined;
+    const usable = (name: string): boolean => allowedTools?.includes(name) ?? true;
     const mayPause =
-      !mapped && (subtask.tool !== undefined ? deps.tools.needsApproval(subtask.tool, subtask.agent) : agent !== undefined && agent.tools.some((name) => deps.tools.needsApproval(name, subtask.agent)));
+      !mapped &&
+      (subtask.tool !== undefined
+        ? usable(subtask.tool) && deps.tools.needsApproval(subtask.tool, subtask.agent)
+        : agent !== undefined && agent.tools.some((name) => usable(name) && deps.tools.needsApproval(name, subtask.agent)));
     // Other subtasks skip the checkpoint writes durable steps cost.
     const step = mayPause ? durableStep : immediateStep;
     await step("subtask_start", async () => {
@@ -127,6 +134,7 @@ export function createRunSubtaskNode(deps: GraphDeps) {
       agent: subtask.agent,
       subtaskId: subtask.id,
       signal: config.signal,
+      ...(allowedTools ? { allowedTools } : {}),
       ...(mapped ? {} : { requestApproval: approvalByInterrupt }),
     };
     let budgetStop: BudgetStop | undefined;
@@ -156,6 +164,7 @@ export function createRunSubtaskNode(deps: GraphDeps) {
           toolContext,
           maxSteps: payload.maxSteps,
           promptBudget: payload.promptBudget,
+          ...(allowedTools ? { allowedTools } : {}),
           ...(item ? { item } : {}),
           onToolCall,
           step,

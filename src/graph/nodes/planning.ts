@@ -52,6 +52,7 @@ export function createPlannerNode(deps: GraphDeps) {
           humanAnswers: state.humanAnswers,
           maxSubtasks: state.settings.maxSubtasks,
           promptBudget: state.settings.promptBudget,
+          allowedTools: state.settings.allowedTools ?? undefined,
         },
         callOptions(deps, state.runId, config, meter),
       );
@@ -71,7 +72,7 @@ export function createPlannerNode(deps: GraphDeps) {
     }
     const errors = validatePlan(output.subtasks, {
       agents: deps.agents.names(),
-      tools: deps.tools.names(),
+      tools: state.settings.allowedTools ?? deps.tools.names(),
       maxSubtasks: state.settings.maxSubtasks,
     });
     if (errors.length > 0) return invalid(errors);
@@ -98,7 +99,7 @@ export function createApprovePlanNode(deps: GraphDeps) {
       case "edit": {
         const edited = z.array(PlannedSubtask).safeParse(decision.plan ?? []);
         const errors = edited.success
-          ? validatePlan(edited.data, { agents: deps.agents.names(), tools: deps.tools.names(), maxSubtasks: state.settings.maxSubtasks })
+          ? validatePlan(edited.data, { agents: deps.agents.names(), tools: state.settings.allowedTools ?? deps.tools.names(), maxSubtasks: state.settings.maxSubtasks })
           : [z.prettifyError(edited.error)];
         if (edited.success && errors.length === 0) {
           emit(config, { type: "plan-ready", attempt: state.planAttempts, subtasks: edited.data });

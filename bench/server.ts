@@ -1,0 +1,242 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { readFileSync, writeFileSync } from "node:fs";
+import { Agent, request } from "node:http";
+import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { fileURLToPath } from "node:url";
+import type { PlannedSubtask } from "../src/core/plan.js";
+import { subtask } from "../src/testing/script.js";
+import { scriptFor } from "./scripts.js";
+import { percentile, withTempDir } from "./support.js";
+
+/** Seed 001's bar for the submit call (the run itself excluded). */
+export const SUBMIT_P95_TARGET_MS = 200;
+
+const CLI = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../src/cli/main.js");
+
+/** A two-step plan: a lookup, then a step that uses it. */
+const PLAN: PlannedSubtask[] = [subtask("s1", "research", "Look the figure up"), subtask("s2", "execute", "Use the figure", { dependsOn: ["s1"] })];
+
+export interface ServerBenchOptions {
+  submissions: number;
+  connections: number;
+  inFlight: number;
+}
+
+export interface LatencyFigures {
+  count: number;
+  p50: number;
+  p95: number;
+  p99: number;
+  max: number;
+}
+
+export interface ServerBenchReport {
+  submissions: number;
+  connections: number;
+  /** POST /execute round trips on loopback, measured by the client, while the accepted runs execute (zero-latency model). */
+  submitMs: LatencyFigures;
+  /** The same submissions to a server whose runs all wait on a slow model call: the HTTP path alone. */
+  submitIdleMs: LatencyFigures;
+  /** Every submission was answered 202 (both phases). */
+  accepted: number;
+  /** Runs completed per second: completed runs / (last finish − first start), from the runs' own timestamps. */
+  completedPerSecond: number;
+  completedRuns: number;
+  /** Resident memory of the server process (/proc/<pid>/status VmRSS). */
+  memory: { idleMb: number; inFlightMb: number; perRunKb: number; heapUsedMb: number; runsInFlight: number };
+  target: { maxP95Ms: number; met: boolean; p95OfBar: number };
+}
+
+interface Server {
+  child: ChildProcess;
+  port: number;
+  stop(): Promise<void>;
+}
+
+async function startServer(directory: string, env: Record<string, string>): Promise<Server> {
+  const child = spawn(process.execPath, [CLI, "serve", "--port", "0"], {
+    cwd: directory,
+    env: { ...process.env, TROUPE_RATE_LIMIT: "0", TROUPE_LOG_LEVEL: "error", TROUPE_SHUTDOWN_GRACE_MS: "0", ...env },
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  let stderr = "";
+  child.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = new Promise<void>((resolve) => child.on("exit", () => resolve()));
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const match = /listening on http:\/\/[^:]+:(\d+) /.exec(stderr);
+    if (match) {
+      return {
+        child,
+        port: Number(match[1]),
+        stop: async () => {
+          child.kill("SIGTERM");
+          await exited;
+        },
+      };
+    }
+    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`the server did not start: ${stderr}`);
+    await sleep(20);
+  }
+}
+
+function send(agent: Agent, port: number, method: string, pathName: string, body?: unknown): Promise<{ status: number; json: () => unknown }> {
+  const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
+  return new Promise((resolve, reject) => {
+    const call = request(
+      { host: "127.0.0.1", port, method, path: pathName, agent, headers: payload ? { "content-type": "application/json", "content-length": payload.length } : {} },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on("data", (chunk: Buffer) => chunks.push(chunk));
+        response.on("end", () => {
+          const text = Buffer.concat(chunks).toString();
+          resolve({ status: response.statusCode ?? 0, json: () => JSON.parse(text) as unknown });
+        });
+      },
+    );
+    call.on("error", reject);
+    call.end(payload);
+  });
+}
+
+async function metric(agent: Agent, port: number, name: string): Promise<number> {
+  const response = await new Promise<string>((resolve, reject) => {
+    request({ host: "127.0.0.1", port, path: "/metrics", agent }, (reply) => {
+      let text = "";
+      reply.on("data", (chunk: Buffer) => (text += chunk.toString()));
+      reply.on("end", () => resolve(text));
+    })
+      .on("error", reject)
+      .end();
+  });
+  const line = response.split("\n").find((candidate) => candidate.startsWith(`${name} `));
+  return line ? Number(line.split(" ")[1]) : Number.NaN;
+}
+
+function residentMb(pid: number): number {
+  const match = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+  return match ? Number(match[1]) / 1024 : Number.NaN;
+}
+
+/** All tasks, through the list endpoint's pages. */
+async function allTasks(agent: Agent, port: number): Promise<Array<{ status: string; started_at: string | null; finished_at: string | null }>> {
+  const items: Array<{ status: string; started_at: string | null; finished_at: string | null }> = [];
+  for (let offset = 0; ; offset += 100) {
+    const response = await send(agent, port, "GET", `/api/v1/tasks?limit=100&offset=${offset}`);
+    const page = response.json() as { data: { items: typeof items; next_offset: number | null } };
+    if (response.status !== 200) throw new Error(`listing the tasks failed: ${response.status} ${JSON.stringify(page)}`);
+    items.push(...page.data.items);
+    if (page.data.next_offset === null) return items;
+  }
+}
+
+function figures(latencies: number[]): LatencyFigures {
+  const sorted = [...latencies].sort((a, b) => a - b);
+  return { count: sorted.length, p50: percentile(sorted, 0.5), p95: percentile(sorted, 0.95), p99: percentile(sorted, 0.99), max: sorted.at(-1) ?? Number.NaN };
+}
+
+/** Sends `count` POST /execute over `connections` keep-alive connections; returns each round trip (ms) and how many were accepted. */
+async function submitAll(agent: Agent, port: number, count: number, connections: number, label: string): Promise<{ latencies: number[]; accepted: number }> {
+  // Warm-up: open the connections and run the request path (parsing, validation, error answer)
+  // a few hundred times, so neither a cold connection nor cold JIT code is what is measured.
+  await Promise.all(Array.from({ length: connections }, () => send(agent, port, "GET", "/health")));
+  for (let round = 0; round < 3; round += 1) {
+    await Promise.all(Array.from({ length: connections }, () => send(agent, port, "POST", "/api/v1/execute", { task: "" })));
+  }
+  const latencies: number[] = [];
+  let accepted = 0;
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < count) {
+      const index = next++;
+      const started = performance.now();
+      const response = await send(agent, port, "POST", "/api/v1/execute", { task: `${label} figure ${index}, then use it` });
+      latencies.push(performance.now() - started);
+      if (response.status === 202) accepted += 1;
+    }
+  };
+  await Promise.all(Array.from({ length: connections }, worker));
+  return { latencies, accepted };
+}
+
+/**
+ * Benchmark 4: the HTTP service in its own process (\`troupe serve\`) on loopback, driven by a
+ * small keep-alive client. Submit latency of \`submissions\` POST /execute over \`connections\`
+ * connections, twice: to a server whose runs all wait on a slow model call (the HTTP path and
+ * the synced insert alone; memory is read there with \`inFlight\` runs in flight), and to a server
+ * whose runs execute at once on a zero-latency scripted model (submissions compete with runs
+ * for the one event loop); then completed runs per second.
+ */
+export async function measureServer(options: ServerBenchOptions): Promise<ServerBenchReport> {
+  return withTempDir("troupe-bench-server-", async (directory) => {
+    const agent = new Agent({ keepAlive: true, maxSockets: options.connections });
+    try {
+      // 1. Runs parked in a slow model call: the HTTP path alone, and memory with runs in flight.
+      const slowScript = path.join(directory, "slow.json");
+      writeFileSync(slowScript, JSON.stringify(scriptFor(PLAN, { runs: options.submissions, workerDelayMs: 120_000 })));
+      const slow = await startServer(directory, {
+        TROUPE_PROVIDER: "scripted",
+        TROUPE_SCRIPT: slowScript,
+        TROUPE_DATA_DIR: path.join(directory, "slow-data"),
+        TROUPE_MAX_RUNNING: String(options.inFlight),
+      });
+      let idle: { latencies: number[]; accepted: number };
+      let memory: ServerBenchReport["memory"];
+      try {
+        await send(agent, slow.port, "GET", "/health");
+        const idleMb = residentMb(slow.child.pid as number);
+        idle = await submitAll(agent, slow.port, options.submissions, options.connections, "park");
+        const deadline = Date.now() + 120_000;
+        let running = 0;
+        while (Date.now() < deadline) {
+          running = await metric(agent, slow.port, "agent_tasks_running");
+          if (running >= options.inFlight) break;
+          await sleep(100);
+        }
+        // Let every run reach its slow call (planner done, first worker waiting).
+        await sleep(1_000);
+        const inFlightMb = residentMb(slow.child.pid as number);
+        const heapUsedMb = (await metric(agent, slow.port, "nodejs_heap_size_used_bytes")) / 1024 / 1024;
+        memory = { idleMb, inFlightMb, perRunKb: ((inFlightMb - idleMb) * 1024) / Math.max(1, running), heapUsedMb, runsInFlight: running };
+      } finally {
+        await slow.stop();
+      }
+
+      // 2. Runs that execute at once: submissions compete with them; then runs per second.
+      const script = path.join(directory, "script.json");
+      writeFileSync(script, JSON.stringify(scriptFor(PLAN, { runs: options.submissions })));
+      const fast = await startServer(directory, { TROUPE_PROVIDER: "scripted", TROUPE_SCRIPT: script, TROUPE_DATA_DIR: path.join(directory, "fast-data") });
+      let busy: { latencies: number[]; accepted: number };
+      let completedPerSecond = Number.NaN;
+      let completedRuns = 0;
+      try {
+        busy = await submitAll(agent, fast.port, options.submissions, options.connections, "look up");
+        const deadline = Date.now() + 600_000;
+        while ((await metric(agent, fast.port, "agent_tasks_running")) + (await metric(agent, fast.port, "agent_tasks_queued")) > 0 && Date.now() < deadline) await sleep(250);
+        const done = (await allTasks(agent, fast.port)).filter((task) => task.status === "completed" && task.started_at && task.finished_at);
+        completedRuns = done.length;
+        const first = Math.min(...done.map((task) => Date.parse(task.started_at as string)));
+        const last = Math.max(...done.map((task) => Date.parse(task.finished_at as string)));
+        completedPerSecond = done.length / ((last - first) / 1000);
+      } finally {
+        await fast.stop();
+      }
+
+      const submitMs = figures(busy.latencies);
+      return {
+        submissions: options.submissions,
+        connections: options.connections,
+        submitMs,
+        submitIdleMs: figures(idle.latencies),
+        accepted: idle.accepted + busy.accepted,
+        completedPerSecond,
+        completedRuns,
+        memory,
+        target: { maxP95Ms: SUBMIT_P95_TARGET_MS, met: submitMs.p95 < SUBMIT_P95_TARGET_MS, p95OfBar: submitMs.p95 / SUBMIT_P95_TARGET_MS },
+      };
+    } finally {
+      agent.destroy();
+    }
+  });
+}

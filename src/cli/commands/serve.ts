@@ -1,0 +1,66 @@
+import type { Command } from "commander";
+import { addEngineFlags, type EngineFlags, openEngine } from "../engine-flags.js";
+import { err } from "../io.js";
+
+interface ServeFlags extends EngineFlags {
+  host?: string;
+  port?: string;
+  maxRunning?: string;
+  rateLimit?: string;
+  requireAuth?: boolean;
+}
+
+export function registerServe(program: Command): void {
+  const command = program
+    .command("serve")
+    .description("serve the HTTP API (/api/v1) and the web console (/)")
+    .option("--host <host>", "address to listen on (default 127.0.0.1; any other needs TROUPE_API_KEYS)")
+    .option("--port <port>", "port to listen on, 0 for any free one (default 8003)")
+    .option("--max-running <n>", "tasks executed at once; the rest wait in the queue (default 100, TROUPE_MAX_RUNNING)")
+    .option("--rate-limit <n>", "requests per minute per API key, 0 for none (default 100, TROUPE_RATE_LIMIT)")
+    .option("--require-auth", "require API keys on loopback too (always required on other addresses)");
+  addEngineFlags(command).action(async (flags: ServeFlags) => {
+    const [{ parseServerConfig, serverConfigFromEnv, authPolicy }, { createTelemetry }, { startServer }, { createLogger }] = await Promise.all([
+      import("../../server/config.js"),
+      import("../../server/telemetry.js"),
+      import("../../server/serve.js"),
+      import("../../server/app.js"),
+    ]);
+    // Everything is checked before anything is opened: a bad flag or missing key writes nothing.
+    const config = parseServerConfig({
+      ...serverConfigFromEnv(),
+      ...(flags.host !== undefined ? { host: flags.host } : {}),
+      ...(flags.port !== undefined ? { port: flags.port as never } : {}),
+      ...(flags.maxRunning !== undefined ? { maxRunning: flags.maxRunning as never } : {}),
+      ...(flags.rateLimit !== undefined ? { rateLimitPerMinute: flags.rateLimit as never } : {}),
+      ...(flags.requireAuth ? { requireAuth: true } : {}),
+    });
+    authPolicy(config);
+    const troupe = await openEngine(flags);
+    const telemetry = await createTelemetry();
+    let server;
+    try {
+      server = await startServer({ troupe, config, telemetry, logger: createLogger(config.logLevel) });
+    } catch (error) {
+      await troupe.shutdown();
+      throw error;
+    }
+    err(`troupe serve: listening on ${server.url} (console at ${server.url}/, API at ${server.url}/api/v1, model ${troupe.models.choice.worker.provider}:${troupe.models.choice.worker.model})`);
+    const running = server;
+    await new Promise<void>((resolve) => {
+      let signals = 0;
+      const onSignal = (signal: NodeJS.Signals): void => {
+        signals += 1;
+        if (signals > 1) process.exit(130);
+        err(`troupe serve: ${signal}: finishing running steps (up to ${Math.round(config.shutdownGraceMs / 1000)} s; again to exit at once)`);
+        running.shutdown(signal).then(resolve, (error: unknown) => {
+          err(`troupe serve: shutdown failed: ${(error as Error).message}`);
+          resolve();
+        });
+      };
+      process.on("SIGTERM", onSignal);
+      process.on("SIGINT", onSignal);
+    });
+    err("troupe serve: stopped");
+  });
+}

@@ -1,0 +1,45 @@
+import type { StoredEvent } from "../core/events.js";
+import { type InterruptInfo, statusForStopReason } from "../core/run.js";
+import type { State } from "../graph/state.js";
+import type { Troupe } from "./engine.js";
+import { pendingInterrupts } from "./interrupts.js";
+import { resultFromState } from "./result.js";
+
+/**
+ * Brings a run's record in line with its checkpoint when the process that drove it died between
+ * the two: the run had reached an interrupt, or finished, but its record still says it runs.
+ * Returns the events it recorded (approval-request, run-end), or none when the checkpoint does
+ * not settle the run (it has steps left: resume it instead).
+ */
+export async function reconcileRun(troupe: Troupe, runId: string): Promise<StoredEvent[]> {
+  const record = troupe.store.runs.get(runId);
+  if (!record) return [];
+  const snapshot = await troupe.graph.getState({ configurable: { thread_id: record.threadId } });
+  const state = snapshot.values as State;
+  if (state.runId !== record.id) return [];
+  const interrupt = pendingInterrupts(snapshot)[0]?.value as InterruptInfo | undefined;
+  const result = resultFromState(record, state, record.activeMs);
+  const events: StoredEvent[] = [];
+  if (interrupt && !state.finished) {
+    troupe.store.runs.update(record.id, { status: "interrupted", stopReason: null, interrupt, pid: null, suspended: null, pendingDecision: null, metrics: result.metrics });
+    events.push(troupe.store.events.append(record.id, { type: "approval-request", interrupt }));
+    events.push(troupe.store.events.append(record.id, { type: "run-end", status: "interrupted", stopReason: null, metrics: result.metrics }));
+    return events;
+  }
+  if (!state.finished || !state.stopReason || snapshot.next.length > 0) return [];
+  const status = statusForStopReason(state.stopReason);
+  troupe.store.runs.update(record.id, {
+    status,
+    stopReason: state.stopReason,
+    answer: result.answer,
+    error: state.failure ?? null,
+    metrics: result.metrics,
+    interrupt: null,
+    pid: null,
+    suspended: null,
+    pendingDecision: null,
+    finishedAt: Date.now(),
+  });
+  events.push(troupe.store.events.append(record.id, { type: "run-end", status, stopReason: state.stopReason, metrics: result.metrics }));
+  return events;
+}

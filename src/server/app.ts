@@ -1,0 +1,164 @@
+import { randomUUID } from "node:crypto";
+import type { IncomingMessage } from "node:http";
+import rateLimit from "@fastify/rate-limit";
+import underPressure from "@fastify/under-pressure";
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from "fastify";
+import { pino, type Logger } from "pino";
+import { TroupeError } from "../core/errors.js";
+import type { Troupe } from "../runtime/engine.js";
+import { createAuthHook } from "./auth.js";
+import { authPolicy, parseServerConfig, type ServerConfig, type ServerConfigInput } from "./config.js";
+import { installErrorHandler, sendError } from "./error-handler.js";
+import { EventHub } from "./event-hub.js";
+import { ServerMetrics } from "./metrics.js";
+import { ApiDocs } from "./openapi.js";
+import { type RouteContext, setTraceParent } from "./route-context.js";
+import { registerConsoleRoutes } from "./routes/console.js";
+import { registerEventRoutes } from "./routes/events.js";
+import { registerGraphRoutes } from "./routes/graph.js";
+import { registerPlanRoutes } from "./routes/plan.js";
+import { registerHealthRoutes, registerSystemRoutes } from "./routes/system.js";
+import { registerTaskRoutes } from "./routes/tasks.js";
+import { registerToolRoutes } from "./routes/tools.js";
+import { TaskService } from "./task-service.js";
+import { NO_TELEMETRY, type Telemetry, traceOfRequest } from "./telemetry.js";
+
+export interface CreateAppOptions {
+  troupe: Troupe;
+  config?: ServerConfigInput;
+  /** Where logs go (JSON lines); a pino logger at the configured level on stdout by default. */
+  logger?: Logger;
+  telemetry?: Telemetry;
+  /** How often the event-loop delay is sampled (ms); tests shorten it. */
+  pressureSampleIntervalMs?: number;
+}
+
+export interface TroupeApp {
+  app: FastifyInstance;
+  tasks: TaskService;
+  metrics: ServerMetrics;
+  hub: EventHub;
+  config: ServerConfig;
+  telemetry: Telemetry;
+}
+
+/** The JSON logger: ISO times, the Authorization header never written. */
+export function createLogger(level: ServerConfig["logLevel"], destination?: NodeJS.WritableStream): Logger {
+  const options = {
+    level,
+    base: { service: "troupe" },
+    timestamp: pino.stdTimeFunctions.isoTime,
+    redact: { paths: ["req.headers.authorization", "headers.authorization"], censor: "[redacted]" },
+  };
+  return destination ? pino(options, destination) : pino(options);
+}
+
+const TRACE = Symbol("troupe.trace");
+type TracedMessage = IncomingMessage & { [TRACE]?: ReturnType<typeof traceOfRequest> };
+
+/** A request id from the client's X-Request-Id when it is sane, otherwise a new one. */
+function requestIdOf(raw: IncomingMessage): string {
+  const header = raw.headers["x-request-id"];
+  const value = Array.isArray(header) ? header[0] : header;
+  return value && /^[\w.:-]{1,128}$/.test(value) ? value : randomUUID();
+}
+
+/**
+ * The HTTP service: /api/v1 (tasks, plan, tools) behind API keys, rate limit and overload
+ * protection; /health open; /metrics and /openapi.json behind the keys; the console at /.
+ */
+export async function createApp(options: CreateAppOptions): Promise<TroupeApp> {
+  const config = parseServerConfig(options.config ?? {});
+  const policy = authPolicy(config);
+  const logger = options.logger ?? createLogger(config.logLevel);
+  const telemetry = options.telemetry ?? NO_TELEMETRY;
+  const metrics = new ServerMetrics();
+  const hub = new EventHub();
+  const docs = new ApiDocs();
+  const tasks = new TaskService({ troupe: options.troupe, maxRunning: config.maxRunning, metrics, telemetry, hub, logger });
+  const context: RouteContext = { troupe: options.troupe, tasks, hub, docs, metrics, config };
+
+  const app: FastifyInstance = Fastify({
+    // pino's Logger is Fastify's logger; the cast only widens its type to Fastify's interface.
+    loggerInstance: logger as FastifyBaseLogger,
+    // One log line per request comes from the onResponse hook below, with the route and timing.
+    logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: "requestId" }),
+    bodyLimit: config.bodyLimitBytes,
+    requestIdHeader: false,
+    genReqId: requestIdOf,
+    return503OnClosing: true,
+    forceCloseConnections: true,
+    childLoggerFactory: (log, bindings, childOptions, raw) => {
+      const traced = raw as TracedMessage;
+      traced[TRACE] ??= traceOfRequest(raw.headers.traceparent);
+      return log.child({ ...bindings, traceId: traced[TRACE].traceId }, childOptions);
+    },
+  });
+  // Bodies are JSON only (Fastify also parses text/plain by default): anything else is 415.
+  app.removeContentTypeParser("text/plain");
+  app.decorateRequest("principal", null as never);
+  app.decorateRequest("traceId", "");
+  installErrorHandler(app);
+
+  app.addHook("onRequest", async (request) => {
+    const traced = request.raw as TracedMessage;
+    traced[TRACE] ??= traceOfRequest(request.headers.traceparent);
+    request.traceId = traced[TRACE].traceId;
+    setTraceParent(request, traced[TRACE].parent);
+    if (!tasks.accepting && request.url.startsWith("/api/")) {
+      throw new TroupeError("system", "shutting_down", "the server is shutting down; retry shortly", { retryAfterSeconds: config.retryAfterSeconds });
+    }
+  });
+  app.addHook("onSend", async (request, reply) => {
+    reply.header("x-request-id", request.id);
+  });
+  app.addHook("onResponse", async (request, reply) => {
+    const labels = { method: request.method, route: request.routeOptions.url ?? "unmatched", status_code: String(reply.statusCode) };
+    metrics.httpRequests.inc(labels);
+    metrics.httpDuration.observe(labels, reply.elapsedTime / 1000);
+    request.log.info({ method: request.method, url: request.url, statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime * 100) / 100 }, "request completed");
+  });
+
+  registerHealthRoutes(app, context);
+  await registerConsoleRoutes(app);
+  await app.register(async (secured) => {
+    secured.addHook("onRequest", createAuthHook(policy));
+    registerSystemRoutes(secured, context);
+    await secured.register(
+      async (api) => {
+        if (config.maxEventLoopDelayMs > 0) {
+          await api.register(underPressure, {
+            maxEventLoopDelay: config.maxEventLoopDelayMs,
+            sampleInterval: options.pressureSampleIntervalMs,
+            pressureHandler: (_request, reply, type, value) => {
+              metrics.httpRequests.inc({ method: _request.method, route: "overloaded", status_code: "503" });
+              sendError(
+                reply,
+                new TroupeError("system", "overloaded", `the server is overloaded (${type} ${Math.round(value ?? 0)}); retry shortly`, { retryAfterSeconds: config.retryAfterSeconds }),
+              );
+            },
+          });
+        }
+        if (config.rateLimitPerMinute > 0) {
+          await api.register(rateLimit, {
+            max: config.rateLimitPerMinute,
+            timeWindow: 60_000,
+            keyGenerator: (request) => request.principal.id,
+            errorResponseBuilder: (_request, limit) =>
+              new TroupeError("denied", "rate_limited", `more than ${limit.max} requests a minute; retry in ${limit.after}`, {
+                limit: limit.max,
+                retryAfterSeconds: Math.ceil(limit.ttl / 1000),
+              }),
+          });
+        }
+        registerTaskRoutes(api, context);
+        registerPlanRoutes(api, context);
+        registerEventRoutes(api, context);
+        registerGraphRoutes(api, context);
+        registerToolRoutes(api, context);
+      },
+      { prefix: "/api/v1" },
+    );
+  });
+  return { app, tasks, metrics, hub, config, telemetry };
+}

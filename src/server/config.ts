@@ -1,0 +1,139 @@
+import { createHash } from "node:crypto";
+import { isIP } from "node:net";
+import { z } from "zod";
+import { ConfigError } from "../core/errors.js";
+
+/** A caller of the API: who owns the tasks it submits. */
+export interface Principal {
+  /** Stable id stored with the principal's tasks (a name, or a digest of the key; never the key). */
+  id: string;
+}
+
+/** The principal of every request when the API is open (loopback without keys). */
+export const LOCAL_PRINCIPAL: Principal = { id: "local" };
+
+export interface ApiKey {
+  principal: Principal;
+  /** sha256 of the key, compared in constant time. */
+  digest: Buffer;
+}
+
+export function digestOf(key: string): Buffer {
+  return createHash("sha256").update(key, "utf8").digest();
+}
+
+/**
+ * Parses `TROUPE_API_KEYS`: comma-separated entries, each `key` or `name=key`. A named key's
+ * tasks belong to `name`; an unnamed key's to `key-<first 12 hex digits of its sha256>`.
+ */
+export function parseApiKeys(text: string | undefined): ApiKey[] {
+  if (!text) return [];
+  const keys: ApiKey[] = [];
+  const seen = new Set<string>();
+  for (const entry of text.split(",").map((part) => part.trim()).filter(Boolean)) {
+    const equals = entry.indexOf("=");
+    const name = equals > 0 ? entry.slice(0, equals).trim() : undefined;
+    const key = equals > 0 ? entry.slice(equals + 1).trim() : entry;
+    if (key.length === 0) throw new ConfigError("invalid_api_keys", `TROUPE_API_KEYS: the entry for ${name ?? "a key"} has no key`);
+    if (name !== undefined && !/^[A-Za-z0-9._-]{1,64}$/.test(name)) {
+      throw new ConfigError("invalid_api_keys", `TROUPE_API_KEYS: "${name}" is not a valid name (letters, digits, '.', '_', '-')`);
+    }
+    const digest = digestOf(key);
+    const id = name ?? `key-${digest.toString("hex").slice(0, 12)}`;
+    if (seen.has(id)) throw new ConfigError("invalid_api_keys", `TROUPE_API_KEYS: "${id}" appears twice`);
+    seen.add(id);
+    keys.push({ principal: { id }, digest });
+  }
+  return keys;
+}
+
+/** Whether a host to bind to only accepts connections from this machine. */
+export function isLoopback(host: string): boolean {
+  const bare = host.replace(/^\[|\]$/g, "");
+  if (bare === "localhost") return true;
+  if (isIP(bare) === 4) return bare.startsWith("127.");
+  if (isIP(bare) === 6) return bare === "::1";
+  return false;
+}
+
+const count = (minimum: number) => z.coerce.number().int().min(minimum);
+
+/** The server's settings: flags first, then the environment, then these defaults (DESIGN.md limits). */
+export const ServerConfig = z.object({
+  host: z.string().min(1).default("127.0.0.1"),
+  port: count(0).max(65_535).default(8003),
+  /** Raw `TROUPE_API_KEYS`. */
+  apiKeys: z.string().optional(),
+  /** Require keys on loopback too; on any other address they are always required. */
+  requireAuth: z.boolean().optional(),
+  /** At most this many runs execute at once; the rest wait in the queue. */
+  maxRunning: count(1).default(100),
+  /** Requests per minute per principal under /api/v1; 0 turns the limit off. */
+  rateLimitPerMinute: count(0).default(100),
+  /** Largest request body accepted, in bytes. */
+  bodyLimitBytes: count(1024).default(256 * 1024),
+  /** Event-loop delay above which /api/v1 answers 503; 0 turns the check off. */
+  maxEventLoopDelayMs: count(0).default(1_000),
+  /** How long a shutdown lets running steps reach a checkpoint. */
+  shutdownGraceMs: count(0).default(30_000),
+  /** Seconds sent in Retry-After with a 503 (overload, shutting down). */
+  retryAfterSeconds: count(1).default(5),
+  logLevel: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+});
+export type ServerConfig = z.infer<typeof ServerConfig>;
+export type ServerConfigInput = z.input<typeof ServerConfig>;
+
+/** The environment variables the server reads (besides the engine's). */
+export function serverConfigFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfigInput {
+  const pick = (name: string): string | undefined => {
+    const value = env[name]?.trim();
+    return value ? value : undefined;
+  };
+  const requireAuth = pick("TROUPE_REQUIRE_AUTH");
+  return {
+    apiKeys: pick("TROUPE_API_KEYS"),
+    requireAuth: requireAuth === undefined ? undefined : /^(1|true|yes)$/i.test(requireAuth),
+    maxRunning: pick("TROUPE_MAX_RUNNING") as never,
+    rateLimitPerMinute: pick("TROUPE_RATE_LIMIT") as never,
+    maxEventLoopDelayMs: pick("TROUPE_MAX_EVENT_LOOP_DELAY_MS") as never,
+    shutdownGraceMs: pick("TROUPE_SHUTDOWN_GRACE_MS") as never,
+    logLevel: pick("TROUPE_LOG_LEVEL") as never,
+  };
+}
+
+/** Parses the settings; a bad value is a ConfigError naming it. */
+export function parseServerConfig(input: ServerConfigInput): ServerConfig {
+  const defined = Object.fromEntries(Object.entries(input).filter(([, value]) => value !== undefined));
+  const parsed = ServerConfig.safeParse(defined);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new ConfigError("invalid_server_config", `${String(issue?.path[0] ?? "server setting")}: ${issue?.message ?? "invalid value"}`);
+  }
+  return parsed.data;
+}
+
+/** Who may call the API, decided once at start. */
+export interface AuthPolicy {
+  required: boolean;
+  keys: ApiKey[];
+}
+
+/**
+ * Keys are required on every address but loopback, and on loopback when keys are configured or
+ * `requireAuth` is set. Requiring keys without any configured is a configuration error.
+ */
+export function authPolicy(config: ServerConfig): AuthPolicy {
+  const keys = parseApiKeys(config.apiKeys);
+  const loopback = isLoopback(config.host);
+  const required = !loopback || keys.length > 0 || config.requireAuth === true;
+  if (config.requireAuth === false && !loopback) {
+    throw new ConfigError("auth_required", `API keys cannot be turned off on ${config.host}: only a loopback address may serve without them`);
+  }
+  if (required && config.requireAuth !== false && keys.length === 0) {
+    throw new ConfigError(
+      "api_keys_missing",
+      `serving on ${config.host} requires API keys: set TROUPE_API_KEYS (comma-separated, each "key" or "name=key"), or bind to 127.0.0.1`,
+    );
+  }
+  return { required: required && config.requireAuth !== false, keys };
+}

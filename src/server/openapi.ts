@@ -1,0 +1,89 @@
+import { z } from "zod";
+import { ErrorEnvelope } from "./envelope.js";
+
+/** One documented route: its request parts and answers as zod schemas. */
+export interface RouteDoc {
+  method: "get" | "post";
+  /** The path in OpenAPI form, e.g. /api/v1/tasks/{id}. */
+  path: string;
+  summary: string;
+  description?: string;
+  tags: string[];
+  /** Whether the route needs an API key when keys are required. */
+  auth?: boolean;
+  body?: z.ZodType;
+  query?: z.ZodType;
+  params?: z.ZodType;
+  headers?: Array<{ name: string; description: string; required?: boolean }>;
+  responses: Record<number, { description: string; schema?: z.ZodType; contentType?: string }>;
+}
+
+type JsonSchema = Record<string, unknown>;
+
+function schemaOf(schema: z.ZodType, io: "input" | "output"): JsonSchema {
+  const json = z.toJSONSchema(schema, { io, unrepresentable: "any" }) as JsonSchema;
+  delete json.$schema;
+  return json;
+}
+
+/** Query or path parameters from an object schema. */
+function parametersOf(schema: z.ZodType, where: "query" | "path"): JsonSchema[] {
+  const json = schemaOf(schema, "input") as { properties?: Record<string, JsonSchema>; required?: string[] };
+  return Object.entries(json.properties ?? {}).map(([name, property]) => ({
+    name,
+    in: where,
+    required: where === "path" || (json.required ?? []).includes(name),
+    schema: property,
+    ...(typeof property.description === "string" ? { description: property.description } : {}),
+  }));
+}
+
+/**
+ * The API's routes, collected as they are registered, rendered as an OpenAPI 3.1 document whose
+ * schemas are generated from the same zod schemas that parse the requests.
+ */
+export class ApiDocs {
+  readonly #routes: RouteDoc[] = [];
+
+  add(route: RouteDoc): void {
+    this.#routes.push(route);
+  }
+
+  document(info: { title: string; version: string; description: string }): Record<string, unknown> {
+    const paths: Record<string, Record<string, unknown>> = {};
+    for (const route of this.#routes) {
+      const parameters = [
+        ...(route.params ? parametersOf(route.params, "path") : []),
+        ...(route.query ? parametersOf(route.query, "query") : []),
+        ...(route.headers ?? []).map((header) => ({ name: header.name, in: "header", required: header.required ?? false, description: header.description, schema: { type: "string" } })),
+      ];
+      const responses: Record<string, unknown> = {};
+      for (const [status, response] of Object.entries(route.responses)) {
+        const contentType = response.contentType ?? "application/json";
+        responses[status] = {
+          description: response.description,
+          ...(response.schema ? { content: { [contentType]: { schema: schemaOf(response.schema, "output") } } } : {}),
+        };
+      }
+      responses.default = { description: "an error", content: { "application/json": { schema: schemaOf(ErrorEnvelope, "output") } } };
+      paths[route.path] ??= {};
+      (paths[route.path] as Record<string, unknown>)[route.method] = {
+        summary: route.summary,
+        ...(route.description ? { description: route.description } : {}),
+        tags: route.tags,
+        ...(parameters.length > 0 ? { parameters } : {}),
+        ...(route.body ? { requestBody: { required: true, content: { "application/json": { schema: schemaOf(route.body, "input") } } } } : {}),
+        responses,
+        ...(route.auth === false ? { security: [] } : {}),
+      };
+    }
+    return {
+      openapi: "3.1.0",
+      info,
+      servers: [{ url: "/" }],
+      components: { securitySchemes: { apiKey: { type: "http", scheme: "bearer", description: "a key from TROUPE_API_KEYS" } } },
+      security: [{ apiKey: [] }],
+      paths,
+    };
+  }
+}

@@ -1,0 +1,51 @@
+import type { FastifyInstance } from "fastify";
+import { planDepth } from "../../core/plan.js";
+import { planTask } from "../../runtime/plan-task.js";
+import { envelopeOf, ok } from "../envelope.js";
+import type { RouteContext } from "../route-context.js";
+import { PlanBody, PlanResult } from "../schemas.js";
+import { renderExecutionGraph } from "../../core/execution-graph.js";
+import { parseRequestPart } from "../validation.js";
+
+/** POST /plan: the plan only (subtasks with dependencies), nothing executed or stored. */
+export function registerPlanRoutes(api: FastifyInstance, { troupe, docs, metrics }: RouteContext): void {
+  docs.add({
+    method: "post",
+    path: "/api/v1/plan",
+    summary: "Plan a task without running it",
+    tags: ["tasks"],
+    body: PlanBody,
+    responses: { 200: { description: "the plan", schema: envelopeOf(PlanResult) } },
+  });
+  api.post("/plan", async (request, reply) => {
+    const body = parseRequestPart(PlanBody, request.body);
+    const controller = new AbortController();
+    // Stop the model call when the client goes away.
+    const onClose = (): void => {
+      if (!reply.raw.writableFinished) controller.abort();
+    };
+    reply.raw.once("close", onClose);
+    try {
+      const result = await planTask(troupe, {
+        task: body.task,
+        context: body.context === undefined ? undefined : typeof body.context === "string" ? body.context : JSON.stringify(body.context),
+        tools: body.tools,
+        signal: controller.signal,
+      });
+      const choice = troupe.models.choice.planner;
+      metrics.llmCalls.inc({ provider: choice.provider, model: choice.model, outcome: "ok" }, result.usage.llmCalls);
+      metrics.llmTokens.inc({ kind: "prompt" }, result.usage.promptTokens);
+      metrics.llmTokens.inc({ kind: "completion" }, result.usage.completionTokens);
+      return ok({
+        task: body.task,
+        subtasks: result.subtasks,
+        total_subtasks: result.subtasks.length,
+        depth: planDepth(result.subtasks),
+        question: result.question,
+        graph: renderExecutionGraph(result.subtasks, {}),
+      });
+    } finally {
+      reply.raw.off("close", onClose);
+    }
+  });
+}

@@ -1,0 +1,97 @@
+import type { FastifyInstance } from "fastify";
+import { ok, envelopeOf } from "../envelope.js";
+import { originOf, type RouteContext } from "../route-context.js";
+import { ExecuteBody, IdempotencyKey, ResumeBody, TaskAccepted, TaskList, TaskListQuery, TaskParams, TaskView } from "../schemas.js";
+import { taskSummary } from "../task-views.js";
+import { parseRequestPart } from "../validation.js";
+import { InputError } from "../../core/errors.js";
+
+/** POST /execute, GET /tasks, GET /tasks/:id, POST /tasks/:id/resume, POST /tasks/:id/cancel. */
+export function registerTaskRoutes(api: FastifyInstance, { tasks, docs }: RouteContext): void {
+  docs.add({
+    method: "post",
+    path: "/api/v1/execute",
+    summary: "Submit a task; it runs in the background",
+    description: "Answers 202 as soon as the task is stored. A replay with the same Idempotency-Key returns the same task; the same key with another body is 422.",
+    tags: ["tasks"],
+    body: ExecuteBody,
+    headers: [{ name: "Idempotency-Key", description: "makes a retried submission return the task the first one created" }],
+    responses: { 202: { description: "accepted", schema: envelopeOf(TaskAccepted) } },
+  });
+  api.post("/execute", async (request, reply) => {
+    const body = parseRequestPart(ExecuteBody, request.body);
+    const header = request.headers["idempotency-key"];
+    let idempotencyKey: string | undefined;
+    if (header !== undefined) {
+      const parsed = IdempotencyKey.safeParse(Array.isArray(header) ? header[0] : header);
+      if (!parsed.success) throw new InputError("idempotency_key_invalid", parsed.error.issues[0]?.message ?? "invalid Idempotency-Key");
+      idempotencyKey = parsed.data;
+    }
+    const { record, replayed } = await tasks.submit(request.principal, body, idempotencyKey, originOf(request));
+    reply.code(202).header("location", `/api/v1/tasks/${record.id}`);
+    if (replayed) reply.header("idempotent-replayed", "true");
+    return ok(
+      { task_id: record.id, thread_id: record.threadId, status: record.status },
+      replayed ? "a replay: the task this Idempotency-Key created" : "accepted: the task runs in the background",
+    );
+  });
+
+  docs.add({
+    method: "get",
+    path: "/api/v1/tasks",
+    summary: "The caller's tasks, newest first",
+    tags: ["tasks"],
+    query: TaskListQuery,
+    responses: { 200: { description: "a page of tasks", schema: envelopeOf(TaskList) } },
+  });
+  api.get("/tasks", async (request) => {
+    const query = parseRequestPart(TaskListQuery, request.query);
+    const { items, total } = tasks.list(request.principal, query);
+    const next = query.offset + items.length;
+    return ok({ items: items.map(taskSummary), total, limit: query.limit, offset: query.offset, next_offset: next < total ? next : null });
+  });
+
+  docs.add({
+    method: "get",
+    path: "/api/v1/tasks/{id}",
+    summary: "A task: status, progress, what it waits for, result, stop reason, metrics",
+    tags: ["tasks"],
+    params: TaskParams,
+    responses: { 200: { description: "the task", schema: envelopeOf(TaskView) } },
+  });
+  api.get("/tasks/:id", async (request) => {
+    const { id } = parseRequestPart(TaskParams, request.params);
+    return ok(await tasks.view(request.principal, id));
+  });
+
+  docs.add({
+    method: "post",
+    path: "/api/v1/tasks/{id}/resume",
+    summary: "Answer a task that waits for a person: approve, reject, edit or answer (a tool call waiting for approval: approve or reject)",
+    tags: ["tasks"],
+    params: TaskParams,
+    body: ResumeBody,
+    responses: { 202: { description: "the task continues", schema: envelopeOf(TaskAccepted) } },
+  });
+  api.post("/tasks/:id/resume", async (request, reply) => {
+    const { id } = parseRequestPart(TaskParams, request.params);
+    const body = parseRequestPart(ResumeBody, request.body);
+    const record = await tasks.resume(request.principal, id, body);
+    reply.code(202);
+    return ok({ task_id: record.id, thread_id: record.threadId, status: tasks.isActive(record.id) ? "running" : record.status }, `${body.decision}: the task continues`);
+  });
+
+  docs.add({
+    method: "post",
+    path: "/api/v1/tasks/{id}/cancel",
+    summary: "Cancel a queued, running or waiting task",
+    tags: ["tasks"],
+    params: TaskParams,
+    responses: { 200: { description: "the task as it stands after the cancel", schema: envelopeOf(TaskAccepted) } },
+  });
+  api.post("/tasks/:id/cancel", async (request) => {
+    const { id } = parseRequestPart(TaskParams, request.params);
+    const record = await tasks.cancel(request.principal, id);
+    return ok({ task_id: record.id, thread_id: record.threadId, status: record.status }, "cancelled");
+  });
+}

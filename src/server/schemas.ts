@@ -1,0 +1,242 @@
+import { z } from "zod";
+import { ExecutionGraph } from "../core/execution-graph.js";
+import { LIMITS } from "../core/limits.js";
+import { PlannedSubtask } from "../core/plan.js";
+import { MaxIterations, RUN_STATUSES, STOP_REASONS, TaskText } from "../core/run.js";
+
+/**
+ * The HTTP API's request and response shapes (snake_case, as in seed 001). Requests are parsed
+ * with these; responses are described by them in /openapi.json and checked by the route tests.
+ */
+
+const contextBytes = (value: unknown): number => Buffer.byteLength(typeof value === "string" ? value : JSON.stringify(value), "utf8");
+
+const Context = z
+  .union([z.string(), z.record(z.string(), z.unknown())], { error: "context must be a string or a JSON object" })
+  .refine((value) => contextBytes(value) <= LIMITS.contextMaxBytes, {
+    error: `the context is larger than ${LIMITS.contextMaxBytes / 1024} KB`,
+    params: { code: "context_too_large" },
+  })
+  .describe("what the planner should know: a string, or a JSON object (at most 10 KB once serialised)");
+
+const Tools = z
+  .array(z.string().min(1).max(64))
+  .max(100)
+  .describe("the tools the run may use (default: every registered tool); an unknown name is refused");
+
+export const ThreadId = z
+  .string()
+  .regex(/^[A-Za-z0-9._:-]{1,128}$/, { error: "a thread id is 1-128 letters, digits, '.', '_', ':' or '-'" });
+
+/** The task text; its limits are stated for /openapi.json (the transform hides them from the generator). */
+const Task = TaskText.meta({ minLength: 1, maxLength: LIMITS.taskMaxChars, description: "what to do, in words (1-5,000 characters)" });
+
+export const ExecuteBody = z
+  .object({
+    task: Task,
+    tools: Tools.optional(),
+    context: Context.optional(),
+    max_iterations: MaxIterations.optional().describe(`review rounds, ${LIMITS.maxIterationsMin}-${LIMITS.maxIterationsMax} (default ${LIMITS.maxIterationsDefault})`),
+    approve_plan: z.boolean().optional().describe("pause for a person to approve the plan"),
+    approve_answer: z.boolean().optional().describe("pause for a person to approve the answer"),
+    thread_id: ThreadId.optional().describe("the thread to run on (default: a new one)"),
+  })
+  .strict();
+export type ExecuteBody = z.infer<typeof ExecuteBody>;
+
+export const PlanBody = z
+  .object({
+    task: Task,
+    tools: Tools.optional(),
+    context: Context.optional(),
+  })
+  .strict();
+export type PlanBody = z.infer<typeof PlanBody>;
+
+export const ResumeBody = z
+  .object({
+    decision: z.enum(["approve", "reject", "edit", "answer"]),
+    feedback: z.string().max(LIMITS.contextMaxBytes).optional().describe("with reject: what to change (the plan or answer is made again)"),
+    plan: z.array(PlannedSubtask).min(1).max(LIMITS.maxSubtasks).optional().describe("with edit at a plan approval: the plan to run instead"),
+    answer: z.string().min(1).max(LIMITS.contextMaxBytes).optional().describe("with answer: the reply to a question; with edit at an answer approval: the answer to keep"),
+    interrupt_id: z
+      .string()
+      .min(1)
+      .max(200)
+      .optional()
+      .describe("which of the task's pending interrupts this answers (see interrupts in GET /tasks/:id; several tool calls may wait for approval at once); default: the first"),
+  })
+  .strict()
+  .superRefine((body, context) => {
+    if (body.decision === "answer" && body.answer === undefined) {
+      context.addIssue({ code: "custom", path: ["answer"], message: "decision answer needs an answer", params: { code: "answer_required" } });
+    }
+    if (body.decision === "edit" && body.answer === undefined && body.plan === undefined) {
+      context.addIssue({ code: "custom", path: ["plan"], message: "decision edit needs a plan or an answer", params: { code: "edit_required" } });
+    }
+  });
+export type ResumeBody = z.infer<typeof ResumeBody>;
+
+export const ToolCallBody = z
+  .object({
+    tool_name: z.string().min(1).max(64),
+    parameters: z.record(z.string(), z.unknown()).default({}).describe("the tool's arguments (see GET /tools for each schema)"),
+    agent: z
+      .string()
+      .min(1)
+      .max(64)
+      .optional()
+      .describe("call as this agent: its grants apply, and a high-risk tool is refused (approval_required) since no one can approve it here; default: the operator, who holds every level"),
+  })
+  .strict();
+export type ToolCallBody = z.infer<typeof ToolCallBody>;
+
+export const TaskListQuery = z
+  .object({
+    status: z.enum(RUN_STATUSES).optional(),
+    limit: z.coerce.number().int().min(1).max(100).default(20),
+    offset: z.coerce.number().int().min(0).default(0),
+  })
+  .strict();
+export type TaskListQuery = z.infer<typeof TaskListQuery>;
+
+export const GraphQuery = z.object({ format: z.enum(["json", "mermaid"]).default("json") }).strict();
+
+export const EventsQuery = z
+  .object({ after: z.coerce.number().int().min(0).optional().describe("replay events after this seq (same as Last-Event-ID)") })
+  .strict();
+
+export const TaskParams = z.object({ id: z.string().min(1).max(200) });
+
+export const IdempotencyKey = z.string().regex(/^[\x21-\x7e]{1,255}$/, { error: "Idempotency-Key must be 1-255 visible ASCII characters" });
+
+// Responses.
+
+const Timestamp = z.string().describe("ISO 8601");
+const Metrics = z.object({
+  llmCalls: z.number(),
+  toolCalls: z.number(),
+  promptTokens: z.number(),
+  completionTokens: z.number(),
+  costUsd: z.number(),
+  reflectionCount: z.number(),
+  nodeVisits: z.number(),
+  durationMs: z.number(),
+});
+
+export const SubtaskView = PlannedSubtask.extend({
+  status: z.enum(["pending", "running", "done", "failed", "skipped"]),
+  attempts: z.number(),
+  summary: z.string().optional(),
+  error: z.string().optional(),
+  durationMs: z.number().optional(),
+});
+
+const INTERRUPT_KINDS = ["plan-approval", "answer-approval", "question", "tool-approval"] as const;
+
+export const Interrupt = z.object({
+  kind: z.enum(INTERRUPT_KINDS),
+  payload: z.record(z.string(), z.unknown()),
+});
+
+export const PendingInterrupt = Interrupt.extend({
+  id: z.string().describe("name it as interrupt_id in POST /tasks/:id/resume to answer this one"),
+});
+
+export const TaskAccepted = z.object({
+  task_id: z.string(),
+  thread_id: z.string(),
+  status: z.enum(RUN_STATUSES),
+});
+
+export const TaskSummary = z.object({
+  task_id: z.string(),
+  thread_id: z.string(),
+  task: z.string(),
+  status: z.enum(RUN_STATUSES),
+  stop_reason: z.enum(STOP_REASONS).nullable(),
+  suspended: z.string().nullable().describe("why a run stopped without asking a person (shutdown); it resumes when the server starts"),
+  created_at: Timestamp,
+  started_at: Timestamp.nullable(),
+  updated_at: Timestamp,
+  finished_at: Timestamp.nullable(),
+});
+export type TaskSummary = z.infer<typeof TaskSummary>;
+
+export const TaskView = TaskSummary.extend({
+  progress: z.object({
+    subtasks_total: z.number(),
+    subtasks_done: z.number(),
+    subtasks_failed: z.number(),
+    subtasks_skipped: z.number(),
+    subtasks_running: z.number(),
+    current_step: z.string().describe("queued, planning, running s1, s2, reviewing, answering, waiting for plan-approval, completed, …"),
+  }),
+  interrupt: Interrupt.nullable().describe("what the run waits for, when status is interrupted (the first of interrupts: what a decision answers by default)"),
+  interrupts: z.array(PendingInterrupt).describe("everything the run waits for, each with its id (several tool calls may wait for approval at once)"),
+  plan: z.array(SubtaskView),
+  result: z.object({ answer: z.string().nullable() }).nullable().describe("set once the run has finished"),
+  error: z.string().nullable(),
+  metrics: Metrics.nullable(),
+  request: z.object({
+    tools: z.array(z.string()).nullable(),
+    max_iterations: z.number(),
+    approve_plan: z.boolean(),
+    approve_answer: z.boolean(),
+  }),
+});
+export type TaskView = z.infer<typeof TaskView>;
+
+export const TaskList = z.object({
+  items: z.array(TaskSummary),
+  total: z.number(),
+  limit: z.number(),
+  offset: z.number(),
+  next_offset: z.number().nullable(),
+});
+
+/** The execution graph, as `troupe runs show --json` gives it (the renderer in core/execution-graph.ts). */
+export const TaskGraph = ExecutionGraph;
+export const TaskGraphMermaid = z.object({ format: z.literal("mermaid"), mermaid: z.string() });
+
+export const PlanResult = z.object({
+  task: z.string(),
+  subtasks: z.array(PlannedSubtask),
+  total_subtasks: z.number(),
+  depth: z.number().describe("the longest chain of dependencies (waves of parallel work)"),
+  question: z.string().nullable().describe("set when the planner needs a person's answer instead"),
+  graph: TaskGraph,
+});
+
+export const ToolInfo = z.object({
+  name: z.string(),
+  description: z.string(),
+  permission: z.string().describe("the level a caller needs: NONE, READ, WRITE, EXECUTE or ADMIN"),
+  risk_level: z.string(),
+  needs_approval: z.boolean().describe("whether an agent's call waits for a person's approval"),
+  idempotent: z.boolean(),
+  timeout_ms: z.number(),
+  source: z.string().describe("builtin, or the MCP server it comes from"),
+  agents: z.array(z.string()).describe("the agents whose grants reach it"),
+  parameters: z.record(z.string(), z.unknown()).describe("JSON schema of the arguments"),
+});
+export const ToolList = z.object({ tools: z.array(ToolInfo), count: z.number() });
+
+export const ToolCallResult = z.object({
+  tool_name: z.string(),
+  success: z.boolean(),
+  result: z.unknown(),
+  summary: z.string().nullable(),
+  duration_ms: z.number(),
+});
+
+export const Health = z.object({
+  status: z.enum(["ok", "unavailable"]),
+  live: z.boolean(),
+  ready: z.boolean(),
+  checks: z.object({
+    database: z.object({ ok: z.boolean(), latency_ms: z.number(), error: z.string().optional() }),
+    accepting: z.boolean().describe("false while the server shuts down"),
+  }),
+  tasks: z.object({ running: z.number(), queued: z.number(), max_running: z.number() }),
+});

@@ -1,0 +1,46 @@
+import type { AddressInfo } from "node:net";
+import type { Logger } from "pino";
+import type { Troupe } from "../runtime/engine.js";
+import { createApp, type TroupeApp } from "./app.js";
+import type { ServerConfigInput } from "./config.js";
+import type { Telemetry } from "./telemetry.js";
+
+export interface StartServerOptions {
+  troupe: Troupe;
+  config?: ServerConfigInput;
+  logger?: Logger;
+  telemetry?: Telemetry;
+}
+
+export interface RunningServer extends TroupeApp {
+  url: string;
+  /**
+   * The graceful stop: new API requests get 503, running tasks stop at their next checkpoint
+   * (or after the grace period, where they are), everything is recorded, the listener closes.
+   */
+  shutdown(reason: string): Promise<void>;
+}
+
+/** Builds the app, takes up the tasks a previous server left, and listens. */
+export async function startServer(options: StartServerOptions): Promise<RunningServer> {
+  const troupeApp = await createApp(options);
+  const { app, tasks, config, telemetry } = troupeApp;
+  await app.listen({ host: config.host, port: config.port });
+  tasks.recover();
+  const address = app.server.address() as AddressInfo;
+  const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
+  let stopping: Promise<void> | undefined;
+  const shutdown = (reason: string): Promise<void> => {
+    stopping ??= (async () => {
+      app.log.info({ reason, graceMs: config.shutdownGraceMs }, "shutting down: no new tasks, running tasks stop at their next checkpoint");
+      await tasks.shutdown(config.shutdownGraceMs);
+      await app.close();
+      // The store, and the MCP servers' connections (stdio servers are stopped).
+      await options.troupe.shutdown();
+      await telemetry.shutdown().catch(() => {});
+      app.log.info("stopped");
+    })();
+    return stopping;
+  };
+  return { ...troupeApp, url: `http://${host}:${address.port}`, shutdown };
+}

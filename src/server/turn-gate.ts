@@ -1,0 +1,34 @@
+/**
+ * Lets one run step start per turn of the event loop. A run on a model that answers at once
+ * (offline, scripted, a cache) never waits on I/O: its steps chain as microtasks, and a hundred
+ * such runs released together would hold the loop for as long as all their steps take, while
+ * HTTP requests wait. Each node start passes through here, so between two steps the loop polls
+ * for I/O and a request is answered in about one step's time, however many runs there are.
+ */
+export class TurnGate {
+  readonly #waiting: Array<() => void> = [];
+  #scheduled = false;
+
+  /** Resolves on a later turn of the event loop, in arrival order, one per turn. */
+  pass(): Promise<void> {
+    return new Promise<void>((resolve) => {
+      this.#waiting.push(resolve);
+      this.#schedule();
+    });
+  }
+
+  get waiting(): number {
+    return this.#waiting.length;
+  }
+
+  #schedule(): void {
+    if (this.#scheduled) return;
+    this.#scheduled = true;
+    // An immediate queued from inside an immediate runs on the next turn, after the poll phase.
+    setImmediate(() => {
+      this.#scheduled = false;
+      this.#waiting.shift()?.();
+      if (this.#waiting.length > 0) this.#schedule();
+    });
+  }
+}

@@ -1,0 +1,305 @@
+// A task: its execution graph drawn live from the event stream, a timeline of events, the answer
+// as sanitised Markdown, and the buttons a person needs when the run waits for them.
+
+import { marked } from "/vendor/marked.js";
+import DOMPurify from "/vendor/purify.js";
+import { api, authHeaders } from "./api.js";
+import { badge, errorBox, h, time } from "./dom.js";
+import { drawGraph, planGraph, setNodeItems, setNodeStatus } from "./graph.js";
+import { followEvents } from "./sse.js";
+
+const TERMINAL = new Set(["completed", "failed", "cancelled"]);
+
+/** A subtask-end status (the plan's) as the execution graph's. */
+const GRAPH_STATUS = { done: "SUCCESS", failed: "FAILED", skipped: "SKIPPED", pending: "PENDING", running: "RUNNING" };
+
+function markdown(container, text) {
+  container.innerHTML = DOMPurify.sanitize(marked.parse(text ?? "", { async: false }));
+}
+
+/** One line of the timeline for an event. */
+function describe(event) {
+  switch (event.type) {
+    case "run-start":
+      return event.resumed ? "resumed" : "started";
+    case "plan-ready":
+      return `plan ready: ${event.subtasks.length} subtask${event.subtasks.length === 1 ? "" : "s"}`;
+    case "plan-invalid":
+      return `plan attempt ${event.attempt} rejected: ${event.errors.join("; ")}`;
+    case "subtask-start":
+      return `${event.subtaskId} started (${event.agent})${event.attempt > 1 ? `, attempt ${event.attempt}` : ""}`;
+    case "subtask-end":
+      return `${event.subtaskId} ${event.status} in ${event.durationMs} ms${event.summary || event.error ? `: ${event.summary || event.error}` : ""}`;
+    case "subtask-skip":
+      return `${event.subtaskId} skipped: ${event.reason}`;
+    case "tool-call":
+      return `${event.subtaskId ?? ""} ${event.tool} ${event.ok ? "ok" : "failed"}: ${event.preview}`;
+    case "map-item":
+      return `${event.subtaskId} item ${event.index + 1}/${event.total} ${event.status === "success" ? "done" : `failed: ${event.error ?? ""}`}`;
+    case "model-retry":
+    case "model-fallback":
+      return `${event.incident.role} ${event.incident.model}: ${event.incident.reason}${event.incident.to ? `; falling back to ${event.incident.to}` : "; retrying"}`;
+    case "budget-exhausted":
+      return "budget exhausted: stopping with the best answer so far";
+    case "critic-verdict":
+      return `critic round ${event.verdict.iteration}: ${event.verdict.passed ? "passed" : "not passed"} (confidence ${event.verdict.confidence})`;
+    case "approval-request":
+      return event.interrupt.kind === "tool-approval"
+        ? `waiting for a person: ${event.interrupt.payload.agent} wants to call ${event.interrupt.payload.tool}`
+        : `waiting for a person: ${event.interrupt.kind}`;
+    case "answer":
+      return "answer ready";
+    case "run-end":
+      if (event.status === "interrupted") return "paused";
+      return `ended: ${event.status}${event.stopReason ? ` (${event.stopReason})` : ""}`;
+    default:
+      return event.type;
+  }
+}
+
+export function renderTask(main, taskId) {
+  let view;
+  let liveAnswer = "";
+  let reloadTimer;
+  /** Finished items of each mapped subtask, by index (map-item events). */
+  const tallies = new Map();
+  const title = h("h1", { id: "task-title" }, "…");
+  const status = h("span", { id: "task-status" });
+  const step = h("span", { id: "task-step", class: "muted" });
+  const cancel = h("button", { type: "button", id: "cancel-task", hidden: true }, "Cancel");
+  const notice = h("div");
+  const graph = h("div", { id: "graph", class: "graph-box" });
+  const approval = h("section", { id: "approval", class: "card attention", hidden: true });
+  const answer = h("div", { id: "answer", class: "markdown" });
+  const answerSection = h("section", { class: "card", hidden: true }, h("h2", {}, "Answer"), answer);
+  const metrics = h("p", { id: "metrics", class: "muted" });
+  const timeline = h("ol", { id: "timeline", class: "timeline" });
+
+  main.replaceChildren(
+    h("p", {}, h("a", { href: "#/" }, "← all tasks")),
+    h("div", { class: "row" }, title, h("span", { class: "spacer" }), status, cancel),
+    h("div", { class: "row" }, step),
+    notice,
+    approval,
+    h("section", { class: "card" }, h("h2", {}, "Execution graph"), graph),
+    answerSection,
+    metrics,
+    h("section", { class: "card" }, h("h2", {}, "Timeline"), timeline),
+  );
+
+  async function load() {
+    try {
+      view = await api(`/tasks/${encodeURIComponent(taskId)}`);
+    } catch (error) {
+      notice.replaceChildren(errorBox(error));
+      return;
+    }
+    title.textContent = view.task;
+    status.replaceChildren(badge(view.status));
+    step.textContent = view.progress.current_step + (view.progress.subtasks_total ? ` · ${view.progress.subtasks_done}/${view.progress.subtasks_total} subtasks done` : "");
+    cancel.hidden = TERMINAL.has(view.status);
+    if (view.result?.answer || view.error) {
+      answerSection.hidden = false;
+      markdown(answer, view.result?.answer ?? `**Error:** ${view.error}`);
+    }
+    const m = view.metrics;
+    metrics.textContent = m ? `${m.llmCalls} model calls · ${m.toolCalls} tool calls · ${m.promptTokens} + ${m.completionTokens} tokens · ${m.durationMs} ms` : "";
+    renderApproval();
+  }
+
+  async function loadGraph() {
+    try {
+      drawGraph(graph, await api(`/tasks/${encodeURIComponent(taskId)}/graph`));
+    } catch (error) {
+      graph.replaceChildren(errorBox(error));
+    }
+  }
+
+  function reloadSoon() {
+    clearTimeout(reloadTimer);
+    reloadTimer = setTimeout(() => {
+      load();
+      loadGraph();
+    }, 150);
+  }
+
+  async function decide(body, card = approval) {
+    approval.querySelectorAll("button").forEach((button) => (button.disabled = true));
+    try {
+      await api(`/tasks/${encodeURIComponent(taskId)}/resume`, { method: "POST", body });
+      approval.hidden = true;
+      shownApproval = "";
+      await load();
+    } catch (error) {
+      card.append(errorBox(error));
+      approval.querySelectorAll("button").forEach((button) => (button.disabled = false));
+    }
+  }
+
+  /**
+   * Tool calls waiting for approval (issue 6): one card per call, since parallel subtasks may
+   * wait at once; each answers its own interrupt by id. Approve or reject (with feedback) only.
+   */
+  function renderToolApprovals(pending) {
+    const cards = pending.map((interrupt, index) => {
+      const suffix = index === 0 ? "" : `-${index + 1}`;
+      const { tool, agent, subtaskId, level, riskLevel, reason, args } = interrupt.payload;
+      const feedback = h("textarea", { id: `feedback${suffix}`, rows: 2, placeholder: "why not (for Reject; the agent is told)" });
+      const card = h("div", { class: "tool-approval", dataset: { interruptId: interrupt.id ?? "", tool: String(tool ?? "") } });
+      const answer = (decision) => decide({ decision, ...(decision === "reject" && feedback.value.trim() ? { feedback: feedback.value.trim() } : {}), ...(interrupt.id ? { interrupt_id: interrupt.id } : {}) }, card);
+      card.append(
+        h("h3", {}, `${agent ?? "an agent"} wants to call ${tool ?? "a tool"}${subtaskId ? ` (${subtaskId})` : ""}`),
+        h("p", { class: "muted" }, [reason, level ? `needs ${level}` : "", riskLevel ? `${riskLevel} risk` : ""].filter(Boolean).join(" · ")),
+        h("pre", { class: "args" }, JSON.stringify(args ?? {}, null, 2)),
+        feedback,
+        h(
+          "div",
+          { class: "row" },
+          h("button", { type: "button", class: "primary", id: `approve${suffix}`, onclick: () => answer("approve") }, "Approve"),
+          h("button", { type: "button", id: `reject${suffix}`, onclick: () => answer("reject") }, "Reject"),
+        ),
+      );
+      return card;
+    });
+    approval.replaceChildren(h("h2", {}, pending.length === 1 ? "A tool call waits for your approval" : `${pending.length} tool calls wait for your approval`), ...cards);
+  }
+
+  /** What the approval card shows, so a reload that changes nothing keeps what the person is typing. */
+  let shownApproval = "";
+
+  function renderApproval() {
+    const interrupt = view?.status === "interrupted" ? view.interrupt : null;
+    approval.hidden = !interrupt;
+    const shown = interrupt ? JSON.stringify([interrupt, view.interrupts ?? []]) : "";
+    if (shown === shownApproval && approval.childElementCount > 0) return;
+    shownApproval = shown;
+    if (!interrupt) return approval.replaceChildren();
+    if (interrupt.kind === "tool-approval") {
+      const pending = (view.interrupts ?? []).filter((item) => item.kind === "tool-approval");
+      return renderToolApprovals(pending.length > 0 ? pending : [interrupt]);
+    }
+    const feedback = h("textarea", { id: "feedback", rows: 2, placeholder: "what should change (for Reject)" });
+    const reject = h("button", { type: "button", id: "reject", onclick: () => decide({ decision: "reject", ...(feedback.value.trim() ? { feedback: feedback.value.trim() } : {}) }) }, "Reject");
+    if (interrupt.kind === "question") {
+      const reply = h("input", { id: "answer-input", type: "text", placeholder: "your answer" });
+      approval.replaceChildren(
+        h("h2", {}, "The planner asks"),
+        h("p", {}, String(interrupt.payload.question ?? "")),
+        reply,
+        h("div", { class: "row" }, h("button", { type: "button", class: "primary", id: "send-answer", onclick: () => reply.value.trim() && decide({ decision: "answer", answer: reply.value.trim() }) }, "Answer"), reject),
+      );
+      return;
+    }
+    const isPlan = interrupt.kind === "plan-approval";
+    const plan = Array.isArray(interrupt.payload.plan) ? interrupt.payload.plan : [];
+    const editable = isPlan
+      ? JSON.stringify(plan.map(({ id, label, agent, dependsOn, args, tool, mapOver }) => ({ id, label, agent, dependsOn, args, ...(tool ? { tool } : {}), ...(mapOver ? { mapOver } : {}) })), null, 2)
+      : String(interrupt.payload.answer ?? "");
+    const editor = h("textarea", { id: "editor", rows: isPlan ? 14 : 8, hidden: true }, editable);
+    const saveEdit = h("button", { type: "button", id: "save-edit", hidden: true }, isPlan ? "Run this plan" : "Use this answer");
+    saveEdit.addEventListener("click", () => {
+      if (!isPlan) return decide({ decision: "edit", answer: editor.value });
+      try {
+        decide({ decision: "edit", plan: JSON.parse(editor.value) });
+      } catch (error) {
+        approval.append(errorBox(new Error(`the plan is not valid JSON: ${error.message}`)));
+      }
+    });
+    const summary = isPlan
+      ? h("ol", { class: "plan" }, ...plan.map((subtask) => h("li", {}, h("b", {}, `${subtask.id} · ${subtask.agent}`), ` ${subtask.label}`, subtask.dependsOn?.length ? h("span", { class: "muted" }, ` (after ${subtask.dependsOn.join(", ")})`) : "")))
+      : h("div", { class: "markdown" });
+    if (!isPlan) markdown(summary, editable);
+    approval.replaceChildren(
+      h("h2", {}, isPlan ? "The plan waits for your approval" : "The answer waits for your approval"),
+      summary,
+      feedback,
+      h(
+        "div",
+        { class: "row" },
+        h("button", { type: "button", class: "primary", id: "approve", onclick: () => decide({ decision: "approve" }) }, "Approve"),
+        reject,
+        h("button", { type: "button", id: "edit", onclick: () => ((editor.hidden = false), (saveEdit.hidden = false)) }, "Edit"),
+      ),
+      editor,
+      saveEdit,
+    );
+  }
+
+  cancel.addEventListener("click", async () => {
+    cancel.disabled = true;
+    try {
+      await api(`/tasks/${encodeURIComponent(taskId)}/cancel`, { method: "POST" });
+    } catch (error) {
+      notice.replaceChildren(errorBox(error));
+    }
+    cancel.disabled = false;
+    reloadSoon();
+  });
+
+  /** Succeeded and failed items of a mapped subtask so far. */
+  function itemsOf(subtaskId) {
+    const tally = tallies.get(subtaskId);
+    if (!tally) return undefined;
+    const statuses = [...tally.items.values()];
+    return { total: tally.total, succeeded: statuses.filter((status) => status === "success").length, failed: statuses.filter((status) => status === "error").length };
+  }
+
+  function onEvent(event) {
+    // Answer tokens build the answer below; successful map items are counted on their node.
+    const quiet = event.type === "answer-token" || (event.type === "map-item" && event.status === "success");
+    if (!quiet) timeline.append(h("li", { class: `event event-${event.type}`, dataset: { seq: event.seq, type: event.type } }, h("time", {}, time(event.at)), " ", describe(event)));
+    switch (event.type) {
+      case "plan-ready":
+        tallies.clear();
+        drawGraph(graph, planGraph(event.subtasks));
+        reloadSoon();
+        break;
+      case "subtask-start":
+        if (!setNodeStatus(graph, event.subtaskId, "RUNNING")) reloadSoon();
+        step.textContent = `running ${event.subtaskId}`;
+        break;
+      case "map-item": {
+        const tally = tallies.get(event.subtaskId) ?? { total: event.total, items: new Map() };
+        tally.total = event.total;
+        tally.items.set(event.index, event.status);
+        tallies.set(event.subtaskId, tally);
+        setNodeItems(graph, event.subtaskId, itemsOf(event.subtaskId));
+        break;
+      }
+      case "subtask-end": {
+        // A map with failed items is a partial success; the server's graph (reloaded next) has the final word.
+        const items = itemsOf(event.subtaskId);
+        const status = event.status === "done" && items && items.failed > 0 ? "PARTIAL_SUCCESS" : (GRAPH_STATUS[event.status] ?? "PENDING");
+        if (!setNodeStatus(graph, event.subtaskId, status, event.summary || event.error)) reloadSoon();
+        if (items) reloadSoon();
+        break;
+      }
+      case "subtask-skip":
+        setNodeStatus(graph, event.subtaskId, "SKIPPED", event.reason);
+        break;
+      case "answer-token":
+        liveAnswer += event.text;
+        answerSection.hidden = false;
+        markdown(answer, liveAnswer);
+        break;
+      case "answer":
+        liveAnswer = event.text;
+        answerSection.hidden = false;
+        markdown(answer, event.text);
+        break;
+      case "run-start":
+      case "approval-request":
+      case "run-end":
+        reloadSoon();
+        break;
+    }
+  }
+
+  load();
+  loadGraph();
+  const stream = followEvents(taskId, { headers: authHeaders, onEvent, onEnd: reloadSoon, onError: () => {} });
+  return () => {
+    stream.close();
+    clearTimeout(reloadTimer);
+  };
+}
