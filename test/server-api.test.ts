@@ -360,6 +360,27 @@ describe("resume and cancel", () => {
     app.model?.assertDone();
   });
 
+  it("leaves a task waiting when a queued decision no longer fits (its interrupt was answered meanwhile), instead of failing it", async () => {
+    const app = await makeApp({
+      steps: [planStep([subtask("s1", "execute", "Remove a.txt")]), toolStep("s1", "file_delete", { path: "a.txt" })],
+      toolsConfig: { permissions: { grants: [{ agent: "execute", tool: "file_delete", level: "WRITE" }] } },
+    });
+    const id = envelope<{ task_id: string }>(await submit(app, { task: "remove a" })).data.task_id;
+    await waitForStatus(app, id, ["interrupted"]);
+    // A decision for an interrupt that is no longer pending, as a restarted server would find it in the queue.
+    app.troupe.store.runs.update(id, { status: "queued", interrupt: null, pendingDecision: { decision: "approve", interruptId: "answered-elsewhere" } });
+    expect(app.tasks.recover()).toMatchObject({ queued: 1 });
+    const view = TaskView.parse(
+      await waitFor(async () => {
+        const current = envelope(await app.app.inject({ method: "GET", url: `/api/v1/tasks/${id}` })).data as TaskView;
+        return current.status !== "queued" && current.status !== "running" ? current : undefined;
+      }, "the task to settle"),
+    );
+    expect(view.status).toBe("interrupted");
+    expect(view.interrupt?.kind).toBe("tool-approval");
+    expect(view.interrupts).toHaveLength(1);
+  });
+
   it("cancels a queued task, a running task and a waiting task; a finished one is 409", async () => {
     const app = await makeApp({
       config: { maxRunning: 1 },

@@ -51,6 +51,9 @@ interface ActiveRun {
 
 const TERMINAL = new Set(["completed", "failed", "cancelled"]);
 
+/** Refusals of a drive that leave the run as its checkpoint has it, rather than failed. */
+const SETTLE_CODES = new Set(["decision_required", "run_finished", "unknown_interrupt", "approval_required", "answer_required"]);
+
 function isAlive(pid: number | null, host: string | null): boolean {
   if (pid === null || host !== hostname() || pid === process.pid) return false;
   try {
@@ -417,7 +420,9 @@ export class TaskService {
     const taskId = active.record.id;
     active.observer.finish("failed", errorMessage(error));
     const code = isTroupeError(error) ? error.code : undefined;
-    if (code === "decision_required" || code === "run_finished") {
+    // The run is where its checkpoint says (still waiting, or finished): a decision that did not
+    // fit what it waits for (an interrupt answered meanwhile, a kind changed) leaves it waiting.
+    if (code !== undefined && SETTLE_CODES.has(code)) {
       const events = await reconcileRun(this.troupe, taskId);
       for (const event of events) this.#publish(event);
       if (events.length > 0) {
