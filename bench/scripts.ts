@@ -52,9 +52,13 @@ export function scriptFor(plan: PlannedSubtask[], options: ScriptOptions): Scrip
   ];
 }
 
-/** A troupe instance on the real product path (SQLite store, sync durability) with one scripted model for every role. */
+/**
+ * A troupe instance on the real product path (SQLite store, sync durability) with one scripted
+ * model for every role. The model does not stream: the raw LangGraph graph it is compared with
+ * invokes its model, so both do the same model work.
+ */
 export async function createScriptedTroupe(directory: string, steps: ScriptStep[]): Promise<{ troupe: Troupe; model: ScriptedChatModel }> {
-  const model = new ScriptedChatModel({ steps });
+  const model = new ScriptedChatModel({ steps, streaming: false });
   const troupe = await Troupe.create({
     models: modelSetOf(model),
     dataDir: path.join(directory, "data"),

@@ -1,5 +1,7 @@
 import { HumanMessage, SystemMessage } from "@langchain/core/messages";
 import { describe, expect, it } from "vitest";
+import { canStream, routeFor } from "../providers/registry.js";
+import { modelSetOf } from "./model-set.js";
 import { answerStep, finalStep } from "./script.js";
 import { ScriptedChatModel } from "./scripted-chat-model.js";
 
@@ -35,5 +37,24 @@ describe("ScriptedChatModel", () => {
     const model = new ScriptedChatModel({ steps: [{ role: "worker", content: "ok" }] });
     await model.bindTools([{ type: "function", function: { name: "calculator", description: "math", parameters: { type: "object", properties: {} } } }]).invoke(worker("s1"));
     expect(model.calls[0]?.tools).toEqual(["calculator"]);
+  });
+
+  it("streams a text reply word by word, the last piece with the finish reason and the usage; turned off, in one piece", async () => {
+    const model = new ScriptedChatModel({ steps: [answerStep("The answer is **42**.", { usage: { input: 7, output: 5 } })] });
+    const pieces = [];
+    for await (const chunk of await model.stream(synthesizer)) pieces.push(chunk);
+    expect(pieces.map((chunk) => chunk.text)).toEqual(["The", " answer", " is", " **42**."]);
+    expect(pieces.at(-1)?.response_metadata).toMatchObject({ finish_reason: "stop" });
+    expect(pieces.at(-1)?.usage_metadata).toEqual({ input_tokens: 7, output_tokens: 5, total_tokens: 12 });
+    expect(model.calls).toHaveLength(1);
+    expect(canStream(model)).toBe(true);
+    expect(routeFor(modelSetOf(model), "synthesizer").candidates[0]?.streams).toBe(true);
+
+    const whole = new ScriptedChatModel({ steps: [answerStep("The answer is 42.")], streaming: false });
+    const chunks = [];
+    for await (const chunk of await whole.stream(synthesizer)) chunks.push(chunk);
+    expect(chunks.map((chunk) => chunk.text)).toEqual(["The answer is 42."]);
+    expect(canStream(whole)).toBe(false);
+    expect(routeFor(modelSetOf(whole), "synthesizer").candidates[0]?.streams).toBe(false);
   });
 });

@@ -46,6 +46,8 @@ export interface ScriptedChatModelOptions {
   steps: ScriptStep[];
   /** Appends a JSON line per call start and end, for tests that watch another process. */
   logFile?: string;
+  /** Whether text replies stream word by word when a caller streams (default true, as providers do). */
+  streaming?: boolean;
 }
 
 function text(message: BaseMessage | undefined): string {
@@ -70,6 +72,8 @@ export class ScriptedChatModel extends ToolCallingChatModel {
     this.steps = options.steps;
     this.#used = options.steps.map(() => 0);
     this.#logFile = options.logFile;
+    // LangChain's own switch: `stream()` then yields the whole reply at once, and troupe does not stream it.
+    if (options.streaming === false) this.disableStreaming = true;
   }
 
   static override lc_name(): string {
