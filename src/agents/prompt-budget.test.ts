@@ -11,6 +11,7 @@ import type { ToolCallingCallOptions } from "../providers/tool-calling-chat-mode
 import { modelSetOf } from "../testing/model-set.js";
 import { finalStep, toolStep } from "../testing/script.js";
 import { type ScriptStep, ScriptedChatModel } from "../testing/scripted-chat-model.js";
+import type { AuditEntry } from "../tools/audit.js";
 import { createBuiltinRegistry } from "../tools/builtin/index.js";
 import { workspaceRoot } from "../tools/workspace.js";
 import { runCritic } from "./critic.js";
@@ -35,13 +36,13 @@ afterEach(async () => {
   await rm(workspace, { recursive: true, force: true });
 });
 
-async function work(steps: ScriptStep[], args: Record<string, unknown>, promptBudget: number) {
+async function work(steps: ScriptStep[], args: Record<string, unknown>, promptBudget: number, tools = createBuiltinRegistry()) {
   const model = new RecordingModel({ steps });
   const outcome = await runWorker(
     {
       agent: executeAgent,
       model: routeFor(modelSetOf(model), "worker"),
-      tools: createBuiltinRegistry(),
+      tools,
       task: "Save the report",
       subtask: { id: "s2", label: "Save it to report.txt", agent: "execute", dependsOn: ["s1"], args: {} },
       args,
@@ -79,12 +80,18 @@ describe("prompts under a token budget", () => {
     expect(Math.abs((sizes[2] ?? 0) - (sizes[1] ?? 0))).toBeLessThanOrEqual(3);
   });
 
-  it("refuses a handle the subtask does not have, as a tool error the model can read", async () => {
+  it("refuses a handle the subtask does not have, as a tool error the model can read, and audits the refused call", async () => {
+    const audited: AuditEntry[] = [];
+    const tools = createBuiltinRegistry().configure({ audit: { record: (entry) => void audited.push(entry) } });
     const { model, outcome } = await work(
       [toolStep("s2", "file_write", { path: "report.txt", content: { $stash: "args.other" } }), finalStep("s2", "FAILED: no such handle", { contains: "unknown_handle" })],
       { content: "x" },
       8_000,
+      tools,
     );
+    expect(audited).toHaveLength(1);
+    expect(audited[0]).toMatchObject({ tool: "file_write", agent: "execute", subtaskId: "s2", status: "not_run", errorCode: "unknown_handle" });
+    expect(JSON.parse(audited[0]?.args ?? "{}")).toEqual({ path: "report.txt", content: { $stash: "args.other" } });
     expect(outcome).toMatchObject({ status: "failed", error: "no such handle" });
     expect(outcome.toolCalls[0]?.outcome).toEqual({ ok: false, error: { code: "unknown_handle", message: '"args.other" is not a handle of this subtask; known: args.content' } });
     expect(model.calls).toHaveLength(2);

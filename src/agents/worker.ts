@@ -323,7 +323,8 @@ export async function runWorker(input: WorkerInput, options: CallOptions): Promi
         let args: unknown = call.args;
         const substituted = substituteHandles(input.tools, call.name, call.args, handles, lost);
         if ("error" in substituted) {
-          outcome = { ok: false, error: { code: "unknown_handle", message: substituted.error } };
+          // Refused before it runs, but through the registry: the permission check and the audit trail see it.
+          outcome = await input.tools.call(call.name, call.args, input.toolContext, { refusal: { code: "unknown_handle", message: substituted.error } });
         } else {
           args = substituted.args;
           outcome = await input.tools.call(call.name, substituted.args, input.toolContext);

@@ -43,6 +43,10 @@ describe("tool registry", () => {
     expect(await registry.call("write", { text: "boom" }, context("writer"))).toMatchObject({ ok: false, error: { code: "broken" } });
     expect(await registry.call("write", { nope: 1 }, context("writer"))).toMatchObject({ ok: false, error: { code: "invalid_arguments" } });
     expect(await registry.call("missing", {}, context("writer"))).toMatchObject({ ok: false, error: { code: "unknown_tool" } });
+    // A call its caller refuses (a worker's unknown value handle) is audited, unrun; the policy still speaks first.
+    const refusal = { code: "unknown_handle", message: '"results.9" is not a handle of this subtask' };
+    expect(await registry.call("write", { text: { $stash: "results.9" } }, context("writer"), { refusal })).toEqual({ ok: false, error: refusal });
+    expect(await registry.call("write", { text: { $stash: "results.9" } }, context("reader"), { refusal })).toMatchObject({ ok: false, error: { code: "permission_denied" } });
     expect(runs).toBe(2);
     expect(audit.entries.map((entry) => [entry.agent, entry.tool, entry.decision, entry.status, entry.errorCode])).toEqual([
       ["reader", "write", "denied", "not_run", "permission_denied"],
@@ -50,7 +54,10 @@ describe("tool registry", () => {
       ["writer", "write", "allowed", "error", "broken"],
       ["writer", "write", "allowed", "not_run", "invalid_arguments"],
       ["writer", "missing", "denied", "not_run", "unknown_tool"],
+      ["writer", "write", "allowed", "not_run", "unknown_handle"],
+      ["reader", "write", "denied", "not_run", "permission_denied"],
     ]);
+    expect(audit.entries[5]).toMatchObject({ reason: refusal.message, args: '{"text":{"$stash":"results.9"}}', grant: "writer:write:WRITE by config" });
     const allowed = audit.entries[1] as AuditEntry;
     expect(allowed).toMatchObject({ runId: "run-1", threadId: "t-1", subtaskId: "s1", level: "WRITE", resultPreview: "wrote a", attempts: 1 });
     expect(allowed.grant).toBe("writer:write:WRITE by config");

@@ -30,6 +30,16 @@ export interface ToolRegistryOptions {
   retryBaseMs?: number;
 }
 
+/** Options for one call. */
+export interface ToolCallOptions {
+  /**
+   * A reason the caller found not to run the call (a worker's unknown value handle, say). The
+   * call still goes through the lookup and the permission check — a call the policy denies reads
+   * as denied — then comes back with this error, unrun and audited like every other call.
+   */
+  refusal?: { code: string; message: string };
+}
+
 /** What the registry learns about a call while it goes, for the audit trail. */
 interface Trail {
   decision: AuditEntry["decision"];
@@ -157,13 +167,13 @@ export class ToolRegistry {
    * all come back as `{ ok: false }`. The only throw that passes is `context.requestApproval`'s
    * (the graph pausing for a person); nothing has run or been recorded at that point.
    */
-  async call(name: string, args: unknown, context: ToolContext): Promise<ToolOutcome> {
+  async call(name: string, args: unknown, context: ToolContext, options: ToolCallOptions = {}): Promise<ToolOutcome> {
     const started = performance.now();
     const at = Date.now();
     const trail: Trail = { decision: "allowed", status: "not_run", level: "NONE", grant: null, reason: null, attempts: 0, cached: false, suspended: false };
     let outcome: ToolOutcome;
     try {
-      outcome = await this.#call(name, args, context, trail);
+      outcome = await this.#call(name, args, context, trail, options.refusal);
     } catch (error) {
       if (trail.suspended) throw error;
       outcome = { ok: false, error: { code: "tool_failed", message: errorMessage(error) } };
@@ -207,7 +217,7 @@ export class ToolRegistry {
     return outcome;
   }
 
-  async #call(name: string, args: unknown, context: ToolContext, trail: Trail): Promise<ToolOutcome> {
+  async #call(name: string, args: unknown, context: ToolContext, trail: Trail, refusal: ToolCallOptions["refusal"]): Promise<ToolOutcome> {
     const tool = this.#tools.get(name);
     if (!tool) {
       trail.decision = "denied";
@@ -232,6 +242,10 @@ export class ToolRegistry {
       }
       if (decision.grant) trail.grant = `${decision.grant.agent}:${decision.grant.tool}:${decision.grant.level} by ${decision.grant.grantedBy}`;
       needsApproval = decision.needsApproval;
+    }
+    if (refusal) {
+      trail.reason = refusal.message;
+      return { ok: false, error: refusal };
     }
     if (!parsed.success) {
       return { ok: false, error: { code: "invalid_arguments", message: `invalid arguments for ${name}: ${z.prettifyError(parsed.error)}` } };
