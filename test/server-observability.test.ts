@@ -47,10 +47,16 @@ describe("GET /health", () => {
     const body = Health.parse(ready.json());
     expect(body).toMatchObject({ status: "ok", live: true, ready: true, checks: { database: { ok: true }, accepting: true }, tasks: { running: 0, queued: 0, max_running: 100 } });
     expect((await app.app.inject({ method: "GET", url: "/health/live" })).statusCode).toBe(200);
+    // The same answer in the API's envelope, without a key either.
+    const enveloped = await app.app.inject({ method: "GET", url: "/api/v1/health" });
+    expect([enveloped.statusCode, envelope(enveloped).code]).toEqual([200, "ok"]);
+    expect(Health.parse(envelope(enveloped).data)).toMatchObject({ ready: true });
     await app.tasks.shutdown(0);
     const draining = await app.app.inject({ method: "GET", url: "/health" });
     expect(draining.statusCode).toBe(503);
     expect(Health.parse(draining.json())).toMatchObject({ ready: false, live: true, checks: { accepting: false } });
+    const envelopedDraining = await app.app.inject({ method: "GET", url: "/api/v1/health" });
+    expect([envelopedDraining.statusCode, envelope(envelopedDraining).code, envelope(envelopedDraining).message]).toEqual([503, "not_ready", "not ready: the server is shutting down"]);
     const refused = await app.app.inject({ method: "POST", url: "/api/v1/execute", payload: { task: TASK }, headers: { authorization: "Bearer key-ops-1" } });
     expect([refused.statusCode, envelope(refused).code]).toEqual([503, "shutting_down"]);
     expect(Number(refused.headers["retry-after"])).toBeGreaterThan(0);
@@ -111,6 +117,7 @@ describe("GET /openapi.json", () => {
         "GET /api/v1/tools",
         "POST /api/v1/tools/call",
         "GET /health",
+        "GET /api/v1/health",
         "GET /metrics",
         "GET /openapi.json",
       ].sort(),

@@ -105,7 +105,7 @@ export async function createApp(options: CreateAppOptions): Promise<TroupeApp> {
     traced[TRACE] ??= traceOfRequest(request.headers.traceparent);
     request.traceId = traced[TRACE].traceId;
     setTraceParent(request, traced[TRACE].parent);
-    if (!tasks.accepting && request.url.startsWith("/api/")) {
+    if (!tasks.accepting && request.url.startsWith("/api/") && !request.url.startsWith("/api/v1/health")) {
       throw new TroupeError("system", "shutting_down", "the server is shutting down; retry shortly", { retryAfterSeconds: config.retryAfterSeconds });
     }
   });

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import { errorMessage } from "../../core/errors.js";
 import type { RouteContext } from "../route-context.js";
+import { envelopeOf, ErrorEnvelope, ok } from "../envelope.js";
 import { Health } from "../schemas.js";
 
 /** Whether the database answers, and how fast. */
@@ -14,7 +15,10 @@ function probeDatabase(context: RouteContext): { ok: boolean; latency_ms: number
   }
 }
 
-/** GET /health (liveness and readiness), without an API key. */
+/**
+ * GET /health (liveness and readiness), without an API key, for probes; the same answer in the
+ * API's envelope at GET /api/v1/health, for clients that only speak the API.
+ */
 export function registerHealthRoutes(app: FastifyInstance, context: RouteContext): void {
   const { tasks, docs } = context;
   docs.add({
@@ -40,6 +44,20 @@ export function registerHealthRoutes(app: FastifyInstance, context: RouteContext
   app.get("/health", async (_request, reply) => {
     const body = health();
     return reply.code(body.ready ? 200 : 503).send(body);
+  });
+  docs.add({
+    method: "get",
+    path: "/api/v1/health",
+    summary: "GET /health in the API's envelope: code ok when ready, not_ready (503) otherwise",
+    tags: ["system"],
+    auth: false,
+    responses: { 200: { description: "ready", schema: envelopeOf(Health) }, 503: { description: "alive but not ready", schema: ErrorEnvelope } },
+  });
+  app.get("/api/v1/health", async (_request, reply) => {
+    const body = health();
+    if (body.ready) return reply.send(ok(body, "ready"));
+    const why = body.checks.database.ok ? "the server is shutting down" : `the database does not answer: ${body.checks.database.error ?? "unknown error"}`;
+    return reply.code(503).send({ code: "not_ready", message: `not ready: ${why}`, data: body });
   });
   app.get("/health/live", async () => ({ live: true }));
   app.get("/health/ready", async (_request, reply) => {
