@@ -95,6 +95,8 @@ describe("value handles in a worker whose steps are durable", () => {
         ["s2", "file_write", "allowed", "ok"],
         ["s2", "file_read", "allowed", "ok"],
         ["s2", "file_delete", "approved", "ok"],
+        // Refused for its lost handle, still audited: one row for every call in the trace.
+        ["s2", "file_write", "allowed", "not_run"],
       ]);
       expect(resumed.trace.toolCalls.map((call) => [call.subtaskId, call.tool, call.ok])).toEqual([
         ["s1", "make_data", true],
