@@ -6,7 +6,31 @@ import { createRunSubtaskNode, join, type SubtaskPayload } from "./nodes/executi
 import { intake } from "./nodes/intake.js";
 import { createApprovePlanNode, createAskHumanNode, createPlannerNode } from "./nodes/planning.js";
 import { createApproveAnswerNode, createCriticNode, createSynthesizerNode, finalize } from "./nodes/review.js";
-import { type State, TroupeState } from "./state.js";
+import { type State, TroupeState, type Update } from "./state.js";
+
+/** Channels whose reducer appends: an empty list adds nothing. */
+const APPENDED = ["nodes", "toolCalls", "modelIncidents", "humanAnswers", "reviews"] as const;
+
+/**
+ * A node's update without the empty lists it hands to appending channels: each written channel
+ * is a row in the checkpoint's writes and a new channel version, and an empty list changes nothing.
+ */
+function compact(update: Update): Update {
+  let copy: Update | undefined;
+  for (const key of APPENDED) {
+    const value = update[key];
+    if (Array.isArray(value) && value.length === 0) {
+      copy ??= { ...update };
+      delete copy[key];
+    }
+  }
+  return copy ?? update;
+}
+
+/** The node, its update compacted. */
+function compacted<Input, Config>(node: (input: Input, config: Config) => Update | Promise<Update>) {
+  return async (input: Input, config: Config): Promise<Update> => compact(await node(input, config));
+}
 
 /**
  * The uncompiled orchestration graph (also what `troupe graph` draws). Every node but the
@@ -17,13 +41,13 @@ export function createGraph(deps: GraphDeps) {
   const runSubtask = createRunSubtaskNode(deps);
   return new StateGraph(TroupeState)
     .addNode("intake", intake)
-    .addNode("planner", createPlannerNode(deps))
+    .addNode("planner", compacted(createPlannerNode(deps)))
     .addNode("approve_plan", createApprovePlanNode(deps))
     .addNode("ask_human", createAskHumanNode())
-    .addNode("run_subtask", (input: State, config) => runSubtask(input as unknown as SubtaskPayload, config))
+    .addNode("run_subtask", compacted((input: State, config) => runSubtask(input as unknown as SubtaskPayload, config)))
     .addNode("join", join)
-    .addNode("critic", createCriticNode(deps))
-    .addNode("synthesizer", createSynthesizerNode(deps))
+    .addNode("critic", compacted(createCriticNode(deps)))
+    .addNode("synthesizer", compacted(createSynthesizerNode(deps)))
     .addNode("approve_answer", createApproveAnswerNode())
     .addNode("finalize", finalize)
     .addEdge(START, "intake")

@@ -1,6 +1,6 @@
-import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import { SystemError } from "../core/errors.js";
 import { AuditStore } from "./audit-store.js";
+import { TroupeCheckpointer } from "./checkpointer.js";
 import { openDatabase, openEventConnection, prepareDataDir, type Sqlite } from "./database.js";
 import { EventStore } from "./event-store.js";
 import { RunStore } from "./run-store.js";
@@ -10,7 +10,7 @@ import { SqliteStash } from "./stash-store.js";
 export interface Store {
   directory: string;
   db: Sqlite;
-  checkpointer: SqliteSaver;
+  checkpointer: TroupeCheckpointer;
   runs: RunStore;
   events: EventStore;
   stash: SqliteStash;
@@ -37,7 +37,7 @@ export function openStore(directory: string): Store {
   return {
     directory: resolved,
     db,
-    checkpointer: new SqliteSaver(db),
+    checkpointer: new TroupeCheckpointer(db),
     runs: new RunStore(db),
     events,
     stash,
