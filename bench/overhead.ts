@@ -40,11 +40,14 @@ export interface OverheadReport {
   rawCheckpointed: VariantFigures;
   /** Reference only: what the floor costs without any checkpointing. */
   rawInMemory: VariantFigures;
+  /** Reference only: the floor on troupe's checkpointer (how much of the ratio the checkpointer explains). */
+  rawOnTroupeCheckpointer: VariantFigures;
   /** Reference only: troupe when the model reports no usage and js-tiktoken counts the tokens. */
   troupeCountingTokens: VariantFigures;
   /** troupe / raw with the same checkpointer, on the medians and on the p95s. */
   ratio: { median: number; p95: number };
   ratioToInMemory: { median: number; p95: number };
+  ratioToSameCheckpointer: { median: number; p95: number };
   target: { maxRatio: number; met: boolean };
 }
 
@@ -95,9 +98,9 @@ async function troupeVariant(directory: string, label: string, plan: PlannedSubt
   };
 }
 
-function rawVariant(directory: string | undefined, label: string, plan: PlannedSubtask[], options: OverheadOptions): Variant {
+function rawVariant(directory: string | undefined, label: string, plan: PlannedSubtask[], options: OverheadOptions & { troupeCheckpointer?: boolean }): Variant {
   const model = new ScriptedChatModel({ steps: scriptFor(plan, { runs: options.runs + MAX_WARMUP_RUNS }) });
-  const checkpointer = directory === undefined ? undefined : openRawCheckpointer(directory);
+  const checkpointer = directory === undefined ? undefined : openRawCheckpointer(directory, { troupeCheckpointer: options.troupeCheckpointer ?? false });
   const graph = buildRawGraph(model, checkpointer?.saver);
   return {
     label,
@@ -135,6 +138,7 @@ export async function measureOverhead(options: OverheadOptions): Promise<Overhea
       rawVariant(place("raw"), "raw LangGraph (SqliteSaver, sync)", plan, options),
       rawVariant(undefined, "raw LangGraph, no checkpointer (reference)", plan, options),
       await troupeVariant(place("troupe-tiktoken"), "troupe, tokens counted by js-tiktoken (reference)", plan, { ...options, withoutUsage: true }),
+      rawVariant(place("raw-troupe-saver"), "raw LangGraph on troupe's checkpointer (reference)", plan, { ...options, troupeCheckpointer: true }),
     ];
     try {
       for (const variant of variants) await warmUp(variant, options.warmupRuns);
@@ -144,7 +148,8 @@ export async function measureOverhead(options: OverheadOptions): Promise<Overhea
     } finally {
       for (const variant of variants) variant.close();
     }
-    const [troupe, rawCheckpointed, rawInMemory, troupeCountingTokens] = variants.map((variant) => figures(variant, callsPerRun)) as [
+    const [troupe, rawCheckpointed, rawInMemory, troupeCountingTokens, rawOnTroupeCheckpointer] = variants.map((variant) => figures(variant, callsPerRun)) as [
+      VariantFigures,
       VariantFigures,
       VariantFigures,
       VariantFigures,
@@ -162,8 +167,10 @@ export async function measureOverhead(options: OverheadOptions): Promise<Overhea
       rawCheckpointed,
       rawInMemory,
       troupeCountingTokens,
+      rawOnTroupeCheckpointer,
       ratio,
       ratioToInMemory: { median: troupe.runMs.median / rawInMemory.runMs.median, p95: troupe.runMs.p95 / rawInMemory.runMs.p95 },
+      ratioToSameCheckpointer: { median: troupe.runMs.median / rawOnTroupeCheckpointer.runMs.median, p95: troupe.runMs.p95 / rawOnTroupeCheckpointer.runMs.p95 },
       target: { maxRatio: OVERHEAD_TARGET_RATIO, met: ratio.median <= OVERHEAD_TARGET_RATIO },
     };
   });

@@ -7,6 +7,7 @@ import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import Database from "better-sqlite3";
 import type { PlannedSubtask } from "../src/core/plan.js";
 import { roleLine, SECTIONS, section } from "../src/core/prompt-protocol.js";
+import { TroupeCheckpointer } from "../src/store/checkpointer.js";
 
 /**
  * The floor troupe is measured against: the least a LangGraph graph needs to run the same plan
@@ -80,13 +81,17 @@ export type RawGraph = ReturnType<typeof buildRawGraph>;
 
 export const RAW_DATABASE_FILE = "raw.db";
 
-/** A SQLite checkpointer set up exactly as troupe's store sets up its own: WAL, synchronous FULL. */
-export function openRawCheckpointer(directory: string): { saver: SqliteSaver; db: Database.Database; close: () => void } {
+/**
+ * A SQLite checkpointer on a database set up as troupe's store sets up its own (WAL,
+ * synchronous FULL): LangGraph's stock SqliteSaver, which syncs every commit, or (for reference)
+ * troupe's, which commits a task's writes unsynced and syncs them with the superstep's checkpoint.
+ */
+export function openRawCheckpointer(directory: string, options: { troupeCheckpointer?: boolean } = {}): { saver: SqliteSaver; db: Database.Database; close: () => void } {
   const db = new Database(path.join(directory, RAW_DATABASE_FILE));
   db.pragma("journal_mode = WAL");
   db.pragma("synchronous = FULL");
   db.pragma("busy_timeout = 5000");
-  return { saver: new SqliteSaver(db), db, close: () => db.close() };
+  return { saver: options.troupeCheckpointer ? new TroupeCheckpointer(db) : new SqliteSaver(db), db, close: () => db.close() };
 }
 
 /** One run of the raw graph on a fresh thread, with the same durability and concurrency troupe uses. */
