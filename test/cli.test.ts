@@ -1,13 +1,12 @@
 import { spawn } from "node:child_process";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import type { RunResult } from "../src/core/run.js";
 import { answerStep, finalStep, planStep, reviewStep, subtask } from "../src/testing/script.js";
-import type { ScriptStep } from "../src/testing/scripted-chat-model.js";
-import { CLI, cleanEnv, runCli, tempDir } from "./helpers.js";
+import { cleanEnv, CLI, readScriptLog, runCli, tempDir, writeScript } from "./helpers.js";
 
 function parseResult(stdout: string): RunResult {
   return JSON.parse(stdout) as RunResult;
@@ -126,27 +125,6 @@ describe("bad input", () => {
   });
 });
 
-function writeScript(directory: string, name: string, steps: ScriptStep[]): string {
-  const file = path.join(directory, name);
-  writeFileSync(file, JSON.stringify(steps));
-  return file;
-}
-
-interface LogLine {
-  phase: "start" | "end";
-  role: string;
-  subtask?: string;
-  pid: number;
-}
-
-function readLog(file: string): LogLine[] {
-  if (!existsSync(file)) return [];
-  return readFileSync(file, "utf8")
-    .split("\n")
-    .filter(Boolean)
-    .map((line) => JSON.parse(line) as LogLine);
-}
-
 describe("durable runs across processes", () => {
   it("pauses for plan approval in one process and finishes when approved from another", async () => {
     const directory = tempDir();
@@ -178,7 +156,7 @@ describe("durable runs across processes", () => {
     expect(done.status).toBe("completed");
     expect(done.runId).toBe(waiting.runId);
     expect(done.answer).toBe("one and two");
-    const calls = readLog(log).filter((line) => line.phase === "start");
+    const calls = readScriptLog(log).filter((line) => line.phase === "start");
     expect(calls.map((line) => line.role)).toEqual(["planner", "research", "research", "critic", "synthesizer"]);
     expect(new Set(calls.map((line) => line.pid)).size).toBe(2);
   });
@@ -216,8 +194,8 @@ describe("durable runs across processes", () => {
       }
     };
     const deadline = Date.now() + 30_000;
-    while (!(s1Recorded() && readLog(log).some((line) => line.phase === "start" && line.subtask === "s2"))) {
-      if (Date.now() > deadline) throw new Error(`the run did not reach s2: ${JSON.stringify(readLog(log))}`);
+    while (!(s1Recorded() && readScriptLog(log).some((line) => line.phase === "start" && line.subtask === "s2"))) {
+      if (Date.now() > deadline) throw new Error(`the run did not reach s2: ${JSON.stringify(readScriptLog(log))}`);
       await sleep(50);
     }
     child.kill("SIGKILL");
@@ -248,7 +226,7 @@ describe("durable runs across processes", () => {
       ["s2", "done", 1],
       ["s3", "done", 1],
     ]);
-    const starts = readLog(log).filter((line) => line.phase === "start");
+    const starts = readScriptLog(log).filter((line) => line.phase === "start");
     expect(starts.filter((line) => line.role === "planner")).toHaveLength(1);
     expect(starts.filter((line) => line.subtask === "s1")).toHaveLength(1);
     expect(starts.filter((line) => line.subtask === "s2")).toHaveLength(2);

@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -92,4 +92,29 @@ export function cleanEnv(): Record<string, string> {
 
 export function eventsOf<T extends StoredEvent["type"]>(events: StoredEvent[], type: T): Array<Extract<StoredEvent, { type: T }>> {
   return events.filter((event): event is Extract<StoredEvent, { type: T }> => event.type === type);
+}
+
+/** Writes a script for the `scripted` provider (TROUPE_SCRIPT) and returns its path. */
+export function writeScript(directory: string, name: string, steps: ScriptStep[]): string {
+  const file = path.join(directory, name);
+  writeFileSync(file, JSON.stringify(steps));
+  return file;
+}
+
+/** A line of the scripted model's call log (TROUPE_SCRIPT_LOG): one at the start and one at the end of each call. */
+export interface ScriptLogLine {
+  phase: "start" | "end";
+  role: string;
+  subtask?: string;
+  item?: number;
+  pid: number;
+}
+
+/** The scripted model's call log; empty when no call has been logged yet. */
+export function readScriptLog(file: string): ScriptLogLine[] {
+  if (!existsSync(file)) return [];
+  return readFileSync(file, "utf8")
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as ScriptLogLine);
 }

@@ -1,35 +1,12 @@
 import { spawn } from "node:child_process";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import type { RunResult } from "../src/core/run.js";
 import { answerStep, finalStep, planStep, reviewStep, subtask } from "../src/testing/script.js";
-import type { ScriptStep } from "../src/testing/scripted-chat-model.js";
-import { CLI, cleanEnv, runCli, tempDir } from "./helpers.js";
-
-interface LogLine {
-  phase: "start" | "end";
-  role: string;
-  subtask?: string;
-  item?: number;
-  pid: number;
-}
-
-function writeScript(directory: string, name: string, steps: ScriptStep[]): string {
-  const file = path.join(directory, name);
-  writeFileSync(file, JSON.stringify(steps));
-  return file;
-}
-
-function readLog(file: string): LogLine[] {
-  if (!existsSync(file)) return [];
-  return readFileSync(file, "utf8")
-    .split("\n")
-    .filter(Boolean)
-    .map((line) => JSON.parse(line) as LogLine);
-}
+import { cleanEnv, CLI, readScriptLog, runCli, tempDir, writeScript } from "./helpers.js";
 
 /** The items of s1 the stash has recorded as finished (read-only, as another process would). */
 function finishedItems(database: string): number[] {
@@ -65,7 +42,7 @@ describe("a crash in the middle of a map", () => {
     const database = path.join(directory, ".troupe", "troupe.db");
     const deadline = Date.now() + 60_000;
     while (finishedItems(database).length < 10) {
-      if (Date.now() > deadline) throw new Error(`the map did not get going: ${JSON.stringify(readLog(log).slice(-5))}`);
+      if (Date.now() > deadline) throw new Error(`the map did not get going: ${JSON.stringify(readScriptLog(log).slice(-5))}`);
       await sleep(20);
     }
     child.kill("SIGKILL");
@@ -95,8 +72,8 @@ describe("a crash in the middle of a map", () => {
     expect(output.plan[0]).toMatchObject({ status: "done", attempts: 1, map: { overallStatus: "ALL_SUCCESS", total: 50, succeeded: 50, failed: 0 } });
 
     // The resumed process ran each unfinished item exactly once, and none of the finished ones.
-    const secondPid = readLog(log).find((line) => line.role === "critic")?.pid;
-    const rerun = readLog(log)
+    const secondPid = readScriptLog(log).find((line) => line.role === "critic")?.pid;
+    const rerun = readScriptLog(log)
       .filter((line) => line.phase === "start" && line.subtask === "s1" && line.pid === secondPid)
       .map((line) => line.item);
     expect(rerun.slice().sort((a, b) => (a ?? 0) - (b ?? 0))).toEqual(items.filter((item) => !finished.includes(item)));

@@ -1,15 +1,14 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { answerStep, finalStep, planStep, reviewStep, subtask } from "../src/testing/script.js";
-import type { ScriptStep } from "../src/testing/scripted-chat-model.js";
 import { Troupe } from "../src/runtime/engine.js";
 import { createLogger } from "../src/server/app.js";
 import { startServer } from "../src/server/serve.js";
-import { CLI, cleanEnv, ROOT, runCli, tempDir } from "./helpers.js";
+import { cleanEnv, CLI, readScriptLog, ROOT, runCli, type ScriptLogLine, tempDir, writeScript } from "./helpers.js";
 
 interface Served {
   url: string;
@@ -71,28 +70,7 @@ async function count(url: string, status: string): Promise<number> {
   return (await call<{ total: number }>(`${url}/api/v1/tasks?status=${status}&limit=1`)).body.data.total;
 }
 
-function writeScript(directory: string, name: string, steps: ScriptStep[]): string {
-  const file = path.join(directory, name);
-  writeFileSync(file, JSON.stringify(steps));
-  return file;
-}
-
-interface LogLine {
-  phase: "start" | "end";
-  role: string;
-  subtask?: string;
-  pid: number;
-}
-
-function readLog(file: string): LogLine[] {
-  if (!existsSync(file)) return [];
-  return readFileSync(file, "utf8")
-    .split("\n")
-    .filter(Boolean)
-    .map((line) => JSON.parse(line) as LogLine);
-}
-
-const starts = (log: string, predicate: (line: LogLine) => boolean) => readLog(log).filter((line) => line.phase === "start" && predicate(line)).length;
+const starts = (log: string, predicate: (line: ScriptLogLine) => boolean) => readScriptLog(log).filter((line) => line.phase === "start" && predicate(line)).length;
 
 function runRow(directory: string, taskId: string): { status: string; suspended: string | null } {
   const db = new Database(path.join(directory, ".troupe", "troupe.db"), { readonly: true, fileMustExist: true });
@@ -190,7 +168,7 @@ describe("troupe serve in a child process", () => {
     expect((await fetch(`${server.url}/health`)).status).toBe(503);
     expect(await server.exited).toEqual({ code: 0, signal: null });
     // The running step finished (drained at the superstep boundary), and the run is suspended.
-    expect(readLog(log).filter((line) => line.subtask === "s1").map((line) => line.phase)).toEqual(["start", "end"]);
+    expect(readScriptLog(log).filter((line) => line.subtask === "s1").map((line) => line.phase)).toEqual(["start", "end"]);
     expect(runRow(directory, id)).toEqual({ status: "interrupted", suspended: "shutdown" });
 
     const next = await serve(directory, {

@@ -3,14 +3,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import type { RunResult } from "../src/core/run.js";
 import { answerStep, finalStep, planStep, reviewStep, subtask, toolStep } from "../src/testing/script.js";
-import type { ScriptStep } from "../src/testing/scripted-chat-model.js";
-import { ROOT, runCli, tempDir } from "./helpers.js";
-
-function writeScript(directory: string, name: string, steps: ScriptStep[]): string {
-  const file = path.join(directory, name);
-  writeFileSync(file, JSON.stringify(steps));
-  return file;
-}
+import { ROOT, runCli, tempDir, writeScript } from "./helpers.js";
 
 describe("the offline model with the new tools", () => {
   it("searches the knowledge folder and runs code in the sandbox, end to end", async () => {
