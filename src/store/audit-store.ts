@@ -1,6 +1,6 @@
-import type { Statement } from "better-sqlite3";
 import type { AuditEntry, AuditSink } from "../tools/audit.js";
 import type { Sqlite } from "./database.js";
+import { TurnBatch } from "./turn-batch.js";
 
 /** A stored audit row: the entry with its id. */
 export type AuditRow = AuditEntry & { id: number };
@@ -109,12 +109,6 @@ function counts(total: number, succeeded: number, denied: number): AuditCounts {
   return { total, succeeded, failed: total - succeeded, denied, successRate: total === 0 ? 0 : Math.round((succeeded / total) * 10_000) / 10_000 };
 }
 
-interface PendingRow {
-  entry: AuditEntry;
-  resolve: () => void;
-  reject: (error: unknown) => void;
-}
-
 /**
  * The audit trail in SQLite, on the connection with `synchronous = NORMAL`. Rows recorded in the
  * same turn of the event loop (the items of a map finishing together) are committed in one
@@ -124,46 +118,31 @@ interface PendingRow {
  */
 export class AuditStore implements AuditSink {
   readonly #db: Sqlite;
-  readonly #insert: Statement;
-  readonly #writeAll: (rows: PendingRow[]) => void;
-  #pending: PendingRow[] = [];
-  #scheduled: NodeJS.Immediate | undefined;
+  readonly #batch: TurnBatch<AuditEntry>;
 
   constructor(db: Sqlite) {
     this.#db = db;
-    this.#insert = db.prepare(
+    const insert = db.prepare(
       `INSERT INTO audit (at, run_id, thread_id, subtask_id, agent, principal, tool, args, decision, status, level, grant_info, reason, result_preview, error_code, error, duration_ms, attempts, cached)
        VALUES (@at, @runId, @threadId, @subtaskId, @agent, @principal, @tool, @args, @decision, @status, @level, @grant, @reason, @resultPreview, @errorCode, @error, @durationMs, @attempts, @cached)`,
     );
-    this.#writeAll = db.transaction((rows: PendingRow[]) => {
-      for (const row of rows) this.#insert.run({ ...row.entry, principal: row.entry.principal ?? null, cached: row.entry.cached ? 1 : 0 });
+    const writeAll = db.transaction((entries: AuditEntry[]) => {
+      for (const entry of entries) insert.run({ ...entry, principal: entry.principal ?? null, cached: entry.cached ? 1 : 0 });
+    });
+    // Rows still waiting when the store closes are dropped, as a record() after closing is.
+    this.#batch = new TurnBatch((entries) => {
+      if (db.open) writeAll(entries);
     });
   }
 
   record(entry: AuditEntry): Promise<void> {
     if (!this.#db.open) return Promise.resolve();
-    return new Promise<void>((resolve, reject) => {
-      this.#pending.push({ entry, resolve, reject });
-      this.#scheduled ??= setImmediate(() => this.flush());
-    });
+    return this.#batch.add(entry);
   }
 
   /** Commits the rows waiting to be written, and tells their writers. */
   flush(): void {
-    if (this.#scheduled) {
-      clearImmediate(this.#scheduled);
-      this.#scheduled = undefined;
-    }
-    const rows = this.#pending;
-    if (rows.length === 0) return;
-    this.#pending = [];
-    try {
-      if (this.#db.open) this.#writeAll(rows);
-    } catch (error) {
-      for (const row of rows) row.reject(error);
-      return;
-    }
-    for (const row of rows) row.resolve();
+    this.#batch.flush();
   }
 
   list(filter: AuditFilter = {}): AuditRow[] {

@@ -3,6 +3,7 @@ import { z } from "zod";
 import { NotFoundError } from "../core/errors.js";
 import { type MapItemRecord, parseStashRef, type Stash, type StashEntry, type StashKey, serializeStashValue, stashRef } from "../core/stash.js";
 import type { Sqlite } from "./database.js";
+import { TurnBatch } from "./turn-batch.js";
 
 const ItemRow = z
   .object({
@@ -31,12 +32,6 @@ const ItemRow = z
 
 type ItemValues = [runId: string, subtaskId: string, index: number, fingerprint: string, round: number, status: string, input: string, output: string | null, error: string | null, durationMs: number, createdAt: number];
 
-interface PendingItem {
-  values: ItemValues;
-  resolve: () => void;
-  reject: (error: unknown) => void;
-}
-
 /**
  * The data stash in SQLite (`stash` and `stash_items` in troupe.db), on its own connection with
  * `synchronous = NORMAL`: a finished map item is committed without an fsync of its own. In WAL
@@ -46,51 +41,36 @@ interface PendingItem {
  * loop), and `putItem` resolves only once its row is committed.
  */
 export class SqliteStash implements Stash {
-  readonly #db: Sqlite;
   readonly #put: Statement<[string, string, string, number, number]>;
   readonly #get: Statement<[string, string], { value: string }>;
-  readonly #putItem: Statement<ItemValues>;
   readonly #items: Statement<[string, string], unknown>;
-  readonly #writeItems: (rows: PendingItem[]) => void;
-  #pending: PendingItem[] = [];
-  #scheduled: NodeJS.Immediate | undefined;
+  readonly #batch: TurnBatch<ItemValues>;
 
   constructor(db: Sqlite) {
-    this.#db = db;
     this.#put = db.prepare(
       `INSERT INTO stash (run_id, subtask_id, value, bytes, created_at) VALUES (?, ?, ?, ?, ?)
        ON CONFLICT (run_id, subtask_id) DO UPDATE SET value = excluded.value, bytes = excluded.bytes, created_at = excluded.created_at`,
     );
     this.#get = db.prepare("SELECT value FROM stash WHERE run_id = ? AND subtask_id = ?");
-    this.#putItem = db.prepare(
+    const putItem = db.prepare<ItemValues>(
       `INSERT OR REPLACE INTO stash_items (run_id, subtask_id, item_index, fingerprint, round, status, input, output, error, duration_ms, created_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     this.#items = db.prepare(
       "SELECT item_index, fingerprint, round, status, input, output, error, duration_ms FROM stash_items WHERE run_id = ? AND subtask_id = ? ORDER BY item_index",
     );
-    this.#writeItems = db.transaction((rows: PendingItem[]) => {
-      for (const row of rows) this.#putItem.run(...row.values);
+    const writeItems = db.transaction((rows: ItemValues[]) => {
+      for (const row of rows) putItem.run(...row);
+    });
+    this.#batch = new TurnBatch((rows) => {
+      if (!db.open) throw new Error("the stash is closed");
+      writeItems(rows);
     });
   }
 
   /** Commits the items waiting to be written, and tells their writers. */
   flush(): void {
-    if (this.#scheduled) {
-      clearImmediate(this.#scheduled);
-      this.#scheduled = undefined;
-    }
-    const rows = this.#pending;
-    if (rows.length === 0) return;
-    this.#pending = [];
-    try {
-      if (!this.#db.open) throw new Error("the stash is closed");
-      this.#writeItems(rows);
-    } catch (error) {
-      for (const row of rows) row.reject(error);
-      return;
-    }
-    for (const row of rows) row.resolve();
+    this.#batch.flush();
   }
 
   async put(key: StashKey, value: unknown): Promise<StashEntry> {
@@ -121,10 +101,7 @@ export class SqliteStash implements Stash {
       Math.round(item.durationMs),
       Date.now(),
     ];
-    return new Promise<void>((resolve, reject) => {
-      this.#pending.push({ values, resolve, reject });
-      this.#scheduled ??= setImmediate(() => this.flush());
-    });
+    return this.#batch.add(values);
   }
 
   async items(key: StashKey): Promise<MapItemRecord[]> {
