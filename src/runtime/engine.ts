@@ -124,7 +124,8 @@ export interface PendingInterrupt extends InterruptInfo {
  */
 const StoredRequest = z.object(RunRequest.shape).partial();
 
-function isAlive(pid: number | null, host: string | null): boolean {
+/** Whether the process that owns a run (by its pid and host) is alive; this process counts. */
+export function isAlive(pid: number | null, host: string | null): boolean {
   if (pid === null || host !== hostname()) return false;
   if (pid === process.pid) return true;
   try {

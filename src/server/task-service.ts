@@ -1,5 +1,4 @@
 import { createHash } from "node:crypto";
-import { hostname } from "node:os";
 import { setTimeout as sleep } from "node:timers/promises";
 import { RunControl } from "@langchain/langgraph";
 import type { Context } from "@opentelemetry/api";
@@ -10,7 +9,7 @@ import type { ExecutionGraph } from "../core/execution-graph.js";
 import type { SubtaskView } from "../core/plan.js";
 import type { ResumeDecision, RunRequestInput, RunResult } from "../core/run.js";
 import { stableStringify } from "../core/text.js";
-import type { Troupe } from "../runtime/engine.js";
+import { isAlive, type Troupe } from "../runtime/engine.js";
 import { reconcileRun } from "../runtime/reconcile.js";
 import type { RunRecord } from "../store/index.js";
 import type { Principal } from "./config.js";
@@ -53,16 +52,6 @@ const TERMINAL = new Set(["completed", "failed", "cancelled"]);
 
 /** Refusals of a drive that leave the run as its checkpoint has it, rather than failed. */
 const SETTLE_CODES = new Set(["decision_required", "run_finished", "unknown_interrupt", "approval_required", "answer_required"]);
-
-function isAlive(pid: number | null, host: string | null): boolean {
-  if (pid === null || host !== hostname() || pid === process.pid) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
 
 /**
  * The server's tasks: runs accepted over HTTP, persisted before they are acknowledged, executed
@@ -276,7 +265,8 @@ export class TaskService {
     let queued = 0;
     for (const record of this.troupe.store.runs.listUnsettled()) {
       if (this.#active.has(record.id) || this.#queue.includes(record.id)) continue;
-      if (record.status === "running" && isAlive(record.pid, record.host)) continue;
+      // A run recorded with this process's pid is an earlier process's (a restarted container reuses pids).
+      if (record.status === "running" && record.pid !== process.pid && isAlive(record.pid, record.host)) continue;
       if (record.status !== "queued") {
         this.troupe.store.runs.update(record.id, { status: "queued", pid: null, host: null, suspended: null });
         resumed += 1;
