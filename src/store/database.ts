@@ -161,12 +161,18 @@ export function prepareDataDir(directory: string, create: boolean): string {
   return resolved;
 }
 
-/** Opens (and migrates) the SQLite database in the data directory: WAL, synchronous FULL, busy timeout. */
-export function openDatabase(directory: string): Sqlite {
+/** A connection to the data directory's database: WAL, the given sync level, a busy timeout. */
+function connect(directory: string, synchronous: "FULL" | "NORMAL"): Sqlite {
   const db = new Database(path.join(directory, DATABASE_FILE));
   db.pragma("journal_mode = WAL");
-  db.pragma("synchronous = FULL");
+  db.pragma(`synchronous = ${synchronous}`);
   db.pragma("busy_timeout = 5000");
+  return db;
+}
+
+/** Opens (and migrates) the SQLite database in the data directory: WAL, synchronous FULL, busy timeout. */
+export function openDatabase(directory: string): Sqlite {
+  const db = connect(directory, "FULL");
   db.pragma("foreign_keys = ON");
   db.exec("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)");
   const row = db.prepare("SELECT MAX(version) AS version FROM schema_version").get() as { version: number | null };
@@ -187,11 +193,7 @@ export function openDatabase(directory: string): Sqlite {
  * next checkpoint commit (synchronous FULL on the main connection) syncs it to disk with its step.
  */
 export function openEventConnection(directory: string): Sqlite {
-  const db = new Database(path.join(directory, DATABASE_FILE));
-  db.pragma("journal_mode = WAL");
-  db.pragma("synchronous = NORMAL");
-  db.pragma("busy_timeout = 5000");
-  return db;
+  return connect(directory, "NORMAL");
 }
 
 /** Whether a database exists in the directory (used to refuse lookups without creating anything). */
