@@ -15,6 +15,12 @@ const CHROMIUM = "/usr/bin/chromium";
 const ARTIFACTS = path.join(ROOT, "artifacts");
 const haveChromium = existsSync(CHROMIUM);
 
+/** Submits a task over the API, as a script would beside the console; its task id. */
+async function submit(url: string, body: Record<string, unknown>): Promise<string> {
+  const response = await fetch(`${url}/api/v1/execute`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+  return ((await response.json()) as { data: { task_id: string } }).data.task_id;
+}
+
 async function launch(directory: string): Promise<BrowserContext> {
   return chromium.launchPersistentContext(path.join(directory, "profile"), {
     executablePath: CHROMIUM,
@@ -95,12 +101,7 @@ describe.skipIf(!haveChromium && !process.env.CI)("the web console in headless C
     let browser: BrowserContext | undefined;
     try {
       server = await startServer({ troupe, config: { port: 0, rateLimitPerMinute: 0 }, logger: createLogger("warn") });
-      const submitted = await fetch(`${server.url}/api/v1/execute`, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({ task: "compute 2+3", approve_answer: true }),
-      }).then((response) => response.json() as Promise<{ data: { task_id: string } }>);
-      const id = submitted.data.task_id;
+      const id = await submit(server.url, { task: "compute 2+3", approve_answer: true });
       browser = await launch(directory);
       const page = await browser.newPage();
       await page.goto(`${server.url}/#/tasks/${id}`);
@@ -156,16 +157,12 @@ describe.skipIf(!haveChromium && !process.env.CI)("the web console with the tool
     let browser: BrowserContext | undefined;
     try {
       server = await startServer({ troupe, config: { port: 0, rateLimitPerMinute: 0 }, logger: createLogger("warn") });
-      const submitted = await fetch(`${server.url}/api/v1/execute`, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({ task: "work out the sums and remove both files" }),
-      }).then((response) => response.json() as Promise<{ data: { task_id: string } }>);
+      const id = await submit(server.url, { task: "work out the sums and remove both files" });
       browser = await launch(directory);
       const page = await browser.newPage();
       const errors: string[] = [];
       page.on("pageerror", (error) => errors.push(error.message));
-      await page.goto(`${server.url}/#/tasks/${submitted.data.task_id}`);
+      await page.goto(`${server.url}/#/tasks/${id}`);
 
       // The map ran while the deletions wait: two of three items succeeded, in the partial colour.
       await page.waitForSelector('g.node[data-id="s1"][data-status="PARTIAL_SUCCESS"]');

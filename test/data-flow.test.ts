@@ -18,7 +18,7 @@ import { answerStep, finalStep, planStep, reviewStep, subtask, toolStep } from "
 import { type ScriptStep, ScriptedChatModel } from "../src/testing/scripted-chat-model.js";
 import { defineTool } from "../src/tools/define-tool.js";
 import { createBuiltinRegistry } from "../src/tools/builtin/index.js";
-import { eventsOf, tempDir } from "./helpers.js";
+import { eventsOf, largeTextTool, tempDir } from "./helpers.js";
 
 const USERS = [
   { id: "u1", name: "Ada", profile: { city: "London" } },
@@ -247,20 +247,7 @@ describe("references", () => {
 describe("the data stash and the prompt budget", () => {
   it("keeps a 2 MB result out of the state and the prompts, and still hands the whole value to a tool through its handle", async () => {
     const big = `${"line of data\n".repeat(160_000)}end`;
-    const tools = createBuiltinRegistry();
-    tools.register(
-      defineTool({
-        name: "make_data",
-        description: "Produce a large text",
-        schema: z.object({}),
-        permission: "READ",
-        riskLevel: "low",
-        idempotent: true,
-        timeoutMs: 5_000,
-        execute: async () => big,
-        summarize: (value) => `${(value as string).length} characters of text`,
-      }),
-    );
+    const tools = createBuiltinRegistry().register(largeTextTool(big));
     const budget = 2_000;
     const { model, troupe, directory } = await createTroupe(
       [

@@ -4,11 +4,13 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach } from "vitest";
+import { z } from "zod";
 import type { StoredEvent } from "../src/core/events.js";
 import type { RunRequestInput, RunResult } from "../src/core/run.js";
 import { Troupe } from "../src/runtime/engine.js";
 import { modelSetOf } from "../src/testing/model-set.js";
 import { type ScriptStep, ScriptedChatModel } from "../src/testing/scripted-chat-model.js";
+import { defineTool, type ToolDefinition } from "../src/tools/define-tool.js";
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 export const CLI = path.join(ROOT, "dist/src/cli/main.js");
@@ -117,4 +119,19 @@ export function readScriptLog(file: string): ScriptLogLine[] {
     .split("\n")
     .filter(Boolean)
     .map((line) => JSON.parse(line) as ScriptLogLine);
+}
+
+/** A READ tool `make_data` that returns the given (large) text, summarised by its length. */
+export function largeTextTool(text: string): ToolDefinition {
+  return defineTool({
+    name: "make_data",
+    description: "Produce a large text",
+    schema: z.object({}),
+    permission: "READ",
+    riskLevel: "low",
+    idempotent: true,
+    timeoutMs: 5_000,
+    execute: async () => text,
+    summarize: (value) => `${(value as string).length} characters of text`,
+  });
 }

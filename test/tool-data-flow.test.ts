@@ -1,15 +1,13 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { z } from "zod";
 import type { MappedExecutionReport } from "../src/core/map-report.js";
 import { Troupe } from "../src/runtime/engine.js";
 import { modelSetOf } from "../src/testing/model-set.js";
 import { answerStep, finalStep, planStep, reviewStep, subtask, toolStep } from "../src/testing/script.js";
 import { type ScriptStep, ScriptedChatModel } from "../src/testing/scripted-chat-model.js";
 import { createBuiltinRegistry } from "../src/tools/builtin/index.js";
-import { defineTool } from "../src/tools/define-tool.js";
-import { tempDir } from "./helpers.js";
+import { largeTextTool, tempDir } from "./helpers.js";
 
 /**
  * Where the tool platform (permissions, audit, approvals, durable worker steps) meets the data
@@ -42,20 +40,7 @@ function largestCheckpointValue(troupe: Troupe, threadId: string): number {
 describe("value handles in a worker whose steps are durable", () => {
   it("hands the whole value to a tool, pauses for approval without repeating anything, and keeps large values out of the checkpoint", async () => {
     const big = `${"row of data\n".repeat(150_000)}end`;
-    const tools = createBuiltinRegistry();
-    tools.register(
-      defineTool({
-        name: "make_data",
-        description: "Produce a large text",
-        schema: z.object({}),
-        permission: "READ",
-        riskLevel: "low",
-        idempotent: true,
-        timeoutMs: 5_000,
-        execute: async () => big,
-        summarize: (value) => `${(value as string).length} characters of text`,
-      }),
-    );
+    const tools = createBuiltinRegistry().register(largeTextTool(big));
     const { troupe, model, workspace } = await engine(
       [
         planStep([
