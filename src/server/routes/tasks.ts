@@ -1,10 +1,18 @@
 import type { FastifyInstance } from "fastify";
+import type { z } from "zod";
 import { ok, envelopeOf } from "../envelope.js";
 import { originOf, type RouteContext } from "../route-context.js";
 import { ExecuteBody, IdempotencyKey, ResumeBody, TaskAccepted, TaskList, TaskListQuery, TaskParams, TaskView } from "../schemas.js";
 import { taskSummary } from "../task-views.js";
 import { parseRequestPart } from "../validation.js";
 import { InputError } from "../../core/errors.js";
+import type { RunStatus } from "../../core/run.js";
+import type { RunRecord } from "../../store/index.js";
+
+/** The short answer to a submit, resume or cancel: which task, on which thread, in which state. */
+function taskState(record: RunRecord, status: RunStatus = record.status): z.infer<typeof TaskAccepted> {
+  return { task_id: record.id, thread_id: record.threadId, status };
+}
 
 /** POST /execute, GET /tasks, GET /tasks/:id, POST /tasks/:id/resume, POST /tasks/:id/cancel. */
 export function registerTaskRoutes(api: FastifyInstance, { tasks, docs }: RouteContext): void {
@@ -31,7 +39,7 @@ export function registerTaskRoutes(api: FastifyInstance, { tasks, docs }: RouteC
     reply.code(202).header("location", `/api/v1/tasks/${record.id}`);
     if (replayed) reply.header("idempotent-replayed", "true");
     return ok(
-      { task_id: record.id, thread_id: record.threadId, status: record.status },
+      taskState(record),
       replayed ? "a replay: the task this Idempotency-Key created" : "accepted: the task runs in the background",
     );
   });
@@ -78,7 +86,7 @@ export function registerTaskRoutes(api: FastifyInstance, { tasks, docs }: RouteC
     const body = parseRequestPart(ResumeBody, request.body);
     const record = await tasks.resume(request.principal, id, body);
     reply.code(202);
-    return ok({ task_id: record.id, thread_id: record.threadId, status: tasks.isActive(record.id) ? "running" : record.status }, `${body.decision}: the task continues`);
+    return ok(taskState(record, tasks.isActive(record.id) ? "running" : record.status), `${body.decision}: the task continues`);
   });
 
   docs.add({
@@ -92,6 +100,6 @@ export function registerTaskRoutes(api: FastifyInstance, { tasks, docs }: RouteC
   api.post("/tasks/:id/cancel", async (request) => {
     const { id } = parseRequestPart(TaskParams, request.params);
     const record = await tasks.cancel(request.principal, id);
-    return ok({ task_id: record.id, thread_id: record.threadId, status: record.status }, "cancelled");
+    return ok(taskState(record), "cancelled");
   });
 }
