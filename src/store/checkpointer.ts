@@ -2,7 +2,6 @@ import type { RunnableConfig } from "@langchain/core/runnables";
 import { type Checkpoint, type CheckpointMetadata, copyCheckpoint, type PendingWrite, WRITES_IDX_MAP } from "@langchain/langgraph-checkpoint";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import type { Statement } from "better-sqlite3";
-import type { Sqlite } from "./database.js";
 
 type CheckpointRow = [threadId: string, namespace: string, checkpointId: string, parentId: string | undefined, type: string, checkpoint: Uint8Array, metadata: Uint8Array];
 type WriteRow = [threadId: string, namespace: string, checkpointId: string, taskId: string, index: number, channel: string, type: string, value: Uint8Array];
@@ -25,10 +24,6 @@ interface Statements {
  */
 export class TroupeCheckpointer extends SqliteSaver {
   #statements: Statements | undefined;
-
-  constructor(db: Sqlite) {
-    super(db);
-  }
 
   /** The tables (made by the stock setup) and the compiled writes, once. */
   #prepared(): Statements {
