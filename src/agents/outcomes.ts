@@ -1,4 +1,5 @@
 import { LIMITS } from "../core/limits.js";
+import type { Artifact, FailureKind } from "../core/plan.js";
 import { isMappedReport, type MappedExecutionReport } from "../core/map-report.js";
 import { preview, truncate } from "../core/text.js";
 import { scaled } from "./prompt-budget.js";
@@ -12,6 +13,10 @@ export interface OutcomeView {
   attempts: number;
   summary?: string;
   error?: string;
+  /** Why a failed subtask did not finish (`unable`: beyond its worker; `rejected`: by a person; `empty`: no result). */
+  failureKind?: FailureKind;
+  /** The workspace files it wrote or deleted, as checked on disk. */
+  files?: ArtifactView[];
   /** Size of the stashed result, in bytes. */
   bytes?: number;
   /** A mapped subtask's items: counts, and a bounded selection (failed items first). */
@@ -27,9 +32,34 @@ export interface OutcomeView {
   extract?: string;
 }
 
+/** A file as a prompt shows it: what happened to it, its size, and whether it holds what it was meant to. */
+export interface ArtifactView {
+  path: string;
+  action: Artifact["action"];
+  bytes?: number;
+  /** Where its content was meant to come from, that source's size, and whether the file holds it exactly. */
+  source?: string;
+  sourceBytes?: number;
+  identical?: boolean;
+  problem?: string;
+}
+
 /** An outcome with the stashed result behind it, from which a prompt takes bounded extracts. */
-export interface OutcomeSource extends Omit<OutcomeView, "items" | "extract"> {
+export interface OutcomeSource extends Omit<OutcomeView, "items" | "extract" | "files"> {
   value?: unknown;
+  artifacts?: Artifact[];
+}
+
+function artifactView(artifact: Artifact): ArtifactView {
+  const view: ArtifactView = { path: artifact.path, action: artifact.action };
+  if (artifact.bytes !== undefined) view.bytes = artifact.bytes;
+  if (artifact.source) {
+    view.source = artifact.source.from;
+    view.sourceBytes = artifact.source.bytes;
+    view.identical = artifact.source.identical;
+  }
+  if (artifact.problem !== undefined) view.problem = artifact.problem;
+  return view;
 }
 
 export interface ExtractSizes {
@@ -99,8 +129,10 @@ function isReport(value: unknown): value is MappedExecutionReport {
 export function renderOutcomes(sources: readonly OutcomeSource[], detail: number, sizes: ExtractSizes): OutcomeView[] {
   const summaryChars = scaled(LIMITS.previewChars, detail, 80);
   const errorChars = scaled(LIMITS.previewChars, detail, 100);
-  return sources.map(({ value, ...source }) => {
+  const fileCount = scaled(LIMITS.artifactsKept, detail, 3);
+  return sources.map(({ value, artifacts, ...source }) => {
     const view: OutcomeView = { ...source };
+    if (artifacts && artifacts.length > 0) view.files = artifacts.slice(0, fileCount).map(artifactView);
     if (source.summary !== undefined) view.summary = truncate(source.summary, summaryChars);
     if (source.error !== undefined) view.error = truncate(source.error, errorChars);
     if (value === undefined) return view;

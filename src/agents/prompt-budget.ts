@@ -1,5 +1,6 @@
 import type { BaseMessage } from "@langchain/core/messages";
 import { describeShape } from "../core/json-path.js";
+import { HANDLE_KEY } from "../core/prompt-protocol.js";
 import { truncate } from "../core/text.js";
 import { countMessageTokens, messageTokensUpperBound } from "../providers/token-count.js";
 
@@ -43,8 +44,7 @@ export function scaled(max: number, detail: number, floor: number): number {
   return Math.max(floor, Math.round(max * detail));
 }
 
-/** The key a model passes back, as `{ "$stash": key }`, to have the full value put in a tool argument. */
-export const HANDLE_KEY = "$stash";
+export { HANDLE_KEY } from "../core/prompt-protocol.js";
 
 /** What a prompt shows of a value too large to inline: a handle, its size and shape, and a preview. */
 export interface ValueHandle {

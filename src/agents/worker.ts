@@ -1,11 +1,12 @@
 import type { BaseLanguageModelInput } from "@langchain/core/language_models/base";
-import { type AIMessage, type BaseMessage, HumanMessage, SystemMessage, ToolMessage } from "@langchain/core/messages";
+import { AIMessage, type BaseMessage, HumanMessage, SystemMessage, ToolMessage } from "@langchain/core/messages";
 import type { Runnable } from "@langchain/core/runnables";
 import { BudgetExhaustedError, type BudgetStop, isBudgetExhausted } from "../core/budget.js";
 import type { ModelIncident } from "../core/model-incident.js";
 import { LIMITS } from "../core/limits.js";
 import type { PlannedSubtask } from "../core/plan.js";
-import { FAILED_PREFIX, roleLine, SECTIONS, section } from "../core/prompt-protocol.js";
+import { selectPath } from "../core/json-path.js";
+import { FAILED_PREFIX, roleLine, SECTIONS, section, UNABLE_PREFIX } from "../core/prompt-protocol.js";
 import { preview, stableStringify, truncate } from "../core/text.js";
 import type { ToolContext, ToolOutcome } from "../tools/define-tool.js";
 import type { ToolRegistry } from "../tools/registry.js";
@@ -13,6 +14,8 @@ import type { ModelCandidate, ModelRoute } from "../providers/registry.js";
 import type { AgentDefinition } from "./define-agent.js";
 import { type CallOptions, callModel, type ModelUsage, modelFailure, UsageMeter } from "./model-call.js";
 import { fitToBudget, HANDLE_KEY, isValueHandle, type PreparedValue, prepareValue, promptValue, scaled } from "./prompt-budget.js";
+import { invokeStructured } from "./structured-output.js";
+import { outcomeProblem, SUBMIT_RESULT, SUBMIT_RESULT_SPEC, SubmittedResult } from "./worker-result.js";
 
 /** What a worker knows of a subtask it depends on. */
 export interface DependencyView {
@@ -48,8 +51,8 @@ export interface WorkerInput {
   item?: { index: number; total: number; argument: string };
   /** The tools the run may use, when it is restricted (a request's `tools`): it narrows the agent's tools. */
   allowedTools?: readonly string[];
-  /** Told about each tool call as it finishes (`replayed`: it had finished before a pause or a crash). */
-  onToolCall?: (call: WorkerToolCall, replayed: boolean) => void;
+  /** Told about each tool call as it finishes (`replayed`: it had finished before a pause or a crash); the worker waits for it. */
+  onToolCall?: (call: WorkerToolCall, replayed: boolean) => void | Promise<void>;
   /** How model calls and tool calls are made durable (default: not at all). */
   step?: DurableStep;
 }
@@ -73,13 +76,19 @@ export interface WorkerToolCall {
   args: unknown;
   outcome: ToolOutcome;
   durationMs: number;
+  /** The arguments the model gave as handles, and the handle of each (`content` → `args.text`). */
+  handles?: Record<string, string>;
 }
 
 export interface WorkerOutcome {
   status: "done" | "failed";
   value?: unknown;
+  /** The value was passed on from a tool output or an argument, byte for byte, not typed by the model. */
+  exact?: boolean;
   summary: string;
   error?: string;
+  /** Why a failed worker did not finish: it tried (`error`), cannot do such work (`unable`), or a person rejected its tool call (`rejected`). */
+  failureKind?: "error" | "unable" | "rejected";
   toolCalls: WorkerToolCall[];
   steps: number;
 }
@@ -98,8 +107,10 @@ function workerPrompt(agent: AgentDefinition, tools: string[], maxSteps: number)
     roleLine(`${agent.name} worker`),
     agent.instructions,
     `Your tools: ${tools.length > 0 ? tools.join(", ") : "none"}. You have at most ${maxSteps} steps.`,
-    `When you are done, answer without calling a tool. If you cannot complete the subtask, answer "${FAILED_PREFIX} <reason>".`,
-    "Answer with the result only; do not describe your private reasoning.",
+    `End the subtask by calling ${SUBMIT_RESULT} alone: status done with the result, or failed (you tried and it did not work) or unable (this kind of work is beyond your tools) with the reason.`,
+    `Every tool output comes with its handle ("${HANDLE_KEY}": "results.N"), and every argument has one ("args.<name>"). To hand on a value exactly — a file's content, a computed figure — never retype it:`,
+    `pass {"${HANDLE_KEY}": "<handle>"} as a tool argument, or name the handle in ${SUBMIT_RESULT}'s \`from\` (with a JSONPath in \`path\`, e.g. "$.content").`,
+    "Report only what your tools showed; do not describe your private reasoning.",
   ].join("\n");
 }
 
@@ -204,8 +215,9 @@ function substituteHandles(
   args: Record<string, unknown>,
   handles: Map<string, unknown>,
   lost: ReadonlySet<string>,
-): { args: Record<string, unknown> } | { error: string } {
+): { args: Record<string, unknown>; handles?: Record<string, string> } | { error: string } {
   if (!Object.values(args).some(isValueHandle)) return { args };
+  const used: Record<string, string> = {};
   const properties = ((tools.has(name) ? tools.spec(name).function.parameters : {}) as { properties?: Record<string, { type?: unknown }> }).properties ?? {};
   const resolved: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(args)) {
@@ -217,10 +229,11 @@ function substituteHandles(
     if (lost.has(handle)) return { error: `"${handle}" was too large to keep across the pause in this subtask; call the tool that produced it again` };
     if (!handles.has(handle)) return { error: `"${handle}" is not a handle of this subtask; known: ${[...handles.keys()].join(", ") || "none"}` };
     const full = handles.get(handle);
+    used[key] = handle;
     const wantsText = properties[key]?.type === "string";
     resolved[key] = wantsText && typeof full !== "string" ? (typeof full === "object" && full !== null ? JSON.stringify(full, null, 2) : String(full)) : full;
   }
-  return { args: resolved };
+  return { args: resolved, handles: used };
 }
 
 /** The value downstream subtasks get: the final answer, parsed when it is JSON. */
@@ -236,84 +249,183 @@ function answerValue(text: string): unknown {
   return trimmed;
 }
 
+/** A model step's reply: a message, or why there is none. */
+function modelStep(
+  step: DurableStep,
+  options: CallOptions,
+  call: (meter: UsageMeter) => Promise<AIMessage>,
+): Promise<{ value: ModelStep; replayed: boolean }> {
+  return step<ModelStep>("worker_model", async () => {
+    // Its own meter, so the usage is kept with the step; retries and fallbacks are still told as they happen.
+    const meter = new UsageMeter((incident) => options.meter.note(incident));
+    const kept = (): Pick<ModelStep, "usage" | "incidents"> => ({ usage: meter.usage, incidents: meter.incidents });
+    try {
+      return { message: await call(meter), ...kept() };
+    } catch (error) {
+      // A cancelled run is not a failed step: it throws, so nothing is saved and a resume calls again.
+      if (options.signal?.aborted) throw error;
+      if (isBudgetExhausted(error)) return { budget: error.stop, ...kept() };
+      return { error: modelFailure(error), ...kept() };
+    }
+  });
+}
+
+/** A plain-text answer that says by its prefix how the subtask ended, or undefined when the prefix is absent. */
+function prefixedOutcome(text: string): SubmittedResult | undefined {
+  for (const [prefix, status] of [
+    [FAILED_PREFIX, "failed"],
+    [UNABLE_PREFIX, "unable"],
+  ] as const) {
+    if (text.startsWith(prefix)) return { status, reason: text.slice(prefix.length).trim() || "the worker gave up" };
+  }
+  return undefined;
+}
+
 /**
- * A worker: a bounded tool-calling loop (model ↔ tools). It stops when the model answers, after
- * `maxSteps` model calls, or when the same tool is called with the same arguments a third time.
- * Every failure is an outcome, never a thrown error — except cancellation and a spent budget,
- * which stop the run rather than the subtask. With durable steps (`input.step`), each model call
- * and each tool call is a step, so a worker that runs again after a pause repeats none of them.
- * Every tool call goes to the registry, which checks the agent's permissions (a tool the model
- * was not offered is refused there, and audited) and never throws.
+ * A worker: a bounded tool-calling loop (model ↔ tools) that ends with a structured outcome —
+ * the model calls `submit_result` with done and its result (text, or the handle of a tool
+ * output or argument, passed on byte for byte), or failed / unable with the reason. A model
+ * that answers in plain text instead is asked once, through structured output, what the
+ * outcome was, so a message saying the work could not be done never counts as done. The loop
+ * also stops after `maxSteps` model calls, when the same tool is called with the same
+ * arguments a third time, or when a person rejects one of its tool calls (the rejection is
+ * final for this attempt: the planner hears of it). Every failure is an outcome, never a
+ * thrown error — except cancellation and a spent budget, which stop the run rather than the
+ * subtask. With durable steps (`input.step`), each model call and each tool call is a step, so
+ * a worker that runs again after a pause repeats none of them. Every tool call goes to the
+ * registry, which checks the agent's permissions (a tool the model was not offered is refused
+ * there, and audited) and never throws.
  */
 export async function runWorker(input: WorkerInput, options: CallOptions): Promise<WorkerOutcome> {
   const step = input.step ?? immediateStep;
   // Only a durable step keeps what it returns, so only then is a large tool value cut for keeping.
   const keeps = step !== immediateStep;
-  const allowed = input.agent.tools.filter((name) => input.tools.has(name) && (input.allowedTools?.includes(name) ?? true));
+  const allowed = input.agent.tools.filter((name) => input.tools.has(name) && name !== SUBMIT_RESULT && (input.allowedTools?.includes(name) ?? true));
   const toolCalls: WorkerToolCall[] = [];
   const system = new SystemMessage(workerPrompt(input.agent, allowed, input.maxSteps));
   const prepared: PreparedInput = { input, args: Object.entries(input.args).map(([name, value]) => [name, prepareValue(value)]) };
   const handles = new Map<string, unknown>(Object.entries(input.args).map(([name, value]) => [`args.${name}`, value]));
   /** Handles to results that were cut for a checkpoint and replayed after a pause: their full value is gone. */
   const lost = new Set<string>();
+  /** The tools' own summaries of their outputs, by handle. */
+  const summaries = new Map<string, string>();
   const budget = input.promptBudget ?? LIMITS.promptTokenBudget;
   const turns: Turn[] = [];
-  const specs = allowed.map((name) => input.tools.spec(name));
+  const specs = [...allowed.map((name) => input.tools.spec(name)), SUBMIT_RESULT_SPEC];
   const bound = new Map<ModelCandidate, Runnable<BaseLanguageModelInput, unknown>>();
   const prepare = (candidate: ModelCandidate): Runnable<BaseLanguageModelInput, unknown> => {
     let runnable = bound.get(candidate);
     if (!runnable) {
-      if (specs.length === 0) runnable = candidate.model;
-      else if (typeof candidate.model.bindTools !== "function") throw new Error(`the model ${candidate.model.getName()} does not support tool calling`);
-      else runnable = candidate.model.bindTools(specs);
+      if (typeof candidate.model.bindTools !== "function") throw new Error(`the model ${candidate.model.getName()} does not support tool calling`);
+      runnable = candidate.model.bindTools(specs);
       bound.set(candidate, runnable);
     }
     return runnable;
   };
-  const seen = new Map<string, number>();
-  for (let turnNumber = 1; turnNumber <= input.maxSteps; turnNumber += 1) {
-    const { value: reply, replayed: modelReplayed } = await step<ModelStep>("worker_model", async () => {
-      // Its own meter, so the usage is kept with the step; retries and fallbacks are still told as they happen.
-      const meter = new UsageMeter((incident) => options.meter.note(incident));
-      const kept = (): Pick<ModelStep, "usage" | "incidents"> => ({ usage: meter.usage, incidents: meter.incidents });
-      try {
-        const { messages } = await fitToBudget((detail) => conversation(system, prepared, turns, detail), budget);
-        return { message: (await callModel(input.model, messages, { ...options, meter }, { prepare })).message, ...kept() };
-      } catch (error) {
-        // A cancelled run is not a failed step: it throws, so nothing is saved and a resume calls again.
-        if (options.signal?.aborted) throw error;
-        if (isBudgetExhausted(error)) return { budget: error.stop, ...kept() };
-        return { error: modelFailure(error), ...kept() };
-      }
-    });
+  const account = (reply: ModelStep, replayed: boolean): void => {
     options.meter.add(reply.usage);
-    if (modelReplayed) {
+    if (replayed) {
       // Made before a pause: the run's metrics and budget have not counted it yet.
       options.meter.incidents.push(...reply.incidents);
       options.ledger?.carry(reply.usage);
     }
-    // Cancellation and a spent budget stop the run, not just this subtask.
+    // A spent budget stops the run, not just this subtask.
     if ("budget" in reply) throw new BudgetExhaustedError(reply.budget);
-    if ("error" in reply) return { status: "failed", summary: "", error: `model call failed: ${reply.error}`, toolCalls, steps: turnNumber };
-    const response = reply.message;
+  };
+  const failed = (error: string, steps: number, failureKind: WorkerOutcome["failureKind"] = "error", summary = ""): WorkerOutcome => ({
+    status: "failed",
+    summary,
+    error,
+    failureKind,
+    toolCalls,
+    steps,
+  });
+  /** The outcome a valid submission stands for, or the problem to tell the model. */
+  const settle = (submitted: SubmittedResult, steps: number): WorkerOutcome | { problem: string } => {
+    const problem = outcomeProblem(submitted);
+    if (problem !== undefined) return { problem };
+    if (submitted.status !== "done") {
+      const reason = (submitted.reason ?? "").trim();
+      return failed(reason, steps, submitted.status === "unable" ? "unable" : "error", truncate(`${submitted.status}: ${reason}`, LIMITS.previewChars));
+    }
+    const from = submitted.from?.trim();
+    if (from) {
+      const key = from.startsWith(`${HANDLE_KEY}:`) ? from.slice(HANDLE_KEY.length + 1) : from;
+      if (lost.has(key)) return { problem: `"${key}" was too large to keep across the pause; call the tool that produced it again` };
+      if (!handles.has(key)) return { problem: `"${key}" is not a handle of this subtask; known: ${[...handles.keys()].join(", ") || "none"}` };
+      const path = submitted.path?.trim() || "$";
+      let value: unknown;
+      try {
+        value = selectPath(handles.get(key), path, key);
+      } catch (error) {
+        return { problem: (error as Error).message };
+      }
+      // A whole tool output is summed up as the tool put it; a part of one, or an argument, by a preview.
+      const summary = path === "$" && summaries.has(key) ? (summaries.get(key) as string) : preview(value, LIMITS.previewChars);
+      return { status: "done", value, exact: true, summary: truncate(summary, LIMITS.previewChars), toolCalls, steps };
+    }
+    const text = (submitted.result ?? "").trim();
+    return { status: "done", value: answerValue(text), summary: truncate(text, LIMITS.previewChars), toolCalls, steps };
+  };
+  const seen = new Map<string, number>();
+  for (let turnNumber = 1; turnNumber <= input.maxSteps; turnNumber += 1) {
+    const { value: reply, replayed: modelReplayed } = await modelStep(step, options, async (meter) => {
+      const { messages } = await fitToBudget((detail) => conversation(system, prepared, turns, detail), budget);
+      return (await callModel(input.model, messages, { ...options, meter }, { prepare })).message;
+    });
+    account(reply, modelReplayed);
+    if ("error" in reply) return failed(`model call failed: ${reply.error}`, turnNumber);
+    const response = (reply as { message: AIMessage }).message;
     const calls = response.tool_calls ?? [];
     if (calls.length === 0) {
+      // A plain-text answer: its prefix says how it ended, or the model is asked, once, through structured output.
       const text = (typeof response.content === "string" ? response.content : response.text).trim();
-      if (text.startsWith(FAILED_PREFIX)) {
-        const reason = text.slice(FAILED_PREFIX.length).trim() || "the worker gave up";
-        return { status: "failed", summary: truncate(text, LIMITS.previewChars), error: reason, toolCalls, steps: turnNumber };
+      const declared = prefixedOutcome(text);
+      let submitted: SubmittedResult;
+      if (declared) submitted = declared;
+      else {
+        const { value: asked, replayed } = await modelStep(step, options, async (meter) => {
+          const { messages } = await fitToBudget((detail) => conversation(system, prepared, turns, detail), budget);
+          const question = new HumanMessage(`Report how the subtask ended by calling ${SUBMIT_RESULT}: done with the result, or failed or unable with the reason.`);
+          const answer = await invokeStructured(
+            { route: input.model, schema: SubmittedResult, name: SUBMIT_RESULT, description: SUBMIT_RESULT_SPEC.function.description, messages: [...messages, response, question] },
+            { ...options, meter },
+          );
+          return new AIMessage({ content: "", tool_calls: [{ id: "submit_result_asked", name: SUBMIT_RESULT, args: answer, type: "tool_call" }] });
+        });
+        account(asked, replayed);
+        if ("error" in asked) return failed(`the worker answered in plain text and did not say how the subtask ended (${asked.error}): ${truncate(text, 300)}`, turnNumber);
+        const args = (asked as { message: AIMessage }).message.tool_calls?.[0]?.args;
+        const parsed = SubmittedResult.safeParse(args);
+        if (!parsed.success) return failed(`the worker's outcome was not valid: ${parsed.error.message}`, turnNumber);
+        // A plain answer the model says is done is the text it wrote, unless it named a handle.
+        submitted = parsed.data.status === "done" && !parsed.data.from && !parsed.data.result ? { ...parsed.data, result: text } : parsed.data;
       }
-      return { status: "done", value: answerValue(text), summary: truncate(text, LIMITS.previewChars), toolCalls, steps: turnNumber };
+      const settled = settle(submitted, turnNumber);
+      return "problem" in settled ? failed(`the worker's outcome was not valid: ${settled.problem}`, turnNumber) : settled;
     }
     const turn: Turn = { response, results: [] };
     turns.push(turn);
+    const submission = calls.find((call) => call.name === SUBMIT_RESULT);
+    if (submission && calls.length === 1) {
+      const parsed = SubmittedResult.safeParse(submission.args);
+      const settled = parsed.success ? settle(parsed.data, turnNumber) : { problem: `the arguments do not match ${SUBMIT_RESULT}: ${parsed.error.issues.map((issue) => `${issue.path.join(".") || "args"}: ${issue.message}`).join("; ")}` };
+      if (!("problem" in settled)) return settled;
+      const error: ToolOutcome = { ok: false, error: { code: "invalid_result", message: settled.problem } };
+      turn.results.push({ id: submission.id ?? `${SUBMIT_RESULT}_${turnNumber}`, name: SUBMIT_RESULT, outcome: error, handle: "", text: JSON.stringify(error) });
+      continue;
+    }
     for (const call of calls) {
+      if (call.name === SUBMIT_RESULT) {
+        const error: ToolOutcome = { ok: false, error: { code: "invalid_result", message: `call ${SUBMIT_RESULT} alone, once your other tool calls have returned` } };
+        turn.results.push({ id: call.id ?? `${SUBMIT_RESULT}_${turnNumber}`, name: SUBMIT_RESULT, outcome: error, handle: "", text: JSON.stringify(error) });
+        continue;
+      }
       const key = `${call.name} ${stableStringify(call.args)}`;
       const count = (seen.get(key) ?? 0) + 1;
       seen.set(key, count);
       if (count >= LIMITS.repeatLimit) {
-        const error = `stopped: ${call.name} was called ${count} times with the same arguments ${truncate(stableStringify(call.args), 200)}`;
-        return { status: "failed", summary: "", error, toolCalls, steps: turnNumber };
+        return failed(`stopped: ${call.name} was called ${count} times with the same arguments ${truncate(stableStringify(call.args), 200)}`, turnNumber);
       }
       // The live call, with the full value (for handles); the step keeps a bounded copy.
       const fresh: { call?: WorkerToolCall } = {};
@@ -330,7 +442,7 @@ export async function runWorker(input: WorkerInput, options: CallOptions): Promi
           outcome = await input.tools.call(call.name, substituted.args, input.toolContext);
         }
         const durationMs = performance.now() - started;
-        fresh.call = { tool: call.name, args, outcome, durationMs };
+        fresh.call = { tool: call.name, args, outcome, durationMs, ...("handles" in substituted && substituted.handles ? { handles: substituted.handles } : {}) };
         const keptOutcome = keeps ? bounded(outcome) : { outcome, cut: false };
         // The model's own arguments are kept: a handle stands for a value the checkpoint need not hold twice.
         return { tool: call.name, args: call.args, outcome: keptOutcome.outcome, durationMs, cut: keptOutcome.cut };
@@ -338,14 +450,19 @@ export async function runWorker(input: WorkerInput, options: CallOptions): Promi
       const live = fresh.call;
       const record: WorkerToolCall = live ?? { tool: kept.tool, args: kept.args, outcome: kept.outcome, durationMs: kept.durationMs };
       toolCalls.push(record);
-      input.onToolCall?.(record, replayed);
+      await input.onToolCall?.(record, replayed);
       const handle = `results.${toolCalls.length}`;
       if (record.outcome.ok) {
         if (live === undefined && kept.cut) lost.add(handle);
         else handles.set(handle, record.outcome.value);
+        summaries.set(handle, record.outcome.summary);
+      } else if (record.outcome.error.code === "rejected") {
+        // A person said no: not retried in this attempt; the critic and the planner hear of it.
+        return failed(record.outcome.error.message, turnNumber, "rejected");
       }
-      turn.results.push({ id: call.id ?? `${call.name}_${turnNumber}`, name: call.name, outcome: record.outcome, handle, text: JSON.stringify(record.outcome) });
+      const shown = record.outcome.ok ? { ...record.outcome, [HANDLE_KEY]: handle } : record.outcome;
+      turn.results.push({ id: call.id ?? `${call.name}_${turnNumber}`, name: call.name, outcome: record.outcome, handle, text: JSON.stringify(shown) });
     }
   }
-  return { status: "failed", summary: "", error: `stopped: no answer after ${input.maxSteps} steps`, toolCalls, steps: input.maxSteps };
+  return failed(`stopped: no outcome after ${input.maxSteps} steps`, input.maxSteps);
 }

@@ -10,7 +10,7 @@ import type { InterruptInfo, RunMetrics, StopReason, RunResult } from "./run.js"
  */
 export type RunEvent =
   | { type: "run-start"; runId: string; threadId: string; task: string; resumed: boolean }
-  | { type: "plan-ready"; attempt: number; subtasks: PlannedSubtask[] }
+  | { type: "plan-ready"; attempt: number; subtasks: PlannedSubtask[]; notes?: string[] }
   | { type: "plan-invalid"; attempt: number; errors: string[] }
   | { type: "subtask-start"; subtaskId: string; label: string; agent: string; attempt: number }
   | {

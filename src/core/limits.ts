@@ -20,6 +20,8 @@ export const LIMITS = {
   mapFailuresKept: 10,
   /** Item tool calls of a map recorded in the trace (all are counted in the metrics). */
   mapTracedCalls: 20,
+  /** Files a subtask's result lists as its artifacts (the rest are counted in its summary). */
+  artifactsKept: 20,
   /** Prompt tokens one model call may use; prompts are trimmed to fit. */
   promptTokenBudget: 8_000,
   promptTokenBudgetMin: 1_000,

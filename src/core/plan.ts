@@ -35,6 +35,8 @@ export const PlannedSubtask = z.object({
     .string()
     .optional()
     .describe("name of a list argument: the subtask runs once per item (that argument set to the item) and reports per-item results"),
+  reads: z.array(z.string()).optional().describe("workspace paths this subtask reads (files or folders)"),
+  writes: z.array(z.string()).optional().describe("workspace paths this subtask creates, changes or deletes"),
 });
 export type PlannedSubtask = z.infer<typeof PlannedSubtask>;
 
@@ -46,6 +48,35 @@ export const PlanOutput = z.object({
 export type PlanOutput = z.infer<typeof PlanOutput>;
 
 export type SubtaskStatus = "pending" | "running" | "done" | "failed" | "skipped";
+
+/**
+ * Why a subtask is not done: it failed (`error`), its worker could not do this kind of work
+ * (`unable`, e.g. it needs a language model), it finished without the value its dependents need
+ * (`empty`), a person rejected one of its tool calls (`rejected`), a file it wrote is missing or
+ * differs from its source (`artifact`), or the run's budget ran out (`budget`).
+ */
+export const FAILURE_KINDS = ["error", "unable", "empty", "rejected", "artifact", "budget"] as const;
+export type FailureKind = (typeof FAILURE_KINDS)[number];
+
+/**
+ * A workspace file a subtask's tool calls changed, as checked on disk right after the call:
+ * its size and SHA-256 (absent when it was deleted), and — when what was written came from an
+ * earlier result — that source's size and whether the file holds it byte for byte.
+ */
+export interface Artifact {
+  path: string;
+  tool: string;
+  action: "written" | "deleted";
+  bytes?: number;
+  sha256?: string;
+  /**
+   * What the file was meant to hold: a value handed on by reference (`byReference`, so it must
+   * be identical) or the text the subtask was given, which a model retyped.
+   */
+  source?: { from: string; bytes: number; identical: boolean; byReference: boolean };
+  /** Set when the file could not be checked. */
+  problem?: string;
+}
 
 /**
  * A mapped subtask's per-item outcome as the graph state keeps it: counts and a few failed
@@ -78,6 +109,10 @@ export interface SubtaskResult {
   /** Set when the critic sent a partly failed map back: the next attempt runs only the failed items. */
   retryFailedItems?: boolean;
   error?: string;
+  /** Set when the status is `failed`: why. */
+  failureKind?: FailureKind;
+  /** Workspace files its tool calls wrote or deleted (at most `LIMITS.artifactsKept`). */
+  artifacts?: Artifact[];
   startedAt?: number;
   endedAt?: number;
   llmCalls?: number;
@@ -90,6 +125,8 @@ export interface SubtaskView extends PlannedSubtask {
   attempts: number;
   summary?: string;
   error?: string;
+  failureKind?: FailureKind;
+  artifacts?: Artifact[];
   durationMs?: number;
   /** Stash handle and size of the result. */
   ref?: string;

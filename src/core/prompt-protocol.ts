@@ -23,10 +23,16 @@ export const SECTIONS = {
 export const STRUCTURED_OUTPUT = {
   plan: "submit_plan",
   review: "submit_review",
+  result: "submit_result",
 } as const;
 
-/** A worker that cannot finish its subtask starts its final answer with this. */
+/** The key a model passes back, as `{ "$stash": key }`, to have the full value put in a tool argument or its result. */
+export const HANDLE_KEY = "$stash";
+
+/** A worker that answers in plain text and could not finish its subtask starts its answer with this. */
 export const FAILED_PREFIX = "FAILED:";
+/** A worker that answers in plain text and cannot do this kind of work at all starts its answer with this. */
+export const UNABLE_PREFIX = "UNABLE:";
 
 export function roleLine(role: string): string {
   return `You are the troupe ${role}.`;

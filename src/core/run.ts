@@ -135,7 +135,20 @@ export interface DecisionTrace {
   modelIncidents: ModelIncident[];
   /** The limit that stopped the run, when a budget did. */
   budget: BudgetStop | null;
+  /** The subtasks that did not succeed, and why: the run is `completed` only when this is empty. */
+  unfinished: UnfinishedSubtask[];
+  /** Dependencies the plan check added, so subtasks that use the same workspace path run in order. */
+  planNotes: string[];
   knownIssues: string[];
+}
+
+/** A subtask that did not succeed, as the trace names it. */
+export interface UnfinishedSubtask {
+  id: string;
+  label: string;
+  status: SubtaskView["status"];
+  failureKind?: SubtaskView["failureKind"];
+  error?: string;
 }
 
 /** The `--json` result of `troupe run` and `troupe resume` (DESIGN.md). */
@@ -152,13 +165,21 @@ export interface RunResult {
   error?: string;
 }
 
-export function statusForStopReason(stopReason: StopReason): RunResult["status"] {
+/**
+ * The status of a finished run (exit codes: 0 completed, 1 failed): `completed` when it stopped
+ * completed, or when a budget stopped it after all its work was done and reviewed (`workDone`:
+ * every subtask succeeded and the last review passed); `cancelled` when cancelled; `failed`
+ * otherwise — a failure, a rejection, or `max_iterations` / `budget_exhausted` with work not done.
+ */
+export function runStatusOf(stopReason: StopReason, workDone: boolean): RunResult["status"] {
   switch (stopReason) {
-    case "failed":
-      return "failed";
+    case "completed":
+      return "completed";
     case "cancelled":
       return "cancelled";
+    case "budget_exhausted":
+      return workDone ? "completed" : "failed";
     default:
-      return "completed";
+      return "failed";
   }
 }

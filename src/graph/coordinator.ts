@@ -1,6 +1,6 @@
 import { Send } from "@langchain/langgraph";
 import { LIMITS } from "../core/limits.js";
-import type { PlannedSubtask } from "../core/plan.js";
+import { isArgRef, type PlannedSubtask } from "../core/plan.js";
 import type { SubtaskPayload } from "./nodes/execution.js";
 import { allSettled, readySubtasks } from "./schedule.js";
 import type { Route, State } from "./state.js";
@@ -27,6 +27,7 @@ export function sendSubtask(state: State, subtask: PlannedSubtask): Send {
     mapConcurrency: state.settings.mapConcurrency ?? LIMITS.mapConcurrency,
     promptBudget: state.settings.promptBudget ?? LIMITS.promptTokenBudget,
     allowedTools: state.settings.allowedTools ?? null,
+    consumers: state.plan.filter((other) => Object.values(other.args).some((arg) => isArgRef(arg) && arg.ref === subtask.id)).map((other) => other.id),
     dependencies: subtask.dependsOn.map((dependency) => {
       const result = state.results[dependency];
       return { id: dependency, label: byId.get(dependency)?.label ?? dependency, summary: result?.summary ?? "", ref: result?.ref ?? null };

@@ -62,6 +62,8 @@ export function planView(state: Pick<State, "plan" | "results">): SubtaskView[] 
     const view: SubtaskView = { ...subtask, status: statusOf(state.results, subtask.id), attempts: result?.attempts ?? 0 };
     if (result?.summary !== undefined) view.summary = result.summary;
     if (result?.error !== undefined) view.error = result.error;
+    if (result?.failureKind !== undefined && view.status === "failed") view.failureKind = result.failureKind;
+    if (result?.artifacts !== undefined && view.status !== "pending") view.artifacts = result.artifacts;
     if (result?.startedAt !== undefined && result.endedAt !== undefined) view.durationMs = result.endedAt - result.startedAt;
     if (result?.ref !== undefined) view.ref = result.ref;
     if (result?.bytes !== undefined) view.bytes = result.bytes;
@@ -76,10 +78,12 @@ export function planView(state: Pick<State, "plan" | "results">): SubtaskView[] 
  */
 export async function outcomeSources(state: Pick<State, "plan" | "results">, stash: Stash): Promise<OutcomeSource[]> {
   return Promise.all(
-    planView(state).map(async ({ id, label, agent, status, attempts, summary, error, ref, bytes }) => {
+    planView(state).map(async ({ id, label, agent, status, attempts, summary, error, failureKind, artifacts, ref, bytes }) => {
       const source: OutcomeSource = { id, label, agent, status, attempts };
       if (summary !== undefined) source.summary = summary;
       if (error !== undefined) source.error = error;
+      if (failureKind !== undefined) source.failureKind = failureKind;
+      if (artifacts !== undefined) source.artifacts = artifacts;
       if (bytes !== undefined) source.bytes = bytes;
       if (ref !== undefined && (status === "done" || status === "failed")) {
         try {

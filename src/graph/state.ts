@@ -85,6 +85,8 @@ export const TroupeState = Annotation.Root({
   planErrors: Annotation<string[]>(replace<string[]>(() => [])),
   /** What the planner should take into account: a person's feedback, the critic's issues. */
   planFeedback: Annotation<string[]>(replace<string[]>(() => [])),
+  /** What the plan check changed: dependencies added so subtasks that share a workspace path run in order. */
+  planNotes: Annotation<string[]>(replace<string[]>(() => [])),
   question: Annotation<string | null>(replace<string | null>(() => null)),
   humanAnswers: Annotation<string[], string[] | Overwrite<string[]>>(append<string>()),
   rejections: Annotation<number>(replace(() => 0)),

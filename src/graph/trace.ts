@@ -1,8 +1,15 @@
 import { describeBudgetStop } from "../core/budget.js";
 import type { DecisionTrace, RunMetrics } from "../core/run.js";
 import { planView } from "./deps.js";
+import { statusOf } from "./schedule.js";
 import { openIssues } from "./nodes/review.js";
 import type { State } from "./state.js";
+
+/** Whether every subtask of the plan succeeded and the last review passed. */
+export function workDone(state: Pick<State, "plan" | "results" | "reviews">): boolean {
+  const verdict = state.reviews.at(-1);
+  return state.plan.length > 0 && state.plan.every((subtask) => statusOf(state.results, subtask.id) === "done") && verdict !== undefined && verdict.passed;
+}
 
 /** The decision trace of a run, built from its state: plan and outcomes, verdicts, node visits, counts. */
 export function buildTrace(state: State): DecisionTrace {
@@ -10,8 +17,9 @@ export function buildTrace(state: State): DecisionTrace {
   const knownIssues = [...openIssues(state)];
   if (state.failure) knownIssues.push(state.failure);
   if (state.budgetStop) knownIssues.push(`the run's budget ran out (${describeBudgetStop(state.budgetStop)})`);
+  const plan = planView(state);
   return {
-    plan: planView(state),
+    plan,
     reviews: state.reviews,
     nodes: state.nodes,
     toolCalls: state.toolCalls,
@@ -23,6 +31,10 @@ export function buildTrace(state: State): DecisionTrace {
     models: state.settings.models ?? {},
     modelIncidents: state.modelIncidents ?? [],
     budget: state.budgetStop ?? null,
+    unfinished: plan
+      .filter((subtask) => subtask.status !== "done")
+      .map(({ id, label, status, failureKind, error }) => ({ id, label, status, ...(failureKind ? { failureKind } : {}), ...(error ? { error } : {}) })),
+    planNotes: state.planNotes ?? [],
     knownIssues,
   };
 }

@@ -20,12 +20,12 @@ import {
   type RunRequestInput,
   type RunResult,
   RunRequest,
-  statusForStopReason,
+  runStatusOf,
 } from "../core/run.js";
 import { type ExecutionGraph, renderExecutionGraph } from "../core/execution-graph.js";
 import { buildGraph, type TroupeGraph } from "../graph/build-graph.js";
 import type { RunSettings, State } from "../graph/state.js";
-import { recursionLimitFor } from "../graph/trace.js";
+import { recursionLimitFor, workDone } from "../graph/trace.js";
 import type { CallPolicy } from "../providers/call-policy.js";
 import { MODEL_ROLES, type ProviderDefinition } from "../providers/provider.js";
 import { choiceId, type ModelSet } from "../providers/registry.js";
@@ -445,7 +445,7 @@ export class Troupe {
       result.interrupt = interrupt;
       emit({ type: "approval-request", interrupt });
     } else if (state.finished && state.stopReason) {
-      result.status = statusForStopReason(state.stopReason);
+      result.status = runStatusOf(state.stopReason, workDone(state));
       if (state.failure) result.error = state.failure;
     } else {
       result.status = "failed";

@@ -1,6 +1,7 @@
 import type { StoredEvent } from "../core/events.js";
-import { type InterruptInfo, statusForStopReason } from "../core/run.js";
+import { type InterruptInfo, runStatusOf } from "../core/run.js";
 import type { State } from "../graph/state.js";
+import { workDone } from "../graph/trace.js";
 import type { Troupe } from "./engine.js";
 import { pendingInterrupts } from "./interrupts.js";
 import { resultFromState } from "./result.js";
@@ -27,7 +28,7 @@ export async function reconcileRun(troupe: Troupe, runId: string): Promise<Store
     return events;
   }
   if (!state.finished || !state.stopReason || snapshot.next.length > 0) return [];
-  const status = statusForStopReason(state.stopReason);
+  const status = runStatusOf(state.stopReason, workDone(state));
   troupe.store.runs.update(record.id, {
     status,
     stopReason: state.stopReason,

@@ -36,7 +36,27 @@ export function toolStep(subtaskId: string, name: string, args: Record<string, u
   return { role: "worker", subtask: subtaskId, toolCalls: [{ name, args }], ...extra };
 }
 
-/** A worker on `subtaskId` answers (ending its loop). */
-export function finalStep(subtaskId: string, content: string, extra: Extra = {}): ScriptStep {
-  return { role: "worker", subtask: subtaskId, content, ...extra };
+/** What a worker submits to end its subtask (`submit_result`'s arguments). */
+export interface ScriptedOutcome {
+  status: "done" | "failed" | "unable";
+  result?: string;
+  from?: string;
+  path?: string;
+  reason?: string;
+}
+
+/** A worker on `subtaskId` ends its subtask with this outcome (through `submit_result`, as workers do). */
+export function outcomeStep(subtaskId: string, outcome: ScriptedOutcome, extra: Extra = {}): ScriptStep {
+  const args = { status: outcome.status, result: outcome.result ?? null, from: outcome.from ?? null, path: outcome.path ?? null, reason: outcome.reason ?? null };
+  return { role: "worker", subtask: subtaskId, toolCalls: [{ name: STRUCTURED_OUTPUT.result, args }], ...extra };
+}
+
+/**
+ * A worker on `subtaskId` ends its subtask: done with `text` as its result, or — when `text`
+ * starts with `FAILED:` or `UNABLE:` — failed or unable with the rest as the reason.
+ */
+export function finalStep(subtaskId: string, text: string, extra: Extra = {}): ScriptStep {
+  const declared = /^(FAILED|UNABLE):\s*([\s\S]*)$/.exec(text);
+  if (declared) return outcomeStep(subtaskId, { status: declared[1] === "FAILED" ? "failed" : "unable", reason: declared[2] || "gave up" }, extra);
+  return outcomeStep(subtaskId, { status: "done", result: text }, extra);
 }

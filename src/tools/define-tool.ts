@@ -87,8 +87,19 @@ export interface ToolDefinition<Schema extends z.ZodType = z.ZodType> {
   source?: string;
   /** Returns the tool's value; throws a ToolError (or any error) to fail. */
   execute(args: z.infer<Schema>, context: ToolContext): Promise<unknown>;
+  /**
+   * The workspace paths a call reads and writes, from its arguments as given (unvalidated, and
+   * only the literal ones when a plan is checked): plans are ordered by them, and the files a
+   * successful call wrote are checked on disk afterwards.
+   */
+  resources?(args: Record<string, unknown>): { reads?: string[]; writes?: string[] };
   /** A one-line human summary of a value; defaults to a bounded JSON preview. */
   summarize?(value: unknown, args: z.infer<Schema>): string;
+}
+
+/** The string arguments among `names`, for a tool's `resources`. */
+export function pathArgs(args: Record<string, unknown>, ...names: string[]): string[] {
+  return names.flatMap((name) => (typeof args[name] === "string" ? [args[name] as string] : []));
 }
 
 /** Declares a tool. The registry validates arguments with `schema` before `execute` runs. */

@@ -138,6 +138,15 @@ export class ToolRegistry {
     return tool !== undefined && this.#policy !== undefined && this.#policy.needsApproval(tool, agent);
   }
 
+  /**
+   * The workspace paths a call of `name` with these arguments reads and writes, as the tool
+   * declares them; undefined for an unknown tool or one that declares nothing.
+   */
+  resources(name: string, args: Record<string, unknown>): { reads: string[]; writes: string[] } | undefined {
+    const declared = this.#tools.get(name)?.resources?.(args);
+    return declared ? { reads: declared.reads ?? [], writes: declared.writes ?? [] } : undefined;
+  }
+
   /** The model-facing spec of a tool (its JSON schema). */
   spec(name: string): ToolSpec {
     const cached = this.#specs.get(name);

@@ -1,9 +1,9 @@
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { constants as fsConstants } from "node:fs";
 import { type FileHandle, lstat, open, readdir, realpath, rename, rmdir, unlink } from "node:fs/promises";
 import path from "node:path";
 import { ToolError } from "../core/errors.js";
-import { checkRelativePath, directoryAt, errnoOf, isInside, type OpenDirectory, openDirectory, openParent, refuse, translated } from "./workspace.js";
+import { checkRelativePath, directoryAt, errnoOf, isInside, type OpenDirectory, openDirectory, openFileForRead, openParent, refuse, translated } from "./workspace.js";
 
 /**
  * The operations of the file tools, on top of workspace.ts's containment: every entry is
@@ -86,7 +86,7 @@ export interface WriteResult {
 export async function writeWorkspaceFile(
   root: string,
   requested: string,
-  content: string,
+  content: string | Uint8Array,
   options: { overwrite?: boolean; append?: boolean; maxBytes: number },
 ): Promise<WriteResult> {
   checkRelativePath(requested);
@@ -95,7 +95,7 @@ export async function writeWorkspaceFile(
     try {
       const existed = await checkWriteTarget(directory, name, requested, root);
       if (existed && options.overwrite === false && !options.append) throw new ToolError("exists", `"${requested}" already exists`, { path: requested });
-      let bytes = Buffer.from(content, "utf8");
+      let bytes = typeof content === "string" ? Buffer.from(content, "utf8") : Buffer.from(content.buffer, content.byteOffset, content.byteLength);
       if (options.append && existed) {
         const handle = await open(`${directory.anchor}/${name}`, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
         try {
@@ -282,4 +282,29 @@ export async function writeFileAtomic(target: string, content: string | Uint8Arr
     await handle.close().catch(() => undefined);
   }
   return bytes.byteLength;
+}
+
+/** A workspace file's size and SHA-256, read through the workspace's containment; undefined when it is not there. */
+export async function fileDigest(root: string, requested: string): Promise<{ bytes: number; sha256: string } | undefined> {
+  let file;
+  try {
+    file = await openFileForRead(root, requested);
+  } catch (error) {
+    if (error instanceof ToolError && error.code === "not_found") return undefined;
+    throw error;
+  }
+  try {
+    const hash = createHash("sha256");
+    const buffer = Buffer.alloc(64 * 1024);
+    let position = 0;
+    for (;;) {
+      const { bytesRead } = await file.handle.read(buffer, 0, buffer.length, position);
+      if (bytesRead === 0) break;
+      hash.update(buffer.subarray(0, bytesRead));
+      position += bytesRead;
+    }
+    return { bytes: position, sha256: hash.digest("hex") };
+  } finally {
+    await file.handle.close();
+  }
 }

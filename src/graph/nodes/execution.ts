@@ -4,13 +4,14 @@ import { type BudgetStop, isBudgetExhausted } from "../../core/budget.js";
 import { errorMessage } from "../../core/errors.js";
 import { ArgReferenceError, describeShape } from "../../core/json-path.js";
 import { LIMITS } from "../../core/limits.js";
-import { isArgRef, type MapTally, type PlannedSubtask, type SubtaskResult } from "../../core/plan.js";
+import { type FailureKind, isArgRef, type MapTally, type PlannedSubtask, type SubtaskResult } from "../../core/plan.js";
 import { resolveArgs } from "../../core/refs.js";
 import type { ToolCallRecord } from "../../core/run.js";
 import { preview, truncate } from "../../core/text.js";
 import { routeFor } from "../../providers/registry.js";
 import type { ToolContext, ToolOutcome } from "../../tools/define-tool.js";
 import { announceBudgetStop, callOptions, createMeter, emit, type GraphDeps, threadIdOf } from "../deps.js";
+import { artifactProblem, ArtifactRecorder } from "../artifacts.js";
 import { approvalByInterrupt, durableStep } from "../durable.js";
 import { type ItemOutcome, runMap } from "../map-run.js";
 import { blockedSubtasks } from "../schedule.js";
@@ -34,15 +35,25 @@ export interface SubtaskPayload {
   allowedTools?: string[] | null;
   /** The dependencies' summaries and stash handles; their values are read from the stash when the subtask starts. */
   dependencies: Array<{ id: string; label: string; summary: string; ref: string | null }>;
+  /** The subtasks that take arguments from this one's result: it must have a result for them. */
+  consumers?: string[];
 }
 
 /** How one attempt ended, before it is written to the state. */
 interface Attempt {
   status: "done" | "failed";
   value?: unknown;
+  /** The value was handed on from a tool output or an argument, not typed by a model. */
+  exact?: boolean;
   summary: string;
   error?: string;
+  failureKind?: FailureKind;
   map?: MapTally;
+}
+
+/** A result with nothing in it: what a dependent cannot take arguments from. */
+function isEmptyResult(value: unknown): boolean {
+  return value === undefined || value === null || (typeof value === "string" && value.trim() === "");
 }
 
 function traceRecord(subtask: PlannedSubtask, call: WorkerToolCall, at: number): ToolCallRecord {
@@ -58,8 +69,8 @@ function traceRecord(subtask: PlannedSubtask, call: WorkerToolCall, at: number):
   };
 }
 
-function toolFailure(outcome: Extract<ToolOutcome, { ok: false }>): string {
-  return `${outcome.error.code}: ${outcome.error.message}`;
+function toolFailure(outcome: Extract<ToolOutcome, { ok: false }>): Attempt {
+  return { status: "failed", summary: "", error: `${outcome.error.code}: ${outcome.error.message}`, failureKind: outcome.error.code === "rejected" ? "rejected" : "error" };
 }
 
 /** The values of the dependencies the arguments refer to, read from the stash. */
@@ -116,8 +127,10 @@ export function createRunSubtaskNode(deps: GraphDeps) {
       emit(config, { type: "subtask-start", subtaskId: subtask.id, label: subtask.label, agent: subtask.agent, attempt: payload.attempt });
       return true;
     });
+    // Set once the arguments are resolved; every call that writes a file is checked on disk as it finishes.
+    let recorder: ArtifactRecorder | undefined;
     // A map keeps a bounded sample of its item calls in the trace (the first ones and failures); all are counted.
-    const onToolCall = (call: WorkerToolCall, replayed = false): void => {
+    const onToolCall = async (call: WorkerToolCall, replayed = false): Promise<void> => {
       toolCallCount += 1;
       const record = traceRecord(subtask, call, Date.now());
       const keep = !mapped || records.length < LIMITS.mapTracedCalls || (!call.outcome.ok && tracedFailures < LIMITS.mapTracedCalls);
@@ -126,6 +139,7 @@ export function createRunSubtaskNode(deps: GraphDeps) {
         if (mapped && !call.outcome.ok) tracedFailures += 1;
       }
       if (!mapped && !replayed) emit(config, { type: "tool-call", subtaskId: subtask.id, agent: subtask.agent, tool: call.tool, ok: call.outcome.ok, durationMs: record.durationMs, preview: record.preview });
+      await recorder?.note(call);
     };
     const toolContext: ToolContext = {
       workspace: deps.workspace,
@@ -141,16 +155,16 @@ export function createRunSubtaskNode(deps: GraphDeps) {
     const callTool = async (tool: string, args: Record<string, unknown>): Promise<ToolOutcome> => {
       const started = performance.now();
       const outcome = await deps.tools.call(tool, args, toolContext);
-      onToolCall({ tool, args, outcome, durationMs: performance.now() - started });
+      await onToolCall({ tool, args, outcome, durationMs: performance.now() - started });
       return outcome;
     };
     const work = async (args: Record<string, unknown>, item?: { index: number; total: number; argument: string }): Promise<Attempt> => {
       if (subtask.tool !== undefined) {
         // Nothing happens before a direct call's approval, so its re-run on resume repeats nothing.
         const outcome = await callTool(subtask.tool, args);
-        return outcome.ok ? { status: "done", value: outcome.value, summary: truncate(outcome.summary, LIMITS.previewChars) } : { status: "failed", summary: "", error: toolFailure(outcome) };
+        return outcome.ok ? { status: "done", value: outcome.value, exact: true, summary: truncate(outcome.summary, LIMITS.previewChars) } : toolFailure(outcome);
       }
-      if (!agent) return { status: "failed", summary: "", error: `unknown agent "${subtask.agent}"` };
+      if (!agent) return { status: "failed", summary: "", error: `unknown agent "${subtask.agent}"`, failureKind: "error" };
       const outcome = await runWorker(
         {
           agent,
@@ -172,7 +186,9 @@ export function createRunSubtaskNode(deps: GraphDeps) {
         callOptions(deps, payload.runId, config, meter, subtask.id),
       );
       const attempt: Attempt = { status: outcome.status, value: outcome.value, summary: outcome.summary };
+      if (outcome.exact) attempt.exact = true;
       if (outcome.error !== undefined) attempt.error = outcome.error;
+      if (outcome.failureKind !== undefined) attempt.failureKind = outcome.failureKind;
       return attempt;
     };
 
@@ -180,6 +196,7 @@ export function createRunSubtaskNode(deps: GraphDeps) {
     try {
       const values = await dependencyValues(deps, payload);
       const args = resolveArgs(subtask, (id) => values.get(id));
+      recorder = new ArtifactRecorder(deps.tools, deps.workspace, subtask, args);
       if (subtask.mapOver === undefined) {
         attempt = await work(args);
       } else {
@@ -207,8 +224,8 @@ export function createRunSubtaskNode(deps: GraphDeps) {
         const summary = mapSummary(tally);
         attempt =
           tally.overallStatus === "ALL_FAILURE"
-            ? { status: "failed", value: report, summary, error: `all ${tally.total} items failed; ${tally.failures[0] ? `${tally.failures[0].input}: ${tally.failures[0].error}` : ""}`, map: tally }
-            : { status: "done", value: report, summary, map: tally };
+            ? { status: "failed", value: report, summary, error: `all ${tally.total} items failed; ${tally.failures[0] ? `${tally.failures[0].input}: ${tally.failures[0].error}` : ""}`, failureKind: "error", map: tally }
+            : { status: "done", value: report, exact: true, summary, map: tally };
       }
     } catch (error) {
       // Cancellation stops the run; a pause (a tool waiting for approval) passes through to LangGraph.
@@ -216,15 +233,27 @@ export function createRunSubtaskNode(deps: GraphDeps) {
       if (isBudgetExhausted(error)) {
         budgetStop = error.stop;
         announceBudgetStop(deps, payload.runId, config, error);
-        attempt = { status: "failed", summary: "", error: "stopped: the run's budget ran out before this subtask finished" };
+        attempt = { status: "failed", summary: "", error: "stopped: the run's budget ran out before this subtask finished", failureKind: "budget" };
       } else {
-        attempt = { status: "failed", summary: "", error: errorMessage(error) };
+        attempt = { status: "failed", summary: "", error: errorMessage(error), failureKind: "error" };
       }
+    }
+    const artifacts = recorder?.list() ?? [];
+    const broken = artifacts.flatMap((artifact) => artifactProblem(artifact) ?? []);
+    if (attempt.status === "done" && broken.length > 0) {
+      attempt = { ...attempt, status: "failed", error: broken.join("; "), failureKind: "artifact" };
+    }
+    const consumers = payload.consumers ?? [];
+    if (attempt.status === "done" && !attempt.exact && isEmptyResult(attempt.value) && consumers.length > 0) {
+      // Nothing to hand on: what takes its arguments from it must not run on an empty value.
+      attempt = { ...attempt, status: "failed", error: `finished without a result, and ${consumers.join(", ")} take${consumers.length === 1 ? "s" : ""} arguments from it`, failureKind: "empty" };
     }
 
     const result: SubtaskResult = { status: attempt.status, attempts: payload.attempt, summary: attempt.summary, llmCalls: meter.usage.llmCalls, toolCalls: toolCallCount };
     if (attempt.error !== undefined) result.error = attempt.error;
+    if (attempt.status === "failed") result.failureKind = attempt.failureKind ?? "error";
     if (attempt.map !== undefined) result.map = attempt.map;
+    if (artifacts.length > 0) result.artifacts = artifacts;
     if (attempt.status === "done" || attempt.value !== undefined) {
       try {
         const entry = await deps.stash.put({ runId: payload.runId, subtaskId: subtask.id }, attempt.value ?? null);
@@ -233,6 +262,7 @@ export function createRunSubtaskNode(deps: GraphDeps) {
       } catch (error) {
         if (config.signal?.aborted) throw error;
         result.status = "failed";
+        result.failureKind = "error";
         result.error = `its result could not be stored: ${errorMessage(error)}`;
       }
     }

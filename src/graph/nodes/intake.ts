@@ -16,6 +16,7 @@ export function intake(state: State): Update {
     planAttempts: 0,
     planErrors: [],
     planFeedback: [],
+    planNotes: [],
     question: null,
     humanAnswers: new Overwrite([]),
     rejections: 0,

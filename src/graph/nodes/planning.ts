@@ -5,6 +5,7 @@ import { isBudgetExhausted } from "../../core/budget.js";
 import { errorMessage } from "../../core/errors.js";
 import { routeFor } from "../../providers/registry.js";
 import { PlannedSubtask, validatePlan } from "../../core/plan.js";
+import { describeAdded, orderByResources } from "../../core/resources.js";
 import { ResumeDecision, type InterruptInfo } from "../../core/run.js";
 import { z } from "zod";
 import { MAX_QUESTIONS } from "../coordinator.js";
@@ -70,15 +71,24 @@ export function createPlannerNode(deps: GraphDeps) {
       }
       return base({ planStatus: "question", question: output.question, planErrors: [] });
     }
-    const errors = validatePlan(output.subtasks, {
-      agents: deps.agents.names(),
-      tools: state.settings.allowedTools ?? deps.tools.names(),
-      maxSubtasks: state.settings.maxSubtasks,
-    });
-    if (errors.length > 0) return invalid(errors);
-    emit(config, { type: "plan-ready", attempt, subtasks: output.subtasks });
-    return base({ planStatus: state.settings.approvePlan ? "ready" : "approved", plan: output.subtasks, planErrors: [], question: null });
+    const checked = checkPlan(output.subtasks, deps, state);
+    if ("errors" in checked) return invalid(checked.errors);
+    emit(config, { type: "plan-ready", attempt, subtasks: checked.subtasks, ...(checked.notes.length > 0 ? { notes: checked.notes } : {}) });
+    return base({ planStatus: state.settings.approvePlan ? "ready" : "approved", plan: checked.subtasks, planNotes: checked.notes, planErrors: [], question: null });
   };
+}
+
+/**
+ * A plan as it will run, or every reason it cannot: valid (`validatePlan`), then ordered by the
+ * workspace paths its subtasks read and write — a missing read-after-write or write-after-write
+ * dependency is added (and noted), an unclear one is an error for the planner to settle.
+ */
+export function checkPlan(subtasks: PlannedSubtask[], deps: GraphDeps, state: Pick<State, "settings">): { subtasks: PlannedSubtask[]; notes: string[] } | { errors: string[] } {
+  const errors = validatePlan(subtasks, { agents: deps.agents.names(), tools: state.settings.allowedTools ?? deps.tools.names(), maxSubtasks: state.settings.maxSubtasks });
+  if (errors.length > 0) return { errors };
+  const ordered = orderByResources(subtasks, (tool, args) => deps.tools.resources(tool, args));
+  if (ordered.errors.length > 0) return { errors: ordered.errors };
+  return { subtasks: ordered.subtasks, notes: describeAdded(ordered.added) };
 }
 
 /** Interrupts the run; the engine reports the request and validates the person's decision on resume. */
@@ -98,14 +108,12 @@ export function createApprovePlanNode(deps: GraphDeps) {
         return { ...visit, planStatus: "approved" };
       case "edit": {
         const edited = z.array(PlannedSubtask).safeParse(decision.plan ?? []);
-        const errors = edited.success
-          ? validatePlan(edited.data, { agents: deps.agents.names(), tools: state.settings.allowedTools ?? deps.tools.names(), maxSubtasks: state.settings.maxSubtasks })
-          : [z.prettifyError(edited.error)];
-        if (edited.success && errors.length === 0) {
-          emit(config, { type: "plan-ready", attempt: state.planAttempts, subtasks: edited.data });
-          return { ...visit, plan: edited.data, planStatus: "approved" };
+        const checked = edited.success ? checkPlan(edited.data, deps, state) : { errors: [z.prettifyError(edited.error)] };
+        if ("subtasks" in checked) {
+          emit(config, { type: "plan-ready", attempt: state.planAttempts, subtasks: checked.subtasks, ...(checked.notes.length > 0 ? { notes: checked.notes } : {}) });
+          return { ...visit, plan: checked.subtasks, planNotes: checked.notes, planStatus: "approved" };
         }
-        return replan(state, visit, [`The person's edited plan was invalid: ${errors.join("; ")}`]);
+        return replan(state, visit, [`The person's edited plan was invalid: ${checked.errors.join("; ")}`]);
       }
       case "answer":
         return replan(state, visit, [decision.answer]);

@@ -7,9 +7,15 @@ import type { SubtaskResult } from "../../core/plan.js";
 import { type CriticVerdict, toVerdict } from "../../core/review.js";
 import { ResumeDecision } from "../../core/run.js";
 import { routeFor } from "../../providers/registry.js";
+import { currentArtifacts } from "../artifacts.js";
 import { announceBudgetStop, callOptions, createMeter, emit, type GraphDeps, outcomeSources, planView } from "../deps.js";
 import { allSettled, dependentsOf, statusOf } from "../schedule.js";
 import type { State, Update } from "../state.js";
+
+/** Whether an issue names a subtask id as a word. */
+function mentions(issue: string, id: string): boolean {
+  return new RegExp(`\\b${id.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\\b`).test(issue);
+}
 
 /**
  * The transition a verdict causes: nothing when it passes; otherwise a stop at max_iterations,
@@ -22,19 +28,23 @@ export function applyVerdict(state: State, verdict: CriticVerdict): { update: Up
   const done = (update: Update = {}) => ({ update, anotherRound: false });
   if (verdict.passed) return done();
   if (verdict.iteration >= state.settings.maxIterations) return done({ stopReason: "max_iterations" });
+  const rejected = state.plan.filter((subtask) => state.results[subtask.id]?.failureKind === "rejected");
   if (verdict.replan) {
+    // The person's rejections go to the planner, which must find another way.
+    const rejections = rejected.map((subtask) => `a person rejected a tool call of ${subtask.id} (${subtask.label}): ${state.results[subtask.id]?.error ?? ""}`);
     const update: Update = {
       plan: [],
       planStatus: "none",
       planAttempts: 0,
       planErrors: [],
-      planFeedback: verdict.issues.length > 0 ? verdict.issues : ["the critic asked for a different plan"],
+      planFeedback: [...(verdict.issues.length > 0 ? verdict.issues : ["the critic asked for a different plan"]), ...rejections],
       results: new Overwrite({}),
       redoFeedback: {},
     };
     return { update, anotherRound: true };
   }
-  const ids = new Set(state.plan.map((subtask) => subtask.id));
+  // A call a person rejected is not tried again without a new plan.
+  const ids = new Set(state.plan.filter((subtask) => !rejected.includes(subtask)).map((subtask) => subtask.id));
   const redo = verdict.redo.filter((id) => ids.has(id));
   if (redo.length === 0) return done();
   const reset: Record<string, SubtaskResult> = {};
@@ -47,7 +57,7 @@ export function applyVerdict(state: State, verdict: CriticVerdict): { update: Up
   }
   const redoFeedback: Record<string, string[]> = {};
   for (const id of redo) {
-    const mentioned = verdict.issues.filter((issue) => new RegExp(`\\b${id.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\\b`).test(issue));
+    const mentioned = verdict.issues.filter((issue) => mentions(issue, id));
     redoFeedback[id] = mentioned.length > 0 ? mentioned : verdict.issues;
   }
   return { update: { results: reset, redoFeedback }, anotherRound: true };
@@ -59,12 +69,16 @@ export function createCriticNode(deps: GraphDeps) {
     const meter = createMeter(config);
     const iteration = state.reviews.length + 1;
     let verdict: CriticVerdict;
+    const outcomes = await outcomeSources(state, deps.stash);
+    // The files as they are now: one gone or changed since it was written says so.
+    const files = await currentArtifacts(deps.workspace, state.results);
+    for (const outcome of outcomes) if (files[outcome.id]) outcome.artifacts = files[outcome.id];
     try {
       const output = await runCritic(
         {
           model: routeFor(deps.models, "critic"),
           task: state.task,
-          outcomes: await outcomeSources(state, deps.stash),
+          outcomes,
           iteration,
           maxIterations: state.settings.maxIterations,
           promptBudget: state.settings.promptBudget,
@@ -82,6 +96,7 @@ export function createCriticNode(deps: GraphDeps) {
       const scores = { accuracy: 0, completeness: 0, relevance: 0, logic: 0 };
       verdict = toVerdict({ scores, issues: [`the critic failed: ${errorMessage(error)}`], redo: [], replan: false }, iteration);
     }
+    verdict = withUnfinishedWork(verdict, outcomes);
     emit(config, { type: "critic-verdict", verdict });
     const { update, anotherRound } = applyVerdict(state, verdict);
     return {
@@ -93,6 +108,18 @@ export function createCriticNode(deps: GraphDeps) {
       metrics: { nodeVisits: 1, reflectionCount: anotherRound ? 1 : 0, ...meter.usage },
     };
   };
+}
+
+/**
+ * A verdict cannot pass while work the answer rests on is not done: whatever the scores, a
+ * failed or skipped subtask keeps the review from passing, and is named in its issues.
+ */
+export function withUnfinishedWork(verdict: CriticVerdict, outcomes: ReadonlyArray<{ id: string; status: string; error?: string }>): CriticVerdict {
+  const unfinished = outcomes.filter((outcome) => outcome.status !== "done");
+  if (unfinished.length === 0) return verdict;
+  const named = unfinished.filter((outcome) => !verdict.issues.some((issue) => mentions(issue, outcome.id)));
+  const issues = [...verdict.issues, ...named.map((outcome) => `${outcome.id} is ${outcome.status}${outcome.error ? `: ${outcome.error}` : ""}`)];
+  return { ...verdict, issues, passed: false };
 }
 
 /** The issues still open when the answer is written: those of the last verdict, unless it passed. */
@@ -174,17 +201,25 @@ export function createApproveAnswerNode() {
   };
 }
 
-/** The end of every run: the stop reason is set (completed unless something else stopped it). */
+/**
+ * The end of every run: the stop reason is set. A run is `completed` only when every subtask
+ * succeeded and the last review passed; otherwise it `failed` — or was `rejected`, when a
+ * person's rejection of a tool call is what left work undone — naming the subtasks that did
+ * not finish.
+ */
 export function finalize(state: State): Update {
   const visit: Update = { finished: true, nodes: ["finalize"], metrics: { nodeVisits: 1 } };
   if (state.stopReason) return { ...visit, stopReason: state.stopReason };
   if (state.planStatus === "approved" && !allSettled(state.plan, state.results)) {
     return { ...visit, stopReason: "failed", failure: "no subtask can start: the dependencies cannot be satisfied" };
   }
+  const unfinished = state.plan.filter((subtask) => statusOf(state.results, subtask.id) !== "done");
   const verdict = state.reviews.at(-1);
-  const succeeded = state.plan.some((subtask) => statusOf(state.results, subtask.id) === "done");
-  if (verdict && !verdict.passed && state.plan.length > 0 && !succeeded) {
-    return { ...visit, stopReason: "failed", failure: "no subtask succeeded" };
-  }
-  return { ...visit, stopReason: "completed" };
+  if (unfinished.length === 0 && (verdict === undefined || verdict.passed)) return { ...visit, stopReason: "completed" };
+  const rejected = unfinished.some((subtask) => state.results[subtask.id]?.failureKind === "rejected");
+  const failure =
+    unfinished.length > 0
+      ? `not done: ${unfinished.map((subtask) => `${subtask.id} ${statusOf(state.results, subtask.id)}${state.results[subtask.id]?.error ? ` (${state.results[subtask.id]?.error})` : ""}`).join("; ")}`
+      : `the review did not pass (confidence ${verdict?.confidence ?? 0})`;
+  return { ...visit, stopReason: rejected ? "rejected" : "failed", failure };
 }

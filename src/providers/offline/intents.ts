@@ -17,6 +17,9 @@ export type Intent =
   | { kind: "map"; clause: string; folder: string; action: string; usesPrevious: false }
   | { kind: "search"; clause: string; query: string; usesPrevious: false }
   | { kind: "run"; clause: string; language: "javascript" | "python" | "node"; code?: string; path?: string; usesPrevious: false }
+  | { kind: "copy"; clause: string; from: string; to: string; usesPrevious: false }
+  | { kind: "move"; clause: string; from: string; to: string; usesPrevious: false }
+  | { kind: "delete"; clause: string; path: string; usesPrevious: false }
   | { kind: "open"; clause: string; agent: "research" | "code"; usesPrevious: boolean };
 
 export type CountUnit = "lines" | "words" | "characters";
@@ -27,6 +30,12 @@ export interface ClauseContext {
 }
 
 const ACTION_VERBS = [
+  "copy",
+  "duplicate",
+  "move",
+  "rename",
+  "delete",
+  "remove",
   "compute",
   "calculate",
   "evaluate",
@@ -156,6 +165,25 @@ function filePathIn(clause: string): string | undefined {
   return FILE_PATH.exec(stripped)?.[1];
 }
 
+const PATH_WORD = String.raw`["'\x60]?((?:[\w.-]+\/)*[\w-][\w.-]*(?:\.[A-Za-z0-9]{1,10}|\/))["'\x60]?`;
+const TRANSFER = new RegExp(String.raw`^\s*(copy|duplicate|move|rename)\s+(?:the\s+)?(?:file\s+)?${PATH_WORD}\s+(?:to|into|as)\s+(?:a\s+|the\s+)?(?:new\s+)?(?:file\s+)?(?:called\s+|named\s+)?${PATH_WORD}\s*$`, "i");
+const REMOVAL = new RegExp(String.raw`^\s*(?:delete|remove|erase)\s+(?:the\s+)?(?:file\s+)?${PATH_WORD}\s*$`, "i");
+
+/** "copy a.txt to b.txt", "move a.txt into archive/", "rename a to b", "delete old.txt". */
+function fileOperationIntent(clause: string): Intent | undefined {
+  const transfer = TRANSFER.exec(clause);
+  if (transfer?.[1] && transfer[2] && transfer[3]) {
+    const from = transfer[2].replace(/\/$/, "");
+    // Into a folder: the file keeps its name there.
+    const to = transfer[3].endsWith("/") ? `${transfer[3]}${from.split("/").at(-1)}` : transfer[3];
+    const kind = /^(?:copy|duplicate)$/i.test(transfer[1]) ? "copy" : "move";
+    return { kind, clause, from, to, usesPrevious: false };
+  }
+  const removal = REMOVAL.exec(clause);
+  if (removal?.[1]) return { kind: "delete", clause, path: removal[1].replace(/\/$/, ""), usesPrevious: false };
+  return undefined;
+}
+
 /** Turns words into operators and keeps the clause only if what is left is arithmetic. */
 export function toExpression(clause: string): string | undefined {
   let text = ` ${clause.toLowerCase()} `;
@@ -240,6 +268,9 @@ export function parseClause(clause: string, context: ClauseContext = {}): Intent
   // Code to run comes first: "run `…`" is code even when the code counts lines or words.
   const run = runIntent(clause, lower, path);
   if (run) return run;
+
+  const operation = fileOperationIntent(clause);
+  if (operation) return operation;
 
   const unit = countUnit(lower);
   if (unit && !/\b(?:save|write|store)\b/.test(lower)) {

@@ -1,12 +1,12 @@
 import type { BaseMessage } from "@langchain/core/messages";
 import { AIMessageChunk } from "@langchain/core/messages";
 import type { ChatResult } from "@langchain/core/outputs";
-import { parseSections, roleOf, SECTIONS, STRUCTURED_OUTPUT } from "../../core/prompt-protocol.js";
+import { HANDLE_KEY, parseSections, roleOf, SECTIONS, STRUCTURED_OUTPUT } from "../../core/prompt-protocol.js";
 import { boundToolNames, type ToolCallingCallOptions, ToolCallingChatModel } from "../tool-calling-chat-model.js";
 import { planTask } from "./planner-rules.js";
 import { type OutcomeLine, reviewOutcomes } from "./review-rules.js";
 import { synthesize } from "./synthesis-rules.js";
-import { type ToolReply, workerStep } from "./worker-rules.js";
+import { submissionText, type ToolReply, workerStep } from "./worker-rules.js";
 
 function textOf(message: BaseMessage | undefined): string {
   if (!message) return "";
@@ -42,7 +42,9 @@ function workerConversation(messages: BaseMessage[]): { label: string; args: Rec
       const error = (body.error ?? {}) as { code?: string; message?: string };
       replies.push({ tool, ok: false, error: { code: error.code ?? "error", message: error.message ?? "failed" } });
     } else {
-      replies.push({ tool, ok: true, value: body.value, summary: typeof body.summary === "string" ? body.summary : undefined });
+      const reply: ToolReply = { tool, ok: true, value: body.value, summary: typeof body.summary === "string" ? body.summary : undefined };
+      if (typeof body[HANDLE_KEY] === "string") reply.handle = body[HANDLE_KEY];
+      replies.push(reply);
     }
   }
   return { label: label.trim(), args, replies };
@@ -85,7 +87,7 @@ export class OfflineChatModel extends ToolCallingChatModel {
       }
       case "critic": {
         const outcomes = parseJson<OutcomeLine[]>(sections.get(SECTIONS.outcomes), []);
-        reply = this.#structured(STRUCTURED_OUTPUT.review, reviewOutcomes(outcomes), tools);
+        reply = this.#structured(STRUCTURED_OUTPUT.review, reviewOutcomes(outcomes, sections.get(SECTIONS.task) ?? ""), tools);
         break;
       }
       case "synthesizer": {
@@ -97,10 +99,12 @@ export class OfflineChatModel extends ToolCallingChatModel {
       default: {
         const { label, args, replies } = workerConversation(messages);
         const step = workerStep(label, args, replies, tools);
+        const call = "toolCall" in step ? step.toolCall : { name: STRUCTURED_OUTPUT.result, args: step.submit as unknown as Record<string, unknown> };
+        // Without the outcome tool (a model used outside a troupe worker), the outcome is said in words.
         reply =
-          "toolCall" in step
-            ? new AIMessageChunk({ content: "", tool_calls: [{ id: toolCallId(), name: step.toolCall.name, args: step.toolCall.args, type: "tool_call" }] })
-            : new AIMessageChunk(step.answer);
+          "toolCall" in step || tools.includes(STRUCTURED_OUTPUT.result)
+            ? new AIMessageChunk({ content: "", tool_calls: [{ id: toolCallId(), name: call.name, args: call.args, type: "tool_call" }] })
+            : new AIMessageChunk(submissionText(step.submit));
       }
     }
     return { generations: [{ text: textOf(reply), message: reply }] };

@@ -1,4 +1,5 @@
 import type { PlannedSubtask, PlanOutput, SubtaskArg } from "../../core/plan.js";
+import { orderByResources } from "../../core/resources.js";
 import { type Intent, parseTask } from "./intents.js";
 
 function capitalize(text: string): string {
@@ -10,6 +11,10 @@ export const SUCCESSFUL_OUTPUTS = "$.results[?(@.status=='success')].output";
 
 function agentFor(intent: Intent): string {
   switch (intent.kind) {
+    case "copy":
+    case "move":
+    case "delete":
+      return "execute";
     case "read":
     case "list":
     case "count":
@@ -39,6 +44,11 @@ function argsFor(intent: Intent, previous: Previous | undefined): Record<string,
       return content ? { path: { value: intent.path }, content } : { path: { value: intent.path } };
     }
     case "read":
+      return { path: { value: intent.path } };
+    case "copy":
+    case "move":
+      return { from: { value: intent.from }, to: { value: intent.to } };
+    case "delete":
       return { path: { value: intent.path } };
     case "list":
       return { path: { value: intent.path }, recursive: { value: intent.recursive } };
@@ -93,6 +103,8 @@ function mapSubtasks(intent: Extract<Intent, { kind: "map" }>, listId: string, m
       tool: "file_list",
       dependsOn: [],
       args: { path: { value: intent.folder }, recursive: { value: false } },
+      reads: [intent.folder],
+      writes: [],
     },
     {
       id: mapId,
@@ -101,14 +113,42 @@ function mapSubtasks(intent: Extract<Intent, { kind: "map" }>, listId: string, m
       dependsOn: [listId],
       args: { path: { ref: listId, path: "$.entries[?(@.type=='file')].path" } },
       mapOver: "path",
+      reads: [intent.folder],
+      writes: [],
     },
   ];
+}
+
+/** The workspace paths a clause reads and writes, by the planner's rules. */
+function resourcesFor(intent: Intent): { reads: string[]; writes: string[] } {
+  switch (intent.kind) {
+    case "write":
+      return { reads: [], writes: [intent.path] };
+    case "read":
+    case "list":
+      return { reads: [intent.path], writes: [] };
+    case "count":
+      return { reads: intent.path !== undefined ? [intent.path] : [], writes: [] };
+    case "json":
+      return { reads: "path" in intent.source ? [intent.source.path] : [], writes: [] };
+    case "run":
+      return { reads: intent.path !== undefined ? [intent.path] : [], writes: [] };
+    case "copy":
+      return { reads: [intent.from], writes: [intent.to] };
+    case "move":
+      return { reads: [], writes: [intent.from, intent.to] };
+    case "delete":
+      return { reads: [], writes: [intent.path] };
+    default:
+      return { reads: [], writes: [] };
+  }
 }
 
 /**
  * The offline planner: one subtask per recognised clause (two for work on every file of a
  * folder), chained where a clause refers back ("save it"), independent otherwise so they run
- * in parallel.
+ * in parallel — except where clauses use the same workspace path: each subtask declares the
+ * paths it reads and writes, and those that share one run in the order the task gives them.
  */
 export function planTask(task: string): PlanOutput {
   const intents = parseTask(task);
@@ -116,27 +156,25 @@ export function planTask(task: string): PlanOutput {
   if (intents.every((intent) => intent.kind === "open")) return { subtasks: openEndedPlan(task, intents) };
   const subtasks: PlannedSubtask[] = [];
   let previous: Previous | undefined;
-  /** The subtask that writes each file, so a script runs after the clause that writes it. */
-  const writers = new Map<string, string>();
-  for (const intent of intents) {
+  /** The file the previous clause wrote, which "count its words" is about. */
+  let lastWritten: string | undefined;
+  for (const parsed of intents) {
     if (subtasks.length >= 49) break;
     const id = `s${subtasks.length + 1}`;
-    if (intent.kind === "map") {
-      const planned = mapSubtasks(intent, id, `s${subtasks.length + 2}`);
+    if (parsed.kind === "map") {
+      const planned = mapSubtasks(parsed, id, `s${subtasks.length + 2}`);
       subtasks.push(...planned);
       previous = { id: planned[1]?.id ?? id, mapped: true };
+      lastWritten = undefined;
       continue;
     }
+    const intent: Intent = parsed.kind === "count" && parsed.path === undefined && lastWritten !== undefined ? { ...parsed, path: lastWritten } : parsed;
     const args = argsFor(intent, intent.usesPrevious ? previous : undefined);
     const dependsOn = Object.values(args).flatMap((arg) => ("ref" in arg ? [arg.ref] : []));
     if (intent.kind === "open" && intent.usesPrevious && previous) dependsOn.push(previous.id);
-    if (intent.kind === "run" && intent.path !== undefined) {
-      const writer = writers.get(intent.path);
-      if (writer !== undefined) dependsOn.push(writer);
-    }
-    if (intent.kind === "write") writers.set(intent.path, id);
-    subtasks.push({ id, label: capitalize(intent.clause), agent: agentFor(intent), dependsOn: [...new Set(dependsOn)], args });
+    subtasks.push({ id, label: capitalize(intent.clause), agent: agentFor(intent), dependsOn: [...new Set(dependsOn)], args, ...resourcesFor(intent) });
     previous = { id, mapped: false };
+    lastWritten = intent.kind === "write" ? intent.path : intent.kind === "copy" || intent.kind === "move" ? intent.to : undefined;
   }
-  return { subtasks };
+  return { subtasks: orderByResources(subtasks, () => undefined, { followListOrder: true }).subtasks };
 }

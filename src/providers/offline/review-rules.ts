@@ -1,5 +1,16 @@
 import type { CriticOutput } from "../../core/review.js";
-import { NEEDS_MODEL } from "./worker-rules.js";
+import { parseTask } from "./intents.js";
+
+/** A file as the critic's prompt lists it. */
+export interface FileLine {
+  path: string;
+  action: string;
+  bytes?: number;
+  source?: string;
+  sourceBytes?: number;
+  identical?: boolean;
+  problem?: string;
+}
 
 /** A subtask outcome as the critic and synthesizer prompts list it. */
 export interface OutcomeLine {
@@ -10,6 +21,8 @@ export interface OutcomeLine {
   attempts?: number;
   summary?: string;
   error?: string;
+  failureKind?: string;
+  files?: FileLine[];
   /** A mapped subtask's items (counts and a bounded list, failed first). */
   items?: {
     total: number;
@@ -29,46 +42,84 @@ export function partlyFailed(outcome: OutcomeLine): boolean {
 const round = (value: number): number => Math.round(value * 100) / 100;
 
 /** Failures that come out the same every time: a retry would not change them. */
-const DETERMINISTIC = /\((?:invalid_expression|invalid_arguments|invalid_path|not_found|path_outside_workspace|exists|too_large|unknown_tool|tool_not_allowed)\)|no content to write|no JSON text|has no \w+ tool|matched nothing|not a valid JSONPath/;
+const DETERMINISTIC = /\((?:invalid_expression|invalid_arguments|invalid_path|not_found|not_text|path_outside_workspace|exists|too_large|unknown_tool|tool_not_allowed)\)|no content to write|no JSON text|has no \w+ tool|matched nothing|not a valid JSONPath/;
+/** Failures a retry by the same rules cannot change: work beyond the offline model, a person's rejection, no result, a wrong file. */
+const FINAL_KINDS = new Set(["unable", "rejected", "empty", "artifact", "budget"]);
+
+/** What is wrong with a file a subtask wrote, as the prompt shows it, or undefined. */
+function fileProblem(file: FileLine): string | undefined {
+  if (file.problem) return `${file.path} ${file.problem}`;
+  if (file.action !== "written") return undefined;
+  if (file.bytes === 0 && (file.sourceBytes ?? 0) > 0) return `${file.path} is empty, but its source ${file.source} has ${file.sourceBytes} bytes`;
+  if (file.identical === false) return `${file.path} differs from its source ${file.source}`;
+  return undefined;
+}
+
+/** The files the task asks to be written, by the same reading of it the planner uses. */
+function requestedFiles(task: string): Array<{ path: string; mayBeEmpty: boolean }> {
+  return parseTask(task).flatMap((intent) => {
+    if (intent.kind === "write") return [{ path: intent.path, mayBeEmpty: intent.content === "" }];
+    if (intent.kind === "copy" || intent.kind === "move") return [{ path: intent.to, mayBeEmpty: true }];
+    return [];
+  });
+}
 
 /**
- * The offline critic scores what it can check: failed and skipped subtasks, mapped subtasks with
- * failed items, and subtasks that need a language model. A failure a retry could change (a
- * timeout, a model error) is sent back, and a partly failed map gets one retry of its failed
- * items; a failure that comes out the same every time (division by zero, a missing file), and
- * work only a real model can do, is named as an issue but not retried.
+ * The offline critic scores what it can check: failed and skipped subtasks (and why they
+ * failed), mapped subtasks with failed items, the files subtasks wrote (gone, changed, empty
+ * or different from their source), and the files the task asks for. A failure a retry could
+ * change (a timeout, a model error) is sent back, and a partly failed map gets one retry of its
+ * failed items; a failure that comes out the same every time (division by zero, a missing
+ * file), work only a real model can do, and a call a person rejected are named as issues but
+ * not retried.
  */
-export function reviewOutcomes(outcomes: OutcomeLine[]): CriticOutput {
+export function reviewOutcomes(outcomes: OutcomeLine[], task = ""): CriticOutput {
   const total = Math.max(1, outcomes.length);
   const failed = outcomes.filter((outcome) => outcome.status === "failed");
   const skipped = outcomes.filter((outcome) => outcome.status === "skipped");
-  const unresolved = outcomes.filter((outcome) => outcome.status === "done" && (outcome.summary ?? "").includes(NEEDS_MODEL));
+  const unable = failed.filter((outcome) => outcome.failureKind === "unable");
   const partial = outcomes.filter(partlyFailed);
   // A partly failed map gets one retry of its failed items; after that its gaps are reported, not retried again.
   const retry = partial.filter((outcome) => (outcome.attempts ?? 1) <= 1);
   const itemShare = (outcome: OutcomeLine): number => (outcome.items && outcome.items.total > 0 ? outcome.items.succeeded / outcome.items.total : 0);
   const kept = partial.filter((outcome) => !retry.includes(outcome));
-  const done = outcomes.filter((outcome) => outcome.status === "done" && !partial.includes(outcome)).length - unresolved.length + kept.reduce((sum, outcome) => sum + itemShare(outcome), 0);
-  const wrong = failed.length + retry.length + kept.reduce((sum, outcome) => sum + 1 - itemShare(outcome), 0);
+  const fileIssues = outcomes.flatMap((outcome) => (outcome.files ?? []).flatMap((file) => fileProblem(file) ?? []));
+  const written = new Map(outcomes.flatMap((outcome) => (outcome.status === "done" ? (outcome.files ?? []) : [])).map((file) => [file.path, file]));
+  const missing = requestedFiles(task).flatMap(({ path, mayBeEmpty }) => {
+    const file = written.get(path.replace(/^\.\//, ""));
+    if (!file || file.action !== "written") return [`the task asks for ${path}, but no subtask wrote it`];
+    if (file.bytes === 0 && !mayBeEmpty) return [`${path} was written empty`];
+    return [];
+  });
+  const done = outcomes.filter((outcome) => outcome.status === "done" && !partial.includes(outcome)).length + kept.reduce((sum, outcome) => sum + itemShare(outcome), 0);
+  const wrong = failed.length + retry.length + kept.reduce((sum, outcome) => sum + 1 - itemShare(outcome), 0) + fileIssues.length + missing.length;
   const failedItems = (outcome: OutcomeLine): string => {
     const listed = (outcome.items?.listed ?? []).filter((item) => item.status === "error").slice(0, 3);
     return listed.map((item) => `${item.input} (${item.error ?? "failed"})`).join("; ");
   };
+  const why = (outcome: OutcomeLine): string =>
+    outcome.failureKind === "unable"
+      ? `needs what the offline model cannot do: ${outcome.error ?? ""}`
+      : outcome.failureKind === "rejected"
+        ? `was rejected by a person: ${outcome.error ?? ""}`
+        : `failed: ${outcome.error ?? "no reason given"}`;
   const issues = [
-    ...failed.map((outcome) => `${outcome.id} failed: ${outcome.error ?? "no reason given"}`),
+    ...failed.map((outcome) => `${outcome.id} ${why(outcome)}`),
     ...partial.map((outcome) => `${outcome.id}: ${outcome.items?.failed} of ${outcome.items?.total} items failed: ${failedItems(outcome)}`),
     ...skipped.map((outcome) => `${outcome.id} did not run because a subtask it depends on failed`),
-    ...unresolved.map((outcome) => `${outcome.id} ${NEEDS_MODEL}; the offline model could not do it`),
+    ...fileIssues,
+    ...missing,
   ];
+  const retryable = failed.filter((outcome) => !FINAL_KINDS.has(outcome.failureKind ?? "error") && !DETERMINISTIC.test(outcome.error ?? ""));
   return {
     scores: {
-      accuracy: round(1 - wrong / total),
-      completeness: round(done / total),
-      relevance: unresolved.length > 0 ? 0.5 : done > 0 ? 1 : 0.5,
+      accuracy: round(Math.max(0, 1 - wrong / total)),
+      completeness: round(Math.max(0, done - missing.length) / total),
+      relevance: unable.length > 0 ? 0.5 : done > 0 ? 1 : 0.5,
       logic: round(1 - skipped.length / total),
     },
     issues,
-    redo: [...failed.filter((outcome) => !DETERMINISTIC.test(outcome.error ?? "")), ...retry].map((outcome) => outcome.id),
+    redo: [...retryable, ...retry].map((outcome) => outcome.id),
     replan: false,
   };
 }

@@ -22,7 +22,7 @@ function itemLines(outcome: OutcomeLine): string[] {
 /** The offline synthesizer: the outcome of every subtask, plainly, and what it could not do. */
 export function synthesize(task: string, outcomes: OutcomeLine[], issues: string[]): string {
   const lines = [OFFLINE_NOTICE, ""];
-  const unresolved = outcomes.filter((outcome) => (outcome.summary ?? "").includes(NEEDS_MODEL));
+  const unresolved = outcomes.filter((outcome) => outcome.failureKind === "unable" && (outcome.error ?? "").includes(NEEDS_MODEL));
   const solved = outcomes.filter((outcome) => outcome.status === "done" && !unresolved.includes(outcome));
   if (solved.length === 0 && unresolved.length > 0) {
     lines.push(

@@ -1,18 +1,36 @@
-import { FAILED_PREFIX } from "../../core/prompt-protocol.js";
+import { FAILED_PREFIX, HANDLE_KEY, UNABLE_PREFIX } from "../../core/prompt-protocol.js";
 import { type Intent, parseClause } from "./intents.js";
 
-/** A tool result as the worker loop reports it back to the model. */
-export type ToolReply = { tool: string; ok: true; value: unknown; summary?: string } | { tool: string; ok: false; error: { code: string; message: string } };
+/** A tool result as the worker loop reports it back to the model (with the handle of its value). */
+export type ToolReply =
+  | { tool: string; ok: true; value: unknown; summary?: string | undefined; handle?: string }
+  | { tool: string; ok: false; error: { code: string; message: string } };
 
 export interface ToolCallRequest {
   name: string;
   args: Record<string, unknown>;
 }
 
-export type WorkerStep = { toolCall: ToolCallRequest } | { answer: string };
+/** How the offline worker ends a subtask (the arguments of `submit_result`). */
+export interface Submission {
+  status: "done" | "failed" | "unable";
+  result?: string;
+  from?: string;
+  path?: string;
+  reason?: string;
+}
+
+export type WorkerStep = { toolCall: ToolCallRequest } | { submit: Submission };
 
 /** The phrase the offline model uses when a subtask needs a real language model. */
 export const NEEDS_MODEL = "needs a language model";
+
+/** A submission in words, for a caller that did not offer the outcome tool. */
+export function submissionText(submission: Submission): string {
+  if (submission.status === "failed") return `${FAILED_PREFIX} ${submission.reason ?? ""}`.trim();
+  if (submission.status === "unable") return `${UNABLE_PREFIX} ${submission.reason ?? ""}`.trim();
+  return submission.result ?? `(the result is ${submission.from ?? "?"} ${submission.path ?? "$"})`;
+}
 
 function asText(value: unknown): string {
   if (typeof value === "string") return value;
@@ -20,14 +38,26 @@ function asText(value: unknown): string {
   return JSON.stringify(value, null, 2);
 }
 
-/** A value shown as a handle (too large for the prompt) is passed on as it is: the worker puts the full value in its place. */
-function asArgument(value: unknown): unknown {
-  return typeof value === "object" && value !== null && !Array.isArray(value) && typeof (value as Record<string, unknown>)["$stash"] === "string" ? value : asText(value);
+function isHandle(value: unknown): boolean {
+  return typeof value === "object" && value !== null && !Array.isArray(value) && typeof (value as Record<string, unknown>)[HANDLE_KEY] === "string";
 }
 
 function fromArgs(args: Record<string, unknown>, ...names: string[]): unknown {
   for (const name of names) if (args[name] !== undefined) return args[name];
   return undefined;
+}
+
+/**
+ * A value to hand to a tool exactly: an argument of the subtask goes by its handle (the worker
+ * puts the whole value in its place), never retyped; anything else as text.
+ */
+function exactly(args: Record<string, unknown>, names: string[], fallback: unknown): unknown {
+  for (const name of names) {
+    const value = args[name];
+    if (value === undefined) continue;
+    return isHandle(value) ? value : { [HANDLE_KEY]: `args.${name}` };
+  }
+  return fallback === undefined ? undefined : asText(fallback);
 }
 
 /** The tool calls an intent needs, given what has been returned so far. */
@@ -39,10 +69,10 @@ function nextCall(intent: Intent, args: Record<string, unknown>, replies: ToolRe
       return done === 0 ? { name: "calculator", args: { expression: asText(expression) } } : undefined;
     }
     case "write": {
-      const content = fromArgs(args, "content", "text", "value", "data") ?? intent.content;
+      const content = exactly(args, ["content", "text", "value", "data"], intent.content);
       if (content === undefined) return undefined;
       const path = fromArgs(args, "path", "file") ?? intent.path;
-      return done === 0 ? { name: "file_write", args: { path: asText(path), content: asArgument(content) } } : undefined;
+      return done === 0 ? { name: "file_write", args: { path: asText(path), content } } : undefined;
     }
     case "read":
       return done === 0 ? { name: "file_read", args: { path: asText(fromArgs(args, "path", "file") ?? intent.path) } } : undefined;
@@ -56,12 +86,12 @@ function nextCall(intent: Intent, args: Record<string, unknown>, replies: ToolRe
       if (text === undefined && path !== undefined) {
         if (done === 0) return { name: "file_read", args: { path: asText(path) } };
         const read = replies[0];
-        if (done === 1 && read?.ok) return { name: "json", args: { operation: "validate", text: asText((read.value as { content?: unknown }).content ?? "") } };
+        if (done === 1 && read?.ok) return { name: "json", args: { operation: "validate", text: { [HANDLE_KEY]: read.handle ?? "results.1" } } };
         return undefined;
       }
-      const source = text ?? ("text" in intent.source ? intent.source.text : undefined);
+      const source = text !== undefined ? exactly(args, ["text", "json", "content"], undefined) : "text" in intent.source ? intent.source.text : undefined;
       if (source === undefined) return undefined;
-      return done === 0 ? { name: "json", args: { operation: "validate", text: asText(source) } } : undefined;
+      return done === 0 ? { name: "json", args: { operation: "validate", text: source } } : undefined;
     }
     case "count": {
       const path = fromArgs(args, "path", "file") ?? intent.path;
@@ -79,14 +109,19 @@ function nextCall(intent: Intent, args: Record<string, unknown>, replies: ToolRe
       if (done > 0) return undefined;
       return code !== undefined ? { name: "code_run", args: { language, code: asText(code) } } : { name: "code_run", args: { language, path: asText(path) } };
     }
+    case "copy":
+    case "move": {
+      const from = asText(fromArgs(args, "from", "source") ?? intent.from);
+      const to = asText(fromArgs(args, "to", "destination", "target") ?? intent.to);
+      // Like cp and mv, onto an existing file too.
+      return done === 0 ? { name: intent.kind === "copy" ? "file_copy" : "file_move", args: { from, to, overwrite: true } } : undefined;
+    }
+    case "delete":
+      return done === 0 ? { name: "file_delete", args: { path: asText(fromArgs(args, "path", "file") ?? intent.path) } } : undefined;
     case "map":
     case "open":
       return undefined;
   }
-}
-
-function plural(count: number, unit: string): string {
-  return `${count} ${count === 1 ? unit.replace(/s$/, "") : unit}`;
 }
 
 interface SearchHitView {
@@ -113,44 +148,51 @@ function runAnswer(value: unknown): string {
   return [printed, result].filter(Boolean).join("\n") || "(the code ran and printed nothing)";
 }
 
-function finalAnswer(intent: Intent, replies: ToolReply[]): string {
+/** The handle of the last reply's value (the worker numbers its tool outputs from 1). */
+function handleOf(replies: ToolReply[]): string {
+  const last = replies[replies.length - 1];
+  return (last?.ok ? last.handle : undefined) ?? `results.${replies.length}`;
+}
+
+function finalSubmission(intent: Intent, replies: ToolReply[]): Submission {
   const last = replies[replies.length - 1];
   if (!last) {
-    if (intent.kind === "write") return `${FAILED_PREFIX} there is no content to write to ${intent.path}`;
-    if (intent.kind === "json") return `${FAILED_PREFIX} there is no JSON text to check`;
-    if (intent.kind === "count") return `${FAILED_PREFIX} no file was given to count the ${intent.unit} of`;
-    return `The offline model cannot carry out "${intent.clause}": it ${NEEDS_MODEL}. Configure a provider (TROUPE_PROVIDER) for this part.`;
+    if (intent.kind === "write") return { status: "failed", reason: `there is no content to write to ${intent.path}` };
+    if (intent.kind === "json") return { status: "failed", reason: "there is no JSON text to check" };
+    if (intent.kind === "count") return { status: "failed", reason: `no file was given to count the ${intent.unit} of` };
+    return { status: "unable", reason: `the offline model cannot carry out "${intent.clause}": it ${NEEDS_MODEL}. Configure a provider (TROUPE_PROVIDER) for this part.` };
   }
-  if (!last.ok) return `${FAILED_PREFIX} ${last.tool} failed (${last.error.code}): ${last.error.message}`;
+  if (!last.ok) return { status: "failed", reason: `${last.tool} failed (${last.error.code}): ${last.error.message}` };
+  const handle = handleOf(replies);
   switch (last.tool) {
     case "calculator":
-      return asText(last.value);
+      return { status: "done", from: handle, path: "$" };
     case "file_read":
-      return asText((last.value as { content?: unknown }).content ?? "");
+      return { status: "done", from: handle, path: "$.content" };
     case "text_stats": {
-      const stats = last.value as Record<string, unknown>;
       const unit = intent.kind === "count" ? intent.unit : "lines";
-      return `${asText(stats.path)}: ${plural(Number(stats[unit]), unit)}`;
+      return { status: "done", from: handle, path: `$.${unit}` };
     }
     case "web_search":
-      return searchAnswer(last.value);
+      return { status: "done", result: searchAnswer(last.value) };
     case "code_run":
-      return runAnswer(last.value);
+      return { status: "done", result: runAnswer(last.value) };
     default:
-      return last.summary ?? asText(last.value);
+      return { status: "done", result: last.summary ?? asText(last.value) };
   }
 }
 
 /**
  * The offline worker: recognise the subtask's clause, call the tools it needs one at a time, and
- * answer from their results. Subtasks it cannot do by rules get an honest answer saying so.
+ * end with a structured outcome — done with the tool's value passed on by its handle (exactly),
+ * failed with the tool's error, or unable when the clause needs a language model.
  */
 export function workerStep(label: string, args: Record<string, unknown>, replies: ToolReply[], tools: readonly string[]): WorkerStep {
   const intent = parseClause(label, typeof args.path === "string" ? { path: args.path } : {});
   const call = nextCall(intent, args, replies);
   if (call && !replies.some((reply) => !reply.ok)) {
-    if (!tools.includes(call.name)) return { answer: `${FAILED_PREFIX} this worker has no ${call.name} tool` };
+    if (!tools.includes(call.name)) return { submit: { status: "failed", reason: `this worker has no ${call.name} tool` } };
     return { toolCall: call };
   }
-  return { answer: finalAnswer(intent, replies) };
+  return { submit: finalSubmission(intent, replies) };
 }

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { defineTool } from "../define-tool.js";
+import { defineTool, pathArgs } from "../define-tool.js";
 import { deleteWorkspaceEntry } from "../workspace-files.js";
 import { FILE_LIMITS } from "./file-limits.js";
 
@@ -23,6 +23,7 @@ export const fileDeleteTool = defineTool({
   riskLevel: "high",
   idempotent: false,
   timeoutMs: 10_000,
+  resources: (args) => ({ writes: pathArgs(args, "path") }),
   async execute({ path: requested, recursive }, context): Promise<FileDeleteValue> {
     const result = await deleteWorkspaceEntry(context.workspace, requested, { recursive, maxEntries: FILE_LIMITS.deleteMaxEntries });
     return { path: result.relative, type: result.type, removed: result.removed };

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { defineTool } from "../define-tool.js";
+import { defineTool, pathArgs } from "../define-tool.js";
 import { type ListedEntry, listWorkspace } from "../workspace-files.js";
 import { FILE_LIMITS } from "./file-limits.js";
 
@@ -25,6 +25,7 @@ export const fileListTool = defineTool({
   riskLevel: "low",
   idempotent: true,
   timeoutMs: 5_000,
+  resources: (args) => ({ reads: args.path === undefined ? ["."] : pathArgs(args, "path") }),
   async execute({ path: requested, recursive }, context): Promise<FileListValue> {
     const listing = await listWorkspace(context.workspace, requested, { recursive, maxEntries: FILE_LIMITS.listMaxEntries });
     return { path: listing.relative, entries: listing.entries, truncated: listing.truncated };

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { defineTool } from "../define-tool.js";
+import { defineTool, pathArgs } from "../define-tool.js";
 import { moveWorkspaceEntry } from "../workspace-files.js";
 
 export const FileMoveArgs = z.object({
@@ -22,6 +22,7 @@ export const fileMoveTool = defineTool({
   riskLevel: "medium",
   idempotent: false,
   timeoutMs: 5_000,
+  resources: (args) => ({ writes: pathArgs(args, "from", "to") }),
   async execute({ from, to, overwrite }, context): Promise<FileMoveValue> {
     return moveWorkspaceEntry(context.workspace, from, to, { overwrite });
   },

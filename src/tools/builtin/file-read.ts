@@ -1,7 +1,8 @@
 import { z } from "zod";
-import { defineTool } from "../define-tool.js";
+import { ToolError } from "../../core/errors.js";
+import { defineTool, pathArgs } from "../define-tool.js";
 import { openFileForRead } from "../workspace.js";
-import { FILE_LIMITS } from "./file-limits.js";
+import { FILE_ENCODINGS, FILE_LIMITS, type FileEncoding } from "./file-limits.js";
 
 export const FileReadArgs = z.object({
   path: z.string().min(1).max(1_000).describe("file path relative to the workspace"),
@@ -11,38 +12,88 @@ export const FileReadArgs = z.object({
     .positive()
     .max(FILE_LIMITS.readMaxBytes)
     .optional()
-    .describe(`read at most this many bytes (default ${FILE_LIMITS.readDefaultBytes})`),
+    .describe(`read only the first maxBytes bytes (without it the whole file is read, up to ${FILE_LIMITS.readMaxBytes} bytes)`),
+  encoding: z
+    .enum(FILE_ENCODINGS)
+    .default("utf8")
+    .describe("utf8 (default): the content as text; a file that is not valid UTF-8 is refused. base64: any bytes, base64-encoded"),
 });
 
 export interface FileReadValue {
   path: string;
   content: string;
+  encoding: FileEncoding;
+  /** Size of the file. */
   bytes: number;
+  /** Whether only the beginning was read (`maxBytes`). */
   truncated: boolean;
 }
 
-/** Reads a text file inside the workspace (through descriptors held open, so a swapped symlink cannot lead out). */
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+
+/** Where a cut at `length` must move back to, so no UTF-8 character is split. */
+function characterBoundary(buffer: Buffer, length: number): number {
+  let end = length;
+  // Step back over continuation bytes to the start of the last character, then keep it only if whole.
+  let start = end - 1;
+  while (start > 0 && start > end - 4 && ((buffer[start] as number) & 0xc0) === 0x80) start -= 1;
+  const lead = buffer[start] as number | undefined;
+  if (lead === undefined) return end;
+  const size = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1;
+  if (start + size > end) end = start;
+  return end;
+}
+
+/**
+ * Reads a file inside the workspace (through descriptors held open, so a swapped symlink cannot
+ * lead out), byte-exact: UTF-8 text is returned as it is — trailing whitespace, CRLF and all —
+ * and bytes that are not UTF-8 are refused rather than replaced, unless base64 is asked for.
+ */
 export const fileReadTool = defineTool({
   name: "file_read",
-  description: "Read a text file from the workspace. Paths are relative to the workspace; nothing outside it can be read.",
+  description:
+    "Read a file from the workspace, exactly as it is. Paths are relative to the workspace; nothing outside it can be read. Text must be UTF-8; use encoding base64 for other bytes.",
   schema: FileReadArgs,
   permission: "READ",
   riskLevel: "low",
   idempotent: true,
   timeoutMs: 5_000,
-  async execute({ path: requested, maxBytes = FILE_LIMITS.readDefaultBytes }, context): Promise<FileReadValue> {
+  resources: (args) => ({ reads: pathArgs(args, "path") }),
+  async execute({ path: requested, maxBytes, encoding }, context): Promise<FileReadValue> {
     const file = await openFileForRead(context.workspace, requested);
     try {
-      const length = Math.min(file.size, maxBytes);
-      const buffer = Buffer.alloc(length);
-      const { bytesRead } = await file.handle.read(buffer, 0, length, 0);
-      return { path: file.relative, content: buffer.subarray(0, bytesRead).toString("utf8"), bytes: file.size, truncated: file.size > bytesRead };
+      if (maxBytes === undefined && file.size > FILE_LIMITS.readMaxBytes) {
+        throw new ToolError("too_large", `"${requested}" is ${file.size} bytes; file_read returns at most ${FILE_LIMITS.readMaxBytes} (give maxBytes to read its beginning)`, {
+          path: requested,
+          bytes: file.size,
+        });
+      }
+      const wanted = Math.min(file.size, maxBytes ?? FILE_LIMITS.readMaxBytes);
+      const buffer = Buffer.alloc(wanted);
+      let length = 0;
+      while (length < wanted) {
+        const { bytesRead } = await file.handle.read(buffer, length, wanted - length, length);
+        if (bytesRead === 0) break;
+        length += bytesRead;
+      }
+      const truncated = file.size > length;
+      if (encoding === "base64") {
+        return { path: file.relative, content: buffer.subarray(0, length).toString("base64"), encoding, bytes: file.size, truncated };
+      }
+      const end = truncated ? characterBoundary(buffer, length) : length;
+      let content: string;
+      try {
+        content = strictUtf8.decode(buffer.subarray(0, end));
+      } catch {
+        throw new ToolError("not_text", `"${requested}" is not UTF-8 text; read it with encoding base64`, { path: requested });
+      }
+      return { path: file.relative, content, encoding, bytes: file.size, truncated };
     } finally {
       await file.handle.close();
     }
   },
   summarize: (value) => {
     const read = value as FileReadValue;
-    return `${read.path}: ${read.bytes} bytes${read.truncated ? " (truncated)" : ""}`;
+    return `${read.path}: ${read.bytes} bytes${read.encoding === "base64" ? " (base64)" : ""}${read.truncated ? " (truncated)" : ""}`;
   },
 });

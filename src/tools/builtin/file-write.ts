@@ -1,17 +1,25 @@
 import { z } from "zod";
-import { defineTool } from "../define-tool.js";
+import { ToolError } from "../../core/errors.js";
+import { defineTool, pathArgs } from "../define-tool.js";
 import { writeWorkspaceFile } from "../workspace-files.js";
-import { FILE_LIMITS } from "./file-limits.js";
+import { FILE_ENCODINGS, FILE_LIMITS, type FileEncoding } from "./file-limits.js";
+
+const encoding = z
+  .enum(FILE_ENCODINGS)
+  .default("utf8")
+  .describe("utf8 (default): content is text, written as UTF-8. base64: content is base64 and its bytes are written");
 
 export const FileWriteArgs = z.object({
   path: z.string().min(1).max(1_000).describe("file path relative to the workspace; parent folders are created"),
-  content: z.string().describe("the full text to write"),
+  content: z.string().describe("the full content to write, exactly"),
   overwrite: z.boolean().default(true).describe("replace the file when it exists (default true)"),
+  encoding,
 });
 
 export const FileAppendArgs = z.object({
   path: z.string().min(1).max(1_000).describe("file path relative to the workspace; created when missing"),
-  content: z.string().describe("the text to add at the end"),
+  content: z.string().describe("the content to add at the end"),
+  encoding,
 });
 
 export interface FileWriteValue {
@@ -25,34 +33,47 @@ const summarize = (verb: string) => (value: unknown) => {
   return `${verb} ${written.path} (${written.bytes} bytes${written.created ? ", new file" : ""})`;
 };
 
-/** Writes a text file inside the workspace atomically (temp file, fsync, rename). */
+/** The bytes `content` stands for; base64 that does not decode back to itself is refused, not guessed at. */
+export function contentBytes(content: string, encoding: FileEncoding): string | Buffer {
+  if (encoding === "utf8") return content;
+  const compact = content.replace(/\s+/g, "");
+  const bytes = Buffer.from(compact, "base64");
+  if (bytes.toString("base64").replace(/=+$/, "") !== compact.replace(/=+$/, "")) {
+    throw new ToolError("invalid_arguments", "content is not valid base64");
+  }
+  return bytes;
+}
+
+/** Writes a file in the workspace atomically (temp file, fsync, rename), byte for byte. */
 export const fileWriteTool = defineTool({
   name: "file_write",
-  description: "Write a text file in the workspace (atomic: readers see the old or the new content, never a torn file).",
+  description: "Write a file in the workspace with exactly the content given (atomic: readers see the old or the new content, never a torn file).",
   schema: FileWriteArgs,
   permission: "WRITE",
   riskLevel: "medium",
   idempotent: true,
   timeoutMs: 5_000,
-  async execute({ path: requested, content, overwrite }, context): Promise<FileWriteValue> {
-    const result = await writeWorkspaceFile(context.workspace, requested, content, { overwrite, maxBytes: FILE_LIMITS.writeMaxBytes });
+  resources: (args) => ({ writes: pathArgs(args, "path") }),
+  async execute({ path: requested, content, overwrite, encoding: kind }, context): Promise<FileWriteValue> {
+    const result = await writeWorkspaceFile(context.workspace, requested, contentBytes(content, kind), { overwrite, maxBytes: FILE_LIMITS.writeMaxBytes });
     return { path: result.relative, bytes: result.bytes, created: result.created };
   },
   summarize: summarize("wrote"),
 });
 
-/** Appends text to a workspace file, atomically: the file is rewritten whole through a temporary file. */
+/** Appends to a workspace file, atomically: the file is rewritten whole through a temporary file. */
 export const fileAppendTool = defineTool({
   name: "file_append",
-  description: "Append text to a file in the workspace (created when missing). Atomic like file_write.",
+  description: "Append content to a file in the workspace (created when missing). Atomic like file_write.",
   schema: FileAppendArgs,
   permission: "WRITE",
   riskLevel: "medium",
   // Appending twice appends twice: never retried.
   idempotent: false,
   timeoutMs: 5_000,
-  async execute({ path: requested, content }, context): Promise<FileWriteValue> {
-    const result = await writeWorkspaceFile(context.workspace, requested, content, { append: true, maxBytes: FILE_LIMITS.writeMaxBytes });
+  resources: (args) => ({ writes: pathArgs(args, "path") }),
+  async execute({ path: requested, content, encoding: kind }, context): Promise<FileWriteValue> {
+    const result = await writeWorkspaceFile(context.workspace, requested, contentBytes(content, kind), { append: true, maxBytes: FILE_LIMITS.writeMaxBytes });
     return { path: result.relative, bytes: result.bytes, created: result.created };
   },
   summarize: summarize("appended to"),

@@ -2,6 +2,7 @@ import type { ToolDefinition } from "../define-tool.js";
 import { ToolRegistry, type ToolRegistryOptions } from "../registry.js";
 import { calculatorTool } from "./calculator.js";
 import { type CodeRunOptions, createCodeRunTool } from "./code-run.js";
+import { fileCopyTool } from "./file-copy.js";
 import { fileDeleteTool } from "./file-delete.js";
 import { fileListTool } from "./file-list.js";
 import { fileMoveTool } from "./file-move.js";
@@ -31,6 +32,7 @@ export function createBuiltinTools(settings: BuiltinToolSettings = {}): ToolDefi
     textStatsTool as ToolDefinition,
     fileDeleteTool as ToolDefinition,
     fileMoveTool as ToolDefinition,
+    fileCopyTool as ToolDefinition,
     createCodeRunTool(settings.sandbox) as ToolDefinition,
     createHttpFetchTool(settings.fetch) as ToolDefinition,
     createWebSearchTool(settings.search) as ToolDefinition,

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { defineTool } from "../define-tool.js";
+import { defineTool, pathArgs } from "../define-tool.js";
 import { openFileForRead } from "../workspace.js";
 
 export const TextStatsArgs = z.object({
@@ -34,6 +34,7 @@ export const textStatsTool = defineTool({
   riskLevel: "low",
   idempotent: true,
   timeoutMs: 5_000,
+  resources: (args) => ({ reads: pathArgs(args, "path") }),
   async execute({ path: requested }, context): Promise<TextStatsValue> {
     // Read through the descriptor the workspace opened (containment by real path, no symlink out).
     const file = await openFileForRead(context.workspace, requested);

@@ -1,0 +1,49 @@
+import { z } from "zod";
+import { ToolError } from "../../core/errors.js";
+import { defineTool, pathArgs } from "../define-tool.js";
+import { openFileForRead } from "../workspace.js";
+import { writeWorkspaceFile } from "../workspace-files.js";
+import { FILE_LIMITS } from "./file-limits.js";
+
+export const FileCopyArgs = z.object({
+  from: z.string().min(1).max(1_000).describe("the file to copy, relative to the workspace"),
+  to: z.string().min(1).max(1_000).describe("the path of the copy, relative to the workspace; parent folders are created"),
+  overwrite: z.boolean().default(false).describe("replace a file already at the new path"),
+});
+
+export interface FileCopyValue {
+  from: string;
+  to: string;
+  bytes: number;
+  created: boolean;
+}
+
+/** Copies a workspace file byte for byte (any bytes, text or not), writing the copy atomically. */
+export const fileCopyTool = defineTool({
+  name: "file_copy",
+  description: "Copy a file inside the workspace byte for byte (atomic: the copy appears whole or not at all).",
+  schema: FileCopyArgs,
+  permission: "WRITE",
+  riskLevel: "medium",
+  idempotent: true,
+  timeoutMs: 10_000,
+  resources: (args) => ({ reads: pathArgs(args, "from"), writes: pathArgs(args, "to") }),
+  async execute({ from, to, overwrite }, context): Promise<FileCopyValue> {
+    const source = await openFileForRead(context.workspace, from);
+    let bytes: Buffer;
+    try {
+      if (source.size > FILE_LIMITS.writeMaxBytes) {
+        throw new ToolError("too_large", `"${from}" is ${source.size} bytes; a copy may be at most ${FILE_LIMITS.writeMaxBytes}`, { path: from });
+      }
+      bytes = await source.handle.readFile();
+    } finally {
+      await source.handle.close();
+    }
+    const written = await writeWorkspaceFile(context.workspace, to, bytes, { overwrite, maxBytes: FILE_LIMITS.writeMaxBytes });
+    return { from: source.relative, to: written.relative, bytes: written.bytes, created: written.created };
+  },
+  summarize: (value) => {
+    const copied = value as FileCopyValue;
+    return `copied ${copied.from} to ${copied.to} (${copied.bytes} bytes)`;
+  },
+});
