@@ -1,5 +1,13 @@
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { describe, expect, it } from "vitest";
+import { createAgentRegistry } from "../src/agents/index.js";
+import { UsageMeter } from "../src/agents/model-call.js";
+import { runPlanner } from "../src/agents/planner.js";
 import type { TroupeConfig } from "../src/config/config-file.js";
+import { parseEnv } from "../src/config/env.js";
+import { createProviderRegistry, routeFor } from "../src/providers/registry.js";
+import { createBuiltinRegistry } from "../src/tools/builtin/index.js";
 import { SchemaFollowingChatModel } from "../src/testing/schema-following-chat-model.js";
 import type { FakeRequest } from "../src/testing/fake-server.js";
 import { eventsOf } from "./helpers.js";
@@ -154,6 +162,45 @@ describe("the plan and review schemas sent to providers", () => {
     const plan = anthropicTool(anthropic.requestsFor("planner")[0]);
     expect(plan).not.toHaveProperty("strict");
     expect(((plan.input_schema.properties as Record<string, Schema>).subtasks as Schema).maxItems).toBe(50);
+  });
+});
+
+describe("ollama", () => {
+  it("sends the plan schema with its enums as the JSON-schema format, and reads the wire answer into the internal plan", async () => {
+    const bodies: Array<Record<string, unknown>> = [];
+    const answer = { subtasks: [{ id: "s1", label: "Count the lines of notes.txt", agent: "execute", dependsOn: [], args: [{ name: "path", value: "notes.txt", ref: null, path: null }], tool: "text_stats", mapOver: null, reads: ["notes.txt"], writes: [] }], question: null };
+    // Ollama's /api/chat, streamed as NDJSON the way the ollama client reads it.
+    const server = createServer((request, response) => {
+      const chunks: Buffer[] = [];
+      request.on("data", (chunk: Buffer) => chunks.push(chunk));
+      request.on("end", () => {
+        bodies.push(JSON.parse(Buffer.concat(chunks).toString("utf8")) as Record<string, unknown>);
+        const at = new Date().toISOString();
+        response.writeHead(200, { "content-type": "application/x-ndjson" });
+        response.write(`${JSON.stringify({ model: "llama3.1", created_at: at, message: { role: "assistant", content: JSON.stringify(answer) }, done: false })}\n`);
+        response.end(`${JSON.stringify({ model: "llama3.1", created_at: at, message: { role: "assistant", content: "" }, done: true, done_reason: "stop", prompt_eval_count: 10, eval_count: 5 })}\n`);
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    try {
+      const host = `127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const models = createProviderRegistry().createModelSet({ provider: "ollama", model: "llama3.1" }, parseEnv({ OLLAMA_HOST: host }));
+      const agents = createAgentRegistry().list();
+      const tools = createBuiltinRegistry();
+      const plan = await runPlanner(
+        { model: routeFor(models, "planner"), task: "count the lines of notes.txt", agents, tools, feedback: [], errors: [], humanAnswers: [], maxSubtasks: 50 },
+        { meter: new UsageMeter() },
+      );
+      expect(plan).toEqual({ subtasks: [{ id: "s1", label: "Count the lines of notes.txt", agent: "execute", dependsOn: [], args: { path: { value: "notes.txt" } }, tool: "text_stats", reads: ["notes.txt"] }] });
+      const format = bodies[0]?.format as Schema;
+      expectStrictShape(format, 3);
+      const subtask = subtaskSchema(format);
+      expect(enumOf(subtask.agent as Schema)).toEqual(agents.map((agent) => agent.name));
+      expect(enumOf(subtask.tool as Schema)).toEqual([...tools.names(), null]);
+    } finally {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
   });
 });
 
