@@ -2,7 +2,8 @@ import { HumanMessage, SystemMessage } from "@langchain/core/messages";
 import { CRITIC_WEIGHTS, LIMITS } from "../core/limits.js";
 import type { ModelRoute } from "../providers/registry.js";
 import { roleLine, SECTIONS, STRUCTURED_OUTPUT, section } from "../core/prompt-protocol.js";
-import { CriticOutput } from "../core/review.js";
+import type { CriticOutput } from "../core/review.js";
+import { reviewWireSchema } from "../core/review-wire.js";
 import type { CallOptions } from "./model-call.js";
 import { CRITIC_EXTRACTS, type OutcomeSource, renderOutcomes } from "./outcomes.js";
 import { fitToBudget } from "./prompt-budget.js";
@@ -35,7 +36,10 @@ export function criticPrompt(): string {
   ].join("\n");
 }
 
-/** Asks the model for a verdict (structured output); confidence and pass/fail are computed by code. */
+/**
+ * Asks the model for a verdict (structured output; `redo` can name only the plan's subtasks);
+ * confidence and pass/fail are computed by code.
+ */
 export async function runCritic(input: CriticInput, options: CallOptions): Promise<CriticOutput> {
   const system = new SystemMessage(criticPrompt());
   const render = (detail: number) => [
@@ -52,7 +56,7 @@ export async function runCritic(input: CriticInput, options: CallOptions): Promi
   return invokeStructured(
     {
       route: input.model,
-      schema: CriticOutput,
+      schema: reviewWireSchema(input.outcomes.map((outcome) => outcome.id)),
       name: STRUCTURED_OUTPUT.review,
       description: "Submit the review: scores, issues, subtasks to redo, or a request for a new plan.",
       messages,

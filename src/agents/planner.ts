@@ -1,6 +1,7 @@
 import { HumanMessage, SystemMessage } from "@langchain/core/messages";
 import { LIMITS } from "../core/limits.js";
-import { PlanOutput } from "../core/plan.js";
+import type { PlanOutput } from "../core/plan.js";
+import { type PlanWireSchema, planWireSchema, readPlanAnswer } from "../core/plan-wire.js";
 import type { ModelRoute } from "../providers/registry.js";
 import { roleLine, SECTIONS, STRUCTURED_OUTPUT, section } from "../core/prompt-protocol.js";
 import { truncate } from "../core/text.js";
@@ -49,15 +50,18 @@ export function plannerPrompt(agents: AgentDefinition[], tools: ToolRegistry, ma
     "Rules:",
     `- At most ${maxSubtasks} subtasks, ids like s1, s2, … Each label is a complete instruction for its worker.`,
     "- dependsOn lists the subtasks that must finish first. Independent subtasks have no dependency, so they run in parallel.",
-    '- args are the subtask\'s named inputs: {"value": …} for a literal, or {"ref": "s1", "path": "$"} to take an earlier subtask\'s result',
-    "  (path is a JSONPath into it; $ is the whole result). Every ref must also be in dependsOn.",
+    '- args lists the subtask\'s named inputs as {"name", "value", "ref", "path"}: a literal has its value (text, a number, true/false or a list',
+    '  of those; an object as JSON text) with ref and path null; {"name": "text", "value": null, "ref": "s1", "path": "$"} takes an earlier',
+    "  subtask's result (path is a JSONPath into it; $ is the whole result). Every ref must also be in dependsOn.",
+    "- reads and writes list the workspace paths (files or folders) the subtask reads, and creates, changes or deletes; [] when none.",
     "- A subtask's result is its worker's final answer (parsed as JSON when it is JSON), or the tool's value for a direct tool step.",
-    '- A subtask may name a "tool" to run it directly with its args, without a model call, when nothing needs deciding (e.g. listing a folder).',
-    '- mapOver names a list argument: the subtask runs once per item (that argument set to the item), in parallel, and its result is',
+    '- A subtask may name a "tool" to run it directly with its args, without a model call, when nothing needs deciding (e.g. listing a folder);',
+    "  otherwise tool is null.",
+    '- mapOver (null when unused) names a list argument: the subtask runs once per item (that argument set to the item), in parallel, and its result is',
     '  {"overallStatus": "ALL_SUCCESS" | "PARTIAL_SUCCESS" | "ALL_FAILURE", "results": [{"status": "success" | "error", "input", "output", "error"}]};',
     "  select the successful outputs downstream with $.results[?(@.status=='success')].output.",
     "- Prefer few, well-shaped subtasks. Do not add a subtask for writing the final answer; a synthesizer does that.",
-    `- If the task cannot be planned without more information, return no subtasks and ask one question.`,
+    `- If the task cannot be planned without more information, return no subtasks and ask one question; otherwise question is null.`,
     `Answer by calling ${STRUCTURED_OUTPUT.plan}.`,
   ].join("\n");
 }
@@ -73,14 +77,25 @@ function plannerMessage(input: PlannerInput, detail: number): string {
   return parts.join("\n\n");
 }
 
-/** Asks the model for a plan (structured output). Validation of the plan is the caller's. */
+/** The plan's answer schema for this call: the agents the planner is told about, and the tools it may run directly. */
+export function plannerSchema(input: Pick<PlannerInput, "agents" | "tools" | "allowedTools" | "maxSubtasks">): PlanWireSchema {
+  const tools = input.tools.names().filter((name) => input.allowedTools?.includes(name) ?? true);
+  return planWireSchema({ agents: input.agents.map((agent) => agent.name), tools, maxSubtasks: Math.min(input.maxSubtasks, LIMITS.maxSubtasks) });
+}
+
+/**
+ * Asks the model for a plan (structured output, with the agent and tool names as enums) and
+ * returns it in the internal shape. Validation of the plan is the caller's.
+ */
 export async function runPlanner(input: PlannerInput, options: CallOptions): Promise<PlanOutput> {
   const system = new SystemMessage(plannerPrompt(input.agents, input.tools, Math.min(input.maxSubtasks, LIMITS.maxSubtasks), input.allowedTools));
   const { messages } = await fitToBudget((detail) => [system, new HumanMessage(plannerMessage(input, detail))], input.promptBudget ?? LIMITS.promptTokenBudget);
+  const schema = plannerSchema(input);
   return invokeStructured(
     {
       route: input.model,
-      schema: PlanOutput,
+      schema,
+      read: (answer) => readPlanAnswer(answer, schema),
       name: STRUCTURED_OUTPUT.plan,
       description: "Submit the plan: subtasks with their agents, dependencies and arguments.",
       messages,

@@ -3,50 +3,71 @@ import { type AIMessage, type BaseMessage, HumanMessage, ToolMessage } from "@la
 import type { Runnable } from "@langchain/core/runnables";
 import { z } from "zod";
 import { ModelError } from "../core/errors.js";
+import { describeKeywords, isStrictCompatible, type JsonSchema, wireJsonSchema } from "../core/wire-schema.js";
 import type { ModelCandidate, ModelRoute } from "../providers/registry.js";
 import { type CallOptions, callModel, isInvalidAnswerError } from "./model-call.js";
 
-export interface StructuredRequest<Schema extends z.ZodType> {
+export interface StructuredRequest<Schema extends z.ZodType, Output = z.infer<Schema>> {
   route: ModelRoute;
+  /** What the provider is sent, as JSON schema (see wireJsonSchema); it also reads the answer unless `read` is given. */
   schema: Schema;
+  /** Reads the answer into what the caller wants, or says what is wrong with it (sent back in the repair round). */
+  read?: (answer: unknown) => { success: true; data: Output } | { success: false; error: string };
   name: string;
   description: string;
   messages: BaseMessage[];
 }
 
-const schemaCache = new WeakMap<z.ZodType, Record<string, unknown>>();
+const schemaCache = new WeakMap<z.ZodType, JsonSchema>();
 
-/** A zod schema as JSON schema, converted once per schema. */
-export function jsonSchemaOf(schema: z.ZodType): Record<string, unknown> {
+/** A zod schema as the JSON schema sent to providers (`wireJsonSchema`), converted once per schema object. */
+export function jsonSchemaOf(schema: z.ZodType): JsonSchema {
   let parameters = schemaCache.get(schema);
   if (!parameters) {
-    parameters = z.toJSONSchema(schema, { io: "input", unrepresentable: "any" }) as Record<string, unknown>;
-    delete parameters.$schema;
+    parameters = wireJsonSchema(schema);
     schemaCache.set(schema, parameters);
   }
   return parameters;
 }
 
 type StructuredRunnable = Runnable<BaseLanguageModelInput, { raw: AIMessage; parsed: unknown }>;
-const runnableCache = new WeakMap<object, Map<string, StructuredRunnable>>();
+/** By model, then by schema object (schemas built per call are memoised by their content), then by method, strictness and name. */
+const runnableCache = new WeakMap<object, WeakMap<z.ZodType, Map<string, StructuredRunnable>>>();
+
+/** Whether this candidate's request for `parameters` asks for strict adherence: when its provider has strict mode on and the schema fits it. */
+export function strictFor(candidate: ModelCandidate, parameters: JsonSchema): boolean {
+  return candidate.strict === true && candidate.structuredMethod !== "jsonMode" && isStrictCompatible(parameters);
+}
 
 /**
  * The candidate's model asked for `name` in its native way (`withStructuredOutput`): a
- * JSON-schema response format (OpenAI, Ollama, Anthropic JSON outputs) or a forced tool call.
- * It gets the JSON schema, not the zod schema, so troupe validates the answer itself and can
- * send the model its exact mistakes.
+ * JSON-schema response format (OpenAI, Ollama, Anthropic JSON outputs) or a forced tool call,
+ * in strict mode where the provider has it (OpenAI `strict: true`, Anthropic strict tools; the
+ * keywords its strict mode refuses move into descriptions). It gets the JSON schema, not the
+ * zod schema, so troupe validates the answer itself and can send the model its exact mistakes.
  */
 function structuredRunnable(candidate: ModelCandidate, name: string, description: string, schema: z.ZodType): StructuredRunnable {
-  let byName = runnableCache.get(candidate.model);
-  if (!byName) {
-    byName = new Map();
-    runnableCache.set(candidate.model, byName);
+  let bySchema = runnableCache.get(candidate.model);
+  if (!bySchema) {
+    bySchema = new WeakMap();
+    runnableCache.set(candidate.model, bySchema);
   }
-  const key = `${candidate.structuredMethod} ${name}`;
-  let runnable = byName.get(key);
+  let byKey = bySchema.get(schema);
+  if (!byKey) {
+    byKey = new Map();
+    bySchema.set(schema, byKey);
+  }
+  const parameters = jsonSchemaOf(schema);
+  const strict = strictFor(candidate, parameters);
+  const key = `${candidate.structuredMethod} ${strict} ${(candidate.strictUnsupported ?? []).join(",")} ${name} ${description}`;
+  let runnable = byKey.get(key);
   if (!runnable) {
-    runnable = candidate.model.withStructuredOutput({ ...jsonSchemaOf(schema), title: name, description }, { name, method: candidate.structuredMethod, includeRaw: true }) as StructuredRunnable;
-    byName.set(key, runnable);
+    const sent = strict ? describeKeywords(parameters, candidate.strictUnsupported ?? []) : parameters;
+    runnable = candidate.model.withStructuredOutput(
+      { ...sent, title: name, description },
+      { name, method: candidate.structuredMethod, includeRaw: true, ...(strict ? { strict: true } : {}) },
+    ) as StructuredRunnable;
+    byKey.set(key, runnable);
   }
   return runnable;
 }
@@ -90,8 +111,12 @@ function repairMessages(raw: AIMessage | undefined, problem: string, name: strin
  * it with the zod schema. An invalid answer gets one repair round with the validation errors; a
  * second invalid answer is a ModelError the caller turns into a failed step.
  */
-export async function invokeStructured<Schema extends z.ZodType>(request: StructuredRequest<Schema>, options: CallOptions): Promise<z.infer<Schema>> {
+export async function invokeStructured<Schema extends z.ZodType, Output = z.infer<Schema>>(request: StructuredRequest<Schema, Output>, options: CallOptions): Promise<Output> {
   const { route, schema, name, description } = request;
+  const read = request.read ?? ((answer: unknown) => {
+    const parsed = schema.safeParse(answer);
+    return parsed.success ? { success: true as const, data: parsed.data as Output } : { success: false as const, error: z.prettifyError(parsed.error) };
+  });
   const messages = [...request.messages];
   let lastProblem = "";
   for (let round = 0; round < 2; round += 1) {
@@ -110,9 +135,9 @@ export async function invokeStructured<Schema extends z.ZodType>(request: Struct
       answer = { problem: `the answer could not be read: ${(error as Error).message}` };
     }
     if ("value" in answer) {
-      const parsed = schema.safeParse(answer.value);
+      const parsed = read(answer.value);
       if (parsed.success) return parsed.data;
-      lastProblem = z.prettifyError(parsed.error);
+      lastProblem = parsed.error;
     } else {
       lastProblem = answer.problem;
     }

@@ -20,6 +20,8 @@ export const ProviderSettings = z
     apiKeyEnv: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: "apiKeyEnv is the name of an environment variable" }).optional(),
     defaultModel: z.string().min(1).optional(),
     structuredOutput: StructuredMethod.optional(),
+    /** Whether structured answers ask for strict schema adherence where the method has it (false for a server that refuses `strict`). */
+    strict: z.boolean().optional(),
     headers: z.record(z.string(), z.string()).optional(),
   })
   .strict();

@@ -35,8 +35,8 @@ export const PlannedSubtask = z.object({
     .string()
     .optional()
     .describe("name of a list argument: the subtask runs once per item (that argument set to the item) and reports per-item results"),
-  reads: z.array(z.string()).optional().describe("workspace paths this subtask reads (files or folders)"),
-  writes: z.array(z.string()).optional().describe("workspace paths this subtask creates, changes or deletes"),
+  reads: z.array(z.string().min(1)).optional().describe("workspace paths this subtask reads (files or folders)"),
+  writes: z.array(z.string().min(1)).optional().describe("workspace paths this subtask creates, changes or deletes"),
 });
 export type PlannedSubtask = z.infer<typeof PlannedSubtask>;
 

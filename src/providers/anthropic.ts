@@ -4,14 +4,19 @@ import { defineProvider } from "./provider.js";
 
 /**
  * Anthropic's Messages API through `@langchain/anthropic`. Structured answers use a forced tool
- * call, which every Claude model supports (`structuredOutput: "jsonSchema"` in the config uses
- * JSON outputs on the models that have them). ANTHROPIC_BASE_URL points it at a proxy.
+ * call, which every Claude model supports, with strict tool use (`strict: false` in the
+ * provider's settings for models before Claude 4.5); `structuredOutput: "jsonSchema"` in the
+ * config uses JSON outputs on the models that have them. ANTHROPIC_BASE_URL points it at a proxy.
  */
 export const anthropicProvider = defineProvider({
   id: "anthropic",
   description: "Anthropic Claude (ANTHROPIC_API_KEY; ANTHROPIC_BASE_URL for a proxy)",
   defaultModel: "claude-haiku-4-5",
   structuredMethod: "functionCalling",
+  // Strict tool use (Claude 4.5 and later; `strict: false` for older models). JSON outputs are constrained anyway.
+  strict: { functionCalling: true },
+  // Its strict grammar refuses numeric, length and count bounds: they move into descriptions.
+  strictUnsupported: ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "minLength", "maxLength", "minItems", "maxItems", "uniqueItems", "pattern"],
   streams: true,
   requiredEnv: (_env, settings) => [settings.apiKeyEnv ?? "ANTHROPIC_API_KEY"],
   validate: (env, settings) => {

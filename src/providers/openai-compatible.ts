@@ -12,7 +12,9 @@ const NO_KEY = "not-needed";
  * in OPENAI_COMPATIBLE_BASE_URL, optional key in OPENAI_COMPATIBLE_API_KEY), or a name given in
  * the config file (`providers.deepseek = { type: "openai-compatible", baseUrl, apiKeyEnv }`).
  * Structured answers default to a forced tool call, which these servers support more widely than
- * the JSON-schema response format; `structuredOutput` in the config changes it.
+ * the JSON-schema response format; `structuredOutput` in the config changes it. With
+ * `jsonSchema` the request asks for strict adherence, as OpenAI's does (`strict: false` for a
+ * server that refuses it); `strict: true` also makes the forced tool strict.
  */
 export function openAICompatibleProvider(id = "openai-compatible"): ProviderDefinition {
   const builtin = id === "openai-compatible";
@@ -24,6 +26,8 @@ export function openAICompatibleProvider(id = "openai-compatible"): ProviderDefi
     id,
     description: builtin ? "any OpenAI-compatible server at OPENAI_COMPATIBLE_BASE_URL (vLLM, llama.cpp, LM Studio, DeepSeek, Kimi, GLM, Qwen)" : `OpenAI-compatible endpoint "${id}" from the config file`,
     structuredMethod: "functionCalling",
+    // A JSON-schema response format asks for strict adherence; strict tools only when the config says so.
+    strict: { jsonSchema: true, functionCalling: false },
     streams: true,
     // A key is required only where the config names its variable; local servers need none.
     requiredEnv: (_env, settings) => (settings.apiKeyEnv ? [settings.apiKeyEnv] : []),

@@ -3,7 +3,8 @@ import { envValue, parseBaseUrl } from "./base-url.js";
 import { defineProvider } from "./provider.js";
 
 /**
- * OpenAI through `@langchain/openai`. Plans and verdicts use the JSON-schema response format;
+ * OpenAI through `@langchain/openai`. Plans and verdicts use the JSON-schema response format in
+ * strict mode (`strict: false` in the provider's settings turns it off);
  * OPENAI_BASE_URL points it at a proxy. troupe does the retries itself (one policy for every
  * provider), so the client's own are off.
  */
@@ -12,6 +13,8 @@ export const openaiProvider = defineProvider({
   description: "OpenAI (OPENAI_API_KEY; OPENAI_BASE_URL for a proxy)",
   defaultModel: "gpt-4.1-mini",
   structuredMethod: "jsonSchema",
+  // Strict structured outputs: the JSON-schema response format and tool parameters both take `strict: true`.
+  strict: { jsonSchema: true, functionCalling: true },
   streams: true,
   requiredEnv: (_env, settings) => [settings.apiKeyEnv ?? "OPENAI_API_KEY"],
   validate: (env, settings) => {

@@ -28,6 +28,13 @@ export interface ProviderDefinition {
   validate?: (env: Env, settings: ProviderSettings) => void;
   /** How this provider gives machine-read answers natively (default: a forced tool call). */
   structuredMethod?: StructuredMethod;
+  /**
+   * The structured methods that can ask for strict schema adherence, and whether they do unless
+   * the config's `strict` says otherwise (a method not listed never does).
+   */
+  strict?: Partial<Record<StructuredMethod, boolean>>;
+  /** JSON-schema keywords its strict mode refuses; they are moved into descriptions when strict. */
+  strictUnsupported?: readonly string[];
   /** Whether its models stream tokens (troupe's own models answer in one piece). */
   streams?: boolean;
   createModel(options: CreateModelOptions): BaseChatModel;

@@ -26,6 +26,10 @@ export interface ModelCandidate {
   choice: ModelChoice;
   model: BaseChatModel;
   structuredMethod: StructuredMethod;
+  /** Whether structured requests ask for strict schema adherence (OpenAI `strict: true`, Anthropic strict tools). */
+  strict?: boolean;
+  /** JSON-schema keywords the provider's strict mode refuses (moved into descriptions when strict). */
+  strictUnsupported?: readonly string[];
   /** Whether it streams tokens (the synthesizer's answer then streams to the user). */
   streams: boolean;
   /** Undefined when the price is unknown (its cost is counted as 0). */
@@ -151,10 +155,14 @@ export class ProviderRegistry {
         const provider = this.get(choice.provider);
         const settings = settingsOf(provider.id);
         this.check(choice, env, settings);
+        const structuredMethod = settings.structuredOutput ?? provider.structuredMethod ?? "functionCalling";
+        const strictDefault = provider.strict?.[structuredMethod];
         made = {
           choice,
           model: provider.createModel({ model: choice.model, role, env, settings, timeoutMs: policy.timeoutMs }),
-          structuredMethod: settings.structuredOutput ?? provider.structuredMethod ?? "functionCalling",
+          structuredMethod,
+          strict: strictDefault !== undefined && (settings.strict ?? strictDefault),
+          ...(provider.strictUnsupported ? { strictUnsupported: provider.strictUnsupported } : {}),
           streams: provider.streams ?? false,
           price: priceFor(choice.provider, choice.model, options.prices),
         };

@@ -204,9 +204,13 @@ export abstract class FakeProviderServer {
     await this.respond(response, body, brainRequest, reply, usage, fault);
   }
 
-  /** Asks the brain, with the request's tools bound (a JSON-schema answer becomes a forced tool). */
+  /**
+   * Asks the brain, with the request's tools bound (a JSON-schema answer becomes a forced tool,
+   * named in `tool_choice` as a structured request names it).
+   */
   protected async think(request: BrainRequest): Promise<BrainReply> {
-    const model = request.tools.length > 0 && typeof this.#brain.bindTools === "function" ? this.#brain.bindTools(request.tools) : this.#brain;
+    const forced = request.structuredName ? { tool_choice: request.structuredName } : {};
+    const model = request.tools.length > 0 && typeof this.#brain.bindTools === "function" ? this.#brain.bindTools(request.tools, forced) : this.#brain;
     const message = (await model.invoke(request.messages)) as AIMessage;
     const text = typeof message.content === "string" ? message.content : message.text;
     let counter = 0;

@@ -1,6 +1,7 @@
 import type { BaseMessage } from "@langchain/core/messages";
 import { AIMessageChunk } from "@langchain/core/messages";
 import type { ChatResult } from "@langchain/core/outputs";
+import { toPlanWire } from "../../core/plan-wire.js";
 import { HANDLE_KEY, parseSections, roleOf, SECTIONS, STRUCTURED_OUTPUT } from "../../core/prompt-protocol.js";
 import { boundToolNames, type ToolCallingCallOptions, ToolCallingChatModel } from "../tool-calling-chat-model.js";
 import { planTask } from "./planner-rules.js";
@@ -81,7 +82,8 @@ export class OfflineChatModel extends ToolCallingChatModel {
     let reply: AIMessageChunk;
     switch (role) {
       case "planner": {
-        const plan = planTask(sections.get(SECTIONS.task) ?? textOf(lastHuman));
+        // It answers in the wire shape a real model is asked for (args as a list, nulls for what is unused).
+        const plan = toPlanWire(planTask(sections.get(SECTIONS.task) ?? textOf(lastHuman)));
         reply = this.#structured(STRUCTURED_OUTPUT.plan, plan, tools);
         break;
       }

@@ -1,7 +1,8 @@
 import type { AIMessage} from "@langchain/core/messages";
 import { HumanMessage, SystemMessage, ToolMessage } from "@langchain/core/messages";
 import { describe, expect, it } from "vitest";
-import { BUILTIN_AGENTS, PlanOutput, validatePlan } from "../../core/plan.js";
+import { BUILTIN_AGENTS, validatePlan } from "../../core/plan.js";
+import { fromPlanWire, planWireSchema } from "../../core/plan-wire.js";
 import { roleLine, SECTIONS, section, STRUCTURED_OUTPUT } from "../../core/prompt-protocol.js";
 import { parseTask, splitClauses } from "./intents.js";
 import { OfflineChatModel } from "./offline-chat-model.js";
@@ -86,11 +87,16 @@ describe("offline worker", () => {
 });
 
 describe("OfflineChatModel", () => {
-  it("is a real LangChain chat model: structured output through bindTools", async () => {
+  it("is a real LangChain chat model: structured output through bindTools, in the plan's wire shape", async () => {
     const model = new OfflineChatModel({});
-    const planner = model.withStructuredOutput(PlanOutput, { name: STRUCTURED_OUTPUT.plan });
-    const plan = await planner.invoke([new SystemMessage(roleLine("planner")), new HumanMessage(section(SECTIONS.task, "compute 23% of 1,200 and save it to share.txt"))]);
-    expect(plan.subtasks.map((subtask) => subtask.args)).toEqual([
+    const schema = planWireSchema({ agents: BUILTIN_AGENTS, tools: ["calculator", "file_write"], maxSubtasks: 50 });
+    const planner = model.withStructuredOutput(schema, { name: STRUCTURED_OUTPUT.plan });
+    const wire = await planner.invoke([new SystemMessage(roleLine("planner")), new HumanMessage(section(SECTIONS.task, "compute 23% of 1,200 and save it to share.txt"))]);
+    expect(wire.subtasks[1]?.args).toEqual([
+      { name: "path", value: "share.txt", ref: null, path: null },
+      { name: "content", value: null, ref: "s1", path: "$" },
+    ]);
+    expect(fromPlanWire(wire).subtasks.map((subtask) => subtask.args)).toEqual([
       { expression: { value: "23% of 1,200" } },
       { path: { value: "share.txt" }, content: { ref: "s1", path: "$" } },
     ]);
