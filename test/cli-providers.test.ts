@@ -71,7 +71,9 @@ describe("troupe run against real provider clients (fake servers on loopback)", 
     openai.inject({ kind: "status", status: 429, retryAfter: "0" }, { role: "planner" });
     const directory = tempDir();
     const result = await runCli(["run", TASK, "--max-model-calls", "3"], { cwd: directory, env: envFor({ openai }, { TROUPE_PROVIDER: "openai" }) });
-    expect(result.code).toBe(0);
+    // Stopped with work not done: exit 1, and the trace names what did not finish.
+    expect(result.code).toBe(1);
+    expect(result.stdout).toMatch(/not done: s2 failed \(budget\)/);
     expect(result.stderr).toMatch(/planner openai:gpt-4\.1-mini: HTTP 429; retrying in/);
     expect(result.stderr).toMatch(/budget exhausted \(model calls: 3 of 3\)/);
     expect(result.stdout).toMatch(/budget ran out/);

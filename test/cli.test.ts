@@ -51,9 +51,12 @@ describe("troupe run on the offline model", () => {
     const result = await runCli(["run", "Write a six-week plan for learning Python with weekly exercises", "--json"], { cwd: directory });
     expect(result.signal).toBeNull();
     expect(result.stderr).toBe("note: no model provider is configured, so troupe uses its offline rule-based model (set TROUPE_PROVIDER or --provider for a real one)\n");
-    expect(result.code).toBe(0);
+    // Not done, so not completed: exit 1, with the plan it would follow and why.
+    expect(result.code).toBe(1);
     const output = parseResult(result.stdout);
+    expect(output.status).toBe("failed");
     expect(output.plan.length).toBeGreaterThanOrEqual(2);
+    expect(output.plan[0]).toMatchObject({ status: "failed", failureKind: "unable" });
     expect(output.answer).toMatch(/needs a language model/);
     expect(output.answer).toMatch(/TROUPE_PROVIDER/);
   });
@@ -260,7 +263,7 @@ describe("other commands", () => {
     const list = await runCli(["tools", "list", "--json"], { cwd: directory });
     const tools = JSON.parse(list.stdout) as Array<{ name: string; schema: { properties: Record<string, unknown> } }>;
     expect(tools.map((tool) => tool.name)).toEqual([
-      "calculator", "code_run", "file_append", "file_delete", "file_list", "file_move", "file_read", "file_write", "http_fetch", "json", "text_stats", "web_search",
+      "calculator", "code_run", "file_append", "file_copy", "file_delete", "file_list", "file_move", "file_read", "file_write", "http_fetch", "json", "text_stats", "web_search",
     ]);
     expect(tools.find((tool) => tool.name === "calculator")?.schema.properties).toHaveProperty("expression");
     const call = await runCli(["tools", "call", "calculator", "--args", '{"expression":"17% of 2,340"}'], { cwd: directory });

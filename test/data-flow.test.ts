@@ -297,7 +297,7 @@ describe("the offline model", () => {
       ]);
       expect(result.plan[1]?.map).toMatchObject({ overallStatus: "ALL_SUCCESS", total: 3, succeeded: 3 });
       expect(result.answer).toContain("3 of 3 items succeeded");
-      for (const line of ["data/a.txt: 3 lines", "data/b.md: 1 line", "data/c.csv: 2 lines"]) expect(result.answer).toContain(line);
+      for (const line of ["data/a.txt: 3", "data/b.md: 1", "data/c.csv: 2"]) expect(result.answer).toContain(line);
       expect(result.answer).not.toContain("data/sub:");
     } finally {
       troupe.close();

@@ -127,9 +127,10 @@ describe("critic loop", () => {
     expect(model.callsFor("execute", "s1")).toHaveLength(1);
     expect(result.status).toBe("failed");
     expect(result.stopReason).toBe("failed");
-    expect(result.error).toBe("no subtask succeeded");
+    expect(result.error).toBe("not done: s1 failed (division by zero)");
     expect(result.answer).toBe("It cannot be done: division by zero.");
-    expect(result.trace.knownIssues).toEqual(["s1 cannot succeed: division by zero", "no subtask succeeded"]);
+    expect(result.trace.knownIssues).toEqual(["s1 cannot succeed: division by zero", "not done: s1 failed (division by zero)"]);
+    expect(result.trace.unfinished).toEqual([{ id: "s1", label: "Divide by zero", status: "failed", failureKind: "error", error: "division by zero" }]);
   });
 
   it("weights the scores 0.4/0.3/0.2/0.1 and passes at 0.7", async () => {
@@ -171,7 +172,8 @@ describe("critic loop", () => {
       { maxIterations: 2 },
     );
     model.assertDone();
-    expect(result.status).toBe("completed");
+    // The review never passed: not completed, whatever the answer says (exit 1).
+    expect(result.status).toBe("failed");
     expect(result.stopReason).toBe("max_iterations");
     expect(result.answer).toBe("Best effort: attempt.");
     expect(result.trace.knownIssues).toContain("the figure is still unsourced");
@@ -212,7 +214,14 @@ describe("workers", () => {
     expect(byId.s1?.error).toContain("provider exploded");
     expect(byId.s2?.status).toBe("skipped");
     expect(byId.s3?.status).toBe("done");
-    expect(result.status).toBe("completed");
+    // The answer rests on s1 and s2 too: the run is not completed, and the trace says which did not finish.
+    expect(result.status).toBe("failed");
+    expect(result.stopReason).toBe("failed");
+    expect(result.trace.unfinished.map((entry) => [entry.id, entry.status])).toEqual([
+      ["s1", "failed"],
+      ["s2", "skipped"],
+    ]);
+    expect(result.trace.reviews[0]?.passed).toBe(false);
   });
 
   it("bounds the tool loop at the step limit", async () => {
@@ -229,7 +238,7 @@ describe("workers", () => {
       { maxWorkerSteps: 3 },
     );
     expect(result.plan[0]?.status).toBe("failed");
-    expect(result.plan[0]?.error).toBe("stopped: no answer after 3 steps");
+    expect(result.plan[0]?.error).toBe("stopped: no outcome after 3 steps");
   });
 
   it("treats a FAILED: answer as a failed subtask and a tool the agent lacks as a refused call", async () => {

@@ -216,8 +216,9 @@ describe("a server that answers from the request's own JSON schema", () => {
     expect(server.requestsFor("planner")).toHaveLength(1);
     expect(result.status).toBe("completed");
     expect(result.plan.map(({ id, agent, tool, args }) => ({ id, agent, tool, args }))).toEqual([{ id: "ok id", agent: "research", tool: undefined, args: { "ok name": { value: null } } }]);
-    // The brain read the enums from the wire: the first agent, and the redo ids of the plan.
-    expect(brain.calls.map((call) => call.name)).toEqual(["submit_plan", "submit_review"]);
+    // The brain read the enums from the wire: the first agent, and the redo ids of the plan. Its
+    // worker answered in plain text, so the worker asked for the outcome through structured output.
+    expect(brain.calls.map((call) => call.name)).toEqual(["submit_plan", "submit_result", "submit_review"]);
   });
 
   it("anthropic: the same through a strict forced tool", async () => {

@@ -4,7 +4,7 @@ import { defineAgent } from "./define-agent.js";
 export const executeAgent = defineAgent({
   name: "execute",
   description: "carries out concrete actions with tools: calculations, file operations, JSON checks, text statistics, running code",
-  tools: ["calculator", "json", "file_read", "file_write", "file_append", "file_list", "file_move", "file_copy", "file_delete", "text_stats", "code_run"],
+  tools: ["calculator", "json", "file_read", "file_write", "file_append", "file_list", "file_move", "file_copy", "text_stats", "code_run"],
   grants: [{ tool: "*", level: "READ" }],
   instructions: [
     "Carry out the subtask with your tools; use the calculator for every arithmetic step.",

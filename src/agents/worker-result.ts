@@ -35,7 +35,7 @@ export const SUBMIT_RESULT_SPEC: ToolSpec = {
       type: "object",
       properties: {
         status: { type: "string", enum: [...WORKER_STATUSES], description: "done, failed or unable" },
-        result: { type: ["string", "null"], description: "done: the result as text, when it is not passed on from a handle" },
+        result: { type: ["string", "null"], description: "done: the result as text; with `from`, a short description of that value for people" },
         from: { type: ["string", "null"], description: 'done: the handle whose value is the result exactly, e.g. "results.1" or "args.content"' },
         path: { type: ["string", "null"], description: 'a JSONPath into the value behind `from`, e.g. "$.content"; "$" or null for all of it' },
         reason: { type: ["string", "null"], description: "failed or unable: why, in one sentence" },

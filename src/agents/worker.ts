@@ -360,8 +360,10 @@ export async function runWorker(input: WorkerInput, options: CallOptions): Promi
       } catch (error) {
         return { problem: (error as Error).message };
       }
-      // A whole tool output is summed up as the tool put it; a part of one, or an argument, by a preview.
-      const summary = path === "$" && summaries.has(key) ? (summaries.get(key) as string) : preview(value, LIMITS.previewChars);
+      // The model's description when it gave one; else a plain value is its own summary, a whole tool output is summed up as the tool put it, anything else by a preview.
+      const plain = value === null || typeof value !== "object";
+      const described = submitted.result?.trim();
+      const summary = described ? described : !plain && path === "$" && summaries.has(key) ? (summaries.get(key) as string) : preview(value, LIMITS.previewChars);
       return { status: "done", value, exact: true, summary: truncate(summary, LIMITS.previewChars), toolCalls, steps };
     }
     const text = (submitted.result ?? "").trim();

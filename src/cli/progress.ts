@@ -37,7 +37,7 @@ export function printProgress(event: StoredEvent): void {
       break;
     case "subtask-end":
       if (event.status === "done") err(`${color.green("✓")} ${event.subtaskId} done in ${formatMs(event.durationMs)}: ${oneLine(event.summary ?? "", 90)}`);
-      else err(`${color.red("✗")} ${event.subtaskId} ${event.status} in ${formatMs(event.durationMs)}: ${oneLine(event.error ?? "", 120)}`);
+      else err(`${color.red("✗")} ${event.subtaskId} ${event.status}${event.failureKind && event.failureKind !== "error" ? ` (${event.failureKind})` : ""} in ${formatMs(event.durationMs)}: ${oneLine(event.error ?? "", 120)}`);
       break;
     case "map-item":
       // Successful items would be one line each for thousands of items: only failures are shown.

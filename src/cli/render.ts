@@ -13,8 +13,9 @@ export function planLines(plan: SubtaskView[]): string[] {
     const partial = subtask.map !== undefined && subtask.map.failed > 0 && subtask.status === "done";
     const items = subtask.map ? ` · ${subtask.map.succeeded}/${subtask.map.total} items` : "";
     const mark = partial ? "◐" : (MARK[subtask.status] ?? "?");
+    const status = partial ? "partial" : subtask.failureKind && subtask.failureKind !== "error" ? `${subtask.status} (${subtask.failureKind})` : subtask.status;
     const worker = subtask.tool !== undefined ? `${subtask.agent} · ${subtask.tool}` : subtask.agent;
-    return `  ${mark} ${subtask.id} [${worker}] ${truncate(subtask.label, 80)}${after} — ${partial ? "partial" : subtask.status}${items}${duration}${attempts}`;
+    return `  ${mark} ${subtask.id} [${worker}] ${truncate(subtask.label, 80)}${after} — ${status}${items}${duration}${attempts}`;
   });
 }
 
@@ -54,6 +55,11 @@ export function printResult(result: RunResult, streamedAnswer = ""): void {
   if (trace.plan.length > 0) {
     out("plan:");
     for (const line of planLines(trace.plan)) out(line);
+  }
+  for (const note of trace.planNotes ?? []) out(`plan order: ${note}`);
+  const unfinished = trace.unfinished ?? [];
+  if (unfinished.length > 0) {
+    out(`not done: ${unfinished.map((entry) => `${entry.id} ${entry.status}${entry.failureKind && entry.failureKind !== "error" ? ` (${entry.failureKind})` : ""}`).join(", ")}`);
   }
   for (const review of trace.reviews) {
     out(`critic round ${review.iteration}: ${review.passed ? "passed" : "not passed"} (confidence ${review.confidence.toFixed(2)}; accuracy ${review.scores.accuracy}, completeness ${review.scores.completeness}, relevance ${review.scores.relevance}, logic ${review.scores.logic})`);

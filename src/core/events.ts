@@ -1,6 +1,6 @@
 import type { BudgetStop } from "./budget.js";
 import type { ModelIncident } from "./model-incident.js";
-import type { PlannedSubtask, SubtaskStatus } from "./plan.js";
+import type { FailureKind, PlannedSubtask, SubtaskStatus } from "./plan.js";
 import type { CriticVerdict } from "./review.js";
 import type { InterruptInfo, RunMetrics, StopReason, RunResult } from "./run.js";
 
@@ -20,6 +20,7 @@ export type RunEvent =
       durationMs: number;
       summary?: string;
       error?: string;
+      failureKind?: FailureKind;
     }
   | { type: "subtask-skip"; subtaskId: string; reason: string }
   | { type: "map-item"; subtaskId: string; index: number; total: number; status: "success" | "error"; durationMs: number; error?: string }

@@ -14,7 +14,8 @@ import type { TurnGate } from "./turn-gate.js";
 const RUN_ID = /^[\da-f]{8}-[\da-f]{4}-[\da-f]{4}-[\da-f]{4}-[\da-f]{12}$/i;
 
 /** Which model role a graph node calls. */
-const ROLE_OF_NODE: Record<string, ModelRole> = { planner: "planner", run_subtask: "worker", critic: "critic", synthesizer: "synthesizer" };
+// A worker that may wait for an approval makes each model call a LangGraph task (worker_model) inside run_subtask.
+const ROLE_OF_NODE: Record<string, ModelRole> = { planner: "planner", run_subtask: "worker", worker_model: "worker", critic: "critic", synthesizer: "synthesizer" };
 
 /** What a person reads as the current step while a node runs. */
 const STEP_OF_NODE: Record<string, string> = {

@@ -11,8 +11,10 @@ const worker = (id: string) => [new SystemMessage("You are the troupe research w
 describe("ScriptedChatModel", () => {
   it("answers each call from the first matching unused step and records the call", async () => {
     const model = new ScriptedChatModel({ steps: [finalStep("s2", "second"), finalStep("s1", "first"), answerStep("final", { usage: { input: 10, output: 2 } })] });
-    expect((await model.invoke(worker("s1"))).content).toBe("first");
-    expect((await model.invoke(worker("s2"))).content).toBe("second");
+    // A worker's final step ends its subtask through submit_result, as workers are told to.
+    const resultOf = async (id: string) => (await model.invoke(worker(id))).tool_calls?.map((call) => [call.name, call.args.status, call.args.result]);
+    expect(await resultOf("s1")).toEqual([["submit_result", "done", "first"]]);
+    expect(await resultOf("s2")).toEqual([["submit_result", "done", "second"]]);
     const answer = await model.invoke(synthesizer);
     expect(answer.content).toBe("final");
     expect(answer.usage_metadata).toEqual({ input_tokens: 10, output_tokens: 2, total_tokens: 12 });

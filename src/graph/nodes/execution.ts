@@ -275,6 +275,7 @@ export function createRunSubtaskNode(deps: GraphDeps) {
       durationMs: result.endedAt - startedAt,
       summary: result.summary,
       ...(result.error !== undefined ? { error: result.error } : {}),
+      ...(result.failureKind !== undefined ? { failureKind: result.failureKind } : {}),
     });
     return {
       results: { [subtask.id]: result },

@@ -13,7 +13,7 @@ function itemLines(outcome: OutcomeLine): string[] {
   if (!items) return [];
   const lines = [`- ${outcome.label}: ${items.succeeded} of ${items.total} item${items.total === 1 ? "" : "s"} succeeded${items.failed > 0 ? `, ${items.failed} failed` : ""}`];
   for (const item of items.listed ?? []) {
-    lines.push(item.status === "success" ? `    - ${item.output ?? item.input}` : `    - ${item.input}: failed — ${item.error ?? "no reason given"}`);
+    lines.push(item.status === "success" ? `    - ${item.output !== undefined ? `${item.input}: ${item.output}` : item.input}` : `    - ${item.input}: failed — ${item.error ?? "no reason given"}`);
   }
   if ((items.notListed ?? 0) > 0) lines.push(`    - … ${items.notListed} more not shown`);
   return lines;

@@ -201,7 +201,7 @@ describe("path corpus: nothing outside the workspace is ever touched", () => {
     expect(await call("file_delete", { path: "log", recursive: true })).toMatchObject({ ok: true, value: { type: "directory", removed: 2 } });
     expect(errorCode(await call("file_delete", { path: "." }))).toBe("invalid_path");
     expect(errorCode(await call("file_delete", { path: "log" }))).toBe("not_found");
-    expect(errorCode(await call("file_write", { path: "big.txt", content: "x".repeat(5 * 1024 * 1024 + 1) }))).toBe("too_large");
+    expect(errorCode(await call("file_write", { path: "big.txt", content: "x".repeat(16 * 1024 * 1024 + 1) }))).toBe("too_large");
     expect(await readdir(workspace)).toEqual(["archive"]);
   });
 
