@@ -9,6 +9,8 @@
  */
 import { cpus } from "node:os";
 import { parseArgs } from "node:util";
+import { fileURLToPath } from "node:url";
+import { measureByteExact } from "./byte-exact.js";
 import { measureCheckpointCost } from "./checkpoint-cost.js";
 import { measureFanOut } from "./fan-out.js";
 import { measureMapThroughput } from "./map-throughput.js";
@@ -17,15 +19,16 @@ import { measurePromptTokens } from "./prompt-tokens.js";
 import { measurePromptSize } from "./prompt-size.js";
 import { type BenchReport, renderReport } from "./report.js";
 import { measureServer } from "./server.js";
+import { withTempDir } from "./support.js";
 import { measureToolCalls } from "./tool-calls.js";
 
-const BENCHMARKS = ["overhead", "fanout", "checkpoint", "prompt-tokens", "map", "prompt-size", "tools", "server"];
+const BENCHMARKS = ["overhead", "fanout", "checkpoint", "prompt-tokens", "map", "prompt-size", "tools", "server", "byte-exact"];
 
 const { values } = parseArgs({
   options: {
     json: { type: "boolean", default: false },
     runs: { type: "string", default: "20" },
-    /** Which benchmarks to run (comma-separated): overhead, fanout, checkpoint, prompt-tokens, map, prompt-size, tools, server. */
+    /** Which benchmarks to run (comma-separated): overhead, fanout, checkpoint, prompt-tokens, map, prompt-size, tools, server, byte-exact. */
     only: { type: "string", default: BENCHMARKS.join(",") },
   },
 });
@@ -68,6 +71,10 @@ const server = await bench("server", "HTTP service (1,000 submissions over 100 c
   measureServer({ submissions: 1_000, connections: 100, inFlight: 100 }),
 );
 
+// The CLI as a user runs it, from the same build as this benchmark (dist/bench → dist/src/cli).
+const cli = fileURLToPath(new URL("../src/cli/main.js", import.meta.url));
+const byteExact = await bench("byte-exact", "byte-exact matrix (one offline CLI run per case)…", () => measureByteExact(cli, (body) => withTempDir("troupe-bench-exact-", body)));
+
 const report: BenchReport = {
   environment: { node: process.version, platform: `${process.platform} ${process.arch}`, cpus: cpus().length, startedAt },
   overhead,
@@ -78,12 +85,14 @@ const report: BenchReport = {
   promptSize,
   toolCalls,
   server,
+  byteExact,
   targets: {
     overhead: overhead?.target.met,
     fanOut: fanOut?.target.met,
     mapThroughput: mapThroughput?.target.met,
     promptSize: promptSize?.target.met,
     serverSubmitP95: server?.target.met,
+    byteExact: byteExact?.target.met,
   },
 };
 

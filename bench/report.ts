@@ -1,3 +1,4 @@
+import type { ByteExactReport } from "./byte-exact.js";
 import type { CheckpointCostFigures, CheckpointCostReport } from "./checkpoint-cost.js";
 import type { FanOutReport } from "./fan-out.js";
 import type { MapThroughputReport } from "./map-throughput.js";
@@ -19,8 +20,9 @@ export interface BenchReport {
   promptSize?: PromptSizeReport;
   toolCalls?: ToolCallsReport;
   server?: ServerBenchReport;
+  byteExact?: ByteExactReport;
   /** Undefined for a benchmark left out with --only. */
-  targets: { overhead?: boolean; fanOut?: boolean; mapThroughput?: boolean; promptSize?: boolean; serverSubmitP95?: boolean };
+  targets: { overhead?: boolean; fanOut?: boolean; mapThroughput?: boolean; promptSize?: boolean; serverSubmitP95?: boolean; byteExact?: boolean };
 }
 
 const verdict = (met: boolean | undefined): string => (met === undefined ? "not run" : met ? "MET" : "NOT MET");
@@ -238,6 +240,24 @@ function serverSection(report: ServerBenchReport): string {
   ].join("\n");
 }
 
+function byteExactSection(report: ByteExactReport): string {
+  const table = formatTable(
+    ["case", "held", "ms", "what happened"],
+    report.cases.map((outcome) => [outcome.name, outcome.held ? "yes" : "NO", number(outcome.ms), outcome.detail]),
+  );
+  return [
+    "9. Byte-exact data flow: files of 1 B to 15 MB (text with trailing whitespace, CRLF, multibyte and control characters; and",
+    "   bytes that are not UTF-8) through the offline model's plans with the CLI: 'read A and save it to B' (a worker's result",
+    "   flows by reference through the stash to the worker that writes) and 'copy A to B'; cmp compares. Binary cannot be read",
+    "   as text: that case must fail (exit 1) naming it, writing nothing.",
+    "",
+    table,
+    "",
+    `   cases held: ${report.held} / ${report.total}`,
+    `   target: ${report.target.rate * 100} % of the matrix → ${verdict(report.target.met)}`,
+  ].join("\n");
+}
+
 /** The readable report: one section per benchmark (those --only left out are missing), each ending with its target verdict. */
 export function renderReport(report: BenchReport): string {
   const { environment } = report;
@@ -250,12 +270,13 @@ export function renderReport(report: BenchReport): string {
     report.promptSize && promptSizeSection(report.promptSize),
     report.toolCalls && toolCallsSection(report.toolCalls),
     report.server && serverSection(report.server),
+    report.byteExact && byteExactSection(report.byteExact),
   ].filter((section): section is string => Boolean(section));
   const { targets } = report;
   return [
     `troupe benchmark: node ${environment.node}, ${environment.platform}, ${environment.cpus} CPUs, ${environment.startedAt}`,
     "",
     ...sections.flatMap((section) => [section, ""]),
-    `targets: overhead ${verdict(targets.overhead)}, fan-out ${verdict(targets.fanOut)}, map throughput ${verdict(targets.mapThroughput)}, prompt size ${verdict(targets.promptSize)}, submit p95 ${verdict(targets.serverSubmitP95)} (figures are reported, never enforced)`,
+    `targets: overhead ${verdict(targets.overhead)}, fan-out ${verdict(targets.fanOut)}, map throughput ${verdict(targets.mapThroughput)}, prompt size ${verdict(targets.promptSize)}, submit p95 ${verdict(targets.serverSubmitP95)}, byte-exact ${verdict(targets.byteExact)} (figures are reported, never enforced)`,
   ].join("\n");
 }

@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -10,7 +10,9 @@ import type { RunRequestInput, RunResult } from "../src/core/run.js";
 import { Troupe } from "../src/runtime/engine.js";
 import { modelSetOf } from "../src/testing/model-set.js";
 import { type ScriptStep, ScriptedChatModel } from "../src/testing/scripted-chat-model.js";
+import { createBuiltinRegistry } from "../src/tools/builtin/index.js";
 import { defineTool, type ToolDefinition } from "../src/tools/define-tool.js";
+import type { ToolRegistry } from "../src/tools/registry.js";
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 export const CLI = path.join(ROOT, "dist/src/cli/main.js");
@@ -35,14 +37,27 @@ export interface ScriptedRun {
 }
 
 /** Runs a task in-process with a scripted model for every role, in temporary directories. */
-export async function runScripted(steps: ScriptStep[], request: Omit<RunRequestInput, "task"> & { task?: string } = {}, options: { maxWorkerSteps?: number } = {}): Promise<ScriptedRun> {
+export async function runScripted(
+  steps: ScriptStep[],
+  request: Omit<RunRequestInput, "task"> & { task?: string } = {},
+  options: { maxWorkerSteps?: number; workspaceFiles?: Record<string, string>; extraTools?: ToolDefinition[] } = {},
+): Promise<ScriptedRun> {
   const model = new ScriptedChatModel({ steps });
   const directory = tempDir();
+  const workspace = path.join(directory, "workspace");
+  mkdirSync(workspace, { recursive: true });
+  for (const [name, content] of Object.entries(options.workspaceFiles ?? {})) writeFileSync(path.join(workspace, name), content);
+  let tools: ToolRegistry | undefined;
+  if (options.extraTools) {
+    tools = createBuiltinRegistry();
+    for (const tool of options.extraTools) tools.register(tool);
+  }
   const troupe = await Troupe.create({
     models: modelSetOf(model),
     dataDir: path.join(directory, "data"),
-    workspace: path.join(directory, "workspace"),
+    workspace,
     maxWorkerSteps: options.maxWorkerSteps,
+    ...(tools ? { tools } : {}),
   });
   const events: StoredEvent[] = [];
   try {

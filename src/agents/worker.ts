@@ -400,8 +400,12 @@ export async function runWorker(input: WorkerInput, options: CallOptions): Promi
         const args = (asked as { message: AIMessage }).message.tool_calls?.[0]?.args;
         const parsed = SubmittedResult.safeParse(args);
         if (!parsed.success) return failed(`the worker's outcome was not valid: ${parsed.error.message}`, turnNumber);
-        // A plain answer the model says is done is the text it wrote, unless it named a handle.
-        submitted = parsed.data.status === "done" && !parsed.data.from && !parsed.data.result ? { ...parsed.data, result: text } : parsed.data;
+        // A plain answer the model says is done is the text it wrote, unless it named a handle; an
+        // empty one is left empty, for the subtask to judge against what needs its value.
+        if (parsed.data.status === "done" && !parsed.data.from && !parsed.data.result?.trim()) {
+          return text === "" ? { status: "done", value: "", summary: "", toolCalls, steps: turnNumber } : { status: "done", value: answerValue(text), summary: truncate(text, LIMITS.previewChars), toolCalls, steps: turnNumber };
+        }
+        submitted = parsed.data;
       }
       const settled = settle(submitted, turnNumber);
       return "problem" in settled ? failed(`the worker's outcome was not valid: ${settled.problem}`, turnNumber) : settled;

@@ -1,5 +1,5 @@
 import type { SubtaskView } from "../core/plan.js";
-import type { RunResult } from "../core/run.js";
+import type { RunResult, UnfinishedSubtask } from "../core/run.js";
 import { truncate } from "../core/text.js";
 import { color, formatMs, out } from "./io.js";
 
@@ -17,6 +17,12 @@ export function planLines(plan: SubtaskView[]): string[] {
     const worker = subtask.tool !== undefined ? `${subtask.agent} · ${subtask.tool}` : subtask.agent;
     return `  ${mark} ${subtask.id} [${worker}] ${truncate(subtask.label, 80)}${after} — ${status}${items}${duration}${attempts}`;
   });
+}
+
+/** The subtasks that did not succeed, in one line (`not done: s1 failed (unable), s2 skipped`), or undefined when all did. */
+export function unfinishedLine(unfinished: readonly UnfinishedSubtask[]): string | undefined {
+  if (unfinished.length === 0) return undefined;
+  return `not done: ${unfinished.map((entry) => `${entry.id} ${entry.status}${entry.failureKind && entry.failureKind !== "error" ? ` (${entry.failureKind})` : ""}`).join(", ")}`;
 }
 
 /** How to continue a run that waits for a person. */
@@ -57,10 +63,8 @@ export function printResult(result: RunResult, streamedAnswer = ""): void {
     for (const line of planLines(trace.plan)) out(line);
   }
   for (const note of trace.planNotes ?? []) out(`plan order: ${note}`);
-  const unfinished = trace.unfinished ?? [];
-  if (unfinished.length > 0) {
-    out(`not done: ${unfinished.map((entry) => `${entry.id} ${entry.status}${entry.failureKind && entry.failureKind !== "error" ? ` (${entry.failureKind})` : ""}`).join(", ")}`);
-  }
+  const unfinished = unfinishedLine(trace.unfinished ?? []);
+  if (unfinished) out(unfinished);
   for (const review of trace.reviews) {
     out(`critic round ${review.iteration}: ${review.passed ? "passed" : "not passed"} (confidence ${review.confidence.toFixed(2)}; accuracy ${review.scores.accuracy}, completeness ${review.scores.completeness}, relevance ${review.scores.relevance}, logic ${review.scores.logic})`);
   }

@@ -6,7 +6,7 @@ import { RUN_STATUSES, type RunStatus } from "../../core/run.js";
 import { truncate } from "../../core/text.js";
 import { addEngineFlags, type EngineFlags, openEngine } from "../engine-flags.js";
 import { formatMs, out, parseNumberFlag, printJson } from "../io.js";
-import { planLines } from "../render.js";
+import { planLines, unfinishedLine } from "../render.js";
 
 interface ListFlags extends EngineFlags {
   json?: boolean;
@@ -135,6 +135,8 @@ export function registerRuns(program: Command): void {
       if (view.plan.length > 0) {
         out("plan:");
         for (const line of planLines(view.plan)) out(line);
+        const unfinished = unfinishedLine(view.trace?.unfinished ?? []);
+        if (unfinished && view.status !== "running" && view.status !== "queued") out(unfinished);
       }
       if (view.metrics) {
         const metrics = view.metrics;
