@@ -55,6 +55,7 @@ export const ToolsConfig = z
         maxProcesses: z.number().int().min(1).max(4_096),
         maxFileBytes: z.number().int().positive(),
         maxOutputBytes: z.number().int().positive(),
+        maxResultBytes: z.number().int().positive().max(64 * 1024 * 1024),
         bwrapPath: z.string().min(1),
         pythonPath: z.string().min(1),
         nodePath: z.string().min(1),

@@ -77,6 +77,12 @@ export interface ToolDefinition<Schema extends z.ZodType = z.ZodType> {
   cacheTtlMs?: number | ((args: z.infer<Schema>) => number);
   /** Whether one call is idempotent, when it depends on the arguments (a GET is, a POST is not); overrides `idempotent`. */
   idempotentFor?(args: z.infer<Schema>): boolean;
+  /**
+   * The largest value the tool may hand back, as JSON in UTF-8 bytes (default: the registry's,
+   * 16 MiB). A tool that can produce more should stop where it produces it; the registry checks
+   * again so nothing larger reaches the stash, the checkpoint or a prompt.
+   */
+  maxResultBytes?: number;
   /** Retries after a transient failure (default 3 for idempotent tools, never for the others). */
   retries?: number;
   /** The level one call needs, when it depends on the arguments (an HTTP POST writes). */

@@ -8,6 +8,10 @@ import { Semaphore, sleep } from "./concurrency.js";
 import type { PermissionLevel, ToolContext, ToolDefinition, ToolOutcome } from "./define-tool.js";
 import type { PermissionPolicy } from "./permissions.js";
 import { ResultCache } from "./result-cache.js";
+import { jsonSizeWithin } from "./result-size.js";
+
+/** The largest value a tool may hand back unless it says otherwise (`maxResultBytes`). */
+export const DEFAULT_MAX_RESULT_BYTES = 16 * 1024 * 1024;
 
 /** A finished call, as the registry reports it to its listeners. */
 export interface ToolCallReport {
@@ -341,6 +345,10 @@ export class ToolRegistry {
     const execution = (async (): Promise<{ outcome: ToolOutcome; retryable: boolean }> => {
       try {
         const value = await tool.execute(args, { ...rest, signal });
+        const cap = tool.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES;
+        if (jsonSizeWithin(value, cap).over) {
+          return { outcome: { ok: false, error: { code: "result_too_large", message: `${tool.name} returned more than its ${cap}-byte cap on results; ask for less (a smaller range, a limit) or write it to a file` } }, retryable: false };
+        }
         const summary = tool.summarize ? tool.summarize(value, args) : preview(value, LIMITS.previewChars);
         return { outcome: { ok: true, value, summary }, retryable: false };
       } catch (error) {

@@ -112,6 +112,41 @@ describe("code_run: JavaScript in QuickJS", () => {
   });
 });
 
+describe("code_run: results are bounded inside the sandbox", () => {
+  it("refuses a 100 MiB value with result_too_large naming the cap, and the host goes on", async () => {
+    const heap = process.memoryUsage().heapUsed;
+    const outcome = await run("javascript", '"z".repeat(100 * 1024 * 1024)');
+    expect(outcome).toMatchObject({ ok: false, error: { code: "result_too_large" } });
+    expect(!outcome.ok && outcome.error.message).toContain("8388608-byte cap on results (tools.sandbox.maxResultBytes)");
+    // The value never came to this thread's heap: 100 MiB of it would show.
+    expect(process.memoryUsage().heapUsed - heap).toBeLessThan(32 * 1024 * 1024);
+    const small = new ToolRegistry().register(createCodeRunTool({ maxResultBytes: 1_000 }) as never);
+    const capped = await small.call("code_run", { language: "javascript", code: "Array.from({ length: 500 }, (_, i) => i)" }, { workspace });
+    expect(capped).toMatchObject({ ok: false, error: { code: "result_too_large", message: expect.stringContaining("1000-byte cap") } });
+    // Just under the cap comes back whole, multi-byte characters counted as bytes.
+    expect(await small.call("code_run", { language: "javascript", code: "'é'.repeat(499)" }, { workspace })).toMatchObject({ ok: true, value: { result: "é".repeat(499) } });
+    expect(await small.call("code_run", { language: "javascript", code: "'é'.repeat(500)" }, { workspace })).toMatchObject({ ok: false, error: { code: "result_too_large" } });
+    expect(await run("javascript", "1 + 1")).toMatchObject({ ok: true, value: { result: 2 } });
+  });
+
+  it("cuts 100 MiB of console output and a 100 MiB error message inside the sandbox", async () => {
+    const printed = await run("javascript", 'console.log("y".repeat(100 * 1024 * 1024)); console.log("after"); 7');
+    expect(printed).toMatchObject({ ok: true, value: { result: 7, truncated: true } });
+    expect(printed.ok && (printed.value as { stdout: string }).stdout).toBe("y".repeat(64 * 1024));
+    const thrown = await run("javascript", 'throw new Error("e".repeat(100 * 1024 * 1024))');
+    expect(thrown).toMatchObject({ ok: false, error: { code: "code_error" } });
+    expect(!thrown.ok && thrown.error.message.length).toBeLessThan(5_000);
+    expect(await run("javascript", "let o = {}; o.self = o; o")).toMatchObject({ ok: false, error: { message: "TypeError: the script's value cannot be turned into JSON: circular reference" } });
+    expect(await run("javascript", "'a' + 1n")).toMatchObject({ ok: true, value: { result: "a1" } });
+  });
+
+  it("keeps at most maxOutputBytes of a script's stdout while it streams", async () => {
+    const outcome = await run("python", "import sys\nfor _ in range(3000):\n    sys.stdout.write('x' * 65536)\nprint('done', file=sys.stderr)");
+    expect(outcome).toMatchObject({ ok: true, value: { truncated: true, stderr: "done\n" } });
+    expect(outcome.ok && Buffer.byteLength((outcome.value as { stdout: string }).stdout)).toBe(64 * 1024);
+  });
+});
+
 describe("code_run: scripts under bubblewrap", () => {
   it("runs python and node with the workspace writable at /workspace and input on stdin", async () => {
     const python = await run("python", "import json, sys\nd = json.load(sys.stdin)\nopen('/workspace/out.txt', 'w').write(str(d['n'] * 2))\nprint('ok', d['n'])", { n: 21 });

@@ -17,6 +17,8 @@ export interface CodeRunOptions extends SubprocessOptions {
   maxProcesses: number;
   maxFileBytes: number;
   maxOutputBytes: number;
+  /** The largest value a javascript run may return, as JSON in UTF-8 bytes. */
+  maxResultBytes: number;
 }
 
 /** DESIGN.md's timeout for code is 30 s; a call may ask for up to 2 minutes. */
@@ -28,6 +30,7 @@ export const DEFAULT_CODE_RUN: CodeRunOptions = {
   maxProcesses: 64,
   maxFileBytes: 16 * 1024 * 1024,
   maxOutputBytes: 64 * 1024,
+  maxResultBytes: 8 * 1024 * 1024,
 };
 
 export const CodeRunArgs = z
@@ -93,7 +96,7 @@ export function createCodeRunTool(options: Partial<CodeRunOptions> = {}): ToolDe
         const result = await runJavaScript(
           source,
           args.input,
-          { timeoutMs, memoryBytes: settings.memoryMb * 1024 * 1024, stackBytes: settings.stackKb * 1024, maxOutputChars: settings.maxOutputBytes },
+          { timeoutMs, memoryBytes: settings.memoryMb * 1024 * 1024, stackBytes: settings.stackKb * 1024, maxOutputChars: settings.maxOutputBytes, maxResultBytes: settings.maxResultBytes },
           context.signal,
         );
         if (!result.ok) {

@@ -87,6 +87,33 @@ function interpreterMounts(binary: string): string[] {
   return prefix === "/" ? ["--ro-bind", binary, binary] : ["--ro-bind", prefix, prefix];
 }
 
+/** A stream's bytes up to a cap; what comes after is counted as cut, not kept. */
+export class CappedOutput {
+  readonly #chunks: Buffer[] = [];
+  readonly #cap: number;
+  #bytes = 0;
+  truncated = false;
+
+  constructor(cap: number) {
+    this.#cap = cap;
+  }
+
+  add(chunk: Buffer): void {
+    const room = this.#cap - this.#bytes;
+    if (chunk.byteLength > room) this.truncated = true;
+    if (room <= 0) return;
+    const kept = chunk.byteLength > room ? chunk.subarray(0, room) : chunk;
+    // A copy when cut, so the rest of the pipe's buffer is not kept alive by a slice of it.
+    this.#chunks.push(kept === chunk ? chunk : Buffer.from(kept));
+    this.#bytes += kept.byteLength;
+  }
+
+  /** The bytes kept, as UTF-8 (a character cut at the cap becomes U+FFFD). */
+  text(): string {
+    return Buffer.concat(this.#chunks, this.#bytes).toString("utf8");
+  }
+}
+
 /** Runs scripts under bubblewrap; checks once that bubblewrap works here. */
 export class Bubblewrap {
   readonly #options: SubprocessOptions;
@@ -211,25 +238,13 @@ export class Bubblewrap {
     const started = performance.now();
     return new Promise((resolve) => {
       const child = spawn(bwrap, args, { env: {}, stdio: ["pipe", "pipe", "pipe"] });
-      let stdout = "";
-      let stderr = "";
-      let truncated = false;
+      // Output is kept up to the cap in bytes as it streams in, and drained (not kept) past it:
+      // a script printing gigabytes costs a pipe's worth of memory, and still runs to its end.
+      const stdout = new CappedOutput(limits.maxOutputBytes);
+      const stderr = new CappedOutput(limits.maxOutputBytes);
       let timedOut = false;
-      const collect = (chunk: Buffer, current: string): string => {
-        if (current.length >= limits.maxOutputBytes) {
-          truncated = true;
-          return current;
-        }
-        const next = current + chunk.toString("utf8");
-        if (next.length > limits.maxOutputBytes) truncated = true;
-        return next.slice(0, limits.maxOutputBytes);
-      };
-      child.stdout.on("data", (chunk: Buffer) => {
-        stdout = collect(chunk, stdout);
-      });
-      child.stderr.on("data", (chunk: Buffer) => {
-        stderr = collect(chunk, stderr);
-      });
+      child.stdout.on("data", (chunk: Buffer) => stdout.add(chunk));
+      child.stderr.on("data", (chunk: Buffer) => stderr.add(chunk));
       // Killing bubblewrap kills the namespace's init, and with it every process the script made.
       const kill = (): void => {
         child.kill("SIGKILL");
@@ -245,11 +260,11 @@ export class Bubblewrap {
       child.on("close", (exitCode, exitSignal) => {
         clearTimeout(timer);
         signal?.removeEventListener("abort", onAbort);
-        resolve({ exitCode, signal: exitSignal, stdout, stderr, timedOut, truncated, durationMs: Math.round(performance.now() - started) });
+        resolve({ exitCode, signal: exitSignal, stdout: stdout.text(), stderr: stderr.text(), timedOut, truncated: stdout.truncated || stderr.truncated, durationMs: Math.round(performance.now() - started) });
       });
       child.on("error", (error) => {
         clearTimeout(timer);
-        resolve({ exitCode: null, signal: null, stdout, stderr: `${stderr}${error.message}`, timedOut, truncated, durationMs: Math.round(performance.now() - started) });
+        resolve({ exitCode: null, signal: null, stdout: stdout.text(), stderr: `${stderr.text()}${error.message}`, timedOut, truncated: stdout.truncated || stderr.truncated, durationMs: Math.round(performance.now() - started) });
       });
     });
   }
