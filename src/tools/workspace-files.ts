@@ -3,6 +3,7 @@ import { constants as fsConstants } from "node:fs";
 import { type FileHandle, lstat, open, readdir, realpath, rename, rmdir, unlink } from "node:fs/promises";
 import path from "node:path";
 import { ToolError } from "../core/errors.js";
+import { readBounded } from "./workspace-read.js";
 import { checkRelativePath, directoryAt, errnoOf, isInside, type OpenDirectory, openDirectory, openParent, refuse, translated } from "./workspace.js";
 
 /**
@@ -103,7 +104,9 @@ export async function writeWorkspaceFile(
           if (size + bytes.byteLength > options.maxBytes) {
             throw new ToolError("too_large", `"${requested}" would grow past ${options.maxBytes} bytes`, { path: requested });
           }
-          bytes = Buffer.concat([await handle.readFile(), bytes]);
+          const before = await readBounded(handle, options.maxBytes - bytes.byteLength);
+          if (before.larger) throw new ToolError("too_large", `"${requested}" would grow past ${options.maxBytes} bytes`, { path: requested });
+          bytes = Buffer.concat([before.bytes, bytes]);
         } finally {
           await handle.close();
         }

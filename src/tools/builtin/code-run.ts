@@ -5,6 +5,9 @@ import { defineTool, type ToolDefinition } from "../define-tool.js";
 import { Bubblewrap, type ProcessLimits, type SubprocessOptions } from "../sandbox/bubblewrap.js";
 import { runJavaScript } from "../sandbox/js-sandbox.js";
 import { openFileForRead } from "../workspace.js";
+import { readBounded } from "../workspace-read.js";
+
+const MAX_SCRIPT_BYTES = 512 * 1024;
 
 /** Limits of code_run; the config file can change them (`tools.sandbox`). */
 export interface CodeRunOptions extends SubprocessOptions {
@@ -86,8 +89,10 @@ export function createCodeRunTool(options: Partial<CodeRunOptions> = {}): ToolDe
       if (source === undefined) {
         const file = await openFileForRead(context.workspace, args.path as string);
         try {
-          if (file.size > 512 * 1024) throw new ToolError("too_large", `${file.relative} is larger than 512 KiB`);
-          source = (await file.handle.readFile()).toString("utf8");
+          // Read from the descriptor, bounded: the file may grow after it was measured.
+          const { bytes, larger } = await readBounded(file.handle, MAX_SCRIPT_BYTES);
+          if (larger) throw new ToolError("too_large", `${file.relative} is larger than 512 KiB`);
+          source = bytes.toString("utf8");
         } finally {
           await file.handle.close();
         }
