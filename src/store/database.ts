@@ -119,6 +119,19 @@ CREATE INDEX IF NOT EXISTS runs_owner ON runs (owner, created_at);
 CREATE INDEX IF NOT EXISTS runs_status ON runs (status);
 ALTER TABLE audit ADD COLUMN principal TEXT;`,
   },
+  {
+    // Issue 11: the write-ahead audit. A call's row is written as 'started' before it runs and
+    // completed after. call_id: the caller's deterministic id of the call; effect: what a file
+    // tool is to change (each target's state before and after); outcome: the outcome as JSON,
+    // so the same call coming again after a crash is answered without running twice.
+    version: 5,
+    sql: `
+ALTER TABLE audit ADD COLUMN call_id TEXT;
+ALTER TABLE audit ADD COLUMN effect TEXT;
+ALTER TABLE audit ADD COLUMN outcome TEXT;
+CREATE INDEX IF NOT EXISTS audit_call ON audit (call_id, id) WHERE call_id IS NOT NULL;
+CREATE INDEX IF NOT EXISTS audit_started ON audit (run_id, id) WHERE status = 'started';`,
+  },
 ];
 
 /** Proves a directory is writable by creating and removing an empty file (access() lies for root). */

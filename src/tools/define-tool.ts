@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import type { CallEffect } from "./audit.js";
 
 /** Permission levels, lowest to highest. A tool declares the level it needs. */
 export const PERMISSION_LEVELS = ["NONE", "READ", "WRITE", "EXECUTE", "ADMIN"] as const;
@@ -45,6 +46,13 @@ export interface ToolContext {
   /** The API principal behind a direct call (the API key's name), for the audit trail. */
   principal?: string;
   /**
+   * A deterministic id of this call (the graph gives `run/subtask/step/call-index`). With one, the
+   * registry records the call's outcome (and a file tool's effect) in its write-ahead audit row,
+   * and the same call coming again — a resume after a crash — is answered from that row instead
+   * of running twice: see `ToolRegistry.call`.
+   */
+  callId?: string;
+  /**
    * Asks a person to approve a high-risk call. The graph implements it with LangGraph's
    * `interrupt()`, which throws to pause the run: the registry lets that throw through (the one
    * exception to "a tool call never throws"). Without it, high-risk calls are refused.
@@ -59,6 +67,23 @@ export interface ToolErrorInfo {
 
 /** Every tool call ends in one of these; a tool never throws into the graph. */
 export type ToolOutcome = { ok: true; value: unknown; summary: string } | { ok: false; error: ToolErrorInfo };
+
+/** Where the effect recorded before a call stands now. */
+export type EffectState = "before" | "after" | "other";
+
+/**
+ * What a tool with side effects on the workspace changes, so a call interrupted by a crash can be
+ * settled: the targets' states are recorded before it runs and compared with the workspace when
+ * the same call comes again.
+ */
+export interface ToolEffect<Args = unknown> {
+  /** The targets' states now and the states the call is to leave; undefined when it cannot tell. */
+  capture(args: Args, context: ToolContext): Promise<CallEffect | undefined>;
+  /** Whether the workspace holds the targets' before-states, their after-states, or neither. */
+  check(effect: CallEffect, context: ToolContext): Promise<EffectState>;
+  /** The value the call returns, derived from its arguments and effect, when the effect is found done. */
+  derive(args: Args, effect: CallEffect): unknown;
+}
 
 export interface ToolDefinition<Schema extends z.ZodType = z.ZodType> {
   name: string;
@@ -91,6 +116,8 @@ export interface ToolDefinition<Schema extends z.ZodType = z.ZodType> {
   parameters?: Record<string, unknown>;
   /** Where the tool comes from: `builtin`, or `mcp:<server>`. */
   source?: string;
+  /** What a call changes in the workspace (file tools), for settling a call interrupted by a crash. */
+  effect?: ToolEffect<z.infer<Schema>>;
   /** Returns the tool's value; throws a ToolError (or any error) to fail. */
   execute(args: z.infer<Schema>, context: ToolContext): Promise<unknown>;
   /** A one-line human summary of a value; defaults to a bounded JSON preview. */
