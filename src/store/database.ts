@@ -132,6 +132,14 @@ ALTER TABLE audit ADD COLUMN outcome TEXT;
 CREATE INDEX IF NOT EXISTS audit_call ON audit (call_id, id) WHERE call_id IS NOT NULL;
 CREATE INDEX IF NOT EXISTS audit_started ON audit (run_id, id) WHERE status = 'started';`,
   },
+  {
+    // Issue 11: poison tasks. starts: how many times the run was set running (a start or a
+    // resume); crashes: how many of those in a row ended with its process dead while it ran.
+    version: 6,
+    sql: `
+ALTER TABLE runs ADD COLUMN starts INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN crashes INTEGER NOT NULL DEFAULT 0;`,
+  },
 ];
 
 /** Proves a directory is writable by creating and removing an empty file (access() lies for root). */
