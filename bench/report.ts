@@ -5,6 +5,7 @@ import type { OverheadReport, VariantFigures } from "./overhead.js";
 import type { PromptTokensReport } from "./prompt-tokens.js";
 import type { PromptSizeReport } from "./prompt-size.js";
 import type { ServerBenchReport } from "./server.js";
+import type { AdversarialBenchReport } from "./adversarial.js";
 import type { ToolCallsReport } from "./tool-calls.js";
 import { formatNumber as number, formatTable, type Summary } from "./support.js";
 
@@ -19,8 +20,9 @@ export interface BenchReport {
   promptSize?: PromptSizeReport;
   toolCalls?: ToolCallsReport;
   server?: ServerBenchReport;
+  adversarial?: AdversarialBenchReport;
   /** Undefined for a benchmark left out with --only. */
-  targets: { overhead?: boolean; fanOut?: boolean; mapThroughput?: boolean; promptSize?: boolean; serverSubmitP95?: boolean };
+  targets: { overhead?: boolean; fanOut?: boolean; mapThroughput?: boolean; promptSize?: boolean; serverSubmitP95?: boolean; adversarialLag?: boolean };
 }
 
 const verdict = (met: boolean | undefined): string => (met === undefined ? "not run" : met ? "MET" : "NOT MET");
@@ -171,7 +173,7 @@ function promptSizeSection(report: PromptSizeReport): string {
   );
   return [
     `6. Prompt size: a direct tool step produces customer records of growing size, a worker takes all of them as an argument,`,
-    `   the critic and the synthesizer review and answer; prompt budget ${report.budget} tokens. Tokens counted with js-tiktoken (cl100k_base).`,
+    `   the critic and the synthesizer review and answer; prompt budget ${report.budget} tokens. Tokens counted with gpt-tokenizer (cl100k_base).`,
     "   naive = the worker's prompt with the whole result in its arguments, as it was before the stash.",
     "",
     table,
@@ -238,6 +240,19 @@ function serverSection(report: ServerBenchReport): string {
   ].join("\n");
 }
 
+function adversarialSection(report: AdversarialBenchReport): string {
+  const lines = report.tasks.map((task) => `   - ${task.kind} (${task.chars} characters): ${task.status}`);
+  return [
+    "9. Adversarial tasks: three 5,000-character tasks made of one unbroken piece each, submitted at once to `troupe serve` (the offline",
+    "   model reports no usage, so troupe counts every prompt's tokens itself), while a client polls /health.",
+    ...lines,
+    "",
+    `   server event-loop delay: p99 ${number(report.lagP99Ms)} ms, max ${number(report.lagMaxMs)} ms (prom-client, over the ${number(report.durationMs / 1000)} s the tasks ran)`,
+    `   /health: ${report.health.ok} of ${report.health.polls} polls answered 200; round trip p99 ${number(report.health.p99Ms)} ms, max ${number(report.health.maxMs)} ms`,
+    `   target: event-loop delay p99 < ${report.target.maxLagP99Ms} ms → ${verdict(report.target.met)}`,
+  ].join("\n");
+}
+
 /** The readable report: one section per benchmark (those --only left out are missing), each ending with its target verdict. */
 export function renderReport(report: BenchReport): string {
   const { environment } = report;
@@ -250,12 +265,13 @@ export function renderReport(report: BenchReport): string {
     report.promptSize && promptSizeSection(report.promptSize),
     report.toolCalls && toolCallsSection(report.toolCalls),
     report.server && serverSection(report.server),
+    report.adversarial && adversarialSection(report.adversarial),
   ].filter((section): section is string => Boolean(section));
   const { targets } = report;
   return [
     `troupe benchmark: node ${environment.node}, ${environment.platform}, ${environment.cpus} CPUs, ${environment.startedAt}`,
     "",
     ...sections.flatMap((section) => [section, ""]),
-    `targets: overhead ${verdict(targets.overhead)}, fan-out ${verdict(targets.fanOut)}, map throughput ${verdict(targets.mapThroughput)}, prompt size ${verdict(targets.promptSize)}, submit p95 ${verdict(targets.serverSubmitP95)} (figures are reported, never enforced)`,
+    `targets: overhead ${verdict(targets.overhead)}, fan-out ${verdict(targets.fanOut)}, map throughput ${verdict(targets.mapThroughput)}, prompt size ${verdict(targets.promptSize)}, submit p95 ${verdict(targets.serverSubmitP95)}, adversarial lag ${verdict(targets.adversarialLag)} (figures are reported, never enforced)`,
   ].join("\n");
 }
