@@ -46,6 +46,12 @@ export const ToolsConfig = z
       .object({ concurrency: z.number().int().min(1).max(64).default(5) })
       .strict()
       .default({ concurrency: 5 }),
+    /** What the workspace may hold: bytes of files, and files and folders (1 GiB and 100,000 by default). */
+    quota: z
+      .object({ maxBytes: z.number().int().positive(), maxFiles: z.number().int().positive() })
+      .partial()
+      .strict()
+      .default({}),
     sandbox: z
       .object({
         timeoutMs: z.number().int().positive(),

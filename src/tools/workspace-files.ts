@@ -3,6 +3,7 @@ import { constants as fsConstants } from "node:fs";
 import { type FileHandle, lstat, open, readdir, realpath, rename, rmdir, unlink } from "node:fs/promises";
 import path from "node:path";
 import { ToolError } from "../core/errors.js";
+import { reserveQuota } from "./workspace-quota.js";
 import { readBounded } from "./workspace-read.js";
 import { checkRelativePath, directoryAt, errnoOf, isInside, type OpenDirectory, openDirectory, openParent, refuse, translated } from "./workspace.js";
 
@@ -112,6 +113,8 @@ export async function writeWorkspaceFile(
         }
       }
       if (bytes.byteLength > options.maxBytes) throw new ToolError("too_large", `the content is larger than ${options.maxBytes} bytes`, { path: requested });
+      const oldSize = existed ? ((await lstat(`${directory.anchor}/${name}`).catch(() => undefined))?.size ?? 0) : 0;
+      await reserveQuota(root, { bytes: bytes.byteLength - oldSize, files: existed ? 0 : 1 });
       await replaceInDirectory(directory, name, bytes);
       return { relative: [...directory.segments, name].join("/"), bytes: bytes.byteLength, created: !existed };
     } finally {

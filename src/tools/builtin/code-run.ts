@@ -5,6 +5,7 @@ import { defineTool, type ToolDefinition } from "../define-tool.js";
 import { Bubblewrap, type ProcessLimits, type SubprocessOptions } from "../sandbox/bubblewrap.js";
 import { runJavaScript } from "../sandbox/js-sandbox.js";
 import { openFileForRead } from "../workspace.js";
+import { enforceAfterRun, scanWorkspace, workspaceQuota } from "../workspace-quota.js";
 import { readBounded } from "../workspace-read.js";
 
 const MAX_SCRIPT_BYTES = 512 * 1024;
@@ -117,7 +118,10 @@ export function createCodeRunTool(options: Partial<CodeRunOptions> = {}): ToolDe
         maxFileBytes: settings.maxFileBytes,
         maxOutputBytes: settings.maxOutputBytes,
       };
+      // What the workspace held before, so a run that leaves it over its quota can be rolled back.
+      const before = (await scanWorkspace(context.workspace, workspaceQuota(context.workspace).maxFiles * 2 + 1)).entries;
       const result = await bubblewrap.runScript(args.language, source, context.workspace, args.input, limits, context.signal);
+      await enforceAfterRun(context.workspace, before);
       const printed = [result.stdout && `stdout:\n${tail(result.stdout)}`, result.stderr && `stderr:\n${tail(result.stderr)}`].filter(Boolean).join("\n");
       if (result.timedOut) throw new ToolError("timeout", `the script was killed after ${timeoutMs} ms${printed ? `\n${printed}` : ""}`);
       if (result.exitCode !== 0) {
