@@ -7,6 +7,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { ToolOutcome } from "../define-tool.js";
 import { ToolRegistry } from "../registry.js";
 import { workspaceRoot } from "../workspace.js";
+import { Bubblewrap } from "../sandbox/bubblewrap.js";
 import { createCodeRunTool } from "./code-run.js";
 
 let base: string;
@@ -212,6 +213,29 @@ describe("code_run: scripts under bubblewrap", () => {
     const outcome = await run("python", `import socket\ntry:\n    socket.create_connection(${target()}, timeout=2)\n    print('connected')\nexcept OSError as e:\n    print('blocked', e.errno)`);
     expect(outcome).toMatchObject({ ok: true, value: { stdout: expect.stringMatching(/^blocked \d+/) } });
     await expectHealthy();
+  });
+
+  it("refuses new user namespaces, mounts and ptrace (seccomp), while child processes still run", async () => {
+    const hardening = await new Bubblewrap().hardening();
+    // bubblewrap 0.8 (Debian 12) has --disable-userns; the filter has a table for x86-64.
+    expect(hardening).toEqual({ seccomp: process.arch === "x64", disableUserns: true });
+    const script = [
+      "import ctypes, errno, subprocess",
+      "libc = ctypes.CDLL(None, use_errno=True)",
+      "def attempt(name, result):",
+      "    print(name, result, errno.errorcode.get(ctypes.get_errno()) if result != 0 else 'ok')",
+      "attempt('unshare-user', libc.unshare(0x10000000))",
+      "attempt('unshare-mount', libc.unshare(0x00020000))",
+      "attempt('mount', libc.mount(b'none', b'/tmp', b'tmpfs', 0, None))",
+      "attempt('ptrace', libc.ptrace(16, 1, None, None))",
+      "print('child', subprocess.run(['/usr/bin/echo', 'ran'], capture_output=True, text=True).stdout.strip())",
+    ].join("\n");
+    const outcome = await run("python", script);
+    expect(outcome).toMatchObject({ ok: true });
+    const printed = (outcome as { value: { stdout: string } }).value.stdout;
+    if (process.arch === "x64") {
+      expect(printed).toBe("unshare-user -1 EPERM\nunshare-mount -1 EPERM\nmount -1 EPERM\nptrace -1 EPERM\nchild ran\n");
+    } else expect(printed).toContain("child ran\n");
   });
 
   it("kills an infinite loop near its wall-clock limit", async () => {
