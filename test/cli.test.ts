@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import Database from "better-sqlite3";
@@ -120,6 +120,20 @@ describe("bad input", () => {
       expect(existsSync(path.join(directory, "workspace"))).toBe(false);
     });
   }
+
+  it("refuses a zero-byte troupe.db instead of taking it as a new database", async () => {
+    const directory = tempDir();
+    mkdirSync(path.join(directory, ".troupe"));
+    writeFileSync(path.join(directory, ".troupe", "troupe.db"), "");
+    for (const args of [["run", "compute 2 + 2"], ["runs", "list"], ["audit", "list"]]) {
+      const result = await runCli(args, { cwd: directory });
+      expect([args.join(" "), result.code]).toEqual([args.join(" "), 2]);
+      expect(result.stderr.trim().split("\n")).toHaveLength(1);
+      expect(result.stderr).toMatch(/^troupe: \S+\/\.troupe\/troupe\.db is empty \(0 bytes\), so it is not a troupe database; move it away or delete it to start a new one, or restore it from a copy$/m);
+    }
+    expect(readdirSync(path.join(directory, ".troupe"))).toEqual(["troupe.db"]);
+    expect(existsSync(path.join(directory, "workspace"))).toBe(false);
+  });
 
   it("refuses a data dir that is not writable even for root", async () => {
     const result = await runCli(["run", "hello", "--data-dir", "/sys"], { cwd: tempDir() });

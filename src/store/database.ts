@@ -182,6 +182,29 @@ export function prepareDataDir(directory: string, create: boolean): string {
   return resolved;
 }
 
+/**
+ * Refuses a database file of zero bytes (with no write-ahead log beside it holding its pages).
+ * SQLite would take it as a new, empty database and troupe would start over on top of it; an
+ * empty file where troupe.db should be is a crash or a copy cut short, for a person to look at.
+ */
+export function checkDatabaseFile(directory: string): void {
+  const file = path.join(path.resolve(directory), DATABASE_FILE);
+  let size: number;
+  try {
+    size = statSync(file).size;
+  } catch {
+    return; // no database yet: one is created
+  }
+  if (size > 0) return;
+  const wal = `${file}-wal`;
+  if (existsSync(wal) && statSync(wal).size > 0) return;
+  throw new ConfigError(
+    "database_empty",
+    `${file} is empty (0 bytes), so it is not a troupe database; move it away or delete it to start a new one, or restore it from a copy`,
+    { path: file },
+  );
+}
+
 /** A connection to the data directory's database: WAL, the given sync level, a busy timeout. */
 function connect(directory: string, synchronous: "FULL" | "NORMAL"): Sqlite {
   const db = new Database(path.join(directory, DATABASE_FILE));
@@ -225,6 +248,7 @@ export function databaseExists(directory: string): boolean {
 /** Opens an existing database read-only, or returns undefined when there is none (nothing is created). */
 export function openDatabaseReadOnly(directory: string): Sqlite | undefined {
   if (!databaseExists(directory)) return undefined;
+  checkDatabaseFile(directory);
   const db = new Database(path.join(path.resolve(directory), DATABASE_FILE), { readonly: true, fileMustExist: true });
   db.pragma("busy_timeout = 5000");
   return db;
