@@ -149,6 +149,12 @@ describe("code_run: results are bounded inside the sandbox", () => {
 });
 
 describe("code_run: scripts under bubblewrap", () => {
+  // Never skipped: where the sandbox cannot run, every test here fails with how to install it.
+  beforeAll(async () => {
+    const problem = await new Bubblewrap().unavailable();
+    if (problem) throw new Error(`${problem} (npm test runs .ci/system-packages.sh, which installs it as root or with sudo)`);
+  });
+
   it("runs python and node with the workspace writable at /workspace and input on stdin", async () => {
     const python = await run("python", "import json, sys\nd = json.load(sys.stdin)\nopen('/workspace/out.txt', 'w').write(str(d['n'] * 2))\nprint('ok', d['n'])", { n: 21 });
     expect(python).toMatchObject({ ok: true, value: { language: "python", stdout: "ok 21\n", exitCode: 0 } });

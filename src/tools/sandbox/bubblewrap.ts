@@ -159,8 +159,11 @@ export class Bubblewrap {
   async #check(): Promise<string | undefined> {
     const binary = findOnPath(this.#options.bwrapPath ?? "bwrap");
     if (!binary) return `bubblewrap (${this.#options.bwrapPath ?? "bwrap"}) is not installed, so troupe refuses to run scripts in a subprocess; ${INSTALL_HINT}`;
+    if (!existsSync("/usr/bin/prlimit")) {
+      return "prlimit (util-linux) is missing at /usr/bin/prlimit; troupe needs it to limit scripts' CPU, memory, processes and files (Debian/Ubuntu: apt-get install util-linux)";
+    }
     if (process.getuid?.() === 0 && !findOnPath("/usr/bin/setpriv") && !findOnPath("setpriv")) {
-      return "setpriv (util-linux) is missing; troupe needs it to drop to an unprivileged user inside the sandbox when it runs as root";
+      return "setpriv (util-linux) is missing; troupe needs it to drop to an unprivileged user inside the sandbox when it runs as root (Debian/Ubuntu: apt-get install util-linux)";
     }
     const help = await run(binary, ["--help"], 10_000);
     this.#disableUserns = help.stdout.includes("--disable-userns") || help.stderr.includes("--disable-userns");
