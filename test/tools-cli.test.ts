@@ -64,7 +64,7 @@ describe("troupe tools and troupe audit", () => {
     const csv = await cli("audit", "export", "--format", "csv", "--output", csvFile, "--agent", "research");
     expect(csv.code).toBe(0);
     const lines = readFileSync(csvFile, "utf8").trim().split("\n");
-    expect(lines[0]).toBe("id,at,runId,threadId,subtaskId,agent,tool,args,decision,status,level,grant,reason,resultPreview,errorCode,error,durationMs,attempts,cached,principal");
+    expect(lines[0]).toBe("id,at,runId,threadId,subtaskId,agent,tool,args,decision,status,level,grant,reason,resultPreview,errorCode,error,durationMs,attempts,cached,principal,callId");
     expect(lines).toHaveLength(3);
     expect(lines[1]).toContain('"{""path"":""x.txt"",""content"":""x"",""token"":""[redacted]""}"');
     expect((await cli("audit", "export", "--format", "xml")).code).toBe(2);
