@@ -35,6 +35,12 @@ const TEXT_EXTENSIONS = new Set([
 const SKIPPED = new Set(["node_modules", ".git", ".troupe", "dist", "__pycache__"]);
 const MAX_FILES = 5_000;
 const MAX_FILE_BYTES = 1024 * 1024;
+/**
+ * Text indexed in all, per folder: the index and the texts live in troupe's heap, and a script
+ * can fill a workspace with a gigabyte of text; past this the remaining files (in path order)
+ * are not indexed rather than the process running out of memory.
+ */
+const MAX_TOTAL_BYTES = 32 * 1024 * 1024;
 
 interface Document {
   id: string;
@@ -50,7 +56,15 @@ async function collect(folder: IndexedFolder): Promise<Array<{ relative: string;
     include: (name) => !name.startsWith(".") && TEXT_EXTENSIONS.has(path.extname(name).toLowerCase()),
     skipFolder: (name) => name.startsWith(".") || SKIPPED.has(name),
   });
-  return files.filter((file) => file.size <= MAX_FILE_BYTES).map((file) => ({ relative: file.relative, size: file.size, mtime: file.mtimeMs }));
+  let total = 0;
+  const kept: Array<{ relative: string; size: number; mtime: number }> = [];
+  for (const file of files) {
+    if (file.size > MAX_FILE_BYTES) continue;
+    total += file.size;
+    if (total > MAX_TOTAL_BYTES) break;
+    kept.push({ relative: file.relative, size: file.size, mtime: file.mtimeMs });
+  }
+  return kept;
 }
 
 /** A file's text, or undefined when it cannot be read as a regular text file under the folder now. */
