@@ -6,9 +6,10 @@ import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { openStore, type Store } from "../store/index.js";
-import type { AuditSink } from "./audit.js";
+import type { AuditSink, CallEffect } from "./audit.js";
+import { FILE_EFFECTS } from "./builtin/file-effects.js";
 import { createBuiltinTools } from "./builtin/index.js";
-import { defineTool, type ToolContext, type ToolOutcome } from "./define-tool.js";
+import { defineTool, type ToolContext, type ToolEffect, type ToolOutcome } from "./define-tool.js";
 import { ToolRegistry } from "./registry.js";
 import { workspaceRoot } from "./workspace.js";
 
@@ -179,6 +180,20 @@ describe("a call id answers the same call again without running it twice", () =>
     expect(runs).toBe(0);
     expect(await call(registry, "lookup", {}, workspace, "c5")).toMatchObject({ ok: true, value: 1 });
     expect(store.audit.unfinished({ runId: "run-1" })).toEqual([]);
+  });
+
+  it("describes base64 content by its bytes, and file_copy by its source", async () => {
+    const { workspace } = await setup();
+    writeFileSync(path.join(workspace, "source.bin"), Buffer.from([0, 1, 2, 255]));
+    const [write, copy] = [FILE_EFFECTS.file_write, FILE_EFFECTS.file_copy] as [ToolEffect, ToolEffect];
+    const context = { workspace };
+    const written = await write.capture({ path: "out.bin", content: Buffer.from([0, 1, 2, 255]).toString("base64"), encoding: "base64" }, context);
+    const copied = await copy.capture({ from: "source.bin", to: "copy.bin" }, context);
+    expect(written?.targets[0]?.after).toEqual(copied?.targets[0]?.after);
+    expect(written?.targets[0]?.after).toMatchObject({ type: "file", bytes: 4 });
+    writeFileSync(path.join(workspace, "copy.bin"), Buffer.from([0, 1, 2, 255]));
+    expect(await copy.check(copied as CallEffect, context)).toBe("after");
+    expect(copy.derive({ from: "source.bin", to: "copy.bin" }, copied as CallEffect)).toEqual({ from: "source.bin", to: "copy.bin", bytes: 4, created: true });
   });
 
   it("settles file_write, file_delete and file_move cut short after their effect", async () => {

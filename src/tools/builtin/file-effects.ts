@@ -96,15 +96,20 @@ async function checkTargets(effect: CallEffect, context: ToolContext): Promise<E
 
 const normalized = (requested: string): string => checkRelativePath(requested).join("/");
 
-const WriteArgs = z.object({ path: z.string(), content: z.string() });
+// `encoding: "base64"` (file_write and file_append may take bytes as base64): the effect is on the bytes.
+const WriteArgs = z.object({ path: z.string(), content: z.string(), encoding: z.enum(["utf8", "base64"]).optional() });
+
+function bytesOf(args: z.infer<typeof WriteArgs>): Buffer {
+  return args.encoding === "base64" ? Buffer.from(args.content.replace(/\s+/g, ""), "base64") : Buffer.from(args.content, "utf8");
+}
 const DeleteArgs = z.object({ path: z.string() });
 const MoveArgs = z.object({ from: z.string(), to: z.string() });
 
 const fileWriteEffect: ToolEffect = {
   async capture(args, context) {
-    const { path, content } = WriteArgs.parse(args);
-    const bytes = Buffer.from(content, "utf8");
-    return { targets: [{ path, before: await entryState(context.workspace, path), after: { type: "file", bytes: bytes.byteLength, sha256: sha256(bytes) } }] };
+    const parsed = WriteArgs.parse(args);
+    const bytes = bytesOf(parsed);
+    return { targets: [{ path: parsed.path, before: await entryState(context.workspace, parsed.path), after: { type: "file", bytes: bytes.byteLength, sha256: sha256(bytes) } }] };
   },
   check: checkTargets,
   derive(args, effect) {
@@ -116,11 +121,11 @@ const fileWriteEffect: ToolEffect = {
 
 const fileAppendEffect: ToolEffect = {
   async capture(args, context) {
-    const { path, content } = WriteArgs.parse(args);
-    const before = await entryState(context.workspace, path);
+    const parsed = WriteArgs.parse(args);
+    const before = await entryState(context.workspace, parsed.path);
     // What the file will hold: what it holds now, then the content.
-    const after = await entryState(context.workspace, path, Buffer.from(content, "utf8"));
-    return { targets: [{ path, before, after }] };
+    const after = await entryState(context.workspace, parsed.path, bytesOf(parsed));
+    return { targets: [{ path: parsed.path, before, after }] };
   },
   check: checkTargets,
   derive: fileWriteEffect.derive,
@@ -165,7 +170,12 @@ const fileCopyEffect: ToolEffect = {
     return { targets: [{ path: to, before: await entryState(context.workspace, to), after: await entryState(context.workspace, from) }] };
   },
   check: checkTargets,
-  derive: fileMoveEffect.derive,
+  derive(args, effect) {
+    const { from, to } = MoveArgs.parse(args);
+    const target = effect.targets[0];
+    const after = target?.after as EntryState | undefined;
+    return { from: normalized(from), to: normalized(to), bytes: after?.type === "file" ? after.bytes : 0, created: (target?.before as EntryState | undefined)?.type === "absent" };
+  },
 };
 
 /** The effects of the built-in file tools, by tool name. */
