@@ -25,8 +25,11 @@ if [ "$troupe_node_major" -lt 22 ]; then
       fi
     fi
     PATH="$PWD/.ci/node/bin:$PATH"
-    npm_config_nodedir="$PWD/.ci/node"
-    export PATH npm_config_nodedir
+    # The headers native modules (better-sqlite3) build against, for node-gyp only: it reads
+    # npm_package_config_node_gyp_* before npm_config_* (so this wins over a nodedir in ~/.npmrc),
+    # and npm itself does not take it for one of its own settings, so it prints no warning.
+    npm_package_config_node_gyp_nodedir="$PWD/.ci/node"
+    export PATH npm_package_config_node_gyp_nodedir
   fi
 fi
 unset troupe_node_version troupe_node_major troupe_node_tmp troupe_npm_global

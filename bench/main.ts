@@ -3,7 +3,7 @@
  * fan-out, the cost of its checkpoints, the prompt tokens of the example tasks, the throughput
  * of a mapped subtask, the size of its prompts as data grows, the tool platform's cost per call
  * and per sandbox run, and the HTTP service (submit latency, runs per second, memory with runs
- * in flight), side by side in one process. It reports figures and whether each target is met;
+ * in flight) and its event loop under adversarial tasks, side by side in one process. It reports figures and whether each target is met;
  * it never fails on a threshold. `--json` prints one JSON object; `--only server` (or a comma
  * list) runs some. Not part of `npm test`: timings depend on the machine.
  */
@@ -18,17 +18,18 @@ import { measureOverhead } from "./overhead.js";
 import { measurePromptTokens } from "./prompt-tokens.js";
 import { measurePromptSize } from "./prompt-size.js";
 import { type BenchReport, renderReport } from "./report.js";
+import { measureAdversarial } from "./adversarial.js";
 import { measureServer } from "./server.js";
 import { withTempDir } from "./support.js";
 import { measureToolCalls } from "./tool-calls.js";
 
-const BENCHMARKS = ["overhead", "fanout", "checkpoint", "prompt-tokens", "map", "prompt-size", "tools", "server", "byte-exact"];
+const BENCHMARKS = ["overhead", "fanout", "checkpoint", "prompt-tokens", "map", "prompt-size", "tools", "server", "adversarial", "byte-exact"];
 
 const { values } = parseArgs({
   options: {
     json: { type: "boolean", default: false },
     runs: { type: "string", default: "20" },
-    /** Which benchmarks to run (comma-separated): overhead, fanout, checkpoint, prompt-tokens, map, prompt-size, tools, server, byte-exact. */
+    /** Which benchmarks to run (comma-separated): overhead, fanout, checkpoint, prompt-tokens, map, prompt-size, tools, server, adversarial, byte-exact. */
     only: { type: "string", default: BENCHMARKS.join(",") },
   },
 });
@@ -70,6 +71,7 @@ const toolCalls = await bench("tools", "tool calls…", () => measureToolCalls({
 const server = await bench("server", "HTTP service (1,000 submissions over 100 connections, then 100 runs in flight)…", () =>
   measureServer({ submissions: 1_000, connections: 100, inFlight: 100 }),
 );
+const adversarial = await bench("adversarial", "adversarial tasks (three 5,000-character tasks while /health is polled)…", () => measureAdversarial({ chars: 5_000, pollMs: 50 }));
 
 // The CLI as a user runs it, from the same build as this benchmark (dist/bench → dist/src/cli).
 const cli = fileURLToPath(new URL("../src/cli/main.js", import.meta.url));
@@ -85,6 +87,7 @@ const report: BenchReport = {
   promptSize,
   toolCalls,
   server,
+  adversarial,
   byteExact,
   targets: {
     overhead: overhead?.target.met,
@@ -92,6 +95,7 @@ const report: BenchReport = {
     mapThroughput: mapThroughput?.target.met,
     promptSize: promptSize?.target.met,
     serverSubmitP95: server?.target.met,
+    adversarialLag: adversarial?.target.met,
     byteExact: byteExact?.target.met,
   },
 };

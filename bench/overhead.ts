@@ -42,7 +42,7 @@ export interface OverheadReport {
   rawInMemory: VariantFigures;
   /** Reference only: the floor on troupe's checkpointer (how much of the ratio the checkpointer explains). */
   rawOnTroupeCheckpointer: VariantFigures;
-  /** Reference only: troupe when the model reports no usage and js-tiktoken counts the tokens. */
+  /** Reference only: troupe when the model reports no usage and gpt-tokenizer counts the tokens. */
   troupeCountingTokens: VariantFigures;
   /** troupe / raw with the same checkpointer, on the medians and on the p95s. */
   ratio: { median: number; p95: number };
@@ -137,7 +137,7 @@ export async function measureOverhead(options: OverheadOptions): Promise<Overhea
       await troupeVariant(place("troupe"), "troupe (SQLite, sync)", plan, { ...options, withoutUsage: false }),
       rawVariant(place("raw"), "raw LangGraph (SqliteSaver, sync)", plan, options),
       rawVariant(undefined, "raw LangGraph, no checkpointer (reference)", plan, options),
-      await troupeVariant(place("troupe-tiktoken"), "troupe, tokens counted by js-tiktoken (reference)", plan, { ...options, withoutUsage: true }),
+      await troupeVariant(place("troupe-tiktoken"), "troupe, tokens counted by gpt-tokenizer (reference)", plan, { ...options, withoutUsage: true }),
       rawVariant(place("raw-troupe-saver"), "raw LangGraph on troupe's checkpointer (reference)", plan, { ...options, troupeCheckpointer: true }),
     ];
     try {
@@ -162,7 +162,7 @@ export async function measureOverhead(options: OverheadOptions): Promise<Overhea
       runs: options.runs,
       warmupRuns: options.warmupRuns,
       concurrency: options.concurrency,
-      tokenCounting: "scripted replies report usage (input/output tokens), so the compared runs do no tokenizer work; the js-tiktoken line shows that cost",
+      tokenCounting: "scripted replies report usage (input/output tokens), so the compared runs do no tokenizer work; the gpt-tokenizer line shows that cost",
       troupe,
       rawCheckpointed,
       rawInMemory,

@@ -30,7 +30,7 @@ export interface PromptSizePoint {
   dataBytes: number;
   /** The stashed result's size as the state records it. */
   stashedBytes: number;
-  /** Prompt tokens of the largest model call of the run (js-tiktoken, cl100k_base). */
+  /** Prompt tokens of the largest model call of the run (gpt-tokenizer, cl100k_base). */
   largestPromptTokens: number;
   /** Which call that was (planner, a worker, critic, synthesizer). */
   largestCall: string;

@@ -17,7 +17,7 @@ interface CallRecord {
   toolTokens: number;
 }
 
-/** The offline model, counting each prompt with js-tiktoken (cl100k_base) before it answers. */
+/** The offline model, counting each prompt with gpt-tokenizer (cl100k_base) before it answers. */
 class CountingModel extends OfflineChatModel {
   readonly calls: CallRecord[] = [];
 
@@ -84,5 +84,5 @@ export async function measurePromptTokens(): Promise<PromptTokensReport> {
       byRole,
     });
   }
-  return { encoding: "cl100k_base (js-tiktoken)", model: "offline (deterministic replies)", tasks };
+  return { encoding: "cl100k_base (gpt-tokenizer)", model: "offline (deterministic replies)", tasks };
 }

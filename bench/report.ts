@@ -6,6 +6,7 @@ import type { OverheadReport, VariantFigures } from "./overhead.js";
 import type { PromptTokensReport } from "./prompt-tokens.js";
 import type { PromptSizeReport } from "./prompt-size.js";
 import type { ServerBenchReport } from "./server.js";
+import type { AdversarialBenchReport } from "./adversarial.js";
 import type { ToolCallsReport } from "./tool-calls.js";
 import { formatNumber as number, formatTable, type Summary } from "./support.js";
 
@@ -20,9 +21,10 @@ export interface BenchReport {
   promptSize?: PromptSizeReport;
   toolCalls?: ToolCallsReport;
   server?: ServerBenchReport;
+  adversarial?: AdversarialBenchReport;
   byteExact?: ByteExactReport;
   /** Undefined for a benchmark left out with --only. */
-  targets: { overhead?: boolean; fanOut?: boolean; mapThroughput?: boolean; promptSize?: boolean; serverSubmitP95?: boolean; byteExact?: boolean };
+  targets: { overhead?: boolean; fanOut?: boolean; mapThroughput?: boolean; promptSize?: boolean; serverSubmitP95?: boolean; adversarialLag?: boolean; byteExact?: boolean };
 }
 
 const verdict = (met: boolean | undefined): string => (met === undefined ? "not run" : met ? "MET" : "NOT MET");
@@ -173,7 +175,7 @@ function promptSizeSection(report: PromptSizeReport): string {
   );
   return [
     `6. Prompt size: a direct tool step produces customer records of growing size, a worker takes all of them as an argument,`,
-    `   the critic and the synthesizer review and answer; prompt budget ${report.budget} tokens. Tokens counted with js-tiktoken (cl100k_base).`,
+    `   the critic and the synthesizer review and answer; prompt budget ${report.budget} tokens. Tokens counted with gpt-tokenizer (cl100k_base).`,
     "   naive = the worker's prompt with the whole result in its arguments, as it was before the stash.",
     "",
     table,
@@ -240,21 +242,34 @@ function serverSection(report: ServerBenchReport): string {
   ].join("\n");
 }
 
+function adversarialSection(report: AdversarialBenchReport): string {
+  const lines = report.tasks.map((task) => `   - ${task.kind} (${task.chars} characters): ${task.status}`);
+  return [
+    "9. Adversarial tasks: three 5,000-character tasks made of one unbroken piece each, submitted at once to `troupe serve` (the offline",
+    "   model reports no usage, so troupe counts every prompt's tokens itself), while a client polls /health.",
+    ...lines,
+    "",
+    `   server event-loop delay: p99 ${number(report.lagP99Ms)} ms, max ${number(report.lagMaxMs)} ms (prom-client, over the ${number(report.durationMs / 1000)} s the tasks ran)`,
+    `   /health: ${report.health.ok} of ${report.health.polls} polls answered 200; round trip p99 ${number(report.health.p99Ms)} ms, max ${number(report.health.maxMs)} ms`,
+    `   target: event-loop delay p99 < ${report.target.maxLagP99Ms} ms → ${verdict(report.target.met)}`,
+  ].join("\n");
+}
+
 function byteExactSection(report: ByteExactReport): string {
   const table = formatTable(
     ["case", "held", "ms", "what happened"],
     report.cases.map((outcome) => [outcome.name, outcome.held ? "yes" : "NO", number(outcome.ms), outcome.detail]),
   );
   return [
-    "9. Byte-exact data flow: files of 1 B to 15 MB (text with trailing whitespace, CRLF, multibyte and control characters; and",
-    "   bytes that are not UTF-8) through the offline model's plans with the CLI: 'read A and save it to B' (a worker's result",
-    "   flows by reference through the stash to the worker that writes) and 'copy A to B'; cmp compares. Binary cannot be read",
-    "   as text: that case must fail (exit 1) naming it, writing nothing.",
+    "10. Byte-exact data flow: files of 1 B to 15 MB (text with trailing whitespace, CRLF, multibyte and control characters; and",
+    "    bytes that are not UTF-8) through the offline model's plans with the CLI: 'read A and save it to B' (a worker's result",
+    "    flows by reference through the stash to the worker that writes) and 'copy A to B'; cmp compares. Binary cannot be read",
+    "    as text: that case must fail (exit 1) naming it, writing nothing.",
     "",
     table,
     "",
-    `   cases held: ${report.held} / ${report.total}`,
-    `   target: ${report.target.rate * 100} % of the matrix → ${verdict(report.target.met)}`,
+    `    cases held: ${report.held} / ${report.total}`,
+    `    target: ${report.target.rate * 100} % of the matrix → ${verdict(report.target.met)}`,
   ].join("\n");
 }
 
@@ -270,6 +285,7 @@ export function renderReport(report: BenchReport): string {
     report.promptSize && promptSizeSection(report.promptSize),
     report.toolCalls && toolCallsSection(report.toolCalls),
     report.server && serverSection(report.server),
+    report.adversarial && adversarialSection(report.adversarial),
     report.byteExact && byteExactSection(report.byteExact),
   ].filter((section): section is string => Boolean(section));
   const { targets } = report;
@@ -277,6 +293,6 @@ export function renderReport(report: BenchReport): string {
     `troupe benchmark: node ${environment.node}, ${environment.platform}, ${environment.cpus} CPUs, ${environment.startedAt}`,
     "",
     ...sections.flatMap((section) => [section, ""]),
-    `targets: overhead ${verdict(targets.overhead)}, fan-out ${verdict(targets.fanOut)}, map throughput ${verdict(targets.mapThroughput)}, prompt size ${verdict(targets.promptSize)}, submit p95 ${verdict(targets.serverSubmitP95)}, byte-exact ${verdict(targets.byteExact)} (figures are reported, never enforced)`,
+    `targets: overhead ${verdict(targets.overhead)}, fan-out ${verdict(targets.fanOut)}, map throughput ${verdict(targets.mapThroughput)}, prompt size ${verdict(targets.promptSize)}, submit p95 ${verdict(targets.serverSubmitP95)}, adversarial lag ${verdict(targets.adversarialLag)}, byte-exact ${verdict(targets.byteExact)} (figures are reported, never enforced)`,
   ].join("\n");
 }

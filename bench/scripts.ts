@@ -6,7 +6,7 @@ import { modelSetOf } from "../src/testing/model-set.js";
 import { answerStep, finalStep, planStep, reviewStep, subtask } from "../src/testing/script.js";
 import { ScriptedChatModel, type ScriptStep } from "../src/testing/scripted-chat-model.js";
 
-/** Token usage every scripted reply reports, so no run pays for js-tiktoken counting. */
+/** Token usage every scripted reply reports, so no run pays for tokenizer counting. */
 export const SCRIPTED_USAGE = { input: 100, output: 20 } as const;
 
 /**
@@ -35,7 +35,7 @@ export function modelCallsFor(plan: PlannedSubtask[]): number {
 export interface ScriptOptions {
   /** How many runs the script serves: each step answers this many calls. */
   runs: number;
-  /** Leave usage out so troupe counts tokens itself (js-tiktoken), as it does for providers that do not report usage. */
+  /** Leave usage out so troupe counts tokens itself (gpt-tokenizer), as it does for providers that do not report usage. */
   withoutUsage?: boolean;
   /** Latency of each worker reply; the planner, critic and synthesizer always answer at once. */
   workerDelayMs?: number;

@@ -54,7 +54,7 @@ interface Server {
   stop(): Promise<void>;
 }
 
-async function startServer(directory: string, env: Record<string, string>): Promise<Server> {
+export async function startServer(directory: string, env: Record<string, string>): Promise<Server> {
   const child = spawn(process.execPath, [CLI, "serve", "--port", "0"], {
     cwd: directory,
     env: { ...process.env, TROUPE_RATE_LIMIT: "0", TROUPE_LOG_LEVEL: "error", TROUPE_SHUTDOWN_GRACE_MS: "0", ...env },
@@ -81,7 +81,7 @@ async function startServer(directory: string, env: Record<string, string>): Prom
   }
 }
 
-function send(agent: Agent, port: number, method: string, pathName: string, body?: unknown): Promise<{ status: number; json: () => unknown }> {
+export function send(agent: Agent, port: number, method: string, pathName: string, body?: unknown): Promise<{ status: number; json: () => unknown }> {
   const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
   return new Promise((resolve, reject) => {
     const call = request(
@@ -100,7 +100,12 @@ function send(agent: Agent, port: number, method: string, pathName: string, body
   });
 }
 
-async function metric(agent: Agent, port: number, name: string): Promise<number> {
+export async function metric(agent: Agent, port: number, name: string): Promise<number> {
+  return (await metrics(agent, port, [name]))[0] as number;
+}
+
+/** Several figures of one /metrics scrape (a scrape resets the event-loop delay histogram). */
+export async function metrics(agent: Agent, port: number, names: string[]): Promise<number[]> {
   const response = await new Promise<string>((resolve, reject) => {
     request({ host: "127.0.0.1", port, path: "/metrics", agent }, (reply) => {
       let text = "";
@@ -110,8 +115,10 @@ async function metric(agent: Agent, port: number, name: string): Promise<number>
       .on("error", reject)
       .end();
   });
-  const line = response.split("\n").find((candidate) => candidate.startsWith(`${name} `));
-  return line ? Number(line.split(" ")[1]) : Number.NaN;
+  return names.map((name) => {
+    const line = response.split("\n").find((candidate) => candidate.startsWith(`${name} `));
+    return line ? Number(line.split(" ")[1]) : Number.NaN;
+  });
 }
 
 function residentMb(pid: number): number {

@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import Database from "better-sqlite3";
@@ -107,10 +107,13 @@ describe("bad input", () => {
     ["an unwritable data dir", ["run", "hello", "--data-dir", "/sys/troupe-data"], /cannot be created|not writable/],
     ["a resume of an unknown thread", ["resume", "no-such-thread"], /no run found for thread no-such-thread/],
     ["conflicting resume flags", ["resume", "t", "--approve", "--reject"], /only one of/],
+    ["a workspace that is an existing file", ["run", "hello", "--workspace", "package.json"], /^troupe: the workspace \S+\/package\.json is not a folder \(a file is in the way\)$/m],
+    ["a workspace under an existing file", ["run", "hello", "--workspace", "package.json/inner"], /the workspace \S+\/package\.json\/inner is not a folder \(a file is in the way/],
   ];
   for (const [name, args, message] of cases) {
     it(`refuses ${name} with exit 2, one line on stderr, and nothing written`, async () => {
       const directory = tempDir();
+      writeFileSync(path.join(directory, "package.json"), "{}");
       const result = await runCli(args, { cwd: directory });
       expect(result.code).toBe(2);
       expect(result.stderr.trim().split("\n")).toHaveLength(1);
@@ -120,6 +123,20 @@ describe("bad input", () => {
       expect(existsSync(path.join(directory, "workspace"))).toBe(false);
     });
   }
+
+  it("refuses a zero-byte troupe.db instead of taking it as a new database", async () => {
+    const directory = tempDir();
+    mkdirSync(path.join(directory, ".troupe"));
+    writeFileSync(path.join(directory, ".troupe", "troupe.db"), "");
+    for (const args of [["run", "compute 2 + 2"], ["runs", "list"], ["audit", "list"]]) {
+      const result = await runCli(args, { cwd: directory });
+      expect([args.join(" "), result.code]).toEqual([args.join(" "), 2]);
+      expect(result.stderr.trim().split("\n")).toHaveLength(1);
+      expect(result.stderr).toMatch(/^troupe: \S+\/\.troupe\/troupe\.db is empty \(0 bytes\), so it is not a troupe database; move it away or delete it to start a new one, or restore it from a copy$/m);
+    }
+    expect(readdirSync(path.join(directory, ".troupe"))).toEqual(["troupe.db"]);
+    expect(existsSync(path.join(directory, "workspace"))).toBe(false);
+  });
 
   it("refuses a data dir that is not writable even for root", async () => {
     const result = await runCli(["run", "hello", "--data-dir", "/sys"], { cwd: tempDir() });

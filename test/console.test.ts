@@ -10,10 +10,9 @@ import { ScriptedChatModel } from "../src/testing/scripted-chat-model.js";
 import { type RunningServer, startServer } from "../src/server/serve.js";
 import { ROOT, tempDir } from "./helpers.js";
 
-/** Debian's chromium (installed by .ci/run); a browser is never downloaded. */
+/** Debian's chromium (npm test installs it: .ci/system-packages.sh); a browser is never downloaded. */
 const CHROMIUM = "/usr/bin/chromium";
 const ARTIFACTS = path.join(ROOT, "artifacts");
-const haveChromium = existsSync(CHROMIUM);
 
 /** Submits a task over the API, as a script would beside the console; its task id. */
 async function submit(url: string, body: Record<string, unknown>): Promise<string> {
@@ -22,6 +21,10 @@ async function submit(url: string, body: Record<string, unknown>): Promise<strin
 }
 
 async function launch(directory: string): Promise<BrowserContext> {
+  // Never skipped: without the browser the test fails, saying how to get it.
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(`${CHROMIUM} is missing: install it with apt-get install chromium (npm test runs .ci/system-packages.sh, which does, as root or with sudo)`);
+  }
   return chromium.launchPersistentContext(path.join(directory, "profile"), {
     executablePath: CHROMIUM,
     headless: true,
@@ -30,8 +33,7 @@ async function launch(directory: string): Promise<BrowserContext> {
   });
 }
 
-// Without chromium (a machine set up by hand) the test says so and is skipped; CI installs it, and there it must run.
-describe.skipIf(!haveChromium && !process.env.CI)("the web console in headless Chromium", () => {
+describe("the web console in headless Chromium", () => {
   it("asks for the API key, submits a task, approves its plan with the buttons, and draws the graph to completed", { timeout: 120_000 }, async () => {
     const directory = tempDir("troupe-console-");
     const troupe = await Troupe.create({ provider: "offline", dataDir: path.join(directory, "data"), workspace: path.join(directory, "workspace") });
@@ -124,7 +126,7 @@ describe.skipIf(!haveChromium && !process.env.CI)("the web console in headless C
   });
 });
 
-describe.skipIf(!haveChromium && !process.env.CI)("the web console with the tool platform and data flow", () => {
+describe("the web console with the tool platform and data flow", () => {
   it("counts a map's items on its node (a partial success in its own colour) and answers two waiting tool calls with their own buttons", { timeout: 120_000 }, async () => {
     const directory = tempDir("troupe-console-");
     const workspace = path.join(directory, "workspace");
@@ -204,7 +206,3 @@ describe.skipIf(!haveChromium && !process.env.CI)("the web console with the tool
     }
   });
 });
-
-if (!haveChromium && !process.env.CI) {
-  console.warn(`console test skipped: ${CHROMIUM} is missing (apt-get install chromium; .ci/run installs it)`);
-}

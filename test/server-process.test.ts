@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import Database from "better-sqlite3";
@@ -113,7 +113,7 @@ function processesWith(marker: string): number[] {
 describe("troupe serve configuration", () => {
   const cases: Array<[string, string[], Record<string, string>, RegExp]> = [
     ["another address without API keys", ["--host", "0.0.0.0"], {}, /requires API keys: set TROUPE_API_KEYS/],
-    ["--require-auth without keys", ["--require-auth"], {}, /requires API keys/],
+    ["--require-auth without keys", ["--require-auth"], {}, /^troupe: --require-auth \(TROUPE_REQUIRE_AUTH\) requires API keys: set TROUPE_API_KEYS .*, or serve 127\.0\.0\.1 without --require-auth$/m],
     ["a port that is not one", ["--port", "http"], {}, /^troupe: port:/],
     ["a bad TROUPE_MAX_RUNNING", [], { TROUPE_MAX_RUNNING: "0" }, /maxRunning/],
     ["a bad TROUPE_API_KEYS", [], { TROUPE_API_KEYS: "alice=" }, /TROUPE_API_KEYS/],
@@ -283,6 +283,53 @@ describe("troupe serve in a child process", () => {
     expect(starts(log, (line) => line.subtask === "s2")).toBe(tasks + 3);
     next.child.kill("SIGTERM");
     expect((await next.exited).code).toBe(0);
+  });
+});
+
+describe("a poison task", () => {
+  it("is failed, naming the crashes, once its process died twice in a row while it ran; the server that finds it stays up", { timeout: 120_000 }, async () => {
+    const directory = tempDir();
+    const calls = path.join(directory, "crash-calls.log");
+    writeFileSync(
+      path.join(directory, "troupe.config.json"),
+      JSON.stringify({
+        tools: {
+          permissions: { grants: [{ agent: "execute", tool: "crash.*", level: "EXECUTE" }] },
+          mcp: { servers: { crash: { command: process.execPath, args: [path.join(ROOT, "test/fixtures/mcp-crash-server.mjs")], env: { CRASH_CALL_LOG: calls } } } },
+        },
+      }),
+    );
+    const env = {
+      TROUPE_PROVIDER: "scripted",
+      TROUPE_SCRIPT: writeScript(directory, "plan.json", [planStep([subtask("s1", "execute", "Call the tool that kills troupe", { tool: "crash.kill_host" })])]),
+    };
+    const callCount = (): number => (existsSync(calls) ? readFileSync(calls, "utf8").trim().split("\n").length : 0);
+    const first = await serve(directory, env);
+    const id = await submit(first.url, { task: "run the poison tool" });
+    expect((await first.exited).signal).toBe("SIGKILL");
+    expect(runRow(directory, id).status).toBe("running");
+    // The first restart takes it up again (one crash may be bad luck) and dies the same way.
+    const second = await serve(directory, env);
+    expect((await second.exited).signal).toBe("SIGKILL");
+    expect(callCount()).toBe(2);
+    // The second restart fails it instead, and stays up.
+    const third = await serve(directory, env);
+    const view = await until(async () => {
+      const response = await call<{ status: string; stop_reason: string; error: string }>(`${third.url}/api/v1/tasks/${id}`);
+      return response.body.data.status === "failed" ? response.body.data : undefined;
+    }, "the poison task to be failed");
+    expect(view.stop_reason).toBe("failed");
+    expect(view.error).toContain("the process running this task died 2 times in a row while the task ran");
+    expect((await fetch(`${third.url}/health`)).status).toBe(200);
+    expect(callCount()).toBe(2);
+    // Its audit trail shows the two calls that never finished.
+    const audit = await runCli(["audit", "list", "--run", id, "--status", "started", "--json"], { cwd: directory });
+    expect((JSON.parse(audit.stdout) as Array<{ tool: string }>).map((row) => row.tool)).toEqual(["crash.kill_host", "crash.kill_host"]);
+    // Other work goes on.
+    const next = await submit(third.url, { task: "compute 6 * 7" });
+    expect(next).toBeTruthy();
+    third.child.kill("SIGTERM");
+    expect((await third.exited).code).toBe(0);
   });
 });
 

@@ -64,7 +64,7 @@ describe("troupe tools and troupe audit", () => {
     const csv = await cli("audit", "export", "--format", "csv", "--output", csvFile, "--agent", "research");
     expect(csv.code).toBe(0);
     const lines = readFileSync(csvFile, "utf8").trim().split("\n");
-    expect(lines[0]).toBe("id,at,runId,threadId,subtaskId,agent,tool,args,decision,status,level,grant,reason,resultPreview,errorCode,error,durationMs,attempts,cached,principal");
+    expect(lines[0]).toBe("id,at,runId,threadId,subtaskId,agent,tool,args,decision,status,level,grant,reason,resultPreview,errorCode,error,durationMs,attempts,cached,principal,callId");
     expect(lines).toHaveLength(3);
     expect(lines[1]).toContain('"{""path"":""x.txt"",""content"":""x"",""token"":""[redacted]""}"');
     expect((await cli("audit", "export", "--format", "xml")).code).toBe(2);
@@ -125,5 +125,14 @@ describe("troupe tools and troupe audit", () => {
     expect(readFileSync(path.join(directory, "workspace", "report.txt"), "utf8")).toBe("report");
     const audit = JSON.parse((await runCli(["audit", "list", "--json"], { cwd: directory })).stdout) as Array<{ tool: string; decision: string }>;
     expect(audit.map((row) => [row.tool, row.decision])).toEqual([["file_write", "approved"]]);
+  });
+
+  it("survives a code_run whose value is 100 MiB: a clear error, exit 1, and the call in the audit trail", async () => {
+    const directory = tempDir();
+    const call = await runCli(["tools", "call", "code_run", "--args", JSON.stringify({ language: "javascript", code: '"z".repeat(100*1024*1024)' })], { cwd: directory });
+    expect(call.code).toBe(1);
+    expect(call.stderr).toContain("code_run failed (result_too_large): the script's value is larger than the 8388608-byte cap on results");
+    const audit = JSON.parse((await runCli(["audit", "list", "--json"], { cwd: directory })).stdout) as Array<{ tool: string; status: string; errorCode: string }>;
+    expect(audit.map((row) => [row.tool, row.status, row.errorCode])).toEqual([["code_run", "error", "result_too_large"]]);
   });
 });

@@ -121,7 +121,7 @@ async function attempt(runnable: Runnable<BaseLanguageModelInput, unknown>, mess
   }
 }
 
-/** Tokens of a call: as the provider reported them, else counted with js-tiktoken. */
+/** Tokens of a call: as the provider reported them, else counted with gpt-tokenizer (cl100k_base). */
 async function usageOf(messages: BaseMessage[], message: AIMessage): Promise<{ promptTokens: number; completionTokens: number }> {
   const reported = message.usage_metadata;
   if (reported && reported.input_tokens > 0) return { promptTokens: reported.input_tokens, completionTokens: reported.output_tokens };
@@ -133,7 +133,7 @@ async function usageOf(messages: BaseMessage[], message: AIMessage): Promise<{ p
  * attempt has a timeout; a failure worth retrying (429, 5xx, reset, timeout, cut-off stream) is
  * retried with exponential backoff and jitter, never sooner than Retry-After; when a model still
  * fails it hands over to the next of its chain, and the run remembers that. Cancellation aborts
- * the call in flight. Tokens come from the provider's usage metadata, else js-tiktoken, and cost
+ * the call in flight. Tokens come from the provider's usage metadata, else gpt-tokenizer, and cost
  * from the model's price. Tools are never run here, so a retry cannot repeat a side effect.
  */
 export async function callModel(route: ModelRoute, messages: BaseMessage[], options: CallOptions, shape: CallShape = {}): Promise<ModelReply> {

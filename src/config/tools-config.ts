@@ -46,6 +46,12 @@ export const ToolsConfig = z
       .object({ concurrency: z.number().int().min(1).max(64).default(5) })
       .strict()
       .default({ concurrency: 5 }),
+    /** What the workspace may hold: bytes of files, and files and folders (1 GiB and 100,000 by default). */
+    quota: z
+      .object({ maxBytes: z.number().int().positive(), maxFiles: z.number().int().positive() })
+      .partial()
+      .strict()
+      .default({}),
     sandbox: z
       .object({
         timeoutMs: z.number().int().positive(),
@@ -55,6 +61,7 @@ export const ToolsConfig = z
         maxProcesses: z.number().int().min(1).max(4_096),
         maxFileBytes: z.number().int().positive(),
         maxOutputBytes: z.number().int().positive(),
+        maxResultBytes: z.number().int().positive().max(64 * 1024 * 1024),
         bwrapPath: z.string().min(1),
         pythonPath: z.string().min(1),
         nodePath: z.string().min(1),

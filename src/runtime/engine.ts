@@ -35,7 +35,8 @@ import { scriptedProvider } from "../testing/scripted-provider.js";
 import type { ToolOutcome } from "../tools/define-tool.js";
 import { OPERATOR, type PermissionPolicy } from "../tools/permissions.js";
 import type { ToolRegistry } from "../tools/registry.js";
-import { workspaceRoot } from "../tools/workspace.js";
+import { checkWorkspacePath, workspaceRoot } from "../tools/workspace.js";
+import { setWorkspaceQuota } from "../tools/workspace-quota.js";
 import { createModels, type ProviderSource, registryFor } from "./model-selection.js";
 import { pendingInterrupts } from "./interrupts.js";
 import { resultFromState } from "./result.js";
@@ -203,9 +204,12 @@ export class Troupe {
       options.toolsConfig !== undefined
         ? resolveToolsConfig(options.toolsConfig)
         : resolveToolsConfig(config.tools, { base: loaded.file ? path.dirname(loaded.file) : path.resolve(options.configDir ?? process.cwd()), file: loaded.file });
+    // A workspace path that cannot be a folder is bad input, refused before anything is written.
+    checkWorkspacePath(options.workspace ?? env.TROUPE_WORKSPACE);
     const store = openStore(options.dataDir ?? env.TROUPE_DATA_DIR);
     try {
       const workspace = await workspaceRoot(options.workspace ?? env.TROUPE_WORKSPACE);
+      setWorkspaceQuota(workspace, toolsConfig.quota);
       const platform = await createToolPlatform({ config: toolsConfig, agents: options.agents ?? createAgentRegistry(), tools: options.tools, audit: store.audit });
       const { tools, agents } = platform;
       const ledgers = new Map<string, RunLedger>();

@@ -75,7 +75,7 @@ export async function createApp(options: CreateAppOptions): Promise<TroupeApp> {
   const metrics = new ServerMetrics();
   const hub = new EventHub();
   const docs = new ApiDocs();
-  const tasks = new TaskService({ troupe: options.troupe, maxRunning: config.maxRunning, metrics, telemetry, hub, logger });
+  const tasks = new TaskService({ troupe: options.troupe, maxRunning: config.maxRunning, maxCrashes: config.maxCrashes, metrics, telemetry, hub, logger });
   const context: RouteContext = { troupe: options.troupe, tasks, hub, docs, metrics, config };
 
   const app: FastifyInstance = Fastify({

@@ -76,6 +76,11 @@ export const ServerConfig = z.object({
   maxEventLoopDelayMs: count(0).default(1_000),
   /** How long a shutdown lets running steps reach a checkpoint. */
   shutdownGraceMs: count(0).default(30_000),
+  /**
+   * A run whose process died this many times in a row while it ran is failed on the next start
+   * instead of being taken up again: a task that crashes troupe must not crash every restart.
+   */
+  maxCrashes: count(1).default(2),
   /** Seconds sent in Retry-After with a 503 (overload, shutting down). */
   retryAfterSeconds: count(1).default(5),
   logLevel: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
@@ -97,6 +102,7 @@ export function serverConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Serve
     rateLimitPerMinute: pick("TROUPE_RATE_LIMIT") as never,
     maxEventLoopDelayMs: pick("TROUPE_MAX_EVENT_LOOP_DELAY_MS") as never,
     shutdownGraceMs: pick("TROUPE_SHUTDOWN_GRACE_MS") as never,
+    maxCrashes: pick("TROUPE_MAX_CRASHES") as never,
     logLevel: pick("TROUPE_LOG_LEVEL") as never,
   };
 }
@@ -130,9 +136,12 @@ export function authPolicy(config: ServerConfig): AuthPolicy {
     throw new ConfigError("auth_required", `API keys cannot be turned off on ${config.host}: only a loopback address may serve without them`);
   }
   if (required && config.requireAuth !== false && keys.length === 0) {
+    // On loopback it is --require-auth that asks for keys: binding elsewhere is no way out of it.
     throw new ConfigError(
       "api_keys_missing",
-      `serving on ${config.host} requires API keys: set TROUPE_API_KEYS (comma-separated, each "key" or "name=key"), or bind to 127.0.0.1`,
+      loopback
+        ? `--require-auth (TROUPE_REQUIRE_AUTH) requires API keys: set TROUPE_API_KEYS (comma-separated, each "key" or "name=key"), or serve ${config.host} without --require-auth`
+        : `serving on ${config.host} requires API keys: set TROUPE_API_KEYS (comma-separated, each "key" or "name=key"), or bind to 127.0.0.1`,
     );
   }
   return { required: required && config.requireAuth !== false, keys };

@@ -26,6 +26,8 @@ import { decisionFor } from "./decisions.js";
 export interface TaskServiceOptions {
   troupe: Troupe;
   maxRunning: number;
+  /** A run whose process died this many times in a row while it ran is failed instead of taken up again (default 2). */
+  maxCrashes?: number;
   metrics: ServerMetrics;
   telemetry: Telemetry;
   hub: EventHub;
@@ -61,6 +63,7 @@ const SETTLE_CODES = new Set(["decision_required", "run_finished", "unknown_inte
 export class TaskService {
   readonly troupe: Troupe;
   readonly maxRunning: number;
+  readonly #maxCrashes: number;
   readonly #metrics: ServerMetrics;
   readonly #telemetry: Telemetry;
   readonly #hub: EventHub;
@@ -81,6 +84,7 @@ export class TaskService {
   constructor(options: TaskServiceOptions) {
     this.troupe = options.troupe;
     this.maxRunning = options.maxRunning;
+    this.#maxCrashes = options.maxCrashes ?? 2;
     this.#metrics = options.metrics;
     this.#telemetry = options.telemetry;
     this.#hub = options.hub;
@@ -258,15 +262,27 @@ export class TaskService {
 
   /**
    * Takes up what a previous server left: queued tasks, tasks stopped by a shutdown, and tasks
-   * recorded as running whose process is gone. They continue from their checkpoints.
+   * recorded as running whose process is gone. They continue from their checkpoints — except a
+   * task whose process has now died `maxCrashes` times in a row while it ran: that one is failed,
+   * naming the crashes, so a task that kills troupe cannot kill every server that takes it up.
    */
-  recover(): { resumed: number; queued: number } {
+  recover(): { resumed: number; queued: number; crashed: number } {
     let resumed = 0;
     let queued = 0;
+    let crashed = 0;
     for (const record of this.troupe.store.runs.listUnsettled()) {
       if (this.#active.has(record.id) || this.#queue.includes(record.id)) continue;
       // A run recorded with this process's pid is an earlier process's (a restarted container reuses pids).
       if (record.status === "running" && record.pid !== process.pid && isAlive(record.pid, record.host)) continue;
+      if (record.status === "running") {
+        const crashes = this.troupe.store.runs.recordCrash(record.id);
+        if (crashes >= this.#maxCrashes) {
+          this.#failCrashed(record, crashes);
+          crashed += 1;
+          continue;
+        }
+        this.#log.warn({ taskId: record.id, threadId: record.threadId, crashes, maxCrashes: this.#maxCrashes }, "task's process died while it ran; taking it up again");
+      }
       if (record.status !== "queued") {
         this.troupe.store.runs.update(record.id, { status: "queued", pid: null, host: null, suspended: null });
         resumed += 1;
@@ -276,7 +292,20 @@ export class TaskService {
       this.#enqueue(record.id);
     }
     if (resumed + queued > 0) this.#log.info({ resumed, queued }, "took up unfinished tasks");
-    return { resumed, queued };
+    return { resumed, queued, crashed };
+  }
+
+  /** Fails a run whose process kept dying while it ran (a poison task). */
+  #failCrashed(record: RunRecord, crashes: number): void {
+    const error =
+      `the process running this task died ${crashes} times in a row while the task ran (killed, or out of memory), ` +
+      `so it is not taken up again (limit ${this.#maxCrashes}: --max-crashes, TROUPE_MAX_CRASHES); its audit trail shows the tool calls left unfinished`;
+    this.troupe.store.runs.update(record.id, { status: "failed", stopReason: "failed", error, pid: null, host: null, suspended: null, pendingDecision: null, crashes, finishedAt: Date.now() });
+    const metrics = record.metrics ?? { llmCalls: 0, toolCalls: 0, promptTokens: 0, completionTokens: 0, costUsd: 0, reflectionCount: 0, nodeVisits: 0, durationMs: record.activeMs };
+    this.#publish(this.troupe.store.events.append(record.id, { type: "run-end", status: "failed", stopReason: "failed", metrics }));
+    this.#metrics.tasksTotal.inc({ status: "failed" });
+    const unfinished = this.troupe.store.audit.unfinished({ runId: record.id }).map((row) => ({ id: row.id, tool: row.tool, subtaskId: row.subtaskId }));
+    this.#log.error({ taskId: record.id, threadId: record.threadId, crashes, unfinishedToolCalls: unfinished }, "task failed: its process kept dying while it ran");
   }
 
   /**

@@ -1,4 +1,4 @@
-import type { AuditEntry, AuditSink } from "../tools/audit.js";
+import { type AuditCompletion, type AuditEntry, type AuditSink, CallEffect, type RecordedCall } from "../tools/audit.js";
 import type { Sqlite } from "./database.js";
 import { TurnBatch } from "./turn-batch.js";
 
@@ -59,7 +59,16 @@ interface DbRow {
   duration_ms: number;
   attempts: number;
   cached: number;
+  call_id?: string | null;
+  effect?: string | null;
+  outcome?: string | null;
 }
+
+/** One write of the batch: a finished call's row, a started row, or the completion of one. */
+type Write =
+  | { kind: "record"; entry: AuditEntry }
+  | { kind: "begin"; entry: AuditEntry; effect: CallEffect | undefined }
+  | { kind: "complete"; id: number; completion: AuditCompletion };
 
 function fromDb(row: DbRow): AuditRow {
   return {
@@ -83,7 +92,18 @@ function fromDb(row: DbRow): AuditRow {
     durationMs: row.duration_ms,
     attempts: row.attempts,
     cached: row.cached === 1,
+    callId: row.call_id ?? null,
   };
+}
+
+function parseEffect(text: string | null | undefined): CallEffect | null {
+  if (!text) return null;
+  try {
+    const parsed = CallEffect.safeParse(JSON.parse(text));
+    return parsed.success ? parsed.data : null;
+  } catch {
+    return null;
+  }
 }
 
 function where(filter: AuditFilter): { clause: string; values: Array<string | number> } {
@@ -110,37 +130,90 @@ function counts(total: number, succeeded: number, denied: number): AuditCounts {
 }
 
 /**
- * The audit trail in SQLite, on the connection with `synchronous = NORMAL`. Rows recorded in the
- * same turn of the event loop (the items of a map finishing together) are committed in one
- * transaction, and `record` resolves only once its row is committed — the registry waits for it,
- * so a row survives a crash of the process as soon as its call returns, and is on disk with the
- * next checkpoint commit. One transaction per row cost about four times as much per call.
+ * The audit trail in SQLite, on the connection with `synchronous = NORMAL`. Writes made in the
+ * same turn of the event loop (the items of a map starting or finishing together) are committed
+ * in one transaction, and each write resolves only once it is committed — the registry waits
+ * for a call's `started` row before the tool runs and for its completion before it returns, so a
+ * row survives a crash of the process as soon as its call has begun, and is on disk with the next
+ * checkpoint commit. One transaction per row cost about four times as much per call.
  */
 export class AuditStore implements AuditSink {
   readonly #db: Sqlite;
-  readonly #batch: TurnBatch<AuditEntry>;
+  readonly #batch: TurnBatch<Write, number>;
 
   constructor(db: Sqlite) {
     this.#db = db;
-    const insert = db.prepare(
-      `INSERT INTO audit (at, run_id, thread_id, subtask_id, agent, principal, tool, args, decision, status, level, grant_info, reason, result_preview, error_code, error, duration_ms, attempts, cached)
-       VALUES (@at, @runId, @threadId, @subtaskId, @agent, @principal, @tool, @args, @decision, @status, @level, @grant, @reason, @resultPreview, @errorCode, @error, @durationMs, @attempts, @cached)`,
-    );
-    const writeAll = db.transaction((entries: AuditEntry[]) => {
-      for (const entry of entries) insert.run({ ...entry, principal: entry.principal ?? null, cached: entry.cached ? 1 : 0 });
-    });
-    // Rows still waiting when the store closes are dropped, as a record() after closing is.
-    this.#batch = new TurnBatch((entries) => {
-      if (db.open) writeAll(entries);
+    // Prepared on the first write: a read-only lookup of an older database never needs them.
+    let writeAll: ((writes: Write[]) => number[]) | undefined;
+    const prepare = (): ((writes: Write[]) => number[]) => {
+      const insert = db.prepare(
+        `INSERT INTO audit (at, run_id, thread_id, subtask_id, agent, principal, tool, args, decision, status, level, grant_info, reason, result_preview, error_code, error, duration_ms, attempts, cached, call_id, effect)
+         VALUES (@at, @runId, @threadId, @subtaskId, @agent, @principal, @tool, @args, @decision, @status, @level, @grant, @reason, @resultPreview, @errorCode, @error, @durationMs, @attempts, @cached, @callId, @effect)`,
+      );
+      const update = db.prepare(
+        `UPDATE audit SET decision = @decision, status = @status, reason = @reason, result_preview = @resultPreview, error_code = @errorCode, error = @error,
+         duration_ms = @durationMs, attempts = @attempts, cached = @cached, outcome = @outcome WHERE id = @id`,
+      );
+      const row = (entry: AuditEntry, effect: CallEffect | undefined) => ({
+        ...entry,
+        principal: entry.principal ?? null,
+        cached: entry.cached ? 1 : 0,
+        callId: entry.callId ?? null,
+        effect: effect ? JSON.stringify(effect) : null,
+      });
+      return db.transaction((writes: Write[]) =>
+        writes.map((write) => {
+          if (write.kind === "complete") {
+            update.run({ ...write.completion.entry, cached: write.completion.entry.cached ? 1 : 0, outcome: write.completion.outcome ?? null, id: write.id });
+            return write.id;
+          }
+          return Number(insert.run(row(write.entry, write.kind === "begin" ? write.effect : undefined)).lastInsertRowid);
+        }),
+      );
+    };
+    // Writes still waiting when the store closes are dropped, as a record() after closing is.
+    this.#batch = new TurnBatch<Write, number>((writes) => {
+      if (!db.open) return writes.map(() => 0);
+      writeAll ??= prepare();
+      return writeAll(writes);
     });
   }
 
   record(entry: AuditEntry): Promise<void> {
     if (!this.#db.open) return Promise.resolve();
-    return this.#batch.add(entry);
+    return this.#batch.add({ kind: "record", entry }).then(() => undefined);
   }
 
-  /** Commits the rows waiting to be written, and tells their writers. */
+  /** Writes a call's row as `started`; resolves with its id once committed. */
+  begin(entry: AuditEntry, effect?: CallEffect): Promise<number> {
+    if (!this.#db.open) return Promise.resolve(0);
+    return this.#batch.add({ kind: "begin", entry: { ...entry, status: "started" }, effect });
+  }
+
+  /** Completes a row written by `begin` with the call's outcome. */
+  complete(id: number, completion: AuditCompletion): Promise<void> {
+    if (!this.#db.open || id === 0) return Promise.resolve();
+    return this.#batch.add({ kind: "complete", id, completion }).then(() => undefined);
+  }
+
+  /** The latest row recorded under a call id, with its outcome and effect. */
+  findCall(callId: string): RecordedCall | undefined {
+    this.flush();
+    const row = this.#db.prepare("SELECT * FROM audit WHERE call_id = ? ORDER BY id DESC LIMIT 1").get(callId) as DbRow | undefined;
+    if (!row) return undefined;
+    return { id: row.id, status: row.status, entry: fromDb(row), outcome: row.outcome ?? null, effect: parseEffect(row.effect) };
+  }
+
+  /**
+   * Calls that began and never finished: `started` rows (of a run, when given). While the process
+   * that made them runs, some may still be running; after it died, each is a call whose outcome
+   * is unknown — it may or may not have had its effect.
+   */
+  unfinished(filter: Pick<AuditFilter, "runId" | "threadId"> = {}): AuditRow[] {
+    return this.list({ ...filter, status: "started", limit: 10_000 });
+  }
+
+  /** Commits the writes waiting, and tells their writers. */
   flush(): void {
     this.#batch.flush();
   }

@@ -119,6 +119,27 @@ CREATE INDEX IF NOT EXISTS runs_owner ON runs (owner, created_at);
 CREATE INDEX IF NOT EXISTS runs_status ON runs (status);
 ALTER TABLE audit ADD COLUMN principal TEXT;`,
   },
+  {
+    // Issue 11: the write-ahead audit. A call's row is written as 'started' before it runs and
+    // completed after. call_id: the caller's deterministic id of the call; effect: what a file
+    // tool is to change (each target's state before and after); outcome: the outcome as JSON,
+    // so the same call coming again after a crash is answered without running twice.
+    version: 5,
+    sql: `
+ALTER TABLE audit ADD COLUMN call_id TEXT;
+ALTER TABLE audit ADD COLUMN effect TEXT;
+ALTER TABLE audit ADD COLUMN outcome TEXT;
+CREATE INDEX IF NOT EXISTS audit_call ON audit (call_id, id) WHERE call_id IS NOT NULL;
+CREATE INDEX IF NOT EXISTS audit_started ON audit (run_id, id) WHERE status = 'started';`,
+  },
+  {
+    // Issue 11: poison tasks. starts: how many times the run was set running (a start or a
+    // resume); crashes: how many of those in a row ended with its process dead while it ran.
+    version: 6,
+    sql: `
+ALTER TABLE runs ADD COLUMN starts INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN crashes INTEGER NOT NULL DEFAULT 0;`,
+  },
 ];
 
 /** Proves a directory is writable by creating and removing an empty file (access() lies for root). */
@@ -159,6 +180,29 @@ export function prepareDataDir(directory: string, create: boolean): string {
     throw new ConfigError("data_dir_unwritable", `the data directory ${resolved} is not writable`, { path: resolved });
   }
   return resolved;
+}
+
+/**
+ * Refuses a database file of zero bytes (with no write-ahead log beside it holding its pages).
+ * SQLite would take it as a new, empty database and troupe would start over on top of it; an
+ * empty file where troupe.db should be is a crash or a copy cut short, for a person to look at.
+ */
+export function checkDatabaseFile(directory: string): void {
+  const file = path.join(path.resolve(directory), DATABASE_FILE);
+  let size: number;
+  try {
+    size = statSync(file).size;
+  } catch {
+    return; // no database yet: one is created
+  }
+  if (size > 0) return;
+  const wal = `${file}-wal`;
+  if (existsSync(wal) && statSync(wal).size > 0) return;
+  throw new ConfigError(
+    "database_empty",
+    `${file} is empty (0 bytes), so it is not a troupe database; move it away or delete it to start a new one, or restore it from a copy`,
+    { path: file },
+  );
 }
 
 /** A connection to the data directory's database: WAL, the given sync level, a busy timeout. */
@@ -204,6 +248,7 @@ export function databaseExists(directory: string): boolean {
 /** Opens an existing database read-only, or returns undefined when there is none (nothing is created). */
 export function openDatabaseReadOnly(directory: string): Sqlite | undefined {
   if (!databaseExists(directory)) return undefined;
+  checkDatabaseFile(directory);
   const db = new Database(path.join(path.resolve(directory), DATABASE_FILE), { readonly: true, fileMustExist: true });
   db.pragma("busy_timeout = 5000");
   return db;

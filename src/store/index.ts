@@ -1,7 +1,7 @@
 import { SystemError } from "../core/errors.js";
 import { AuditStore } from "./audit-store.js";
 import { TroupeCheckpointer } from "./checkpointer.js";
-import { openDatabase, openEventConnection, prepareDataDir, type Sqlite } from "./database.js";
+import { checkDatabaseFile, openDatabase, openEventConnection, prepareDataDir, type Sqlite } from "./database.js";
 import { EventStore } from "./event-store.js";
 import { RunStore } from "./run-store.js";
 import { SqliteStash } from "./stash-store.js";
@@ -20,6 +20,7 @@ export interface Store {
 
 export function openStore(directory: string): Store {
   const resolved = prepareDataDir(directory, true);
+  checkDatabaseFile(resolved);
   let db: Sqlite;
   let eventsDb: Sqlite;
   let stashDb: Sqlite;

@@ -32,6 +32,10 @@ export interface RunRecord {
   pendingDecision: PendingDecision | null;
   /** When the run first left the queue; null while it never ran. */
   startedAt: number | null;
+  /** How many times the run was set running (its start and every resume). */
+  starts: number;
+  /** How many times in a row its process died while it ran; back to 0 when it stops normally. */
+  crashes: number;
 }
 
 const json = <T extends z.ZodType>(schema: T) =>
@@ -67,6 +71,9 @@ const RunRow = z
     suspended: z.string().nullable().default(null),
     pending_decision: json(z.custom<PendingDecision>((value) => typeof value === "object" && value !== null)).default(null),
     started_at: z.number().nullable().default(null),
+    // Added by migration 6.
+    starts: z.number().default(0),
+    crashes: z.number().default(0),
   })
   .transform(
     (row): RunRecord => ({
@@ -92,6 +99,8 @@ const RunRow = z
       suspended: row.suspended,
       pendingDecision: row.pending_decision,
       startedAt: row.started_at,
+      starts: row.starts,
+      crashes: row.crashes,
     }),
   );
 
@@ -107,9 +116,12 @@ export interface RunListOptions {
 type Patch = Partial<
   Pick<
     RunRecord,
-    "status" | "stopReason" | "answer" | "error" | "metrics" | "interrupt" | "pid" | "host" | "activeMs" | "finishedAt" | "suspended" | "pendingDecision" | "startedAt"
+    "status" | "stopReason" | "answer" | "error" | "metrics" | "interrupt" | "pid" | "host" | "activeMs" | "finishedAt" | "suspended" | "pendingDecision" | "startedAt" | "crashes"
   >
 >;
+
+/** Statuses a run reaches by stopping on its own (not by its process dying): its crash count starts again. */
+const STOPPED = new Set(["completed", "failed", "cancelled", "interrupted"]);
 
 export type NewRun = Pick<RunRecord, "id" | "threadId" | "task" | "status" | "request" | "pid" | "host"> &
   Partial<Pick<RunRecord, "owner" | "idempotencyKey" | "requestHash" | "startedAt">>;
@@ -171,10 +183,12 @@ export class RunStore {
       finishedAt: null,
       suspended: null,
       pendingDecision: null,
+      starts: record.status === "running" ? 1 : 0,
+      crashes: 0,
     };
     this.#statement(
-      `INSERT INTO runs (id, thread_id, task, status, request, pid, host, owner, idempotency_key, request_hash, started_at, created_at, updated_at)
-       VALUES (@id, @threadId, @task, @status, @request, @pid, @host, @owner, @idempotencyKey, @requestHash, @startedAt, @now, @now)`,
+      `INSERT INTO runs (id, thread_id, task, status, request, pid, host, owner, idempotency_key, request_hash, started_at, starts, created_at, updated_at)
+       VALUES (@id, @threadId, @task, @status, @request, @pid, @host, @owner, @idempotencyKey, @requestHash, @startedAt, @starts, @now, @now)`,
     ).run({
       id: created.id,
       threadId: created.threadId,
@@ -187,6 +201,7 @@ export class RunStore {
       idempotencyKey: created.idempotencyKey,
       requestHash: created.requestHash,
       startedAt: created.startedAt,
+      starts: created.starts,
       now,
     });
     return created;
@@ -207,8 +222,12 @@ export class RunStore {
       suspended: "suspended",
       pendingDecision: "pending_decision",
       startedAt: "started_at",
+      crashes: "crashes",
     };
     const sets: string[] = ["updated_at = @updatedAt"];
+    // Every start and resume passes here on its way to running: counted in the same write.
+    if (patch.status === "running") sets.push("starts = starts + 1");
+    else if (patch.status !== undefined && STOPPED.has(patch.status) && patch.crashes === undefined) sets.push("crashes = 0");
     const values: Record<string, unknown> = { id, updatedAt: Date.now() };
     for (const [key, value] of Object.entries(patch) as Array<[keyof Patch, unknown]>) {
       if (value === undefined) continue;
@@ -248,6 +267,12 @@ export class RunStore {
   findByIdempotencyKey(owner: string, idempotencyKey: string): RunRecord | undefined {
     const row = this.#statement("SELECT * FROM runs WHERE owner = @owner AND idempotency_key = @idempotencyKey").get({ owner, idempotencyKey });
     return row === undefined ? undefined : RunRow.parse(row);
+  }
+
+  /** Counts one more death of the run's process while it ran; returns how many in a row now. */
+  recordCrash(id: string): number {
+    const row = this.#statement("UPDATE runs SET crashes = crashes + 1, updated_at = @now WHERE id = @id RETURNING crashes").get({ id, now: Date.now() }) as { crashes: number } | undefined;
+    return row?.crashes ?? 0;
   }
 
   /**

@@ -1,27 +1,28 @@
-interface Waiting<T> {
+interface Waiting<T, R> {
   row: T;
-  resolve: () => void;
+  resolve: (result: R) => void;
   reject: (error: unknown) => void;
 }
 
 /**
  * Rows added during one turn of the event loop, written together on the next (or earlier, by
- * `flush`, before a read). `add` resolves once its row's batch is written and rejects with the
- * batch's error: a writer learns its row is committed before it goes on, and a burst of rows
- * (the items of a map finishing together) costs one transaction instead of one each.
+ * `flush`, before a read). `add` resolves once its row's batch is written — with what the write
+ * returned for that row, when it returns anything — and rejects with the batch's error: a writer
+ * learns its row is committed before it goes on, and a burst of rows (the items of a map
+ * finishing together) costs one transaction instead of one each.
  */
-export class TurnBatch<T> {
-  readonly #write: (rows: T[]) => void;
-  #waiting: Array<Waiting<T>> = [];
+export class TurnBatch<T, R = void> {
+  readonly #write: (rows: T[]) => R[] | void;
+  #waiting: Array<Waiting<T, R>> = [];
   #scheduled: NodeJS.Immediate | undefined;
 
-  /** `write` writes a batch in one transaction, and throws when it cannot. */
-  constructor(write: (rows: T[]) => void) {
+  /** `write` writes a batch in one transaction, and throws when it cannot; it may return one result per row. */
+  constructor(write: (rows: T[]) => R[] | void) {
     this.#write = write;
   }
 
-  add(row: T): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
+  add(row: T): Promise<R> {
+    return new Promise<R>((resolve, reject) => {
       this.#waiting.push({ row, resolve, reject });
       this.#scheduled ??= setImmediate(() => this.flush());
     });
@@ -36,12 +37,13 @@ export class TurnBatch<T> {
     const batch = this.#waiting;
     if (batch.length === 0) return;
     this.#waiting = [];
+    let results: R[] | void;
     try {
-      this.#write(batch.map((waiting) => waiting.row));
+      results = this.#write(batch.map((waiting) => waiting.row));
     } catch (error) {
       for (const waiting of batch) waiting.reject(error);
       return;
     }
-    for (const waiting of batch) waiting.resolve();
+    batch.forEach((waiting, index) => waiting.resolve((results ? results[index] : undefined) as R));
   }
 }

@@ -4,10 +4,12 @@ import { truncate } from "../core/text.js";
 /**
  * The audit trail of tool calls. Every call the registry receives — allowed, denied, failed —
  * becomes one entry; the tools layer only describes entries, the store keeps them (SQLite).
+ * A call that runs is written ahead: its row is committed as `started` before the tool's execute
+ * and completed afterwards, so a crash in between leaves a `started` row behind.
  */
 
 export const AUDIT_DECISIONS = ["allowed", "denied", "approved", "rejected"] as const;
-export const AUDIT_STATUSES = ["ok", "error", "not_run"] as const;
+export const AUDIT_STATUSES = ["ok", "error", "not_run", "started"] as const;
 
 export const AuditEntry = z.object({
   at: z.number().int(),
@@ -22,7 +24,10 @@ export const AuditEntry = z.object({
   args: z.string(),
   /** allowed / denied by the policy; approved / rejected by a person. */
   decision: z.enum(AUDIT_DECISIONS),
-  /** ok: it ran and succeeded; error: it ran (or was refused) and failed; not_run: refused before running. */
+  /**
+   * ok: it ran and succeeded; error: it ran (or was refused) and failed; not_run: refused before
+   * running; started: it is running, or its process died while it ran (the outcome is unknown).
+   */
   status: z.enum(AUDIT_STATUSES),
   /** The permission level the call needed and the grant that allowed it, if any. */
   level: z.string(),
@@ -34,8 +39,39 @@ export const AuditEntry = z.object({
   durationMs: z.number(),
   attempts: z.number().int(),
   cached: z.boolean(),
+  /** The caller's deterministic id of the call (run/subtask/step/index), when it gave one. */
+  callId: z.string().nullable().optional(),
 });
 export type AuditEntry = z.infer<typeof AuditEntry>;
+
+/** What a tool call is to change, recorded before it runs (file tools): each target's state before and after. */
+export const CallEffect = z.object({
+  targets: z.array(
+    z.object({
+      path: z.string(),
+      before: z.unknown(),
+      after: z.unknown(),
+    }),
+  ),
+});
+export type CallEffect = z.infer<typeof CallEffect>;
+
+/** A call already recorded under a call id, as the registry finds it when the same call comes again. */
+export interface RecordedCall {
+  id: number;
+  status: AuditEntry["status"];
+  entry: AuditEntry;
+  /** The outcome as JSON, kept for calls with a call id (absent when it was too large to keep). */
+  outcome: string | null;
+  effect: CallEffect | null;
+}
+
+/** How a written-ahead row is completed. */
+export interface AuditCompletion {
+  entry: AuditEntry;
+  /** The outcome as JSON (calls with a call id), to answer the same call again without running it. */
+  outcome?: string | null;
+}
 
 /**
  * Where the registry sends audit entries (implemented by the store). The registry waits for a
@@ -45,6 +81,15 @@ export type AuditEntry = z.infer<typeof AuditEntry>;
  */
 export interface AuditSink {
   record(entry: AuditEntry): void | Promise<void>;
+  /**
+   * Writes a `started` row before a call runs and resolves with its id once it is committed. A
+   * sink without it gets one `record` per call, after the call.
+   */
+  begin?(entry: AuditEntry, effect?: CallEffect): Promise<number>;
+  /** Completes a row written by `begin`. */
+  complete?(id: number, completion: AuditCompletion): Promise<void>;
+  /** The latest row recorded under a call id. */
+  findCall?(callId: string): RecordedCall | undefined;
 }
 
 /** Keys whose values are secrets, whatever they hold. */

@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import type { CallEffect } from "./audit.js";
 
 /** Permission levels, lowest to highest. A tool declares the level it needs. */
 export const PERMISSION_LEVELS = ["NONE", "READ", "WRITE", "EXECUTE", "ADMIN"] as const;
@@ -45,6 +46,13 @@ export interface ToolContext {
   /** The API principal behind a direct call (the API key's name), for the audit trail. */
   principal?: string;
   /**
+   * A deterministic id of this call (the graph gives `run/subtask/step/call-index`). With one, the
+   * registry records the call's outcome (and a file tool's effect) in its write-ahead audit row,
+   * and the same call coming again — a resume after a crash — is answered from that row instead
+   * of running twice: see `ToolRegistry.call`.
+   */
+  callId?: string;
+  /**
    * Asks a person to approve a high-risk call. The graph implements it with LangGraph's
    * `interrupt()`, which throws to pause the run: the registry lets that throw through (the one
    * exception to "a tool call never throws"). Without it, high-risk calls are refused.
@@ -59,6 +67,23 @@ export interface ToolErrorInfo {
 
 /** Every tool call ends in one of these; a tool never throws into the graph. */
 export type ToolOutcome = { ok: true; value: unknown; summary: string } | { ok: false; error: ToolErrorInfo };
+
+/** Where the effect recorded before a call stands now. */
+export type EffectState = "before" | "after" | "other";
+
+/**
+ * What a tool with side effects on the workspace changes, so a call interrupted by a crash can be
+ * settled: the targets' states are recorded before it runs and compared with the workspace when
+ * the same call comes again.
+ */
+export interface ToolEffect<Args = unknown> {
+  /** The targets' states now and the states the call is to leave; undefined when it cannot tell. */
+  capture(args: Args, context: ToolContext): Promise<CallEffect | undefined>;
+  /** Whether the workspace holds the targets' before-states, their after-states, or neither. */
+  check(effect: CallEffect, context: ToolContext): Promise<EffectState>;
+  /** The value the call returns, derived from its arguments and effect, when the effect is found done. */
+  derive(args: Args, effect: CallEffect): unknown;
+}
 
 export interface ToolDefinition<Schema extends z.ZodType = z.ZodType> {
   name: string;
@@ -77,6 +102,12 @@ export interface ToolDefinition<Schema extends z.ZodType = z.ZodType> {
   cacheTtlMs?: number | ((args: z.infer<Schema>) => number);
   /** Whether one call is idempotent, when it depends on the arguments (a GET is, a POST is not); overrides `idempotent`. */
   idempotentFor?(args: z.infer<Schema>): boolean;
+  /**
+   * The largest value the tool may hand back, as JSON in UTF-8 bytes (default: the registry's,
+   * 16 MiB). A tool that can produce more should stop where it produces it; the registry checks
+   * again so nothing larger reaches the stash, the checkpoint or a prompt.
+   */
+  maxResultBytes?: number;
   /** Retries after a transient failure (default 3 for idempotent tools, never for the others). */
   retries?: number;
   /** The level one call needs, when it depends on the arguments (an HTTP POST writes). */
@@ -85,6 +116,8 @@ export interface ToolDefinition<Schema extends z.ZodType = z.ZodType> {
   parameters?: Record<string, unknown>;
   /** Where the tool comes from: `builtin`, or `mcp:<server>`. */
   source?: string;
+  /** What a call changes in the workspace (file tools), for settling a call interrupted by a crash. */
+  effect?: ToolEffect<z.infer<Schema>>;
   /** Returns the tool's value; throws a ToolError (or any error) to fail. */
   execute(args: z.infer<Schema>, context: ToolContext): Promise<unknown>;
   /**

@@ -185,4 +185,34 @@ describe("tool registry", () => {
     expect(audit.entries).toHaveLength(3);
     expect(runs).toBe(1);
   });
+
+  it("refuses a value larger than the tool's cap with result_too_large, and audits it", async () => {
+    const audit = collector();
+    const registry = new ToolRegistry({ audit });
+    const tool = (name: string, maxResultBytes?: number) =>
+      defineTool({
+        name,
+        description: "returns what it is told",
+        schema: z.object({ size: z.number() }),
+        permission: "NONE",
+        riskLevel: "low",
+        idempotent: true,
+        timeoutMs: 1_000,
+        ...(maxResultBytes ? { maxResultBytes } : {}),
+        async execute({ size }) {
+          return { items: Array.from({ length: size }, (_, index) => ({ index, text: "ü".repeat(10) })) };
+        },
+      });
+    registry.register(tool("capped", 10_000)).register(tool("plain"));
+    expect(await registry.call("capped", { size: 10 }, context("a"))).toMatchObject({ ok: true });
+    const refused = await registry.call("capped", { size: 1_000 }, context("a"));
+    expect(refused).toEqual({ ok: false, error: { code: "result_too_large", message: "capped returned more than its 10000-byte cap on results; ask for less (a smaller range, a limit) or write it to a file" } });
+    // The default cap is 16 MiB: half a million items of about 40 bytes pass it.
+    expect(await registry.call("plain", { size: 600_000 }, context("a"))).toMatchObject({ ok: false, error: { code: "result_too_large", message: expect.stringContaining("16777216-byte cap") } });
+    expect(audit.entries.map((entry) => [entry.tool, entry.status, entry.errorCode])).toEqual([
+      ["capped", "ok", null],
+      ["capped", "error", "result_too_large"],
+      ["plain", "error", "result_too_large"],
+    ]);
+  });
 });

@@ -3,11 +3,15 @@ import { errorMessage, isTroupeError } from "../core/errors.js";
 import { LIMITS } from "../core/limits.js";
 import { preview, truncate } from "../core/text.js";
 import type { ToolSpec } from "../core/tool-spec.js";
-import { type AuditEntry, type AuditSink, auditArgs, redact } from "./audit.js";
+import { type AuditEntry, type AuditSink, auditArgs, type CallEffect, type RecordedCall, redact } from "./audit.js";
 import { Semaphore, sleep } from "./concurrency.js";
 import type { PermissionLevel, ToolContext, ToolDefinition, ToolOutcome } from "./define-tool.js";
 import type { PermissionPolicy } from "./permissions.js";
 import { ResultCache } from "./result-cache.js";
+import { jsonSizeWithin } from "./result-size.js";
+
+/** The largest value a tool may hand back unless it says otherwise (`maxResultBytes`). */
+export const DEFAULT_MAX_RESULT_BYTES = 16 * 1024 * 1024;
 
 /** A finished call, as the registry reports it to its listeners. */
 export interface ToolCallReport {
@@ -42,6 +46,7 @@ export interface ToolCallOptions {
 
 /** What the registry learns about a call while it goes, for the audit trail. */
 interface Trail {
+  at: number;
   decision: AuditEntry["decision"];
   status: AuditEntry["status"];
   level: PermissionLevel;
@@ -51,6 +56,31 @@ interface Trail {
   cached: boolean;
   /** Set while a person is being asked: a throw then is the graph pausing, not a fault. */
   suspended: boolean;
+  /** The call's written-ahead row, once it began (or the earlier row it completes). */
+  rowId?: number;
+  /** The earlier completed row the call was answered from: nothing new is written. */
+  replayed?: RecordedCall;
+}
+
+/** The largest outcome kept in the audit row for answering the same call id again. */
+const MAX_KEPT_OUTCOME_BYTES = 1024 * 1024;
+
+function keptOutcome(outcome: ToolOutcome): string | null {
+  return jsonSizeWithin(outcome, MAX_KEPT_OUTCOME_BYTES).over ? null : JSON.stringify(outcome);
+}
+
+function parseOutcome(text: string | null): ToolOutcome | undefined {
+  if (!text) return undefined;
+  try {
+    const parsed = JSON.parse(text) as ToolOutcome;
+    return typeof parsed === "object" && parsed !== null && typeof parsed.ok === "boolean" ? parsed : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function addReason(trail: Trail, note: string): void {
+  trail.reason = trail.reason ? `${trail.reason}; ${note}` : note;
 }
 
 const MAX_RETRY_DELAY_MS = 2_000;
@@ -178,8 +208,7 @@ export class ToolRegistry {
    */
   async call(name: string, args: unknown, context: ToolContext, options: ToolCallOptions = {}): Promise<ToolOutcome> {
     const started = performance.now();
-    const at = Date.now();
-    const trail: Trail = { decision: "allowed", status: "not_run", level: "NONE", grant: null, reason: null, attempts: 0, cached: false, suspended: false };
+    const trail: Trail = { at: Date.now(), decision: "allowed", status: "not_run", level: "NONE", grant: null, reason: null, attempts: 0, cached: false, suspended: false };
     let outcome: ToolOutcome;
     try {
       outcome = await this.#call(name, args, context, trail, options.refusal);
@@ -189,29 +218,13 @@ export class ToolRegistry {
       trail.status = "error";
     }
     const durationMs = performance.now() - started;
-    const audit: AuditEntry = {
-      at,
-      runId: context.runId ?? null,
-      threadId: context.threadId ?? null,
-      subtaskId: context.subtaskId ?? null,
-      agent: context.agent ?? "(none)",
-      principal: context.principal ?? null,
-      tool: name,
-      args: auditArgs(args),
-      decision: trail.decision,
-      status: trail.status,
-      level: trail.level,
-      grant: trail.grant,
-      reason: trail.reason,
-      resultPreview: outcome.ok ? truncate(String(redact(outcome.summary)), LIMITS.previewChars) : null,
-      errorCode: outcome.ok ? null : outcome.error.code,
-      error: outcome.ok ? null : truncate(String(redact(outcome.error.message)), 1_000),
-      durationMs: Math.round(durationMs * 1000) / 1000,
-      attempts: trail.attempts,
-      cached: trail.cached,
-    };
+    const audit = trail.replayed?.entry ?? this.#entry(name, args, context, trail, outcome, durationMs);
     try {
-      await this.#audit?.record(audit);
+      if (trail.replayed) {
+        // Answered from its earlier row: that row already stands for the call.
+      } else if (trail.rowId !== undefined && this.#audit?.complete) {
+        await this.#audit.complete(trail.rowId, { entry: audit, outcome: context.callId ? keptOutcome(outcome) : null });
+      } else await this.#audit?.record(audit);
     } catch {
       // the audit sink's fault must not change the outcome; the store reports its own failures
     }
@@ -224,6 +237,105 @@ export class ToolRegistry {
       }
     }
     return outcome;
+  }
+
+  /** The audit entry of a call as it stands (a `started` one before it runs). */
+  #entry(name: string, args: unknown, context: ToolContext, trail: Trail, outcome?: ToolOutcome, durationMs = 0): AuditEntry {
+    return {
+      at: trail.at,
+      runId: context.runId ?? null,
+      threadId: context.threadId ?? null,
+      subtaskId: context.subtaskId ?? null,
+      agent: context.agent ?? "(none)",
+      principal: context.principal ?? null,
+      tool: name,
+      args: auditArgs(args),
+      decision: trail.decision,
+      status: outcome ? trail.status : "started",
+      level: trail.level,
+      grant: trail.grant,
+      reason: trail.reason,
+      resultPreview: outcome?.ok ? truncate(String(redact(outcome.summary)), LIMITS.previewChars) : null,
+      errorCode: outcome && !outcome.ok ? outcome.error.code : null,
+      error: outcome && !outcome.ok ? truncate(String(redact(outcome.error.message)), 1_000) : null,
+      durationMs: Math.round(durationMs * 1000) / 1000,
+      attempts: trail.attempts,
+      cached: trail.cached,
+      callId: context.callId ?? null,
+    };
+  }
+
+  /**
+   * A call whose id already has a row. Completed: its recorded outcome, without running. Begun
+   * and never finished (its process died): for a tool that records its effect, the workspace
+   * decides — already in the after-state, the derived result; still in the before-state, run it;
+   * anything else, `outcome_unknown`. Idempotent tools run again; other tools are never run
+   * twice blindly: `outcome_unknown`. Undefined means: run it.
+   */
+  async #settle(tool: ToolDefinition, args: unknown, context: ToolContext, previous: RecordedCall, trail: Trail, idempotent: boolean): Promise<ToolOutcome | undefined> {
+    const callId = context.callId as string;
+    if (previous.status !== "started") {
+      const recorded = parseOutcome(previous.outcome);
+      if (recorded) {
+        trail.replayed = previous;
+        trail.status = previous.status;
+        return recorded;
+      }
+      // A row of a call that never ran (refused, served from the cache) says nothing about effects.
+      if (idempotent || previous.entry.attempts === 0) return undefined;
+      trail.replayed = previous;
+      return { ok: false, error: { code: "outcome_unknown", message: `${tool.name} already ran as call ${callId} (audit row ${previous.id}) and its result was not kept; it is not run twice` } };
+    }
+    trail.rowId = previous.id;
+    if (tool.effect && previous.effect) {
+      const { requestApproval: _requestApproval, ...rest } = context;
+      const state = await tool.effect.check(previous.effect, rest).catch(() => "other" as const);
+      if (state === "after") {
+        addReason(trail, "settled after a crash: the workspace already held this call's effect, so it did not run again");
+        trail.status = "ok";
+        const value = tool.effect.derive(args, previous.effect);
+        return { ok: true, value, summary: tool.summarize ? tool.summarize(value, args) : preview(value, LIMITS.previewChars) };
+      }
+      if (state === "before") {
+        addReason(trail, "run again after a crash: the workspace did not hold this call's effect");
+        return undefined;
+      }
+    } else if (idempotent) {
+      addReason(trail, "run again after a crash (idempotent)");
+      return undefined;
+    }
+    trail.status = "error";
+    const why = tool.effect ? "the workspace holds neither the state before it nor the state it was to leave" : "the tool is not idempotent and records no effect to check";
+    return {
+      ok: false,
+      error: { code: "outcome_unknown", message: `${tool.name} began as call ${callId} (audit row ${previous.id}) and its process stopped before it finished; whether it had its effect is unknown (${why}), so it is not run again` },
+    };
+  }
+
+  /** Writes the call's row ahead, as `started`, once it is about to run (after any earlier row of the same call id is settled). */
+  async #begin(tool: ToolDefinition, args: unknown, context: ToolContext, trail: Trail, idempotent: boolean): Promise<ToolOutcome | undefined> {
+    const sink = this.#audit;
+    if (!sink?.begin || !sink.complete) return undefined;
+    if (context.callId && sink.findCall) {
+      const previous = sink.findCall(context.callId);
+      if (previous) {
+        const settled = await this.#settle(tool, args, context, previous, trail, idempotent);
+        if (settled) return settled;
+      }
+    }
+    if (trail.rowId !== undefined) return undefined;
+    let effect: CallEffect | undefined;
+    if (context.callId && tool.effect) {
+      const { requestApproval: _requestApproval, ...rest } = context;
+      // A target that cannot be described now (outside, a bad path) fails the call itself in a moment.
+      effect = await tool.effect.capture(args, rest).catch(() => undefined);
+    }
+    try {
+      trail.rowId = await sink.begin(this.#entry(tool.name, args, context, trail), effect);
+    } catch {
+      // the audit sink's fault must not change the outcome; the call is recorded after it runs
+    }
+    return undefined;
   }
 
   async #call(name: string, args: unknown, context: ToolContext, trail: Trail, refusal: ToolCallOptions["refusal"]): Promise<ToolOutcome> {
@@ -295,6 +407,8 @@ export class ToolRegistry {
         return hit;
       }
     }
+    const settled = await this.#begin(tool, parsed.data, context, trail, idempotent);
+    if (settled) return settled;
     const retries = idempotent ? (tool.retries ?? 3) : 0;
     let outcome: ToolOutcome = { ok: false, error: { code: "tool_failed", message: "not run" } };
     for (let attempt = 0; attempt <= retries; attempt += 1) {
@@ -350,6 +464,10 @@ export class ToolRegistry {
     const execution = (async (): Promise<{ outcome: ToolOutcome; retryable: boolean }> => {
       try {
         const value = await tool.execute(args, { ...rest, signal });
+        const cap = tool.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES;
+        if (jsonSizeWithin(value, cap).over) {
+          return { outcome: { ok: false, error: { code: "result_too_large", message: `${tool.name} returned more than its ${cap}-byte cap on results; ask for less (a smaller range, a limit) or write it to a file` } }, retryable: false };
+        }
         const summary = tool.summarize ? tool.summarize(value, args) : preview(value, LIMITS.previewChars);
         return { outcome: { ok: true, value, summary }, retryable: false };
       } catch (error) {

@@ -3,6 +3,8 @@ import { constants as fsConstants } from "node:fs";
 import { type FileHandle, lstat, open, readdir, realpath, rename, rmdir, unlink } from "node:fs/promises";
 import path from "node:path";
 import { ToolError } from "../core/errors.js";
+import { reserveQuota } from "./workspace-quota.js";
+import { readBounded } from "./workspace-read.js";
 import { checkRelativePath, directoryAt, errnoOf, isInside, type OpenDirectory, openDirectory, openFileForRead, openParent, refuse, translated } from "./workspace.js";
 
 /**
@@ -103,12 +105,16 @@ export async function writeWorkspaceFile(
           if (size + bytes.byteLength > options.maxBytes) {
             throw new ToolError("too_large", `"${requested}" would grow past ${options.maxBytes} bytes`, { path: requested });
           }
-          bytes = Buffer.concat([await handle.readFile(), bytes]);
+          const before = await readBounded(handle, options.maxBytes - bytes.byteLength);
+          if (before.larger) throw new ToolError("too_large", `"${requested}" would grow past ${options.maxBytes} bytes`, { path: requested });
+          bytes = Buffer.concat([before.bytes, bytes]);
         } finally {
           await handle.close();
         }
       }
       if (bytes.byteLength > options.maxBytes) throw new ToolError("too_large", `the content is larger than ${options.maxBytes} bytes`, { path: requested });
+      const oldSize = existed ? ((await lstat(`${directory.anchor}/${name}`).catch(() => undefined))?.size ?? 0) : 0;
+      await reserveQuota(root, { bytes: bytes.byteLength - oldSize, files: existed ? 0 : 1 });
       await replaceInDirectory(directory, name, bytes);
       return { relative: [...directory.segments, name].join("/"), bytes: bytes.byteLength, created: !existed };
     } finally {

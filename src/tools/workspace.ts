@@ -1,7 +1,7 @@
-import { constants as fsConstants, existsSync } from "node:fs";
+import { constants as fsConstants, existsSync, statSync } from "node:fs";
 import { type FileHandle, lstat, mkdir, open, realpath } from "node:fs/promises";
 import path from "node:path";
-import { ToolError } from "../core/errors.js";
+import { ConfigError, errorMessage, ToolError } from "../core/errors.js";
 
 /**
  * Containment of file tools in the workspace.
@@ -74,10 +74,38 @@ export function checkRelativePath(requested: string): string[] {
   return segments;
 }
 
-/** The real path of the workspace root, created if missing. */
+/** Refuses a workspace path that exists and is not a folder (or runs through a file), without creating anything. */
+export function checkWorkspacePath(directory: string): void {
+  const resolved = path.resolve(directory);
+  let current = resolved;
+  for (;;) {
+    let info;
+    try {
+      info = statSync(current);
+    } catch (error) {
+      const parent = path.dirname(current);
+      if (errnoOf(error) === "ENOENT" && parent !== current) {
+        current = parent;
+        continue;
+      }
+      if (errnoOf(error) === "ENOTDIR") throw new ConfigError("workspace_invalid", `the workspace ${resolved} is not a folder (a file is in the way)`, { path: resolved });
+      return; // anything else is reported when the workspace is created
+    }
+    if (!info.isDirectory()) throw new ConfigError("workspace_invalid", `the workspace ${resolved} is not a folder (a file is in the way${current === resolved ? "" : `: ${current}`})`, { path: resolved });
+    return;
+  }
+}
+
+/** The real path of the workspace root, created if missing; a path that is not a folder is a ConfigError. */
 export async function workspaceRoot(directory: string): Promise<string> {
-  await mkdir(directory, { recursive: true });
-  return realpath(directory);
+  try {
+    await mkdir(directory, { recursive: true });
+    return await realpath(directory);
+  } catch (error) {
+    const code = errnoOf(error);
+    const why = code === "EEXIST" || code === "ENOTDIR" ? "is not a folder (a file is in the way)" : code === "EACCES" || code === "EPERM" ? "cannot be created or entered (permission denied)" : `cannot be used (${code ?? errorMessage(error)})`;
+    throw new ConfigError("workspace_invalid", `the workspace ${path.resolve(directory)} ${why}`, { path: path.resolve(directory) });
+  }
 }
 
 /** The workspace-relative form of a real path inside it, with forward slashes. */

@@ -2,7 +2,7 @@ import type { Command } from "commander";
 import { InputError } from "../../core/errors.js";
 import { truncate } from "../../core/text.js";
 import type { AuditFilter } from "../../store/audit-store.js";
-import { AUDIT_DECISIONS, type AuditEntry } from "../../tools/audit.js";
+import { AUDIT_DECISIONS, AUDIT_STATUSES, type AuditEntry } from "../../tools/audit.js";
 import { err, out, parseNumberFlag, printJson } from "../io.js";
 
 interface FilterFlags {
@@ -12,6 +12,7 @@ interface FilterFlags {
   principal?: string;
   tool?: string;
   decision?: string;
+  status?: string;
   dataDir?: string;
   json?: boolean;
 }
@@ -27,7 +28,7 @@ interface ExportFlags extends FilterFlags {
 
 const CSV_COLUMNS = [
   "id", "at", "runId", "threadId", "subtaskId", "agent", "tool", "args", "decision", "status", "level", "grant", "reason",
-  "resultPreview", "errorCode", "error", "durationMs", "attempts", "cached", "principal",
+  "resultPreview", "errorCode", "error", "durationMs", "attempts", "cached", "principal", "callId",
 ] as const;
 
 function when(ms: number): string {
@@ -48,12 +49,16 @@ function withFilters(command: Command): Command {
     .option("--principal <name>", "only the direct calls made over the HTTP API with this API key's name (local: without keys)")
     .option("--tool <name>", "only calls to this tool")
     .option("--decision <decision>", `only ${AUDIT_DECISIONS.join(", ")} calls`)
+    .option("--status <status>", `only calls with this status: ${AUDIT_STATUSES.join(", ")} (started: begun and not finished — running now, or cut short by a crash)`)
     .option("--data-dir <dir>", "where runs and the audit trail are kept (default: TROUPE_DATA_DIR or ./.troupe)");
 }
 
 async function filterOf(flags: FilterFlags): Promise<{ directory: string; filter: AuditFilter }> {
   if (flags.decision !== undefined && !AUDIT_DECISIONS.includes(flags.decision as AuditEntry["decision"])) {
     throw new InputError("invalid_decision", `--decision must be one of ${AUDIT_DECISIONS.join(", ")}`);
+  }
+  if (flags.status !== undefined && !AUDIT_STATUSES.includes(flags.status as AuditEntry["status"])) {
+    throw new InputError("invalid_status", `--status must be one of ${AUDIT_STATUSES.join(", ")}`);
   }
   const { parseEnv } = await import("../../config/env.js");
   return {
@@ -65,6 +70,7 @@ async function filterOf(flags: FilterFlags): Promise<{ directory: string; filter
       ...(flags.principal !== undefined ? { principal: flags.principal } : {}),
       ...(flags.tool !== undefined ? { tool: flags.tool } : {}),
       ...(flags.decision !== undefined ? { decision: flags.decision as AuditEntry["decision"] } : {}),
+      ...(flags.status !== undefined ? { status: flags.status as AuditEntry["status"] } : {}),
     },
   };
 }
@@ -89,7 +95,12 @@ export function registerAudit(program: Command): void {
       return;
     }
     for (const row of rows) {
-      const result = row.status === "ok" ? (row.resultPreview ?? "") : `${row.errorCode ?? "error"}: ${row.error ?? ""}`;
+      const result =
+        row.status === "ok"
+          ? (row.resultPreview ?? "")
+          : row.status === "started"
+            ? "not finished: running, or its process died while it ran (outcome unknown)"
+            : `${row.errorCode ?? "error"}: ${row.error ?? ""}`;
       out(
         `${String(row.id).padStart(5)} ${when(row.at)} ${(row.runId ?? "-").slice(0, 12).padEnd(12)} ${(row.principal ? `${row.agent}[${row.principal}]` : row.agent).padEnd(9)} ${row.tool.padEnd(16)} ${row.decision.padEnd(8)} ${row.status.padEnd(7)} ${`${Math.round(row.durationMs)}ms`.padStart(7)}  ${truncate(row.args, 60)}  ${truncate(result.replace(/\s+/g, " "), 80)}`,
       );

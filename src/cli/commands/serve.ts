@@ -7,6 +7,7 @@ interface ServeFlags extends EngineFlags {
   port?: string;
   maxRunning?: string;
   rateLimit?: string;
+  maxCrashes?: string;
   requireAuth?: boolean;
 }
 
@@ -18,6 +19,7 @@ export function registerServe(program: Command): void {
     .option("--port <port>", "port to listen on, 0 for any free one (default 8003)")
     .option("--max-running <n>", "tasks executed at once; the rest wait in the queue (default 100, TROUPE_MAX_RUNNING)")
     .option("--rate-limit <n>", "requests per minute per API key, 0 for none (default 100, TROUPE_RATE_LIMIT)")
+    .option("--max-crashes <n>", "fail a task whose process died this many times in a row while it ran, instead of taking it up again (default 2, TROUPE_MAX_CRASHES)")
     .option("--require-auth", "require API keys on loopback too (always required on other addresses)");
   addEngineFlags(command).action(async (flags: ServeFlags) => {
     const [{ parseServerConfig, serverConfigFromEnv, authPolicy }, { createTelemetry }, { startServer }, { createLogger }] = await Promise.all([
@@ -33,6 +35,7 @@ export function registerServe(program: Command): void {
       ...(flags.port !== undefined ? { port: flags.port as never } : {}),
       ...(flags.maxRunning !== undefined ? { maxRunning: flags.maxRunning as never } : {}),
       ...(flags.rateLimit !== undefined ? { rateLimitPerMinute: flags.rateLimit as never } : {}),
+      ...(flags.maxCrashes !== undefined ? { maxCrashes: flags.maxCrashes as never } : {}),
       ...(flags.requireAuth ? { requireAuth: true } : {}),
     });
     authPolicy(config);

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { ToolOutcome } from "../define-tool.js";
 import { ToolRegistry } from "../registry.js";
 import { workspaceRoot } from "../workspace.js";
+import { Bubblewrap } from "../sandbox/bubblewrap.js";
 import { createCodeRunTool } from "./code-run.js";
 
 let base: string;
@@ -112,7 +113,48 @@ describe("code_run: JavaScript in QuickJS", () => {
   });
 });
 
+describe("code_run: results are bounded inside the sandbox", () => {
+  it("refuses a 100 MiB value with result_too_large naming the cap, and the host goes on", async () => {
+    const heap = process.memoryUsage().heapUsed;
+    const outcome = await run("javascript", '"z".repeat(100 * 1024 * 1024)');
+    expect(outcome).toMatchObject({ ok: false, error: { code: "result_too_large" } });
+    expect(!outcome.ok && outcome.error.message).toContain("8388608-byte cap on results (tools.sandbox.maxResultBytes)");
+    // The value never came to this thread's heap: 100 MiB of it would show.
+    expect(process.memoryUsage().heapUsed - heap).toBeLessThan(32 * 1024 * 1024);
+    const small = new ToolRegistry().register(createCodeRunTool({ maxResultBytes: 1_000 }) as never);
+    const capped = await small.call("code_run", { language: "javascript", code: "Array.from({ length: 500 }, (_, i) => i)" }, { workspace });
+    expect(capped).toMatchObject({ ok: false, error: { code: "result_too_large", message: expect.stringContaining("1000-byte cap") } });
+    // Just under the cap comes back whole, multi-byte characters counted as bytes.
+    expect(await small.call("code_run", { language: "javascript", code: "'é'.repeat(499)" }, { workspace })).toMatchObject({ ok: true, value: { result: "é".repeat(499) } });
+    expect(await small.call("code_run", { language: "javascript", code: "'é'.repeat(500)" }, { workspace })).toMatchObject({ ok: false, error: { code: "result_too_large" } });
+    expect(await run("javascript", "1 + 1")).toMatchObject({ ok: true, value: { result: 2 } });
+  });
+
+  it("cuts 100 MiB of console output and a 100 MiB error message inside the sandbox", async () => {
+    const printed = await run("javascript", 'console.log("y".repeat(100 * 1024 * 1024)); console.log("after"); 7');
+    expect(printed).toMatchObject({ ok: true, value: { result: 7, truncated: true } });
+    expect(printed.ok && (printed.value as { stdout: string }).stdout).toBe("y".repeat(64 * 1024));
+    const thrown = await run("javascript", 'throw new Error("e".repeat(100 * 1024 * 1024))');
+    expect(thrown).toMatchObject({ ok: false, error: { code: "code_error" } });
+    expect(!thrown.ok && thrown.error.message.length).toBeLessThan(5_000);
+    expect(await run("javascript", "let o = {}; o.self = o; o")).toMatchObject({ ok: false, error: { message: "TypeError: the script's value cannot be turned into JSON: circular reference" } });
+    expect(await run("javascript", "'a' + 1n")).toMatchObject({ ok: true, value: { result: "a1" } });
+  });
+
+  it("keeps at most maxOutputBytes of a script's stdout while it streams", async () => {
+    const outcome = await run("python", "import sys\nfor _ in range(3000):\n    sys.stdout.write('x' * 65536)\nprint('done', file=sys.stderr)");
+    expect(outcome).toMatchObject({ ok: true, value: { truncated: true, stderr: "done\n" } });
+    expect(outcome.ok && Buffer.byteLength((outcome.value as { stdout: string }).stdout)).toBe(64 * 1024);
+  });
+});
+
 describe("code_run: scripts under bubblewrap", () => {
+  // Never skipped: where the sandbox cannot run, every test here fails with how to install it.
+  beforeAll(async () => {
+    const problem = await new Bubblewrap().unavailable();
+    if (problem) throw new Error(`${problem} (npm test runs .ci/system-packages.sh, which installs it as root or with sudo)`);
+  });
+
   it("runs python and node with the workspace writable at /workspace and input on stdin", async () => {
     const python = await run("python", "import json, sys\nd = json.load(sys.stdin)\nopen('/workspace/out.txt', 'w').write(str(d['n'] * 2))\nprint('ok', d['n'])", { n: 21 });
     expect(python).toMatchObject({ ok: true, value: { language: "python", stdout: "ok 21\n", exitCode: 0 } });
@@ -177,6 +219,29 @@ describe("code_run: scripts under bubblewrap", () => {
     const outcome = await run("python", `import socket\ntry:\n    socket.create_connection(${target()}, timeout=2)\n    print('connected')\nexcept OSError as e:\n    print('blocked', e.errno)`);
     expect(outcome).toMatchObject({ ok: true, value: { stdout: expect.stringMatching(/^blocked \d+/) } });
     await expectHealthy();
+  });
+
+  it("refuses new user namespaces, mounts and ptrace (seccomp), while child processes still run", async () => {
+    const hardening = await new Bubblewrap().hardening();
+    // bubblewrap 0.8 (Debian 12) has --disable-userns; the filter has a table for x86-64.
+    expect(hardening).toEqual({ seccomp: process.arch === "x64", disableUserns: true });
+    const script = [
+      "import ctypes, errno, subprocess",
+      "libc = ctypes.CDLL(None, use_errno=True)",
+      "def attempt(name, result):",
+      "    print(name, result, errno.errorcode.get(ctypes.get_errno()) if result != 0 else 'ok')",
+      "attempt('unshare-user', libc.unshare(0x10000000))",
+      "attempt('unshare-mount', libc.unshare(0x00020000))",
+      "attempt('mount', libc.mount(b'none', b'/tmp', b'tmpfs', 0, None))",
+      "attempt('ptrace', libc.ptrace(16, 1, None, None))",
+      "print('child', subprocess.run(['/usr/bin/echo', 'ran'], capture_output=True, text=True).stdout.strip())",
+    ].join("\n");
+    const outcome = await run("python", script);
+    expect(outcome).toMatchObject({ ok: true });
+    const printed = (outcome as { value: { stdout: string } }).value.stdout;
+    if (process.arch === "x64") {
+      expect(printed).toBe("unshare-user -1 EPERM\nunshare-mount -1 EPERM\nmount -1 EPERM\nptrace -1 EPERM\nchild ran\n");
+    } else expect(printed).toContain("child ran\n");
   });
 
   it("kills an infinite loop near its wall-clock limit", async () => {

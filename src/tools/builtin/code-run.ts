@@ -1,10 +1,14 @@
 import { z } from "zod";
 import { ToolError } from "../../core/errors.js";
 import { truncate } from "../../core/text.js";
-import { defineTool, type ToolDefinition } from "../define-tool.js";
+import { defineTool, pathArgs, type ToolDefinition } from "../define-tool.js";
 import { Bubblewrap, type ProcessLimits, type SubprocessOptions } from "../sandbox/bubblewrap.js";
 import { runJavaScript } from "../sandbox/js-sandbox.js";
 import { openFileForRead } from "../workspace.js";
+import { enforceAfterRun, scanWorkspace, workspaceQuota } from "../workspace-quota.js";
+import { readBounded } from "../workspace-read.js";
+
+const MAX_SCRIPT_BYTES = 512 * 1024;
 
 /** Limits of code_run; the config file can change them (`tools.sandbox`). */
 export interface CodeRunOptions extends SubprocessOptions {
@@ -17,6 +21,8 @@ export interface CodeRunOptions extends SubprocessOptions {
   maxProcesses: number;
   maxFileBytes: number;
   maxOutputBytes: number;
+  /** The largest value a javascript run may return, as JSON in UTF-8 bytes. */
+  maxResultBytes: number;
 }
 
 /** DESIGN.md's timeout for code is 30 s; a call may ask for up to 2 minutes. */
@@ -28,6 +34,7 @@ export const DEFAULT_CODE_RUN: CodeRunOptions = {
   maxProcesses: 64,
   maxFileBytes: 16 * 1024 * 1024,
   maxOutputBytes: 64 * 1024,
+  maxResultBytes: 8 * 1024 * 1024,
 };
 
 export const CodeRunArgs = z
@@ -77,14 +84,18 @@ export function createCodeRunTool(options: Partial<CodeRunOptions> = {}): ToolDe
     idempotent: false,
     // The run has its own wall clock; this bounds the call around it.
     timeoutMs: settings.maxTimeoutMs + 5_000,
+    // The script it runs; what the script itself writes cannot be known beforehand.
+    resources: (args) => ({ reads: pathArgs(args, "path") }),
     async execute(args, context): Promise<CodeRunValue> {
       const timeoutMs = Math.min(args.timeoutMs ?? settings.timeoutMs, settings.maxTimeoutMs);
       let source = args.code;
       if (source === undefined) {
         const file = await openFileForRead(context.workspace, args.path as string);
         try {
-          if (file.size > 512 * 1024) throw new ToolError("too_large", `${file.relative} is larger than 512 KiB`);
-          source = (await file.handle.readFile()).toString("utf8");
+          // Read from the descriptor, bounded: the file may grow after it was measured.
+          const { bytes, larger } = await readBounded(file.handle, MAX_SCRIPT_BYTES);
+          if (larger) throw new ToolError("too_large", `${file.relative} is larger than 512 KiB`);
+          source = bytes.toString("utf8");
         } finally {
           await file.handle.close();
         }
@@ -93,7 +104,7 @@ export function createCodeRunTool(options: Partial<CodeRunOptions> = {}): ToolDe
         const result = await runJavaScript(
           source,
           args.input,
-          { timeoutMs, memoryBytes: settings.memoryMb * 1024 * 1024, stackBytes: settings.stackKb * 1024, maxOutputChars: settings.maxOutputBytes },
+          { timeoutMs, memoryBytes: settings.memoryMb * 1024 * 1024, stackBytes: settings.stackKb * 1024, maxOutputChars: settings.maxOutputBytes, maxResultBytes: settings.maxResultBytes },
           context.signal,
         );
         if (!result.ok) {
@@ -109,7 +120,10 @@ export function createCodeRunTool(options: Partial<CodeRunOptions> = {}): ToolDe
         maxFileBytes: settings.maxFileBytes,
         maxOutputBytes: settings.maxOutputBytes,
       };
+      // What the workspace held before, so a run that leaves it over its quota can be rolled back.
+      const before = (await scanWorkspace(context.workspace, workspaceQuota(context.workspace).maxFiles * 2 + 1)).entries;
       const result = await bubblewrap.runScript(args.language, source, context.workspace, args.input, limits, context.signal);
+      await enforceAfterRun(context.workspace, before);
       const printed = [result.stdout && `stdout:\n${tail(result.stdout)}`, result.stderr && `stderr:\n${tail(result.stderr)}`].filter(Boolean).join("\n");
       if (result.timedOut) throw new ToolError("timeout", `the script was killed after ${timeoutMs} ms${printed ? `\n${printed}` : ""}`);
       if (result.exitCode !== 0) {

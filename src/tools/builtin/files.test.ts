@@ -7,6 +7,7 @@ import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { ToolOutcome } from "../define-tool.js";
 import { workspaceRoot } from "../workspace.js";
+import { MAX_FORMATTED_BYTES, prettySizeWithin } from "./json.js";
 import { createBuiltinRegistry } from "./index.js";
 
 let base: string;
@@ -141,6 +142,18 @@ describe("calculator and json tools", () => {
     expect(invalid).toMatchObject({ ok: true, value: { valid: false, line: 3 } });
     expect(await call("json", { operation: "query", text: '{"items": [{"n": 1}, {"n": 2}]}', path: "$.items[*].n" })).toMatchObject({ ok: true, value: { matches: [1, 2] } });
     expect(await call("json", { operation: "format", text: "[1,2]" })).toMatchObject({ ok: true, value: { formatted: "[\n  1,\n  2\n]" } });
+  });
+
+  it("refuses to pretty-print nesting that would print as gigabytes, before building it", async () => {
+    // 2.4 MB of nested brackets: indented, about 4.8 GB.
+    const deep = `[${Array(300).fill(`${"[".repeat(4_000)}${"]".repeat(4_000)}`).join(",")}]`;
+    expect(await call("json", { operation: "format", text: deep })).toMatchObject({ ok: false, error: { code: "result_too_large", message: expect.stringContaining(`more than ${MAX_FORMATTED_BYTES} bytes pretty-printed`) } });
+    for (const document of [[1, 2], { a: { b: [1, "ü", null, {}], c: [] } }, [[[[]]]], "text"]) {
+      const measured = prettySizeWithin(document, Number.MAX_SAFE_INTEGER).bytes;
+      const real = Buffer.byteLength(JSON.stringify(document, null, 2));
+      expect(measured).toBeGreaterThanOrEqual(real);
+      expect(measured - real).toBeLessThanOrEqual(4);
+    }
   });
 });
 

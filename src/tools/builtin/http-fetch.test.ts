@@ -87,6 +87,9 @@ describe("http_fetch: SSRF corpus (default configuration)", () => {
     ["a private network (192.168)", () => "http://192.168.1.1/"],
     ["a private network (172.16)", () => "http://172.16.5.4/"],
     ["link-local IPv6", () => "http://[fe80::1]/"],
+    ["IPv4-compatible IPv6 loopback", () => `${base.replace("127.0.0.1", "[::127.0.0.1]")}/page`],
+    ["IPv4-compatible IPv6 metadata in hex", () => "http://[::a9fe:a9fe]/latest/meta-data/"],
+    ["IPv4-compatible IPv6 private network", () => "http://[::10.0.0.1]/"],
   ])("refuses %s before any connection", async (_name, url) => {
     hits = [];
     const outcome = await fetchWith(defaults, { url: url() });
@@ -129,11 +132,25 @@ describe("http_fetch: SSRF corpus (default configuration)", () => {
 
   it("classifies addresses in every spelling", () => {
     const rules = { allowAddresses: [] };
-    for (const address of ["127.0.0.1", "::1", "::ffff:127.0.0.1", "::ffff:a9fe:a9fe", "169.254.169.254", "10.0.0.1", "fd00:ec2::254", "0.0.0.0", "::", "224.0.0.1", "100.64.0.1"]) {
+    for (const address of ["127.0.0.1", "::1", "::ffff:127.0.0.1", "::ffff:a9fe:a9fe", "::127.0.0.1", "::a9fe:a9fe", "[::7f00:1]", "::0.0.0.2", "169.254.169.254", "10.0.0.1", "fd00:ec2::254", "0.0.0.0", "::", "224.0.0.1", "100.64.0.1"]) {
       expect(blockedAddress(address, rules), address).toBeDefined();
     }
     for (const address of ["8.8.8.8", "1.1.1.1", "2606:4700:4700::1111"]) expect(blockedAddress(address, rules), address).toBeUndefined();
     expect(blockedAddress("127.0.0.1", { allowAddresses: ["127.0.0.0/8"] })).toBeUndefined();
+    // A public IPv4 in the IPv4-compatible form is that public host.
+    expect(blockedAddress("::8.8.8.8", rules)).toBeUndefined();
+  });
+
+  it("refuses internal names even when allowAddresses admits private addresses", async () => {
+    const permissive = new ToolRegistry().register(createHttpFetchTool({ allowAddresses: ["127.0.0.0/8", "169.254.0.0/16", "::1/128", "10.0.0.0/8"] }) as never);
+    for (const host of ["localhost", "metadata.google.internal", "metadata", "db.internal", "printer.local", "app.localhost"]) {
+      hits = [];
+      const outcome = await fetchWith(permissive, { url: `http://${host}:${new URL(base).port}/page` });
+      expect(outcome, host).toMatchObject({ ok: false, error: { code: "blocked_address", message: expect.stringContaining("names an internal host") } });
+      expect(hits).toEqual([]);
+    }
+    // The literal address it admits is still reachable.
+    expect(await fetchWith(permissive, { url: `${base}/json` })).toMatchObject({ ok: true });
   });
 });
 

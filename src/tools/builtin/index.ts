@@ -4,6 +4,7 @@ import { calculatorTool } from "./calculator.js";
 import { type CodeRunOptions, createCodeRunTool } from "./code-run.js";
 import { fileCopyTool } from "./file-copy.js";
 import { fileDeleteTool } from "./file-delete.js";
+import { FILE_EFFECTS } from "./file-effects.js";
 import { fileListTool } from "./file-list.js";
 import { fileMoveTool } from "./file-move.js";
 import { fileReadTool } from "./file-read.js";
@@ -20,9 +21,9 @@ export interface BuiltinToolSettings {
   search?: Partial<WebSearchOptions>;
 }
 
-/** The built-in tools, in the order they are listed. */
+/** The built-in tools, in the order they are listed; the file tools with their effects (for settling a call a crash cut short). */
 export function createBuiltinTools(settings: BuiltinToolSettings = {}): ToolDefinition[] {
-  return [
+  const tools: ToolDefinition[] = [
     calculatorTool as ToolDefinition,
     jsonTool as ToolDefinition,
     fileReadTool as ToolDefinition,
@@ -37,6 +38,7 @@ export function createBuiltinTools(settings: BuiltinToolSettings = {}): ToolDefi
     createHttpFetchTool(settings.fetch) as ToolDefinition,
     createWebSearchTool(settings.search) as ToolDefinition,
   ];
+  return tools.map((tool) => (FILE_EFFECTS[tool.name] && !tool.effect ? { ...tool, effect: FILE_EFFECTS[tool.name] } : tool));
 }
 
 /** A registry holding every built-in tool. Without a policy in `options` it checks no permissions. */

@@ -65,6 +65,39 @@ function locate(text: string): { line?: number; column?: number; reason?: string
   return { line, column, reason: printParseErrorCode(first.error) };
 }
 
+/** The most a pretty-printed document may take; past it the format operation refuses rather than build it. */
+export const MAX_FORMATTED_BYTES = 16 * 1024 * 1024;
+
+/**
+ * The size of `JSON.stringify(value, null, 2)`, counted without building it and stopping past
+ * `limit`. Indentation grows with depth, so a few megabytes of nested brackets would print as
+ * gigabytes, built synchronously on the event loop: measured first, it is refused at once.
+ */
+export function prettySizeWithin(value: unknown, limit: number): { bytes: number; over: boolean } {
+  let bytes = 0;
+  const stack: Array<{ value: unknown; depth: number }> = [{ value, depth: 0 }];
+  while (stack.length > 0) {
+    if (bytes > limit) return { bytes, over: true };
+    const { value: current, depth } = stack.pop() as { value: unknown; depth: number };
+    if (current === null || typeof current !== "object") {
+      bytes += typeof current === "string" ? Buffer.byteLength(current, "utf8") + 2 : String(current).length;
+      continue;
+    }
+    const items: Array<[string | undefined, unknown]> = Array.isArray(current) ? current.map((item) => [undefined, item]) : Object.entries(current as Record<string, unknown>);
+    if (items.length === 0) {
+      bytes += 2;
+      continue;
+    }
+    // "[\n", then each item on its own line, indented one level deeper, then the closing bracket indented.
+    bytes += 2 + 2 * depth + 1 + items.length * (2 * (depth + 1) + 2);
+    for (const [key, item] of items) {
+      if (key !== undefined) bytes += Buffer.byteLength(key, "utf8") + 4;
+      stack.push({ value: item, depth: depth + 1 });
+    }
+  }
+  return { bytes, over: bytes > limit };
+}
+
 /** Validates, pretty-prints or queries JSON text. An invalid document is a result, not a failure. */
 export const jsonTool = defineTool({
   name: "json",
@@ -82,7 +115,12 @@ export const jsonTool = defineTool({
       const { reason: _reason, ...where } = locate(text);
       return { valid: false, error: (error as Error).message.split("\n")[0] ?? "invalid JSON", ...where };
     }
-    if (operation === "format") return { valid: true, type: typeOf(parsed), formatted: JSON.stringify(parsed, null, 2) };
+    if (operation === "format") {
+      if (prettySizeWithin(parsed, MAX_FORMATTED_BYTES).over) {
+        throw new ToolError("result_too_large", `the document would be more than ${MAX_FORMATTED_BYTES} bytes pretty-printed (deep nesting multiplies its indentation); format a part of it`);
+      }
+      return { valid: true, type: typeOf(parsed), formatted: JSON.stringify(parsed, null, 2) };
+    }
     if (operation === "query") {
       if (!path) throw new ToolError("invalid_arguments", "the query operation needs a path");
       const matches = JSONPath({ path, json: parsed as object, wrap: true, eval: "safe" }) as unknown[];

@@ -1,3 +1,4 @@
+import { spawn } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { createServer, type IncomingMessage, type Server } from "node:http";
@@ -6,6 +7,8 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ToolOutcome } from "../define-tool.js";
 import { ToolRegistry } from "../registry.js";
+import { workspaceRoot } from "../workspace.js";
+import { fileReadTool } from "./file-read.js";
 import { createWebSearchTool, type WebSearchValue } from "./web-search.js";
 
 let base: string;
@@ -83,6 +86,71 @@ describe("web_search offline", () => {
     const registry = new ToolRegistry().register(createWebSearchTool({ knowledge: [knowledge] }) as never);
     expect(await search(registry, { query: "x", provider: "tavily" })).toMatchObject({ ok: false, error: { code: "provider_not_configured" } });
   });
+});
+
+describe("web_search under a symlink and FIFO swap race", () => {
+  it("never returns outside content and never hangs, and file_read works after it", async () => {
+    const raceWorkspace = await workspaceRoot(path.join(base, "race-ws"));
+    const outside = path.join(base, "race-outside");
+    mkdirSync(outside);
+    writeFileSync(path.join(outside, "secret.txt"), "# Secret\n\nzebracorn outside-secret-7f3a");
+    writeFileSync(path.join(raceWorkspace, "steady.md"), "# Steady\n\nzebracorn inside, always here.");
+    // A separate process swaps swap.txt between a file, a symlink to outside and a FIFO, as fast as it can.
+    const swapper = spawn(
+      "python3",
+      [
+        "-c",
+        `import os, sys, time
+ws, secret = sys.argv[1], sys.argv[2]
+target, temporary = ws + "/swap.txt", ws + "/.swap.tmp"
+print("ready", flush=True)
+while True:
+    try:
+        with open(temporary, "w") as handle:
+            handle.write("# Ordinary\\n\\nzebracorn ordinary text")
+        os.rename(temporary, target)
+        time.sleep(0.001)
+        os.unlink(target)
+        os.symlink(secret, target)
+        time.sleep(0.001)
+        os.unlink(target)
+        os.mkfifo(target)
+        time.sleep(0.001)
+    except OSError:
+        pass`,
+        raceWorkspace,
+        path.join(outside, "secret.txt"),
+      ],
+      { stdio: ["ignore", "pipe", "inherit"] },
+    );
+    await new Promise((resolve) => swapper.stdout.once("data", resolve));
+    // A short tool timeout: a search stuck on a FIFO shows as a timeout, not as a test that never ends.
+    const registry = new ToolRegistry().register(createWebSearchTool({ knowledge: [], timeoutMs: 2_000 }) as never).register(fileReadTool as never);
+    const failures: string[] = [];
+    let ordinary = 0;
+    try {
+      // At least 100 rounds, and on until a search has met the ordinary file (at most 500).
+      for (let round = 0; round < 500 && (round < 100 || ordinary === 0); round += 1) {
+        const outcomes = await Promise.all([1, 2, 3].map(() => registry.call("web_search", { query: "zebracorn", maxResults: 10 }, { workspace: raceWorkspace })));
+        for (const outcome of outcomes) {
+          if (!outcome.ok) {
+            failures.push(outcome.error.code);
+            continue;
+          }
+          const hits = (outcome.value as WebSearchValue).results;
+          expect(JSON.stringify(hits)).not.toContain("outside-secret");
+          expect(hits.map((hit) => hit.path)).toContain("steady.md");
+          if (hits.some((hit) => hit.path === "swap.txt")) ordinary += 1;
+        }
+      }
+    } finally {
+      swapper.kill("SIGKILL");
+    }
+    expect(failures).toEqual([]);
+    // The race really ran: some searches met swap.txt as an ordinary file.
+    expect(ordinary).toBeGreaterThan(0);
+    expect(await registry.call("file_read", { path: "steady.md" }, { workspace: raceWorkspace })).toMatchObject({ ok: true, value: { content: "# Steady\n\nzebracorn inside, always here." } });
+  }, 60_000);
 });
 
 describe("web_search online providers (fake servers speaking their APIs)", () => {

@@ -33,10 +33,23 @@ function parseRange(text: string): [ipaddr.IPv4 | ipaddr.IPv6, number] {
   return [address, address.kind() === "ipv4" ? 32 : 128];
 }
 
-/** The address as IPv4 when it is an IPv4-mapped IPv6 address. */
+/**
+ * The address as IPv4 when it is IPv6 carrying one: IPv4-mapped (`::ffff:a.b.c.d`) or the
+ * deprecated IPv4-compatible form (`::a.b.c.d`, ::/96 — ipaddr.js calls it unicast, and a
+ * stack that still routes it reaches the IPv4 host: `[::127.0.0.1]`, `::a9fe:a9fe`).
+ */
 function normalise(address: string): ipaddr.IPv4 | ipaddr.IPv6 {
   const parsed = ipaddr.parse(address.replace(/^\[|\]$/g, "").replace(/%.*$/, ""));
-  if (parsed.kind() === "ipv6" && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) return (parsed as ipaddr.IPv6).toIPv4Address();
+  if (parsed.kind() !== "ipv6") return parsed;
+  const ipv6 = parsed as ipaddr.IPv6;
+  if (ipv6.isIPv4MappedAddress()) return ipv6.toIPv4Address();
+  const parts = ipv6.parts;
+  // :: and ::1 keep their own ranges (unspecified, loopback); every other ::/96 address is the IPv4 in its last 32 bits.
+  if (parts.slice(0, 6).every((part) => part === 0) && !(parts[6] === 0 && (parts[7] ?? 0) <= 1)) {
+    const high = parts[6] ?? 0;
+    const low = parts[7] ?? 0;
+    return new ipaddr.IPv4([high >> 8, high & 0xff, low >> 8, low & 0xff]);
+  }
   return parsed;
 }
 
@@ -81,8 +94,10 @@ export function checkUrl(url: URL, rules: NetworkRules): void {
     if (reason) throw new ToolError(SSRF_CODE, `refused: ${reason}`, { url: url.href });
     return;
   }
-  if (INTERNAL_NAMES.some((pattern) => pattern.test(host)) && !rules.allowAddresses.length) {
-    throw new ToolError(SSRF_CODE, `refused: ${host} names an internal host`, { url: url.href });
+  // Whatever addresses are allowed: an allowed range is for a literal address (a test server at
+  // 127.0.0.1), never a way to reach the metadata service or another host by an internal name.
+  if (INTERNAL_NAMES.some((pattern) => pattern.test(host))) {
+    throw new ToolError(SSRF_CODE, `refused: ${host} names an internal host (allowAddresses admits addresses, not internal names)`, { url: url.href });
   }
 }
 

@@ -1,11 +1,13 @@
-import { lstat, readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import MiniSearch from "minisearch";
+import { readContainedFile, walkRegularFiles } from "../workspace-read.js";
 
 /**
  * The offline search: a MiniSearch full-text index over text files in the knowledge folders and
  * the workspace. The index is rebuilt when a file is added, removed or changed (a signature of
- * paths, sizes and modification times is compared on each search).
+ * paths, sizes and modification times is compared on each search). Files are listed and read
+ * through descriptors (workspace-read.ts): a symlink, FIFO or device is skipped, never followed
+ * or opened, even when a script swaps one in between the listing and the read.
  */
 
 export interface SearchHit {
@@ -33,6 +35,12 @@ const TEXT_EXTENSIONS = new Set([
 const SKIPPED = new Set(["node_modules", ".git", ".troupe", "dist", "__pycache__"]);
 const MAX_FILES = 5_000;
 const MAX_FILE_BYTES = 1024 * 1024;
+/**
+ * Text indexed in all, per folder: the index and the texts live in troupe's heap, and a script
+ * can fill a workspace with a gigabyte of text; past this the remaining files (in path order)
+ * are not indexed rather than the process running out of memory.
+ */
+const MAX_TOTAL_BYTES = 32 * 1024 * 1024;
 
 interface Document {
   id: string;
@@ -42,31 +50,31 @@ interface Document {
   source: string;
 }
 
-async function collect(folder: IndexedFolder): Promise<Array<{ file: string; relative: string; size: number; mtime: number }>> {
-  const found: Array<{ file: string; relative: string; size: number; mtime: number }> = [];
-  const walk = async (directory: string, prefix: string): Promise<void> => {
-    let entries;
-    try {
-      entries = await readdir(directory, { withFileTypes: true });
-    } catch {
-      return;
-    }
-    entries.sort((a, b) => a.name.localeCompare(b.name));
-    for (const entry of entries) {
-      if (found.length >= MAX_FILES) return;
-      if (entry.name.startsWith(".") || SKIPPED.has(entry.name)) continue;
-      const file = path.join(directory, entry.name);
-      const relative = prefix ? `${prefix}/${entry.name}` : entry.name;
-      // Symlinks are not followed: the index covers what is really in the folder.
-      if (entry.isDirectory()) await walk(file, relative);
-      else if (entry.isFile() && TEXT_EXTENSIONS.has(path.extname(entry.name).toLowerCase())) {
-        const info = await lstat(file).catch(() => undefined);
-        if (info && info.size <= MAX_FILE_BYTES) found.push({ file, relative, size: info.size, mtime: info.mtimeMs });
-      }
-    }
-  };
-  await walk(folder.directory, "");
-  return found;
+async function collect(folder: IndexedFolder): Promise<Array<{ relative: string; size: number; mtime: number }>> {
+  const files = await walkRegularFiles(folder.directory, {
+    maxFiles: MAX_FILES,
+    include: (name) => !name.startsWith(".") && TEXT_EXTENSIONS.has(path.extname(name).toLowerCase()),
+    skipFolder: (name) => name.startsWith(".") || SKIPPED.has(name),
+  });
+  let total = 0;
+  const kept: Array<{ relative: string; size: number; mtime: number }> = [];
+  for (const file of files) {
+    if (file.size > MAX_FILE_BYTES) continue;
+    total += file.size;
+    if (total > MAX_TOTAL_BYTES) break;
+    kept.push({ relative: file.relative, size: file.size, mtime: file.mtimeMs });
+  }
+  return kept;
+}
+
+/** A file's text, or undefined when it cannot be read as a regular text file under the folder now. */
+async function readText(folder: IndexedFolder, relative: string): Promise<string | undefined> {
+  try {
+    const text = (await readContainedFile(folder.directory, relative, MAX_FILE_BYTES)).bytes.toString("utf8");
+    return text.includes("\u0000") ? undefined : text;
+  } catch {
+    return undefined; // gone, swapped for something else, or grown past the cap since it was listed
+  }
 }
 
 function titleOf(text: string, relative: string): string {
@@ -109,8 +117,8 @@ export class LocalSearchIndex {
       const texts = new Map<string, string>();
       for (const { folder, files: list } of files) {
         for (const file of list) {
-          const text = await readFile(file.file, "utf8").catch(() => undefined);
-          if (text === undefined || text.includes("\u0000")) continue;
+          const text = await readText(folder, file.relative);
+          if (text === undefined) continue;
           const id = `${folder.source}:${file.relative}`;
           texts.set(id, text);
           index.add({ id, title: titleOf(text, file.relative), text, path: file.relative, source: folder.source });

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# The Debian packages the tests need, installed only when missing: bubblewrap for the code
+# sandbox (with python3, and prlimit and setpriv from util-linux), and chromium for the web
+# console's browser test (playwright-core drives it; no browser is downloaded). Used by
+# `npm test` and by .ci/run. As root it runs apt-get; otherwise through sudo when sudo works
+# without a password. When it cannot install, it says what is missing and how to install it,
+# and the tests that need it fail with the same instruction: nothing is skipped.
+set -uo pipefail
+
+missing=()
+command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
+command -v python3 >/dev/null 2>&1 || missing+=(python3)
+{ command -v prlimit >/dev/null 2>&1 && command -v setpriv >/dev/null 2>&1; } || missing+=(util-linux)
+{ [ -x /usr/bin/chromium ] || command -v chromium >/dev/null 2>&1; } || missing+=(chromium)
+[ "${#missing[@]}" -eq 0 ] && exit 0
+
+sudo_prefix=""
+if [ "$(id -u)" != "0" ]; then
+  if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+    sudo_prefix="sudo -n"
+  else
+    echo "troupe: the tests need ${missing[*]}; install them with: sudo apt-get install ${missing[*]}" >&2
+    exit 0
+  fi
+fi
+if ! command -v apt-get >/dev/null 2>&1; then
+  echo "troupe: the tests need ${missing[*]} (Debian/Ubuntu package names); this machine has no apt-get: install them with its package manager" >&2
+  exit 0
+fi
+echo "troupe: installing ${missing[*]} (apt-get)" >&2
+if ! { $sudo_prefix apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo_prefix apt-get install -y -qq "${missing[@]}" >/dev/null; }; then
+  echo "troupe: apt-get could not install ${missing[*]}; the tests that need them will fail until they are installed" >&2
+fi
+exit 0
