@@ -55,6 +55,12 @@ export interface WorkerInput {
   onToolCall?: (call: WorkerToolCall, replayed: boolean) => void | Promise<void>;
   /** How model calls and tool calls are made durable (default: not at all). */
   step?: DurableStep;
+  /**
+   * The id of the worker's n-th tool call (from 1) with this tool and arguments, the same when
+   * the worker runs again after a crash: the registry then settles a call that had begun
+   * instead of running it twice.
+   */
+  callIdFor?: (ordinal: number, tool: string, args: unknown) => string;
 }
 
 /**
@@ -440,12 +446,13 @@ export async function runWorker(input: WorkerInput, options: CallOptions): Promi
         let outcome: ToolOutcome;
         let args: unknown = call.args;
         const substituted = substituteHandles(input.tools, call.name, call.args, handles, lost);
+        const context = input.callIdFor ? { ...input.toolContext, callId: input.callIdFor(toolCalls.length + 1, call.name, call.args) } : input.toolContext;
         if ("error" in substituted) {
           // Refused before it runs, but through the registry: the permission check and the audit trail see it.
-          outcome = await input.tools.call(call.name, call.args, input.toolContext, { refusal: { code: "unknown_handle", message: substituted.error } });
+          outcome = await input.tools.call(call.name, call.args, context, { refusal: { code: "unknown_handle", message: substituted.error } });
         } else {
           args = substituted.args;
-          outcome = await input.tools.call(call.name, substituted.args, input.toolContext);
+          outcome = await input.tools.call(call.name, substituted.args, context);
         }
         const durationMs = performance.now() - started;
         fresh.call = { tool: call.name, args, outcome, durationMs, ...("handles" in substituted && substituted.handles ? { handles: substituted.handles } : {}) };

@@ -70,6 +70,9 @@ export function printProgress(event: StoredEvent): void {
     case "budget-exhausted":
       err(`${color.yellow("■")} budget exhausted (${describeBudgetStop(event.stop)}): stopping with the best answer so far`);
       break;
+    case "calls-in-flight":
+      err(`${color.yellow("■")} ${event.calls.length} tool call(s) were in flight when the process stopped (${event.calls.map((call) => `${call.subtaskId ?? "-"} ${call.tool}, audit #${call.auditId}`).join("; ")}): each is settled by its call id, never run twice blindly`);
+      break;
     case "answer-token":
     case "run-end":
       break;

@@ -30,6 +30,8 @@ export type RunEvent =
   | { type: "model-retry"; incident: ModelIncident }
   | { type: "model-fallback"; incident: ModelIncident }
   | { type: "budget-exhausted"; stop: BudgetStop }
+  /** On resume: tool calls that began before the process stopped and never finished (their audit rows are `started`). */
+  | { type: "calls-in-flight"; calls: Array<{ auditId: number; tool: string; subtaskId?: string }> }
   | { type: "answer-token"; text: string }
   | { type: "answer"; text: string }
   | { type: "run-end"; status: RunResult["status"]; stopReason: StopReason | null; metrics: RunMetrics };

@@ -387,6 +387,11 @@ export class Troupe {
       options.onEvent?.(stored);
     };
     emit({ type: "run-start", runId: record.id, threadId: record.threadId, task: record.task, resumed });
+    if (resumed) {
+      // Calls that began and never finished (the process died in them): each is settled by its call id when the step runs again.
+      const inFlight = this.store.audit.unfinished({ runId: record.id });
+      if (inFlight.length > 0) emit({ type: "calls-in-flight", calls: inFlight.map((row) => ({ auditId: row.id, tool: row.tool, ...(row.subtaskId ? { subtaskId: row.subtaskId } : {}) })) });
+    }
     const request = StoredRequest.safeParse(record.request);
     const maxIterations = (request.success ? request.data.maxIterations : undefined) ?? LIMITS.maxIterationsDefault;
     const config = {

@@ -29,7 +29,7 @@ function describe(event) {
     case "subtask-start":
       return `${event.subtaskId} started (${event.agent})${event.attempt > 1 ? `, attempt ${event.attempt}` : ""}`;
     case "subtask-end":
-      return `${event.subtaskId} ${event.status} in ${event.durationMs} ms${event.summary || event.error ? `: ${event.summary || event.error}` : ""}`;
+      return `${event.subtaskId} ${event.status}${event.failureKind && event.failureKind !== "error" ? ` (${event.failureKind})` : ""} in ${event.durationMs} ms${event.summary || event.error ? `: ${event.summary || event.error}` : ""}`;
     case "subtask-skip":
       return `${event.subtaskId} skipped: ${event.reason}`;
     case "tool-call":
@@ -41,6 +41,8 @@ function describe(event) {
       return `${event.incident.role} ${event.incident.model}: ${event.incident.reason}${event.incident.to ? `; falling back to ${event.incident.to}` : "; retrying"}`;
     case "budget-exhausted":
       return "budget exhausted: stopping with the best answer so far";
+    case "calls-in-flight":
+      return `resumed with ${event.calls.length} tool call${event.calls.length === 1 ? "" : "s"} in flight when the process stopped (${event.calls.map((call) => call.tool).join(", ")}): each is settled by its call id, never run twice blindly`;
     case "critic-verdict":
       return `critic round ${event.verdict.iteration}: ${event.verdict.passed ? "passed" : "not passed"} (confidence ${event.verdict.confidence})`;
     case "approval-request":

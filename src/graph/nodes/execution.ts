@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { isGraphBubbleUp, type LangGraphRunnableConfig } from "@langchain/langgraph";
 import { immediateStep, runWorker, type WorkerToolCall } from "../../agents/worker.js";
 import { type BudgetStop, isBudgetExhausted } from "../../core/budget.js";
@@ -7,7 +8,7 @@ import { LIMITS } from "../../core/limits.js";
 import { type FailureKind, isArgRef, type MapTally, type PlannedSubtask, type SubtaskResult } from "../../core/plan.js";
 import { resolveArgs } from "../../core/refs.js";
 import type { ToolCallRecord } from "../../core/run.js";
-import { preview, truncate } from "../../core/text.js";
+import { preview, stableStringify, truncate } from "../../core/text.js";
 import { routeFor } from "../../providers/registry.js";
 import type { ToolContext, ToolOutcome } from "../../tools/define-tool.js";
 import { announceBudgetStop, callOptions, createMeter, emit, type GraphDeps, threadIdOf } from "../deps.js";
@@ -152,16 +153,19 @@ export function createRunSubtaskNode(deps: GraphDeps) {
       ...(mapped ? {} : { requestApproval: approvalByInterrupt }),
     };
     let budgetStop: BudgetStop | undefined;
-    const callTool = async (tool: string, args: Record<string, unknown>): Promise<ToolOutcome> => {
+    // Call ids that a run of this attempt after a crash gives its calls again: the registry settles a call that had begun.
+    const callIdFor = (scope: string) => (ordinal: number, tool: string, args: unknown): string =>
+      `${payload.runId}/${subtask.id}/${payload.attempt}${scope}/${ordinal}/${createHash("sha256").update(`${tool} ${stableStringify(args)}`).digest("hex").slice(0, 16)}`;
+    const callTool = async (tool: string, args: Record<string, unknown>, scope: string): Promise<ToolOutcome> => {
       const started = performance.now();
-      const outcome = await deps.tools.call(tool, args, toolContext);
+      const outcome = await deps.tools.call(tool, args, { ...toolContext, callId: callIdFor(scope)(1, tool, args) });
       await onToolCall({ tool, args, outcome, durationMs: performance.now() - started });
       return outcome;
     };
     const work = async (args: Record<string, unknown>, item?: { index: number; total: number; argument: string }): Promise<Attempt> => {
       if (subtask.tool !== undefined) {
         // Nothing happens before a direct call's approval, so its re-run on resume repeats nothing.
-        const outcome = await callTool(subtask.tool, args);
+        const outcome = await callTool(subtask.tool, args, item ? `/item${item.index}` : "");
         return outcome.ok ? { status: "done", value: outcome.value, exact: true, summary: truncate(outcome.summary, LIMITS.previewChars) } : toolFailure(outcome);
       }
       if (!agent) return { status: "failed", summary: "", error: `unknown agent "${subtask.agent}"`, failureKind: "error" };
@@ -182,6 +186,7 @@ export function createRunSubtaskNode(deps: GraphDeps) {
           ...(item ? { item } : {}),
           onToolCall,
           step,
+          callIdFor: callIdFor(item ? `/item${item.index}` : ""),
         },
         callOptions(deps, payload.runId, config, meter, subtask.id),
       );
