@@ -12,6 +12,7 @@ import { parseArgs } from "node:util";
 import { fileURLToPath } from "node:url";
 import { measureByteExact } from "./byte-exact.js";
 import { measureCheckpointCost } from "./checkpoint-cost.js";
+import { measureCrashTrials } from "./crash-trials.js";
 import { measureFanOut } from "./fan-out.js";
 import { measureMapThroughput } from "./map-throughput.js";
 import { measureOverhead } from "./overhead.js";
@@ -23,13 +24,13 @@ import { measureServer } from "./server.js";
 import { withTempDir } from "./support.js";
 import { measureToolCalls } from "./tool-calls.js";
 
-const BENCHMARKS = ["overhead", "fanout", "checkpoint", "prompt-tokens", "map", "prompt-size", "tools", "server", "adversarial", "byte-exact"];
+const BENCHMARKS = ["overhead", "fanout", "checkpoint", "prompt-tokens", "map", "prompt-size", "tools", "server", "adversarial", "byte-exact", "crash-trials"];
 
 const { values } = parseArgs({
   options: {
     json: { type: "boolean", default: false },
     runs: { type: "string", default: "20" },
-    /** Which benchmarks to run (comma-separated): overhead, fanout, checkpoint, prompt-tokens, map, prompt-size, tools, server, adversarial, byte-exact. */
+    /** Which benchmarks to run (comma-separated): overhead, fanout, checkpoint, prompt-tokens, map, prompt-size, tools, server, adversarial, byte-exact, crash-trials. */
     only: { type: "string", default: BENCHMARKS.join(",") },
   },
 });
@@ -76,6 +77,7 @@ const adversarial = await bench("adversarial", "adversarial tasks (three 5,000-c
 // The CLI as a user runs it, from the same build as this benchmark (dist/bench → dist/src/cli).
 const cli = fileURLToPath(new URL("../src/cli/main.js", import.meta.url));
 const byteExact = await bench("byte-exact", "byte-exact matrix (one offline CLI run per case)…", () => measureByteExact(cli, (body) => withTempDir("troupe-bench-exact-", body)));
+const crashTrials = await bench("crash-trials", "crash trials (SIGKILL at random moments, resumed until done)…", () => measureCrashTrials(cli, 20, (body) => withTempDir("troupe-bench-crash-", body)));
 
 const report: BenchReport = {
   environment: { node: process.version, platform: `${process.platform} ${process.arch}`, cpus: cpus().length, startedAt },
@@ -89,6 +91,7 @@ const report: BenchReport = {
   server,
   adversarial,
   byteExact,
+  crashTrials,
   targets: {
     overhead: overhead?.target.met,
     fanOut: fanOut?.target.met,
@@ -97,6 +100,7 @@ const report: BenchReport = {
     serverSubmitP95: server?.target.met,
     adversarialLag: adversarial?.target.met,
     byteExact: byteExact?.target.met,
+    crashDuplicates: crashTrials?.target.met,
   },
 };
 

@@ -125,7 +125,8 @@ export function orderByResources(plan: readonly PlannedSubtask[], toolResources:
   const added: AddedDependency[] = [];
   const errors: string[] = [];
   for (let later = 0; later < subtasks.length; later += 1) {
-    for (let earlier = 0; earlier < later; earlier += 1) {
+    // Nearest first: once s3 waits for s2, which waits for s1, s3 needs no edge of its own to s1.
+    for (let earlier = later - 1; earlier >= 0; earlier -= 1) {
       const first = uses[earlier] as ResourceUse;
       const second = uses[later] as ResourceUse;
       if ((ancestors[later] as Set<number>).has(earlier) || (ancestors[earlier] as Set<number>).has(later)) continue;

@@ -1,0 +1,156 @@
+/**
+ * Crash trials: a run whose workers append to files (a non-idempotent tool) is killed with
+ * SIGKILL at a random moment, then resumed (again and again if a resume is killed too) until it
+ * ends. Each trial counts the runs that completed, the duplicate side effects (a line appended
+ * twice, a line missing), and compares the audit rows with the tool calls in the trace. The
+ * scripted provider drives the workers, so every process gives the same answers; its steps may
+ * be used again, as a worker that runs again after a crash asks again.
+ */
+import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { promisify } from "node:util";
+import { STRUCTURED_OUTPUT } from "../src/core/prompt-protocol.js";
+
+const run = promisify(execFile);
+
+const CHAINED = 4;
+const SIDE = 3;
+
+/** The script: s1–s4 append in turn to chain.log (one path, so they run in order), s5–s7 each append to their own file. */
+function script(): unknown[] {
+  const subtasks = [
+    ...Array.from({ length: CHAINED }, (_, index) => ({ id: `s${index + 1}`, label: `Append line ${index + 1} to chain.log`, agent: "execute", dependsOn: [], args: {}, writes: ["chain.log"] })),
+    ...Array.from({ length: SIDE }, (_, index) => ({ id: `s${CHAINED + index + 1}`, label: `Append to side${index + 1}.log`, agent: "execute", dependsOn: [], args: {}, writes: [`side${index + 1}.log`] })),
+  ];
+  const worker = (id: string, file: string, line: string, delayMs: number) => [
+    { role: "worker", subtask: id, contains: "## Subtask", delayMs, times: 50, toolCalls: [{ name: "file_append", args: { path: file, content: line } }] },
+    { role: "worker", subtask: id, contains: "appended to", delayMs, times: 50, toolCalls: [{ name: STRUCTURED_OUTPUT.result, args: { status: "done", result: `appended ${line.trim()}` } }] },
+  ];
+  return [
+    { role: "planner", times: 50, toolCalls: [{ name: STRUCTURED_OUTPUT.plan, args: { subtasks } }] },
+    ...subtasks.flatMap((subtask, index) =>
+      index < CHAINED ? worker(subtask.id, "chain.log", `line ${index + 1}\n`, 40) : worker(subtask.id, `side${index - CHAINED + 1}.log`, `side ${index - CHAINED + 1}\n`, 60),
+    ),
+    { role: "critic", times: 50, toolCalls: [{ name: STRUCTURED_OUTPUT.review, args: { scores: { accuracy: 1, completeness: 1, relevance: 1, logic: 1 }, issues: [], redo: [], replan: false } }] },
+    { role: "synthesizer", times: 50, content: "appended" },
+  ];
+}
+
+export interface CrashTrial {
+  /** Milliseconds after its start each process was killed. */
+  kills: number[];
+  completed: boolean;
+  /** Lines appended more than once, or missing, across all files. */
+  duplicates: number;
+  missing: number;
+  auditRows: number;
+  traceCalls: number;
+}
+
+export interface CrashTrialsReport {
+  trials: CrashTrial[];
+  completed: number;
+  duplicates: number;
+  missing: number;
+  /** Trials whose audit rows did not equal the tool calls in the trace. */
+  auditMismatches: number;
+  target: { duplicates: 0; met: boolean };
+}
+
+function spawnCli(cli: string, args: string[], directory: string, env: Record<string, string>): ChildProcess {
+  return spawn(process.execPath, [cli, ...args], { cwd: directory, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+}
+
+/**
+ * Runs a process until it exits, or kills it (SIGKILL) `killAfterMs` after its run started (its
+ * `run …` / `resuming …` line on stderr); whether it was killed.
+ */
+async function runUntil(child: ChildProcess, killAfterMs: number | undefined): Promise<{ killed: boolean }> {
+  let stderr = "";
+  let timer: NodeJS.Timeout | undefined;
+  let killed = false;
+  child.stdout?.resume();
+  child.stderr?.on("data", (chunk: Buffer) => {
+    stderr += chunk.toString();
+    if (killAfterMs !== undefined && timer === undefined && /(?:^|\n)\S*(?:run|resuming) run-/.test(stderr)) {
+      timer = setTimeout(() => {
+        killed = child.kill("SIGKILL");
+      }, killAfterMs);
+    }
+  });
+  await new Promise<void>((resolve) => child.on("exit", () => resolve()));
+  clearTimeout(timer);
+  return { killed };
+}
+
+/** One trial in `directory`: kill the run, then its resumes, at random moments, until a process ends on its own. */
+export async function crashTrial(cli: string, directory: string, random: () => number, maxKills = 3): Promise<CrashTrial> {
+  const workspace = path.join(directory, "workspace");
+  mkdirSync(workspace, { recursive: true });
+  const scriptFile = path.join(directory, "script.json");
+  writeFileSync(scriptFile, JSON.stringify(script()));
+  const env = { TROUPE_PROVIDER: "scripted", TROUPE_SCRIPT: scriptFile };
+  // Without --json: the progress on stderr says when the run starts, which is when the kill clock starts.
+  const base = ["--workspace", workspace];
+  const kills: number[] = [];
+  for (let attempt = 0; attempt <= maxKills + 5; attempt += 1) {
+    const args = attempt === 0 ? ["run", "append the lines", "--thread", "trial", ...base] : ["resume", "trial", ...base];
+    // The whole run takes about 600 ms once started: kill somewhere in it, then let the last resume finish.
+    const killAfter = kills.length < maxKills && random() < 0.85 ? Math.round(random() * 650) : undefined;
+    const { killed } = await runUntil(spawnCli(cli, args, directory, env), killAfter);
+    if (!killed) break;
+    kills.push(killAfter as number);
+  }
+  let completed = false;
+  let traceCalls = 0;
+  try {
+    const listed = JSON.parse((await run(process.execPath, [cli, "runs", "list", "--json"], { cwd: directory })).stdout) as Array<{ id: string }>;
+    const shown = await run(process.execPath, [cli, "runs", "show", listed[0]?.id ?? "", "--json"], { cwd: directory, maxBuffer: 64 * 1024 * 1024 });
+    const view = JSON.parse(shown.stdout) as { status: string; trace?: { toolCalls: unknown[] } };
+    completed = view.status === "completed";
+    traceCalls = view.trace?.toolCalls.length ?? 0;
+  } catch {
+    // no run, or none that can be shown: counted as not completed
+  }
+  const expected = new Map<string, string[]>([["chain.log", Array.from({ length: CHAINED }, (_, index) => `line ${index + 1}`)]]);
+  for (let index = 1; index <= SIDE; index += 1) expected.set(`side${index}.log`, [`side ${index}`]);
+  let duplicates = 0;
+  let missing = 0;
+  for (const [file, lines] of expected) {
+    const found = existsSync(path.join(workspace, file)) ? readFileSync(path.join(workspace, file), "utf8").split("\n").filter(Boolean) : [];
+    for (const line of lines) {
+      const count = found.filter((item) => item === line).length;
+      if (count === 0) missing += 1;
+      duplicates += Math.max(0, count - 1);
+    }
+  }
+  const { stdout } = await run(process.execPath, [cli, "audit", "list", "--json", "--limit", "1000"], { cwd: directory, env: { ...process.env } });
+  const auditRows = (JSON.parse(stdout) as Array<{ tool: string }>).filter((row) => row.tool === "file_append").length;
+  return { kills, completed, duplicates, missing, auditRows, traceCalls };
+}
+
+/** `trials` crash trials, each in its own temporary folder. */
+export async function measureCrashTrials(cli: string, trials: number, makeDirectory: <T>(body: (directory: string) => Promise<T>) => Promise<T>): Promise<CrashTrialsReport> {
+  let state = 20_261_123;
+  const random = (): number => {
+    state = (state * 1_103_515_245 + 12_345) % 2_147_483_648;
+    return state / 2_147_483_648;
+  };
+  const results: CrashTrial[] = [];
+  for (let index = 0; index < trials; index += 1) {
+    results.push(await makeDirectory((directory) => crashTrial(cli, directory, random)));
+    await sleep(10);
+  }
+  const sum = (pick: (trial: CrashTrial) => number): number => results.reduce((total, trial) => total + pick(trial), 0);
+  const duplicates = sum((trial) => trial.duplicates);
+  return {
+    trials: results,
+    completed: results.filter((trial) => trial.completed).length,
+    duplicates,
+    missing: sum((trial) => trial.missing),
+    auditMismatches: results.filter((trial) => trial.auditRows !== trial.traceCalls).length,
+    target: { duplicates: 0, met: duplicates === 0 },
+  };
+}
