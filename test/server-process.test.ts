@@ -287,7 +287,8 @@ describe("troupe serve in a child process", () => {
 });
 
 describe("a poison task", () => {
-  it("is failed, naming the crashes, once its process died twice in a row while it ran; the server that finds it stays up", { timeout: 120_000 }, async () => {
+  /** A folder whose config offers the crash MCP server's tools to the execute agent. */
+  function crashSetup(tool: string) {
     const directory = tempDir();
     const calls = path.join(directory, "crash-calls.log");
     writeFileSync(
@@ -301,9 +302,36 @@ describe("a poison task", () => {
     );
     const env = {
       TROUPE_PROVIDER: "scripted",
-      TROUPE_SCRIPT: writeScript(directory, "plan.json", [planStep([subtask("s1", "execute", "Call the tool that kills troupe", { tool: "crash.kill_host" })])]),
+      TROUPE_SCRIPT: writeScript(directory, "plan.json", [
+        planStep([subtask("s1", "execute", "Call the tool that kills troupe", { tool })]),
+        reviewStep(0.9, {}, { times: 2 }),
+        answerStep("done", { times: 2 }),
+      ]),
     };
     const callCount = (): number => (existsSync(calls) ? readFileSync(calls, "utf8").trim().split("\n").length : 0);
+    return { directory, env, callCount };
+  }
+
+  it("a call that killed the process is not run again after the restart: its outcome is unknown, and the task ends without another crash", { timeout: 120_000 }, async () => {
+    const { directory, env, callCount } = crashSetup("crash.kill_host");
+    const first = await serve(directory, env);
+    const id = await submit(first.url, { task: "run the poison tool" });
+    expect((await first.exited).signal).toBe("SIGKILL");
+    const second = await serve(directory, env);
+    const view = await until(async () => {
+      const response = await call<{ status: string; plan: Array<{ id: string; status: string; error?: string }> }>(`${second.url}/api/v1/tasks/${id}`);
+      return response.body.data.status === "failed" ? response.body.data : undefined;
+    }, "the task to end");
+    expect(callCount()).toBe(1);
+    expect(view.plan[0]).toMatchObject({ status: "failed", error: expect.stringContaining("outcome_unknown") });
+    expect((await fetch(`${second.url}/health`)).status).toBe(200);
+    second.child.kill("SIGTERM");
+    expect((await second.exited).code).toBe(0);
+  });
+
+  it("is failed, naming the crashes, once its process died twice in a row while it ran; the server that finds it stays up", { timeout: 120_000 }, async () => {
+    // Declared idempotent, the tool is run again after the first crash: only the crash count stops it.
+    const { directory, env, callCount } = crashSetup("crash.kill_host_again");
     const first = await serve(directory, env);
     const id = await submit(first.url, { task: "run the poison tool" });
     expect((await first.exited).signal).toBe("SIGKILL");
@@ -324,7 +352,7 @@ describe("a poison task", () => {
     expect(callCount()).toBe(2);
     // Its audit trail shows the two calls that never finished.
     const audit = await runCli(["audit", "list", "--run", id, "--status", "started", "--json"], { cwd: directory });
-    expect((JSON.parse(audit.stdout) as Array<{ tool: string }>).map((row) => row.tool)).toEqual(["crash.kill_host", "crash.kill_host"]);
+    expect((JSON.parse(audit.stdout) as Array<{ tool: string }>).map((row) => row.tool)).toEqual(["crash.kill_host_again"]);
     // Other work goes on.
     const next = await submit(third.url, { task: "compute 6 * 7" });
     expect(next).toBeTruthy();
