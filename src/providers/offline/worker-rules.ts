@@ -1,5 +1,6 @@
 import { FAILED_PREFIX, HANDLE_KEY, UNABLE_PREFIX } from "../../core/prompt-protocol.js";
 import { type Intent, parseClause } from "./intents.js";
+import { questionPath } from "./json-questions.js";
 
 /** A tool result as the worker loop reports it back to the model (with the handle of its value). */
 export type ToolReply =
@@ -60,19 +61,116 @@ function exactly(args: Record<string, unknown>, names: string[], fallback: unkno
   return fallback === undefined ? undefined : asText(fallback);
 }
 
-/** The tool calls an intent needs, given what has been returned so far. */
-function nextCall(intent: Intent, args: Record<string, unknown>, replies: ToolReply[]): ToolCallRequest | undefined {
+/** Placeholders of a template: `{a}`, `{b}`, … naming arguments of the subtask. */
+const PLACEHOLDER = /\{([a-z])\}/g;
+
+/** A value as it goes into arithmetic: a number as written, a negative one in parentheses, a list as its items. */
+function operandText(value: unknown): string {
+  if (Array.isArray(value)) return value.map(operandText).join(", ");
+  if (typeof value === "number") return value < 0 ? `(${value})` : String(value);
+  return asText(value).trim();
+}
+
+/**
+ * A computation's expression with its operands put in, from the subtask's resolved arguments,
+ * or why it cannot be: an operand it was not given (the clause refers to a result that is not
+ * there, which needs a language model to sort out), or one too large to be shown.
+ */
+function filledExpression(template: string, args: Record<string, unknown>): { expression: string } | { submit: Submission } {
+  // A combination of earlier results ("add them") given none: there is nothing to combine.
+  if (template.trim() === "") return { submit: { status: "unable", reason: `it combines earlier results it was not given; working out which it ${NEEDS_MODEL}` } };
+  const missing = [...template.matchAll(PLACEHOLDER)].map((match) => match[1] ?? "").filter((name) => args[name] === undefined);
+  if (missing.length > 0) {
+    return { submit: { status: "unable", reason: `the computation "${template}" refers to earlier results it was not given (${missing.join(", ")}); working out which it ${NEEDS_MODEL}` } };
+  }
+  const large = [...template.matchAll(PLACEHOLDER)].map((match) => match[1] ?? "").find((name) => isHandle(args[name]));
+  if (large !== undefined) return { submit: { status: "failed", reason: `the value of ${large} is too large to compute with` } };
+  return { expression: template.replace(PLACEHOLDER, (_, name: string) => operandText(args[name])) };
+}
+
+/** A piece of a file to write: text, or an argument handed to the tool by its handle, exactly. */
+type Piece = { text: string } | { handle: Record<string, unknown> };
+
+/**
+ * The pieces of a templated write ("{a}\n{b}"): numbers as text, text values and large values
+ * by handle (so they reach the file byte for byte), adjacent text merged.
+ */
+function templatePieces(template: string, args: Record<string, unknown>): Piece[] | { missing: string } {
+  const pieces: Piece[] = [];
+  const addText = (text: string): void => {
+    const last = pieces.at(-1);
+    if (last && "text" in last) last.text += text;
+    else if (text !== "") pieces.push({ text });
+  };
+  let index = 0;
+  /** The value just put in ends its own line: the template's line break after it would add an empty line. */
+  let endsLine = false;
+  for (const match of template.matchAll(PLACEHOLDER)) {
+    const between = template.slice(index, match.index);
+    addText(endsLine && between.startsWith("\n") ? between.slice(1) : between);
+    index = (match.index ?? 0) + match[0].length;
+    const name = match[1] ?? "";
+    const value = args[name];
+    if (value === undefined) return { missing: name };
+    if (isHandle(value)) pieces.push({ handle: value as Record<string, unknown> });
+    else if (typeof value === "string") pieces.push({ handle: { [HANDLE_KEY]: `args.${name}` } });
+    else addText(Array.isArray(value) ? value.map(asText).join("\n") : asText(value));
+    endsLine = typeof value === "string" && value.endsWith("\n");
+  }
+  addText(template.slice(index));
+  return pieces;
+}
+
+/** The text of a file read in this conversation, when the whole of it was shown; undefined when it was cut. */
+function shownContent(reply: ToolReply | undefined): string | undefined {
+  if (!reply?.ok || typeof reply.value !== "object" || reply.value === null) return undefined;
+  const value = reply.value as { content?: unknown; encoding?: unknown; truncated?: unknown };
+  return typeof value.content === "string" && value.encoding !== "base64" && value.truncated !== true ? value.content : undefined;
+}
+
+/** The json tool's query for a question in words, built from the question and the data it is asked of. */
+function queryCall(intent: Extract<Intent, { kind: "query" }>, text: unknown): ToolCallRequest | Submission {
+  let data: unknown;
+  let visible = false;
+  if (typeof text === "string") {
+    try {
+      data = JSON.parse(text);
+      visible = true;
+    } catch {
+      // Not JSON: the tool says where it breaks.
+      return { name: "json", args: { operation: "query", text: text, path: "$" } };
+    }
+  }
+  const found = questionPath(intent.question, data, visible);
+  if ("problem" in found) return { status: "failed", reason: `${intent.path}: ${found.problem}` };
+  return { name: "json", args: { operation: "query", path: found.path } };
+}
+
+/** The tool calls an intent needs, given what has been returned so far; a submission when it can go no further. */
+function nextCall(intent: Intent, args: Record<string, unknown>, replies: ToolReply[]): ToolCallRequest | Submission | undefined {
   const done = replies.length;
   switch (intent.kind) {
     case "compute": {
-      const expression = fromArgs(args, "expression") ?? intent.expression;
-      return done === 0 ? { name: "calculator", args: { expression: asText(expression) } } : undefined;
+      if (done > 0) return undefined;
+      const template = asText(fromArgs(args, "expression") ?? intent.expression);
+      const filled = filledExpression(template, args);
+      return "submit" in filled ? filled.submit : { name: "calculator", args: { expression: filled.expression } };
     }
     case "write": {
+      const path = asText(fromArgs(args, "path", "file") ?? intent.path);
+      const template = fromArgs(args, "template");
+      if (typeof template === "string") {
+        const pieces = templatePieces(template, args);
+        if ("missing" in pieces) return { status: "unable", reason: `the file's content refers to a result it was not given (${pieces.missing}); working out which it ${NEEDS_MODEL}` };
+        const piece = pieces[done];
+        if (!piece) return undefined;
+        const content = "text" in piece ? piece.text : piece.handle;
+        // The first piece makes the file; the others are added to its end.
+        return { name: done === 0 ? "file_write" : "file_append", args: { path, content } };
+      }
       const content = exactly(args, ["content", "text", "value", "data"], intent.content);
       if (content === undefined) return undefined;
-      const path = fromArgs(args, "path", "file") ?? intent.path;
-      return done === 0 ? { name: "file_write", args: { path: asText(path), content } } : undefined;
+      return done === 0 ? { name: "file_write", args: { path, content } } : undefined;
     }
     case "read":
       return done === 0 ? { name: "file_read", args: { path: asText(fromArgs(args, "path", "file") ?? intent.path) } } : undefined;
@@ -85,13 +183,31 @@ function nextCall(intent: Intent, args: Record<string, unknown>, replies: ToolRe
       const path = fromArgs(args, "path", "file") ?? ("path" in intent.source ? intent.source.path : undefined);
       if (text === undefined && path !== undefined) {
         if (done === 0) return { name: "file_read", args: { path: asText(path) } };
-        const read = replies[0];
-        if (done === 1 && read?.ok) return { name: "json", args: { operation: "validate", text: { [HANDLE_KEY]: read.handle ?? "results.1" } } };
-        return undefined;
+        if (done > 1) return undefined;
+        // The file's text as it was shown, exactly; a file too large to be shown whole cannot be checked this way.
+        const content = shownContent(replies[0]);
+        if (content === undefined) return { status: "failed", reason: `${asText(path)} is too large to check here: give its content to the subtask by reference` };
+        return { name: "json", args: { operation: "validate", text: content } };
       }
       const source = text !== undefined ? exactly(args, ["text", "json", "content"], undefined) : "text" in intent.source ? intent.source.text : undefined;
       if (source === undefined) return undefined;
       return done === 0 ? { name: "json", args: { operation: "validate", text: source } } : undefined;
+    }
+    case "query": {
+      const given = fromArgs(args, "text", "json", "content");
+      if (given !== undefined) {
+        if (done > 0) return undefined;
+        const call = queryCall(intent, isHandle(given) ? undefined : given);
+        // The data goes to the tool by its handle, never retyped.
+        return "name" in call ? { ...call, args: { ...call.args, text: exactly(args, ["text", "json", "content"], undefined) } } : call;
+      }
+      const path = asText(fromArgs(args, "path", "file") ?? intent.path);
+      if (done === 0) return { name: "file_read", args: { path } };
+      if (done > 1) return undefined;
+      const content = shownContent(replies[0]);
+      if (content === undefined) return { status: "failed", reason: `${path} is too large to query here: give its content to the subtask by reference` };
+      const call = queryCall(intent, content);
+      return "name" in call ? { ...call, args: { ...call.args, text: content } } : call;
     }
     case "count": {
       const path = fromArgs(args, "path", "file") ?? intent.path;
@@ -116,8 +232,11 @@ function nextCall(intent: Intent, args: Record<string, unknown>, replies: ToolRe
       // Like cp and mv, onto an existing file too.
       return done === 0 ? { name: intent.kind === "copy" ? "file_copy" : "file_move", args: { from, to, overwrite: true } } : undefined;
     }
-    case "delete":
-      return done === 0 ? { name: "file_delete", args: { path: asText(fromArgs(args, "path", "file") ?? intent.path) } } : undefined;
+    case "delete": {
+      const recursive = fromArgs(args, "recursive") ?? intent.recursive;
+      const path = asText(fromArgs(args, "path", "file") ?? intent.path);
+      return done === 0 ? { name: "file_delete", args: recursive ? { path, recursive: true } : { path } } : undefined;
+    }
     case "map":
     case "open":
       return undefined;
@@ -148,6 +267,18 @@ function runAnswer(value: unknown): string {
   return [printed, result].filter(Boolean).join("\n") || "(the code ran and printed nothing)";
 }
 
+/**
+ * The answer to a question over JSON, from the query's matches by handle: how many, the one
+ * value a question in the singular asks for, or the list.
+ */
+function queryAnswer(intent: Extract<Intent, { kind: "query" }>, value: unknown, handle: string): Submission {
+  const result = (typeof value === "object" && value !== null ? value : {}) as { valid?: boolean; error?: string; matches?: unknown[] };
+  if (result.valid === false) return { status: "failed", reason: `${intent.path} is not valid JSON: ${result.error ?? "it does not parse"}` };
+  if (intent.question.count) return { status: "done", from: handle, path: "$.matches.length" };
+  if (intent.question.singular && Array.isArray(result.matches) && result.matches.length === 1) return { status: "done", from: handle, path: "$.matches[0]" };
+  return { status: "done", from: handle, path: "$.matches" };
+}
+
 /** The handle of the last reply's value (the worker numbers its tool outputs from 1). */
 function handleOf(replies: ToolReply[]): string {
   const last = replies[replies.length - 1];
@@ -173,6 +304,14 @@ function finalSubmission(intent: Intent, replies: ToolReply[]): Submission {
       const unit = intent.kind === "count" ? intent.unit : "lines";
       return { status: "done", from: handle, path: `$.${unit}` };
     }
+    case "file_append": {
+      // A file made in pieces: what it holds now.
+      const bytes = (last.value as { bytes?: number } | undefined)?.bytes;
+      return { status: "done", result: `wrote ${intent.kind === "write" ? intent.path : "the file"}${bytes === undefined ? "" : ` (${bytes} bytes)`}` };
+    }
+    case "json":
+      if (intent.kind === "query") return queryAnswer(intent, last.value, handle);
+      return { status: "done", result: last.summary ?? asText(last.value) };
     case "web_search":
       return { status: "done", result: searchAnswer(last.value) };
     case "code_run":
@@ -188,11 +327,21 @@ function finalSubmission(intent: Intent, replies: ToolReply[]): Submission {
  * failed with the tool's error, or unable when the clause needs a language model.
  */
 export function workerStep(label: string, args: Record<string, unknown>, replies: ToolReply[], tools: readonly string[]): WorkerStep {
-  const intent = parseClause(label, typeof args.path === "string" ? { path: args.path } : {});
-  const call = nextCall(intent, args, replies);
-  if (call && !replies.some((reply) => !reply.ok)) {
-    if (!tools.includes(call.name)) return { submit: { status: "failed", reason: `this worker has no ${call.name} tool` } };
-    return { toolCall: call };
+  const intent = subtaskIntent(label, args);
+  const next = nextCall(intent, args, replies);
+  if (next && "status" in next) return { submit: next };
+  if (next && !replies.some((reply) => !reply.ok)) {
+    if (!tools.includes(next.name)) return { submit: { status: "failed", reason: `this worker has no ${next.name} tool` } };
+    return { toolCall: next };
   }
   return { submit: finalSubmission(intent, replies) };
+}
+
+/** What the subtask asks for: its label read as a clause, or — given an expression to evaluate — a computation, whatever the label's words. */
+function subtaskIntent(label: string, args: Record<string, unknown>): Intent {
+  const intent = parseClause(label, typeof args.path === "string" ? { path: args.path } : {});
+  if (intent.kind !== "compute" && intent.kind !== "write" && typeof args.expression === "string") {
+    return { kind: "compute", clause: label, expression: args.expression, usesPrevious: false };
+  }
+  return intent;
 }
