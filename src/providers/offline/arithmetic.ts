@@ -141,7 +141,7 @@ const WITH_AMOUNT: Array<[RegExp, (amount: string) => string | undefined]> = [
   [new RegExp(`^(?:increase) (?:${PREVIOUS} )?by (.+)$`), (amount) => `{a} + ${amount}`],
   [new RegExp(`^(?:decrease|reduce|lower) (?:${PREVIOUS} )?by (.+)$`), (amount) => `{a} - ${amount}`],
   [new RegExp(`^raise (?:${PREVIOUS} )?to the power of (.+)$`), (amount) => `{a} ^ ${amount}`],
-  [new RegExp(`^round (?:${PREVIOUS} )?to (\\d+) (?:decimal places|decimals|places|digits)$`), (amount) => `round({a}, ${amount})`],
+  [new RegExp(`^round (?:${PREVIOUS} )?to (\\d+) (?:decimal places?|decimals?|places?|digits?)$`), (amount) => `round({a}, ${amount})`],
   [new RegExp(`^(?:take )?(.+%) of ${PREVIOUS}$`), (amount) => `${amount} of {a}`],
   // "then add 10", "then subtract 4": the amount alone, added to or taken from the previous result.
   [/^add (.+)$/, (amount) => `{a} + ${amount}`],

@@ -65,7 +65,7 @@ function condition(phrase: string, marker: string): Condition | undefined {
   return undefined;
 }
 
-const LEADING_VERBS = /^(?:please\s+)?(?:list|show(?:\s+me)?|get|give\s+me|return|print|find|extract|tell\s+me|display|select|output|what\s+(?:are|is)|who\s+are)\s+/i;
+const LEADING_VERBS = /^(?:please\s+)?(?:list|show(?:\s+me)?|get|give\s+me|return|print|find|extract|tell\s+me|display|select|output|read|open|cat|load|view|what\s+(?:are|is)|who\s+are)(?:\s+|$)/i;
 const CONDITION_MARKER = /\s+(?:(?:that|who|which)\s+)?(whose|where|with|having|have|has|are|is|(?=older\s+than|younger\s+than))\b\s*/i;
 const AGGREGATES: Array<[RegExp, NonNullable<JsonQuestion["aggregate"]>]> = [
   [/^(?:average|mean)$/i, "avg"],

@@ -1,3 +1,4 @@
+import { selectPath } from "../../core/json-path.js";
 import { FAILED_PREFIX, HANDLE_KEY, UNABLE_PREFIX } from "../../core/prompt-protocol.js";
 import { type Intent, parseClause } from "./intents.js";
 import { questionPath } from "./json-questions.js";
@@ -26,11 +27,24 @@ export type WorkerStep = { toolCall: ToolCallRequest } | { submit: Submission };
 /** The phrase the offline model uses when a subtask needs a real language model. */
 export const NEEDS_MODEL = "needs a language model";
 
-/** A submission in words, for a caller that did not offer the outcome tool. */
-export function submissionText(submission: Submission): string {
+/**
+ * A submission in words, for a caller that did not offer the outcome tool: a handle is replaced
+ * by the value it names in the tool replies (`results.N` is the N-th).
+ */
+export function submissionText(submission: Submission, replies: ToolReply[] = []): string {
   if (submission.status === "failed") return `${FAILED_PREFIX} ${submission.reason ?? ""}`.trim();
   if (submission.status === "unable") return `${UNABLE_PREFIX} ${submission.reason ?? ""}`.trim();
-  return submission.result ?? `(the result is ${submission.from ?? "?"} ${submission.path ?? "$"})`;
+  if (submission.result !== undefined) return submission.result;
+  const reply = /^results\.(\d+)$/.exec(submission.from ?? "")?.[1];
+  const source = reply === undefined ? undefined : replies[Number(reply) - 1];
+  if (source?.ok) {
+    try {
+      return asText(selectPath(source.value, submission.path ?? "$", submission.from ?? "the result"));
+    } catch {
+      // A path that does not fit the value as shown: name the handle instead.
+    }
+  }
+  return `(the result is ${submission.from ?? "?"} ${submission.path ?? "$"})`;
 }
 
 function asText(value: unknown): string {
