@@ -2,9 +2,9 @@
  * `npm run bench`: measures troupe's orchestration overhead against a raw LangGraph graph, its
  * fan-out, the cost of its checkpoints, the prompt tokens of the example tasks, the throughput
  * of a mapped subtask, the size of its prompts as data grows, the tool platform's cost per call
- * and per sandbox run, and the HTTP service (submit latency, runs per second, memory with runs
- * in flight), side by side in one process. It reports figures and whether each target is met;
- * it never fails on a threshold. `--json` prints one JSON object; `--only server` (or a comma
+ * and per sandbox run, the HTTP service (submit latency, runs per second, memory with runs in
+ * flight), and the offline corpus's pass rate, side by side in one process. It reports figures
+ * and whether each target is met; it never fails on a threshold. `--json` prints one JSON object; `--only server` (or a comma
  * list) runs some. Not part of `npm test`: timings depend on the machine.
  */
 import { cpus } from "node:os";
@@ -12,6 +12,7 @@ import { parseArgs } from "node:util";
 import { measureCheckpointCost } from "./checkpoint-cost.js";
 import { measureFanOut } from "./fan-out.js";
 import { measureMapThroughput } from "./map-throughput.js";
+import { runOfflineCorpus } from "./offline-corpus.js";
 import { measureOverhead } from "./overhead.js";
 import { measurePromptTokens } from "./prompt-tokens.js";
 import { measurePromptSize } from "./prompt-size.js";
@@ -19,13 +20,13 @@ import { type BenchReport, renderReport } from "./report.js";
 import { measureServer } from "./server.js";
 import { measureToolCalls } from "./tool-calls.js";
 
-const BENCHMARKS = ["overhead", "fanout", "checkpoint", "prompt-tokens", "map", "prompt-size", "tools", "server"];
+const BENCHMARKS = ["overhead", "fanout", "checkpoint", "prompt-tokens", "map", "prompt-size", "tools", "server", "offline-corpus"];
 
 const { values } = parseArgs({
   options: {
     json: { type: "boolean", default: false },
     runs: { type: "string", default: "20" },
-    /** Which benchmarks to run (comma-separated): overhead, fanout, checkpoint, prompt-tokens, map, prompt-size, tools, server. */
+    /** Which benchmarks to run (comma-separated): overhead, fanout, checkpoint, prompt-tokens, map, prompt-size, tools, server, offline-corpus. */
     only: { type: "string", default: BENCHMARKS.join(",") },
   },
 });
@@ -68,6 +69,9 @@ const server = await bench("server", "HTTP service (1,000 submissions over 100 c
   measureServer({ submissions: 1_000, connections: 100, inFlight: 100 }),
 );
 
+// Last: it runs the CLI in child processes, three at a time, which would disturb the timings above.
+const offlineCorpus = await bench("offline-corpus", "offline corpus (each task through the CLI)…", () => runOfflineCorpus({ concurrency: 3 }));
+
 const report: BenchReport = {
   environment: { node: process.version, platform: `${process.platform} ${process.arch}`, cpus: cpus().length, startedAt },
   overhead,
@@ -78,12 +82,14 @@ const report: BenchReport = {
   promptSize,
   toolCalls,
   server,
+  offlineCorpus,
   targets: {
     overhead: overhead?.target.met,
     fanOut: fanOut?.target.met,
     mapThroughput: mapThroughput?.target.met,
     promptSize: promptSize?.target.met,
     serverSubmitP95: server?.target.met,
+    offlineCorpus: offlineCorpus?.target.met,
   },
 };
 

@@ -1,6 +1,7 @@
 import type { CheckpointCostFigures, CheckpointCostReport } from "./checkpoint-cost.js";
 import type { FanOutReport } from "./fan-out.js";
 import type { MapThroughputReport } from "./map-throughput.js";
+import type { OfflineCorpusReport } from "./offline-corpus.js";
 import type { OverheadReport, VariantFigures } from "./overhead.js";
 import type { PromptTokensReport } from "./prompt-tokens.js";
 import type { PromptSizeReport } from "./prompt-size.js";
@@ -19,8 +20,9 @@ export interface BenchReport {
   promptSize?: PromptSizeReport;
   toolCalls?: ToolCallsReport;
   server?: ServerBenchReport;
+  offlineCorpus?: OfflineCorpusReport;
   /** Undefined for a benchmark left out with --only. */
-  targets: { overhead?: boolean; fanOut?: boolean; mapThroughput?: boolean; promptSize?: boolean; serverSubmitP95?: boolean };
+  targets: { overhead?: boolean; fanOut?: boolean; mapThroughput?: boolean; promptSize?: boolean; serverSubmitP95?: boolean; offlineCorpus?: boolean };
 }
 
 const verdict = (met: boolean | undefined): string => (met === undefined ? "not run" : met ? "MET" : "NOT MET");
@@ -238,6 +240,18 @@ function serverSection(report: ServerBenchReport): string {
   ].join("\n");
 }
 
+function offlineCorpusSection(report: OfflineCorpusReport): string {
+  const failures = report.failures.flatMap((failure) => [`   ✗ ${failure.task}`, ...failure.problems.map((problem) => `       ${problem}`)]);
+  return [
+    "9. Offline corpus (test/offline-corpus/cases.json): tasks the offline model carries out through the CLI, each checked for its exit",
+    "   code, status, the exact values of the subtasks that answer and the exact files it leaves (the same checks as the test).",
+    "",
+    `   cases passed: ${report.passed} / ${report.total} (${number(report.passRate * 100)} %), ${report.concurrency} CLI processes at a time, ${number(report.durationMs / 1000)} s`,
+    ...failures,
+    `   target: ${number(report.target.passRate * 100)} % of the corpus → ${verdict(report.target.met)}`,
+  ].join("\n");
+}
+
 /** The readable report: one section per benchmark (those --only left out are missing), each ending with its target verdict. */
 export function renderReport(report: BenchReport): string {
   const { environment } = report;
@@ -250,12 +264,13 @@ export function renderReport(report: BenchReport): string {
     report.promptSize && promptSizeSection(report.promptSize),
     report.toolCalls && toolCallsSection(report.toolCalls),
     report.server && serverSection(report.server),
+    report.offlineCorpus && offlineCorpusSection(report.offlineCorpus),
   ].filter((section): section is string => Boolean(section));
   const { targets } = report;
   return [
     `troupe benchmark: node ${environment.node}, ${environment.platform}, ${environment.cpus} CPUs, ${environment.startedAt}`,
     "",
     ...sections.flatMap((section) => [section, ""]),
-    `targets: overhead ${verdict(targets.overhead)}, fan-out ${verdict(targets.fanOut)}, map throughput ${verdict(targets.mapThroughput)}, prompt size ${verdict(targets.promptSize)}, submit p95 ${verdict(targets.serverSubmitP95)} (figures are reported, never enforced)`,
+    `targets: overhead ${verdict(targets.overhead)}, fan-out ${verdict(targets.fanOut)}, map throughput ${verdict(targets.mapThroughput)}, prompt size ${verdict(targets.promptSize)}, submit p95 ${verdict(targets.serverSubmitP95)}, offline corpus ${verdict(targets.offlineCorpus)} (figures are reported, never enforced)`,
   ].join("\n");
 }
