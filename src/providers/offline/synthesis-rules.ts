@@ -28,7 +28,7 @@ export function synthesize(task: string, outcomes: OutcomeLine[], issues: string
     lines.push(
       `This task needs a language model, which the offline provider does not have: "${task.length > 160 ? `${task.slice(0, 159)}…` : task}".`,
       "Set TROUPE_PROVIDER (openai, anthropic, ollama or openai-compatible) to have it planned and answered for real.",
-      "The offline model can compute arithmetic and percentages, read, write and list files in the workspace, count a file's lines, words or characters (also for every file of a folder), validate JSON, run code in the sandbox and search the knowledge folder.",
+      "The offline model can compute arithmetic and percentages (also on earlier results: then ×2, add them, the difference), read, write, list, copy, move, rename and delete files in the workspace, save several results to a file, count a file's lines, words or characters, validate JSON and answer questions in words over a JSON file's records, run code in the sandbox (also every script of a folder) and search the knowledge folder.",
       "",
       "Plan it would follow:",
       ...outcomes.map((outcome) => `- ${outcome.id} (${outcome.agent}): ${outcome.label}`),
