@@ -219,7 +219,7 @@ describe("offline maps over a folder's files", () => {
     expect(second.redo).toEqual([]);
     expect(toVerdict(second, 2).passed).toBe(true);
     const answer = synthesize("fetch", [{ ...map(2), items: { ...map(2).items, listed: [{ index: 0, status: "success", input: "u1", output: "3 items" }, ...map(2).items.listed] } }], []);
-    expect(answer).toContain("- Fetch: 2 of 3 items succeeded, 1 failed\n    - 3 items\n    - u2: failed — timeout\n    - … 2 more not shown");
+    expect(answer).toContain("- Fetch: 2 of 3 items succeeded, 1 failed\n    - u1: 3 items\n    - u2: failed — timeout\n    - … 2 more not shown");
   });
 });
 

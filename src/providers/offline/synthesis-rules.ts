@@ -1,3 +1,4 @@
+import { parseClause } from "./intents.js";
 import type { OutcomeLine } from "./review-rules.js";
 import { NEEDS_MODEL } from "./worker-rules.js";
 
@@ -7,13 +8,27 @@ function indent(text: string): string {
   return text.includes("\n") ? `\n${text.split("\n").map((line) => `    ${line}`).join("\n")}` : ` ${text}`;
 }
 
+/** What a mapped count's figure counts, from its label ("Count the lines of each file in data" → lines). */
+function countedUnit(label: string): string | undefined {
+  const intent = parseClause(label, { path: "item.txt" });
+  return intent.kind === "count" ? intent.unit : undefined;
+}
+
+/** An item that succeeded, named by its input: "data/a.txt: 3 lines", "scripts/a.py: 42". */
+function itemLine(input: string, output: string | undefined, unit: string | undefined): string {
+  if (output === undefined || output === input) return input;
+  const figure = unit !== undefined && /^\d+$/.test(output) ? `${output} ${output === "1" ? unit.replace(/s$/, "") : unit}` : output;
+  return `${input}: ${figure}`;
+}
+
 /** A mapped subtask: how many items succeeded, then each listed item's output or error. */
 function itemLines(outcome: OutcomeLine): string[] {
   const items = outcome.items;
   if (!items) return [];
   const lines = [`- ${outcome.label}: ${items.succeeded} of ${items.total} item${items.total === 1 ? "" : "s"} succeeded${items.failed > 0 ? `, ${items.failed} failed` : ""}`];
+  const unit = countedUnit(outcome.label);
   for (const item of items.listed ?? []) {
-    lines.push(item.status === "success" ? `    - ${item.output ?? item.input}` : `    - ${item.input}: failed — ${item.error ?? "no reason given"}`);
+    lines.push(item.status === "success" ? `    - ${itemLine(item.input, item.output, unit)}` : `    - ${item.input}: failed — ${item.error ?? "no reason given"}`);
   }
   if ((items.notListed ?? 0) > 0) lines.push(`    - … ${items.notListed} more not shown`);
   return lines;
