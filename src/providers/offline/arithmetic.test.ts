@@ -22,6 +22,12 @@ describe("arithmetic in words", () => {
       ["3 x 4", 12],
       ["twice 21", 42],
       ["half of 9", 4.5],
+      ["the sum of 2, 3 and 4", 9],
+      ["add up 1, 2, 3 and 4", 10],
+      ["the product of 2, 3 and 7", 42],
+      ["the largest of 3, 9 and 4", 9],
+      ["seven times six", 42],
+      ["twenty-one plus a hundred", 121],
     ];
     for (const [words, value] of cases) expect([words, evaluateExpression(toExpression(words) ?? "")]).toEqual([words, value]);
   });
@@ -55,6 +61,9 @@ describe("arithmetic in words", () => {
       ["round it to 1 decimal place", 39],
       ["it squared plus 1", 1522],
       ["take 50% of it", 19.5],
+      ["x2", 78],
+      ["times two", 78],
+      ["multiply it by three", 117],
     ];
     for (const [words, value] of cases) {
       const chained = continuation(words);

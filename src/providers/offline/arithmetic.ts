@@ -59,13 +59,21 @@ export function toExpression(clause: string, options: { operands?: boolean; bare
   text = text.replace(/\b(?:please|can you|could you|tell me|for me|exactly|approximately|roughly)\b/g, " ");
   text = text.replace(/^\s*(?:compute|calculate|evaluate|work out|find|determine|get|what(?:'s| is| are)|how much is|solve)\b/, " ");
   text = text.replace(/\b(?:the value of|the result of|the answer to)\b/g, " ");
+  text = numbersInWords(text);
   const operand = String.raw`(${NUMBER}|\{[a-z]\}|\([^)]*\))`;
-  text = text.replace(new RegExp(String.raw`\bthe sum of ${operand} and ${operand}`, "g"), "$1 + $2");
-  text = text.replace(new RegExp(String.raw`\bthe product of ${operand} and ${operand}`, "g"), "$1 * $2");
+  // "the sum of 2, 3 and 4", "the average of 4 and 8", "add up 1, 2 and 3": a function of a list.
+  const list = String.raw`((?:${NUMBER}|\{[a-z]\}|\([^)]*\))(?:\s*,\s+(?:${NUMBER}|\{[a-z]\}|\([^)]*\)))*,?\s+and\s+(?:${NUMBER}|\{[a-z]\}|\([^)]*\)))`;
+  const listOf = (items: string, join: string, call?: string): string => {
+    const parts = items.split(/\s*,\s+(?:and\s+)?|,?\s+and\s+/);
+    return call ? `${call}(${parts.join(", ")})` : `(${parts.join(join)})`;
+  };
+  text = text.replace(new RegExp(String.raw`\b(?:the )?(sum|total|product|average|mean|maximum|max|largest|minimum|min|smallest) of ${list}`, "g"), (_, word: string, items: string) =>
+    /^(?:sum|total)$/.test(word) ? listOf(items, " + ") : word === "product" ? listOf(items, " * ") : listOf(items, ", ", /^(?:average|mean)$/.test(word) ? "avg" : /^(?:maximum|max|largest)$/.test(word) ? "max" : "min"),
+  );
+  text = text.replace(new RegExp(String.raw`^\s*(?:add|sum|total)(?: up)? ${list}\s*$`), (_, items: string) => listOf(items, " + "));
   text = text.replace(new RegExp(String.raw`\bthe difference between ${operand} and ${operand}`, "g"), "$1 - $2");
-  text = text.replace(new RegExp(String.raw`\bthe (?:average|mean) of ${operand} and ${operand}`, "g"), "avg($1, $2)");
-  // Imperatives with two operands: "add 2 and 3", "add 2 to 3", "multiply 6 by 7", "divide 10 by 4", "subtract 3 from 10".
-  text = text.replace(new RegExp(String.raw`^\s*add (?:up )?${operand} (?:and|to) ${operand}\s*$`), "$1 + $2");
+  // Imperatives with two operands: "add 2 to 3", "multiply 6 by 7", "divide 10 by 4", "subtract 3 from 10".
+  text = text.replace(new RegExp(String.raw`^\s*add ${operand} to ${operand}\s*$`), "$1 + $2");
   text = text.replace(new RegExp(String.raw`^\s*multiply ${operand} (?:by|and) ${operand}\s*$`), "$1 * $2");
   text = text.replace(new RegExp(String.raw`^\s*divide ${operand} by ${operand}\s*$`), "$1 / $2");
   text = text.replace(new RegExp(String.raw`^\s*subtract ${operand} from ${operand}\s*$`), "$2 - $1");
@@ -84,7 +92,7 @@ export function toExpression(clause: string, options: { operands?: boolean; bare
     .replace(/\bcubed\b/g, "^3")
     .replace(/\bmodulo\b/g, "mod")
     // "3 x 4": an x between numbers is a multiplication sign.
-    .replace(/(\d|\))\s*x\s*(?=[\d(])/g, "$1 * ");
+    .replace(/(\d|\)|\})\s*x\s*(?=[\d(])/g, "$1 * ");
   text = text.replace(/\bthe\b/g, " ").replace(/[?=]+\s*$/g, " ").replace(/\s+/g, " ").trim();
   // Placeholders are operands; they are checked as if they were numbers.
   const checked = options.operands ? text.replace(/\{[a-z]\}/g, "1") : text;
@@ -96,6 +104,18 @@ export function toExpression(clause: string, options: { operands?: boolean; bare
   // "×2", "/ 4", "^2": an operator with nothing on its left continues an earlier result.
   if (/^(?:[*×/÷^]|mod\b)/.test(checked)) return undefined;
   return text;
+}
+
+const UNITS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen"];
+const TENS = ["", "", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"];
+
+/** Numbers written as words, up to ninety-nine, and a hundred or a thousand: "times two" → "times 2". */
+function numbersInWords(text: string): string {
+  const unit = UNITS.slice(1, 10).join("|");
+  return text
+    .replace(new RegExp(String.raw`\b(${TENS.slice(2).join("|")})[- ](${unit})\b`, "g"), (_, tens: string, ones: string) => String(TENS.indexOf(tens) * 10 + UNITS.indexOf(ones)))
+    .replace(new RegExp(String.raw`\b(${[...UNITS, ...TENS.slice(2)].join("|")})\b`, "g"), (word: string) => String(UNITS.includes(word) ? UNITS.indexOf(word) : TENS.indexOf(word) * 10))
+    .replace(/\ba (hundred|thousand)\b/g, (_, word: string) => (word === "hundred" ? "100" : "1000"));
 }
 
 /** An operand phrase as an expression: a number or arithmetic, parenthesised when it is more than one term. */
@@ -149,7 +169,7 @@ const WITH_AMOUNT: Array<[RegExp, (amount: string) => string | undefined]> = [
 ];
 
 /** The operators a continuation may start with ("×2", "times 3", "minus 4", "squared"). */
-const LEADING_OPERATOR = /^(?:[*×/÷^+]|[-−]\s|(?:plus|minus|times|multiplied by|divided by|over|to the power of|raised to|squared|cubed|mod|modulo)\b)/;
+const LEADING_OPERATOR = /^(?:[*×/÷^+]|[-−]\s|x(?=\s*\d)|(?:plus|minus|times|multiplied by|divided by|over|to the power of|raised to|squared|cubed|mod|modulo)\b)/;
 
 /** A clause that continues from the previous result, as a template over `{a}`, or undefined. */
 export function continuation(clause: string): Chained | undefined {

@@ -31,6 +31,10 @@ describe("questions in words over JSON records", () => {
     expect(ask("the first names of users whose city is not Paris in users.json")).toEqual(["Bob", "Dee"]);
     expect(ask("which users in users.json are active")).toEqual([USERS.users[0], USERS.users[2]]);
     expect(ask("the ids of the orders with status 'shipped' in users.json")).toEqual([1]);
+    // A place or a value alone: whichever field holds it.
+    expect(ask("the names of the users in Paris in users.json")).toEqual(["Ann", "Cyd"]);
+    expect(ask("how many users in users.json live in Paris")).toHaveLength(2);
+    expect(ask("the emails of users from Lyon in users.json")).toEqual(["bob@example.com"]);
   });
 
   it("counts the records that meet the conditions, or all of them", () => {
@@ -67,6 +71,8 @@ describe("questions in words over JSON records", () => {
     const question = jsonQuestion("the phone numbers of the users in users.json", "users.json");
     expect(question && questionPath(question, USERS, true)).toEqual({ problem: expect.stringContaining("no list of records has phone number (found $.users with name, city") });
     expect(questionPath({ count: true, singular: false, conditions: [] }, { a: 1 }, true)).toEqual({ problem: "the file holds no list of records (objects) to ask about" });
+    const mars = jsonQuestion("how many users in users.json live in Mars", "users.json");
+    expect(mars && questionPath(mars, USERS, true)).toEqual({ problem: 'no field of the records holds "Mars"' });
   });
 
   it("without the data to look at, looks for matching records at any depth", () => {

@@ -46,6 +46,9 @@ function literal(text: string): Condition["value"] {
 /** One condition: "city is Paris", "an age over 30", "older than 30", "status 'shipped'", "an email". */
 function condition(phrase: string, marker: string): Condition | undefined {
   const text = phrase.trim();
+  // "in Paris", "from Lyon", "who live in Nice": a value, in whichever field holds it.
+  const place = /^(?:(?:live|lives|living|based|located|are|is)\s+)*(?:in|from)\s+(.+)$/i.exec(text);
+  if (place?.[1] && !/\s(?:and|or)\s/i.test(place[1])) return { field: "", operator: "==", value: literal(place[1]) };
   const age = /^(older|younger)\s+than\s+(\d+(?:\.\d+)?)$/i.exec(text);
   if (age?.[1] && age[2]) return { field: "age", operator: age[1].toLowerCase() === "older" ? ">" : "<", value: Number(age[2]) };
   const comparison = COMPARISON.exec(text);
@@ -66,7 +69,7 @@ function condition(phrase: string, marker: string): Condition | undefined {
 }
 
 const LEADING_VERBS = /^(?:please\s+)?(?:list|show(?:\s+me)?|get|give\s+me|return|print|find|extract|tell\s+me|display|select|output|read|open|cat|load|view|what\s+(?:are|is)|who\s+are)(?:\s+|$)/i;
-const CONDITION_MARKER = /\s+(?:(?:that|who|which)\s+)?(whose|where|with|having|have|has|are|is|(?=older\s+than|younger\s+than))\b\s*/i;
+const CONDITION_MARKER = /\s+(?:(?:that|who|which)\s+)?(whose|where|with|having|have|has|are|is|(?=older\s+than|younger\s+than)|(?=(?:(?:live|lives|living|based|located)\s+)?(?:in|from)\s+["'\x60“]?[A-Z]))\b\s*/;
 const AGGREGATES: Array<[RegExp, NonNullable<JsonQuestion["aggregate"]>]> = [
   [/^(?:average|mean)$/i, "avg"],
   [/^(?:total|sum(?:\s+of)?)$/i, "sum"],
@@ -223,7 +226,15 @@ function samplesOf(data: unknown, list: RecordList, key: string): unknown[] {
  * "with city Paris" reads like a field of two words that must be there; when the data has no
  * such field but has the first word, it is that field with the last word as its value.
  */
-function reread(entry: Condition, lists: RecordList[]): Condition {
+function reread(entry: Condition, lists: RecordList[], data: unknown): Condition {
+  if (entry.field === "") {
+    // The field that holds the value, in the first list where one does.
+    for (const list of lists) {
+      const key = [...list.keys.keys()].find((candidate) => samplesOf(data, list, candidate).some((sample) => typeof sample === "string" && typeof entry.value === "string" && sample.toLowerCase() === entry.value.toLowerCase()));
+      if (key !== undefined) return { ...entry, field: key };
+    }
+    return entry;
+  }
   if (entry.operator !== "exists" || !entry.field.includes(" ")) return entry;
   if (lists.some((list) => keyFor(list.keys, entry.field) !== undefined)) return entry;
   const words = entry.field.split(/\s+/);
@@ -245,9 +256,12 @@ export interface QuestionPath {
  * for matching records at any depth.
  */
 export function questionPath(asked: JsonQuestion, data: unknown, visible: boolean): QuestionPath | { problem: string } {
-  const question = visible ? { ...asked, conditions: asked.conditions.map((entry) => reread(entry, recordLists(data))) } : asked;
+  const question = visible ? { ...asked, conditions: asked.conditions.map((entry) => reread(entry, recordLists(data), data)) } : asked;
+  const unplaced = question.conditions.find((entry) => entry.field === "");
+  if (unplaced) return { problem: `no field of the records holds ${JSON.stringify(unplaced.value)}` };
   const conditionFields = question.conditions.map((entry) => entry.field);
   if (!visible) {
+    if (asked.conditions.some((entry) => entry.field === "")) return { problem: "the data is too large to be shown, so which field holds the value cannot be seen" };
     // The keys cannot be looked up: the words, joined as most data spells them (first_name).
     const simple = (words: string): string => words.trim().replace(/\s+/g, "_");
     const filters = question.conditions.map((entry) => filterOf(simple(entry.field), entry, []));
