@@ -16,8 +16,12 @@ import pMap from "p-map";
 import { z } from "zod";
 import { withTempDir } from "./support.js";
 
-/** A file as the corpus writes it: its text, or a text repeated to an exact size. */
-const FileSpec = z.union([z.string(), z.object({ repeat: z.string().min(1), bytes: z.number().int().positive() })]);
+/** A file as the corpus writes it: its text, a text repeated to an exact size, or a text repeated a number of times between two others. */
+const FileSpec = z.union([
+  z.string(),
+  z.object({ repeat: z.string().min(1), bytes: z.number().int().positive() }).strict(),
+  z.object({ before: z.string().default(""), repeat: z.string().min(1), times: z.number().int().positive(), after: z.string().default("") }).strict(),
+]);
 type FileSpec = z.infer<typeof FileSpec>;
 
 const ExpectedFile = z.union([z.string(), z.object({ sameAs: z.string() })]);
@@ -70,6 +74,7 @@ export function loadCorpus(file = path.join(repositoryRoot(), "test", "offline-c
 /** The bytes of a file spec: a repeated text is cut at a character boundary and padded with spaces to the exact size. */
 export function fileBytes(spec: FileSpec): Buffer {
   if (typeof spec === "string") return Buffer.from(spec, "utf8");
+  if ("times" in spec) return Buffer.from(`${spec.before}${spec.repeat.repeat(spec.times)}${spec.after}`, "utf8");
   let text = "";
   while (Buffer.byteLength(text) < spec.bytes) text += spec.repeat;
   const characters = [...text];

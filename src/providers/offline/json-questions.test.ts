@@ -78,6 +78,13 @@ describe("questions in words over JSON records", () => {
   it("without the data to look at, looks for matching records at any depth", () => {
     const question = jsonQuestion("the names of the users whose city is Paris in users.json", "users.json");
     expect(question && questionPath(question, undefined, false)).toEqual({ path: `$..[?(@.city === "Paris")].name`, records: "records at any depth" });
+    // The keys a preview shows: the data's spelling, and whether one noun is a list or a field.
+    const first = jsonQuestion("the first names of the users whose home city is Paris in users.json", "users.json");
+    expect(first && questionPath(first, undefined, false, ["users", "first_name", "homeCity"])).toMatchObject({ path: `$..[?(@.homeCity === "Paris")].first_name` });
+    const emails = jsonQuestion("list the emails in users.json", "users.json");
+    expect(emails && questionPath(emails, undefined, false, ["users", "name", "email"])).toMatchObject({ path: "$..email" });
+    const users = jsonQuestion("how many users are in users.json", "users.json");
+    expect(users && questionPath(users, undefined, false, ["users", "name", "email"])).toMatchObject({ path: "$..users[*]" });
   });
 
   it("spells plurals as singular nouns", () => {

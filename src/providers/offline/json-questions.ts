@@ -255,18 +255,24 @@ export interface QuestionPath {
  * records with the named fields). Without the data (too large to be shown), a path that looks
  * for matching records at any depth.
  */
-export function questionPath(asked: JsonQuestion, data: unknown, visible: boolean): QuestionPath | { problem: string } {
+export function questionPath(asked: JsonQuestion, data: unknown, visible: boolean, keysSeen: readonly string[] = []): QuestionPath | { problem: string } {
   const question = visible ? { ...asked, conditions: asked.conditions.map((entry) => reread(entry, recordLists(data), data)) } : asked;
   const unplaced = question.conditions.find((entry) => entry.field === "");
   if (unplaced) return { problem: `no field of the records holds ${JSON.stringify(unplaced.value)}` };
   const conditionFields = question.conditions.map((entry) => entry.field);
   if (!visible) {
     if (asked.conditions.some((entry) => entry.field === "")) return { problem: "the data is too large to be shown, so which field holds the value cannot be seen" };
-    // The keys cannot be looked up: the words, joined as most data spells them (first_name).
-    const simple = (words: string): string => words.trim().replace(/\s+/g, "_");
-    const filters = question.conditions.map((entry) => filterOf(simple(entry.field), entry, []));
-    const records = filters.length > 0 ? `$..[?(${filters.join(" && ")})]` : question.collection ? `${member("$.", question.collection)}[*]` : "$..[*]";
-    return { path: `${records}${question.field ? member("", simple(question.field)) : ""}`, records: "records at any depth" };
+    // The keys are those a preview shows, else the words as most data spells them (first_name).
+    const seen = new Map(keysSeen.map((key) => [key, null]));
+    const spell = (words: string): string => keyFor(seen, words) ?? words.trim().replace(/\s+/g, "_");
+    const filters = question.conditions.map((entry) => filterOf(spell(entry.field), entry, []));
+    const noun = question.collection;
+    if (filters.length === 0 && !question.field && noun && !question.count && !keysSeen.some((key) => key.toLowerCase() === noun) && keyFor(seen, noun)) {
+      // One noun the preview shows as a field of the records ("list the emails"): its values, wherever they are.
+      return { path: `$..${member("", spell(noun)).replace(/^\./, "")}`, records: "records at any depth" };
+    }
+    const records = filters.length > 0 ? `$..[?(${filters.join(" && ")})]` : noun ? `${member("$.", noun)}[*]` : "$..[*]";
+    return { path: `${records}${question.field ? member("", spell(question.field)) : ""}`, records: "records at any depth" };
   }
   const lists = recordLists(data);
   if (lists.length === 0) return { problem: "the file holds no list of records (objects) to ask about" };

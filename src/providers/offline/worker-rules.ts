@@ -143,7 +143,13 @@ function shownContent(reply: ToolReply | undefined): string | undefined {
 }
 
 /** The json tool's query for a question in words, built from the question and the data it is asked of. */
-function queryCall(intent: Extract<Intent, { kind: "query" }>, text: unknown): ToolCallRequest | Submission {
+/** The keys a preview of JSON text shows (escaped or not): what can be seen of the shape of data too large to show whole. */
+function keysShown(preview: unknown): string[] {
+  if (typeof preview !== "string") return [];
+  return [...new Set([...preview.matchAll(/\\?"([A-Za-z_][\w -]{0,60})\\?"\s*:/g)].map((match) => match[1] ?? ""))];
+}
+
+function queryCall(intent: Extract<Intent, { kind: "query" }>, text: unknown, preview?: unknown): ToolCallRequest | Submission {
   let data: unknown;
   let visible = false;
   if (typeof text === "string") {
@@ -155,7 +161,7 @@ function queryCall(intent: Extract<Intent, { kind: "query" }>, text: unknown): T
       return { name: "json", args: { operation: "query", text: text, path: "$" } };
     }
   }
-  const found = questionPath(intent.question, data, visible);
+  const found = questionPath(intent.question, data, visible, keysShown(preview));
   if ("problem" in found) return { status: "failed", reason: `${intent.path}: ${found.problem}` };
   return { name: "json", args: { operation: "query", path: found.path } };
 }
@@ -211,7 +217,7 @@ function nextCall(intent: Intent, args: Record<string, unknown>, replies: ToolRe
       const given = fromArgs(args, "text", "json", "content");
       if (given !== undefined) {
         if (done > 0) return undefined;
-        const call = queryCall(intent, isHandle(given) ? undefined : given);
+        const call = isHandle(given) ? queryCall(intent, undefined, (given as { preview?: unknown }).preview) : queryCall(intent, given);
         // The data goes to the tool by its handle, never retyped.
         return "name" in call ? { ...call, args: { ...call.args, text: exactly(args, ["text", "json", "content"], undefined) } } : call;
       }
