@@ -2,6 +2,7 @@ import { selectPath } from "../../core/json-path.js";
 import { FAILED_PREFIX, HANDLE_KEY, UNABLE_PREFIX } from "../../core/prompt-protocol.js";
 import { type Intent, parseClause } from "./intents.js";
 import { questionPath } from "./json-questions.js";
+import { asText, filledExpression, isHandle, templatePieces } from "./templates.js";
 
 /** A tool result as the worker loop reports it back to the model (with the handle of its value). */
 export type ToolReply =
@@ -47,16 +48,6 @@ export function submissionText(submission: Submission, replies: ToolReply[] = []
   return `(the result is ${submission.from ?? "?"} ${submission.path ?? "$"})`;
 }
 
-function asText(value: unknown): string {
-  if (typeof value === "string") return value;
-  if (typeof value === "number" || typeof value === "boolean") return String(value);
-  return JSON.stringify(value, null, 2);
-}
-
-function isHandle(value: unknown): boolean {
-  return typeof value === "object" && value !== null && !Array.isArray(value) && typeof (value as Record<string, unknown>)[HANDLE_KEY] === "string";
-}
-
 function fromArgs(args: Record<string, unknown>, ...names: string[]): unknown {
   for (const name of names) if (args[name] !== undefined) return args[name];
   return undefined;
@@ -73,66 +64,6 @@ function exactly(args: Record<string, unknown>, names: string[], fallback: unkno
     return isHandle(value) ? value : { [HANDLE_KEY]: `args.${name}` };
   }
   return fallback === undefined ? undefined : asText(fallback);
-}
-
-/** Placeholders of a template: `{a}`, `{b}`, … naming arguments of the subtask. */
-const PLACEHOLDER = /\{([a-z])\}/g;
-
-/** A value as it goes into arithmetic: a number as written, a negative one in parentheses, a list as its items. */
-function operandText(value: unknown): string {
-  if (Array.isArray(value)) return value.map(operandText).join(", ");
-  if (typeof value === "number") return value < 0 ? `(${value})` : String(value);
-  return asText(value).trim();
-}
-
-/**
- * A computation's expression with its operands put in, from the subtask's resolved arguments,
- * or why it cannot be: an operand it was not given (the clause refers to a result that is not
- * there, which needs a language model to sort out), or one too large to be shown.
- */
-function filledExpression(template: string, args: Record<string, unknown>): { expression: string } | { submit: Submission } {
-  // A combination of earlier results ("add them") given none: there is nothing to combine.
-  if (template.trim() === "") return { submit: { status: "unable", reason: `it combines earlier results it was not given; working out which it ${NEEDS_MODEL}` } };
-  const missing = [...template.matchAll(PLACEHOLDER)].map((match) => match[1] ?? "").filter((name) => args[name] === undefined);
-  if (missing.length > 0) {
-    return { submit: { status: "unable", reason: `the computation "${template}" refers to earlier results it was not given (${missing.join(", ")}); working out which it ${NEEDS_MODEL}` } };
-  }
-  const large = [...template.matchAll(PLACEHOLDER)].map((match) => match[1] ?? "").find((name) => isHandle(args[name]));
-  if (large !== undefined) return { submit: { status: "failed", reason: `the value of ${large} is too large to compute with` } };
-  return { expression: template.replace(PLACEHOLDER, (_, name: string) => operandText(args[name])) };
-}
-
-/** A piece of a file to write: text, or an argument handed to the tool by its handle, exactly. */
-type Piece = { text: string } | { handle: Record<string, unknown> };
-
-/**
- * The pieces of a templated write ("{a}\n{b}"): numbers as text, text values and large values
- * by handle (so they reach the file byte for byte), adjacent text merged.
- */
-function templatePieces(template: string, args: Record<string, unknown>): Piece[] | { missing: string } {
-  const pieces: Piece[] = [];
-  const addText = (text: string): void => {
-    const last = pieces.at(-1);
-    if (last && "text" in last) last.text += text;
-    else if (text !== "") pieces.push({ text });
-  };
-  let index = 0;
-  /** The value just put in ends its own line: the template's line break after it would add an empty line. */
-  let endsLine = false;
-  for (const match of template.matchAll(PLACEHOLDER)) {
-    const between = template.slice(index, match.index);
-    addText(endsLine && between.startsWith("\n") ? between.slice(1) : between);
-    index = (match.index ?? 0) + match[0].length;
-    const name = match[1] ?? "";
-    const value = args[name];
-    if (value === undefined) return { missing: name };
-    if (isHandle(value)) pieces.push({ handle: value as Record<string, unknown> });
-    else if (typeof value === "string") pieces.push({ handle: { [HANDLE_KEY]: `args.${name}` } });
-    else addText(Array.isArray(value) ? value.map(asText).join("\n") : asText(value));
-    endsLine = typeof value === "string" && value.endsWith("\n");
-  }
-  addText(template.slice(index));
-  return pieces;
 }
 
 /** The text of a file read in this conversation, when the whole of it was shown; undefined when it was cut. */
@@ -174,7 +105,9 @@ function nextCall(intent: Intent, args: Record<string, unknown>, replies: ToolRe
       if (done > 0) return undefined;
       const template = asText(fromArgs(args, "expression") ?? intent.expression);
       const filled = filledExpression(template, args);
-      return "submit" in filled ? filled.submit : { name: "calculator", args: { expression: filled.expression } };
+      if ("unable" in filled) return { status: "unable", reason: `${filled.unable}; working out which it ${NEEDS_MODEL}` };
+      if ("failed" in filled) return { status: "failed", reason: filled.failed };
+      return { name: "calculator", args: { expression: filled.expression } };
     }
     case "write": {
       const path = asText(fromArgs(args, "path", "file") ?? intent.path);
