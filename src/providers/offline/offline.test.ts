@@ -345,4 +345,14 @@ describe("offline compositions: every script of a folder", () => {
     }
     expect(workerStep("Run each file in scripts", { path: "scripts/a.py" }, [], ["code_run"])).toEqual({ toolCall: { name: "code_run", args: { language: "python", path: "scripts/a.py" } } });
   });
+
+  it("combines the figures of a map's items as one list", () => {
+    expect(planTask("count the lines of each file in data, then add them").subtasks.at(-1)).toMatchObject({
+      dependsOn: ["s2"],
+      args: { expression: { value: "sum({a})" }, a: { ref: "s2", path: "$.results[?(@.status=='success')].output" } },
+    });
+    expect(workerStep("Add them", { expression: "sum({a})", a: [3, 1] }, [], ["calculator"])).toEqual({ toolCall: { name: "calculator", args: { expression: "sum(3, 1)" } } });
+    // Outputs that are not figures are not added up.
+    expect(planTask("for each file in scripts/, run it, then add them").subtasks.at(-1)).toMatchObject({ label: "Add them", args: {} });
+  });
 });

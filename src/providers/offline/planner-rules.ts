@@ -35,6 +35,16 @@ interface Produced {
   id: string;
   /** It ran once per item: its value is the outputs of the items that succeeded. */
   mapped: boolean;
+  /** Those outputs are numbers (a count of each file). */
+  figures?: boolean;
+}
+
+/** A combination of every number in one list (a map's figures): a function of the list, or undefined (a product has none). */
+function overList(chained: Chained): string | undefined {
+  const { operands } = chained;
+  if (operands.kind !== "all") return undefined;
+  if ("call" in operands) return `${operands.call}({a})`;
+  return operands.join === " + " ? "sum({a})" : undefined;
 }
 
 function refTo(produced: Produced): SubtaskArg {
@@ -216,7 +226,9 @@ class PlanBuilder {
   compute(label: string, chained: Chained): Produced | undefined {
     const operands = this.operands(chained);
     if (!operands) return undefined;
-    const args: Record<string, SubtaskArg> = { expression: { value: expandOperands(chained, operands.length) } };
+    const expression = operands.length === 1 && operands[0]?.mapped ? overList(chained) : expandOperands(chained, operands.length);
+    if (expression === undefined) return undefined;
+    const args: Record<string, SubtaskArg> = { expression: { value: expression } };
     operands.forEach((operand, index) => {
       args[operandName(index)] = refTo(operand);
     });
@@ -229,10 +241,14 @@ class PlanBuilder {
     const { kind } = chained.operands;
     // "double it": the value just before, whatever produced it.
     if (kind === "previous") return this.latest ? [this.latest] : undefined;
+    // "count the lines of each file in data, then add them": the figures of a map's items.
+    if (this.numbers.length < 2 && kind === "all" && this.latest?.mapped && this.latest.figures) return [this.latest];
     if (this.numbers.length < 2) return undefined;
     return kind === "pair" ? this.numbers.slice(-2) : [...this.numbers];
   }
 }
+
+const AGGREGATE_WORDS = { avg: "average", sum: "total", max: "maximum", min: "minimum" } as const;
 
 /** Adds the subtasks of one clause; false when the clause refers to results the plan does not have. */
 function addIntent(plan: PlanBuilder, intent: Intent): boolean {
@@ -241,7 +257,7 @@ function addIntent(plan: PlanBuilder, intent: Intent): boolean {
     case "map": {
       const [list, each] = mapSubtasks(intent, plan.nextId(), `s${plan.subtasks.length + 2}`) as [PlannedSubtask, PlannedSubtask];
       plan.subtasks.push(list, each);
-      plan.produced({ id: each.id, mapped: true }, false);
+      plan.produced({ id: each.id, mapped: true, figures: parseClause(each.label, { path: "item.txt" }).kind === "count" }, false);
       plan.lastWritten = undefined;
       return true;
     }
@@ -251,7 +267,7 @@ function addIntent(plan: PlanBuilder, intent: Intent): boolean {
       const id = plan.add({ label: capitalize(intent.clause), agent: "research", args: { text: { ref: read, path: "$.content" } }, reads: [], writes: [] });
       plan.produced({ id, mapped: false }, intent.question.count);
       const aggregate = intent.question.aggregate;
-      if (aggregate) plan.compute(`Compute the ${aggregate === "avg" ? "average" : aggregate === "sum" ? "total" : aggregate === "max" ? "maximum" : "minimum"} of the values found by ${id}`, { expression: `${aggregate}({a})`, operands: { kind: "previous" } });
+      if (aggregate) plan.compute(`Compute the ${AGGREGATE_WORDS[aggregate]} of the values found by ${id}`, { expression: `${aggregate}({a})`, operands: { kind: "previous" } });
       plan.lastWritten = undefined;
       return true;
     }
@@ -294,15 +310,15 @@ function addIntent(plan: PlanBuilder, intent: Intent): boolean {
     default:
       break;
   }
-  const count = intent.kind === "count" && intent.path === undefined && plan.lastWritten !== undefined ? { ...intent, path: plan.lastWritten } : intent;
-  if (count.usesPrevious && count.kind !== "open" && !plan.latest) return false;
-  const args = argsFor(count, count.usesPrevious ? plan.latest : undefined);
-  const label = capitalize(count.clause);
-  const id = plan.add({ label, agent: agentFor(count), args, ...resourcesFor(count) });
+  // "count its words" right after a write: the file just written.
+  const resolved = intent.kind === "count" && intent.path === undefined && plan.lastWritten !== undefined ? { ...intent, path: plan.lastWritten } : intent;
+  if (resolved.usesPrevious && resolved.kind !== "open" && !plan.latest) return false;
+  const args = argsFor(resolved, resolved.usesPrevious ? plan.latest : undefined);
+  const id = plan.add({ label: capitalize(resolved.clause), agent: agentFor(resolved), args, ...resourcesFor(resolved) });
   const last = plan.subtasks.at(-1);
-  if (count.kind === "open" && count.usesPrevious && plan.latest && last) last.dependsOn = [...new Set([...last.dependsOn, plan.latest.id])];
-  if (producesValue(count)) plan.produced({ id, mapped: false }, isNumeric(count));
-  plan.lastWritten = count.kind === "write" ? count.path : count.kind === "copy" || count.kind === "move" ? count.to : undefined;
+  if (resolved.kind === "open" && resolved.usesPrevious && plan.latest && last) last.dependsOn = [...new Set([...last.dependsOn, plan.latest.id])];
+  if (producesValue(resolved)) plan.produced({ id, mapped: false }, isNumeric(resolved));
+  plan.lastWritten = resolved.kind === "write" ? resolved.path : resolved.kind === "copy" || resolved.kind === "move" ? resolved.to : undefined;
   return true;
 }
 
