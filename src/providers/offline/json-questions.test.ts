@@ -35,6 +35,9 @@ describe("questions in words over JSON records", () => {
     expect(ask("the names of the users in Paris in users.json")).toEqual(["Ann", "Cyd"]);
     expect(ask("how many users in users.json live in Paris")).toHaveLength(2);
     expect(ask("the emails of users from Lyon in users.json")).toEqual(["bob@example.com"]);
+    expect(ask("what is the age of Cyd in users.json")).toEqual([45]);
+    expect(ask("how many of the users in users.json are older than 30")).toHaveLength(3);
+    expect(ask("the names of the people in people.json", [{ name: "Eve" }, { name: "Fox" }], "people.json")).toEqual(["Eve", "Fox"]);
   });
 
   it("counts the records that meet the conditions, or all of them", () => {
@@ -65,6 +68,12 @@ describe("questions in words over JSON records", () => {
     expect(jsonQuestion("check whether users.json is valid JSON", "users.json")).toBeUndefined();
     expect(jsonQuestion("list the names and emails of users in users.json", "users.json")).toBeUndefined();
     expect(jsonQuestion("how many users in users.json live on Mars and like cheese", "users.json")).toBeUndefined();
+    // Words that would otherwise read as a comparison with a strange value: refused, not answered wrongly.
+    expect(jsonQuestion("the names of users whose age is between 20 and 30 in users.json", "users.json")).toBeUndefined();
+    expect(jsonQuestion("the names of users whose age is over 30 or whose city is Paris in users.json", "users.json")).toBeUndefined();
+    expect(jsonQuestion("the names of users whose name starts with A in users.json", "users.json")).toBeUndefined();
+    expect(jsonQuestion("the names of users whose age is over thirty in users.json", "users.json")).toBeUndefined();
+    expect(jsonQuestion("the email of the user in users.json", "users.json")).toBeUndefined();
   });
 
   it("says which fields are missing rather than guessing", () => {

@@ -16,8 +16,23 @@ export function singular(word: string): string {
   return lower;
 }
 
+/** Plurals that do not end in s. */
+const IRREGULAR_PLURALS = new Set(["people", "children", "men", "women", "staff", "data", "media", "mice", "geese", "feet", "teeth"]);
+
 function isPlural(word: string): boolean {
-  return singular(word) !== word.toLowerCase();
+  return IRREGULAR_PLURALS.has(word.toLowerCase()) || singular(word) !== word.toLowerCase();
+}
+
+/** Words that make a value something other than a value: "between 20 and 30", "like A", "30 or more". */
+const NOT_A_VALUE = /\b(?:between|than|like|contain(?:s|ing)?|starts?|ends?|begins?|matching|or|and|not|nor)\b/i;
+
+/** A condition's value, or undefined when the words are not one this grammar can compare: an order needs a number. */
+function comparedValue(text: string, operator: Condition["operator"]): Condition["value"] | undefined {
+  const value = literal(text);
+  const quoted = /^["'`“].*["'`”]$/.test(text.trim());
+  if (!quoted && typeof value === "string" && NOT_A_VALUE.test(value)) return undefined;
+  if ([">", ">=", "<", "<="].includes(operator) && typeof value !== "number") return undefined;
+  return value;
 }
 
 const COMPARATORS: Array<[RegExp, Condition["operator"]]> = [
@@ -48,13 +63,19 @@ function condition(phrase: string, marker: string): Condition | undefined {
   const text = phrase.trim();
   // "in Paris", "from Lyon", "who live in Nice": a value, in whichever field holds it.
   const place = /^(?:(?:live|lives|living|based|located|are|is)\s+)*(?:in|from)\s+(.+)$/i.exec(text);
-  if (place?.[1] && !/\s(?:and|or)\s/i.test(place[1])) return { field: "", operator: "==", value: literal(place[1]) };
+  if (place?.[1]) {
+    const value = comparedValue(place[1], "==");
+    return value === undefined ? undefined : { field: "", operator: "==", value };
+  }
   const age = /^(older|younger)\s+than\s+(\d+(?:\.\d+)?)$/i.exec(text);
   if (age?.[1] && age[2]) return { field: "age", operator: age[1].toLowerCase() === "older" ? ">" : "<", value: Number(age[2]) };
   const comparison = COMPARISON.exec(text);
   if (comparison?.[1] && comparison[2] && comparison[3]) {
     const operator = COMPARATORS.find(([pattern]) => pattern.test(comparison[2]?.toLowerCase() ?? ""))?.[1];
-    if (operator && !/\s(?:and|or)\s/i.test(comparison[1])) return { field: comparison[1].toLowerCase(), operator, value: literal(comparison[3]) };
+    const value = operator ? comparedValue(comparison[3], operator) : undefined;
+    if (operator && value !== undefined && !/\s(?:and|or)\s/i.test(comparison[1])) return { field: comparison[1].toLowerCase(), operator, value };
+    // Words that look like a comparison but compare nothing this grammar knows ("between 20 and 30", "like A").
+    if (operator) return undefined;
   }
   const bare = /^(?:(?:an?|the|their|its)\s+)?([A-Za-z_][\w-]*(?:\s+[A-Za-z_][\w-]*)?)$/.exec(text)?.[1];
   if (bare) {
@@ -64,7 +85,8 @@ function condition(phrase: string, marker: string): Condition | undefined {
   }
   // "with status shipped", "with first name Ann": the field, then its value.
   const pair = /^(?:(?:an?|the)\s+)?([A-Za-z_][\w\s-]*?)\s+(\S+|["'`“].*["'`”])$/.exec(text);
-  if (pair?.[1] && pair[2]) return { field: pair[1].toLowerCase(), operator: "==", value: literal(pair[2]) };
+  const value = pair?.[2] === undefined ? undefined : comparedValue(pair[2], "==");
+  if (pair?.[1] && value !== undefined && !NOT_A_VALUE.test(pair[1])) return { field: pair[1].toLowerCase(), operator: "==", value };
   return undefined;
 }
 
@@ -94,7 +116,8 @@ export function jsonQuestion(clause: string, path: string): JsonQuestion | undef
   const counting = /^(?:how\s+many|count(?:\s+the)?|(?:what\s+is\s+)?the\s+number\s+of|number\s+of)\s+/i.exec(text);
   if (counting) {
     count = true;
-    text = text.slice(counting[0].length);
+    // "how many of the users …" counts the users.
+    text = text.slice(counting[0].length).replace(/^of\s+(?:the\s+)?/i, "");
   } else {
     text = text.replace(LEADING_VERBS, "");
   }
@@ -125,7 +148,13 @@ export function jsonQuestion(clause: string, path: string): JsonQuestion | undef
   if (of?.[1] && of[2]) {
     if (count) return undefined;
     const fieldWords = of[1];
-    return { count, field: fieldWords.split(/\s+/).map(singular).join(" "), singular: !isPlural(fieldWords.split(/\s+/).at(-1) ?? ""), collection: of[2].toLowerCase(), conditions, ...(aggregate ? { aggregate } : {}) };
+    const field = fieldWords.split(/\s+/).map(singular).join(" ");
+    const one = !isPlural(fieldWords.split(/\s+/).at(-1) ?? "");
+    // "the age of Ann": a name, not a kind of record — the record that holds it.
+    if (/^[A-Z]/.test(of[2])) return { count, field, singular: one, conditions: [...conditions, { field: "", operator: "==", value: of[2] }], ...(aggregate ? { aggregate } : {}) };
+    // "the email of the user" with nothing to say which user: not a question with one answer.
+    if (!isPlural(of[2]) && conditions.length === 0) return undefined;
+    return { count, field, singular: one, collection: of[2].toLowerCase(), conditions, ...(aggregate ? { aggregate } : {}) };
   }
   if (!/^[A-Za-z_][\w-]*$/.test(head)) return undefined;
   if (aggregate) return undefined;
