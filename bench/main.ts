@@ -2,9 +2,10 @@
  * `npm run bench`: measures troupe's orchestration overhead against a raw LangGraph graph, its
  * fan-out, the cost of its checkpoints, the prompt tokens of the example tasks, the throughput
  * of a mapped subtask, the size of its prompts as data grows, the tool platform's cost per call
- * and per sandbox run, and the HTTP service (submit latency, runs per second, memory with runs
- * in flight) and its event loop under adversarial tasks, side by side in one process. It reports figures and whether each target is met;
- * it never fails on a threshold. `--json` prints one JSON object; `--only server` (or a comma
+ * and per sandbox run, the HTTP service (submit latency, runs per second, memory with runs in
+ * flight) and its event loop under adversarial tasks, the offline corpus's pass rate, the
+ * byte-exact matrix and crash trials, side by side in one process. It reports figures and whether
+ * each target is met; it never fails on a threshold. `--json` prints one JSON object; `--only server` (or a comma
  * list) runs some. Not part of `npm test`: timings depend on the machine.
  */
 import { cpus } from "node:os";
@@ -15,6 +16,7 @@ import { measureCheckpointCost } from "./checkpoint-cost.js";
 import { measureCrashTrials } from "./crash-trials.js";
 import { measureFanOut } from "./fan-out.js";
 import { measureMapThroughput } from "./map-throughput.js";
+import { runOfflineCorpus } from "./offline-corpus.js";
 import { measureOverhead } from "./overhead.js";
 import { measurePromptTokens } from "./prompt-tokens.js";
 import { measurePromptSize } from "./prompt-size.js";
@@ -24,13 +26,13 @@ import { measureServer } from "./server.js";
 import { withTempDir } from "./support.js";
 import { measureToolCalls } from "./tool-calls.js";
 
-const BENCHMARKS = ["overhead", "fanout", "checkpoint", "prompt-tokens", "map", "prompt-size", "tools", "server", "adversarial", "byte-exact", "crash-trials"];
+const BENCHMARKS = ["overhead", "fanout", "checkpoint", "prompt-tokens", "map", "prompt-size", "tools", "server", "adversarial", "offline-corpus", "byte-exact", "crash-trials"];
 
 const { values } = parseArgs({
   options: {
     json: { type: "boolean", default: false },
     runs: { type: "string", default: "20" },
-    /** Which benchmarks to run (comma-separated): overhead, fanout, checkpoint, prompt-tokens, map, prompt-size, tools, server, adversarial, byte-exact, crash-trials. */
+    /** Which benchmarks to run (comma-separated): overhead, fanout, checkpoint, prompt-tokens, map, prompt-size, tools, server, adversarial, offline-corpus, byte-exact, crash-trials. */
     only: { type: "string", default: BENCHMARKS.join(",") },
   },
 });
@@ -79,6 +81,9 @@ const cli = fileURLToPath(new URL("../src/cli/main.js", import.meta.url));
 const byteExact = await bench("byte-exact", "byte-exact matrix (one offline CLI run per case)…", () => measureByteExact(cli, (body) => withTempDir("troupe-bench-exact-", body)));
 const crashTrials = await bench("crash-trials", "crash trials (SIGKILL at random moments, resumed until done)…", () => measureCrashTrials(cli, 20, (body) => withTempDir("troupe-bench-crash-", body)));
 
+// Last: it runs the CLI in child processes, three at a time, which would disturb the timings above.
+const offlineCorpus = await bench("offline-corpus", "offline corpus (each task through the CLI)…", () => runOfflineCorpus({ concurrency: 3 }));
+
 const report: BenchReport = {
   environment: { node: process.version, platform: `${process.platform} ${process.arch}`, cpus: cpus().length, startedAt },
   overhead,
@@ -90,6 +95,7 @@ const report: BenchReport = {
   toolCalls,
   server,
   adversarial,
+  offlineCorpus,
   byteExact,
   crashTrials,
   targets: {
@@ -99,6 +105,7 @@ const report: BenchReport = {
     promptSize: promptSize?.target.met,
     serverSubmitP95: server?.target.met,
     adversarialLag: adversarial?.target.met,
+    offlineCorpus: offlineCorpus?.target.met,
     byteExact: byteExact?.target.met,
     crashDuplicates: crashTrials?.target.met,
   },

@@ -3,6 +3,7 @@ import type { CheckpointCostFigures, CheckpointCostReport } from "./checkpoint-c
 import type { CrashTrialsReport } from "./crash-trials.js";
 import type { FanOutReport } from "./fan-out.js";
 import type { MapThroughputReport } from "./map-throughput.js";
+import type { OfflineCorpusReport } from "./offline-corpus.js";
 import type { OverheadReport, VariantFigures } from "./overhead.js";
 import type { PromptTokensReport } from "./prompt-tokens.js";
 import type { PromptSizeReport } from "./prompt-size.js";
@@ -25,6 +26,7 @@ export interface BenchReport {
   adversarial?: AdversarialBenchReport;
   byteExact?: ByteExactReport;
   crashTrials?: CrashTrialsReport;
+  offlineCorpus?: OfflineCorpusReport;
   /** Undefined for a benchmark left out with --only. */
   targets: {
     overhead?: boolean;
@@ -35,6 +37,7 @@ export interface BenchReport {
     adversarialLag?: boolean;
     byteExact?: boolean;
     crashDuplicates?: boolean;
+    offlineCorpus?: boolean;
   };
 }
 
@@ -266,13 +269,25 @@ function adversarialSection(report: AdversarialBenchReport): string {
   ].join("\n");
 }
 
+function offlineCorpusSection(report: OfflineCorpusReport): string {
+  const failures = report.failures.flatMap((failure) => [`    ✗ ${failure.task}`, ...failure.problems.map((problem) => `        ${problem}`)]);
+  return [
+    "10. Offline corpus (test/offline-corpus/cases.json): tasks the offline model carries out through the CLI, each checked for its exit",
+    "    code, status, the exact values of the subtasks that answer and the exact files it leaves (the same checks as the test).",
+    "",
+    `    cases passed: ${report.passed} / ${report.total} (${number(report.passRate * 100)} %), ${report.concurrency} CLI processes at a time, ${number(report.durationMs / 1000)} s`,
+    ...failures,
+    `    target: ${number(report.target.passRate * 100)} % of the corpus → ${verdict(report.target.met)}`,
+  ].join("\n");
+}
+
 function byteExactSection(report: ByteExactReport): string {
   const table = formatTable(
     ["case", "held", "ms", "what happened"],
     report.cases.map((outcome) => [outcome.name, outcome.held ? "yes" : "NO", number(outcome.ms), outcome.detail]),
   );
   return [
-    "10. Byte-exact data flow: files of 1 B to 15 MB (text with trailing whitespace, CRLF, multibyte and control characters; and",
+    "11. Byte-exact data flow: files of 1 B to 15 MB (text with trailing whitespace, CRLF, multibyte and control characters; and",
     "    bytes that are not UTF-8) through the offline model's plans with the CLI: 'read A and save it to B' (a worker's result",
     "    flows by reference through the stash to the worker that writes) and 'copy A to B'; cmp compares. Binary cannot be read",
     "    as text: that case must fail (exit 1) naming it, writing nothing.",
@@ -287,7 +302,7 @@ function byteExactSection(report: ByteExactReport): string {
 function crashTrialsSection(report: CrashTrialsReport): string {
   const kills = report.trials.reduce((sum, trial) => sum + trial.kills.length, 0);
   return [
-    `11. Crash trials: ${report.trials.length} runs whose workers append to files (four in turn to one file, three to their own), each killed`,
+    `12. Crash trials: ${report.trials.length} runs whose workers append to files (four in turn to one file, three to their own), each killed`,
     "    with SIGKILL at random moments after it started (up to three times, its resumes too) and resumed until it ended.",
     `    SIGKILLs: ${kills}; runs completed after resume: ${report.completed} / ${report.trials.length}`,
     `    duplicate side effects (a line appended twice): ${report.duplicates}; lines missing: ${report.missing}`,
@@ -309,6 +324,7 @@ export function renderReport(report: BenchReport): string {
     report.toolCalls && toolCallsSection(report.toolCalls),
     report.server && serverSection(report.server),
     report.adversarial && adversarialSection(report.adversarial),
+    report.offlineCorpus && offlineCorpusSection(report.offlineCorpus),
     report.byteExact && byteExactSection(report.byteExact),
     report.crashTrials && crashTrialsSection(report.crashTrials),
   ].filter((section): section is string => Boolean(section));
@@ -317,6 +333,6 @@ export function renderReport(report: BenchReport): string {
     `troupe benchmark: node ${environment.node}, ${environment.platform}, ${environment.cpus} CPUs, ${environment.startedAt}`,
     "",
     ...sections.flatMap((section) => [section, ""]),
-    `targets: overhead ${verdict(targets.overhead)}, fan-out ${verdict(targets.fanOut)}, map throughput ${verdict(targets.mapThroughput)}, prompt size ${verdict(targets.promptSize)}, submit p95 ${verdict(targets.serverSubmitP95)}, adversarial lag ${verdict(targets.adversarialLag)}, byte-exact ${verdict(targets.byteExact)}, crash duplicates ${verdict(targets.crashDuplicates)} (figures are reported, never enforced)`,
+    `targets: overhead ${verdict(targets.overhead)}, fan-out ${verdict(targets.fanOut)}, map throughput ${verdict(targets.mapThroughput)}, prompt size ${verdict(targets.promptSize)}, submit p95 ${verdict(targets.serverSubmitP95)}, adversarial lag ${verdict(targets.adversarialLag)}, offline corpus ${verdict(targets.offlineCorpus)}, byte-exact ${verdict(targets.byteExact)}, crash duplicates ${verdict(targets.crashDuplicates)} (figures are reported, never enforced)`,
   ].join("\n");
 }

@@ -5,29 +5,12 @@
  * only grammar.
  */
 
-export type JsonSource = { text: string } | { path: string } | { previous: true };
+import { combination, computations, continuation, toExpression } from "./arithmetic.js";
+import { fileOperations } from "./file-operations.js";
+import type { ClauseContext, CountUnit, Intent } from "./intent-types.js";
+import { jsonQuestion } from "./json-questions.js";
 
-export type Intent =
-  | { kind: "compute"; clause: string; expression: string; usesPrevious: boolean }
-  | { kind: "write"; clause: string; path: string; content?: string; usesPrevious: boolean }
-  | { kind: "read"; clause: string; path: string; usesPrevious: false }
-  | { kind: "list"; clause: string; path: string; recursive: boolean; usesPrevious: false }
-  | { kind: "json"; clause: string; source: JsonSource; usesPrevious: boolean }
-  | { kind: "count"; clause: string; unit: CountUnit; path?: string; usesPrevious: false }
-  | { kind: "map"; clause: string; folder: string; action: string; usesPrevious: false }
-  | { kind: "search"; clause: string; query: string; usesPrevious: false }
-  | { kind: "run"; clause: string; language: "javascript" | "python" | "node"; code?: string; path?: string; usesPrevious: false }
-  | { kind: "copy"; clause: string; from: string; to: string; usesPrevious: false }
-  | { kind: "move"; clause: string; from: string; to: string; usesPrevious: false }
-  | { kind: "delete"; clause: string; path: string; usesPrevious: false }
-  | { kind: "open"; clause: string; agent: "research" | "code"; usesPrevious: boolean };
-
-export type CountUnit = "lines" | "words" | "characters";
-
-/** What a worker's clause is about when it names no file itself: the file it was given as an argument. */
-export interface ClauseContext {
-  path?: string;
-}
+export type { ClauseContext, Condition, CountUnit, Intent, JsonQuestion, JsonSource } from "./intent-types.js";
 
 const ACTION_VERBS = [
   "copy",
@@ -43,6 +26,9 @@ const ACTION_VERBS = [
   "add",
   "multiply",
   "divide",
+  "double",
+  "halve",
+  "triple",
   "subtract",
   "save",
   "write",
@@ -165,59 +151,6 @@ function filePathIn(clause: string): string | undefined {
   return FILE_PATH.exec(stripped)?.[1];
 }
 
-const PATH_WORD = String.raw`["'\x60]?((?:[\w.-]+\/)*[\w-][\w.-]*(?:\.[A-Za-z0-9]{1,10}|\/))["'\x60]?`;
-const TRANSFER = new RegExp(String.raw`^\s*(copy|duplicate|move|rename)\s+(?:the\s+)?(?:file\s+)?${PATH_WORD}\s+(?:to|into|as)\s+(?:a\s+|the\s+)?(?:new\s+)?(?:file\s+)?(?:called\s+|named\s+)?${PATH_WORD}\s*$`, "i");
-const REMOVAL = new RegExp(String.raw`^\s*(?:delete|remove|erase)\s+(?:the\s+)?(?:file\s+)?${PATH_WORD}\s*$`, "i");
-
-/** "copy a.txt to b.txt", "move a.txt into archive/", "rename a to b", "delete old.txt". */
-function fileOperationIntent(clause: string): Intent | undefined {
-  const transfer = TRANSFER.exec(clause);
-  if (transfer?.[1] && transfer[2] && transfer[3]) {
-    const from = transfer[2].replace(/\/$/, "");
-    // Into a folder: the file keeps its name there.
-    const to = transfer[3].endsWith("/") ? `${transfer[3]}${from.split("/").at(-1)}` : transfer[3];
-    const kind = /^(?:copy|duplicate)$/i.test(transfer[1]) ? "copy" : "move";
-    return { kind, clause, from, to, usesPrevious: false };
-  }
-  const removal = REMOVAL.exec(clause);
-  if (removal?.[1]) return { kind: "delete", clause, path: removal[1].replace(/\/$/, ""), usesPrevious: false };
-  return undefined;
-}
-
-/** Turns words into operators and keeps the clause only if what is left is arithmetic. */
-export function toExpression(clause: string): string | undefined {
-  let text = ` ${clause.toLowerCase()} `;
-  text = text.replace(/\b(?:please|can you|could you|tell me|for me|exactly|approximately|roughly)\b/g, " ");
-  text = text.replace(/^\s*(?:compute|calculate|evaluate|work out|find|determine|get|what(?:'s| is| are)|how much is|solve)\b/, " ");
-  text = text.replace(/\b(?:the value of|the result of|the answer to)\b/g, " ");
-  text = text.replace(/\bthe sum of ([\d.,]+) and ([\d.,]+)/g, "$1 + $2");
-  text = text.replace(/\bthe product of ([\d.,]+) and ([\d.,]+)/g, "$1 * $2");
-  text = text.replace(/\bthe difference between ([\d.,]+) and ([\d.,]+)/g, "$1 - $2");
-  text = text.replace(/\b(?:the )?square root of\s+([\d.,]+|\([^)]*\))/g, "sqrt($1)");
-  text = text.replace(/\b(?:the )?cube root of\s+([\d.,]+|\([^)]*\))/g, "cbrt($1)");
-  text = text
-    .replace(/\bper ?cent\b/g, "%")
-    .replace(/\bplus\b/g, "+")
-    .replace(/\bminus\b/g, "-")
-    .replace(/\b(?:multiplied by|times)\b/g, "*")
-    .replace(/\b(?:divided by|over)\b/g, "/")
-    .replace(/\b(?:to the power of|raised to(?: the power of)?)\b/g, "^")
-    .replace(/\bsquared\b/g, "^2")
-    .replace(/\bcubed\b/g, "^3")
-    .replace(/\bmodulo\b/g, "mod");
-  text = text.replace(/\bthe\b/g, " ").replace(/[?=]+\s*$/g, " ").replace(/\s+/g, " ").trim();
-  if (!/\d/.test(text)) return undefined;
-  const words = text.match(/[a-zπ_]+/g) ?? [];
-  const allowed = new Set([
-    "of", "mod", "sqrt", "cbrt", "abs", "round", "floor", "ceil", "trunc", "min", "max", "sum", "avg", "pow", "exp",
-    "ln", "log", "log10", "log2", "sin", "cos", "tan", "asin", "acos", "atan", "pi", "π", "e", "tau",
-  ]);
-  if (words.some((word) => !allowed.has(word))) return undefined;
-  if (!/^[\d\s.,+\-*/^%()!a-zπ_×÷−]+$/.test(text)) return undefined;
-  if (/^[\d.,\s]+$/.test(text)) return undefined;
-  return text;
-}
-
 function writeContent(clause: string): string | undefined {
   const quoted = QUOTED.exec(clause);
   if (quoted) return quoted[1] ?? quoted[2] ?? quoted[3] ?? quoted[4];
@@ -259,17 +192,40 @@ function searchIntent(clause: string, lower: string): Intent | undefined {
   return query ? { kind: "search", clause, query: unquote(query), usesPrevious: false } : undefined;
 }
 
+/** Words for several earlier results at once: "save both to f.txt", "write them all to f.txt". */
+const SEVERAL = /\b(?:both|all of them|them all|all (?:the |three |four )?(?:results|values|numbers|answers)|the (?:two|three|four)(?: results| numbers| values)?|these|those|them|each of them|the results)\b/i;
+
+/** "read a.txt and b.txt", "count the words in a.txt and b.txt": the same work on each file it names. */
+function perFile(clause: string): Intent[] | undefined {
+  const list = /^(.*?\b(?:in|of|from)\s+|\s*(?:read|open|show|display|print|cat|load|view)\s+(?:the\s+)?(?:files?\s+)?)((?:["'`]?[\w./-]+\.[A-Za-z0-9]{1,10}["'`]?(?:\s*,\s*|\s*,?\s+and\s+(?:in\s+)?)){1,20}["'`]?[\w./-]+\.[A-Za-z0-9]{1,10}["'`]?)\s*[.!?]?$/i.exec(clause);
+  if (!list?.[1] || !list[2]) return undefined;
+  const prefix = list[1];
+  const paths = list[2].split(/\s*,\s*(?:and\s+)?(?:in\s+)?|\s+and\s+(?:in\s+)?/i).map((path) => path.replace(/^["'`]|["'`]$/g, ""));
+  const intents = paths.map((path) => parseClause(`${prefix}${path}`));
+  return intents.every((intent) => intent.kind === "read" || intent.kind === "count") ? intents : undefined;
+}
+
+/** "count the lines in a.txt and the words in b.txt": one count per unit named. */
+function perUnit(clause: string): Intent[] | undefined {
+  const verb = /^\s*(count|how many)\s+/i.exec(clause);
+  if (!verb?.[1]) return undefined;
+  const parts = clause.slice(verb[0].length).split(/\s*,?\s+and\s+(?=(?:the\s+)?(?:number\s+of\s+)?(?:lines|words|characters|chars)\b)/i);
+  if (parts.length < 2) return undefined;
+  const intents = parts.map((part) => parseClause(`${verb[1]} ${part}`));
+  return intents.every((intent) => intent.kind === "count") ? intents : undefined;
+}
+
 /** Recognises one clause. */
 export function parseClause(clause: string, context: ClauseContext = {}): Intent {
   const lower = clause.toLowerCase();
-  const usesPrevious = PRONOUN.test(clause);
+  const usesPrevious = PRONOUN.test(clause) || /\bboth\b/i.test(clause);
   const path = filePathIn(clause) ?? context.path;
 
   // Code to run comes first: "run `…`" is code even when the code counts lines or words.
   const run = runIntent(clause, lower, path);
   if (run) return run;
 
-  const operation = fileOperationIntent(clause);
+  const [operation] = fileOperations(clause) ?? [];
   if (operation) return operation;
 
   const unit = countUnit(lower);
@@ -296,11 +252,19 @@ export function parseClause(clause: string, context: ClauseContext = {}): Intent
   const writeVerb = /\b(?:save|write|store|put|record|output|dump|append)\b/.test(lower);
   const writeTarget = /\b(?:to|into|in|as)\s+(?:a\s+|the\s+)?(?:new\s+)?(?:file\s+)?(?:called\s+|named\s+)?["'`]?((?:[\w.-]+\/)*[\w-][\w.-]*\.[A-Za-z0-9]{1,10})/i.exec(clause);
   if (writeVerb && writeTarget?.[1]) {
-    const content = writeContent(clause.replace(writeTarget[0], " "));
+    const rest = clause.replace(writeTarget[0], " ");
+    const content = writeContent(rest);
     // A file to write with nothing to put in it is a description of work (code to write), not a write.
     if (content !== undefined || (usesPrevious && !codeLike)) {
-      return { kind: "write", clause, path: writeTarget[1], content, usesPrevious: content === undefined && usesPrevious };
+      const several = content === undefined && SEVERAL.test(rest);
+      return { kind: "write", clause, path: writeTarget[1], content, usesPrevious: content === undefined && usesPrevious, ...(several ? { several } : {}) };
     }
+  }
+
+  // A question about the records of a JSON file: "the names of the users whose city is Paris in users.json".
+  if (path?.toLowerCase().endsWith(".json") && !writeVerb) {
+    const question = jsonQuestion(clause, path);
+    if (question) return { kind: "query", clause, path, question, usesPrevious: false };
   }
 
   if (path && /\b(?:read|open|show|display|print|cat|load|view|contents? of|what(?:'s| is) in)\b/.test(lower) && !writeVerb) {
@@ -309,6 +273,10 @@ export function parseClause(clause: string, context: ClauseContext = {}): Intent
 
   const expression = toExpression(clause);
   if (expression) return { kind: "compute", clause, expression, usesPrevious: false };
+
+  // Arithmetic on earlier results: "then ×2", "double it" (the latest), "add them", "the difference" (several).
+  const chained = continuation(clause) ?? combination(clause);
+  if (chained) return { kind: "compute", clause, expression: chained.expression, usesPrevious: true, chained };
 
   const search = searchIntent(clause, lower);
   if (search) return search;
@@ -322,10 +290,13 @@ function isBareFollowUp(intent: Intent): boolean {
 }
 
 const FOLDER = String.raw`(?:the\s+)?(?:folder\s+|directory\s+)?["'\x60]?([\w.-]+(?:/[\w.-]+)*)/?["'\x60]?`;
+const FILES = String.raw`(?:files?|scripts?|programs?)`;
 /** "for each of the files in data/, <action>" — the action applies to every file of the folder. */
-const FOR_EACH_PREFIX = new RegExp(String.raw`^\s*for\s+(?:each|every)(?:\s+one)?(?:\s+of)?(?:\s+the)?\s+files?\s+(?:in|under|inside|of)\s+${FOLDER}\s*[,:]\s*([\s\S]+)$`, "i");
+const FOR_EACH_PREFIX = new RegExp(String.raw`^\s*for\s+(?:each|every)(?:\s+one)?(?:\s+of)?(?:\s+the)?\s+${FILES}\s+(?:in|under|inside|of)\s+${FOLDER}\s*[,:]\s*([\s\S]+)$`, "i");
 /** "<action> of each file in data/" / "<action> in all the files in data". */
-const EACH_FILE_SUFFIX = new RegExp(String.raw`\b(?:of|in|for|on)\s+(?:each|every|all)(?:\s+of)?(?:\s+the)?\s+files?\s+(?:in|under|inside|of)\s+${FOLDER}`, "i");
+const EACH_FILE_SUFFIX = new RegExp(String.raw`\b(?:of|in|for|on)\s+(?:each|every|all)(?:\s+of)?(?:\s+the)?\s+${FILES}\s+(?:in|under|inside|of)\s+${FOLDER}`, "i");
+/** "run every script in scripts/", "validate all the files in configs": a verb whose object is every file. */
+const VERB_EACH_FILE = new RegExp(String.raw`^\s*(run|execute|read|validate|check)\s+(?:each|every|all)(?:\s+of)?(?:\s+the)?\s+${FILES}\s+(?:in|under|inside|of)\s+${FOLDER}\s*[.!]?\s*$`, "i");
 
 function mapIntent(action: string, folder: string, clause: string): Intent {
   return { kind: "map", clause, folder: folder.replace(/\/+$/, "") || ".", action: action.trim(), usesPrevious: false };
@@ -333,9 +304,26 @@ function mapIntent(action: string, folder: string, clause: string): Intent {
 
 /** A clause that asks for the same work on every file of a folder, or undefined. */
 function eachFileClause(clause: string): Intent | undefined {
+  const verb = VERB_EACH_FILE.exec(clause);
+  if (verb?.[1] && verb[2]) return mapIntent(`${verb[1].toLowerCase()} it`, verb[2], clause);
   const match = EACH_FILE_SUFFIX.exec(clause);
   if (!match?.[1]) return undefined;
   return mapIntent(clause.replace(match[0], "").replace(/\s+/g, " ").trim(), match[1], clause);
+}
+
+/**
+ * One clause as the intents it stands for: the same work on every file of a folder (a map),
+ * several files moved or deleted, several computations ("2^10 and 3^5"), several files read or
+ * counted — else the one intent of the clause.
+ */
+function clauseIntents(clause: string): Intent[] {
+  const each = eachFileClause(clause);
+  if (each) return [each];
+  const operations = fileOperations(clause);
+  if (operations) return operations;
+  const several = computations(clause);
+  if (several) return several.map(({ part, expression }) => ({ kind: "compute", clause: `Compute ${part}`, expression, usesPrevious: false }));
+  return perUnit(clause) ?? perFile(clause) ?? [parseClause(clause)];
 }
 
 /** The clauses of a task and what each one asks for. */
@@ -349,6 +337,6 @@ export function parseTask(task: string): Intent[] {
 }
 
 function parseTaskClauses(clauses: string[]): Intent[] {
-  const intents = clauses.map((clause) => eachFileClause(clause) ?? parseClause(clause));
+  const intents = clauses.flatMap(clauseIntents);
   return intents.filter((intent, index) => index === 0 || !isBareFollowUp(intent));
 }

@@ -106,7 +106,7 @@ export class OfflineChatModel extends ToolCallingChatModel {
         reply =
           "toolCall" in step || tools.includes(STRUCTURED_OUTPUT.result)
             ? new AIMessageChunk({ content: "", tool_calls: [{ id: toolCallId(), name: call.name, args: call.args, type: "tool_call" }] })
-            : new AIMessageChunk(submissionText(step.submit));
+            : new AIMessageChunk(submissionText(step.submit, replies));
       }
     }
     return { generations: [{ text: textOf(reply), message: reply }] };

@@ -35,8 +35,8 @@ describe("offline planner", () => {
   it("plans a composition as two subtasks where the second takes the first one's result", () => {
     const plan = planTask("compute 17% of 2,340 and save it to result.txt");
     expect(plan.subtasks).toEqual([
-      { id: "s1", label: "Compute 17% of 2,340", agent: "execute", dependsOn: [], args: { expression: { value: "17% of 2,340" } } },
-      { id: "s2", label: "Save it to result.txt", agent: "execute", dependsOn: ["s1"], args: { path: { value: "result.txt" }, content: { ref: "s1", path: "$" } } },
+      { id: "s1", label: "Compute 17% of 2,340", agent: "execute", dependsOn: [], args: { expression: { value: "17% of 2,340" } }, reads: [], writes: [] },
+      { id: "s2", label: "Save it to result.txt", agent: "execute", dependsOn: ["s1"], args: { path: { value: "result.txt" }, content: { ref: "s1", path: "$" } }, reads: [], writes: ["result.txt"] },
     ]);
     expect(validatePlan(plan.subtasks, { agents: BUILTIN_AGENTS })).toEqual([]);
   });
@@ -61,28 +61,37 @@ describe("offline worker", () => {
     const tools = ["file_read", "json"];
     const first = workerStep("Validate the JSON in config.json", {}, [], tools);
     expect(first).toEqual({ toolCall: { name: "file_read", args: { path: "config.json" } } });
-    const second = workerStep("Validate the JSON in config.json", {}, [{ tool: "file_read", ok: true, value: { content: '{"a":' } }], tools);
+    // The file's text itself goes to the json tool, not the read tool's whole reply.
+    const read = { tool: "file_read", ok: true as const, value: { path: "config.json", content: '{"a":', encoding: "utf8", bytes: 5, truncated: false }, handle: "results.1" };
+    const second = workerStep("Validate the JSON in config.json", {}, [read], tools);
     expect(second).toEqual({ toolCall: { name: "json", args: { operation: "validate", text: '{"a":' } } });
     const done = workerStep(
       "Validate the JSON in config.json",
       {},
-      [
-        { tool: "file_read", ok: true, value: { content: '{"a":' } },
-        { tool: "json", ok: true, value: { valid: false }, summary: "invalid JSON (line 1, column 6): Unexpected end of JSON input" },
-      ],
+      [read, { tool: "json", ok: true, value: { valid: false }, summary: "invalid JSON (line 1, column 6): Unexpected end of JSON input" }],
       tools,
     );
-    expect(done).toEqual({ answer: "invalid JSON (line 1, column 6): Unexpected end of JSON input" });
+    expect(done).toEqual({ submit: { status: "done", result: "invalid JSON (line 1, column 6): Unexpected end of JSON input" } });
+    // A file too large to be shown whole is not guessed at.
+    const cut = { ...read, value: { ...read.value, truncated: true } };
+    expect(workerStep("Validate the JSON in config.json", {}, [cut], tools)).toEqual({ submit: { status: "failed", reason: expect.stringContaining("too large to check here") } });
+  });
+
+  it("validates text handed to it by reference through its handle, exactly", () => {
+    expect(workerStep("Validate the JSON in config.json", { text: '{"a": 1}' }, [], ["json"])).toEqual({
+      toolCall: { name: "json", args: { operation: "validate", text: { $stash: "args.text" } } },
+    });
   });
 
   it("uses resolved arguments over the words of the label, and fails honestly", () => {
     expect(workerStep("Save it to result.txt", { path: "result.txt", content: 276 }, [], ["file_write"])).toEqual({
-      toolCall: { name: "file_write", args: { path: "result.txt", content: "276" } },
+      toolCall: { name: "file_write", args: { path: "result.txt", content: { $stash: "args.content" } } },
     });
     expect(workerStep("Read notes.txt", {}, [{ tool: "file_read", ok: false, error: { code: "not_found", message: "missing" } }], ["file_read"])).toEqual({
-      answer: "FAILED: file_read failed (not_found): missing",
+      submit: { status: "failed", reason: "file_read failed (not_found): missing" },
     });
-    expect(workerStep("Compute 2+2", {}, [], ["file_read"])).toEqual({ answer: "FAILED: this worker has no calculator tool" });
+    expect(workerStep("Compute 2+2", {}, [], ["file_read"])).toEqual({ submit: { status: "failed", reason: "this worker has no calculator tool" } });
+    expect(workerStep("Write a sonnet about the sea", {}, [], ["file_write"])).toEqual({ submit: { status: "unable", reason: expect.stringContaining("needs a language model") } });
   });
 });
 
@@ -110,9 +119,16 @@ describe("OfflineChatModel", () => {
     const human = new HumanMessage([section(SECTIONS.subtask, "s1 (execute): Compute 23% of 1,200"), section(SECTIONS.arguments, "{}")].join("\n\n"));
     const call = (await model.invoke([system, human])) as AIMessage;
     expect(call.tool_calls).toEqual([{ id: expect.any(String), name: "calculator", args: { expression: "23% of 1,200" }, type: "tool_call" }]);
-    const result = new ToolMessage({ tool_call_id: call.tool_calls?.[0]?.id ?? "", name: "calculator", content: JSON.stringify({ ok: true, value: 276, summary: "23% of 1,200 = 276" }) });
+    const result = new ToolMessage({ tool_call_id: call.tool_calls?.[0]?.id ?? "", name: "calculator", content: JSON.stringify({ ok: true, value: 276, summary: "23% of 1,200 = 276", $stash: "results.1" }) });
+    // Without the outcome tool bound, the outcome is said in words: the value its handle names.
     const answer = await model.invoke([system, human, call, result]);
     expect(answer.content).toBe("276");
+    const withOutcome = new OfflineChatModel({}).bindTools([
+      { type: "function", function: { name: "calculator", description: "math", parameters: { type: "object", properties: { expression: { type: "string" } } } } },
+      { type: "function", function: { name: STRUCTURED_OUTPUT.result, description: "outcome", parameters: { type: "object", properties: {} } } },
+    ]);
+    const submitted = (await withOutcome.invoke([system, human, call, result])) as AIMessage;
+    expect(submitted.tool_calls).toEqual([{ id: expect.any(String), name: STRUCTURED_OUTPUT.result, args: { status: "done", from: "results.1", path: "$" }, type: "tool_call" }]);
   });
 });
 
@@ -146,7 +162,7 @@ describe("offline maps over a folder's files", () => {
   it("plans a direct listing, then the work once per file, and hands the successful outputs on", () => {
     const plan = planTask("for each of the files in data/, count the lines, then save them to counts.txt");
     expect(plan.subtasks).toEqual([
-      { id: "s1", label: "List the files in data", agent: "research", tool: "file_list", dependsOn: [], args: { path: { value: "data" }, recursive: { value: false } } },
+      { id: "s1", label: "List the files in data", agent: "research", tool: "file_list", dependsOn: [], args: { path: { value: "data" }, recursive: { value: false } }, reads: ["data"], writes: [] },
       {
         id: "s2",
         label: "Count the lines of each file in data",
@@ -154,6 +170,8 @@ describe("offline maps over a folder's files", () => {
         dependsOn: ["s1"],
         args: { path: { ref: "s1", path: "$.entries[?(@.type=='file')].path" } },
         mapOver: "path",
+        reads: ["data"],
+        writes: [],
       },
       {
         id: "s3",
@@ -161,6 +179,8 @@ describe("offline maps over a folder's files", () => {
         agent: "execute",
         dependsOn: ["s2"],
         args: { path: { value: "counts.txt" }, content: { ref: "s2", path: "$.results[?(@.status=='success')].output" } },
+        reads: [],
+        writes: ["counts.txt"],
       },
     ]);
     expect(validatePlan(plan.subtasks, { agents: BUILTIN_AGENTS, tools: ["file_list", "file_write", "text_stats"] })).toEqual([]);
@@ -173,8 +193,8 @@ describe("offline maps over a folder's files", () => {
   it("counts a file given as the item argument, through text_stats", () => {
     expect(workerStep("Count the lines of each file in data", { path: "data/a.txt" }, [], ["text_stats"])).toEqual({ toolCall: { name: "text_stats", args: { path: "data/a.txt" } } });
     const stats = { tool: "text_stats", ok: true as const, value: { path: "data/a.txt", bytes: 6, lines: 1, words: 2, characters: 6 } };
-    expect(workerStep("Count the lines of each file in data", { path: "data/a.txt" }, [stats], ["text_stats"])).toEqual({ answer: "data/a.txt: 1 line" });
-    expect(workerStep("Count the words in notes.txt", {}, [{ ...stats, value: { ...stats.value, path: "notes.txt" } }], ["text_stats"])).toEqual({ answer: "notes.txt: 2 words" });
+    expect(workerStep("Count the lines of each file in data", { path: "data/a.txt" }, [stats], ["text_stats"])).toEqual({ submit: { status: "done", from: "results.1", path: "$.lines" } });
+    expect(workerStep("Count the words in notes.txt", {}, [{ ...stats, value: { ...stats.value, path: "notes.txt" } }], ["text_stats"])).toEqual({ submit: { status: "done", from: "results.1", path: "$.words" } });
   });
 
   it("passes a value too large for the prompt on as its handle", () => {
@@ -199,7 +219,7 @@ describe("offline maps over a folder's files", () => {
     expect(second.redo).toEqual([]);
     expect(toVerdict(second, 2).passed).toBe(true);
     const answer = synthesize("fetch", [{ ...map(2), items: { ...map(2).items, listed: [{ index: 0, status: "success", input: "u1", output: "3 items" }, ...map(2).items.listed] } }], []);
-    expect(answer).toContain("- Fetch: 2 of 3 items succeeded, 1 failed\n    - 3 items\n    - u2: failed — timeout\n    - … 2 more not shown");
+    expect(answer).toContain("- Fetch: 2 of 3 items succeeded, 1 failed\n    - u1: 3 items\n    - u2: failed — timeout\n    - … 2 more not shown");
   });
 });
 
@@ -219,5 +239,120 @@ describe("offline code runs and searches", () => {
     expect(planTask("search the knowledge folder for write-ahead logging").subtasks).toMatchObject([{ agent: "research", args: { query: { value: "write-ahead logging" } } }]);
     expect(planTask("look up LangGraph interrupts").subtasks).toMatchObject([{ agent: "research", args: { query: { value: "LangGraph interrupts" } } }]);
     expect(planTask("find notes about SQLite").subtasks).toMatchObject([{ agent: "research", args: { query: { value: "SQLite" } } }]);
+  });
+});
+
+describe("offline compositions: arithmetic on earlier results", () => {
+  const valid = (task: string) => validatePlan(planTask(task).subtasks, { agents: BUILTIN_AGENTS, tools: ["calculator", "file_read", "file_write", "file_append", "json", "text_stats"] });
+
+  it("binds a continuation to the previous result by reference, as a template the worker fills", () => {
+    const plan = planTask("sqrt(144)+3 cubed, then ×2");
+    expect(plan.subtasks.map(({ id, label, dependsOn, args }) => ({ id, label, dependsOn, args }))).toEqual([
+      { id: "s1", label: "Sqrt(144)+3 cubed", dependsOn: [], args: { expression: { value: "sqrt(144)+3 ^3" } } },
+      { id: "s2", label: "×2", dependsOn: ["s1"], args: { expression: { value: "{a} ×2" }, a: { ref: "s1", path: "$" } } },
+    ]);
+    expect(valid("sqrt(144)+3 cubed, then ×2")).toEqual([]);
+    expect(workerStep("×2", { expression: "{a} ×2", a: 39 }, [], ["calculator"])).toEqual({ toolCall: { name: "calculator", args: { expression: "39 ×2" } } });
+    expect(workerStep("Square it", { expression: "{a} ^ 2", a: -3 }, [], ["calculator"])).toEqual({ toolCall: { name: "calculator", args: { expression: "(-3) ^ 2" } } });
+  });
+
+  it("combines the numbers since the last combination, and computes a total before saving it", () => {
+    expect(planTask("compute 15% of 80 and 25% of 40, then add them").subtasks.at(-1)).toMatchObject({
+      label: "Add them",
+      dependsOn: ["s1", "s2"],
+      args: { expression: { value: "{a} + {b}" }, a: { ref: "s1", path: "$" }, b: { ref: "s2", path: "$" } },
+    });
+    const total = planTask("compute 15% of 80 and 25% of 40 and save the total to total.txt");
+    expect(total.subtasks.map(({ id, dependsOn, args }) => ({ id, dependsOn, args }))).toEqual([
+      { id: "s1", dependsOn: [], args: { expression: { value: "15% of 80" } } },
+      { id: "s2", dependsOn: [], args: { expression: { value: "25% of 40" } } },
+      { id: "s3", dependsOn: ["s1", "s2"], args: { expression: { value: "{a} + {b}" }, a: { ref: "s1", path: "$" }, b: { ref: "s2", path: "$" } } },
+      { id: "s4", dependsOn: ["s3"], args: { path: { value: "total.txt" }, content: { ref: "s3", path: "$" } } },
+    ]);
+    expect(planTask("compute 2^10 and 2^3, then divide the first by the second, then double it").subtasks.slice(2).map((subtask) => subtask.args)).toEqual([
+      { expression: { value: "{a} / {b}" }, a: { ref: "s1", path: "$" }, b: { ref: "s2", path: "$" } },
+      { expression: { value: "{a} * 2" }, a: { ref: "s3", path: "$" } },
+    ]);
+    expect(valid("compute 15% of 80 and 25% of 40 and save the total to total.txt")).toEqual([]);
+  });
+
+  it("leaves a clause that refers to results the task never produced to a language model", () => {
+    const plan = planTask("×2");
+    expect(plan.subtasks).toMatchObject([{ label: "×2", args: {} }]);
+    expect(workerStep("×2", {}, [], ["calculator"])).toEqual({ submit: { status: "unable", reason: expect.stringContaining("needs a language model") } });
+    expect(workerStep("Add them", {}, [], ["calculator"])).toEqual({ submit: { status: "unable", reason: expect.stringContaining("needs a language model") } });
+  });
+});
+
+describe("offline compositions: saving several results", () => {
+  it("plans one write whose template takes every value since the last combination", () => {
+    expect(planTask("compute 2^10 and 3^5, then save both to both.txt").subtasks.at(-1)).toEqual({
+      id: "s3",
+      label: "Save both to both.txt",
+      agent: "execute",
+      dependsOn: ["s1", "s2"],
+      args: { path: { value: "both.txt" }, template: { value: "{a}\n{b}" }, a: { ref: "s1", path: "$" }, b: { ref: "s2", path: "$" } },
+      reads: [],
+      writes: ["both.txt"],
+    });
+  });
+
+  it("writes numbers as text in one call, and text by handle, one piece after another", () => {
+    expect(workerStep("Save both to both.txt", { path: "both.txt", template: "{a}\n{b}", a: 1024, b: 243 }, [], ["file_write", "file_append"])).toEqual({
+      toolCall: { name: "file_write", args: { path: "both.txt", content: "1024\n243" } },
+    });
+    const args = { path: "c.txt", template: "{a}\n{b}", a: "alpha\n", b: "gamma" };
+    const wrote = { tool: "file_write", ok: true as const, value: { path: "c.txt", bytes: 6 }, handle: "results.1" };
+    expect(workerStep("Save both to c.txt", args, [], ["file_write", "file_append"])).toEqual({ toolCall: { name: "file_write", args: { path: "c.txt", content: { $stash: "args.a" } } } });
+    // The first value ends its line: no empty line between them.
+    expect(workerStep("Save both to c.txt", args, [wrote], ["file_write", "file_append"])).toEqual({ toolCall: { name: "file_append", args: { path: "c.txt", content: { $stash: "args.b" } } } });
+    const appended = { tool: "file_append", ok: true as const, value: { path: "c.txt", bytes: 11 }, handle: "results.2" };
+    expect(workerStep("Save both to c.txt", args, [wrote, appended], ["file_write", "file_append"])).toEqual({ submit: { status: "done", result: "wrote c.txt (11 bytes)" } });
+  });
+});
+
+describe("offline compositions: questions about a JSON file", () => {
+  it("reads the file by a direct step and hands its content to the question by reference", () => {
+    const plan = planTask("how many users in users.json have an age over 30, then list the emails in users.json");
+    expect(plan.subtasks.map(({ id, tool, dependsOn, args }) => ({ id, tool, dependsOn, args }))).toEqual([
+      { id: "s1", tool: "file_read", dependsOn: [], args: { path: { value: "users.json" } } },
+      { id: "s2", tool: undefined, dependsOn: ["s1"], args: { text: { ref: "s1", path: "$.content" } } },
+      { id: "s3", tool: undefined, dependsOn: ["s1"], args: { text: { ref: "s1", path: "$.content" } } },
+    ]);
+    expect(planTask("the average age of the users in users.json").subtasks.at(-1)).toMatchObject({ dependsOn: ["s2"], args: { expression: { value: "avg({a})" }, a: { ref: "s2", path: "$" } } });
+  });
+
+  it("builds the query from the words and the data's shape, and passes the answer on by handle", () => {
+    const text = JSON.stringify({ users: [{ name: "Ann", age: 31 }, { name: "Bob", age: 25 }] });
+    const label = "How many users in users.json have an age over 30";
+    expect(workerStep(label, { text }, [], ["json"])).toEqual({ toolCall: { name: "json", args: { operation: "query", path: "$.users[?(@.age > 30)]", text: { $stash: "args.text" } } } });
+    const matched = { tool: "json", ok: true as const, value: { valid: true, type: "object", matches: [{ name: "Ann", age: 31 }] }, handle: "results.1" };
+    expect(workerStep(label, { text }, [matched], ["json"])).toEqual({ submit: { status: "done", from: "results.1", path: "$.matches.length" } });
+    const email = "What is the name of the user whose age is 25 in users.json";
+    expect(workerStep(email, { text }, [{ ...matched, value: { valid: true, type: "object", matches: ["Bob"] } }], ["json"])).toEqual({ submit: { status: "done", from: "results.1", path: "$.matches[0]" } });
+    expect(workerStep("The phones of the users in users.json", { text }, [], ["json"])).toEqual({ submit: { status: "failed", reason: expect.stringContaining("no list of records has phone") } });
+    expect(workerStep(label, { text: "{oops" }, [{ ...matched, value: { valid: false, error: "Unexpected token" } }], ["json"])).toEqual({ submit: { status: "failed", reason: "users.json is not valid JSON: Unexpected token" } });
+  });
+});
+
+describe("offline compositions: every script of a folder", () => {
+  it("runs each file on the code agent, by a map over a direct listing", () => {
+    for (const task of ["for each file in scripts/, run it", "run every script in scripts/"]) {
+      expect(planTask(task).subtasks.map(({ label, agent, tool, mapOver }) => ({ label, agent, tool, mapOver }))).toEqual([
+        { label: "List the files in scripts", agent: "research", tool: "file_list", mapOver: undefined },
+        { label: "Run each file in scripts", agent: "code", tool: undefined, mapOver: "path" },
+      ]);
+    }
+    expect(workerStep("Run each file in scripts", { path: "scripts/a.py" }, [], ["code_run"])).toEqual({ toolCall: { name: "code_run", args: { language: "python", path: "scripts/a.py" } } });
+  });
+
+  it("combines the figures of a map's items as one list", () => {
+    expect(planTask("count the lines of each file in data, then add them").subtasks.at(-1)).toMatchObject({
+      dependsOn: ["s2"],
+      args: { expression: { value: "sum({a})" }, a: { ref: "s2", path: "$.results[?(@.status=='success')].output" } },
+    });
+    expect(workerStep("Add them", { expression: "sum({a})", a: [3, 1] }, [], ["calculator"])).toEqual({ toolCall: { name: "calculator", args: { expression: "sum(3, 1)" } } });
+    // Outputs that are not figures are not added up.
+    expect(planTask("for each file in scripts/, run it, then add them").subtasks.at(-1)).toMatchObject({ label: "Add them", args: {} });
   });
 });

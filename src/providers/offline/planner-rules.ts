@@ -1,6 +1,7 @@
 import type { PlannedSubtask, PlanOutput, SubtaskArg } from "../../core/plan.js";
 import { orderByResources } from "../../core/resources.js";
-import { type Intent, parseTask } from "./intents.js";
+import { type Chained, combinationNoun, expandOperands, operandName } from "./arithmetic.js";
+import { type Intent, parseClause, parseTask } from "./intents.js";
 
 function capitalize(text: string): string {
   return text.charAt(0).toUpperCase() + text.slice(1);
@@ -20,6 +21,7 @@ function agentFor(intent: Intent): string {
     case "count":
     case "map":
     case "search":
+    case "query":
       return "research";
     case "open":
       return intent.agent;
@@ -28,14 +30,29 @@ function agentFor(intent: Intent): string {
   }
 }
 
-interface Previous {
+/** A subtask whose result later clauses can take. */
+interface Produced {
   id: string;
-  /** The previous subtask ran once per item: take the outputs of the items that succeeded. */
+  /** It ran once per item: its value is the outputs of the items that succeeded. */
   mapped: boolean;
+  /** Those outputs are numbers (a count of each file). */
+  figures?: boolean;
 }
 
-function argsFor(intent: Intent, previous: Previous | undefined): Record<string, SubtaskArg> {
-  const fromPrevious = (): SubtaskArg | undefined => (previous ? { ref: previous.id, path: previous.mapped ? SUCCESSFUL_OUTPUTS : "$" } : undefined);
+/** A combination of every number in one list (a map's figures): a function of the list, or undefined (a product has none). */
+function overList(chained: Chained): string | undefined {
+  const { operands } = chained;
+  if (operands.kind !== "all") return undefined;
+  if ("call" in operands) return `${operands.call}({a})`;
+  return operands.join === " + " ? "sum({a})" : undefined;
+}
+
+function refTo(produced: Produced): SubtaskArg {
+  return { ref: produced.id, path: produced.mapped ? SUCCESSFUL_OUTPUTS : "$" };
+}
+
+function argsFor(intent: Intent, previous: Produced | undefined): Record<string, SubtaskArg> {
+  const fromPrevious = (): SubtaskArg | undefined => (previous ? refTo(previous) : undefined);
   switch (intent.kind) {
     case "compute":
       return { expression: { value: intent.expression } };
@@ -49,7 +66,7 @@ function argsFor(intent: Intent, previous: Previous | undefined): Record<string,
     case "move":
       return { from: { value: intent.from }, to: { value: intent.to } };
     case "delete":
-      return { path: { value: intent.path } };
+      return intent.recursive ? { path: { value: intent.path }, recursive: { value: true } } : { path: { value: intent.path } };
     case "list":
       return { path: { value: intent.path }, recursive: { value: intent.recursive } };
     case "json": {
@@ -66,6 +83,8 @@ function argsFor(intent: Intent, previous: Previous | undefined): Record<string,
       return intent.code !== undefined
         ? { language: { value: intent.language }, code: { value: intent.code } }
         : { language: { value: intent.language }, path: { value: intent.path ?? "" } };
+    case "query":
+      return { path: { value: intent.path } };
     case "map":
     case "open":
       return {};
@@ -90,11 +109,27 @@ function openEndedPlan(task: string, intents: Intent[]): PlannedSubtask[] {
 }
 
 /**
+ * The label of the work a map does once per file: "run it" → "Run each file in scripts",
+ * "count its words" → "Count the words of each file in notes", "count the lines" → "Count the
+ * lines of each file in data".
+ */
+function eachFileLabel(action: string, folder: string): string {
+  const each = `each file in ${folder}`;
+  if (/\b(?:it|them)\b/i.test(action)) return capitalize(action.replace(/\b(?:it|them)\b/i, each));
+  if (/\b(?:its|their)\b/i.test(action)) return capitalize(`${action.replace(/\b(?:its|their)\b/i, "the")} of ${each}`);
+  return capitalize(`${action} of ${each}`);
+}
+
+/**
  * The subtasks for "the same work on every file of a folder": list the folder with a direct
- * tool step (no model call), then run the work once per file, mapped over the listing's files.
+ * tool step (no model call), then run the work once per file, mapped over the listing's files,
+ * on the agent the work needs (code runs on `code`).
  */
 function mapSubtasks(intent: Extract<Intent, { kind: "map" }>, listId: string, mapId: string): PlannedSubtask[] {
-  const action = intent.action || "read";
+  const label = eachFileLabel(intent.action || "read it", intent.folder);
+  // Running each file is code work; changing files is the executor's; the rest reads.
+  const work = parseClause(label, { path: `${intent.folder}/file.txt` });
+  const agent = /^\s*(?:run|execute)\b/i.test(label) ? "code" : work.kind === "copy" || work.kind === "move" || work.kind === "write" || work.kind === "delete" ? "execute" : "research";
   return [
     {
       id: listId,
@@ -106,16 +141,7 @@ function mapSubtasks(intent: Extract<Intent, { kind: "map" }>, listId: string, m
       reads: [intent.folder],
       writes: [],
     },
-    {
-      id: mapId,
-      label: `${capitalize(action)} of each file in ${intent.folder}`,
-      agent: "research",
-      dependsOn: [listId],
-      args: { path: { ref: listId, path: "$.entries[?(@.type=='file')].path" } },
-      mapOver: "path",
-      reads: [intent.folder],
-      writes: [],
-    },
+    { id: mapId, label, agent, dependsOn: [listId], args: { path: { ref: listId, path: "$.entries[?(@.type=='file')].path" } }, mapOver: "path", reads: [intent.folder], writes: [] },
   ];
 }
 
@@ -126,6 +152,7 @@ function resourcesFor(intent: Intent): { reads: string[]; writes: string[] } {
       return { reads: [], writes: [intent.path] };
     case "read":
     case "list":
+    case "query":
       return { reads: [intent.path], writes: [] };
     case "count":
       return { reads: intent.path !== undefined ? [intent.path] : [], writes: [] };
@@ -144,37 +171,174 @@ function resourcesFor(intent: Intent): { reads: string[]; writes: string[] } {
   }
 }
 
+/** Kinds whose result is a number that arithmetic on earlier results ("add them") can take. */
+function isNumeric(intent: Intent): boolean {
+  return intent.kind === "compute" || intent.kind === "count" || (intent.kind === "query" && intent.question.count);
+}
+
+/** Kinds whose result is a value a later clause can take ("save it", "save both"); files written are not. */
+function producesValue(intent: Intent): boolean {
+  return !["write", "copy", "move", "delete"].includes(intent.kind);
+}
+
+/** The plan as it is built, clause by clause, and what later clauses can refer to. */
+class PlanBuilder {
+  readonly subtasks: PlannedSubtask[] = [];
+  /** The latest value ("save it"), the values since the last combination ("save both"), the numbers among them ("add them"). */
+  latest: Produced | undefined;
+  values: Produced[] = [];
+  numbers: Produced[] = [];
+  /** The file the latest clause wrote, which "count its words" is about. */
+  lastWritten: string | undefined;
+  /** Direct reads of a file, reused by later questions about it while nothing writes it. */
+  readonly reads = new Map<string, string>();
+
+  nextId(): string {
+    return `s${this.subtasks.length + 1}`;
+  }
+
+  add(subtask: Omit<PlannedSubtask, "id" | "dependsOn">): string {
+    const id = this.nextId();
+    const dependsOn = [...new Set(Object.values(subtask.args).flatMap((arg) => ("ref" in arg ? [arg.ref] : [])))];
+    this.subtasks.push({ id, ...subtask, dependsOn });
+    for (const path of subtask.writes ?? []) this.reads.delete(path);
+    return id;
+  }
+
+  /** Records a new value; a number replaces the numbers it was computed from. */
+  produced(produced: Produced, numeric: boolean, consumed: Produced[] = []): void {
+    const gone = new Set(consumed.map((entry) => entry.id));
+    this.latest = produced;
+    this.values = [...this.values.filter((entry) => !gone.has(entry.id)), produced];
+    this.numbers = numeric ? [...this.numbers.filter((entry) => !gone.has(entry.id)), produced] : this.numbers;
+  }
+
+  /** A direct read of a file (no model): its content is `$.content` of the step's result. */
+  readStep(path: string): string {
+    const known = this.reads.get(path);
+    if (known) return known;
+    const id = this.add({ label: `Read ${path}`, agent: "research", tool: "file_read", args: { path: { value: path } }, reads: [path], writes: [] });
+    this.reads.set(path, id);
+    return id;
+  }
+
+  /** A computation over earlier results, its template bound to them by reference; undefined when there are too few. */
+  compute(label: string, chained: Chained): Produced | undefined {
+    const operands = this.operands(chained);
+    if (!operands) return undefined;
+    const expression = operands.length === 1 && operands[0]?.mapped ? overList(chained) : expandOperands(chained, operands.length);
+    if (expression === undefined) return undefined;
+    const args: Record<string, SubtaskArg> = { expression: { value: expression } };
+    operands.forEach((operand, index) => {
+      args[operandName(index)] = refTo(operand);
+    });
+    const produced = { id: this.add({ label, agent: "execute", args, reads: [], writes: [] }), mapped: false };
+    this.produced(produced, true, operands);
+    return produced;
+  }
+
+  operands(chained: Chained): Produced[] | undefined {
+    const { kind } = chained.operands;
+    // "double it": the value just before, whatever produced it.
+    if (kind === "previous") return this.latest ? [this.latest] : undefined;
+    // "count the lines of each file in data, then add them": the figures of a map's items.
+    if (this.numbers.length < 2 && kind === "all" && this.latest?.mapped && this.latest.figures) return [this.latest];
+    if (this.numbers.length < 2) return undefined;
+    return kind === "pair" ? this.numbers.slice(-2) : [...this.numbers];
+  }
+}
+
+const AGGREGATE_WORDS = { avg: "average", sum: "total", max: "maximum", min: "minimum" } as const;
+
+/** Adds the subtasks of one clause; false when the clause refers to results the plan does not have. */
+function addIntent(plan: PlanBuilder, intent: Intent): boolean {
+  const resources = resourcesFor(intent);
+  switch (intent.kind) {
+    case "map": {
+      const [list, each] = mapSubtasks(intent, plan.nextId(), `s${plan.subtasks.length + 2}`) as [PlannedSubtask, PlannedSubtask];
+      plan.subtasks.push(list, each);
+      plan.produced({ id: each.id, mapped: true, figures: parseClause(each.label, { path: "item.txt" }).kind === "count" }, false);
+      plan.lastWritten = undefined;
+      return true;
+    }
+    case "query": {
+      // The file is read by a direct step; its content goes to the question by reference, exactly.
+      const read = plan.readStep(intent.path);
+      const id = plan.add({ label: capitalize(intent.clause), agent: "research", args: { text: { ref: read, path: "$.content" } }, reads: [], writes: [] });
+      plan.produced({ id, mapped: false }, intent.question.count);
+      const aggregate = intent.question.aggregate;
+      if (aggregate) plan.compute(`Compute the ${AGGREGATE_WORDS[aggregate]} of the values found by ${id}`, { expression: `${aggregate}({a})`, operands: { kind: "previous" } });
+      plan.lastWritten = undefined;
+      return true;
+    }
+    case "json":
+      if ("path" in intent.source) {
+        const read = plan.readStep(intent.source.path);
+        const id = plan.add({ label: capitalize(intent.clause), agent: "execute", args: { text: { ref: read, path: "$.content" } }, reads: [], writes: [] });
+        plan.produced({ id, mapped: false }, false);
+        plan.lastWritten = undefined;
+        return true;
+      }
+      break;
+    case "compute":
+      if (intent.chained) {
+        const produced = plan.compute(capitalize(intent.clause), intent.chained);
+        plan.lastWritten = undefined;
+        return produced !== undefined;
+      }
+      break;
+    case "write": {
+      if (intent.content === undefined && intent.usesPrevious) {
+        // "save the total to t.txt" after two numbers: the total is computed first, then saved.
+        const noun = combinationNoun(intent.clause);
+        if (noun && noun.operands.kind !== "previous" && plan.numbers.length >= 2) {
+          const names = plan.numbers.slice(noun.operands.kind === "pair" ? -2 : 0).map((entry) => entry.id);
+          plan.compute(`Compute the ${/\bthe (\w+)/i.exec(intent.clause)?.[1]?.toLowerCase() ?? "result"} of the results of ${names.join(" and ")}`, noun);
+        } else if (intent.several && plan.values.length >= 2) {
+          // "save both to f.txt": every value since the last combination, one per line.
+          const args: Record<string, SubtaskArg> = { path: { value: intent.path }, template: { value: plan.values.map((_, index) => `{${operandName(index)}}`).join("\n") } };
+          plan.values.forEach((value, index) => {
+            args[operandName(index)] = refTo(value);
+          });
+          plan.add({ label: capitalize(intent.clause), agent: "execute", args, ...resources });
+          plan.lastWritten = intent.path;
+          return true;
+        }
+      }
+      break;
+    }
+    default:
+      break;
+  }
+  // "count its words" right after a write: the file just written.
+  const resolved = intent.kind === "count" && intent.path === undefined && plan.lastWritten !== undefined ? { ...intent, path: plan.lastWritten } : intent;
+  if (resolved.usesPrevious && resolved.kind !== "open" && !plan.latest) return false;
+  const args = argsFor(resolved, resolved.usesPrevious ? plan.latest : undefined);
+  const id = plan.add({ label: capitalize(resolved.clause), agent: agentFor(resolved), args, ...resourcesFor(resolved) });
+  const last = plan.subtasks.at(-1);
+  if (resolved.kind === "open" && resolved.usesPrevious && plan.latest && last) last.dependsOn = [...new Set([...last.dependsOn, plan.latest.id])];
+  if (producesValue(resolved)) plan.produced({ id, mapped: false }, isNumeric(resolved));
+  plan.lastWritten = resolved.kind === "write" ? resolved.path : resolved.kind === "copy" || resolved.kind === "move" ? resolved.to : undefined;
+  return true;
+}
+
 /**
  * The offline planner: one subtask per recognised clause (two for work on every file of a
- * folder), chained where a clause refers back ("save it"), independent otherwise so they run
- * in parallel — except where clauses use the same workspace path: each subtask declares the
- * paths it reads and writes, and those that share one run in the order the task gives them.
+ * folder or a question about a JSON file: a direct step that lists or reads, then the work),
+ * chained where a clause refers back ("save it", "double it", "add them", "save both"),
+ * independent otherwise so they run in parallel — except where clauses use the same workspace
+ * path: each subtask declares the paths it reads and writes, and those that share one run in
+ * the order the task gives them. A clause that refers to results the task has not produced is
+ * left for a language model.
  */
 export function planTask(task: string): PlanOutput {
   const intents = parseTask(task);
   if (intents.length === 0) return { subtasks: [], question: "The task has no words I can act on. What should be done?" };
   if (intents.every((intent) => intent.kind === "open")) return { subtasks: openEndedPlan(task, intents) };
-  const subtasks: PlannedSubtask[] = [];
-  let previous: Previous | undefined;
-  /** The file the previous clause wrote, which "count its words" is about. */
-  let lastWritten: string | undefined;
-  for (const parsed of intents) {
-    if (subtasks.length >= 49) break;
-    const id = `s${subtasks.length + 1}`;
-    if (parsed.kind === "map") {
-      const planned = mapSubtasks(parsed, id, `s${subtasks.length + 2}`);
-      subtasks.push(...planned);
-      previous = { id: planned[1]?.id ?? id, mapped: true };
-      lastWritten = undefined;
-      continue;
-    }
-    const intent: Intent = parsed.kind === "count" && parsed.path === undefined && lastWritten !== undefined ? { ...parsed, path: lastWritten } : parsed;
-    const args = argsFor(intent, intent.usesPrevious ? previous : undefined);
-    const dependsOn = Object.values(args).flatMap((arg) => ("ref" in arg ? [arg.ref] : []));
-    if (intent.kind === "open" && intent.usesPrevious && previous) dependsOn.push(previous.id);
-    subtasks.push({ id, label: capitalize(intent.clause), agent: agentFor(intent), dependsOn: [...new Set(dependsOn)], args, ...resourcesFor(intent) });
-    previous = { id, mapped: false };
-    lastWritten = intent.kind === "write" ? intent.path : intent.kind === "copy" || intent.kind === "move" ? intent.to : undefined;
+  const plan = new PlanBuilder();
+  for (const intent of intents) {
+    if (plan.subtasks.length >= 47) break;
+    if (!addIntent(plan, intent)) addIntent(plan, { kind: "open", clause: intent.clause, agent: "research", usesPrevious: false });
   }
-  return { subtasks: orderByResources(subtasks, () => undefined, { followListOrder: true }).subtasks };
+  return { subtasks: orderByResources(plan.subtasks, () => undefined, { followListOrder: true }).subtasks };
 }

@@ -1,3 +1,4 @@
+import { parseClause } from "./intents.js";
 import type { OutcomeLine } from "./review-rules.js";
 import { NEEDS_MODEL } from "./worker-rules.js";
 
@@ -7,13 +8,27 @@ function indent(text: string): string {
   return text.includes("\n") ? `\n${text.split("\n").map((line) => `    ${line}`).join("\n")}` : ` ${text}`;
 }
 
+/** What a mapped count's figure counts, from its label ("Count the lines of each file in data" → lines). */
+function countedUnit(label: string): string | undefined {
+  const intent = parseClause(label, { path: "item.txt" });
+  return intent.kind === "count" ? intent.unit : undefined;
+}
+
+/** An item that succeeded, named by its input: "data/a.txt: 3 lines", "scripts/a.py: 42". */
+function itemLine(input: string, output: string | undefined, unit: string | undefined): string {
+  if (output === undefined || output === input) return input;
+  const figure = unit !== undefined && /^\d+$/.test(output) ? `${output} ${output === "1" ? unit.replace(/s$/, "") : unit}` : output;
+  return `${input}: ${figure}`;
+}
+
 /** A mapped subtask: how many items succeeded, then each listed item's output or error. */
 function itemLines(outcome: OutcomeLine): string[] {
   const items = outcome.items;
   if (!items) return [];
   const lines = [`- ${outcome.label}: ${items.succeeded} of ${items.total} item${items.total === 1 ? "" : "s"} succeeded${items.failed > 0 ? `, ${items.failed} failed` : ""}`];
+  const unit = countedUnit(outcome.label);
   for (const item of items.listed ?? []) {
-    lines.push(item.status === "success" ? `    - ${item.output !== undefined ? `${item.input}: ${item.output}` : item.input}` : `    - ${item.input}: failed — ${item.error ?? "no reason given"}`);
+    lines.push(item.status === "success" ? `    - ${itemLine(item.input, item.output, unit)}` : `    - ${item.input}: failed — ${item.error ?? "no reason given"}`);
   }
   if ((items.notListed ?? 0) > 0) lines.push(`    - … ${items.notListed} more not shown`);
   return lines;
@@ -28,7 +43,7 @@ export function synthesize(task: string, outcomes: OutcomeLine[], issues: string
     lines.push(
       `This task needs a language model, which the offline provider does not have: "${task.length > 160 ? `${task.slice(0, 159)}…` : task}".`,
       "Set TROUPE_PROVIDER (openai, anthropic, ollama or openai-compatible) to have it planned and answered for real.",
-      "The offline model can compute arithmetic and percentages, read, write and list files in the workspace, count a file's lines, words or characters (also for every file of a folder), validate JSON, run code in the sandbox and search the knowledge folder.",
+      "The offline model can compute arithmetic and percentages (also on earlier results: then ×2, add them, the difference), read, write, list, copy, move, rename and delete files in the workspace, save several results to a file, count a file's lines, words or characters, validate JSON and answer questions in words over a JSON file's records, run code in the sandbox (also every script of a folder) and search the knowledge folder.",
       "",
       "Plan it would follow:",
       ...outcomes.map((outcome) => `- ${outcome.id} (${outcome.agent}): ${outcome.label}`),

@@ -1,5 +1,8 @@
+import { selectPath } from "../../core/json-path.js";
 import { FAILED_PREFIX, HANDLE_KEY, UNABLE_PREFIX } from "../../core/prompt-protocol.js";
 import { type Intent, parseClause } from "./intents.js";
+import { questionPath } from "./json-questions.js";
+import { asText, filledExpression, isHandle, templatePieces } from "./templates.js";
 
 /** A tool result as the worker loop reports it back to the model (with the handle of its value). */
 export type ToolReply =
@@ -25,21 +28,24 @@ export type WorkerStep = { toolCall: ToolCallRequest } | { submit: Submission };
 /** The phrase the offline model uses when a subtask needs a real language model. */
 export const NEEDS_MODEL = "needs a language model";
 
-/** A submission in words, for a caller that did not offer the outcome tool. */
-export function submissionText(submission: Submission): string {
+/**
+ * A submission in words, for a caller that did not offer the outcome tool: a handle is replaced
+ * by the value it names in the tool replies (`results.N` is the N-th).
+ */
+export function submissionText(submission: Submission, replies: ToolReply[] = []): string {
   if (submission.status === "failed") return `${FAILED_PREFIX} ${submission.reason ?? ""}`.trim();
   if (submission.status === "unable") return `${UNABLE_PREFIX} ${submission.reason ?? ""}`.trim();
-  return submission.result ?? `(the result is ${submission.from ?? "?"} ${submission.path ?? "$"})`;
-}
-
-function asText(value: unknown): string {
-  if (typeof value === "string") return value;
-  if (typeof value === "number" || typeof value === "boolean") return String(value);
-  return JSON.stringify(value, null, 2);
-}
-
-function isHandle(value: unknown): boolean {
-  return typeof value === "object" && value !== null && !Array.isArray(value) && typeof (value as Record<string, unknown>)[HANDLE_KEY] === "string";
+  if (submission.result !== undefined) return submission.result;
+  const reply = /^results\.(\d+)$/.exec(submission.from ?? "")?.[1];
+  const source = reply === undefined ? undefined : replies[Number(reply) - 1];
+  if (source?.ok) {
+    try {
+      return asText(selectPath(source.value, submission.path ?? "$", submission.from ?? "the result"));
+    } catch {
+      // A path that does not fit the value as shown: name the handle instead.
+    }
+  }
+  return `(the result is ${submission.from ?? "?"} ${submission.path ?? "$"})`;
 }
 
 function fromArgs(args: Record<string, unknown>, ...names: string[]): unknown {
@@ -60,19 +66,64 @@ function exactly(args: Record<string, unknown>, names: string[], fallback: unkno
   return fallback === undefined ? undefined : asText(fallback);
 }
 
-/** The tool calls an intent needs, given what has been returned so far. */
-function nextCall(intent: Intent, args: Record<string, unknown>, replies: ToolReply[]): ToolCallRequest | undefined {
+/** The text of a file read in this conversation, when the whole of it was shown; undefined when it was cut. */
+function shownContent(reply: ToolReply | undefined): string | undefined {
+  if (!reply?.ok || typeof reply.value !== "object" || reply.value === null) return undefined;
+  const value = reply.value as { content?: unknown; encoding?: unknown; truncated?: unknown };
+  return typeof value.content === "string" && value.encoding !== "base64" && value.truncated !== true ? value.content : undefined;
+}
+
+/** The json tool's query for a question in words, built from the question and the data it is asked of. */
+/** The keys a preview of JSON text shows (escaped or not): what can be seen of the shape of data too large to show whole. */
+function keysShown(preview: unknown): string[] {
+  if (typeof preview !== "string") return [];
+  return [...new Set([...preview.matchAll(/\\?"([A-Za-z_][\w -]{0,60})\\?"\s*:/g)].map((match) => match[1] ?? ""))];
+}
+
+function queryCall(intent: Extract<Intent, { kind: "query" }>, text: unknown, preview?: unknown): ToolCallRequest | Submission {
+  let data: unknown;
+  let visible = false;
+  if (typeof text === "string") {
+    try {
+      data = JSON.parse(text);
+      visible = true;
+    } catch {
+      // Not JSON: the tool says where it breaks.
+      return { name: "json", args: { operation: "query", text: text, path: "$" } };
+    }
+  }
+  const found = questionPath(intent.question, data, visible, keysShown(preview));
+  if ("problem" in found) return { status: "failed", reason: `${intent.path}: ${found.problem}` };
+  return { name: "json", args: { operation: "query", path: found.path } };
+}
+
+/** The tool calls an intent needs, given what has been returned so far; a submission when it can go no further. */
+function nextCall(intent: Intent, args: Record<string, unknown>, replies: ToolReply[]): ToolCallRequest | Submission | undefined {
   const done = replies.length;
   switch (intent.kind) {
     case "compute": {
-      const expression = fromArgs(args, "expression") ?? intent.expression;
-      return done === 0 ? { name: "calculator", args: { expression: asText(expression) } } : undefined;
+      if (done > 0) return undefined;
+      const template = asText(fromArgs(args, "expression") ?? intent.expression);
+      const filled = filledExpression(template, args);
+      if ("unable" in filled) return { status: "unable", reason: `${filled.unable}; working out which it ${NEEDS_MODEL}` };
+      if ("failed" in filled) return { status: "failed", reason: filled.failed };
+      return { name: "calculator", args: { expression: filled.expression } };
     }
     case "write": {
+      const path = asText(fromArgs(args, "path", "file") ?? intent.path);
+      const template = fromArgs(args, "template");
+      if (typeof template === "string") {
+        const pieces = templatePieces(template, args);
+        if ("missing" in pieces) return { status: "unable", reason: `the file's content refers to a result it was not given (${pieces.missing}); working out which it ${NEEDS_MODEL}` };
+        const piece = pieces[done];
+        if (!piece) return undefined;
+        const content = "text" in piece ? piece.text : piece.handle;
+        // The first piece makes the file; the others are added to its end.
+        return { name: done === 0 ? "file_write" : "file_append", args: { path, content } };
+      }
       const content = exactly(args, ["content", "text", "value", "data"], intent.content);
       if (content === undefined) return undefined;
-      const path = fromArgs(args, "path", "file") ?? intent.path;
-      return done === 0 ? { name: "file_write", args: { path: asText(path), content } } : undefined;
+      return done === 0 ? { name: "file_write", args: { path, content } } : undefined;
     }
     case "read":
       return done === 0 ? { name: "file_read", args: { path: asText(fromArgs(args, "path", "file") ?? intent.path) } } : undefined;
@@ -85,13 +136,31 @@ function nextCall(intent: Intent, args: Record<string, unknown>, replies: ToolRe
       const path = fromArgs(args, "path", "file") ?? ("path" in intent.source ? intent.source.path : undefined);
       if (text === undefined && path !== undefined) {
         if (done === 0) return { name: "file_read", args: { path: asText(path) } };
-        const read = replies[0];
-        if (done === 1 && read?.ok) return { name: "json", args: { operation: "validate", text: { [HANDLE_KEY]: read.handle ?? "results.1" } } };
-        return undefined;
+        if (done > 1) return undefined;
+        // The file's text as it was shown, exactly; a file too large to be shown whole cannot be checked this way.
+        const content = shownContent(replies[0]);
+        if (content === undefined) return { status: "failed", reason: `${asText(path)} is too large to check here: give its content to the subtask by reference` };
+        return { name: "json", args: { operation: "validate", text: content } };
       }
       const source = text !== undefined ? exactly(args, ["text", "json", "content"], undefined) : "text" in intent.source ? intent.source.text : undefined;
       if (source === undefined) return undefined;
       return done === 0 ? { name: "json", args: { operation: "validate", text: source } } : undefined;
+    }
+    case "query": {
+      const given = fromArgs(args, "text", "json", "content");
+      if (given !== undefined) {
+        if (done > 0) return undefined;
+        const call = isHandle(given) ? queryCall(intent, undefined, (given as { preview?: unknown }).preview) : queryCall(intent, given);
+        // The data goes to the tool by its handle, never retyped.
+        return "name" in call ? { ...call, args: { ...call.args, text: exactly(args, ["text", "json", "content"], undefined) } } : call;
+      }
+      const path = asText(fromArgs(args, "path", "file") ?? intent.path);
+      if (done === 0) return { name: "file_read", args: { path } };
+      if (done > 1) return undefined;
+      const content = shownContent(replies[0]);
+      if (content === undefined) return { status: "failed", reason: `${path} is too large to query here: give its content to the subtask by reference` };
+      const call = queryCall(intent, content);
+      return "name" in call ? { ...call, args: { ...call.args, text: content } } : call;
     }
     case "count": {
       const path = fromArgs(args, "path", "file") ?? intent.path;
@@ -116,8 +185,11 @@ function nextCall(intent: Intent, args: Record<string, unknown>, replies: ToolRe
       // Like cp and mv, onto an existing file too.
       return done === 0 ? { name: intent.kind === "copy" ? "file_copy" : "file_move", args: { from, to, overwrite: true } } : undefined;
     }
-    case "delete":
-      return done === 0 ? { name: "file_delete", args: { path: asText(fromArgs(args, "path", "file") ?? intent.path) } } : undefined;
+    case "delete": {
+      const recursive = fromArgs(args, "recursive") ?? intent.recursive;
+      const path = asText(fromArgs(args, "path", "file") ?? intent.path);
+      return done === 0 ? { name: "file_delete", args: recursive ? { path, recursive: true } : { path } } : undefined;
+    }
     case "map":
     case "open":
       return undefined;
@@ -148,6 +220,18 @@ function runAnswer(value: unknown): string {
   return [printed, result].filter(Boolean).join("\n") || "(the code ran and printed nothing)";
 }
 
+/**
+ * The answer to a question over JSON, from the query's matches by handle: how many, the one
+ * value a question in the singular asks for, or the list.
+ */
+function queryAnswer(intent: Extract<Intent, { kind: "query" }>, value: unknown, handle: string): Submission {
+  const result = (typeof value === "object" && value !== null ? value : {}) as { valid?: boolean; error?: string; matches?: unknown[] };
+  if (result.valid === false) return { status: "failed", reason: `${intent.path} is not valid JSON: ${result.error ?? "it does not parse"}` };
+  if (intent.question.count) return { status: "done", from: handle, path: "$.matches.length" };
+  if (intent.question.singular && Array.isArray(result.matches) && result.matches.length === 1) return { status: "done", from: handle, path: "$.matches[0]" };
+  return { status: "done", from: handle, path: "$.matches" };
+}
+
 /** The handle of the last reply's value (the worker numbers its tool outputs from 1). */
 function handleOf(replies: ToolReply[]): string {
   const last = replies[replies.length - 1];
@@ -173,6 +257,14 @@ function finalSubmission(intent: Intent, replies: ToolReply[]): Submission {
       const unit = intent.kind === "count" ? intent.unit : "lines";
       return { status: "done", from: handle, path: `$.${unit}` };
     }
+    case "file_append": {
+      // A file made in pieces: what it holds now.
+      const bytes = (last.value as { bytes?: number } | undefined)?.bytes;
+      return { status: "done", result: `wrote ${intent.kind === "write" ? intent.path : "the file"}${bytes === undefined ? "" : ` (${bytes} bytes)`}` };
+    }
+    case "json":
+      if (intent.kind === "query") return queryAnswer(intent, last.value, handle);
+      return { status: "done", result: last.summary ?? asText(last.value) };
     case "web_search":
       return { status: "done", result: searchAnswer(last.value) };
     case "code_run":
@@ -188,11 +280,21 @@ function finalSubmission(intent: Intent, replies: ToolReply[]): Submission {
  * failed with the tool's error, or unable when the clause needs a language model.
  */
 export function workerStep(label: string, args: Record<string, unknown>, replies: ToolReply[], tools: readonly string[]): WorkerStep {
-  const intent = parseClause(label, typeof args.path === "string" ? { path: args.path } : {});
-  const call = nextCall(intent, args, replies);
-  if (call && !replies.some((reply) => !reply.ok)) {
-    if (!tools.includes(call.name)) return { submit: { status: "failed", reason: `this worker has no ${call.name} tool` } };
-    return { toolCall: call };
+  const intent = subtaskIntent(label, args);
+  const next = nextCall(intent, args, replies);
+  if (next && "status" in next) return { submit: next };
+  if (next && !replies.some((reply) => !reply.ok)) {
+    if (!tools.includes(next.name)) return { submit: { status: "failed", reason: `this worker has no ${next.name} tool` } };
+    return { toolCall: next };
   }
   return { submit: finalSubmission(intent, replies) };
+}
+
+/** What the subtask asks for: its label read as a clause, or — given an expression to evaluate — a computation, whatever the label's words. */
+function subtaskIntent(label: string, args: Record<string, unknown>): Intent {
+  const intent = parseClause(label, typeof args.path === "string" ? { path: args.path } : {});
+  if (intent.kind !== "compute" && intent.kind !== "write" && typeof args.expression === "string") {
+    return { kind: "compute", clause: label, expression: args.expression, usesPrevious: false };
+  }
+  return intent;
 }
