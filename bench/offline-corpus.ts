@@ -43,6 +43,8 @@ export const CorpusCase = z
     /** Starting files the run removes. */
     absent: z.array(z.string()).default([]),
     answerIncludes: z.array(z.string()).default([]),
+    /** A troupe.config.json for the run (written where it runs), e.g. a grant of a tool no role has by default. */
+    config: z.record(z.string(), z.unknown()).optional(),
   })
   .strict();
 export type CorpusCase = z.infer<typeof CorpusCase>;
@@ -176,6 +178,7 @@ export async function runCorpusCase(corpus: Corpus, testCase: CorpusCase, option
     const dataDir = path.join(directory, "data");
     mkdirSync(workspace, { recursive: true });
     writeFiles(directory, corpus.knowledge);
+    if (testCase.config) writeFiles(directory, { "troupe.config.json": JSON.stringify(testCase.config) });
     const base = testCase.workspace === undefined ? {} : corpus.workspaces[testCase.workspace];
     if (base === undefined) return [`no workspace named ${testCase.workspace}`];
     const seeded = writeFiles(workspace, { ...base, ...testCase.add });
