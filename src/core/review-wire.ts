@@ -1,20 +1,11 @@
 import { z } from "zod";
-import type { CriticOutput } from "./review.js";
-
-const score = z.number().min(0).max(1);
+import { type CriticOutput, CriticScores } from "./review.js";
 
 function buildReviewWire(subtaskIds: readonly string[]) {
   const ids = [...new Set(subtaskIds)];
   const redo = ids.length > 0 ? z.array(z.enum(ids as [string, ...string[]])).max(ids.length) : z.array(z.string()).max(0);
   return z.object({
-    scores: z
-      .object({
-        accuracy: score.describe("are the results correct, 0..1"),
-        completeness: score.describe("does the work cover the whole task, 0..1"),
-        relevance: score.describe("does the work address what was asked, 0..1"),
-        logic: score.describe("is the reasoning between subtasks consistent, 0..1"),
-      })
-      .describe("scores between 0 and 1"),
+    scores: CriticScores,
     issues: z.array(z.string()).default([]).describe("concrete problems found, one sentence each; [] when none"),
     redo: redo.default([]).describe(ids.length > 0 ? "ids of the subtasks to run again; [] when none" : "the plan has no subtasks to run again: always []"),
     replan: z.boolean().default(false).describe("true when the plan itself is wrong and needs to be made again"),
