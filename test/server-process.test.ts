@@ -87,7 +87,8 @@ function savedResults(directory: string, text: string): number {
   if (!existsSync(file)) return 0;
   const db = new Database(file, { readonly: true, fileMustExist: true });
   try {
-    const row = db.prepare("SELECT COUNT(*) AS n FROM writes WHERE channel = 'results' AND CAST(value AS TEXT) LIKE ?").get(`%${text}%`) as { n: number };
+    // A finished subtask's task has saved its result among the checkpoint's pending writes.
+    const row = db.prepare("SELECT COUNT(*) AS n FROM writes WHERE CAST(value AS TEXT) LIKE ?").get(`%${text}%`) as { n: number };
     return row.n;
   } catch {
     return 0;

@@ -2,11 +2,11 @@ import type { BaseCheckpointSaver } from "@langchain/langgraph";
 import { END, START, StateGraph } from "@langchain/langgraph";
 import { COORDINATOR_TARGETS, coordinate } from "./coordinator.js";
 import type { GraphDeps } from "./deps.js";
-import { createRunSubtaskNode, join, type SubtaskPayload } from "./nodes/execution.js";
+import { createExecuteNode } from "./dispatch.js";
 import { intake } from "./nodes/intake.js";
 import { createApprovePlanNode, createAskHumanNode, createPlannerNode } from "./nodes/planning.js";
 import { createApproveAnswerNode, createCriticNode, createSynthesizerNode, finalize } from "./nodes/review.js";
-import { type State, TroupeState, type Update } from "./state.js";
+import { TroupeState, type Update } from "./state.js";
 
 /** Channels whose reducer appends: an empty list adds nothing. */
 const APPENDED = ["nodes", "toolCalls", "modelIncidents", "humanAnswers", "reviews"] as const;
@@ -33,19 +33,17 @@ function compacted<Input, Config>(node: (input: Input, config: Config) => Update
 }
 
 /**
- * The uncompiled orchestration graph (also what `troupe graph` draws). Every node but the
- * workers and finalize hands control back to the coordinator, which routes from the state; the
- * workers of a wave meet at join.
+ * The uncompiled orchestration graph (also what `troupe graph` draws). Every node but finalize
+ * hands control back to the coordinator, which routes from the state; `execute` runs the plan's
+ * subtasks, each as its own LangGraph task started when its inputs exist.
  */
 export function createGraph(deps: GraphDeps) {
-  const runSubtask = createRunSubtaskNode(deps);
   return new StateGraph(TroupeState)
     .addNode("intake", intake)
     .addNode("planner", compacted(createPlannerNode(deps)))
     .addNode("approve_plan", createApprovePlanNode(deps))
     .addNode("ask_human", createAskHumanNode())
-    .addNode("run_subtask", compacted((input: State, config) => runSubtask(input as unknown as SubtaskPayload, config)))
-    .addNode("join", join)
+    .addNode("execute", compacted(createExecuteNode(deps)))
     .addNode("critic", compacted(createCriticNode(deps)))
     .addNode("synthesizer", compacted(createSynthesizerNode(deps)))
     .addNode("approve_answer", createApproveAnswerNode())
@@ -55,8 +53,7 @@ export function createGraph(deps: GraphDeps) {
     .addConditionalEdges("planner", coordinate, COORDINATOR_TARGETS)
     .addConditionalEdges("approve_plan", coordinate, COORDINATOR_TARGETS)
     .addConditionalEdges("ask_human", coordinate, COORDINATOR_TARGETS)
-    .addEdge("run_subtask", "join")
-    .addConditionalEdges("join", coordinate, COORDINATOR_TARGETS)
+    .addConditionalEdges("execute", coordinate, COORDINATOR_TARGETS)
     .addConditionalEdges("critic", coordinate, COORDINATOR_TARGETS)
     .addConditionalEdges("synthesizer", coordinate, COORDINATOR_TARGETS)
     .addConditionalEdges("approve_answer", coordinate, COORDINATOR_TARGETS)

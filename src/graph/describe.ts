@@ -36,7 +36,7 @@ export async function orchestrationMermaid(): Promise<string> {
     else for (const target of targets) lines.push(`  ${source} -.-> ${target}`);
   }
   for (const target of COORDINATOR_TARGETS) {
-    lines.push(target === "run_subtask" ? `  coordinator -. "dispatch: Send × ready subtasks" .-> run_subtask` : `  coordinator -.-> ${target}`);
+    lines.push(target === "execute" ? `  coordinator -. "subtasks to run" .-> execute` : `  coordinator -.-> ${target}`);
   }
   lines.push("  coordinator{{coordinator}}");
   for (const node of Object.keys(drawable.nodes)) {

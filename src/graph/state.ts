@@ -41,8 +41,8 @@ export function settingsWithDefaults(settings: Partial<RunSettings>): RunSetting
 export type PlanStatus = "none" | "invalid" | "question" | "ready" | "approved";
 export type AnswerStatus = "none" | "draft" | "approved";
 
-/** The nodes the coordinator routes to (besides the `Send` fan-out to `run_subtask`). */
-export type Route = "planner" | "approve_plan" | "ask_human" | "critic" | "synthesizer" | "approve_answer" | "finalize";
+/** The nodes the coordinator routes to. */
+export type Route = "planner" | "approve_plan" | "ask_human" | "execute" | "critic" | "synthesizer" | "approve_answer" | "finalize";
 
 const replace = <T>(fallback: () => T) => ({ reducer: (_current: T, next: T) => next, default: fallback });
 

@@ -40,10 +40,10 @@ export function buildTrace(state: State): DecisionTrace {
 }
 
 /**
- * LangGraph's recursion limit for a run, from the plan size bound and the review rounds: a wave
- * is two supersteps (run_subtask, join) and a plan of n subtasks has at most n waves per round;
- * each round adds a review and possibly a re-plan (three planner attempts); approvals, questions
- * and answers add a bounded number more.
+ * LangGraph's recursion limit for a run, from the plan size bound and the review rounds: a round
+ * runs its subtasks in one `execute` superstep (more only when a drain or a budget holds some
+ * back; counted generously as two per subtask), adds a review and possibly a re-plan (three
+ * planner attempts); approvals, questions and answers add a bounded number more.
  */
 export function recursionLimitFor(planSize: number, maxIterations: number): number {
   const planning = 3;

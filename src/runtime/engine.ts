@@ -511,7 +511,7 @@ export class Troupe {
     const result = sameRun ? resultFromState(record, state, record.activeMs) : undefined;
     // Started and not ended: running, or waiting inside a step for a person to approve a tool call.
     const live = record.status === "running" || (record.status === "interrupted" && record.interrupt?.kind === "tool-approval");
-    const graph = sameRun ? renderExecutionGraph(state.plan, state.results, { running: live ? this.#runningSubtasks(record.id) : [] }) : { nodes: [], edges: [] };
+    const graph = sameRun ? renderExecutionGraph(state.plan, state.results, { running: live ? this.runningSubtasks(record.id) : [] }) : { nodes: [], edges: [] };
     const view: RunView = {
       runId: record.id,
       threadId: record.threadId,
@@ -533,7 +533,7 @@ export class Troupe {
 
 
   /** Subtasks of a run that have started and not ended, by its events. */
-  #runningSubtasks(runId: string): string[] {
+  runningSubtasks(runId: string): string[] {
     const running = new Set<string>();
     for (const event of this.store.events.list(runId, 0, 100_000)) {
       if (event.type === "subtask-start") running.add(event.subtaskId);

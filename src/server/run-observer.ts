@@ -5,6 +5,8 @@ import type { LLMResult } from "@langchain/core/outputs";
 import type { ChainValues } from "@langchain/core/utils/types";
 import { type Context, ROOT_CONTEXT, type Span, SpanStatusCode, trace, type Tracer } from "@opentelemetry/api";
 import { errorMessage } from "../core/errors.js";
+import type { RunEvent } from "../core/events.js";
+import { subtaskIdOfTask } from "../graph/dispatch.js";
 import type { ModelRole } from "../providers/provider.js";
 import type { ModelChoice } from "../providers/registry.js";
 import type { ToolCallReport } from "../tools/registry.js";
@@ -14,8 +16,13 @@ import type { TurnGate } from "./turn-gate.js";
 const RUN_ID = /^[\da-f]{8}-[\da-f]{4}-[\da-f]{4}-[\da-f]{4}-[\da-f]{12}$/i;
 
 /** Which model role a graph node calls. */
-// A worker that may wait for an approval makes each model call a LangGraph task (worker_model) inside run_subtask.
-const ROLE_OF_NODE: Record<string, ModelRole> = { planner: "planner", run_subtask: "worker", worker_model: "worker", critic: "critic", synthesizer: "synthesizer" };
+// Each subtask is a LangGraph task (`subtask:<id>:<fingerprint>`) inside `execute`; a worker that may wait for an
+// approval makes each of its model calls a task too (worker_model).
+const ROLE_OF_NODE: Record<string, ModelRole> = { planner: "planner", worker_model: "worker", critic: "critic", synthesizer: "synthesizer" };
+
+function roleOfNode(node: string): ModelRole | undefined {
+  return ROLE_OF_NODE[node] ?? (subtaskIdOfTask(node) !== undefined ? "worker" : undefined);
+}
 
 /** What a person reads as the current step while a node runs. */
 const STEP_OF_NODE: Record<string, string> = {
@@ -23,7 +30,7 @@ const STEP_OF_NODE: Record<string, string> = {
   planner: "planning",
   approve_plan: "waiting for plan approval",
   ask_human: "waiting for an answer",
-  join: "joining results",
+  execute: "running the plan",
   critic: "reviewing",
   synthesizer: "answering",
   approve_answer: "waiting for answer approval",
@@ -67,6 +74,10 @@ export class RunObserver extends BaseCallbackHandler {
   readonly #runContext: Context | undefined;
   readonly #parents = new Map<string, string | undefined>();
   readonly #nodes = new Map<string, NodeRun>();
+  /** Subtasks between their start and end events. */
+  readonly #working = new Set<string>();
+  /** The span of the execute node at work: its subtasks' spans hang from it. */
+  #executeSpan: Span | undefined;
   readonly #models = new Map<string, ModelRun>();
   readonly #subtaskSpans = new Map<string, Span>();
   readonly #running = new Map<string, number>();
@@ -89,17 +100,31 @@ export class RunObserver extends BaseCallbackHandler {
     return this.#runSpan?.spanContext().traceId;
   }
 
+  /**
+   * Follows the run's events: a subtask runs from its `subtask-start` to its `subtask-end` (its
+   * LangGraph task starts earlier, when the plan is dispatched, and waits for its inputs).
+   */
+  event(event: RunEvent): void {
+    if (event.type === "subtask-start") this.#working.add(event.subtaskId);
+    else if (event.type === "subtask-end" || event.type === "subtask-skip") this.#working.delete(event.subtaskId);
+  }
+
+  /** For a resumed run: the subtasks that had started and not ended before it paused (from its stored events). */
+  resumeWith(running: readonly string[]): void {
+    for (const id of running) this.#working.add(id);
+  }
+
   /** The step a person would name: the subtasks running, or the node at work. */
   currentStep(): string | undefined {
-    const subtasks = [...this.#nodes.values()].filter((node) => node.subtaskId !== undefined).map((node) => node.subtaskId as string);
-    if (subtasks.length > 0) return `running ${[...new Set(subtasks)].sort().join(", ")}`;
-    const nodes = [...this.#running.keys()];
+    const subtasks = this.runningSubtasks();
+    if (subtasks.length > 0) return `running ${subtasks.sort().join(", ")}`;
+    const nodes = [...this.#running.keys()].filter((node) => subtaskIdOfTask(node) === undefined);
     return nodes.length > 0 ? (STEP_OF_NODE[nodes[0] as string] ?? nodes[0]) : undefined;
   }
 
-  /** The ids of the subtasks running now. */
+  /** The ids of the subtasks running now (started, not yet ended). */
   runningSubtasks(): string[] {
-    return [...this.#nodes.values()].flatMap((node) => (node.subtaskId === undefined ? [] : [node.subtaskId]));
+    return [...this.#working];
   }
 
   override async handleChainStart(
@@ -120,15 +145,18 @@ export class RunObserver extends BaseCallbackHandler {
     this.#parents.set(runId, parentRunId);
     const node = metadata?.langgraph_node;
     if (typeof node !== "string" || node !== runName) return;
-    const subtask = node === "run_subtask" ? (inputs as { subtask?: { id?: unknown } }).subtask?.id : undefined;
+    const subtask = subtaskIdOfTask(node);
     const entry: NodeRun = { node, ...(typeof subtask === "string" ? { subtaskId: subtask } : {}) };
     if (this.#options.tracer && this.#runContext) {
+      // A subtask's task is a span of its own under the node that runs it (execute); other nodes hang from the run.
+      const parent = entry.subtaskId ? this.#executeSpan : undefined;
       entry.span = this.#options.tracer.startSpan(
-        `node ${node}`,
+        entry.subtaskId ? `subtask ${entry.subtaskId}` : `node ${node}`,
         { attributes: { "troupe.node": node, ...(entry.subtaskId ? { "troupe.subtask_id": entry.subtaskId } : {}) } },
-        this.#runContext,
+        parent ? trace.setSpan(this.#runContext, parent) : this.#runContext,
       );
       if (entry.subtaskId) this.#subtaskSpans.set(entry.subtaskId, entry.span);
+      if (node === "execute") this.#executeSpan = entry.span;
     }
     this.#nodes.set(runId, entry);
     this.#running.set(node, (this.#running.get(node) ?? 0) + 1);
@@ -187,7 +215,7 @@ export class RunObserver extends BaseCallbackHandler {
   ): void {
     const node = this.#nodeOf(parentRunId);
     const nodeName = node?.node ?? (typeof metadata?.langgraph_node === "string" ? metadata.langgraph_node : undefined);
-    const role = nodeName ? ROLE_OF_NODE[nodeName] : undefined;
+    const role = nodeName ? roleOfNode(nodeName) : undefined;
     const entry: ModelRun = { role };
     if (this.#options.tracer && this.#runContext) {
       const choice = this.#choice(role);

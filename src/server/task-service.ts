@@ -389,6 +389,7 @@ export class TaskService {
       parent: origin.parent,
       gate: this.#gate,
     });
+    if (resumed) observer.resumeWith(this.troupe.runningSubtasks(record.id));
     const traceId = observer.traceId ?? origin.traceId ?? newTraceId();
     const log = this.#log.child({ taskId, threadId: record.threadId, traceId });
     const controller = new AbortController();
@@ -402,6 +403,7 @@ export class TaskService {
       control,
       callbacks: [observer],
       onEvent: (event: StoredEvent) => {
+        observer.event(event);
         if (event.type === "critic-verdict") this.#metrics.verdict(event.verdict.passed);
         this.#publish(event);
       },

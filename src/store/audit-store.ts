@@ -1,3 +1,4 @@
+import type { Statement } from "better-sqlite3";
 import { type AuditCompletion, type AuditEntry, type AuditSink, CallEffect, type RecordedCall } from "../tools/audit.js";
 import type { Sqlite } from "./database.js";
 import { TurnBatch } from "./turn-batch.js";
@@ -64,11 +65,8 @@ interface DbRow {
   outcome?: string | null;
 }
 
-/** One write of the batch: a finished call's row, a started row, or the completion of one. */
-type Write =
-  | { kind: "record"; entry: AuditEntry }
-  | { kind: "begin"; entry: AuditEntry; effect: CallEffect | undefined }
-  | { kind: "complete"; id: number; completion: AuditCompletion };
+/** One write of the batch: a finished call's row, or the completion of a started one. */
+type Write = { kind: "record"; entry: AuditEntry } | { kind: "complete"; id: number; completion: AuditCompletion };
 
 function fromDb(row: DbRow): AuditRow {
   return {
@@ -140,43 +138,51 @@ function counts(total: number, succeeded: number, denied: number): AuditCounts {
 export class AuditStore implements AuditSink {
   readonly #db: Sqlite;
   readonly #batch: TurnBatch<Write, number>;
+  #findCall: Statement | undefined;
+  #prepared: { insert: Statement; update: Statement } | undefined;
+  #writeAll: ((writes: Write[]) => number[]) | undefined;
 
   constructor(db: Sqlite) {
     this.#db = db;
-    // Prepared on the first write: a read-only lookup of an older database never needs them.
-    let writeAll: ((writes: Write[]) => number[]) | undefined;
-    const prepare = (): ((writes: Write[]) => number[]) => {
-      const insert = db.prepare(
-        `INSERT INTO audit (at, run_id, thread_id, subtask_id, agent, principal, tool, args, decision, status, level, grant_info, reason, result_preview, error_code, error, duration_ms, attempts, cached, call_id, effect)
-         VALUES (@at, @runId, @threadId, @subtaskId, @agent, @principal, @tool, @args, @decision, @status, @level, @grant, @reason, @resultPreview, @errorCode, @error, @durationMs, @attempts, @cached, @callId, @effect)`,
-      );
-      const update = db.prepare(
-        `UPDATE audit SET decision = @decision, status = @status, reason = @reason, result_preview = @resultPreview, error_code = @errorCode, error = @error,
-         duration_ms = @durationMs, attempts = @attempts, cached = @cached, outcome = @outcome WHERE id = @id`,
-      );
-      const row = (entry: AuditEntry, effect: CallEffect | undefined) => ({
-        ...entry,
-        principal: entry.principal ?? null,
-        cached: entry.cached ? 1 : 0,
-        callId: entry.callId ?? null,
-        effect: effect ? JSON.stringify(effect) : null,
-      });
-      return db.transaction((writes: Write[]) =>
-        writes.map((write) => {
-          if (write.kind === "complete") {
-            update.run({ ...write.completion.entry, cached: write.completion.entry.cached ? 1 : 0, outcome: write.completion.outcome ?? null, id: write.id });
-            return write.id;
-          }
-          return Number(insert.run(row(write.entry, write.kind === "begin" ? write.effect : undefined)).lastInsertRowid);
-        }),
-      );
-    };
     // Writes still waiting when the store closes are dropped, as a record() after closing is.
     this.#batch = new TurnBatch<Write, number>((writes) => {
       if (!db.open) return writes.map(() => 0);
-      writeAll ??= prepare();
-      return writeAll(writes);
+      this.#writeAll ??= this.#prepareWrites();
+      return this.#writeAll(writes);
     });
+  }
+
+  /** The statements, prepared on the first write: a read-only lookup of an older database never needs them. */
+  #statements(): { insert: Statement; update: Statement } {
+    this.#prepared ??= {
+      insert: this.#db.prepare(
+        `INSERT INTO audit (at, run_id, thread_id, subtask_id, agent, principal, tool, args, decision, status, level, grant_info, reason, result_preview, error_code, error, duration_ms, attempts, cached, call_id, effect)
+         VALUES (@at, @runId, @threadId, @subtaskId, @agent, @principal, @tool, @args, @decision, @status, @level, @grant, @reason, @resultPreview, @errorCode, @error, @durationMs, @attempts, @cached, @callId, @effect)`,
+      ),
+      update: this.#db.prepare(
+        `UPDATE audit SET decision = @decision, status = @status, reason = @reason, result_preview = @resultPreview, error_code = @errorCode, error = @error,
+         duration_ms = @durationMs, attempts = @attempts, cached = @cached, outcome = @outcome WHERE id = @id`,
+      ),
+    };
+    return this.#prepared;
+  }
+
+  #insert(entry: AuditEntry, effect: CallEffect | undefined): number {
+    const row = { ...entry, principal: entry.principal ?? null, cached: entry.cached ? 1 : 0, callId: entry.callId ?? null, effect: effect ? JSON.stringify(effect) : null };
+    return Number(this.#statements().insert.run(row).lastInsertRowid);
+  }
+
+  #prepareWrites(): (writes: Write[]) => number[] {
+    const { update } = this.#statements();
+    return this.#db.transaction((writes: Write[]) =>
+      writes.map((write) => {
+        if (write.kind === "complete") {
+          update.run({ ...write.completion.entry, cached: write.completion.entry.cached ? 1 : 0, outcome: write.completion.outcome ?? null, id: write.id });
+          return write.id;
+        }
+        return this.#insert(write.entry, undefined);
+      }),
+    );
   }
 
   record(entry: AuditEntry): Promise<void> {
@@ -187,7 +193,12 @@ export class AuditStore implements AuditSink {
   /** Writes a call's row as `started`; resolves with its id once committed. */
   begin(entry: AuditEntry, effect?: CallEffect): Promise<number> {
     if (!this.#db.open) return Promise.resolve(0);
-    return this.#batch.add({ kind: "begin", entry: { ...entry, status: "started" }, effect });
+    // Committed at once, in its own small transaction: the call must not wait a turn of the event loop for it.
+    try {
+      return Promise.resolve(this.#insert({ ...entry, status: "started" }, effect));
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
   /** Completes a row written by `begin` with the call's outcome. */
@@ -198,8 +209,11 @@ export class AuditStore implements AuditSink {
 
   /** The latest row recorded under a call id, with its outcome and effect. */
   findCall(callId: string): RecordedCall | undefined {
-    this.flush();
-    const row = this.#db.prepare("SELECT * FROM audit WHERE call_id = ? ORDER BY id DESC LIMIT 1").get(callId) as DbRow | undefined;
+    // No flush: the writes of this turn are other calls' (a call id comes back only when a run is
+    // replayed, after its earlier rows were committed), and flushing here would commit every
+    // call's row on its own instead of a turn's rows together.
+    this.#findCall ??= this.#db.prepare("SELECT * FROM audit WHERE call_id = ? ORDER BY id DESC LIMIT 1");
+    const row = this.#findCall.get(callId) as DbRow | undefined;
     if (!row) return undefined;
     return { id: row.id, status: row.status, entry: fromDb(row), outcome: row.outcome ?? null, effect: parseEffect(row.effect) };
   }

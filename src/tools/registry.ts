@@ -58,6 +58,8 @@ interface Trail {
   suspended: boolean;
   /** The call's written-ahead row, once it began (or the earlier row it completes). */
   rowId?: number;
+  /** A call that must not run twice keeps its outcome in its row, for a replay to hand back; an idempotent one just runs again. */
+  keepsOutcome?: boolean;
   /** The earlier completed row the call was answered from: nothing new is written. */
   replayed?: RecordedCall;
 }
@@ -223,7 +225,7 @@ export class ToolRegistry {
       if (trail.replayed) {
         // Answered from its earlier row: that row already stands for the call.
       } else if (trail.rowId !== undefined && this.#audit?.complete) {
-        await this.#audit.complete(trail.rowId, { entry: audit, outcome: context.callId ? keptOutcome(outcome) : null });
+        await this.#audit.complete(trail.rowId, { entry: audit, outcome: context.callId && trail.keepsOutcome ? keptOutcome(outcome) : null });
       } else await this.#audit?.record(audit);
     } catch {
       // the audit sink's fault must not change the outcome; the store reports its own failures
@@ -316,6 +318,7 @@ export class ToolRegistry {
   async #begin(tool: ToolDefinition, args: unknown, context: ToolContext, trail: Trail, idempotent: boolean): Promise<ToolOutcome | undefined> {
     const sink = this.#audit;
     if (!sink?.begin || !sink.complete) return undefined;
+    trail.keepsOutcome = !idempotent;
     if (context.callId && sink.findCall) {
       const previous = sink.findCall(context.callId);
       if (previous) {

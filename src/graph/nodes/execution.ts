@@ -15,8 +15,7 @@ import { announceBudgetStop, callOptions, createMeter, emit, type GraphDeps, thr
 import { artifactProblem, ArtifactRecorder } from "../artifacts.js";
 import { approvalByInterrupt, durableStep } from "../durable.js";
 import { type ItemOutcome, runMap } from "../map-run.js";
-import { blockedSubtasks } from "../schedule.js";
-import type { State, Update } from "../state.js";
+import type { Update } from "../state.js";
 
 /** What one `run_subtask` task receives through `Send`: everything it needs, nothing more. */
 export interface SubtaskPayload {
@@ -105,7 +104,7 @@ function mapSummary(tally: MapTally): string {
  * item's isolation would swallow the pause — a mapped subtask gets no approver, and its
  * high-risk calls are refused (and audited).
  */
-export function createRunSubtaskNode(deps: GraphDeps) {
+export function createRunSubtask(deps: GraphDeps) {
   return async (payload: SubtaskPayload, config: LangGraphRunnableConfig): Promise<Update> => {
     const { subtask } = payload;
     const startedAt = Date.now();
@@ -285,18 +284,10 @@ export function createRunSubtaskNode(deps: GraphDeps) {
     return {
       results: { [subtask.id]: result },
       toolCalls: records,
-      nodes: [`run_subtask:${subtask.id}`],
+      nodes: [`subtask:${subtask.id}`],
       modelIncidents: meter.incidents,
       metrics: { nodeVisits: 1, toolCalls: toolCallCount, ...meter.usage },
       ...(budgetStop ? { stopReason: "budget_exhausted" as const, budgetStop } : {}),
     };
   };
-}
-
-/**
- * Where a wave's parallel tasks meet (once, however many there were). Subtasks that can no
- * longer run because a dependency failed are marked skipped, and the work is due for review.
- */
-export function join(state: State): Update {
-  return { results: blockedSubtasks(state.plan, state.results), needsReview: true, nodes: ["join"], metrics: { nodeVisits: 1 } };
 }
