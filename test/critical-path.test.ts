@@ -1,0 +1,275 @@
+import { spawn } from "node:child_process";
+import { existsSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import Database from "better-sqlite3";
+import { describe, expect, it } from "vitest";
+import type { StoredEvent } from "../src/core/events.js";
+import type { PlannedSubtask } from "../src/core/plan.js";
+import type { RunResult } from "../src/core/run.js";
+import { Troupe } from "../src/runtime/engine.js";
+import { modelSetOf } from "../src/testing/model-set.js";
+import { answerStep, finalStep, planStep, reviewStep, subtask, toolStep } from "../src/testing/script.js";
+import { type ScriptStep, ScriptedChatModel } from "../src/testing/scripted-chat-model.js";
+import { CLI, cleanEnv, eventsOf, readScriptLog, runCli, runScripted, tempDir, writeScript } from "./helpers.js";
+
+/** When each subtask started and ended, by its events. */
+function timeline(events: StoredEvent[]): Map<string, { start: number; end: number }> {
+  const spans = new Map<string, { start: number; end: number }>();
+  for (const event of eventsOf(events, "subtask-start")) spans.set(event.subtaskId, { start: event.at, end: Number.NaN });
+  for (const event of eventsOf(events, "subtask-end")) {
+    const span = spans.get(event.subtaskId);
+    if (span) span.end = event.at;
+  }
+  return spans;
+}
+
+/** A plan whose every subtask is one scripted model call of `latency` ms that answers `result of <id>`. */
+function scriptFor(plan: PlannedSubtask[], latency: Record<string, number>): ScriptStep[] {
+  return [planStep(plan), ...plan.map((item) => finalStep(item.id, `result of ${item.id}`, { delayMs: latency[item.id] ?? 0 })), reviewStep(0.9), answerStep("done")];
+}
+
+function ancestorsOf(plan: PlannedSubtask[]): Map<string, Set<string>> {
+  const byId = new Map(plan.map((item) => [item.id, item]));
+  const memo = new Map<string, Set<string>>();
+  const visit = (id: string): Set<string> => {
+    const known = memo.get(id);
+    if (known) return known;
+    const found = new Set<string>();
+    for (const dependency of byId.get(id)?.dependsOn ?? []) {
+      found.add(dependency);
+      for (const above of visit(dependency)) found.add(above);
+    }
+    memo.set(id, found);
+    return found;
+  };
+  for (const item of plan) visit(item.id);
+  return memo;
+}
+
+/**
+ * The checks every uneven DAG must pass: each subtask starts only after its dependencies ended,
+ * and never waits for unrelated work — wherever the latencies say a subtask is ready well before
+ * an unrelated one ends (by at least `margin` ms, so a loaded machine cannot flip it), it starts
+ * before that one ends. Under waves it would have waited for it.
+ */
+function expectDependencyDriven(plan: PlannedSubtask[], latency: Record<string, number>, events: StoredEvent[], margin = 150): number {
+  const spans = timeline(events);
+  const ancestors = ancestorsOf(plan);
+  const expectedEnd = new Map<string, number>();
+  const expectedStart = new Map<string, number>();
+  for (const item of plan) {
+    const start = Math.max(0, ...item.dependsOn.map((dependency) => expectedEnd.get(dependency) ?? 0));
+    expectedStart.set(item.id, start);
+    expectedEnd.set(item.id, start + (latency[item.id] ?? 0));
+  }
+  let checked = 0;
+  for (const item of plan) {
+    const span = spans.get(item.id);
+    expect(span, item.id).toBeDefined();
+    for (const dependency of item.dependsOn) expect(span?.start, `${item.id} starts after ${dependency} ends`).toBeGreaterThanOrEqual(spans.get(dependency)?.end ?? Number.POSITIVE_INFINITY);
+    for (const other of plan) {
+      if (other.id === item.id || ancestors.get(item.id)?.has(other.id) || ancestors.get(other.id)?.has(item.id)) continue;
+      if ((expectedStart.get(item.id) ?? 0) + margin <= (expectedEnd.get(other.id) ?? 0)) {
+        expect(span?.start, `${item.id} starts before unrelated ${other.id} ends`).toBeLessThan(spans.get(other.id)?.end ?? 0);
+        checked += 1;
+      }
+    }
+  }
+  return checked;
+}
+
+describe("a subtask starts the moment its inputs exist", () => {
+  it("runs a chain of four short subtasks beside a long one without waiting for it", async () => {
+    const plan = [
+      subtask("s1", "research", "Step one"),
+      subtask("s2", "research", "Step two", { dependsOn: ["s1"] }),
+      subtask("s3", "research", "Step three", { dependsOn: ["s2"] }),
+      subtask("s4", "research", "Step four", { dependsOn: ["s3"] }),
+      subtask("s5", "research", "The long one"),
+    ];
+    const latency = { s1: 100, s2: 100, s3: 100, s4: 100, s5: 700 };
+    const { model, result, events } = await runScripted(scriptFor(plan, latency), { task: "chain beside a long task" });
+    model.assertDone();
+    expect(result.status).toBe("completed");
+    expect(expectDependencyDriven(plan, latency, events)).toBeGreaterThanOrEqual(3);
+    // The whole chain ran while the long subtask did.
+    const spans = timeline(events);
+    expect(spans.get("s4")?.end).toBeLessThan(spans.get("s5")?.end ?? 0);
+    // One execute node ran the whole plan, not one superstep per wave.
+    expect(result.trace.nodes.filter((node) => node === "execute")).toHaveLength(1);
+  });
+
+  it("runs the short branch of a skewed diamond, and what depends only on it, while the long branch runs", async () => {
+    const plan = [
+      subtask("s1", "research", "Start"),
+      subtask("s2", "research", "Short branch", { dependsOn: ["s1"] }),
+      subtask("s3", "research", "Long branch", { dependsOn: ["s1"] }),
+      subtask("s4", "research", "Join both", { dependsOn: ["s2", "s3"] }),
+      subtask("s5", "research", "After the short branch", { dependsOn: ["s2"] }),
+    ];
+    const latency = { s1: 50, s2: 50, s3: 600, s4: 50, s5: 100 };
+    const { result, events } = await runScripted(scriptFor(plan, latency), { task: "skewed diamond" });
+    expect(result.status).toBe("completed");
+    expect(expectDependencyDriven(plan, latency, events)).toBeGreaterThanOrEqual(2);
+    const spans = timeline(events);
+    expect(spans.get("s5")?.end).toBeLessThan(spans.get("s3")?.end ?? 0);
+  });
+
+  it("holds for random DAGs of 20 subtasks with random latencies", async () => {
+    let seed = 42;
+    const random = (): number => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
+      return seed / 2_147_483_648;
+    };
+    let checked = 0;
+    for (let round = 0; round < 3; round += 1) {
+      const plan: PlannedSubtask[] = [];
+      const latency: Record<string, number> = {};
+      for (let index = 1; index <= 20; index += 1) {
+        const candidates = plan.map((item) => item.id);
+        const dependsOn = candidates.filter(() => random() < 0.15).slice(0, 3);
+        plan.push(subtask(`s${index}`, "research", `Random step ${index}`, { dependsOn }));
+        latency[`s${index}`] = Math.round(20 + random() * 400);
+      }
+      const { model, result, events } = await runScripted(scriptFor(plan, latency), { task: `random DAG ${round}`, concurrency: 20 });
+      model.assertDone();
+      expect(result.status).toBe("completed");
+      checked += expectDependencyDriven(plan, latency, events);
+    }
+    // The latencies leave many pairs where waves would have made a subtask wait for unrelated work.
+    expect(checked).toBeGreaterThan(20);
+  });
+
+  it("keeps the concurrency limit: never more subtasks at work than it allows", async () => {
+    const plan = Array.from({ length: 6 }, (_, index) => subtask(`s${index + 1}`, "research", `Part ${index + 1}`));
+    const latency = Object.fromEntries(plan.map((item) => [item.id, 150]));
+    const { result, events } = await runScripted(scriptFor(plan, latency), { task: "six parts, two at a time", concurrency: 2 });
+    expect(result.status).toBe("completed");
+    const spans = [...timeline(events).values()];
+    const busiest = Math.max(...spans.map((span) => spans.filter((other) => other.start <= span.start && other.end > span.start).length));
+    expect(busiest).toBe(2);
+  });
+});
+
+describe("a subtask waiting for a person", () => {
+  it("does not hold up the other branch: the run pauses only when nothing else can go on, then resumes", async () => {
+    const directory = tempDir();
+    const model = new ScriptedChatModel({
+      steps: [
+        planStep([
+          subtask("s1", "execute", "Remove old.txt"),
+          subtask("s2", "research", "Slow lookup"),
+          subtask("s3", "research", "Use the lookup", { dependsOn: ["s2"] }),
+        ]),
+        toolStep("s1", "file_delete", { path: "old.txt" }),
+        finalStep("s2", "looked up", { delayMs: 300 }),
+        finalStep("s3", "used it"),
+        finalStep("s1", "removed", { contains: "deleted file old.txt" }),
+        reviewStep(0.9),
+        answerStep("all done"),
+      ],
+    });
+    const troupe = await Troupe.create({
+      models: modelSetOf(model),
+      dataDir: path.join(directory, "data"),
+      workspace: path.join(directory, "workspace"),
+      toolsConfig: { permissions: { grants: [{ agent: "execute", tool: "file_delete", level: "WRITE" }] } },
+    });
+    writeFileSync(path.join(troupe.workspace, "old.txt"), "old");
+    const events: StoredEvent[] = [];
+    try {
+      const paused = await troupe.run({ task: "clean up and look up", threadId: "branches" }, { onEvent: (event) => events.push(event) });
+      expect(paused.status).toBe("interrupted");
+      // Both other subtasks finished while s1 waited for its approval.
+      expect(eventsOf(events, "subtask-end").map((event) => event.subtaskId).sort()).toEqual(["s2", "s3"]);
+      const approval = eventsOf(events, "approval-request")[0];
+      const ended = eventsOf(events, "subtask-end").map((event) => event.seq);
+      expect(approval?.seq).toBeGreaterThan(Math.max(...ended));
+      const done = await troupe.resume("branches", { decision: "approve" }, { onEvent: (event) => events.push(event) });
+      model.assertDone();
+      expect(done.status).toBe("completed");
+      expect(done.plan.map((view) => [view.id, view.status, view.attempts])).toEqual([
+        ["s1", "done", 1],
+        ["s2", "done", 1],
+        ["s3", "done", 1],
+      ]);
+      // s2 and s3 ran once: their results came back from their saved tasks on resume.
+      expect(model.callsFor("research", "s2")).toHaveLength(1);
+      expect(model.callsFor("research", "s3")).toHaveLength(1);
+      expect(existsSync(path.join(troupe.workspace, "old.txt"))).toBe(false);
+    } finally {
+      troupe.close();
+    }
+  });
+});
+
+describe("a crash at a random moment", () => {
+  it("resumes with every subtask's own result, and no finished subtask runs again", { timeout: 180_000 }, async () => {
+    // Uneven latencies make the order in which subtasks finish differ from the order they are
+    // called in, the trap for identities that follow call order.
+    const plan = [
+      subtask("s1", "research", "Slow start", {}),
+      subtask("s2", "research", "Fast start"),
+      subtask("s3", "research", "After the fast one", { dependsOn: ["s2"] }),
+      subtask("s4", "research", "After the slow one", { dependsOn: ["s1"] }),
+      subtask("s5", "research", "After both", { dependsOn: ["s3", "s4"] }),
+      subtask("s6", "research", "Alone"),
+    ];
+    const latency: Record<string, number> = { s1: 400, s2: 60, s3: 120, s4: 200, s5: 80, s6: 300 };
+    let seed = 7;
+    const random = (): number => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
+      return seed / 2_147_483_648;
+    };
+    for (let trial = 0; trial < 4; trial += 1) {
+      const directory = tempDir();
+      const log = path.join(directory, "calls.jsonl");
+      const script = writeScript(directory, "script.json", [
+        planStep(plan, { times: 10 }),
+        ...plan.map((item) => finalStep(item.id, `result of ${item.id}`, { delayMs: latency[item.id], times: 10 })),
+        reviewStep(0.9, {}, { times: 10 }),
+        answerStep("done", { times: 10 }),
+      ]);
+      const env = { ...cleanEnv(), TROUPE_PROVIDER: "scripted", TROUPE_SCRIPT: script, TROUPE_SCRIPT_LOG: log };
+      const child = spawn(process.execPath, [CLI, "run", "six lookups", "--thread", "crash", "--concurrency", "6"], { cwd: directory, env, stdio: "ignore" });
+      const exited = new Promise<void>((resolve) => child.on("exit", () => resolve()));
+      // Kill once the plan is running, at a random moment in it.
+      const deadline = Date.now() + 30_000;
+      while (!readScriptLog(log).some((line) => line.role === "research")) {
+        if (Date.now() > deadline) throw new Error("the plan never started");
+        await sleep(10);
+      }
+      await sleep(Math.round(random() * 500));
+      child.kill("SIGKILL");
+      await exited;
+      const database = path.join(directory, ".troupe", "troupe.db");
+      const finishedBefore = new Set<string>();
+      if (existsSync(database)) {
+        const db = new Database(database, { readonly: true, fileMustExist: true });
+        try {
+          for (const row of db.prepare("SELECT data FROM events WHERE type = 'subtask-end'").all() as Array<{ data: string }>) finishedBefore.add((JSON.parse(row.data) as { subtaskId: string }).subtaskId);
+        } catch {
+          // no events table yet: nothing finished
+        } finally {
+          db.close();
+        }
+      }
+      const before = readScriptLog(log).filter((line) => line.phase === "start" && line.role === "research").length;
+      const resumed = await runCli(["resume", "crash", "--json"], { cwd: directory, env: { TROUPE_SCRIPT: script, TROUPE_SCRIPT_LOG: log } });
+      let result: RunResult;
+      if (resumed.code === 2 && /no run found/.test(resumed.stderr)) {
+        // Killed before the run was recorded: it starts again from nothing.
+        result = JSON.parse((await runCli(["run", "six lookups", "--thread", "crash", "--json"], { cwd: directory, env: { TROUPE_PROVIDER: "scripted", TROUPE_SCRIPT: script, TROUPE_SCRIPT_LOG: log } })).stdout) as RunResult;
+      } else {
+        expect(resumed.code, resumed.stderr).toBe(0);
+        result = JSON.parse(resumed.stdout) as RunResult;
+      }
+      expect(result.status).toBe("completed");
+      for (const view of result.plan) expect(view.summary, `trial ${trial}: ${view.id}`).toBe(`result of ${view.id}`);
+      const calls = readScriptLog(log).filter((line) => line.phase === "start" && line.role === "research");
+      for (const id of finishedBefore) expect(calls.filter((line) => line.subtask === id), `trial ${trial}: ${id} finished before the kill`).toHaveLength(1);
+      expect(calls.length).toBeGreaterThanOrEqual(before);
+    }
+  });
+});
