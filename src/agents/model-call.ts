@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
+import { BaseCallbackHandler, type HandleLLMNewTokenCallbackFields, type NewTokenIndices } from "@langchain/core/callbacks/base";
 import type { BaseLanguageModelInput } from "@langchain/core/language_models/base";
-import type { AIMessage, AIMessageChunk, BaseMessage } from "@langchain/core/messages";
+import { type AIMessage, AIMessageChunk, type BaseMessage } from "@langchain/core/messages";
 import type { Runnable } from "@langchain/core/runnables";
 import { isBudgetExhausted } from "../core/budget.js";
 import { errorMessage, ModelError } from "../core/errors.js";
@@ -65,6 +66,32 @@ export interface CallShape {
   prepare?: (candidate: ModelCandidate) => Runnable<BaseLanguageModelInput, unknown>;
   /** Streams the answer when the candidate streams, handing each piece of text here. */
   onToken?: (text: string) => void;
+  /**
+   * Each piece of the answer as the model streams it (text and tool-call arguments), while the
+   * call itself is made as usual (so structured output is read from the whole answer). Models
+   * that do not stream hand over nothing. `onAttempt` is told when an attempt starts again.
+   */
+  onChunk?: (chunk: AIMessageChunk) => void;
+  onAttempt?: (attempt: number) => void;
+}
+
+/**
+ * Hands a model's streamed pieces to `onChunk`. `lc_prefer_streaming` makes LangChain stream a
+ * call made with `invoke` when the model can, and the provider packages report every piece.
+ */
+class ChunkListener extends BaseCallbackHandler {
+  name = "troupe-chunk-listener";
+  lc_prefer_streaming = true;
+
+  constructor(private readonly onChunk: (chunk: AIMessageChunk) => void) {
+    super();
+  }
+
+  override handleLLMNewToken(_token: string, _index: NewTokenIndices, _runId: string, _parentRunId?: string, _tags?: string[], fields?: HandleLLMNewTokenCallbackFields): void {
+    const chunk = fields?.chunk;
+    const message = chunk && "message" in chunk ? chunk.message : undefined;
+    if (AIMessageChunk.isInstance(message)) this.onChunk(message);
+  }
 }
 
 /** The message inside what a runnable returned: the message itself, or `raw` of a structured answer. */
@@ -94,7 +121,14 @@ function streamFinished(message: AIMessageChunk): boolean {
 }
 
 /** One attempt with its own timeout; for a stream, the timeout is the longest wait for the next piece. */
-async function attempt(runnable: Runnable<BaseLanguageModelInput, unknown>, messages: BaseMessage[], signals: AbortSignal[], timeoutMs: number, onToken?: (text: string) => void): Promise<{ output: unknown } | { timedOut: true; error: unknown }> {
+async function attempt(
+  runnable: Runnable<BaseLanguageModelInput, unknown>,
+  messages: BaseMessage[],
+  signals: AbortSignal[],
+  timeoutMs: number,
+  onToken?: (text: string) => void,
+  onChunk?: (chunk: AIMessageChunk) => void,
+): Promise<{ output: unknown } | { timedOut: true; error: unknown }> {
   const timeout = new AbortController();
   let timer = setTimeout(() => timeout.abort(new Error(`timed out after ${timeoutMs} ms`)), timeoutMs);
   const rearm = (): void => {
@@ -103,7 +137,7 @@ async function attempt(runnable: Runnable<BaseLanguageModelInput, unknown>, mess
   };
   const signal = AbortSignal.any([...signals, timeout.signal]);
   try {
-    if (!onToken) return { output: await runnable.invoke(messages, { signal }) };
+    if (!onToken) return { output: await runnable.invoke(messages, onChunk ? { signal, callbacks: [new ChunkListener(onChunk)] as BaseCallbackHandler[] } : { signal }) };
     let full: AIMessageChunk | undefined;
     for await (const chunk of (await runnable.stream(messages, { signal })) as AsyncIterable<AIMessageChunk>) {
       rearm();
@@ -152,7 +186,8 @@ export async function callModel(route: ModelRoute, messages: BaseMessage[], opti
       let failure: FailureClass;
       let caught: unknown;
       try {
-        const result = await attempt(runnable, messages, signals, policy.timeoutMs, onToken);
+        shape.onAttempt?.(attemptNumber);
+        const result = await attempt(runnable, messages, signals, policy.timeoutMs, onToken, shape.onChunk);
         if ("output" in result) {
           const message = messageOf(result.output);
           const { promptTokens, completionTokens } = await usageOf(messages, message);
