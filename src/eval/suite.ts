@@ -61,8 +61,8 @@ export const Expectations = z
     answer_excludes: Phrases.optional(),
     answer_matches: RegexSource.optional(),
     /** Path → its exact text (after trimming one trailing newline), or null: the file must not exist. */
-    files: z.record(WorkspacePath, z.string().nullable(), { error: "must map paths to texts (or null)" }).optional(),
-    file_includes: z.record(WorkspacePath, Phrases, { error: "must map paths to texts" }).optional(),
+    files: z.record(WorkspacePath, z.string().nullable()).optional(),
+    file_includes: z.record(WorkspacePath, Phrases).optional(),
     max_model_calls: z.number({ error: "must be a number" }).int({ error: "must be a whole number" }).min(0).optional(),
     max_cost_usd: z.number({ error: "must be a number" }).min(0).optional(),
     judge: Judge.optional(),
@@ -75,7 +75,7 @@ export const EvalCase = z
     id: z.string({ error: required("a string") }).regex(CASE_ID_PATTERN, { error: "must be 1-100 letters, digits, '.', '_' or '-', starting with a letter or digit (it names the case's folder and cassette)" }),
     task: TaskText,
     /** Files the case's fresh workspace starts with. */
-    files: z.record(WorkspacePath, z.string({ error: "must be the file's text" }), { error: "must map paths to texts" }).optional(),
+    files: z.record(WorkspacePath, z.string({ error: "must be the file's text" })).optional(),
     expect: Expectations.optional(),
   })
   .strict();
@@ -89,7 +89,10 @@ export interface Suite {
 
 /** Where an issue is, and what is wrong, in the terms of the suite file. */
 function describeIssue(issue: z.core.$ZodIssue): string {
-  const where = issue.path.map((part) => (typeof part === "number" ? `[${part}]` : String(part))).join(".").replace(/\.\[/g, "[");
+  const where = issue.path
+    .map((part, index) => (typeof part === "number" ? `[${part}]` : /^[A-Za-z_]\w*$/.test(String(part)) ? `${index === 0 ? "" : "."}${String(part)}` : `[${JSON.stringify(String(part))}]`))
+    .join("");
+  if (issue.code === "invalid_key") return `${where}: ${issue.issues[0]?.message ?? "not a valid key"}`;
   if (issue.code === "unrecognized_keys") {
     const keys = issue.keys.map((key) => `"${key}"`).join(", ");
     const hint = issue.path.length === 0 && issue.keys.includes("judge") ? " (a judge's rubric goes in expect.judge)" : "";
