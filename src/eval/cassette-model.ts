@@ -147,6 +147,9 @@ function streams(model: BaseChatModel): boolean {
  * `withStructuredOutput` build their call options and answer parsers around `this`: bound to
  * this object, every provider's tools, JSON-schema formats and parsers work unchanged on
  * recorded replies. A wrapper class would have to re-implement each provider's structured output.
+ * Every request reaches one of the two replaced methods: `withConfig` (which `bindTools` and
+ * `withStructuredOutput` go through) wraps a new instance when the provider makes one, and
+ * native event streams are bridged through the replaced chunk stream.
  */
 export function cassetteModel(inner: BaseChatModel, model: string, cassette: CaseCassette): BaseChatModel {
   const wrapper = Object.create(inner) as BaseChatModel;
@@ -188,7 +191,15 @@ export function cassetteModel(inner: BaseChatModel, model: string, cassette: Cas
       }
       if (full) cassette.record({ hash, model, role, request, reply: { generations: [{ text: full.text, message: recordedMessage(full.message), ...(full.generationInfo ? { generationInfo: full.generationInfo } : {}) }] } });
     };
+    // A provider's native event stream (ChatOpenAI's) talks to its client directly; LangChain's own bridges the chunks above.
+    wrapper._streamChatModelEvents = BaseChatModel.prototype._streamChatModelEvents;
   }
+  const withConfig = inner.withConfig;
+  wrapper.withConfig = function (this: BaseChatModel, config) {
+    const made = withConfig.call(this, config);
+    // Some providers answer withConfig with a new instance of themselves holding the options as defaults (ChatOpenAI): it records and replays too.
+    return made instanceof BaseChatModel && made !== this ? cassetteModel(made, model, cassette) : made;
+  } as BaseChatModel["withConfig"];
   return wrapper;
 }
 

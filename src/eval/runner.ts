@@ -62,8 +62,10 @@ async function seedWorkspace(workspace: string, files: Record<string, string>): 
   }
 }
 
+/** A failure per request the cassette did not hold (once per request, however often it was asked). */
 function missFailure(evalCase: EvalCase, cassette: CaseCassette): Failure[] {
-  return cassette.misses.map((miss) => ({
+  const seen = new Set<string>();
+  return cassette.misses.filter((miss) => !seen.has(miss.hash) && seen.add(miss.hash)).map((miss) => ({
     expectation: "replay",
     message: `case ${evalCase.id}: no recorded reply for request ${miss.hash} (${miss.role ?? "model"}, ${miss.model}) in ${cassette.file}; the request differs from what was recorded (the suite, troupe's prompts or the models changed): record it again with --record`,
   }));
@@ -194,7 +196,8 @@ async function evaluateCase(evalCase: EvalCase, context: CaseContext): Promise<C
     if (failed) failures.push(failed);
   }
   if (cassette) {
-    failures.push(...missFailure(evalCase, cassette));
+    // First: a request that was not recorded explains the failures that follow from it.
+    failures.unshift(...missFailure(evalCase, cassette));
     if (cassette.mode === "record") {
       try {
         await writeCassette(cassette.file, { version: CASSETTE_VERSION, case: evalCase.id, task: evalCase.task, recordedAt: new Date().toISOString(), entries: cassette.entries });
