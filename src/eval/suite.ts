@@ -105,9 +105,9 @@ function describeIssue(issue: z.core.$ZodIssue): string {
  * Parses raw cases (from JSON Lines or a JSON array); `where(index)` names a case in messages
  * (`offline.jsonl line 3`). Ids must be unique.
  */
-export function parseCases(values: Array<{ value: unknown; where: string }>, name: string): Suite {
+export function parseCases(values: Array<{ value: unknown; where: string }>, name: string, maxCases: number = LIMITS.evalMaxCases): Suite {
   if (values.length === 0) throw new InputError("suite_empty", `${name}: the suite has no cases`);
-  if (values.length > LIMITS.evalMaxCases) throw new InputError("suite_too_large", `${name}: ${values.length} cases, more than ${LIMITS.evalMaxCases}`);
+  if (values.length > maxCases) throw new InputError("suite_too_large", `${name}: ${values.length} cases, more than ${maxCases}`);
   const cases: EvalCase[] = [];
   const seen = new Map<string, string>();
   for (const { value, where } of values) {
@@ -128,7 +128,7 @@ export function parseCases(values: Array<{ value: unknown; where: string }>, nam
 }
 
 /** Parses a suite in JSON Lines: one case a line; blank lines are skipped. */
-export function parseSuite(text: string, name: string): Suite {
+export function parseSuite(text: string, name: string, maxCases?: number): Suite {
   const values: Array<{ value: unknown; where: string }> = [];
   text.split(/\r?\n/).forEach((line, index) => {
     if (line.trim() === "") return;
@@ -139,5 +139,5 @@ export function parseSuite(text: string, name: string): Suite {
       throw new InputError("suite_invalid", `${where}: not a JSON object (${(error as Error).message})`, { where });
     }
   });
-  return parseCases(values, name);
+  return parseCases(values, name, maxCases);
 }
