@@ -162,9 +162,13 @@ async function evaluateCase(evalCase: EvalCase, context: CaseContext): Promise<C
     cassette = new CaseCassette(context.cassettes.mode, file, [workspace, context.root], recorded);
   }
 
-  let result: RunResult;
   try {
     await seedWorkspace(workspace, evalCase.files ?? {});
+  } catch (error) {
+    return done({ status: "error", failures: [{ expectation: "files", message: `the case's starting files could not be written: ${errorMessage(error).split("\n")[0]}` }] });
+  }
+  let result: RunResult;
+  try {
     const engine = await context.troupe.withWorkspace(workspace, cassette ? { models: cassetteModelSet(context.troupe.models, cassette) } : {});
     try {
       result = await engine.run(
@@ -198,7 +202,8 @@ async function evaluateCase(evalCase: EvalCase, context: CaseContext): Promise<C
   if (cassette) {
     // First: a request that was not recorded explains the failures that follow from it.
     failures.unshift(...missFailure(evalCase, cassette));
-    if (cassette.mode === "record") {
+    // A cancelled case's cassette would hold only part of its run: it is not written.
+    if (cassette.mode === "record" && !context.signal?.aborted) {
       try {
         await writeCassette(cassette.file, { version: CASSETTE_VERSION, case: evalCase.id, task: evalCase.task, recordedAt: new Date().toISOString(), entries: cassette.entries });
       } catch (error) {
