@@ -4,7 +4,7 @@
  * of a mapped subtask, the size of its prompts as data grows, the tool platform's cost per call
  * and per sandbox run, the HTTP service (submit latency, runs per second, memory with runs in
  * flight) and its event loop under adversarial tasks, the offline corpus's pass rate, the
- * byte-exact matrix and crash trials, side by side in one process. It reports figures and whether
+ * byte-exact matrix, crash trials and the example eval suite's pass rate, side by side in one process. It reports figures and whether
  * each target is met; it never fails on a threshold. `--json` prints one JSON object; `--only server` (or a comma
  * list) runs some. Not part of `npm test`: timings depend on the machine.
  */
@@ -14,6 +14,7 @@ import { fileURLToPath } from "node:url";
 import { measureByteExact } from "./byte-exact.js";
 import { measureCheckpointCost } from "./checkpoint-cost.js";
 import { measureCrashTrials } from "./crash-trials.js";
+import { runEvalBench } from "./eval.js";
 import { measureFanOut } from "./fan-out.js";
 import { measureMapThroughput } from "./map-throughput.js";
 import { runOfflineCorpus } from "./offline-corpus.js";
@@ -26,13 +27,13 @@ import { measureServer } from "./server.js";
 import { withTempDir } from "./support.js";
 import { measureToolCalls } from "./tool-calls.js";
 
-const BENCHMARKS = ["overhead", "fanout", "checkpoint", "prompt-tokens", "map", "prompt-size", "tools", "server", "adversarial", "offline-corpus", "byte-exact", "crash-trials"];
+const BENCHMARKS = ["overhead", "fanout", "checkpoint", "prompt-tokens", "map", "prompt-size", "tools", "server", "adversarial", "offline-corpus", "byte-exact", "crash-trials", "eval"];
 
 const { values } = parseArgs({
   options: {
     json: { type: "boolean", default: false },
     runs: { type: "string", default: "20" },
-    /** Which benchmarks to run (comma-separated): overhead, fanout, checkpoint, prompt-tokens, map, prompt-size, tools, server, adversarial, offline-corpus, byte-exact, crash-trials. */
+    /** Which benchmarks to run (comma-separated): overhead, fanout, checkpoint, prompt-tokens, map, prompt-size, tools, server, adversarial, offline-corpus, byte-exact, crash-trials, eval. */
     only: { type: "string", default: BENCHMARKS.join(",") },
   },
 });
@@ -83,6 +84,7 @@ const crashTrials = await bench("crash-trials", "crash trials (SIGKILL at random
 
 // Last: it runs the CLI in child processes, three at a time, which would disturb the timings above.
 const offlineCorpus = await bench("offline-corpus", "offline corpus (each task through the CLI)…", () => runOfflineCorpus({ concurrency: 3 }));
+const evalSuite = await bench("eval", "eval suite (examples/evals/offline.jsonl through troupe eval)…", () => runEvalBench({ cli }));
 
 const report: BenchReport = {
   environment: { node: process.version, platform: `${process.platform} ${process.arch}`, cpus: cpus().length, startedAt },
@@ -98,6 +100,7 @@ const report: BenchReport = {
   offlineCorpus,
   byteExact,
   crashTrials,
+  eval: evalSuite,
   targets: {
     overhead: overhead?.target.met,
     fanOut: fanOut?.target.met,
@@ -108,6 +111,7 @@ const report: BenchReport = {
     offlineCorpus: offlineCorpus?.target.met,
     byteExact: byteExact?.target.met,
     crashDuplicates: crashTrials?.target.met,
+    eval: evalSuite?.target.met,
   },
 };
 

@@ -1,6 +1,7 @@
 import type { ByteExactReport } from "./byte-exact.js";
 import type { CheckpointCostFigures, CheckpointCostReport } from "./checkpoint-cost.js";
 import type { CrashTrialsReport } from "./crash-trials.js";
+import type { EvalBenchReport } from "./eval.js";
 import type { FanOutReport } from "./fan-out.js";
 import type { MapThroughputReport } from "./map-throughput.js";
 import type { OfflineCorpusReport } from "./offline-corpus.js";
@@ -27,6 +28,7 @@ export interface BenchReport {
   byteExact?: ByteExactReport;
   crashTrials?: CrashTrialsReport;
   offlineCorpus?: OfflineCorpusReport;
+  eval?: EvalBenchReport;
   /** Undefined for a benchmark left out with --only. */
   targets: {
     overhead?: boolean;
@@ -38,6 +40,7 @@ export interface BenchReport {
     byteExact?: boolean;
     crashDuplicates?: boolean;
     offlineCorpus?: boolean;
+    eval?: boolean;
   };
 }
 
@@ -281,6 +284,19 @@ function offlineCorpusSection(report: OfflineCorpusReport): string {
   ].join("\n");
 }
 
+function evalSection(report: EvalBenchReport): string {
+  const failures = report.failures.flatMap((failure) => [`    ✗ ${failure.id}`, ...failure.failures.map((problem) => `        ${problem}`)]);
+  return [
+    `13. Eval suite (${report.suite}) through \`troupe eval\` on the offline model: cases it solves, and cases it must fail honestly`,
+    "    (expect.status failed), each checked against its expectations (status, answer, files, calls, cost; the judge is not judged offline).",
+    "",
+    `    cases passed: ${report.passed} / ${report.total} (${number(report.passRate * 100)} %), exit ${report.exitCode}, ${report.concurrency} cases at a time, ${number(report.durationMs / 1000)} s (process start included)`,
+    `    model calls: ${report.modelCalls}, tokens: ${report.tokens}`,
+    ...failures,
+    `    target: ${number(report.target.passRate * 100)} % of the suite → ${verdict(report.target.met)}`,
+  ].join("\n");
+}
+
 function byteExactSection(report: ByteExactReport): string {
   const table = formatTable(
     ["case", "held", "ms", "what happened"],
@@ -327,12 +343,13 @@ export function renderReport(report: BenchReport): string {
     report.offlineCorpus && offlineCorpusSection(report.offlineCorpus),
     report.byteExact && byteExactSection(report.byteExact),
     report.crashTrials && crashTrialsSection(report.crashTrials),
+    report.eval && evalSection(report.eval),
   ].filter((section): section is string => Boolean(section));
   const { targets } = report;
   return [
     `troupe benchmark: node ${environment.node}, ${environment.platform}, ${environment.cpus} CPUs, ${environment.startedAt}`,
     "",
     ...sections.flatMap((section) => [section, ""]),
-    `targets: overhead ${verdict(targets.overhead)}, fan-out ${verdict(targets.fanOut)}, map throughput ${verdict(targets.mapThroughput)}, prompt size ${verdict(targets.promptSize)}, submit p95 ${verdict(targets.serverSubmitP95)}, adversarial lag ${verdict(targets.adversarialLag)}, offline corpus ${verdict(targets.offlineCorpus)}, byte-exact ${verdict(targets.byteExact)}, crash duplicates ${verdict(targets.crashDuplicates)} (figures are reported, never enforced)`,
+    `targets: overhead ${verdict(targets.overhead)}, fan-out ${verdict(targets.fanOut)}, map throughput ${verdict(targets.mapThroughput)}, prompt size ${verdict(targets.promptSize)}, submit p95 ${verdict(targets.serverSubmitP95)}, adversarial lag ${verdict(targets.adversarialLag)}, offline corpus ${verdict(targets.offlineCorpus)}, byte-exact ${verdict(targets.byteExact)}, crash duplicates ${verdict(targets.crashDuplicates)}, eval ${verdict(targets.eval)} (figures are reported, never enforced)`,
   ].join("\n");
 }

@@ -101,6 +101,13 @@ export interface InvokeOptions {
   callbacks?: BaseCallbackHandler[];
 }
 
+/** Who a run started at once is for: an API principal, an eval whose case it is. */
+export interface RunOptions extends InvokeOptions {
+  owner?: string;
+  /** The eval this run is a case of: it is kept with the eval's id and never resumed elsewhere. */
+  evalId?: string;
+}
+
 /** Which of several pending interrupts a decision answers (the first when none is named). */
 export interface ResumeOptions extends InvokeOptions {
   interruptId?: string;
@@ -156,6 +163,8 @@ export class Troupe {
   /** The budget ledgers of the runs this instance is driving, shared with the graph's nodes. */
   readonly #ledgers: Map<string, RunLedger>;
   readonly #platform: ToolPlatform;
+  /** Whether this instance owns its store and tool platform (false for one made by `withWorkspace`). */
+  readonly #owner: boolean;
 
   private constructor(fields: {
     env: Env;
@@ -171,6 +180,7 @@ export class Troupe {
     ledgers: Map<string, RunLedger>;
     platform: ToolPlatform;
     toolsConfig: ToolsConfig;
+    owner?: boolean;
   }) {
     this.env = fields.env;
     this.store = fields.store;
@@ -187,6 +197,7 @@ export class Troupe {
     this.policy = fields.platform.policy;
     this.warnings = fields.platform.warnings;
     this.toolsConfig = fields.toolsConfig;
+    this.#owner = fields.owner ?? true;
   }
 
   static async create(options: TroupeOptions = {}): Promise<Troupe> {
@@ -228,11 +239,49 @@ export class Troupe {
     }
   }
 
+  /**
+   * An instance on the same store, tools, agents and permissions that works in another workspace,
+   * with other models when given: an eval case gets its own files (and its own cassette) while
+   * its run is kept with every other. Closing it closes nothing it shares.
+   */
+  async withWorkspace(workspace: string, options: { models?: ModelSet } = {}): Promise<Troupe> {
+    checkWorkspacePath(workspace);
+    const root = await workspaceRoot(workspace);
+    setWorkspaceQuota(root, this.toolsConfig.quota);
+    const models = options.models ?? this.models;
+    const ledgers = new Map<string, RunLedger>();
+    const graph = buildGraph({ models, tools: this.tools, agents: this.agents, workspace: root, stash: this.store.stash, ledgers }, this.store.checkpointer);
+    return new Troupe({
+      env: this.env,
+      store: this.store,
+      graph,
+      tools: this.tools,
+      agents: this.agents,
+      models,
+      providerSource: this.providerSource,
+      workspace: root,
+      config: this.config,
+      maxWorkerSteps: this.#maxWorkerSteps,
+      ledgers,
+      platform: this.#platform,
+      toolsConfig: this.toolsConfig,
+      owner: false,
+    });
+  }
+
   /** Starts a run and drives it until it finishes or waits for a person. */
-  async run(input: RunRequestInput, options: InvokeOptions = {}): Promise<RunResult> {
+  async run(input: RunRequestInput, options: RunOptions = {}): Promise<RunResult> {
     const request = this.#parseRequest(input);
-    const record = this.#createRecord(request, { status: "running", pid: process.pid, host: hostname(), startedAt: Date.now() });
-    return this.#begin(record, request, options);
+    const { owner, evalId, ...invoke } = options;
+    const record = this.#createRecord(request, {
+      status: "running",
+      pid: process.pid,
+      host: hostname(),
+      startedAt: Date.now(),
+      ...(owner !== undefined ? { owner } : {}),
+      ...(evalId !== undefined ? { evalId } : {}),
+    });
+    return this.#begin(record, request, invoke);
   }
 
   /**
@@ -323,6 +372,10 @@ export class Troupe {
   async resume(threadId: string, decision: ResumeDecision | undefined, options: ResumeOptions = {}): Promise<RunResult> {
     const record = this.store.runs.latestForThread(threadId);
     if (!record) throw new NotFoundError("unknown_thread", `no run found for thread ${threadId}`, { threadId });
+    if (record.evalId !== null) {
+      // Its files are in its case's workspace, not this instance's: resuming it here would work on the wrong folder.
+      throw new ConflictError("eval_case", `run ${record.id} is a case of eval ${record.evalId}; an eval's cases are not resumed (run the eval again)`, { runId: record.id, evalId: record.evalId });
+    }
     const config = { configurable: { thread_id: threadId } };
     const snapshot = await this.graph.getState(config);
     if ((snapshot.values as Partial<State>).runId !== record.id) {
@@ -561,14 +614,16 @@ export class Troupe {
     });
   }
 
-  /** Closes the store and the MCP servers' connections (stdio servers are stopped). */
+  /** Closes the store and the MCP servers' connections (stdio servers are stopped); nothing for an instance made by `withWorkspace`. */
   close(): void {
+    if (!this.#owner) return;
     this.store.close();
     void this.#platform.close();
   }
 
   /** Like close, and waits for the MCP connections to end. */
   async shutdown(): Promise<void> {
+    if (!this.#owner) return;
     this.store.close();
     await this.#platform.close();
   }
