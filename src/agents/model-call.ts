@@ -1,5 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { BaseCallbackHandler, type HandleLLMNewTokenCallbackFields, type NewTokenIndices } from "@langchain/core/callbacks/base";
+import { CallbackManager } from "@langchain/core/callbacks/manager";
+import { AsyncLocalStorageProviderSingleton } from "@langchain/core/singletons";
 import type { BaseLanguageModelInput } from "@langchain/core/language_models/base";
 import { type AIMessage, AIMessageChunk, type BaseMessage } from "@langchain/core/messages";
 import type { Runnable } from "@langchain/core/runnables";
@@ -10,7 +12,7 @@ import { backoffDelay, classifyFailure, type FailureClass, TruncatedStreamError 
 import { costOf } from "../providers/prices.js";
 import { choiceId, type ModelCandidate, type ModelRoute } from "../providers/registry.js";
 import { countMessageTokens } from "../providers/token-count.js";
-import type { RunLedger } from "./run-ledger.js";
+import type { Reservation, RunLedger } from "./run-ledger.js";
 
 export interface ModelUsage {
   llmCalls: number;
@@ -120,6 +122,16 @@ function streamFinished(message: AIMessageChunk): boolean {
   return Boolean(metadata.finish_reason ?? metadata.stop_reason ?? metadata.done_reason ?? metadata.done);
 }
 
+/**
+ * The callbacks the call inherits (the run's observers, LangGraph's own) with one more handler:
+ * callbacks given to `invoke` would otherwise replace those it inherits.
+ */
+function withListener(listener: BaseCallbackHandler): CallbackManager | BaseCallbackHandler[] {
+  const inherited = (AsyncLocalStorageProviderSingleton.getRunnableConfig() as { callbacks?: unknown } | undefined)?.callbacks;
+  if (inherited instanceof CallbackManager) return inherited.copy([listener]);
+  return [...(Array.isArray(inherited) ? (inherited as BaseCallbackHandler[]) : []), listener];
+}
+
 /** One attempt with its own timeout; for a stream, the timeout is the longest wait for the next piece. */
 async function attempt(
   runnable: Runnable<BaseLanguageModelInput, unknown>,
@@ -137,7 +149,7 @@ async function attempt(
   };
   const signal = AbortSignal.any([...signals, timeout.signal]);
   try {
-    if (!onToken) return { output: await runnable.invoke(messages, onChunk ? { signal, callbacks: [new ChunkListener(onChunk)] as BaseCallbackHandler[] } : { signal }) };
+    if (!onToken) return { output: await runnable.invoke(messages, onChunk ? { signal, callbacks: withListener(new ChunkListener(onChunk)) } : { signal }) };
     let full: AIMessageChunk | undefined;
     for await (const chunk of (await runnable.stream(messages, { signal })) as AsyncIterable<AIMessageChunk>) {
       rearm();
@@ -171,10 +183,20 @@ async function usageOf(messages: BaseMessage[], message: AIMessage): Promise<{ p
  * from the model's price. Tools are never run here, so a retry cannot repeat a side effect.
  */
 export async function callModel(route: ModelRoute, messages: BaseMessage[], options: CallOptions, shape: CallShape = {}): Promise<ModelReply> {
-  const { meter, ledger } = options;
+  const { ledger } = options;
   const chain = route.candidates.filter((candidate, index) => index === route.candidates.length - 1 || !ledger?.isSkipped(choiceId(candidate.choice)));
   const first = chain[0] as ModelCandidate;
-  if (ledger) ledger.admit(ledger.needsEstimate ? await estimate(messages, first) : undefined);
+  const reservation = ledger ? ledger.admit(ledger.needsEstimate ? await estimate(messages, first) : undefined) : undefined;
+  try {
+    return await callChain(route, chain, messages, options, shape, reservation);
+  } finally {
+    // A call that ended without a settled answer gives its reservation back.
+    ledger?.release(reservation);
+  }
+}
+
+async function callChain(route: ModelRoute, chain: ModelCandidate[], messages: BaseMessage[], options: CallOptions, shape: CallShape, reservation: Reservation | undefined): Promise<ModelReply> {
+  const { meter, ledger } = options;
   const signals = [options.signal, ledger?.signal].filter((signal): signal is AbortSignal => signal !== undefined);
   const { policy } = route;
   let lastFailure: { id: string; failure: FailureClass; error: unknown; attempts: number } | undefined;
@@ -193,7 +215,7 @@ export async function callModel(route: ModelRoute, messages: BaseMessage[], opti
           const { promptTokens, completionTokens } = await usageOf(messages, message);
           const costUsd = costOf(candidate.price, promptTokens, completionTokens);
           meter.add({ llmCalls: 1, promptTokens, completionTokens, costUsd });
-          ledger?.settle({ promptTokens, completionTokens, costUsd });
+          ledger?.settle({ promptTokens, completionTokens, costUsd }, reservation);
           return { message, output: result.output, candidate };
         }
         caught = result.error;

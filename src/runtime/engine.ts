@@ -39,7 +39,7 @@ import { checkWorkspacePath, workspaceRoot } from "../tools/workspace.js";
 import { setWorkspaceQuota } from "../tools/workspace-quota.js";
 import { createModels, type ProviderSource, registryFor } from "./model-selection.js";
 import { pendingInterrupts } from "./interrupts.js";
-import { resultFromState } from "./result.js";
+import { resultFromState, withPlanFromEvents } from "./result.js";
 import { createToolPlatform, type ToolPlatform } from "./tool-platform.js";
 
 export type { ProviderSource } from "./model-selection.js";
@@ -489,6 +489,8 @@ export class Troupe {
       interrupt = pendingInterrupts(snapshot)[0]?.value as InterruptInfo | undefined;
     }
     const activeMs = record.activeMs + Math.round(performance.now() - started);
+    // Paused or stopped inside the planner's node (a streamed plan): the plan is in its events.
+    if (!state.finished && state.runId === record.id) state = withPlanFromEvents(state, this.store.events.list(record.id, 0, 100_000));
     const result = resultFromState(record, state, activeMs);
     if (suspended && !state.finished) {
       // Stopped by a drain (server shutdown): not waiting for a person, resumed when a server starts.
@@ -559,11 +561,11 @@ export class Troupe {
     const record = this.store.runs.get(runId);
     if (!record) throw new NotFoundError("unknown_run", `no run with id ${runId}`, { runId });
     const snapshot = await this.graph.getState({ configurable: { thread_id: record.threadId } });
-    const state = snapshot.values as State;
-    const sameRun = state.runId === record.id;
-    const result = sameRun ? resultFromState(record, state, record.activeMs) : undefined;
+    const sameRun = (snapshot.values as State).runId === record.id;
     // Started and not ended: running, or waiting inside a step for a person to approve a tool call.
-    const live = record.status === "running" || (record.status === "interrupted" && record.interrupt?.kind === "tool-approval");
+    const live = record.status === "running" || (record.status === "interrupted" && record.interrupt?.kind === "tool-approval") || record.suspended !== null;
+    const state = sameRun && live ? withPlanFromEvents(snapshot.values as State, this.store.events.list(record.id, 0, 100_000)) : (snapshot.values as State);
+    const result = sameRun ? resultFromState(record, state, record.activeMs) : undefined;
     const graph = sameRun ? renderExecutionGraph(state.plan, state.results, { running: live ? this.runningSubtasks(record.id) : [] }) : { nodes: [], edges: [] };
     const view: RunView = {
       runId: record.id,

@@ -17,7 +17,7 @@ import { approvalByInterrupt, durableStep } from "../durable.js";
 import { type ItemOutcome, runMap } from "../map-run.js";
 import type { Update } from "../state.js";
 
-/** What one `run_subtask` task receives through `Send`: everything it needs, nothing more. */
+/** What one subtask's run receives from the dispatcher: everything it needs, nothing more. */
 export interface SubtaskPayload {
   runId: string;
   task: string;
