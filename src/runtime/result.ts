@@ -1,4 +1,5 @@
 import type { StoredEvent } from "../core/events.js";
+import { LIMITS } from "../core/limits.js";
 import type { PlannedSubtask, SubtaskResult } from "../core/plan.js";
 import type { RunResult } from "../core/run.js";
 import { planView } from "../graph/deps.js";
@@ -33,6 +34,8 @@ export function withPlanFromEvents(state: State, events: readonly StoredEvent[])
   if (state.plan.length > 0) return state;
   let plan: PlannedSubtask[] = [];
   let results: Record<string, SubtaskResult> = {};
+  /** Each mapped subtask's items by index: the latest outcome of each. */
+  const items = new Map<string, { total: number; outcomes: Map<number, { status: "success" | "error"; error?: string }> }>();
   for (const event of events) {
     switch (event.type) {
       case "plan-invalid":
@@ -56,6 +59,13 @@ export function withPlanFromEvents(state: State, events: readonly StoredEvent[])
         results[event.subtaskId] = result;
         break;
       }
+      case "map-item": {
+        const tally = items.get(event.subtaskId) ?? { total: event.total, outcomes: new Map() };
+        tally.total = event.total;
+        tally.outcomes.set(event.index, event.error !== undefined ? { status: event.status, error: event.error } : { status: event.status });
+        items.set(event.subtaskId, tally);
+        break;
+      }
       case "subtask-skip":
         // A subtask dropped with a plan that was not valid goes with it; one skipped for a failed dependency is shown skipped.
         if (event.reason.startsWith("dropped:")) delete results[event.subtaskId];
@@ -64,6 +74,20 @@ export function withPlanFromEvents(state: State, events: readonly StoredEvent[])
       default:
         break;
     }
+  }
+  for (const [id, tally] of items) {
+    const result = results[id];
+    if (!result) continue;
+    const outcomes = [...tally.outcomes.entries()].sort(([a], [b]) => a - b);
+    const failed = outcomes.filter(([, outcome]) => outcome.status === "error");
+    const succeeded = outcomes.length - failed.length;
+    result.map = {
+      overallStatus: failed.length === 0 ? "ALL_SUCCESS" : succeeded === 0 ? "ALL_FAILURE" : "PARTIAL_SUCCESS",
+      total: tally.total,
+      succeeded,
+      failed: failed.length,
+      failures: failed.slice(0, LIMITS.mapFailuresKept).map(([index, outcome]) => ({ index, input: `item ${index + 1}`, error: outcome.error ?? "failed" })),
+    };
   }
   return plan.length > 0 ? { ...state, plan, results: { ...results } } : state;
 }
