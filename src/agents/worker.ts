@@ -5,8 +5,7 @@ import { BudgetExhaustedError, type BudgetStop, isBudgetExhausted } from "../cor
 import type { ModelIncident } from "../core/model-incident.js";
 import { LIMITS } from "../core/limits.js";
 import type { PlannedSubtask } from "../core/plan.js";
-import { selectPath } from "../core/json-path.js";
-import { FAILED_PREFIX, roleLine, SECTIONS, section, UNABLE_PREFIX } from "../core/prompt-protocol.js";
+import { roleLine, SECTIONS, section } from "../core/prompt-protocol.js";
 import { preview, stableStringify, truncate } from "../core/text.js";
 import type { ToolContext, ToolOutcome } from "../tools/define-tool.js";
 import type { ToolRegistry } from "../tools/registry.js";
@@ -15,7 +14,7 @@ import type { AgentDefinition } from "./define-agent.js";
 import { type CallOptions, callModel, type ModelUsage, modelFailure, UsageMeter } from "./model-call.js";
 import { fitToBudget, HANDLE_KEY, isValueHandle, type PreparedValue, prepareValue, promptValue, scaled } from "./prompt-budget.js";
 import { invokeStructured } from "./structured-output.js";
-import { outcomeProblem, SUBMIT_RESULT, SUBMIT_RESULT_SPEC, SubmittedResult } from "./worker-result.js";
+import { answerValue, prefixedOutcome, readSubmission, SUBMIT_RESULT, SUBMIT_RESULT_SPEC, SubmittedResult } from "./worker-result.js";
 
 /** What a worker knows of a subtask it depends on. */
 export interface DependencyView {
@@ -242,19 +241,6 @@ function substituteHandles(
   return { args: resolved, handles: used };
 }
 
-/** The value downstream subtasks get: the final answer, parsed when it is JSON. */
-function answerValue(text: string): unknown {
-  const trimmed = text.trim();
-  if (/^(?:[[{"]|-?\d|true$|false$|null$)/.test(trimmed)) {
-    try {
-      return JSON.parse(trimmed);
-    } catch {
-      // not JSON: the text itself is the value
-    }
-  }
-  return trimmed;
-}
-
 /** A model step's reply: a message, or why there is none. */
 function modelStep(
   step: DurableStep,
@@ -274,17 +260,6 @@ function modelStep(
       return { error: modelFailure(error), ...kept() };
     }
   });
-}
-
-/** A plain-text answer that says by its prefix how the subtask ended, or undefined when the prefix is absent. */
-function prefixedOutcome(text: string): SubmittedResult | undefined {
-  for (const [prefix, status] of [
-    [FAILED_PREFIX, "failed"],
-    [UNABLE_PREFIX, "unable"],
-  ] as const) {
-    if (text.startsWith(prefix)) return { status, reason: text.slice(prefix.length).trim() || "the worker gave up" };
-  }
-  return undefined;
 }
 
 /**
@@ -348,32 +323,10 @@ export async function runWorker(input: WorkerInput, options: CallOptions): Promi
   });
   /** The outcome a valid submission stands for, or the problem to tell the model. */
   const settle = (submitted: SubmittedResult, steps: number): WorkerOutcome | { problem: string } => {
-    const problem = outcomeProblem(submitted);
-    if (problem !== undefined) return { problem };
-    if (submitted.status !== "done") {
-      const reason = (submitted.reason ?? "").trim();
-      return failed(reason, steps, submitted.status === "unable" ? "unable" : "error", truncate(`${submitted.status}: ${reason}`, LIMITS.previewChars));
-    }
-    const from = submitted.from?.trim();
-    if (from) {
-      const key = from.startsWith(`${HANDLE_KEY}:`) ? from.slice(HANDLE_KEY.length + 1) : from;
-      if (lost.has(key)) return { problem: `"${key}" was too large to keep across the pause; call the tool that produced it again` };
-      if (!handles.has(key)) return { problem: `"${key}" is not a handle of this subtask; known: ${[...handles.keys()].join(", ") || "none"}` };
-      const path = submitted.path?.trim() || "$";
-      let value: unknown;
-      try {
-        value = selectPath(handles.get(key), path, key);
-      } catch (error) {
-        return { problem: (error as Error).message };
-      }
-      // The model's description when it gave one; else a plain value is its own summary, a whole tool output is summed up as the tool put it, anything else by a preview.
-      const plain = value === null || typeof value !== "object";
-      const described = submitted.result?.trim();
-      const summary = described ? described : !plain && path === "$" && summaries.has(key) ? (summaries.get(key) as string) : preview(value, LIMITS.previewChars);
-      return { status: "done", value, exact: true, summary: truncate(summary, LIMITS.previewChars), toolCalls, steps };
-    }
-    const text = (submitted.result ?? "").trim();
-    return { status: "done", value: answerValue(text), summary: truncate(text, LIMITS.previewChars), toolCalls, steps };
+    const read = readSubmission(submitted, { handles, lost, summaries });
+    if ("problem" in read) return read;
+    if (read.status === "done") return { ...read, toolCalls, steps };
+    return failed(read.reason, steps, read.status === "unable" ? "unable" : "error", truncate(`${read.status}: ${read.reason}`, LIMITS.previewChars));
   };
   const seen = new Map<string, number>();
   for (let turnNumber = 1; turnNumber <= input.maxSteps; turnNumber += 1) {
