@@ -23,6 +23,7 @@ import {
   runStatusOf,
 } from "../core/run.js";
 import { emptyExecutionGraph, type ExecutionGraph, renderExecutionGraph } from "../core/execution-graph.js";
+import { liveSubtasks, withLiveResults } from "../core/live-results.js";
 import { buildGraph, type TroupeGraph } from "../graph/build-graph.js";
 import type { RunSettings, State } from "../graph/state.js";
 import { recursionLimitFor, workDone } from "../graph/trace.js";
@@ -511,8 +512,11 @@ export class Troupe {
     const result = sameRun ? resultFromState(record, state, record.activeMs) : undefined;
     // Started and not ended: running, or waiting inside a step for a person to approve a tool call.
     const live = record.status === "running" || (record.status === "interrupted" && record.interrupt?.kind === "tool-approval");
-    const runningSince = live ? this.runningSince(record.id) : {};
-    const graph = sameRun ? renderExecutionGraph(state.plan, state.results, { running: Object.keys(runningSince), runningSince }) : emptyExecutionGraph();
+    // While the execute node runs, the subtasks it has finished are in its events, not yet in the state.
+    const progress = live ? liveSubtasks(this.store.events.list(record.id, 0, 100_000)) : { ended: {}, runningSince: {} };
+    const graph = sameRun
+      ? renderExecutionGraph(state.plan, withLiveResults(state.results, progress), { running: Object.keys(progress.runningSince), runningSince: progress.runningSince })
+      : emptyExecutionGraph();
     const view: RunView = {
       runId: record.id,
       threadId: record.threadId,
@@ -535,17 +539,7 @@ export class Troupe {
 
   /** Subtasks of a run that have started and not ended, by its events. */
   runningSubtasks(runId: string): string[] {
-    return Object.keys(this.runningSince(runId));
-  }
-
-  /** When each subtask of a run that has started and not ended started, by its events. */
-  runningSince(runId: string): Record<string, number> {
-    const running = new Map<string, number>();
-    for (const event of this.store.events.list(runId, 0, 100_000)) {
-      if (event.type === "subtask-start") running.set(event.subtaskId, event.at);
-      else if (event.type === "subtask-end") running.delete(event.subtaskId);
-    }
-    return Object.fromEntries(running);
+    return Object.keys(liveSubtasks(this.store.events.list(runId, 0, 100_000)).runningSince);
   }
 
   /**
