@@ -40,9 +40,10 @@ export interface PlanStartFigures {
   planMs: number;
   /** Planner call start → first `subtask-start`, when the plan arrives whole at the end of the call. */
   afterWholePlanMs: Summary;
-  /** The same with the plan's tool-call arguments streamed in chunks; null until the scripted model can stream a plan. */
-  streamedMs: Summary | null;
-  note: string;
+  /** The same with the plan's tool-call arguments streamed in pieces over the same time. */
+  streamedMs: Summary;
+  /** In how many pieces the streamed plan came. */
+  pieces: number;
 }
 
 export interface CriticalPathReport {
@@ -192,23 +193,30 @@ async function measureShape(shape: Shape, runs: number, warmupRuns: number): Pro
   });
 }
 
+/** Pieces a streamed plan's arguments come in. */
+const PLAN_PIECES = 40;
+
 /**
- * The scripted planner's step option that streams a plan's tool-call arguments in chunks with a
- * delay between them, spread over `planMs`. Undefined until the scripted model has one (streamed
- * planning, issue 12): set it here and the streamed figure is measured and reported.
+ * The planner's step streaming its plan's tool-call arguments in {@link PLAN_PIECES} pieces spread
+ * over `planMs` (the scripted model's `streamPieces`, `pieceDelayMs`), so the whole plan takes as
+ * long to write as the step that answers after `planMs` at once.
  */
-const STREAMED_PLAN_STEP: ((planMs: number, subtasks: number) => Partial<ScriptStep>) | undefined = undefined;
+function streamedPlanStep(step: ScriptStep, planMs: number): Partial<ScriptStep> {
+  const characters = JSON.stringify(step.toolCalls?.[0]?.args ?? {}).length;
+  return { streamPieces: Math.ceil(characters / PLAN_PIECES), pieceDelayMs: planMs / PLAN_PIECES };
+}
 
 /**
  * Planner call start → first `subtask-start`, for a plan of `subtasks` independent subtasks that
  * the scripted planner takes `planMs` to write; plan approval off.
  */
-async function measurePlanStart(planStepExtra: Partial<ScriptStep>, subtasks: number, runs: number): Promise<Summary> {
+async function measurePlanStart(streamed: boolean, planMs: number, subtasks: number, runs: number): Promise<Summary> {
   const plan = Array.from({ length: subtasks }, (_, index) => subtask(`s${index + 1}`, "research", `Collect figure ${index + 1}`));
   const times = runs + 1;
   const extra = { times, usage: { ...SCRIPTED_USAGE } };
+  const planning = planStep(plan, extra);
   const steps = [
-    { ...planStep(plan, extra), ...planStepExtra },
+    { ...planning, ...(streamed ? streamedPlanStep(planning, planMs) : { delayMs: planMs }) },
     ...plan.map((item) => finalStep(item.id, `result of ${item.id}`, extra)),
     reviewStep(0.9, {}, extra),
     answerStep("Done.", extra),
@@ -245,8 +253,8 @@ export async function measureCriticalPath(options: { runs: number; warmupRuns: n
     shapes.push(await measureShape(shape, options.runs, options.warmupRuns));
   }
   const overallMedianRatio = summarize(shapes.map((shape) => shape.ratio.median)).median;
-  const afterWholePlanMs = await measurePlanStart({ delayMs: options.planMs }, options.planSubtasks, options.runs);
-  const streamedMs = STREAMED_PLAN_STEP ? await measurePlanStart(STREAMED_PLAN_STEP(options.planMs, options.planSubtasks), options.planSubtasks, options.runs) : null;
+  const afterWholePlanMs = await measurePlanStart(false, options.planMs, options.planSubtasks, options.runs);
+  const streamedMs = await measurePlanStart(true, options.planMs, options.planSubtasks, options.runs);
   return {
     runs: options.runs,
     shapes,
@@ -257,9 +265,7 @@ export async function measureCriticalPath(options: { runs: number; warmupRuns: n
       planMs: options.planMs,
       afterWholePlanMs,
       streamedMs,
-      note: streamedMs
-        ? "the streamed plan's first subtask can start once its own arguments have arrived"
-        : "the scripted model cannot stream a plan's arguments yet (set STREAMED_PLAN_STEP in bench/critical-path.ts when it can)",
+      pieces: PLAN_PIECES,
     },
     target: { maxRatio: CRITICAL_PATH_TARGET_RATIO, met: overallMedianRatio <= CRITICAL_PATH_TARGET_RATIO },
   };

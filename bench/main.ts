@@ -4,8 +4,8 @@
  * of a mapped subtask, the size of its prompts as data grows, the tool platform's cost per call
  * and per sandbox run, the HTTP service (submit latency, runs per second, memory with runs in
  * flight) and its event loop under adversarial tasks, the offline corpus's pass rate, the
- * byte-exact matrix, crash trials, and how close uneven DAGs run to their critical path, side by
- * side in one process. It reports figures and whether
+ * byte-exact matrix, crash trials, the example eval suite's pass rate, and how close uneven DAGs
+ * run to their critical path, side by side in one process. It reports figures and whether
  * each target is met; it never fails on a threshold. `--json` prints one JSON object; `--only server` (or a comma
  * list) runs some. Not part of `npm test`: timings depend on the machine.
  */
@@ -16,6 +16,7 @@ import { measureByteExact } from "./byte-exact.js";
 import { measureCheckpointCost } from "./checkpoint-cost.js";
 import { measureCriticalPath } from "./critical-path.js";
 import { measureCrashTrials } from "./crash-trials.js";
+import { runEvalBench } from "./eval.js";
 import { measureFanOut } from "./fan-out.js";
 import { measureMapThroughput } from "./map-throughput.js";
 import { runOfflineCorpus } from "./offline-corpus.js";
@@ -28,13 +29,13 @@ import { measureServer } from "./server.js";
 import { withTempDir } from "./support.js";
 import { measureToolCalls } from "./tool-calls.js";
 
-const BENCHMARKS = ["overhead", "fanout", "checkpoint", "prompt-tokens", "map", "prompt-size", "tools", "server", "adversarial", "offline-corpus", "byte-exact", "crash-trials", "critical-path"];
+const BENCHMARKS = ["overhead", "fanout", "checkpoint", "prompt-tokens", "map", "prompt-size", "tools", "server", "adversarial", "offline-corpus", "byte-exact", "crash-trials", "eval", "critical-path"];
 
 const { values } = parseArgs({
   options: {
     json: { type: "boolean", default: false },
     runs: { type: "string", default: "20" },
-    /** Which benchmarks to run (comma-separated): overhead, fanout, checkpoint, prompt-tokens, map, prompt-size, tools, server, adversarial, offline-corpus, byte-exact, crash-trials, critical-path. */
+    /** Which benchmarks to run (comma-separated): overhead, fanout, checkpoint, prompt-tokens, map, prompt-size, tools, server, adversarial, offline-corpus, byte-exact, crash-trials, eval, critical-path. */
     only: { type: "string", default: BENCHMARKS.join(",") },
   },
 });
@@ -89,6 +90,7 @@ const crashTrials = await bench("crash-trials", "crash trials (SIGKILL at random
 
 // Last: it runs the CLI in child processes, three at a time, which would disturb the timings above.
 const offlineCorpus = await bench("offline-corpus", "offline corpus (each task through the CLI)…", () => runOfflineCorpus({ concurrency: 3 }));
+const evalSuite = await bench("eval", "eval suite (examples/evals/offline.jsonl through troupe eval)…", () => runEvalBench({ cli }));
 
 const report: BenchReport = {
   environment: { node: process.version, platform: `${process.platform} ${process.arch}`, cpus: cpus().length, startedAt },
@@ -104,6 +106,7 @@ const report: BenchReport = {
   offlineCorpus,
   byteExact,
   crashTrials,
+  eval: evalSuite,
   criticalPath,
   targets: {
     overhead: overhead?.target.met,
@@ -115,6 +118,7 @@ const report: BenchReport = {
     offlineCorpus: offlineCorpus?.target.met,
     byteExact: byteExact?.target.met,
     crashDuplicates: crashTrials?.target.met,
+    eval: evalSuite?.target.met,
     criticalPath: criticalPath?.target.met,
   },
 };

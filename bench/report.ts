@@ -1,6 +1,7 @@
 import type { ByteExactReport } from "./byte-exact.js";
 import type { CheckpointCostFigures, CheckpointCostReport } from "./checkpoint-cost.js";
 import type { CrashTrialsReport } from "./crash-trials.js";
+import type { EvalBenchReport } from "./eval.js";
 import type { CriticalPathReport } from "./critical-path.js";
 import type { FanOutReport } from "./fan-out.js";
 import type { MapThroughputReport } from "./map-throughput.js";
@@ -28,6 +29,7 @@ export interface BenchReport {
   byteExact?: ByteExactReport;
   crashTrials?: CrashTrialsReport;
   offlineCorpus?: OfflineCorpusReport;
+  eval?: EvalBenchReport;
   criticalPath?: CriticalPathReport;
   /** Undefined for a benchmark left out with --only. */
   targets: {
@@ -40,6 +42,7 @@ export interface BenchReport {
     byteExact?: boolean;
     crashDuplicates?: boolean;
     offlineCorpus?: boolean;
+    eval?: boolean;
     criticalPath?: boolean;
   };
 }
@@ -284,6 +287,19 @@ function offlineCorpusSection(report: OfflineCorpusReport): string {
   ].join("\n");
 }
 
+function evalSection(report: EvalBenchReport): string {
+  const failures = report.failures.flatMap((failure) => [`    ✗ ${failure.id}`, ...failure.failures.map((problem) => `        ${problem}`)]);
+  return [
+    `13. Eval suite (${report.suite}) through \`troupe eval\` on the offline model: cases it solves, and cases it must fail honestly`,
+    "    (expect.status failed), each checked against its expectations (status, answer, files, calls, cost; the judge is not judged offline).",
+    "",
+    `    cases passed: ${report.passed} / ${report.total} (${number(report.passRate * 100)} %), exit ${report.exitCode}, ${report.concurrency} cases at a time, ${number(report.durationMs / 1000)} s (process start included)`,
+    `    model calls: ${report.modelCalls}, tokens: ${report.tokens}`,
+    ...failures,
+    `    target: ${number(report.target.passRate * 100)} % of the suite → ${verdict(report.target.met)}`,
+  ].join("\n");
+}
+
 function byteExactSection(report: ByteExactReport): string {
   const table = formatTable(
     ["case", "held", "ms", "what happened"],
@@ -331,7 +347,7 @@ function criticalPathSection(report: CriticalPathReport): string {
   const plan = report.planStart;
   const range = (summary: Summary): string => `${number(summary.median)} ms median (${number(summary.min)}–${number(summary.max)})`;
   return [
-    `13. Critical path: uneven DAGs on the scripted model, each worker call sleeping its latency (the planner, critic and synthesizer`,
+    `14. Critical path: uneven DAGs on the scripted model, each worker call sleeping its latency (the planner, critic and synthesizer`,
     `    answer at once), every subtask allowed to run at once, ${report.runs} runs per shape after a warm-up. makespan = first subtask-start`,
     "    → last subtask-end (the events' times); ideal = the longest path by the scripted latencies. Before issue 12 (waves), the first",
     "    shape took 735 ms: 1.84×.",
@@ -339,9 +355,9 @@ function criticalPathSection(report: CriticalPathReport): string {
     table,
     "",
     `    load average (1 min): ${number(report.load.before)} before, ${number(report.load.after)} after`,
-    `    planner call start → first subtask-start, ${plan.subtasks} independent subtasks, the planner writing for ${plan.planMs} ms:`,
-    `      after the whole plan: ${range(plan.afterWholePlanMs)}`,
-    `      streamed plan:        ${plan.streamedMs ? range(plan.streamedMs) : "not measured"} — ${plan.note}`,
+    `    planner call start → first subtask-start, ${plan.subtasks} independent subtasks, the planner writing for ${plan.planMs} ms (plan approval off):`,
+    `      after the whole plan:                     ${range(plan.afterWholePlanMs)}`,
+    `      streamed (arguments in ${plan.pieces} pieces, spread out): ${range(plan.streamedMs)}`,
     `    overall: the shapes' median makespan ÷ ideal is ${number(report.overallMedianRatio)}×`,
     `    target: ≤ ${report.target.maxRatio}× at the median → ${verdict(report.target.met)}`,
   ].join("\n");
@@ -363,6 +379,7 @@ export function renderReport(report: BenchReport): string {
     report.offlineCorpus && offlineCorpusSection(report.offlineCorpus),
     report.byteExact && byteExactSection(report.byteExact),
     report.crashTrials && crashTrialsSection(report.crashTrials),
+    report.eval && evalSection(report.eval),
     report.criticalPath && criticalPathSection(report.criticalPath),
   ].filter((section): section is string => Boolean(section));
   const { targets } = report;
@@ -370,6 +387,6 @@ export function renderReport(report: BenchReport): string {
     `troupe benchmark: node ${environment.node}, ${environment.platform}, ${environment.cpus} CPUs, ${environment.startedAt}`,
     "",
     ...sections.flatMap((section) => [section, ""]),
-    `targets: overhead ${verdict(targets.overhead)}, fan-out ${verdict(targets.fanOut)}, map throughput ${verdict(targets.mapThroughput)}, prompt size ${verdict(targets.promptSize)}, submit p95 ${verdict(targets.serverSubmitP95)}, adversarial lag ${verdict(targets.adversarialLag)}, offline corpus ${verdict(targets.offlineCorpus)}, byte-exact ${verdict(targets.byteExact)}, crash duplicates ${verdict(targets.crashDuplicates)}, critical path ${verdict(targets.criticalPath)} (figures are reported, never enforced)`,
+    `targets: overhead ${verdict(targets.overhead)}, fan-out ${verdict(targets.fanOut)}, map throughput ${verdict(targets.mapThroughput)}, prompt size ${verdict(targets.promptSize)}, submit p95 ${verdict(targets.serverSubmitP95)}, adversarial lag ${verdict(targets.adversarialLag)}, offline corpus ${verdict(targets.offlineCorpus)}, byte-exact ${verdict(targets.byteExact)}, crash duplicates ${verdict(targets.crashDuplicates)}, eval ${verdict(targets.eval)}, critical path ${verdict(targets.criticalPath)} (figures are reported, never enforced)`,
   ].join("\n");
 }

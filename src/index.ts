@@ -34,3 +34,8 @@ export { findCriticalPath, longestPath, type RunTiming, type TimedSubtask } from
 export { MappedExecutionReport, MappedItemResult, OverallStatus, overallStatusOf, successfulOutputs, failedInputs } from "./core/map-report.js";
 export { MemoryStash, type Stash, type StashEntry, type StashKey, type MapItemRecord } from "./core/stash.js";
 export type { RunRequest, RunResult, RunMetrics, ResumeDecision, StopReason, RunStatus, DecisionTrace } from "./core/run.js";
+export { runEval, newEvalId, type EvalRunOptions, type CassetteOptions } from "./eval/runner.js";
+export { parseSuite, parseCases, EvalCase, Expectations, type Suite } from "./eval/suite.js";
+export { compareResults, type Comparison } from "./eval/compare.js";
+export type { EvalResults, CaseResult, Failure, JudgeOutcome } from "./eval/results.js";
+export type { EvalEvent, StoredEvalEvent } from "./eval/events.js";

@@ -282,3 +282,65 @@ describe("the web console with the tool platform and data flow", () => {
     }
   });
 });
+
+describe("the web console's evals", () => {
+  it("runs a pasted suite, shows each case's verdict live with what failed, and links each case to its run's task page", { timeout: 120_000 }, async () => {
+    const directory = tempDir("troupe-console-");
+    const troupe = await Troupe.create({ provider: "offline", dataDir: path.join(directory, "data"), workspace: path.join(directory, "workspace") });
+    let server: RunningServer | undefined;
+    let browser: BrowserContext | undefined;
+    try {
+      server = await startServer({ troupe, config: { port: 0, apiKeys: "console=console-key-1", rateLimitPerMinute: 0 }, logger: createLogger("warn") });
+      browser = await launch(directory);
+      const page = await browser.newPage();
+      const errors: string[] = [];
+      page.on("pageerror", (error) => errors.push(error.message));
+      await page.goto(`${server.url}/#/evals`);
+      await page.waitForSelector("#key-dialog[open]");
+      await page.fill("#key-input", "console-key-1");
+      await page.click("#key-dialog button[type=submit]");
+      await page.waitForSelector("#eval-list");
+
+      const suite = [
+        { id: "saves", task: "compute 17% of 2,340 and save it to result.txt", expect: { files: { "result.txt": "397.8" } } },
+        { id: "wrong", task: "compute 6*7", expect: { answer_includes: ["43"] } },
+        { id: "poem", task: "write a poem about the sea", expect: { status: "failed", judge: "the answer is a poem" } },
+      ];
+      await page.fill("#suite-input", suite.map((item) => JSON.stringify(item)).join("\n"));
+      await page.fill("#suite-name", "console smoke");
+      await page.click("#submit-eval");
+      await page.waitForURL(/#\/evals\/eval-/);
+      const evalId = decodeURIComponent(page.url().split("#/evals/")[1] ?? "");
+
+      // Every case ends with its verdict; the eval is finished and below its minimum (2 of 3).
+      await page.waitForSelector('#eval-status [data-status="completed"]');
+      await page.waitForSelector('tr.case-row[data-id="poem"][data-state="passed"]');
+      expect(await page.textContent("#eval-title")).toBe("console smoke");
+      expect(await page.textContent('#eval-status [data-status="not-met"]')).toBe("not met");
+      expect(await page.textContent("#eval-summary")).toMatch(/^3 of 3 cases done · 2 passed, 1 failed \(66\.7%; minimum 100%\) · offline:rules-v1/);
+      expect(await page.locator('tr.case-row[data-id="saves"]').getAttribute("data-state")).toBe("passed");
+      expect(await page.locator('tr.case-row[data-id="wrong"]').getAttribute("data-state")).toBe("failed");
+      expect(await page.textContent('tr.case-row[data-id="wrong"] ul.failures')).toBe('answer_includes: the answer does not include "43"');
+      expect(await page.textContent('tr.case-row[data-id="poem"] ul.failures')).toMatch(/^judge: not judged — the critic's model is troupe's offline rule-based model/);
+      mkdirSync(ARTIFACTS, { recursive: true });
+      await page.screenshot({ path: path.join(ARTIFACTS, "console-eval.png"), fullPage: true });
+
+      // A case's link opens its run's task page.
+      const runId = await page.locator('tr.case-row[data-id="wrong"] a.case-run').getAttribute("href");
+      expect(runId).toMatch(/^#\/tasks\/run-/);
+      await page.click('tr.case-row[data-id="wrong"] a.case-run');
+      await page.waitForSelector('#task-status [data-status="completed"]');
+      expect(await page.textContent("#task-title")).toBe("compute 6*7");
+
+      // The list shows the eval with its tally.
+      await page.click("#nav-evals");
+      await page.waitForSelector(`tr.eval-row[data-id="${evalId}"]`);
+      expect(await page.textContent(`tr.eval-row[data-id="${evalId}"]`)).toContain("2/3 passed (66.7%)");
+      expect(errors).toEqual([]);
+    } finally {
+      await browser?.close();
+      if (server) await server.shutdown("test done");
+      else troupe.close();
+    }
+  });
+});

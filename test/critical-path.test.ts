@@ -96,8 +96,9 @@ describe("a subtask starts the moment its inputs exist", () => {
     // The whole chain ran while the long subtask did.
     const spans = timeline(events);
     expect(spans.get("s4")?.end).toBeLessThan(spans.get("s5")?.end ?? 0);
-    // One execute node ran the whole plan, not one superstep per wave.
-    expect(result.trace.nodes.filter((node) => node === "execute")).toHaveLength(1);
+    // The planner's node ran the whole plan as it came (no plan approval), not one superstep per wave.
+    expect(result.trace.nodes.slice(0, 2)).toEqual(["intake", "planner"]);
+    expect(result.trace.nodes).not.toContain("execute");
   });
 
   it("runs the short branch of a skewed diamond, and what depends only on it, while the long branch runs", async () => {
@@ -270,6 +271,97 @@ describe("a crash at a random moment", () => {
       const calls = readScriptLog(log).filter((line) => line.phase === "start" && line.role === "research");
       for (const id of finishedBefore) expect(calls.filter((line) => line.subtask === id), `trial ${trial}: ${id} finished before the kill`).toHaveLength(1);
       expect(calls.length).toBeGreaterThanOrEqual(before);
+    }
+  });
+});
+
+describe("streamed planning", () => {
+  /** The planner's step, its plan's arguments streamed in pieces of 40 characters, 25 ms apart. */
+  const streamedPlan = (subtasks: PlannedSubtask[], extra: Partial<ScriptStep> = {}): ScriptStep => ({ ...planStep(subtasks), streamPieces: 40, pieceDelayMs: 25, ...extra });
+
+  it("starts the first subtasks while the planner is still writing the rest", async () => {
+    const plan = [
+      subtask("s1", "research", "First lookup"),
+      subtask("s2", "research", "Second lookup"),
+      subtask("s3", "research", "Third lookup, after the first", { dependsOn: ["s1"] }),
+      subtask("s4", "research", "Fourth lookup"),
+    ];
+    const model = new ScriptedChatModel({
+      steps: [streamedPlan(plan), ...plan.map((item) => finalStep(item.id, `result of ${item.id}`)), reviewStep(0.9), answerStep("four lookups")],
+    });
+    const directory = tempDir();
+    const troupe = await Troupe.create({ models: modelSetOf(model), dataDir: path.join(directory, "data"), workspace: path.join(directory, "workspace") });
+    const events: StoredEvent[] = [];
+    try {
+      const result = await troupe.run({ task: "four lookups" }, { onEvent: (event) => events.push(event) });
+      model.assertDone();
+      expect(result.status).toBe("completed");
+      const ready = eventsOf(events, "plan-ready")[0];
+      const firstStart = eventsOf(events, "subtask-start").find((event) => event.subtaskId === "s1");
+      // s1 started (and its dependent s3 after it) before the plan was complete.
+      expect(firstStart?.seq).toBeLessThan(ready?.seq ?? 0);
+      expect(eventsOf(events, "subtask-planned").map((event) => event.subtask.id)).toEqual(["s1", "s2", "s3", "s4"]);
+      const planner = model.callsFor("planner")[0];
+      const worker = model.callsFor("research", "s1")[0];
+      // The worker's model call began while the planner's reply was still streaming (its last piece comes ~25 ms × pieces later).
+      expect(worker?.startedAt).toBeLessThan((planner?.endedAt ?? 0) + 25 * 10);
+      expect(result.plan.map((view) => [view.id, view.status, view.attempts])).toEqual([
+        ["s1", "done", 1],
+        ["s2", "done", 1],
+        ["s3", "done", 1],
+        ["s4", "done", 1],
+      ]);
+    } finally {
+      troupe.close();
+    }
+  });
+
+  it("drops what started from a plan that turns out invalid, and runs the repaired plan", async () => {
+    const model = new ScriptedChatModel({
+      steps: [
+        // The whole plan refers to a subtask that does not exist: invalid, though s1 read well on its own.
+        streamedPlan([subtask("s1", "research", "Early lookup"), subtask("s2", "research", "Uses a ghost", { dependsOn: ["s9"] })]),
+        finalStep("s1", "early result", { contains: "Early lookup", delayMs: 400 }),
+        planStep([subtask("s1", "research", "Repaired lookup")], { contains: "s9" }),
+        finalStep("s1", "repaired result", { contains: "Repaired lookup" }),
+        reviewStep(0.9),
+        answerStep("repaired"),
+      ],
+    });
+    const directory = tempDir();
+    const troupe = await Troupe.create({ models: modelSetOf(model), dataDir: path.join(directory, "data"), workspace: path.join(directory, "workspace") });
+    const events: StoredEvent[] = [];
+    try {
+      const result = await troupe.run({ task: "look it up" }, { onEvent: (event) => events.push(event) });
+      model.assertDone();
+      expect(result.status).toBe("completed");
+      expect(eventsOf(events, "plan-invalid")[0]?.errors).toEqual(['subtask s2 depends on "s9", which is not in the plan']);
+      // Both streamed subtasks were taken (s2 waiting for a s9 that never came); s1 started, then was dropped with the plan.
+      expect(eventsOf(events, "subtask-planned").map((event) => event.subtask.label)).toEqual(["Early lookup", "Uses a ghost"]);
+      expect(eventsOf(events, "subtask-start").map((event) => event.label)).toEqual(["Early lookup", "Repaired lookup"]);
+      expect(eventsOf(events, "subtask-end").map((event) => event.summary)).toEqual(["repaired result"]);
+      expect(result.plan).toMatchObject([{ id: "s1", label: "Repaired lookup", status: "done", attempts: 1, summary: "repaired result" }]);
+    } finally {
+      troupe.close();
+    }
+  });
+
+  it("waits for the whole plan when the plan needs approval", async () => {
+    const plan = [subtask("s1", "research", "First"), subtask("s2", "research", "Second")];
+    const model = new ScriptedChatModel({ steps: [streamedPlan(plan), finalStep("s1", "one"), finalStep("s2", "two"), reviewStep(0.9), answerStep("both")] });
+    const directory = tempDir();
+    const troupe = await Troupe.create({ models: modelSetOf(model), dataDir: path.join(directory, "data"), workspace: path.join(directory, "workspace") });
+    const events: StoredEvent[] = [];
+    try {
+      const paused = await troupe.run({ task: "two things", approvePlan: true, threadId: "approve" }, { onEvent: (event) => events.push(event) });
+      expect(paused.interrupt?.kind).toBe("plan-approval");
+      expect(eventsOf(events, "subtask-planned")).toEqual([]);
+      expect(eventsOf(events, "subtask-start")).toEqual([]);
+      const done = await troupe.resume("approve", { decision: "approve" });
+      model.assertDone();
+      expect(done.status).toBe("completed");
+    } finally {
+      troupe.close();
     }
   });
 });

@@ -22,6 +22,7 @@ const open: TestApp[] = [];
 
 afterEach(async () => {
   for (const built of open.splice(0)) {
+    await built.evals.shutdown();
     await built.tasks.shutdown(0);
     await built.app.close();
     built.troupe.close();

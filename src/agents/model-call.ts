@@ -1,6 +1,9 @@
 import { setTimeout as sleep } from "node:timers/promises";
+import { BaseCallbackHandler, type HandleLLMNewTokenCallbackFields, type NewTokenIndices } from "@langchain/core/callbacks/base";
+import { CallbackManager } from "@langchain/core/callbacks/manager";
+import { AsyncLocalStorageProviderSingleton } from "@langchain/core/singletons";
 import type { BaseLanguageModelInput } from "@langchain/core/language_models/base";
-import type { AIMessage, AIMessageChunk, BaseMessage } from "@langchain/core/messages";
+import { type AIMessage, AIMessageChunk, type BaseMessage } from "@langchain/core/messages";
 import type { Runnable } from "@langchain/core/runnables";
 import { isBudgetExhausted } from "../core/budget.js";
 import { errorMessage, ModelError } from "../core/errors.js";
@@ -9,7 +12,7 @@ import { backoffDelay, classifyFailure, type FailureClass, TruncatedStreamError 
 import { costOf } from "../providers/prices.js";
 import { choiceId, type ModelCandidate, type ModelRoute } from "../providers/registry.js";
 import { countMessageTokens } from "../providers/token-count.js";
-import type { RunLedger } from "./run-ledger.js";
+import type { Reservation, RunLedger } from "./run-ledger.js";
 
 export interface ModelUsage {
   llmCalls: number;
@@ -65,6 +68,32 @@ export interface CallShape {
   prepare?: (candidate: ModelCandidate) => Runnable<BaseLanguageModelInput, unknown>;
   /** Streams the answer when the candidate streams, handing each piece of text here. */
   onToken?: (text: string) => void;
+  /**
+   * Each piece of the answer as the model streams it (text and tool-call arguments), while the
+   * call itself is made as usual (so structured output is read from the whole answer). Models
+   * that do not stream hand over nothing. `onAttempt` is told when an attempt starts again.
+   */
+  onChunk?: (chunk: AIMessageChunk) => void;
+  onAttempt?: (attempt: number) => void;
+}
+
+/**
+ * Hands a model's streamed pieces to `onChunk`. `lc_prefer_streaming` makes LangChain stream a
+ * call made with `invoke` when the model can, and the provider packages report every piece.
+ */
+class ChunkListener extends BaseCallbackHandler {
+  name = "troupe-chunk-listener";
+  lc_prefer_streaming = true;
+
+  constructor(private readonly onChunk: (chunk: AIMessageChunk) => void) {
+    super();
+  }
+
+  override handleLLMNewToken(_token: string, _index: NewTokenIndices, _runId: string, _parentRunId?: string, _tags?: string[], fields?: HandleLLMNewTokenCallbackFields): void {
+    const chunk = fields?.chunk;
+    const message = chunk && "message" in chunk ? chunk.message : undefined;
+    if (AIMessageChunk.isInstance(message)) this.onChunk(message);
+  }
 }
 
 /** The message inside what a runnable returned: the message itself, or `raw` of a structured answer. */
@@ -93,8 +122,25 @@ function streamFinished(message: AIMessageChunk): boolean {
   return Boolean(metadata.finish_reason ?? metadata.stop_reason ?? metadata.done_reason ?? metadata.done);
 }
 
+/**
+ * The callbacks the call inherits (the run's observers, LangGraph's own) with one more handler:
+ * callbacks given to `invoke` would otherwise replace those it inherits.
+ */
+function withListener(listener: BaseCallbackHandler): CallbackManager | BaseCallbackHandler[] {
+  const inherited = (AsyncLocalStorageProviderSingleton.getRunnableConfig() as { callbacks?: unknown } | undefined)?.callbacks;
+  if (inherited instanceof CallbackManager) return inherited.copy([listener]);
+  return [...(Array.isArray(inherited) ? (inherited as BaseCallbackHandler[]) : []), listener];
+}
+
 /** One attempt with its own timeout; for a stream, the timeout is the longest wait for the next piece. */
-async function attempt(runnable: Runnable<BaseLanguageModelInput, unknown>, messages: BaseMessage[], signals: AbortSignal[], timeoutMs: number, onToken?: (text: string) => void): Promise<{ output: unknown } | { timedOut: true; error: unknown }> {
+async function attempt(
+  runnable: Runnable<BaseLanguageModelInput, unknown>,
+  messages: BaseMessage[],
+  signals: AbortSignal[],
+  timeoutMs: number,
+  onToken?: (text: string) => void,
+  onChunk?: (chunk: AIMessageChunk) => void,
+): Promise<{ output: unknown } | { timedOut: true; error: unknown }> {
   const timeout = new AbortController();
   let timer = setTimeout(() => timeout.abort(new Error(`timed out after ${timeoutMs} ms`)), timeoutMs);
   const rearm = (): void => {
@@ -103,7 +149,7 @@ async function attempt(runnable: Runnable<BaseLanguageModelInput, unknown>, mess
   };
   const signal = AbortSignal.any([...signals, timeout.signal]);
   try {
-    if (!onToken) return { output: await runnable.invoke(messages, { signal }) };
+    if (!onToken) return { output: await runnable.invoke(messages, onChunk ? { signal, callbacks: withListener(new ChunkListener(onChunk)) } : { signal }) };
     let full: AIMessageChunk | undefined;
     for await (const chunk of (await runnable.stream(messages, { signal })) as AsyncIterable<AIMessageChunk>) {
       rearm();
@@ -137,10 +183,20 @@ async function usageOf(messages: BaseMessage[], message: AIMessage): Promise<{ p
  * from the model's price. Tools are never run here, so a retry cannot repeat a side effect.
  */
 export async function callModel(route: ModelRoute, messages: BaseMessage[], options: CallOptions, shape: CallShape = {}): Promise<ModelReply> {
-  const { meter, ledger } = options;
+  const { ledger } = options;
   const chain = route.candidates.filter((candidate, index) => index === route.candidates.length - 1 || !ledger?.isSkipped(choiceId(candidate.choice)));
   const first = chain[0] as ModelCandidate;
-  if (ledger) ledger.admit(ledger.needsEstimate ? await estimate(messages, first) : undefined);
+  const reservation = ledger ? ledger.admit(ledger.needsEstimate ? await estimate(messages, first) : undefined) : undefined;
+  try {
+    return await callChain(route, chain, messages, options, shape, reservation);
+  } finally {
+    // A call that ended without a settled answer gives its reservation back.
+    ledger?.release(reservation);
+  }
+}
+
+async function callChain(route: ModelRoute, chain: ModelCandidate[], messages: BaseMessage[], options: CallOptions, shape: CallShape, reservation: Reservation | undefined): Promise<ModelReply> {
+  const { meter, ledger } = options;
   const signals = [options.signal, ledger?.signal].filter((signal): signal is AbortSignal => signal !== undefined);
   const { policy } = route;
   let lastFailure: { id: string; failure: FailureClass; error: unknown; attempts: number } | undefined;
@@ -152,13 +208,14 @@ export async function callModel(route: ModelRoute, messages: BaseMessage[], opti
       let failure: FailureClass;
       let caught: unknown;
       try {
-        const result = await attempt(runnable, messages, signals, policy.timeoutMs, onToken);
+        shape.onAttempt?.(attemptNumber);
+        const result = await attempt(runnable, messages, signals, policy.timeoutMs, onToken, shape.onChunk);
         if ("output" in result) {
           const message = messageOf(result.output);
           const { promptTokens, completionTokens } = await usageOf(messages, message);
           const costUsd = costOf(candidate.price, promptTokens, completionTokens);
           meter.add({ llmCalls: 1, promptTokens, completionTokens, costUsd });
-          ledger?.settle({ promptTokens, completionTokens, costUsd });
+          ledger?.settle({ promptTokens, completionTokens, costUsd }, reservation);
           return { message, output: result.output, candidate };
         }
         caught = result.error;

@@ -1,13 +1,14 @@
 import { HumanMessage, SystemMessage } from "@langchain/core/messages";
 import { LIMITS } from "../core/limits.js";
-import type { PlanOutput } from "../core/plan.js";
+import type { PlannedSubtask, PlanOutput } from "../core/plan.js";
 import { type PlanWireSchema, planWireSchema, readPlanAnswer } from "../core/plan-wire.js";
 import type { ModelRoute } from "../providers/registry.js";
 import { roleLine, SECTIONS, STRUCTURED_OUTPUT, section } from "../core/prompt-protocol.js";
+import { StreamedElements } from "../core/streamed-elements.js";
 import { truncate } from "../core/text.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import type { AgentDefinition } from "./define-agent.js";
-import type { CallOptions } from "./model-call.js";
+import type { CallOptions, CallShape } from "./model-call.js";
 import { fitToBudget, scaled } from "./prompt-budget.js";
 import { invokeStructured } from "./structured-output.js";
 
@@ -87,7 +88,7 @@ export function plannerSchema(input: Pick<PlannerInput, "agents" | "tools" | "al
  * Asks the model for a plan (structured output, with the agent and tool names as enums) and
  * returns it in the internal shape. Validation of the plan is the caller's.
  */
-export async function runPlanner(input: PlannerInput, options: CallOptions): Promise<PlanOutput> {
+export async function runPlanner(input: PlannerInput, options: CallOptions, onSubtask?: (subtask: PlannedSubtask) => void): Promise<PlanOutput> {
   const system = new SystemMessage(plannerPrompt(input.agents, input.tools, Math.min(input.maxSubtasks, LIMITS.maxSubtasks), input.allowedTools));
   const { messages } = await fitToBudget((detail) => [system, new HumanMessage(plannerMessage(input, detail))], input.promptBudget ?? LIMITS.promptTokenBudget);
   const schema = plannerSchema(input);
@@ -99,7 +100,45 @@ export async function runPlanner(input: PlannerInput, options: CallOptions): Pro
       name: STRUCTURED_OUTPUT.plan,
       description: "Submit the plan: subtasks with their agents, dependencies and arguments.",
       messages,
+      ...(onSubtask ? { stream: streamedSubtasks(schema, onSubtask) } : {}),
     },
     options,
   );
+}
+
+/**
+ * Hands over each subtask of a plan as the model streams it (its arguments as a forced tool
+ * call, or the JSON content of a JSON-schema answer), once it is complete and reads as a valid
+ * subtask on its own. An attempt that starts again (a retry) streams the plan again: only
+ * subtasks beyond those already handed over are handed over.
+ */
+function streamedSubtasks(schema: PlanWireSchema, onSubtask: (subtask: PlannedSubtask) => void): Pick<CallShape, "onChunk" | "onAttempt"> {
+  let reader = new StreamedElements("subtasks");
+  let handed = 0;
+  /** Set at the first subtask that does not read on its own: those after it wait for the whole plan too, so what was handed over stays a prefix of it. */
+  let stopped = false;
+  return {
+    onAttempt: () => {
+      reader = new StreamedElements("subtasks");
+    },
+    onChunk: (chunk) => {
+      if (stopped) return;
+      const text = (chunk.tool_call_chunks ?? []).filter((piece) => (piece.index ?? 0) === 0).map((piece) => piece.args ?? "").join("") || (typeof chunk.content === "string" ? chunk.content : "");
+      if (!text) return;
+      for (const element of reader.push(text)) {
+        if (reader.count <= handed) continue;
+        handed = reader.count;
+        // The element in the wire shape (a plan around it needs its question, null), or in the internal one.
+        const wire = readPlanAnswer({ subtasks: [element], question: null }, schema);
+        const read = wire.success ? wire : readPlanAnswer({ subtasks: [element] }, schema);
+        const subtask = read.success ? read.data.subtasks[0] : undefined;
+        // A subtask that does not read on its own waits for the whole plan, which is read and judged as a whole.
+        if (!subtask) {
+          stopped = true;
+          return;
+        }
+        onSubtask(subtask);
+      }
+    },
+  };
 }

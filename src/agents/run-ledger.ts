@@ -10,6 +10,13 @@ export interface UsedSoFar {
   activeMs: number;
 }
 
+/** What an admitted call holds of the budget until it settles: its prompt's tokens and cost. */
+export interface Reservation {
+  tokens: number;
+  costUsd: number;
+  released?: boolean;
+}
+
 /**
  * The spending of one run while it goes, shared by all its nodes (parallel workers included):
  * every model call is admitted against the budget before it is made, and settled with its real
@@ -26,6 +33,8 @@ export class RunLedger {
   #calls: number;
   #tokens: number;
   #cost: number;
+  /** The prompts of admitted calls still in flight. */
+  readonly #reserved = { tokens: 0, costUsd: 0 };
   #stopNoticed = false;
   /** The first limit reached, once one is. */
   stop: BudgetStop | undefined;
@@ -69,21 +78,39 @@ export class RunLedger {
 
   /**
    * Admits one model call, or throws BudgetExhaustedError: when a limit is already reached, or
-   * when the call's prompt alone (`estimate`) would go past the token or cost limit.
+   * when the call's prompt alone (`estimate`) would go past the token or cost limit, counting the
+   * prompts of the calls still in flight — parallel workers, a subtask started while the plan
+   * streams — which are reserved until they settle. Returns the reservation to settle or release.
    */
-  admit(estimate?: { tokens: number; costUsd: number }): void {
+  admit(estimate?: { tokens: number; costUsd: number }): Reservation | undefined {
     if (this.#deadline.signal.aborted) this.refuse(this.wallTimeStop());
     const reached = reachedLimit(this.budget, this.usage());
     if (reached) this.refuse(reached);
     const { maxTokens, maxCostUsd } = this.budget;
-    if (estimate && maxTokens !== undefined && this.#tokens + estimate.tokens > maxTokens) this.refuse({ limit: "maxTokens", max: maxTokens, used: this.#tokens });
-    if (estimate && maxCostUsd !== undefined && this.#cost + estimate.costUsd > maxCostUsd) this.refuse({ limit: "maxCostUsd", max: maxCostUsd, used: this.#cost });
+    const tokens = this.#tokens + this.#reserved.tokens;
+    const cost = this.#cost + this.#reserved.costUsd;
+    if (estimate && maxTokens !== undefined && tokens + estimate.tokens > maxTokens) this.refuse({ limit: "maxTokens", max: maxTokens, used: this.#tokens });
+    if (estimate && maxCostUsd !== undefined && cost + estimate.costUsd > maxCostUsd) this.refuse({ limit: "maxCostUsd", max: maxCostUsd, used: this.#cost });
     this.#calls += 1;
+    if (!estimate) return undefined;
+    this.#reserved.tokens += estimate.tokens;
+    this.#reserved.costUsd += estimate.costUsd;
+    return { ...estimate };
   }
 
-  settle(usage: { promptTokens: number; completionTokens: number; costUsd: number }): void {
+  /** Adds a finished call's real usage, in place of what was reserved for it. */
+  settle(usage: { promptTokens: number; completionTokens: number; costUsd: number }, reservation?: Reservation): void {
+    this.release(reservation);
     this.#tokens += usage.promptTokens + usage.completionTokens;
     this.#cost += usage.costUsd;
+  }
+
+  /** Frees what was reserved for a call that ended without usage to count (it failed or was cancelled). */
+  release(reservation: Reservation | undefined): void {
+    if (!reservation || reservation.released) return;
+    reservation.released = true;
+    this.#reserved.tokens -= reservation.tokens;
+    this.#reserved.costUsd -= reservation.costUsd;
   }
 
   /**

@@ -5,7 +5,7 @@ import { z } from "zod";
 import { ModelError } from "../core/errors.js";
 import { describeKeywords, isStrictCompatible, type JsonSchema, wireJsonSchema } from "../core/wire-schema.js";
 import type { ModelCandidate, ModelRoute } from "../providers/registry.js";
-import { type CallOptions, callModel, isInvalidAnswerError } from "./model-call.js";
+import { type CallOptions, type CallShape, callModel, isInvalidAnswerError } from "./model-call.js";
 
 export interface StructuredRequest<Schema extends z.ZodType, Output = z.infer<Schema>> {
   route: ModelRoute;
@@ -16,6 +16,8 @@ export interface StructuredRequest<Schema extends z.ZodType, Output = z.infer<Sc
   name: string;
   description: string;
   messages: BaseMessage[];
+  /** The first answer's pieces as the model streams them (see CallShape.onChunk); a repair round is not streamed here. */
+  stream?: Pick<CallShape, "onChunk" | "onAttempt">;
 }
 
 const schemaCache = new WeakMap<z.ZodType, JsonSchema>();
@@ -124,7 +126,8 @@ export async function invokeStructured<Schema extends z.ZodType, Output = z.infe
     let answered: ModelCandidate;
     let answer: { value: unknown } | { problem: string };
     try {
-      const reply = await callModel(route, messages, options, { prepare: (candidate) => structuredRunnable(candidate, name, description, schema) });
+      const stream = round === 0 ? request.stream : undefined;
+      const reply = await callModel(route, messages, options, { prepare: (candidate) => structuredRunnable(candidate, name, description, schema), ...stream });
       const output = reply.output as { raw: AIMessage; parsed: unknown };
       raw = output.raw;
       answered = reply.candidate;

@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import type { Env } from "../config/env.js";
 import type { StoredEvent } from "../core/events.js";
 import type { RunResult } from "../core/run.js";
 import type { InvokeOptions, Troupe } from "../runtime/engine.js";
@@ -25,10 +26,10 @@ export function addEngineFlags(command: Command, withModel = true): Command {
     .option("--data-dir <dir>", "where runs and checkpoints are kept (default: TROUPE_DATA_DIR or ./.troupe)");
 }
 
-/** Opens an engine; heavy modules load only here, so `--help` stays fast. */
-export async function openEngine(flags: EngineFlags): Promise<Troupe> {
+/** Opens an engine; heavy modules load only here, so `--help` stays fast. `env` replaces the process's (a replay's placeholders). */
+export async function openEngine(flags: EngineFlags, env?: Env): Promise<Troupe> {
   const { Troupe } = await import("../runtime/engine.js");
-  const troupe = await Troupe.create({ provider: flags.provider, model: flags.model, workspace: flags.workspace, dataDir: flags.dataDir });
+  const troupe = await Troupe.create({ provider: flags.provider, model: flags.model, workspace: flags.workspace, dataDir: flags.dataDir, ...(env ? { env } : {}) });
   if (troupe.providerSource === "default") {
     err("note: no model provider is configured, so troupe uses its offline rule-based model (set TROUPE_PROVIDER or --provider for a real one)");
   }

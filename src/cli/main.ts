@@ -2,6 +2,7 @@
 import { Command, CommanderError } from "commander";
 import { errorMessage } from "../core/errors.js";
 import { registerAudit } from "./commands/audit.js";
+import { registerEval } from "./commands/eval.js";
 import { registerGraph } from "./commands/graph.js";
 import { registerResume } from "./commands/resume.js";
 import { registerRun } from "./commands/run.js";
@@ -25,6 +26,7 @@ export function createProgram(): Command {
   registerGraph(program);
   registerTools(program);
   registerAudit(program);
+  registerEval(program);
   registerServe(program);
   return program;
 }

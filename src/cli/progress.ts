@@ -35,6 +35,9 @@ export function printProgress(event: StoredEvent): void {
     case "tool-call":
       err(color.dim(`    · ${event.subtaskId ?? ""} ${event.tool} ${event.ok ? "ok" : "failed"} (${formatMs(event.durationMs)}): ${oneLine(event.preview, 90)}`));
       break;
+    case "subtask-planned":
+      err(color.dim(`    planned ${event.subtask.id} [${event.subtask.agent}] ${oneLine(event.subtask.label, 80)} (starts while the plan is written)`));
+      break;
     case "subtask-end":
       if (event.status === "done") err(`${color.green("✓")} ${event.subtaskId} done in ${formatMs(event.durationMs)}: ${oneLine(event.summary ?? "", 90)}`);
       else err(`${color.red("✗")} ${event.subtaskId} ${event.status}${event.failureKind && event.failureKind !== "error" ? ` (${event.failureKind})` : ""} in ${formatMs(event.durationMs)}: ${oneLine(event.error ?? "", 120)}`);

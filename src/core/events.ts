@@ -12,6 +12,8 @@ export type RunEvent =
   | { type: "run-start"; runId: string; threadId: string; task: string; resumed: boolean }
   | { type: "plan-ready"; attempt: number; subtasks: PlannedSubtask[]; notes?: string[] }
   | { type: "plan-invalid"; attempt: number; errors: string[] }
+  /** A subtask of a plan that is still streaming in, accepted to start early (the whole plan follows with plan-ready). */
+  | { type: "subtask-planned"; subtask: PlannedSubtask }
   | { type: "subtask-start"; subtaskId: string; label: string; agent: string; attempt: number }
   | {
       type: "subtask-end";

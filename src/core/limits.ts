@@ -26,6 +26,10 @@ export const LIMITS = {
   promptTokenBudget: 8_000,
   promptTokenBudgetMin: 1_000,
   promptTokenBudgetMax: 1_000_000,
+  /** Cases of one eval suite, and how many of them run at once. */
+  evalMaxCases: 500,
+  evalConcurrency: 4,
+  evalConcurrencyMax: 16,
 } as const;
 
 /** Critic weights for accuracy, completeness, relevance and logic. */

@@ -12,7 +12,7 @@ const end = (subtaskId: string, status: "done" | "failed" = "done", summary = `r
 
 describe("a running run's subtasks by its events", () => {
   it("gives the subtasks that ended with their times and those still running with their start", () => {
-    const live = liveSubtasks(stored([1, { type: "plan-ready", attempt: 1, subtasks: [] }], [10, start("s1")], [12, start("s2")], [110, end("s1")], [111, start("s3")]));
+    const live = liveSubtasks(stored([10, start("s1")], [12, start("s2")], [110, end("s1")], [111, start("s3")], [112, { type: "plan-ready", attempt: 1, subtasks: [] }]));
     expect(live.ended).toEqual({ s1: { status: "done", attempts: 1, startedAt: 10, endedAt: 110, summary: "result of s1" } });
     expect(live.runningSince).toEqual({ s2: 12, s3: 111 });
   });
@@ -38,6 +38,17 @@ describe("a running run's subtasks by its events", () => {
     const live = liveSubtasks(stored([10, start("s1")], [20, end("s1")], [30, verdict], [40, start("s1", 2)]));
     expect(live.ended).toEqual({});
     expect(live.runningSince).toEqual({ s1: 40 });
+  });
+
+  it("keeps what ran before a streamed plan was complete, and forgets what was dropped with an invalid one", () => {
+    const kept = liveSubtasks(stored([10, start("s1")], [20, end("s1")], [30, { type: "plan-ready", attempt: 1, subtasks: [] }]));
+    expect(Object.keys(kept.ended)).toEqual(["s1"]);
+    const dropped = liveSubtasks(
+      stored([10, start("s1")], [20, end("s1")], [21, start("s2")], [30, { type: "subtask-skip", subtaskId: "s1", reason: "dropped: the plan is not valid" }], [30, { type: "subtask-skip", subtaskId: "s2", reason: "dropped: the plan is not valid" }]),
+    );
+    expect(dropped).toEqual({ ended: {}, runningSince: {} });
+    const invalid = liveSubtasks(stored([10, start("s1")], [20, end("s1")], [25, start("s2")], [30, { type: "plan-invalid", attempt: 1, errors: ["cycle"] }]));
+    expect(invalid).toEqual({ ended: {}, runningSince: {} });
   });
 
   it("fills in only what the state still has as pending", () => {

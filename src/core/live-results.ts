@@ -16,18 +16,21 @@ export interface LiveSubtasks {
  * The subtasks of a running run by its events. The execute node hands its subtasks' results to
  * the graph state together, when it returns, so while it runs (or waits for a person's approval)
  * the checkpoint still has the subtasks that have already finished as pending; their
- * `subtask-end` events say how and when they ended. Only events after the last `plan-ready` or
- * `critic-verdict` count for what has ended: a subtask sent back for a redo ended in an earlier
- * round. A mapped subtask's item counts come from its `map-item` events.
+ * `subtask-end` events say how and when they ended. Only events after the last `critic-verdict`
+ * or `plan-invalid` count: a subtask sent back for a redo ended in an earlier round. Not
+ * `plan-ready`, which a streamed plan sends after its first subtasks have run. A subtask dropped
+ * with a plan that turned out invalid (`dropped:`) is forgotten. A mapped subtask's item counts
+ * come from its `map-item` events.
  */
 export function liveSubtasks(events: readonly StoredEvent[]): LiveSubtasks {
   const ended: Record<string, SubtaskResult> = {};
   const running = new Map<string, { at: number; attempt: number; items: MapTally | undefined }>();
   for (const event of events) {
     switch (event.type) {
-      case "plan-ready":
       case "critic-verdict":
+      case "plan-invalid":
         for (const id of Object.keys(ended)) delete ended[id];
+        running.clear();
         break;
       case "subtask-start":
         running.set(event.subtaskId, { at: event.at, attempt: event.attempt, items: undefined });
@@ -62,7 +65,8 @@ export function liveSubtasks(events: readonly StoredEvent[]): LiveSubtasks {
       }
       case "subtask-skip":
         running.delete(event.subtaskId);
-        ended[event.subtaskId] = { status: "skipped", attempts: 0, error: event.reason };
+        if (event.reason.startsWith("dropped:")) delete ended[event.subtaskId];
+        else ended[event.subtaskId] = { status: "skipped", attempts: 0, error: event.reason };
         break;
       default:
         break;

@@ -1,11 +1,13 @@
 import { createHash } from "node:crypto";
 import { GraphBubbleUp, GraphInterrupt, isGraphBubbleUp, isGraphInterrupt, type LangGraphRunnableConfig, task } from "@langchain/langgraph";
+import type { RunLedger } from "../agents/run-ledger.js";
+import { errorMessage } from "../core/errors.js";
 import { LIMITS } from "../core/limits.js";
 import { isArgRef, type PlannedSubtask, type SubtaskResult } from "../core/plan.js";
 import { stableStringify } from "../core/text.js";
 import { Semaphore } from "../tools/concurrency.js";
 import { emit, type GraphDeps } from "./deps.js";
-import { createRunSubtask, type SubtaskPayload } from "./nodes/execution.js";
+import { createRunSubtask, type SubtaskPayload, subtaskMayPause } from "./nodes/execution.js";
 import { statusOf } from "./schedule.js";
 import type { State, Update } from "./state.js";
 
@@ -85,74 +87,165 @@ export function isUnfinished(state: Pick<State, "results">, id: string): boolean
   return status === "pending" || status === "running";
 }
 
+/** The plan so far and what it runs with; the plan may still grow while it streams in. */
+export interface DispatchContext {
+  state: State;
+  /** The subtasks known so far, in plan order (the whole plan, or what has streamed in). */
+  plan: () => readonly PlannedSubtask[];
+}
+
 /**
- * The `execute` node: runs the plan's unfinished subtasks, each as its own LangGraph task, and
- * starts each the moment its last dependency has finished and a concurrency slot is free —
- * whatever else is running, not wave by wave. The tasks are called at once, in plan order (each
- * waits inside for its dependencies), so their identities do not depend on which finished
- * first: a replay after a crash hands every finished subtask its own saved result and runs only
- * the others. A subtask waiting for a person's approval pauses the run only once nothing else
- * can go on; the node then raises every pending approval at once. A subtask whose dependency
- * failed is skipped; one whose dependency waits, or that would start after a drain request or a
- * spent budget, is held back unsaved and stays pending.
+ * Runs subtasks as LangGraph tasks, each starting the moment its inputs exist and a
+ * concurrency slot is free. `add` calls a subtask's task at once, in the order the plan gives,
+ * so task identities never depend on which subtask finished first; the task waits inside for its
+ * dependencies (also ones added later, as a streamed plan grows). A subtask whose dependency
+ * failed is skipped; one whose dependency cannot finish now (it waits for a person), or that
+ * would start after a drain request, a spent budget or `abort()`, is held back, unsaved, and
+ * stays pending.
  */
-export function createExecuteNode(deps: GraphDeps) {
-  const runSubtask = createRunSubtask(deps);
-  return async (state: State, config: LangGraphRunnableConfig): Promise<Update> => {
-    const slots = new Semaphore(config.maxConcurrency ?? LIMITS.subtaskConcurrency);
-    const control = (config as { control?: { drainRequested?: boolean } }).control;
-    const ledger = deps.ledgers?.get(state.runId);
-    /** Results known so far: earlier rounds' and this node's finished subtasks. */
-    const known = new Map<string, SubtaskResult>(Object.entries(state.results));
-    const calls = new Map<string, Promise<SubtaskUpdate>>();
-    let stopped = false;
-    const held = (reason: string): never => {
-      throw new HeldBack(reason);
-    };
-    /** A dependency's result once it has one; rejects (held) when it cannot have one in this node. */
-    const resultOf = async (id: string): Promise<SubtaskResult | undefined> => {
-      const call = calls.get(id);
-      if (call === undefined) return known.get(id);
-      try {
-        await call;
-      } catch (error) {
-        if (isGraphBubbleUp(error)) held(`${id} has not finished`);
-        throw error;
+export class Dispatcher {
+  readonly #runSubtask: ReturnType<typeof createRunSubtask>;
+  readonly #context: DispatchContext;
+  readonly #config: LangGraphRunnableConfig;
+  readonly #slots: Semaphore;
+  readonly #control: { drainRequested?: boolean } | undefined;
+  readonly #ledger: RunLedger | undefined;
+  /** Results known so far: earlier rounds' and this dispatcher's finished subtasks. */
+  readonly #known: Map<string, SubtaskResult>;
+  readonly #calls = new Map<string, Promise<SubtaskUpdate>>();
+  /** Dependencies named before the subtask itself was added (a streamed plan's forward references). */
+  readonly #awaited = new Map<string, { promise: Promise<void>; resolve: () => void }>();
+  readonly #abort = new AbortController();
+  readonly #signal: AbortSignal;
+  readonly #deps: GraphDeps;
+  /** Started before its plan is known to be valid (a streamed plan): see `confirm`. */
+  readonly #speculative: boolean;
+  readonly #confirmed: Promise<void>;
+  #confirm: () => void = () => undefined;
+  #stopped = false;
+
+  constructor(deps: GraphDeps, context: DispatchContext, config: LangGraphRunnableConfig, options: { speculative?: boolean } = {}) {
+    this.#deps = deps;
+    this.#speculative = options.speculative === true;
+    this.#confirmed = new Promise<void>((resolve) => (this.#confirm = resolve));
+    if (!this.#speculative) this.#confirm();
+    this.#runSubtask = createRunSubtask(deps);
+    this.#context = context;
+    this.#signal = config.signal ? AbortSignal.any([config.signal, this.#abort.signal]) : this.#abort.signal;
+    this.#config = { ...config, signal: this.#signal };
+    this.#slots = new Semaphore(config.maxConcurrency ?? LIMITS.subtaskConcurrency);
+    this.#control = (config as { control?: { drainRequested?: boolean } }).control;
+    this.#ledger = deps.ledgers?.get(context.state.runId);
+    this.#known = new Map(Object.entries(context.state.results));
+  }
+
+  /** The subtasks added so far, by id. */
+  has(id: string): boolean {
+    return this.#calls.has(id);
+  }
+
+  /** The plan is valid as a whole: subtasks that may ask a person go on too. */
+  confirm(): void {
+    this.#confirm();
+  }
+
+  /** Stops what was started (a speculative start from a plan that turned out invalid); their results are not kept. */
+  abort(reason: string): void {
+    this.#stopped = true;
+    this.#abort.abort(new Error(reason));
+    this.#confirm();
+  }
+
+  #held(reason: string): never {
+    throw new HeldBack(reason);
+  }
+
+  /** A dependency's result once it has one; throws (held) when it cannot have one now. */
+  async #resultOf(id: string): Promise<SubtaskResult | undefined> {
+    let call = this.#calls.get(id);
+    if (call === undefined && !this.#known.has(id) && !this.#stopped) {
+      // Not added yet (named ahead in a streaming plan): wait until it is, or until the plan is complete.
+      let waiting = this.#awaited.get(id);
+      if (!waiting) {
+        let resolve = (): void => undefined;
+        const promise = new Promise<void>((done) => (resolve = done));
+        waiting = { promise, resolve };
+        this.#awaited.set(id, waiting);
       }
-      return known.get(id);
-    };
-    for (const subtask of state.plan.filter((item) => isUnfinished(state, item.id))) {
-      const attempt = (state.results[subtask.id]?.attempts ?? 0) + 1;
-      const run = task(subtaskTaskName(subtask, attempt), async (): Promise<SubtaskUpdate> => {
-        const inputs = await Promise.all(subtask.dependsOn.map(async (id) => ({ id, result: await resultOf(id) })));
+      await waiting.promise;
+      call = this.#calls.get(id);
+    }
+    if (call === undefined) return this.#known.get(id);
+    try {
+      await call;
+    } catch (error) {
+      if (isGraphBubbleUp(error)) this.#held(`${id} has not finished`);
+      throw error;
+    }
+    return this.#known.get(id);
+  }
+
+  /** Calls the subtask's task now; it starts its work when its inputs exist and a slot is free. */
+  add(subtask: PlannedSubtask): void {
+    const { state } = this.#context;
+    const config = this.#config;
+    const attempt = (state.results[subtask.id]?.attempts ?? 0) + 1;
+    const run = task(subtaskTaskName(subtask, attempt), async (): Promise<SubtaskUpdate> => {
+      try {
+        // A subtask that may ask a person waits for the whole plan to be valid: no approval is asked for a plan that is then dropped.
+        if (this.#speculative && subtaskMayPause(this.#deps, subtask, state.settings.allowedTools)) await this.#confirmed;
+        const inputs = await Promise.all(subtask.dependsOn.map(async (id) => ({ id, result: await this.#resultOf(id) })));
         const blocker = inputs.find(({ result }) => result?.status === "failed" || result?.status === "skipped");
         if (blocker) {
           const reason = `not run: ${blocker.id} ${blocker.result?.status === "failed" ? "failed" : "was skipped"}`;
           emit(config, { type: "subtask-skip", subtaskId: subtask.id, reason });
           return { results: { [subtask.id]: { status: "skipped", attempts: state.results[subtask.id]?.attempts ?? 0, error: reason } } };
         }
-        if (inputs.some(({ result }) => result?.status !== "done")) held("a dependency has no result");
-        const release = await slots.acquire(config.signal);
+        if (inputs.some(({ result }) => result?.status !== "done")) this.#held("a dependency has no result");
+        const release = await this.#slots.acquire(this.#signal);
         try {
-          // Checked once a slot is free: nothing new starts after a drain request, a budget stop or a cancellation.
-          if (stopped || control?.drainRequested || ledger?.stop !== undefined) held("the run is stopping");
-          return await runSubtask(subtaskPayload(state, subtask, known), config);
+          // Checked once a slot is free: nothing new starts after a drain request, a budget stop or an abort.
+          if (this.#stopped || this.#control?.drainRequested || this.#ledger?.stop !== undefined) this.#held("the run is stopping");
+          return await this.#runSubtask(subtaskPayload({ ...state, plan: [...this.#context.plan()] }, subtask, this.#known), config);
         } finally {
           release();
         }
-      })();
-      calls.set(
-        subtask.id,
-        Promise.resolve(run).then(async (pending) => {
-          const update: SubtaskUpdate = await pending;
-          const result = (update.results as Record<string, SubtaskResult> | undefined)?.[subtask.id];
-          if (result) known.set(subtask.id, result);
-          if (update.stopReason) stopped = true;
-          return update;
-        }),
-      );
+      } catch (error) {
+        // Aborted (its plan turned out invalid): ended as held back, so nothing of it is saved and
+        // LangGraph does not take the abort for the step's failure.
+        if (this.#abort.signal.aborted && !isGraphInterrupt(error)) this.#held("its plan was dropped");
+        throw error;
+      }
+    })();
+    this.#calls.set(
+      subtask.id,
+      Promise.resolve(run).then(async (pending) => {
+        const update: SubtaskUpdate = await pending;
+        const result = (update.results as Record<string, SubtaskResult> | undefined)?.[subtask.id];
+        if (result) this.#known.set(subtask.id, result);
+        if (update.stopReason) this.#stopped = true;
+        return update;
+      }),
+    );
+    this.#awaited.get(subtask.id)?.resolve();
+  }
+
+  /**
+   * Waits for every subtask added. Returns their update as one node update; raises every pending
+   * approval at once when some subtask waits for a person (after all others that could go on
+   * have). After `abort()`, returns nothing of what ran: its results are discarded.
+   */
+  async finish(): Promise<Update> {
+    // The plan is complete: dependencies never added will not be.
+    for (const waiting of this.#awaited.values()) waiting.resolve();
+    const settled = await Promise.allSettled(this.#calls.values());
+    // Aborted: what ran is discarded (and said so, for whoever showed it running). Cancelled (the run's own signal): the run stops.
+    if (this.#abort.signal.aborted) {
+      const reason = `dropped: ${errorMessage(this.#abort.signal.reason)}`;
+      for (const id of this.#calls.keys()) emit(this.#config, { type: "subtask-skip", subtaskId: id, reason });
+      return {};
     }
-    const settled = await Promise.allSettled(calls.values());
+    if (this.#signal.aborted) throw this.#signal.reason;
     const updates: SubtaskUpdate[] = [];
     const interrupts: GraphInterrupt["interrupts"] = [];
     for (const outcome of settled) {
@@ -160,11 +253,29 @@ export function createExecuteNode(deps: GraphDeps) {
       else if (isGraphInterrupt(outcome.reason)) interrupts.push(...outcome.reason.interrupts);
       else if (!(outcome.reason instanceof HeldBack) && !isGraphBubbleUp(outcome.reason)) throw outcome.reason;
     }
-    if (config.signal?.aborted) throw config.signal.reason;
     // Every subtask that can go on has: the run pauses, asking for every approval at once.
     if (interrupts.length > 0) throw new GraphInterrupt(interrupts);
-    const merged = mergeUpdates(updates);
-    const metrics = merged.metrics as Record<string, number>;
-    return { ...merged, needsReview: true, nodes: ["execute", ...(merged.nodes as string[])], metrics: { ...metrics, nodeVisits: (metrics.nodeVisits ?? 0) + 1 } };
+    return mergeUpdates(updates);
+  }
+}
+
+/**
+ * The `execute` node: runs the plan's unfinished subtasks, each as its own LangGraph task, and
+ * starts each the moment its last dependency has finished and a concurrency slot is free —
+ * whatever else is running, not wave by wave (see Dispatcher). A replay after a crash hands
+ * every finished subtask its own saved result and runs only the others.
+ */
+export function createExecuteNode(deps: GraphDeps) {
+  return async (state: State, config: LangGraphRunnableConfig): Promise<Update> => {
+    const dispatcher = new Dispatcher(deps, { state, plan: () => state.plan }, config);
+    for (const subtask of state.plan) if (isUnfinished(state, subtask.id)) dispatcher.add(subtask);
+    return executed(await dispatcher.finish(), "execute");
   };
+}
+
+/** A dispatcher's update as part of the node that ran it (named and counted when it is the execute node): the work is due for review. */
+export function executed(update: Update, node?: string): Update {
+  const metrics = (update.metrics ?? {}) as Record<string, number>;
+  const nodes = (update.nodes as string[] | undefined) ?? [];
+  return { ...update, needsReview: true, nodes: node ? [node, ...nodes] : nodes, metrics: node ? { ...metrics, nodeVisits: (metrics.nodeVisits ?? 0) + 1 } : metrics };
 }

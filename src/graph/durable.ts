@@ -4,7 +4,7 @@ import { ResumeDecision } from "../core/run.js";
 import type { ApprovalAnswer, ApprovalRequest } from "../tools/define-tool.js";
 
 /**
- * A worker step as a LangGraph task inside the `run_subtask` node. A node that pauses
+ * A worker step as a LangGraph task inside its subtask's task. A node that pauses
  * (`interrupt()`, a tool waiting for approval) runs again from its start when the run resumes;
  * LangGraph then hands back the saved results of the tasks that had finished instead of running
  * them, so model calls and tool calls made before the pause are not repeated — after a crash

@@ -40,7 +40,7 @@ import { checkWorkspacePath, workspaceRoot } from "../tools/workspace.js";
 import { setWorkspaceQuota } from "../tools/workspace-quota.js";
 import { createModels, type ProviderSource, registryFor } from "./model-selection.js";
 import { pendingInterrupts } from "./interrupts.js";
-import { resultFromState } from "./result.js";
+import { resultFromState, withPlanFromEvents } from "./result.js";
 import { createToolPlatform, type ToolPlatform } from "./tool-platform.js";
 
 export type { ProviderSource } from "./model-selection.js";
@@ -102,6 +102,13 @@ export interface InvokeOptions {
   callbacks?: BaseCallbackHandler[];
 }
 
+/** Who a run started at once is for: an API principal, an eval whose case it is. */
+export interface RunOptions extends InvokeOptions {
+  owner?: string;
+  /** The eval this run is a case of: it is kept with the eval's id and never resumed elsewhere. */
+  evalId?: string;
+}
+
 /** Which of several pending interrupts a decision answers (the first when none is named). */
 export interface ResumeOptions extends InvokeOptions {
   interruptId?: string;
@@ -157,6 +164,8 @@ export class Troupe {
   /** The budget ledgers of the runs this instance is driving, shared with the graph's nodes. */
   readonly #ledgers: Map<string, RunLedger>;
   readonly #platform: ToolPlatform;
+  /** Whether this instance owns its store and tool platform (false for one made by `withWorkspace`). */
+  readonly #owner: boolean;
 
   private constructor(fields: {
     env: Env;
@@ -172,6 +181,7 @@ export class Troupe {
     ledgers: Map<string, RunLedger>;
     platform: ToolPlatform;
     toolsConfig: ToolsConfig;
+    owner?: boolean;
   }) {
     this.env = fields.env;
     this.store = fields.store;
@@ -188,6 +198,7 @@ export class Troupe {
     this.policy = fields.platform.policy;
     this.warnings = fields.platform.warnings;
     this.toolsConfig = fields.toolsConfig;
+    this.#owner = fields.owner ?? true;
   }
 
   static async create(options: TroupeOptions = {}): Promise<Troupe> {
@@ -229,11 +240,49 @@ export class Troupe {
     }
   }
 
+  /**
+   * An instance on the same store, tools, agents and permissions that works in another workspace,
+   * with other models when given: an eval case gets its own files (and its own cassette) while
+   * its run is kept with every other. Closing it closes nothing it shares.
+   */
+  async withWorkspace(workspace: string, options: { models?: ModelSet } = {}): Promise<Troupe> {
+    checkWorkspacePath(workspace);
+    const root = await workspaceRoot(workspace);
+    setWorkspaceQuota(root, this.toolsConfig.quota);
+    const models = options.models ?? this.models;
+    const ledgers = new Map<string, RunLedger>();
+    const graph = buildGraph({ models, tools: this.tools, agents: this.agents, workspace: root, stash: this.store.stash, ledgers }, this.store.checkpointer);
+    return new Troupe({
+      env: this.env,
+      store: this.store,
+      graph,
+      tools: this.tools,
+      agents: this.agents,
+      models,
+      providerSource: this.providerSource,
+      workspace: root,
+      config: this.config,
+      maxWorkerSteps: this.#maxWorkerSteps,
+      ledgers,
+      platform: this.#platform,
+      toolsConfig: this.toolsConfig,
+      owner: false,
+    });
+  }
+
   /** Starts a run and drives it until it finishes or waits for a person. */
-  async run(input: RunRequestInput, options: InvokeOptions = {}): Promise<RunResult> {
+  async run(input: RunRequestInput, options: RunOptions = {}): Promise<RunResult> {
     const request = this.#parseRequest(input);
-    const record = this.#createRecord(request, { status: "running", pid: process.pid, host: hostname(), startedAt: Date.now() });
-    return this.#begin(record, request, options);
+    const { owner, evalId, ...invoke } = options;
+    const record = this.#createRecord(request, {
+      status: "running",
+      pid: process.pid,
+      host: hostname(),
+      startedAt: Date.now(),
+      ...(owner !== undefined ? { owner } : {}),
+      ...(evalId !== undefined ? { evalId } : {}),
+    });
+    return this.#begin(record, request, invoke);
   }
 
   /**
@@ -324,6 +373,10 @@ export class Troupe {
   async resume(threadId: string, decision: ResumeDecision | undefined, options: ResumeOptions = {}): Promise<RunResult> {
     const record = this.store.runs.latestForThread(threadId);
     if (!record) throw new NotFoundError("unknown_thread", `no run found for thread ${threadId}`, { threadId });
+    if (record.evalId !== null) {
+      // Its files are in its case's workspace, not this instance's: resuming it here would work on the wrong folder.
+      throw new ConflictError("eval_case", `run ${record.id} is a case of eval ${record.evalId}; an eval's cases are not resumed (run the eval again)`, { runId: record.id, evalId: record.evalId });
+    }
     const config = { configurable: { thread_id: threadId } };
     const snapshot = await this.graph.getState(config);
     if ((snapshot.values as Partial<State>).runId !== record.id) {
@@ -437,6 +490,8 @@ export class Troupe {
       interrupt = pendingInterrupts(snapshot)[0]?.value as InterruptInfo | undefined;
     }
     const activeMs = record.activeMs + Math.round(performance.now() - started);
+    // Paused or stopped inside the planner's node (a streamed plan): the plan is in its events.
+    if (!state.finished && state.runId === record.id) state = withPlanFromEvents(state, this.store.events.list(record.id, 0, 100_000));
     const result = resultFromState(record, state, activeMs);
     if (suspended && !state.finished) {
       // Stopped by a drain (server shutdown): not waiting for a person, resumed when a server starts.
@@ -507,16 +562,18 @@ export class Troupe {
     const record = this.store.runs.get(runId);
     if (!record) throw new NotFoundError("unknown_run", `no run with id ${runId}`, { runId });
     const snapshot = await this.graph.getState({ configurable: { thread_id: record.threadId } });
-    const state = snapshot.values as State;
-    const sameRun = state.runId === record.id;
-    const result = sameRun ? resultFromState(record, state, record.activeMs) : undefined;
+    const sameRun = (snapshot.values as State).runId === record.id;
     // Started and not ended: running, or waiting inside a step for a person to approve a tool call.
-    const live = record.status === "running" || (record.status === "interrupted" && record.interrupt?.kind === "tool-approval");
-    // While the execute node runs, the subtasks it has finished are in its events, not yet in the state.
-    const progress = live ? liveSubtasks(this.store.events.list(record.id, 0, 100_000)) : { ended: {}, runningSince: {} };
-    const graph = sameRun
-      ? renderExecutionGraph(state.plan, withLiveResults(state.results, progress), { running: Object.keys(progress.runningSince), runningSince: progress.runningSince })
-      : emptyExecutionGraph();
+    const live = record.status === "running" || (record.status === "interrupted" && record.interrupt?.kind === "tool-approval") || record.suspended !== null;
+    const events = sameRun && live ? this.store.events.list(record.id, 0, 100_000) : [];
+    const saved = snapshot.values as State;
+    const planned = sameRun && live ? withPlanFromEvents(saved, events) : saved;
+    // While the node running the subtasks goes on, those it has finished are in its events, not yet in the state.
+    const progress = liveSubtasks(events);
+    const results = planned === saved ? withLiveResults(saved.results, progress) : { ...planned.results, ...progress.ended };
+    const state = live ? { ...planned, results } : planned;
+    const result = sameRun ? resultFromState(record, state, record.activeMs) : undefined;
+    const graph = sameRun ? renderExecutionGraph(state.plan, state.results, { running: Object.keys(progress.runningSince), runningSince: progress.runningSince }) : emptyExecutionGraph();
     const view: RunView = {
       runId: record.id,
       threadId: record.threadId,
@@ -561,14 +618,16 @@ export class Troupe {
     });
   }
 
-  /** Closes the store and the MCP servers' connections (stdio servers are stopped). */
+  /** Closes the store and the MCP servers' connections (stdio servers are stopped); nothing for an instance made by `withWorkspace`. */
   close(): void {
+    if (!this.#owner) return;
     this.store.close();
     void this.#platform.close();
   }
 
   /** Like close, and waits for the MCP connections to end. */
   async shutdown(): Promise<void> {
+    if (!this.#owner) return;
     this.store.close();
     await this.#platform.close();
   }

@@ -5,15 +5,18 @@ import underPressure from "@fastify/under-pressure";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from "fastify";
 import { pino, type Logger } from "pino";
 import { TroupeError } from "../core/errors.js";
+import type { StoredEvalEvent } from "../eval/events.js";
 import type { Troupe } from "../runtime/engine.js";
 import { createAuthHook } from "./auth.js";
 import { authPolicy, parseServerConfig, type ServerConfig, type ServerConfigInput } from "./config.js";
 import { installErrorHandler, sendError } from "./error-handler.js";
+import { EvalService } from "./eval-service.js";
 import { EventHub } from "./event-hub.js";
 import { ServerMetrics } from "./metrics.js";
 import { ApiDocs } from "./openapi.js";
 import { type RouteContext, setTraceParent } from "./route-context.js";
 import { registerConsoleRoutes } from "./routes/console.js";
+import { registerEvalRoutes } from "./routes/evals.js";
 import { registerEventRoutes } from "./routes/events.js";
 import { registerGraphRoutes } from "./routes/graph.js";
 import { registerPlanRoutes } from "./routes/plan.js";
@@ -36,8 +39,10 @@ export interface CreateAppOptions {
 export interface TroupeApp {
   app: FastifyInstance;
   tasks: TaskService;
+  evals: EvalService;
   metrics: ServerMetrics;
   hub: EventHub;
+  evalHub: EventHub<StoredEvalEvent>;
   config: ServerConfig;
   telemetry: Telemetry;
 }
@@ -76,7 +81,9 @@ export async function createApp(options: CreateAppOptions): Promise<TroupeApp> {
   const hub = new EventHub();
   const docs = new ApiDocs();
   const tasks = new TaskService({ troupe: options.troupe, maxRunning: config.maxRunning, maxCrashes: config.maxCrashes, metrics, telemetry, hub, logger });
-  const context: RouteContext = { troupe: options.troupe, tasks, hub, docs, metrics, config };
+  const evalHub = new EventHub<StoredEvalEvent>((event) => event.evalId);
+  const evals = new EvalService({ troupe: options.troupe, hub: evalHub, logger });
+  const context: RouteContext = { troupe: options.troupe, tasks, hub, evals, evalHub, docs, metrics, config };
 
   const app: FastifyInstance = Fastify({
     // pino's Logger is Fastify's logger; the cast only widens its type to Fastify's interface.
@@ -156,9 +163,10 @@ export async function createApp(options: CreateAppOptions): Promise<TroupeApp> {
         registerEventRoutes(api, context);
         registerGraphRoutes(api, context);
         registerToolRoutes(api, context);
+        registerEvalRoutes(api, context);
       },
       { prefix: "/api/v1" },
     );
   });
-  return { app, tasks, metrics, hub, config, telemetry };
+  return { app, tasks, evals, metrics, hub, evalHub, config, telemetry };
 }

@@ -1,26 +1,32 @@
 import type { StoredEvent } from "../core/events.js";
 
-type Listener = (event: StoredEvent) => void;
+/**
+ * Hands the events this server produces to the SSE streams watching them, as they happen: a
+ * run's events by run id (the default), or another stream's (an eval's) by the key `keyOf` reads.
+ */
+export class EventHub<Event = StoredEvent> {
+  readonly #listeners = new Map<string, Set<(event: Event) => void>>();
+  readonly #keyOf: (event: Event) => string;
 
-/** Hands the events of the runs this server executes to the SSE streams watching them, as they happen. */
-export class EventHub {
-  readonly #listeners = new Map<string, Set<Listener>>();
+  constructor(keyOf: (event: Event) => string = (event) => (event as StoredEvent).runId) {
+    this.#keyOf = keyOf;
+  }
 
-  subscribe(runId: string, listener: Listener): () => void {
-    let listeners = this.#listeners.get(runId);
+  subscribe(key: string, listener: (event: Event) => void): () => void {
+    let listeners = this.#listeners.get(key);
     if (!listeners) {
       listeners = new Set();
-      this.#listeners.set(runId, listeners);
+      this.#listeners.set(key, listeners);
     }
     listeners.add(listener);
     return () => {
       listeners.delete(listener);
-      if (listeners.size === 0) this.#listeners.delete(runId);
+      if (listeners.size === 0) this.#listeners.delete(key);
     };
   }
 
-  publish(event: StoredEvent): void {
-    const listeners = this.#listeners.get(event.runId);
+  publish(event: Event): void {
+    const listeners = this.#listeners.get(this.#keyOf(event));
     if (!listeners) return;
     for (const listener of [...listeners]) {
       try {
@@ -31,9 +37,9 @@ export class EventHub {
     }
   }
 
-  /** How many streams watch a run (for tests and shutdown). */
-  watchers(runId?: string): number {
-    if (runId !== undefined) return this.#listeners.get(runId)?.size ?? 0;
+  /** How many streams watch a key (for tests and shutdown). */
+  watchers(key?: string): number {
+    if (key !== undefined) return this.#listeners.get(key)?.size ?? 0;
     let total = 0;
     for (const listeners of this.#listeners.values()) total += listeners.size;
     return total;

@@ -1,7 +1,9 @@
 import type { Context } from "@opentelemetry/api";
 import type { FastifyRequest } from "fastify";
+import type { StoredEvalEvent } from "../eval/events.js";
 import type { Troupe } from "../runtime/engine.js";
 import type { ServerConfig } from "./config.js";
+import type { EvalService } from "./eval-service.js";
 import type { EventHub } from "./event-hub.js";
 import type { ServerMetrics } from "./metrics.js";
 import type { ApiDocs } from "./openapi.js";
@@ -13,6 +15,9 @@ export interface RouteContext {
   troupe: Troupe;
   tasks: TaskService;
   hub: EventHub;
+  evals: EvalService;
+  /** The evals' progress events, by eval id. */
+  evalHub: EventHub<StoredEvalEvent>;
   docs: ApiDocs;
   metrics: ServerMetrics;
   config: ServerConfig;

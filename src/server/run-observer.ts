@@ -18,7 +18,8 @@ const RUN_ID = /^[\da-f]{8}-[\da-f]{4}-[\da-f]{4}-[\da-f]{4}-[\da-f]{12}$/i;
 /** Which model role a graph node calls. */
 // Each subtask is a LangGraph task (`subtask:<id>:<fingerprint>`) inside `execute`; a worker that may wait for an
 // approval makes each of its model calls a task too (worker_model).
-const ROLE_OF_NODE: Record<string, ModelRole> = { planner: "planner", worker_model: "worker", critic: "critic", synthesizer: "synthesizer" };
+// The planner's call is a task (`plan`) inside the planner node, which may run the plan's first subtasks too.
+const ROLE_OF_NODE: Record<string, ModelRole> = { planner: "planner", plan: "planner", worker_model: "worker", critic: "critic", synthesizer: "synthesizer" };
 
 function roleOfNode(node: string): ModelRole | undefined {
   return ROLE_OF_NODE[node] ?? (subtaskIdOfTask(node) !== undefined ? "worker" : undefined);
@@ -76,8 +77,9 @@ export class RunObserver extends BaseCallbackHandler {
   readonly #nodes = new Map<string, NodeRun>();
   /** Subtasks between their start and end events. */
   readonly #working = new Set<string>();
-  /** The span of the execute node at work: its subtasks' spans hang from it. */
+  /** The span of the node running subtasks (execute, or the planner running a streamed plan): its subtasks' spans hang from it. */
   #executeSpan: Span | undefined;
+  #plannerSpan: Span | undefined;
   readonly #models = new Map<string, ModelRun>();
   readonly #subtaskSpans = new Map<string, Span>();
   readonly #running = new Map<string, number>();
@@ -148,15 +150,18 @@ export class RunObserver extends BaseCallbackHandler {
     const subtask = subtaskIdOfTask(node);
     const entry: NodeRun = { node, ...(typeof subtask === "string" ? { subtaskId: subtask } : {}) };
     if (this.#options.tracer && this.#runContext) {
-      // A subtask's task is a span of its own under the node that runs it (execute); other nodes hang from the run.
-      const parent = entry.subtaskId ? this.#executeSpan : undefined;
+      // A subtask's task is a span of its own under the node that runs it (execute, or the planner
+      // running a streamed plan), the planner's call (task `plan`) under the planner; nodes hang from the run.
+      const parent = entry.subtaskId ? this.#executeSpan : node === "plan" ? this.#plannerSpan : undefined;
       entry.span = this.#options.tracer.startSpan(
-        entry.subtaskId ? `subtask ${entry.subtaskId}` : `node ${node}`,
+        entry.subtaskId ? `subtask ${entry.subtaskId}` : node === "plan" ? "plan" : `node ${node}`,
         { attributes: { "troupe.node": node, ...(entry.subtaskId ? { "troupe.subtask_id": entry.subtaskId } : {}) } },
         parent ? trace.setSpan(this.#runContext, parent) : this.#runContext,
       );
       if (entry.subtaskId) this.#subtaskSpans.set(entry.subtaskId, entry.span);
-      if (node === "execute") this.#executeSpan = entry.span;
+      // The node that runs subtasks: execute, or the planner while a streamed plan runs.
+      if (node === "execute" || node === "planner") this.#executeSpan = entry.span;
+      if (node === "planner") this.#plannerSpan = entry.span;
     }
     this.#nodes.set(runId, entry);
     this.#running.set(node, (this.#running.get(node) ?? 0) + 1);

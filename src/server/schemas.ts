@@ -240,3 +240,83 @@ export const Health = z.object({
   }),
   tasks: z.object({ running: z.number(), queued: z.number(), max_running: z.number() }),
 });
+
+// Evals (issue 13): a suite of cases run like `troupe eval`.
+
+/** Cases one eval submitted over HTTP may hold, and how many of them run at once. */
+export const EVAL_HTTP_LIMITS = { maxCases: 100, concurrencyDefault: 2, concurrencyMax: 8 } as const;
+
+export const EvalBody = z
+  .object({
+    suite: z
+      .union([z.string().min(1), z.array(z.unknown()).min(1)], { error: "suite must be JSON Lines text (one case a line) or an array of cases" })
+      .describe(`the cases, as in a suite file: JSON Lines text, or an array of { id, task, files?, expect? } (at most ${EVAL_HTTP_LIMITS.maxCases}; each task 1-5,000 characters)`),
+    name: z.string().min(1).max(200).optional().describe("a name for the suite (default: suite)"),
+    concurrency: z.number().int().min(1).max(EVAL_HTTP_LIMITS.concurrencyMax).optional().describe(`cases run at once, 1-${EVAL_HTTP_LIMITS.concurrencyMax} (default ${EVAL_HTTP_LIMITS.concurrencyDefault})`),
+    min_pass_rate: z.number().min(0).max(1).optional().describe("the pass rate the eval must reach, 0-1 (default 1)"),
+  })
+  .strict();
+export type EvalBody = z.infer<typeof EvalBody>;
+
+export const EvalListQuery = z
+  .object({
+    limit: z.coerce.number().int().min(1).max(100).default(20),
+    offset: z.coerce.number().int().min(0).default(0),
+  })
+  .strict();
+export type EvalListQuery = z.infer<typeof EvalListQuery>;
+
+export const EVAL_STATUS_VALUES = ["queued", "running", "completed", "failed", "cancelled"] as const;
+
+export const EvalAccepted = z.object({
+  eval_id: z.string(),
+  name: z.string(),
+  status: z.enum(EVAL_STATUS_VALUES),
+  total: z.number(),
+});
+
+export const EvalSummary = z.object({
+  eval_id: z.string(),
+  name: z.string(),
+  status: z.enum(EVAL_STATUS_VALUES).describe("completed once every case ran (meets_min_pass_rate says how well); failed when it could not run; cancelled"),
+  provider: z.string(),
+  total: z.number(),
+  passed: z.number(),
+  failed: z.number(),
+  pass_rate: z.number().describe("passed / total, 0-1"),
+  min_pass_rate: z.number(),
+  meets_min_pass_rate: z.boolean(),
+  created_at: Timestamp,
+  finished_at: Timestamp.nullable(),
+});
+export type EvalSummary = z.infer<typeof EvalSummary>;
+
+const Failure = z.object({ expectation: z.string(), message: z.string() });
+
+export const EvalCaseView = z.object({
+  id: z.string(),
+  task: z.string(),
+  state: z.enum(["pending", "running", "passed", "failed"]),
+  run_id: z.string().nullable().describe("the case's run: GET /tasks/{run_id} opens it"),
+  status: z.string().nullable().describe("the run's status"),
+  failures: z.array(Failure),
+  judge: z.record(z.string(), z.unknown()).nullable().describe("the judge's score and reason, or why it did not judge (the offline model never does)"),
+  metrics: Metrics.nullable(),
+  duration_ms: z.number().nullable(),
+});
+export type EvalCaseView = z.infer<typeof EvalCaseView>;
+
+export const EvalView = EvalSummary.extend({
+  cases: z.array(EvalCaseView),
+  error: z.string().nullable(),
+  results: z.record(z.string(), z.unknown()).nullable().describe("the results as `troupe eval --json` prints them, once the eval has finished"),
+});
+export type EvalView = z.infer<typeof EvalView>;
+
+export const EvalList = z.object({
+  items: z.array(EvalSummary),
+  total: z.number(),
+  limit: z.number(),
+  offset: z.number(),
+  next_offset: z.number().nullable(),
+});

@@ -27,12 +27,15 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   const { app, tasks, config, telemetry } = troupeApp;
   await app.listen({ host: config.host, port: config.port });
   tasks.recover();
+  troupeApp.evals.recover();
   const address = app.server.address() as AddressInfo;
   const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
   let stopping: Promise<void> | undefined;
   const shutdown = (reason: string): Promise<void> => {
     stopping ??= (async () => {
       app.log.info({ reason, graceMs: config.shutdownGraceMs }, "shutting down: no new tasks, running tasks stop at their next checkpoint");
+      // An eval's cases cannot be drained and taken up later (they belong to its workspaces): they are cancelled.
+      await troupeApp.evals.shutdown();
       await tasks.shutdown(config.shutdownGraceMs);
       await app.close();
       // The store, and the MCP servers' connections (stdio servers are stopped).

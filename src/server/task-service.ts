@@ -221,7 +221,7 @@ export class TaskService {
       }
       return record as RunRecord & { interrupt: NonNullable<RunRecord["interrupt"]> };
     };
-    const first = waiting(this.record(principal, taskId));
+    const first = waiting(this.#notEvalCase(this.record(principal, taskId)));
     const pending = await this.troupe.pendingInterrupts(first.threadId);
     // Checked again after the read: another request may have answered meanwhile.
     const record = waiting(this.record(principal, taskId));
@@ -241,7 +241,7 @@ export class TaskService {
 
   /** Stops a task: a running one at once (it can no longer be resumed here), a waiting one in place. */
   async cancel(principal: Principal, taskId: string): Promise<RunRecord> {
-    const record = this.record(principal, taskId);
+    const record = this.#notEvalCase(this.record(principal, taskId));
     if (TERMINAL.has(record.status)) throw new ConflictError("task_finished", `the task has already ${record.status === "cancelled" ? "been cancelled" : "finished"}`, { status: record.status });
     const active = this.#active.get(record.id);
     if (active) {
@@ -331,6 +331,14 @@ export class TaskService {
   /** Whether a run executes in this server now. */
   isActive(taskId: string): boolean {
     return this.#active.has(taskId);
+  }
+
+  /** An eval's case runs in its eval, in its own workspace: it is cancelled with its eval and never resumed here. */
+  #notEvalCase(record: RunRecord): RunRecord {
+    if (record.evalId !== null) {
+      throw new ConflictError("eval_case", `the task is a case of eval ${record.evalId}; cancel the eval instead (an eval's cases are not resumed)`, { eval_id: record.evalId });
+    }
+    return record;
   }
 
   #assertAccepting(): void {

@@ -2,6 +2,7 @@ import { SystemError } from "../core/errors.js";
 import { AuditStore } from "./audit-store.js";
 import { TroupeCheckpointer } from "./checkpointer.js";
 import { checkDatabaseFile, openDatabase, openEventConnection, prepareDataDir, type Sqlite } from "./database.js";
+import { EvalStore } from "./eval-store.js";
 import { EventStore } from "./event-store.js";
 import { RunStore } from "./run-store.js";
 import { SqliteStash } from "./stash-store.js";
@@ -15,6 +16,7 @@ export interface Store {
   events: EventStore;
   stash: SqliteStash;
   audit: AuditStore;
+  evals: EvalStore;
   close(): void;
 }
 
@@ -43,6 +45,7 @@ export function openStore(directory: string): Store {
     events,
     stash,
     audit,
+    evals: new EvalStore(db),
     close: () => {
       events.flush();
       stash.flush();
@@ -57,4 +60,6 @@ export function openStore(directory: string): Store {
 export { databaseExists, prepareDataDir } from "./database.js";
 export type { RunRecord } from "./run-store.js";
 export { SqliteStash } from "./stash-store.js";
+export { EVAL_STATUSES, type EvalRecord, type EvalStatus, EvalStore } from "./eval-store.js";
+export type { Sequenced } from "./event-store.js";
 export { AuditStore, type AuditFilter, type AuditRow, type AuditStats } from "./audit-store.js";

@@ -36,6 +36,8 @@ export interface RunRecord {
   starts: number;
   /** How many times in a row its process died while it ran; back to 0 when it stops normally. */
   crashes: number;
+  /** The eval this run is a case of (it works in its case's workspace, so nothing else resumes it). */
+  evalId: string | null;
 }
 
 const json = <T extends z.ZodType>(schema: T) =>
@@ -74,6 +76,8 @@ const RunRow = z
     // Added by migration 6.
     starts: z.number().default(0),
     crashes: z.number().default(0),
+    // Added by migration 7.
+    eval_id: z.string().nullable().default(null),
   })
   .transform(
     (row): RunRecord => ({
@@ -101,6 +105,7 @@ const RunRow = z
       startedAt: row.started_at,
       starts: row.starts,
       crashes: row.crashes,
+      evalId: row.eval_id,
     }),
   );
 
@@ -124,7 +129,7 @@ type Patch = Partial<
 const STOPPED = new Set(["completed", "failed", "cancelled", "interrupted"]);
 
 export type NewRun = Pick<RunRecord, "id" | "threadId" | "task" | "status" | "request" | "pid" | "host"> &
-  Partial<Pick<RunRecord, "owner" | "idempotencyKey" | "requestHash" | "startedAt">>;
+  Partial<Pick<RunRecord, "owner" | "idempotencyKey" | "requestHash" | "startedAt" | "evalId">>;
 
 /** The WHERE clause and values of a listing. */
 function filters(options: Pick<RunListOptions, "status" | "threadId" | "owner">): { where: string; values: Record<string, unknown> } {
@@ -171,6 +176,7 @@ export class RunStore {
       idempotencyKey: null,
       requestHash: null,
       startedAt: null,
+      evalId: null,
       ...record,
       stopReason: null,
       answer: null,
@@ -187,8 +193,8 @@ export class RunStore {
       crashes: 0,
     };
     this.#statement(
-      `INSERT INTO runs (id, thread_id, task, status, request, pid, host, owner, idempotency_key, request_hash, started_at, starts, created_at, updated_at)
-       VALUES (@id, @threadId, @task, @status, @request, @pid, @host, @owner, @idempotencyKey, @requestHash, @startedAt, @starts, @now, @now)`,
+      `INSERT INTO runs (id, thread_id, task, status, request, pid, host, owner, idempotency_key, request_hash, started_at, starts, eval_id, created_at, updated_at)
+       VALUES (@id, @threadId, @task, @status, @request, @pid, @host, @owner, @idempotencyKey, @requestHash, @startedAt, @starts, @evalId, @now, @now)`,
     ).run({
       id: created.id,
       threadId: created.threadId,
@@ -202,6 +208,7 @@ export class RunStore {
       requestHash: created.requestHash,
       startedAt: created.startedAt,
       starts: created.starts,
+      evalId: created.evalId,
       now,
     });
     return created;
@@ -277,16 +284,24 @@ export class RunStore {
 
   /**
    * API runs a server must take up when it starts, oldest first: queued ones, ones stopped by a
-   * shutdown, and ones recorded as running (their process may have died).
+   * shutdown, and ones recorded as running (their process may have died). The cases of an eval
+   * are not among them: each belongs to its case's workspace, and its eval settles it.
    */
   listUnsettled(): RunRecord[] {
     return this.#db
       .prepare<[]>(
-        `SELECT * FROM runs WHERE owner IS NOT NULL
+        `SELECT * FROM runs WHERE owner IS NOT NULL AND eval_id IS NULL
          AND (status IN ('queued', 'running') OR (status = 'interrupted' AND suspended IS NOT NULL))
          ORDER BY created_at, rowid`,
       )
       .all()
+      .map((row) => RunRow.parse(row));
+  }
+
+  /** The runs of an eval's cases that had not stopped (their eval was cut short). */
+  listUnsettledOfEval(evalId: string): RunRecord[] {
+    return this.#statement("SELECT * FROM runs WHERE eval_id = ? AND status IN ('queued', 'running') ORDER BY created_at, rowid")
+      .all(evalId)
       .map((row) => RunRow.parse(row));
   }
 }

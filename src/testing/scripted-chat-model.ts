@@ -27,6 +27,12 @@ export interface ScriptStep {
   usage?: { input: number; output: number };
   /** How many calls this step answers (default 1). */
   times?: number;
+  /**
+   * When the caller streams: send each tool call's arguments in pieces of this many characters
+   * (as providers stream a structured answer), `pieceDelayMs` apart.
+   */
+  streamPieces?: number;
+  pieceDelayMs?: number;
 }
 
 export interface ScriptedCall {
@@ -158,7 +164,7 @@ export class ScriptedChatModel extends ToolCallingChatModel {
         ? { input_tokens: step.usage.input, output_tokens: step.usage.output, total_tokens: step.usage.input + step.usage.output }
         : undefined,
     });
-    return { generations: [{ text: step.content ?? "", message }] };
+    return { generations: [{ text: step.content ?? "", message }], llmOutput: { scriptStep: index } };
   }
 
   /**
@@ -171,10 +177,15 @@ export class ScriptedChatModel extends ToolCallingChatModel {
     options: ToolCallingCallOptions,
     runManager?: CallbackManagerForLLMRun,
   ): AsyncGenerator<ChatGenerationChunk> {
-    const { generations } = await this._generate(messages, options);
+    const { generations, llmOutput } = await this._generate(messages, options);
     const message = generations[0]?.message as AIMessageChunk;
     const text = typeof message.content === "string" ? message.content : "";
     const finish = { response_metadata: { finish_reason: (message.tool_calls ?? []).length > 0 ? "tool_calls" : "stop" } };
+    const step = this.steps[(llmOutput as { scriptStep?: number } | undefined)?.scriptStep ?? -1];
+    if ((message.tool_calls ?? []).length > 0 && step?.streamPieces) {
+      yield* this.#streamToolCalls(message, step.streamPieces, step.pieceDelayMs ?? 0, finish, options, runManager);
+      return;
+    }
     if ((message.tool_calls ?? []).length > 0 || text === "") {
       yield new ChatGenerationChunk({ text, message: new AIMessageChunk({ content: text, tool_call_chunks: message.tool_call_chunks ?? [], tool_calls: message.tool_calls ?? [], usage_metadata: message.usage_metadata, ...finish }) });
       return;
@@ -188,6 +199,34 @@ export class ScriptedChatModel extends ToolCallingChatModel {
       });
       yield chunk;
       await runManager?.handleLLMNewToken(piece, undefined, undefined, undefined, undefined, { chunk });
+    }
+  }
+
+  /** A reply's tool calls as providers stream them: each call's arguments (JSON) in pieces, the last chunk with the finish reason and usage. */
+  async *#streamToolCalls(
+    message: AIMessageChunk,
+    size: number,
+    delayMs: number,
+    finish: { response_metadata: Record<string, unknown> },
+    options: ToolCallingCallOptions,
+    runManager?: CallbackManagerForLLMRun,
+  ): AsyncGenerator<ChatGenerationChunk> {
+    const calls = message.tool_calls ?? [];
+    for (const [index, call] of calls.entries()) {
+      const text = JSON.stringify(call.args);
+      for (let offset = 0; offset < text.length; offset += size) {
+        if (delayMs > 0) await sleep(delayMs, undefined, { signal: options.signal });
+        const first = offset === 0;
+        const last = index === calls.length - 1 && offset + size >= text.length;
+        const piece = new AIMessageChunk({
+          content: "",
+          tool_call_chunks: [{ index, type: "tool_call_chunk", args: text.slice(offset, offset + size), ...(first ? { id: call.id, name: call.name } : {}) }],
+          ...(last ? { ...finish, ...(message.usage_metadata ? { usage_metadata: message.usage_metadata } : {}) } : {}),
+        });
+        const chunk = new ChatGenerationChunk({ text: "", message: piece });
+        yield chunk;
+        await runManager?.handleLLMNewToken("", undefined, undefined, undefined, undefined, { chunk });
+      }
     }
   }
 }

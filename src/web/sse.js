@@ -1,5 +1,5 @@
 // Server-Sent Events over fetch (EventSource cannot send the Authorization header). Reconnects
-// with Last-Event-ID after a dropped connection, and stops once the task has ended.
+// with Last-Event-ID after a dropped connection, and stops once the task (or eval) has ended.
 
 const TERMINAL = new Set(["completed", "failed", "cancelled"]);
 
@@ -21,7 +21,17 @@ function parseBlock(block) {
  * Follows `/api/v1/tasks/:id/events`. `onEvent` gets each event once, in order; `onEnd` is
  * called when the task has ended and every event was delivered.
  */
-export function followEvents(taskId, { headers, onEvent, onEnd, onError }) {
+export function followEvents(taskId, handlers) {
+  const isLast = (event) => event.type === "run-end" && TERMINAL.has(event.status);
+  return followStream(`/api/v1/tasks/${encodeURIComponent(taskId)}/events`, isLast, handlers);
+}
+
+/** Follows `/api/v1/evals/:id/events` until its eval-end. */
+export function followEvalEvents(evalId, handlers) {
+  return followStream(`/api/v1/evals/${encodeURIComponent(evalId)}/events`, (event) => event.type === "eval-end", handlers);
+}
+
+function followStream(path, isLast, { headers, onEvent, onEnd, onError }) {
   let lastId = 0;
   let stopped = false;
   let controller;
@@ -31,7 +41,7 @@ export function followEvents(taskId, { headers, onEvent, onEnd, onError }) {
       controller = new AbortController();
       let ended = false;
       try {
-        const response = await fetch(`/api/v1/tasks/${encodeURIComponent(taskId)}/events`, {
+        const response = await fetch(path, {
           headers: { accept: "text/event-stream", ...headers(), ...(lastId ? { "last-event-id": String(lastId) } : {}) },
           signal: controller.signal,
         });
@@ -58,7 +68,7 @@ export function followEvents(taskId, { headers, onEvent, onEnd, onError }) {
             if (parsed.id !== undefined && parsed.id <= lastId) continue;
             if (parsed.id !== undefined) lastId = parsed.id;
             onEvent(parsed.event);
-            if (parsed.event.type === "run-end" && TERMINAL.has(parsed.event.status)) ended = true;
+            if (isLast(parsed.event)) ended = true;
           }
         }
       } catch (error) {

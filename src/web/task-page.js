@@ -26,6 +26,8 @@ function describe(event) {
       return event.resumed ? "resumed" : "started";
     case "plan-ready":
       return `plan ready: ${event.subtasks.length} subtask${event.subtasks.length === 1 ? "" : "s"}`;
+    case "subtask-planned":
+      return `planned ${event.subtask.id} (${event.subtask.agent}) while the plan is written: ${event.subtask.label}`;
     case "plan-invalid":
       return `plan attempt ${event.attempt} rejected: ${event.errors.join("; ")}`;
     case "subtask-start":

@@ -39,6 +39,10 @@ function eventLine(event: StoredEvent): string {
         return `attempt ${event.attempt}: ${truncate(event.errors.join("; "), 100)}`;
       case "subtask-skip":
         return `${event.subtaskId}: ${truncate(event.reason, 80)}`;
+      case "subtask-planned":
+        return `${event.subtask.id} [${event.subtask.agent}] ${truncate(event.subtask.label, 80)}`;
+      case "calls-in-flight":
+        return event.calls.map((call) => `${call.subtaskId ?? "-"} ${call.tool} (audit #${call.auditId})`).join(", ");
       case "map-item":
         return `${event.subtaskId} item ${event.index + 1}/${event.total} ${event.status}${event.error ? `: ${truncate(event.error.replace(/\s+/g, " "), 80)}` : ""}`;
       case "critic-verdict":

@@ -17,7 +17,7 @@ import { approvalByInterrupt, durableStep } from "../durable.js";
 import { type ItemOutcome, runMap } from "../map-run.js";
 import type { Update } from "../state.js";
 
-/** What one `run_subtask` task receives through `Send`: everything it needs, nothing more. */
+/** What one subtask's run receives from the dispatcher: everything it needs, nothing more. */
 export interface SubtaskPayload {
   runId: string;
   task: string;
@@ -92,6 +92,18 @@ function mapSummary(tally: MapTally): string {
 }
 
 /**
+ * Whether a subtask may wait for a person's approval of a tool call: a direct step of a tool
+ * that needs one for its agent, or a worker whose agent reaches such a tool (a map never waits).
+ */
+export function subtaskMayPause(deps: GraphDeps, subtask: PlannedSubtask, allowedTools?: readonly string[] | null): boolean {
+  if (subtask.mapOver !== undefined) return false;
+  const usable = (name: string): boolean => allowedTools?.includes(name) ?? true;
+  if (subtask.tool !== undefined) return usable(subtask.tool) && deps.tools.needsApproval(subtask.tool, subtask.agent);
+  const agent = deps.agents.get(subtask.agent);
+  return agent !== undefined && agent.tools.some((name) => usable(name) && deps.tools.needsApproval(name, subtask.agent));
+}
+
+/**
  * Runs one subtask: a direct tool step, or a worker's tool-calling loop — once, or once per
  * item of its `mapOver` list. Arguments are resolved from the stash just before it starts, and
  * its result goes to the stash; the state gets the handle and a summary. A failure is a
@@ -115,12 +127,7 @@ export function createRunSubtask(deps: GraphDeps) {
     const mapped = subtask.mapOver !== undefined;
     const agent = deps.agents.get(subtask.agent);
     const allowedTools = payload.allowedTools ?? undefined;
-    const usable = (name: string): boolean => allowedTools?.includes(name) ?? true;
-    const mayPause =
-      !mapped &&
-      (subtask.tool !== undefined
-        ? usable(subtask.tool) && deps.tools.needsApproval(subtask.tool, subtask.agent)
-        : agent !== undefined && agent.tools.some((name) => usable(name) && deps.tools.needsApproval(name, subtask.agent)));
+    const mayPause = subtaskMayPause(deps, subtask, allowedTools);
     // Other subtasks skip the checkpoint writes durable steps cost.
     const step = mayPause ? durableStep : immediateStep;
     await step("subtask_start", async () => {

@@ -1,20 +1,95 @@
-import { interrupt, type LangGraphRunnableConfig } from "@langchain/langgraph";
-import { LIMITS } from "../../core/limits.js";
+import { interrupt, type LangGraphRunnableConfig, task } from "@langchain/langgraph";
+import { type ModelUsage, UsageMeter } from "../../agents/model-call.js";
 import { runPlanner } from "../../agents/planner.js";
-import { isBudgetExhausted } from "../../core/budget.js";
+import { BudgetExhaustedError, type BudgetStop, isBudgetExhausted } from "../../core/budget.js";
+import { LIMITS } from "../../core/limits.js";
+import type { ModelIncident } from "../../core/model-incident.js";
+import { stableStringify } from "../../core/text.js";
 import { errorMessage } from "../../core/errors.js";
 import { routeFor } from "../../providers/registry.js";
-import { PlannedSubtask, validatePlan } from "../../core/plan.js";
+import { PlannedSubtask, type PlanOutput, validatePlan } from "../../core/plan.js";
 import { describeAdded, orderByResources } from "../../core/resources.js";
 import { ResumeDecision, type InterruptInfo } from "../../core/run.js";
 import { z } from "zod";
 import { MAX_QUESTIONS } from "../coordinator.js";
 import { announceBudgetStop, callOptions, createMeter, emit, type GraphDeps, planView } from "../deps.js";
+import { Dispatcher, executed } from "../dispatch.js";
 import type { State, Update } from "../state.js";
+
+/** What the planner's call left: the plan, or why there is none; with its usage, so a replay counts it. */
+type PlanStep = ({ output: PlanOutput } | { error: string } | { budget: BudgetStop }) & { usage: ModelUsage; incidents: ModelIncident[] };
+
+/** Subtasks handed over one at a time by a producer, read by a consumer with `for await`. */
+class SubtaskQueue implements AsyncIterable<PlannedSubtask> {
+  readonly #items: PlannedSubtask[] = [];
+  #closed = false;
+  #wake: (() => void) | undefined;
+
+  push(item: PlannedSubtask): void {
+    if (this.#closed) return;
+    this.#items.push(item);
+    this.#wake?.();
+  }
+
+  close(): void {
+    this.#closed = true;
+    this.#wake?.();
+  }
+
+  async *[Symbol.asyncIterator](): AsyncIterator<PlannedSubtask> {
+    for (;;) {
+      const item = this.#items.shift();
+      if (item) yield item;
+      else if (this.#closed) return;
+      else await new Promise<void>((resolve) => (this.#wake = resolve));
+    }
+  }
+}
+
+/**
+ * A streamed subtask as it will run, given those before it, or undefined when it cannot start
+ * before the whole plan is judged: its id repeats, its agent or tool is not known, or the
+ * workspace paths it shares with an earlier subtask make the order unclear. It gets the
+ * dependencies the resource check adds (only ever to the later subtask, so the prefix checked
+ * now is what the whole plan will give).
+ */
+function acceptStreamed(arrived: readonly PlannedSubtask[], subtask: PlannedSubtask, deps: GraphDeps, state: Pick<State, "settings">): PlannedSubtask | undefined {
+  if (arrived.some((other) => other.id === subtask.id) || subtask.dependsOn.includes(subtask.id)) return undefined;
+  if (!deps.agents.names().includes(subtask.agent)) return undefined;
+  const tools = state.settings.allowedTools ?? deps.tools.names();
+  if (subtask.tool !== undefined && !tools.includes(subtask.tool)) return undefined;
+  const ordered = orderByResources([...arrived, subtask], (tool, args) => deps.tools.resources(tool, args));
+  return ordered.errors.length > 0 ? undefined : ordered.subtasks.at(-1);
+}
+
+/** The planner's input for this attempt. */
+function plannerInput(deps: GraphDeps, state: State) {
+  return {
+    model: routeFor(deps.models, "planner"),
+    task: state.task,
+    context: state.context ?? undefined,
+    agents: deps.agents.list(),
+    tools: deps.tools,
+    feedback: state.planFeedback,
+    errors: state.planErrors,
+    humanAnswers: state.humanAnswers,
+    maxSubtasks: state.settings.maxSubtasks,
+    promptBudget: state.settings.promptBudget,
+    allowedTools: state.settings.allowedTools ?? undefined,
+  };
+}
 
 /**
  * Asks the planner model for a plan and validates it. An invalid plan goes back with its errors
  * on the next attempt; after the repairs allowed, or too many questions, the run stops failed.
+ *
+ * Without plan approval the plan also starts running while it streams in (LLMCompiler's
+ * task-fetching unit): each subtask the model has finished writing, and that reads as valid on
+ * its own, is handed to a Dispatcher at once and starts as soon as its inputs exist. The plan is
+ * still validated as a whole when complete; if it is not valid, what started is aborted and its
+ * results dropped. The planner's call is a LangGraph task of its own, so a node that runs again
+ * (after a pause for an approval, or a crash) gets the same plan back instead of a new one, and
+ * its subtasks their own saved results.
  */
 export function createPlannerNode(deps: GraphDeps) {
   return async (state: State, config: LangGraphRunnableConfig): Promise<Update> => {
@@ -23,9 +98,9 @@ export function createPlannerNode(deps: GraphDeps) {
     const base = (update: Update): Update => ({
       ...update,
       planAttempts: attempt,
-      nodes: ["planner"],
-      modelIncidents: meter.incidents,
-      metrics: { nodeVisits: 1, ...meter.usage },
+      nodes: ["planner", ...((update.nodes as string[] | undefined) ?? [])],
+      modelIncidents: [...meter.incidents, ...((update.modelIncidents as ModelIncident[] | undefined) ?? [])],
+      metrics: addUsage({ nodeVisits: 1, ...meter.usage }, update.metrics as Record<string, number> | undefined),
     });
     const invalid = (errors: string[]): Update => {
       emit(config, { type: "plan-invalid", attempt, errors });
@@ -39,43 +114,99 @@ export function createPlannerNode(deps: GraphDeps) {
       }
       return base({ planStatus: "invalid", planErrors: errors });
     };
-    let output;
-    try {
-      output = await runPlanner(
-        {
-          model: routeFor(deps.models, "planner"),
-          task: state.task,
-          context: state.context ?? undefined,
-          agents: deps.agents.list(),
-          tools: deps.tools,
-          feedback: state.planFeedback,
-          errors: state.planErrors,
-          humanAnswers: state.humanAnswers,
-          maxSubtasks: state.settings.maxSubtasks,
-          promptBudget: state.settings.promptBudget,
-          allowedTools: state.settings.allowedTools ?? undefined,
-        },
-        callOptions(deps, state.runId, config, meter),
-      );
-    } catch (error) {
-      if (config.signal?.aborted) throw error;
-      if (isBudgetExhausted(error)) {
-        announceBudgetStop(deps, state.runId, config, error);
-        return base({ stopReason: "budget_exhausted", budgetStop: error.stop });
+    const streaming = !state.settings.approvePlan;
+    const queue = new SubtaskQueue();
+    let ran = false;
+    const planning = task("plan", async (): Promise<PlanStep> => {
+      ran = true;
+      // Its own meter, so the usage is kept with the step; retries and fallbacks are still told as they happen.
+      const stepMeter = new UsageMeter((incident) => meter.note(incident));
+      const kept = (): Pick<PlanStep, "usage" | "incidents"> => ({ usage: stepMeter.usage, incidents: stepMeter.incidents });
+      try {
+        const output = await runPlanner(plannerInput(deps, state), callOptions(deps, state.runId, config, stepMeter), streaming ? (subtask) => queue.push(subtask) : undefined);
+        return { output, ...kept() };
+      } catch (error) {
+        if (config.signal?.aborted) throw error;
+        if (isBudgetExhausted(error)) return { budget: error.stop, ...kept() };
+        return { error: errorMessage(error), ...kept() };
+      } finally {
+        queue.close();
       }
-      return invalid([`the planner failed: ${errorMessage(error)}`]);
+    })();
+    // Subtasks start as they stream in; the consumer runs in this node (not in the planner's task), so their tasks are this node's.
+    const arrived: PlannedSubtask[] = [];
+    let dispatcher = new Dispatcher(deps, { state, plan: () => arrived }, config, { speculative: true });
+    const consuming = (async () => {
+      let accepting = streaming;
+      for await (const subtask of queue) {
+        if (!accepting) continue;
+        const next = acceptStreamed(arrived, subtask, deps, state);
+        if (!next) {
+          accepting = false;
+          continue;
+        }
+        arrived.push(next);
+        emit(config, { type: "subtask-planned", subtask: next });
+        dispatcher.add(next);
+      }
+    })();
+    const step = await planning;
+    queue.close();
+    await consuming;
+    meter.add(step.usage);
+    if (!ran) {
+      // Made before the node ran again: the run's metrics and budget have not counted it yet.
+      meter.incidents.push(...step.incidents);
+      deps.ledgers?.get(state.runId)?.carry(step.usage);
     }
+    const drop = async (reason: string): Promise<void> => {
+      dispatcher.abort(reason);
+      await dispatcher.finish();
+    };
+    if ("budget" in step) {
+      await drop("the budget ran out while planning");
+      const error = new BudgetExhaustedError(step.budget);
+      announceBudgetStop(deps, state.runId, config, error);
+      return base({ stopReason: "budget_exhausted", budgetStop: step.budget });
+    }
+    if ("error" in step) {
+      await drop("the planner failed");
+      return invalid([`the planner failed: ${step.error}`]);
+    }
+    const { output } = step;
     if (output.subtasks.length === 0 && output.question) {
+      await drop("the planner asked a question");
       if (state.humanAnswers.length >= MAX_QUESTIONS) {
         return base({ stopReason: "failed", failure: `the planner still had questions after ${MAX_QUESTIONS} answers` });
       }
       return base({ planStatus: "question", question: output.question, planErrors: [] });
     }
     const checked = checkPlan(output.subtasks, deps, state);
-    if ("errors" in checked) return invalid(checked.errors);
+    if ("errors" in checked) {
+      await drop("the plan is not valid");
+      return invalid(checked.errors);
+    }
     emit(config, { type: "plan-ready", attempt, subtasks: checked.subtasks, ...(checked.notes.length > 0 ? { notes: checked.notes } : {}) });
-    return base({ planStatus: state.settings.approvePlan ? "ready" : "approved", plan: checked.subtasks, planNotes: checked.notes, planErrors: [], question: null });
+    const planned: Update = { planStatus: state.settings.approvePlan ? "ready" : "approved", plan: checked.subtasks, planNotes: checked.notes, planErrors: [], question: null };
+    if (!streaming) return base(planned);
+    // What started early must be the start of the plan as judged whole; if a retried call wrote another plan, start over.
+    if (arrived.some((subtask, index) => stableStringify(subtask) !== stableStringify(checked.subtasks[index]))) {
+      await drop("the plan changed while it streamed");
+      arrived.length = 0;
+      dispatcher = new Dispatcher(deps, { state, plan: () => checked.subtasks }, config);
+    }
+    dispatcher.confirm();
+    for (const subtask of checked.subtasks.slice(arrived.length)) dispatcher.add(subtask);
+    arrived.splice(0, arrived.length, ...checked.subtasks);
+    return base({ ...planned, ...executed(await dispatcher.finish()) });
   };
+}
+
+/** Usage summed into metrics. */
+function addUsage(metrics: Record<string, number>, more: Record<string, number> | undefined): Record<string, number> {
+  const sum = { ...metrics };
+  for (const [key, value] of Object.entries(more ?? {})) sum[key] = (sum[key] ?? 0) + value;
+  return sum;
 }
 
 /**

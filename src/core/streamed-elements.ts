@@ -1,0 +1,81 @@
+/**
+ * Reads a JSON object as it streams in and hands over each element of one of its top-level
+ * lists (`{"subtasks": [ {…}, {…}, …`) the moment the element is complete, so work can start on
+ * the first subtasks of a plan while the model still writes the rest. Feed it the text as it
+ * grows; it scans each character once and never parses a partial element.
+ */
+export class StreamedElements {
+  readonly #key: string;
+  #text = "";
+  #position = 0;
+  #depth = 0;
+  #inString = false;
+  #escaped = false;
+  /** The last string read at depth 1, and whether a ':' followed it (so it is a key). */
+  #lastString: string | undefined;
+  #stringStart = -1;
+  #currentKey: string | undefined;
+  #inList = false;
+  #elementStart = -1;
+  #elements = 0;
+
+  constructor(key: string) {
+    this.#key = key;
+  }
+
+  /** How many elements have been handed over. */
+  get count(): number {
+    return this.#elements;
+  }
+
+  /** Adds streamed text and returns the elements completed by it, parsed. */
+  push(text: string): unknown[] {
+    this.#text += text;
+    const found: unknown[] = [];
+    for (; this.#position < this.#text.length; this.#position += 1) {
+      const char = this.#text[this.#position] as string;
+      if (this.#inString) {
+        if (this.#escaped) this.#escaped = false;
+        else if (char === "\\") this.#escaped = true;
+        else if (char === '"') {
+          this.#inString = false;
+          if (this.#depth === 1) this.#lastString = this.#text.slice(this.#stringStart + 1, this.#position);
+        }
+        continue;
+      }
+      switch (char) {
+        case '"':
+          this.#inString = true;
+          this.#stringStart = this.#position;
+          break;
+        case ":":
+          if (this.#depth === 1) this.#currentKey = this.#lastString;
+          break;
+        case "{":
+        case "[":
+          this.#depth += 1;
+          if (this.#depth === 2 && char === "[" && this.#currentKey === this.#key) this.#inList = true;
+          else if (this.#depth === 3 && this.#inList) this.#elementStart = this.#position;
+          break;
+        case "}":
+        case "]":
+          if (this.#depth === 3 && this.#inList && this.#elementStart >= 0) {
+            const slice = this.#text.slice(this.#elementStart, this.#position + 1);
+            this.#elementStart = -1;
+            try {
+              found.push(JSON.parse(slice));
+              this.#elements += 1;
+            } catch {
+              // not JSON after all: the whole answer is read and judged when it is complete
+            }
+          }
+          if (this.#depth === 2 && this.#inList) this.#inList = false;
+          this.#depth -= 1;
+          break;
+        default:
+          break;
+      }
+    }
+    return found;
+  }
+}

@@ -1,0 +1,144 @@
+import { z } from "zod";
+import type { Sqlite } from "./database.js";
+
+export const EVAL_STATUSES = ["queued", "running", "completed", "failed", "cancelled"] as const;
+/** queued · running · completed (every case ran; the pass rate says how well) · failed (it could not run) · cancelled. */
+export type EvalStatus = (typeof EVAL_STATUSES)[number];
+
+/** An eval as stored: a suite run case by case. The suite and results are the eval layer's JSON. */
+export interface EvalRecord {
+  id: string;
+  /** The API principal that submitted it (null from the CLI). */
+  owner: string | null;
+  /** The suite's name: its file name, or the name given over HTTP. */
+  name: string;
+  status: EvalStatus;
+  /** The `provider:model` its cases ran on. */
+  provider: string;
+  total: number;
+  passed: number;
+  failed: number;
+  minPassRate: number;
+  concurrency: number;
+  suite: unknown;
+  results: unknown;
+  error: string | null;
+  createdAt: number;
+  updatedAt: number;
+  finishedAt: number | null;
+}
+
+const json = z
+  .string()
+  .nullable()
+  .transform((text) => (text === null ? null : (JSON.parse(text) as unknown)));
+
+const EvalRow = z
+  .object({
+    id: z.string(),
+    owner: z.string().nullable(),
+    name: z.string(),
+    status: z.enum(EVAL_STATUSES),
+    provider: z.string(),
+    total: z.number(),
+    passed: z.number(),
+    failed: z.number(),
+    min_pass_rate: z.number(),
+    concurrency: z.number(),
+    suite: json,
+    results: json,
+    error: z.string().nullable(),
+    created_at: z.number(),
+    updated_at: z.number(),
+    finished_at: z.number().nullable(),
+  })
+  .transform(
+    (row): EvalRecord => ({
+      id: row.id,
+      owner: row.owner,
+      name: row.name,
+      status: row.status,
+      provider: row.provider,
+      total: row.total,
+      passed: row.passed,
+      failed: row.failed,
+      minPassRate: row.min_pass_rate,
+      concurrency: row.concurrency,
+      suite: row.suite,
+      results: row.results,
+      error: row.error,
+      createdAt: row.created_at,
+      updatedAt: row.updated_at,
+      finishedAt: row.finished_at,
+    }),
+  );
+
+export type NewEval = Pick<EvalRecord, "id" | "owner" | "name" | "status" | "provider" | "total" | "minPassRate" | "concurrency" | "suite">;
+type Patch = Partial<Pick<EvalRecord, "status" | "passed" | "failed" | "results" | "error" | "finishedAt">>;
+
+const COLUMNS: Record<keyof Patch, string> = {
+  status: "status",
+  passed: "passed",
+  failed: "failed",
+  results: "results",
+  error: "error",
+  finishedAt: "finished_at",
+};
+
+/** The evals table: one row per eval, updated as its cases end. */
+export class EvalStore {
+  readonly #db: Sqlite;
+
+  constructor(db: Sqlite) {
+    this.#db = db;
+  }
+
+  create(record: NewEval): EvalRecord {
+    const now = Date.now();
+    this.#db
+      .prepare(
+        `INSERT INTO evals (id, owner, name, status, provider, total, min_pass_rate, concurrency, suite, created_at, updated_at)
+         VALUES (@id, @owner, @name, @status, @provider, @total, @minPassRate, @concurrency, @suite, @now, @now)`,
+      )
+      .run({ ...record, suite: JSON.stringify(record.suite), now });
+    return { ...record, passed: 0, failed: 0, results: null, error: null, createdAt: now, updatedAt: now, finishedAt: null };
+  }
+
+  update(id: string, patch: Patch): void {
+    const sets = ["updated_at = @updatedAt"];
+    const values: Record<string, unknown> = { id, updatedAt: Date.now() };
+    for (const [key, value] of Object.entries(patch) as Array<[keyof Patch, unknown]>) {
+      if (value === undefined) continue;
+      sets.push(`${COLUMNS[key]} = @${key}`);
+      values[key] = key === "results" ? (value === null ? null : JSON.stringify(value)) : value;
+    }
+    this.#db.prepare(`UPDATE evals SET ${sets.join(", ")} WHERE id = @id`).run(values);
+  }
+
+  get(id: string): EvalRecord | undefined {
+    const row = this.#db.prepare("SELECT * FROM evals WHERE id = ?").get(id);
+    return row === undefined ? undefined : EvalRow.parse(row);
+  }
+
+  /** An owner's evals (every eval when no owner is given), newest first. */
+  list(options: { owner?: string; limit?: number; offset?: number } = {}): EvalRecord[] {
+    const where = options.owner !== undefined ? "WHERE owner = @owner" : "";
+    return this.#db
+      .prepare(`SELECT * FROM evals ${where} ORDER BY created_at DESC, rowid DESC LIMIT @limit OFFSET @offset`)
+      .all({ owner: options.owner, limit: options.limit ?? 20, offset: options.offset ?? 0 })
+      .map((row) => EvalRow.parse(row));
+  }
+
+  count(options: { owner?: string } = {}): number {
+    const where = options.owner !== undefined ? "WHERE owner = @owner" : "";
+    return (this.#db.prepare(`SELECT COUNT(*) AS n FROM evals ${where}`).get({ owner: options.owner }) as { n: number }).n;
+  }
+
+  /** Evals submitted over HTTP that had not finished when their server stopped. */
+  listUnsettled(): EvalRecord[] {
+    return this.#db
+      .prepare("SELECT * FROM evals WHERE owner IS NOT NULL AND status IN ('queued', 'running') ORDER BY created_at, rowid")
+      .all()
+      .map((row) => EvalRow.parse(row));
+  }
+}
