@@ -356,8 +356,8 @@ function criticalPathSection(report: CriticalPathReport): string {
     "",
     `    load average (1 min): ${number(report.load.before)} before, ${number(report.load.after)} after`,
     `    planner call start → first subtask-start, ${plan.subtasks} independent subtasks, the planner writing for ${plan.planMs} ms (plan approval off):`,
-    `      after the whole plan:                     ${range(plan.afterWholePlanMs)}`,
-    `      streamed (arguments in ${plan.pieces} pieces, spread out): ${range(plan.streamedMs)}`,
+    `      after the whole plan:                          ${range(plan.afterWholePlanMs)}`,
+    `      streamed (its arguments in ${plan.pieces} pieces, spread): ${range(plan.streamedMs)}`,
     `    overall: the shapes' median makespan ÷ ideal is ${number(report.overallMedianRatio)}×`,
     `    target: ≤ ${report.target.maxRatio}× at the median → ${verdict(report.target.met)}`,
   ].join("\n");
