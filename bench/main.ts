@@ -4,7 +4,8 @@
  * of a mapped subtask, the size of its prompts as data grows, the tool platform's cost per call
  * and per sandbox run, the HTTP service (submit latency, runs per second, memory with runs in
  * flight) and its event loop under adversarial tasks, the offline corpus's pass rate, the
- * byte-exact matrix, crash trials and the example eval suite's pass rate, side by side in one process. It reports figures and whether
+ * byte-exact matrix, crash trials, the example eval suite's pass rate, and how close uneven DAGs
+ * run to their critical path, side by side in one process. It reports figures and whether
  * each target is met; it never fails on a threshold. `--json` prints one JSON object; `--only server` (or a comma
  * list) runs some. Not part of `npm test`: timings depend on the machine.
  */
@@ -13,6 +14,7 @@ import { parseArgs } from "node:util";
 import { fileURLToPath } from "node:url";
 import { measureByteExact } from "./byte-exact.js";
 import { measureCheckpointCost } from "./checkpoint-cost.js";
+import { measureCriticalPath } from "./critical-path.js";
 import { measureCrashTrials } from "./crash-trials.js";
 import { runEvalBench } from "./eval.js";
 import { measureFanOut } from "./fan-out.js";
@@ -27,13 +29,13 @@ import { measureServer } from "./server.js";
 import { withTempDir } from "./support.js";
 import { measureToolCalls } from "./tool-calls.js";
 
-const BENCHMARKS = ["overhead", "fanout", "checkpoint", "prompt-tokens", "map", "prompt-size", "tools", "server", "adversarial", "offline-corpus", "byte-exact", "crash-trials", "eval"];
+const BENCHMARKS = ["overhead", "fanout", "checkpoint", "prompt-tokens", "map", "prompt-size", "tools", "server", "adversarial", "offline-corpus", "byte-exact", "crash-trials", "eval", "critical-path"];
 
 const { values } = parseArgs({
   options: {
     json: { type: "boolean", default: false },
     runs: { type: "string", default: "20" },
-    /** Which benchmarks to run (comma-separated): overhead, fanout, checkpoint, prompt-tokens, map, prompt-size, tools, server, adversarial, offline-corpus, byte-exact, crash-trials, eval. */
+    /** Which benchmarks to run (comma-separated): overhead, fanout, checkpoint, prompt-tokens, map, prompt-size, tools, server, adversarial, offline-corpus, byte-exact, crash-trials, eval, critical-path. */
     only: { type: "string", default: BENCHMARKS.join(",") },
   },
 });
@@ -75,6 +77,10 @@ const toolCalls = await bench("tools", "tool calls…", () => measureToolCalls({
 const server = await bench("server", "HTTP service (1,000 submissions over 100 connections, then 100 runs in flight)…", () =>
   measureServer({ submissions: 1_000, connections: 100, inFlight: 100 }),
 );
+// Each run sleeps for its critical path (0.4–1.5 s), so five runs per shape give a stable median.
+const criticalPath = await bench("critical-path", "critical path (uneven DAGs on the scripted model)…", () =>
+  measureCriticalPath({ runs: Math.max(3, Math.ceil(runs / 4)), warmupRuns: 1, planMs: 400, planSubtasks: 8 }),
+);
 const adversarial = await bench("adversarial", "adversarial tasks (three 5,000-character tasks while /health is polled)…", () => measureAdversarial({ chars: 5_000, pollMs: 50 }));
 
 // The CLI as a user runs it, from the same build as this benchmark (dist/bench → dist/src/cli).
@@ -101,6 +107,7 @@ const report: BenchReport = {
   byteExact,
   crashTrials,
   eval: evalSuite,
+  criticalPath,
   targets: {
     overhead: overhead?.target.met,
     fanOut: fanOut?.target.met,
@@ -112,6 +119,7 @@ const report: BenchReport = {
     byteExact: byteExact?.target.met,
     crashDuplicates: crashTrials?.target.met,
     eval: evalSuite?.target.met,
+    criticalPath: criticalPath?.target.met,
   },
 };
 

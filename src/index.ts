@@ -30,6 +30,7 @@ export {
   type NodeStatus,
   type RenderOptions,
 } from "./core/execution-graph.js";
+export { findCriticalPath, longestPath, type RunTiming, type TimedSubtask } from "./core/critical-path.js";
 export { MappedExecutionReport, MappedItemResult, OverallStatus, overallStatusOf, successfulOutputs, failedInputs } from "./core/map-report.js";
 export { MemoryStash, type Stash, type StashEntry, type StashKey, type MapItemRecord } from "./core/stash.js";
 export type { RunRequest, RunResult, RunMetrics, ResumeDecision, StopReason, RunStatus, DecisionTrace } from "./core/run.js";

@@ -4,6 +4,7 @@ import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
+import type { ExecutionGraph } from "../src/core/execution-graph.js";
 import type { RunResult } from "../src/core/run.js";
 import { answerStep, finalStep, planStep, reviewStep, subtask } from "../src/testing/script.js";
 import { cleanEnv, CLI, readScriptLog, runCli, tempDir, writeScript } from "./helpers.js";
@@ -90,6 +91,53 @@ describe("troupe run on the offline model", () => {
     expect(mermaid.stdout).toContain(":::success");
     const missing = await runCli(["runs", "show", "run-nope"], { cwd: directory });
     expect(missing.code).toBe(2);
+  });
+});
+
+describe("troupe runs show: where the time went", () => {
+  it("draws a Gantt strip under the plan: one row per subtask, bars on one time axis, the critical path marked", async () => {
+    const directory = tempDir();
+    // A chain of three short subtasks beside one long one: the long one is the critical path.
+    const plan = [
+      subtask("s1", "research", "Step one"),
+      subtask("s2", "research", "Step two", { dependsOn: ["s1"] }),
+      subtask("s3", "research", "Step three", { dependsOn: ["s2"] }),
+      subtask("long", "research", "The long one"),
+    ];
+    const latency: Record<string, number> = { s1: 40, s2: 40, s3: 40, long: 600 };
+    // As the CLI prints durations.
+    const ms = (value: number | null | undefined): string => ((value ?? 0) < 1000 ? `${value} ms` : `${((value ?? 0) / 1000).toFixed(1)} s`);
+    const script = writeScript(directory, "gantt.json", [planStep(plan), ...plan.map((item) => finalStep(item.id, `result of ${item.id}`, { delayMs: latency[item.id] })), reviewStep(0.9), answerStep("done")]);
+    const run = await runCli(["run", "a chain beside a long task", "--json"], { cwd: directory, env: { TROUPE_PROVIDER: "scripted", TROUPE_SCRIPT: script } });
+    expect(run.code).toBe(0);
+    const { runId } = parseResult(run.stdout);
+
+    const json = await runCli(["runs", "show", runId, "--json"], { cwd: directory });
+    const graph = (JSON.parse(json.stdout) as { graph: ExecutionGraph }).graph;
+    expect(graph.criticalPath).toEqual(["long"]);
+    expect(graph.makespanMs).toBe(Math.max(...graph.nodes.map((node) => node.endedAt ?? 0)) - Math.min(...graph.nodes.map((node) => node.startedAt ?? Infinity)));
+
+    const show = await runCli(["runs", "show", runId], { cwd: directory });
+    expect(show.code).toBe(0);
+    const lines = show.stdout.split("\n");
+    const header = lines.findIndex((line) => line.startsWith("timeline: "));
+    expect(header).toBeGreaterThan(lines.findIndex((line) => line.includes("✓ long [research] The long one")));
+    expect(lines[header]).toBe(`timeline: ${ms(graph.makespanMs)} from the first subtask start to the last end (█ done, ▓ partial, ▒ failed, ░ running):`);
+    const rows = lines.slice(header + 1, header + 5);
+    expect(rows.map((row) => row.slice(0, 9))).toEqual(["    s1   ", "    s2   ", "    s3   ", "  * long "]);
+    const bars = rows.map((row) => row.slice(row.indexOf("│") + 1, row.lastIndexOf("│")));
+    expect(bars.every((bar) => [...bar].length === 48)).toBe(true);
+    const span = (bar: string): [number, number] => [bar.indexOf("█"), bar.lastIndexOf("█") + 1];
+    // Each step of the chain starts where its input ended, or later; the long one runs to the end of the axis.
+    expect(span(bars[1] ?? "")[0]).toBeGreaterThanOrEqual(span(bars[0] ?? "")[1]);
+    expect(span(bars[2] ?? "")[0]).toBeGreaterThanOrEqual(span(bars[1] ?? "")[1]);
+    expect(span(bars[3] ?? "")[1]).toBe(48);
+    // Each row gives its start offset and its duration, as the JSON has them.
+    const origin = Math.min(...graph.nodes.map((node) => node.startedAt ?? Infinity));
+    graph.nodes.forEach((node, index) => {
+      expect(rows[index]).toMatch(new RegExp(`│ +\\+${ms((node.startedAt ?? 0) - origin)} +${ms(node.durationMs)}$`));
+    });
+    expect(lines[header + 5]).toBe(`critical path (*): long · ${ms(graph.criticalPathMs)} of work in a makespan of ${ms(graph.makespanMs)}`);
   });
 });
 

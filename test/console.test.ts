@@ -82,6 +82,10 @@ describe("the web console in headless Chromium", () => {
       expect(timeline.slice(0, 3)).toEqual(["run-start", "plan-ready", "approval-request"]);
       expect(timeline.at(-1)).toBe("run-end");
       expect(await page.locator("#approval").isHidden()).toBe(true);
+      // Under the graph, both subtasks on the time axis; s2 waited for s1, so the chain is the critical path.
+      expect(await page.locator("#gantt g.gantt-row .gantt-bar").count()).toBe(2);
+      await page.waitForSelector('#gantt g.gantt-row[data-id="s2"][data-critical="true"]');
+      expect(await page.locator('#gantt g.gantt-row[data-critical="true"]').evaluateAll((rows) => rows.map((row) => row.getAttribute("data-id")))).toEqual(["s1", "s2"]);
       await page.screenshot({ path: path.join(ARTIFACTS, "console-completed.png"), fullPage: true });
       expect(readFileSync(path.join(directory, "workspace", "result.txt"), "utf8")).toBe("397.8");
 
@@ -118,6 +122,78 @@ describe("the web console in headless Chromium", () => {
       expect(await page.locator("#answer script").count()).toBe(0);
       expect(await page.locator("#answer img").getAttribute("onerror")).toBeNull();
       expect(await page.evaluate(() => (globalThis as { __pwned?: boolean }).__pwned)).toBeUndefined();
+    } finally {
+      await browser?.close();
+      if (server) await server.shutdown("test done");
+      else troupe.close();
+    }
+  });
+});
+
+describe("the web console's time axis", () => {
+  it("draws each subtask's bar under the graph as it runs, a running bar growing, and the critical path once it ends", { timeout: 120_000 }, async () => {
+    const directory = tempDir("troupe-console-");
+    // The issue's shape: a chain of four short subtasks beside one long one.
+    const plan = [
+      subtask("s1", "research", "Step one"),
+      subtask("s2", "research", "Step two", { dependsOn: ["s1"] }),
+      subtask("s3", "research", "Step three", { dependsOn: ["s2"] }),
+      subtask("s4", "research", "Step four", { dependsOn: ["s3"] }),
+      subtask("s5", "research", "The long one"),
+    ];
+    const latency: Record<string, number> = { s1: 150, s2: 150, s3: 150, s4: 150, s5: 2_500 };
+    const model = new ScriptedChatModel({ steps: [planStep(plan), ...plan.map((item) => finalStep(item.id, `result of ${item.id}`, { delayMs: latency[item.id] })), reviewStep(0.9), answerStep("All five are done.")] });
+    const troupe = await Troupe.create({ models: modelSetOf(model), dataDir: path.join(directory, "data"), workspace: path.join(directory, "workspace") });
+    let server: RunningServer | undefined;
+    let browser: BrowserContext | undefined;
+    try {
+      server = await startServer({ troupe, config: { port: 0, rateLimitPerMinute: 0 }, logger: createLogger("warn") });
+      browser = await launch(directory);
+      const page = await browser.newPage();
+      const errors: string[] = [];
+      page.on("pageerror", (error) => errors.push(error.message));
+      const id = await submit(server.url, { task: "a chain of four beside a long one" });
+      await page.goto(`${server.url}/#/tasks/${id}`);
+
+      // Live: the long subtask's bar is drawn while it runs, and grows.
+      const longBar = '#gantt g.gantt-row[data-id="s5"][data-status="RUNNING"] .gantt-bar';
+      await page.waitForSelector(longBar);
+      const before = Number(await page.getAttribute(longBar, "data-duration"));
+      await expect.poll(async () => Number(await page.getAttribute(longBar, "data-duration")), { timeout: 20_000 }).toBeGreaterThan(before);
+      await page.waitForSelector('#gantt g.gantt-row[data-id="s4"][data-status="SUCCESS"] .gantt-bar');
+      expect(await page.locator(longBar).count()).toBe(1);
+      mkdirSync(ARTIFACTS, { recursive: true });
+      await page.screenshot({ path: path.join(ARTIFACTS, "console-gantt-running.png"), fullPage: true });
+
+      // Final, from the graph endpoint: one bar per subtask, in the chain's order, and the long one is the critical path.
+      await page.waitForSelector('#task-status [data-status="completed"]');
+      await page.waitForSelector('#gantt g.gantt-row[data-id="s5"][data-critical="true"]');
+      const rows = await page.locator("#gantt g.gantt-row").evaluateAll((items) =>
+        items.map((row) => {
+          const bar = row.querySelector(".gantt-bar");
+          return { id: row.getAttribute("data-id"), status: row.getAttribute("data-status"), critical: row.getAttribute("data-critical"), x: Number(bar?.getAttribute("x")), width: Number(bar?.getAttribute("width")) };
+        }),
+      );
+      expect(rows.map((row) => [row.id, row.status, row.critical])).toEqual([
+        ["s1", "SUCCESS", "false"],
+        ["s2", "SUCCESS", "false"],
+        ["s3", "SUCCESS", "false"],
+        ["s4", "SUCCESS", "false"],
+        ["s5", "SUCCESS", "true"],
+      ]);
+      for (let index = 1; index < 4; index += 1) {
+        const [previous, next] = [rows[index - 1], rows[index]];
+        expect(next?.x, `${next?.id} starts after ${previous?.id} ends`).toBeGreaterThanOrEqual((previous?.x ?? 0) + (previous?.width ?? 0) - 1);
+      }
+      // The whole chain ran inside the long subtask's bar.
+      const long = rows[4];
+      expect((rows[3]?.x ?? 0) + (rows[3]?.width ?? 0)).toBeLessThan((long?.x ?? 0) + (long?.width ?? 0));
+      const graph = ((await (await fetch(`${server.url}/api/v1/tasks/${id}/graph`)).json()) as { data: { criticalPath: string[]; makespanMs: number } }).data;
+      expect(graph.criticalPath).toEqual(["s5"]);
+      expect(await page.textContent("#gantt-summary")).toMatch(/^◆ critical path: s5 · [\d.]+ (ms|s) of work in a makespan of [\d.]+ (ms|s)$/);
+      await page.screenshot({ path: path.join(ARTIFACTS, "console-gantt.png"), fullPage: true });
+      expect(errors).toEqual([]);
+      model.assertDone();
     } finally {
       await browser?.close();
       if (server) await server.shutdown("test done");

@@ -146,10 +146,18 @@ describe("GET /tasks/:id/graph", () => {
     expect(graph.nodes[0]?.summary).toBe("397.8");
     expect(graph.nodes[0]?.durationMs).toEqual(expect.any(Number));
     expect(graph.edges).toEqual([{ from: "s1", to: "s2", label: "content" }]);
+    // Each subtask's times, and s2 waited for s1: the chain is the critical path, within the makespan.
+    const [first, second] = graph.nodes;
+    expect(first?.endedAt).toBeLessThanOrEqual(second?.startedAt ?? 0);
+    expect(second?.durationMs).toBe((second?.endedAt ?? 0) - (second?.startedAt ?? 0));
+    expect(graph.criticalPath).toEqual(["s1", "s2"]);
+    expect(graph.makespanMs).toBe((second?.endedAt ?? 0) - (first?.startedAt ?? 0));
+    expect(graph.criticalPathMs).toBe((first?.durationMs ?? 0) + (second?.durationMs ?? 0));
     const mermaid = TaskGraphMermaid.parse(envelope(await app.app.inject({ method: "GET", url: `/api/v1/tasks/${id}/graph?format=mermaid` })).data);
     expect(mermaid.mermaid).toMatch(/^flowchart TD/);
     expect(mermaid.mermaid).toContain('n_s1 -->|"content"| n_s2');
     expect(mermaid.mermaid).toContain(":::success");
+    expect(mermaid.mermaid).toContain("class n_s1,n_s2 critical");
   });
 
   it("is empty for a task that has not started", async () => {
@@ -157,6 +165,6 @@ describe("GET /tasks/:id/graph", () => {
     await app.app.inject({ method: "POST", url: "/api/v1/execute", payload: { task: "first" } });
     const queued = envelope<{ task_id: string }>(await app.app.inject({ method: "POST", url: "/api/v1/execute", payload: { task: "second" } })).data.task_id;
     const graph = envelope(await app.app.inject({ method: "GET", url: `/api/v1/tasks/${queued}/graph` })).data;
-    expect(graph).toEqual({ nodes: [], edges: [] });
+    expect(graph).toEqual({ nodes: [], edges: [], criticalPath: [], criticalPathMs: null, makespanMs: null });
   });
 });

@@ -43,7 +43,7 @@ describe("the execution graph renderer", () => {
   it("draws a finished run with a partial failure: statuses, summaries, durations and labelled edges", () => {
     const graph = renderExecutionGraph(plan, finished);
     expect(graph.nodes).toEqual([
-      { id: "A", label: "List the users I follow", agent: "research", tool: "list_users", status: "SUCCESS", summary: "3 users", durationMs: 40, items: null },
+      { id: "A", label: "List the users I follow", agent: "research", tool: "list_users", status: "SUCCESS", summary: "3 users", durationMs: 40, startedAt: 1_000, endedAt: 1_040, items: null },
       {
         id: "B",
         label: "Fetch each user's latest items",
@@ -52,9 +52,11 @@ describe("the execution graph renderer", () => {
         status: "PARTIAL_SUCCESS",
         summary: "2/3 items succeeded; failed: u2 (tool_failed: upstream timeout)",
         durationMs: 200,
+        startedAt: 1_050,
+        endedAt: 1_250,
         items: { total: 3, succeeded: 2, failed: 1 },
       },
-      { id: "C", label: "Summarise the items", agent: "execute", tool: null, status: "FAILED", summary: "model call failed: overloaded", durationMs: 10, items: null },
+      { id: "C", label: "Summarise the items", agent: "execute", tool: null, status: "FAILED", summary: "model call failed: overloaded", durationMs: 10, startedAt: 1_300, endedAt: 1_310, items: null },
       { id: "D", label: "Publish the summary", agent: "execute", tool: null, status: "SKIPPED", summary: "not run: C failed", durationMs: null, items: null },
     ]);
     expect(graph.edges).toEqual([
@@ -63,6 +65,10 @@ describe("the execution graph renderer", () => {
       { from: "B", to: "C", label: "items" },
       { from: "C", to: "D", label: "" },
     ]);
+    // C ended last; of its inputs B ended last, and B's only input is A. Waiting between them is in the makespan, not in the path's work.
+    expect(graph.criticalPath).toEqual(["A", "B", "C"]);
+    expect(graph.criticalPathMs).toBe(250);
+    expect(graph.makespanMs).toBe(310);
   });
 
   it("writes Mermaid from the same model", () => {
@@ -79,16 +85,39 @@ describe("the execution graph renderer", () => {
       "  n_C --> n_D",
     ]);
     expect(mermaid).toContain("classDef partial_success fill:#ffedd5");
+    expect(mermaid.split("\n").at(-1)).toBe("  class n_A,n_B,n_C critical");
   });
 
-  it("shows pending and running subtasks without a duration", () => {
-    const graph = renderExecutionGraph(plan, { A: finished.A as SubtaskResult }, { running: ["B"] });
-    expect(graph.nodes.map((node) => [node.id, node.status, node.durationMs])).toEqual([
-      ["A", "SUCCESS", 40],
-      ["B", "RUNNING", null],
-      ["C", "PENDING", null],
-      ["D", "PENDING", null],
+  it("shows pending and running subtasks without a duration, a running one with its start", () => {
+    const graph = renderExecutionGraph(plan, { A: finished.A as SubtaskResult }, { running: ["B"], runningSince: { B: 1_045 } });
+    expect(graph.nodes.map((node) => [node.id, node.status, node.durationMs, node.startedAt, node.endedAt])).toEqual([
+      ["A", "SUCCESS", 40, 1_000, 1_040],
+      ["B", "RUNNING", null, 1_045, undefined],
+      ["C", "PENDING", null, undefined, undefined],
+      ["D", "PENDING", null, undefined, undefined],
     ]);
+    expect(Object.keys(graph.nodes[2] ?? {})).not.toContain("startedAt");
+    // Only what has ended counts: A alone so far.
+    expect(graph.criticalPath).toEqual(["A"]);
+    expect(graph.makespanMs).toBe(40);
+  });
+
+  it("shows a redone subtask's last attempt, and no times for one reset for a redo", () => {
+    const redone = renderExecutionGraph(plan, { ...finished, C: { status: "done", attempts: 2, summary: "ok", startedAt: 5_000, endedAt: 5_020 }, D: { status: "pending", attempts: 1 } });
+    expect(redone.nodes.map((node) => [node.id, node.startedAt, node.endedAt])).toEqual([
+      ["A", 1_000, 1_040],
+      ["B", 1_050, 1_250],
+      ["C", 5_000, 5_020],
+      ["D", undefined, undefined],
+    ]);
+    expect(redone.criticalPath).toEqual(["A", "B", "C"]);
+    expect(redone.makespanMs).toBe(4_020);
+  });
+
+  it("has no critical path or makespan before anything ran", () => {
+    const graph = renderExecutionGraph(plan, {});
+    expect(graph).toMatchObject({ criticalPath: [], criticalPathMs: null, makespanMs: null });
+    expect(executionGraphMermaid(graph)).not.toContain("critical");
   });
 
   it("keeps labels safe for Mermaid and bounded", () => {

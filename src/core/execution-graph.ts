@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { findCriticalPath } from "./critical-path.js";
 import { isArgRef, type PlannedSubtask, type SubtaskResult } from "./plan.js";
 import { truncate } from "./text.js";
 
@@ -18,6 +19,10 @@ export const ExecutionGraphNode = z.object({
   summary: z.string(),
   /** Null until the subtask has finished. */
   durationMs: z.number().nullable(),
+  /** When its last attempt started (ms since the epoch); absent while it has not started. */
+  startedAt: z.number().optional(),
+  /** When its last attempt ended (ms since the epoch); absent until it has finished. */
+  endedAt: z.number().optional(),
   /** A mapped subtask's item counts once it has run, or null. */
   items: z.object({ total: z.number(), succeeded: z.number(), failed: z.number() }).nullable(),
 });
@@ -35,12 +40,29 @@ export type ExecutionGraphEdge = z.infer<typeof ExecutionGraphEdge>;
 export const ExecutionGraph = z.object({
   nodes: z.array(ExecutionGraphNode),
   edges: z.array(ExecutionGraphEdge),
+  /**
+   * The subtasks whose durations and dependencies account for the makespan, first to last:
+   * from the subtask that ended last, back through the dependency that ended last before each
+   * (src/core/critical-path.ts). Empty until a subtask has ended.
+   */
+  criticalPath: z.array(z.string()),
+  /** The summed durations of the critical path's subtasks, or null; the rest of the makespan is time they waited. */
+  criticalPathMs: z.number().nullable(),
+  /** First subtask start → last subtask end, over the subtasks that have ended; null until one has. */
+  makespanMs: z.number().nullable(),
 });
 export type ExecutionGraph = z.infer<typeof ExecutionGraph>;
 
 export interface RenderOptions {
   /** Subtasks started and not yet finished (from the run's events). */
   running?: readonly string[];
+  /** When each running subtask started (its `subtask-start` event), for the ones the state has no time for yet. */
+  runningSince?: Readonly<Record<string, number>>;
+}
+
+/** The graph of nothing: no plan yet, or a run whose thread has moved on. */
+export function emptyExecutionGraph(): ExecutionGraph {
+  return { nodes: [], edges: [], criticalPath: [], criticalPathMs: null, makespanMs: null };
 }
 
 const SUMMARY_CHARS = 300;
@@ -79,9 +101,10 @@ function edgeLabel(subtask: PlannedSubtask, dependency: string): string {
 }
 
 /**
- * The execution graph of a run: one node per subtask with its status, summary and duration,
- * one edge per dependency labelled with the arguments it feeds. Pure code over the plan and
- * the state's results, so the CLI, the HTTP API and the web console draw the same thing.
+ * The execution graph of a run: one node per subtask with its status, summary, duration and the
+ * times of its last attempt, one edge per dependency labelled with the arguments it feeds, and
+ * the critical path with the makespan. Pure code over the plan and the state's results, so the
+ * CLI, the HTTP API and the web console draw the same thing.
  */
 export function renderExecutionGraph(plan: readonly PlannedSubtask[], results: Readonly<Record<string, SubtaskResult>>, options: RenderOptions = {}): ExecutionGraph {
   const running = new Set(options.running ?? []);
@@ -90,23 +113,28 @@ export function renderExecutionGraph(plan: readonly PlannedSubtask[], results: R
     const result = results[subtask.id];
     const status = nodeStatus(result, running.has(subtask.id));
     const settled = status !== "PENDING" && status !== "RUNNING";
-    const startedAt = result?.startedAt;
-    const endedAt = result?.endedAt;
-    return {
+    // A result reset for a redo has no times; a running attempt's start comes from its event.
+    const startedAt = status === "RUNNING" ? (options.runningSince?.[subtask.id] ?? result?.startedAt) : settled ? result?.startedAt : undefined;
+    const endedAt = settled && startedAt !== undefined ? result?.endedAt : undefined;
+    const node: ExecutionGraphNode = {
       id: subtask.id,
       label: subtask.label,
       agent: subtask.agent,
       tool: subtask.tool ?? null,
       status,
       summary: nodeSummary(status, result),
-      durationMs: settled && startedAt !== undefined && endedAt !== undefined ? endedAt - startedAt : null,
+      durationMs: startedAt !== undefined && endedAt !== undefined ? endedAt - startedAt : null,
       items: settled && result?.map ? { total: result.map.total, succeeded: result.map.succeeded, failed: result.map.failed } : null,
     };
+    if (startedAt !== undefined) node.startedAt = startedAt;
+    if (endedAt !== undefined) node.endedAt = endedAt;
+    return node;
   });
   const edges = plan.flatMap((subtask) =>
     subtask.dependsOn.filter((dependency) => ids.has(dependency)).map((dependency) => ({ from: dependency, to: subtask.id, label: edgeLabel(subtask, dependency) })),
   );
-  return { nodes, edges };
+  const timing = findCriticalPath(nodes.map((node, index) => ({ id: node.id, dependsOn: plan[index]?.dependsOn ?? [], startedAt: node.startedAt, endedAt: node.endedAt })));
+  return { nodes, edges, criticalPath: timing?.criticalPath ?? [], criticalPathMs: timing?.criticalPathMs ?? null, makespanMs: timing?.makespanMs ?? null };
 }
 
 const CLASS_STYLES: Record<NodeStatus, string> = {
@@ -132,7 +160,7 @@ function formatDuration(ms: number): string {
   return ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(1)} s`;
 }
 
-/** The execution graph as a Mermaid flowchart: nodes coloured by status, edges labelled with arguments. */
+/** The execution graph as a Mermaid flowchart: nodes coloured by status, edges labelled with arguments, the critical path outlined. */
 export function executionGraphMermaid(graph: ExecutionGraph): string {
   const lines = ["flowchart TD"];
   for (const node of graph.nodes) {
@@ -147,5 +175,9 @@ export function executionGraphMermaid(graph: ExecutionGraph): string {
     lines.push(`  ${mermaidId(edge.from)} -->${label} ${mermaidId(edge.to)}`);
   }
   for (const status of NODE_STATUSES) lines.push(`  classDef ${status.toLowerCase()} ${CLASS_STYLES[status]}`);
+  if (graph.criticalPath.length > 0) {
+    lines.push(`  classDef critical stroke:#7c3aed,stroke-width:3px`);
+    lines.push(`  class ${graph.criticalPath.map(mermaidId).join(",")} critical`);
+  }
   return lines.join("\n");
 }

@@ -22,7 +22,8 @@ import {
   RunRequest,
   runStatusOf,
 } from "../core/run.js";
-import { type ExecutionGraph, renderExecutionGraph } from "../core/execution-graph.js";
+import { emptyExecutionGraph, type ExecutionGraph, renderExecutionGraph } from "../core/execution-graph.js";
+import { liveSubtasks, withLiveResults } from "../core/live-results.js";
 import { buildGraph, type TroupeGraph } from "../graph/build-graph.js";
 import type { RunSettings, State } from "../graph/state.js";
 import { recursionLimitFor, workDone } from "../graph/trace.js";
@@ -564,9 +565,15 @@ export class Troupe {
     const sameRun = (snapshot.values as State).runId === record.id;
     // Started and not ended: running, or waiting inside a step for a person to approve a tool call.
     const live = record.status === "running" || (record.status === "interrupted" && record.interrupt?.kind === "tool-approval") || record.suspended !== null;
-    const state = sameRun && live ? withPlanFromEvents(snapshot.values as State, this.store.events.list(record.id, 0, 100_000)) : (snapshot.values as State);
+    const events = sameRun && live ? this.store.events.list(record.id, 0, 100_000) : [];
+    const saved = snapshot.values as State;
+    const planned = sameRun && live ? withPlanFromEvents(saved, events) : saved;
+    // While the node running the subtasks goes on, those it has finished are in its events, not yet in the state.
+    const progress = liveSubtasks(events);
+    const results = planned === saved ? withLiveResults(saved.results, progress) : { ...planned.results, ...progress.ended };
+    const state = live ? { ...planned, results } : planned;
     const result = sameRun ? resultFromState(record, state, record.activeMs) : undefined;
-    const graph = sameRun ? renderExecutionGraph(state.plan, state.results, { running: live ? this.runningSubtasks(record.id) : [] }) : { nodes: [], edges: [] };
+    const graph = sameRun ? renderExecutionGraph(state.plan, state.results, { running: Object.keys(progress.runningSince), runningSince: progress.runningSince }) : emptyExecutionGraph();
     const view: RunView = {
       runId: record.id,
       threadId: record.threadId,
@@ -589,12 +596,7 @@ export class Troupe {
 
   /** Subtasks of a run that have started and not ended, by its events. */
   runningSubtasks(runId: string): string[] {
-    const running = new Set<string>();
-    for (const event of this.store.events.list(runId, 0, 100_000)) {
-      if (event.type === "subtask-start") running.add(event.subtaskId);
-      else if (event.type === "subtask-end") running.delete(event.subtaskId);
-    }
-    return [...running];
+    return Object.keys(liveSubtasks(this.store.events.list(runId, 0, 100_000)).runningSince);
   }
 
   /**

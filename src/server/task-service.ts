@@ -5,7 +5,7 @@ import type { Context } from "@opentelemetry/api";
 import type { Logger } from "pino";
 import { ConflictError, errorMessage, InputError, isTroupeError, NotFoundError, TroupeError } from "../core/errors.js";
 import type { StoredEvent } from "../core/events.js";
-import type { ExecutionGraph } from "../core/execution-graph.js";
+import { emptyExecutionGraph, type ExecutionGraph } from "../core/execution-graph.js";
 import type { SubtaskView } from "../core/plan.js";
 import type { ResumeDecision, RunRequestInput, RunResult } from "../core/run.js";
 import { stableStringify } from "../core/text.js";
@@ -194,7 +194,7 @@ export class TaskService {
 
   /** The execution graph (issue 4's renderer, as `troupe runs show --json`), with the subtasks running here marked. */
   async graph(record: RunRecord): Promise<ExecutionGraph> {
-    return (await this.#show(record))?.graph ?? { nodes: [], edges: [] };
+    return (await this.#show(record))?.graph ?? emptyExecutionGraph();
   }
 
   async view(principal: Principal, taskId: string): Promise<TaskView> {

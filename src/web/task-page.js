@@ -1,10 +1,12 @@
-// A task: its execution graph drawn live from the event stream, a timeline of events, the answer
-// as sanitised Markdown, and the buttons a person needs when the run waits for them.
+// A task: its execution graph drawn live from the event stream, under it its subtasks on a time
+// axis with the critical path, a timeline of events, the answer as sanitised Markdown, and the
+// buttons a person needs when the run waits for them.
 
 import { marked } from "/vendor/marked.js";
 import DOMPurify from "/vendor/purify.js";
 import { api, authHeaders } from "./api.js";
 import { badge, errorBox, h, time } from "./dom.js";
+import { drawGantt, isRunning, timingOf } from "./gantt.js";
 import { drawGraph, planGraph, setNodeItems, setNodeStatus } from "./graph.js";
 import { followEvents } from "./sse.js";
 
@@ -65,6 +67,11 @@ export function renderTask(main, taskId) {
   let view;
   let liveAnswer = "";
   let reloadTimer;
+  /** The strip's subtasks with their times and the critical path: from the graph endpoint, moved on by events. */
+  let timing = timingOf(null);
+  /** Server clock minus this browser's, from the latest event's `at`, so a running bar grows in the server's time. */
+  let clockOffset;
+  let ticker;
   /** Finished items of each mapped subtask, by index (map-item events). */
   const tallies = new Map();
   const title = h("h1", { id: "task-title" }, "…");
@@ -73,6 +80,7 @@ export function renderTask(main, taskId) {
   const cancel = h("button", { type: "button", id: "cancel-task", hidden: true }, "Cancel");
   const notice = h("div");
   const graph = h("div", { id: "graph", class: "graph-box" });
+  const gantt = h("div", { id: "gantt", class: "gantt-box" });
   const approval = h("section", { id: "approval", class: "card attention", hidden: true });
   const answer = h("div", { id: "answer", class: "markdown" });
   const answerSection = h("section", { class: "card", hidden: true }, h("h2", {}, "Answer"), answer);
@@ -85,7 +93,7 @@ export function renderTask(main, taskId) {
     h("div", { class: "row" }, step),
     notice,
     approval,
-    h("section", { class: "card" }, h("h2", {}, "Execution graph"), graph),
+    h("section", { class: "card" }, h("h2", {}, "Execution graph"), graph, h("h3", { class: "gantt-heading" }, "Where the time went"), gantt),
     answerSection,
     metrics,
     h("section", { class: "card" }, h("h2", {}, "Timeline"), timeline),
@@ -113,10 +121,32 @@ export function renderTask(main, taskId) {
 
   async function loadGraph() {
     try {
-      drawGraph(graph, await api(`/tasks/${encodeURIComponent(taskId)}/graph`));
+      const drawn = await api(`/tasks/${encodeURIComponent(taskId)}/graph`);
+      drawGraph(graph, drawn);
+      timing = timingOf(drawn);
+      drawTiming();
     } catch (error) {
       graph.replaceChildren(errorBox(error));
     }
+  }
+
+  /** Redraws the strip; while a subtask runs, again four times a second, so its bar grows. */
+  function drawTiming() {
+    drawGantt(gantt, timing, Date.now() + (clockOffset ?? 0));
+    const running = timing.nodes.some((node) => isRunning(node) && node.status === "RUNNING");
+    if (running && !ticker) ticker = setInterval(drawTiming, 250);
+    if (!running && ticker) {
+      clearInterval(ticker);
+      ticker = undefined;
+    }
+  }
+
+  /** Moves one subtask of the strip on after an event. */
+  function setTiming(id, change) {
+    const node = timing.nodes.find((item) => item.id === id);
+    if (!node) return;
+    Object.assign(node, change);
+    drawTiming();
   }
 
   function reloadSoon() {
@@ -249,6 +279,8 @@ export function renderTask(main, taskId) {
   }
 
   function onEvent(event) {
+    // The largest is the latest event's: earlier ones replayed on connect are older than they look.
+    clockOffset = Math.max(clockOffset ?? Number.NEGATIVE_INFINITY, event.at - Date.now());
     // Answer tokens build the answer below; successful map items are counted on their node.
     const quiet = event.type === "answer-token" || (event.type === "map-item" && event.status === "success");
     if (!quiet) timeline.append(h("li", { class: `event event-${event.type}`, dataset: { seq: event.seq, type: event.type } }, h("time", {}, time(event.at)), " ", describe(event)));
@@ -256,10 +288,13 @@ export function renderTask(main, taskId) {
       case "plan-ready":
         tallies.clear();
         drawGraph(graph, planGraph(event.subtasks));
+        timing = timingOf(planGraph(event.subtasks));
+        drawTiming();
         reloadSoon();
         break;
       case "subtask-start":
         if (!setNodeStatus(graph, event.subtaskId, "RUNNING")) reloadSoon();
+        setTiming(event.subtaskId, { status: "RUNNING", startedAt: event.at, endedAt: undefined });
         step.textContent = `running ${event.subtaskId}`;
         break;
       case "map-item": {
@@ -275,11 +310,13 @@ export function renderTask(main, taskId) {
         const items = itemsOf(event.subtaskId);
         const status = event.status === "done" && items && items.failed > 0 ? "PARTIAL_SUCCESS" : (GRAPH_STATUS[event.status] ?? "PENDING");
         if (!setNodeStatus(graph, event.subtaskId, status, event.summary || event.error)) reloadSoon();
+        setTiming(event.subtaskId, { status, endedAt: event.at });
         if (items) reloadSoon();
         break;
       }
       case "subtask-skip":
         setNodeStatus(graph, event.subtaskId, "SKIPPED", event.reason);
+        setTiming(event.subtaskId, { status: "SKIPPED", startedAt: undefined, endedAt: undefined });
         break;
       case "answer-token":
         liveAnswer += event.text;
@@ -305,5 +342,6 @@ export function renderTask(main, taskId) {
   return () => {
     stream.close();
     clearTimeout(reloadTimer);
+    clearInterval(ticker);
   };
 }

@@ -6,6 +6,7 @@ import { RUN_STATUSES, type RunStatus } from "../../core/run.js";
 import { truncate } from "../../core/text.js";
 import { addEngineFlags, type EngineFlags, openEngine } from "../engine-flags.js";
 import { formatMs, out, parseNumberFlag, printJson } from "../io.js";
+import { ganttLines } from "../gantt.js";
 import { planLines, unfinishedLine } from "../render.js";
 
 interface ListFlags extends EngineFlags {
@@ -104,7 +105,7 @@ export function registerRuns(program: Command): void {
 
   const show = runs
     .command("show")
-    .description("one run: plan with statuses, answer, metrics")
+    .description("one run: plan with statuses, a timeline of its subtasks with the critical path, answer, metrics")
     .argument("<runId>", "the run id (see runs list)")
     .option("--json", "print the run as JSON (with its execution graph: nodes and labelled edges)")
     .option("--mermaid", "print the run's execution graph, with statuses and the arguments each edge feeds, as Mermaid")
@@ -141,6 +142,7 @@ export function registerRuns(program: Command): void {
         for (const line of planLines(view.plan)) out(line);
         const unfinished = unfinishedLine(view.trace?.unfinished ?? []);
         if (unfinished && view.status !== "running" && view.status !== "queued") out(unfinished);
+        for (const line of ganttLines(view.graph)) out(line);
       }
       if (view.metrics) {
         const metrics = view.metrics;
