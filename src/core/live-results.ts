@@ -1,5 +1,5 @@
 import type { StoredEvent } from "./events.js";
-import type { MapTally, SubtaskResult } from "./plan.js";
+import type { MapTally, PlannedSubtask, SubtaskResult } from "./plan.js";
 
 /** At most this many failed items are kept from map-item events, as the state keeps (LIMITS.mapFailuresKept). */
 const FAILURES_KEPT = 10;
@@ -83,4 +83,18 @@ export function withLiveResults(results: Readonly<Record<string, SubtaskResult>>
     if (known === undefined || known.status === "pending" || known.status === "running") merged[id] = result;
   }
   return merged;
+}
+
+/**
+ * The plan a run's events describe: the last plan made ready, or — while a streamed plan is still
+ * being written — the subtasks planned so far; a plan found invalid starts it over.
+ */
+export function planFromEvents(events: readonly StoredEvent[]): PlannedSubtask[] {
+  let plan: PlannedSubtask[] = [];
+  for (const event of events) {
+    if (event.type === "plan-invalid") plan = [];
+    else if (event.type === "plan-ready") plan = [...event.subtasks];
+    else if (event.type === "subtask-planned" && !plan.some((subtask) => subtask.id === event.subtask.id)) plan.push(event.subtask);
+  }
+  return plan;
 }

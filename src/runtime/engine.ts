@@ -23,7 +23,7 @@ import {
   runStatusOf,
 } from "../core/run.js";
 import { emptyExecutionGraph, type ExecutionGraph, renderExecutionGraph } from "../core/execution-graph.js";
-import { liveSubtasks, withLiveResults } from "../core/live-results.js";
+import { liveSubtasks } from "../core/live-results.js";
 import { buildGraph, type TroupeGraph } from "../graph/build-graph.js";
 import type { RunSettings, State } from "../graph/state.js";
 import { recursionLimitFor, workDone } from "../graph/trace.js";
@@ -40,7 +40,7 @@ import { checkWorkspacePath, workspaceRoot } from "../tools/workspace.js";
 import { setWorkspaceQuota } from "../tools/workspace-quota.js";
 import { createModels, type ProviderSource, registryFor } from "./model-selection.js";
 import { pendingInterrupts } from "./interrupts.js";
-import { resultFromState, withPlanFromEvents } from "./result.js";
+import { liveState, resultFromState } from "./result.js";
 import { createToolPlatform, type ToolPlatform } from "./tool-platform.js";
 
 export type { ProviderSource } from "./model-selection.js";
@@ -491,7 +491,7 @@ export class Troupe {
     }
     const activeMs = record.activeMs + Math.round(performance.now() - started);
     // Paused or stopped inside the planner's node (a streamed plan): the plan is in its events.
-    if (!state.finished && state.runId === record.id) state = withPlanFromEvents(state, this.store.events.list(record.id, 0, 100_000));
+    if (!state.finished && state.runId === record.id) state = liveState(state, this.store.events.list(record.id, 0, 100_000));
     const result = resultFromState(record, state, activeMs);
     if (suspended && !state.finished) {
       // Stopped by a drain (server shutdown): not waiting for a person, resumed when a server starts.
@@ -566,12 +566,9 @@ export class Troupe {
     // Started and not ended: running, or waiting inside a step for a person to approve a tool call.
     const live = record.status === "running" || (record.status === "interrupted" && record.interrupt?.kind === "tool-approval") || record.suspended !== null;
     const events = sameRun && live ? this.store.events.list(record.id, 0, 100_000) : [];
-    const saved = snapshot.values as State;
-    const planned = sameRun && live ? withPlanFromEvents(saved, events) : saved;
-    // While the node running the subtasks goes on, those it has finished are in its events, not yet in the state.
+    // While the node running the subtasks goes on, its plan and those it has finished are in its events, not yet in the state.
     const progress = liveSubtasks(events);
-    const results = planned === saved ? withLiveResults(saved.results, progress) : { ...planned.results, ...progress.ended };
-    const state = live ? { ...planned, results } : planned;
+    const state = sameRun && live ? liveState(snapshot.values as State, events) : (snapshot.values as State);
     const result = sameRun ? resultFromState(record, state, record.activeMs) : undefined;
     const graph = sameRun ? renderExecutionGraph(state.plan, state.results, { running: Object.keys(progress.runningSince), runningSince: progress.runningSince }) : emptyExecutionGraph();
     const view: RunView = {

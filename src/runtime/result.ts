@@ -1,6 +1,5 @@
 import type { StoredEvent } from "../core/events.js";
-import { LIMITS } from "../core/limits.js";
-import type { PlannedSubtask, SubtaskResult } from "../core/plan.js";
+import { liveSubtasks, planFromEvents, withLiveResults } from "../core/live-results.js";
 import type { RunResult } from "../core/run.js";
 import { planView } from "../graph/deps.js";
 import type { State } from "../graph/state.js";
@@ -24,70 +23,11 @@ export function resultFromState(record: RunRecord, state: State, activeMs: numbe
 }
 
 /**
- * A run's plan and results while its plan runs inside the planner's node (a streamed plan: the
- * checkpoint holds the plan only once that node ends) or waits there for a person: read from the
- * run's events — the plan that was last made ready (or the subtasks planned so far while it
- * streams), and each subtask's latest start, end or skip. The state is returned as it is when it
- * has a plan.
+ * A run as far as it has gone while it is live: the state, with its plan from the events when the
+ * plan still runs inside the planner's node (a streamed plan reaches the checkpoint when that node
+ * ends), and the results of the subtasks its events say have ended since the last checkpoint.
  */
-export function withPlanFromEvents(state: State, events: readonly StoredEvent[]): State {
-  if (state.plan.length > 0) return state;
-  let plan: PlannedSubtask[] = [];
-  let results: Record<string, SubtaskResult> = {};
-  /** Each mapped subtask's items by index: the latest outcome of each. */
-  const items = new Map<string, { total: number; outcomes: Map<number, { status: "success" | "error"; error?: string }> }>();
-  for (const event of events) {
-    switch (event.type) {
-      case "plan-invalid":
-        plan = [];
-        results = {};
-        break;
-      case "subtask-planned":
-        if (!plan.some((subtask) => subtask.id === event.subtask.id)) plan.push(event.subtask);
-        break;
-      case "plan-ready":
-        plan = [...event.subtasks];
-        break;
-      case "subtask-start":
-        results[event.subtaskId] = { status: "running", attempts: event.attempt, startedAt: event.at };
-        break;
-      case "subtask-end": {
-        const result: SubtaskResult = { ...results[event.subtaskId], status: event.status, attempts: results[event.subtaskId]?.attempts ?? 1, endedAt: event.at };
-        if (event.summary !== undefined) result.summary = event.summary;
-        if (event.error !== undefined) result.error = event.error;
-        if (event.failureKind !== undefined) result.failureKind = event.failureKind;
-        results[event.subtaskId] = result;
-        break;
-      }
-      case "map-item": {
-        const tally = items.get(event.subtaskId) ?? { total: event.total, outcomes: new Map() };
-        tally.total = event.total;
-        tally.outcomes.set(event.index, event.error !== undefined ? { status: event.status, error: event.error } : { status: event.status });
-        items.set(event.subtaskId, tally);
-        break;
-      }
-      case "subtask-skip":
-        // A subtask dropped with a plan that was not valid goes with it; one skipped for a failed dependency is shown skipped.
-        if (event.reason.startsWith("dropped:")) delete results[event.subtaskId];
-        else results[event.subtaskId] = { status: "skipped", attempts: 0, error: event.reason };
-        break;
-      default:
-        break;
-    }
-  }
-  for (const [id, tally] of items) {
-    const result = results[id];
-    if (!result) continue;
-    const outcomes = [...tally.outcomes.entries()].sort(([a], [b]) => a - b);
-    const failed = outcomes.filter(([, outcome]) => outcome.status === "error");
-    const succeeded = outcomes.length - failed.length;
-    result.map = {
-      overallStatus: failed.length === 0 ? "ALL_SUCCESS" : succeeded === 0 ? "ALL_FAILURE" : "PARTIAL_SUCCESS",
-      total: tally.total,
-      succeeded,
-      failed: failed.length,
-      failures: failed.slice(0, LIMITS.mapFailuresKept).map(([index, outcome]) => ({ index, input: `item ${index + 1}`, error: outcome.error ?? "failed" })),
-    };
-  }
-  return plan.length > 0 ? { ...state, plan, results: { ...results } } : state;
+export function liveState(state: State, events: readonly StoredEvent[]): State {
+  const plan = state.plan.length > 0 ? state.plan : planFromEvents(events);
+  return { ...state, plan, results: withLiveResults(state.results, liveSubtasks(events)) };
 }

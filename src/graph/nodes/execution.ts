@@ -119,7 +119,6 @@ export function subtaskMayPause(deps: GraphDeps, subtask: PlannedSubtask, allowe
 export function createRunSubtask(deps: GraphDeps) {
   return async (payload: SubtaskPayload, config: LangGraphRunnableConfig): Promise<Update> => {
     const { subtask } = payload;
-    const startedAt = Date.now();
     const meter = createMeter(config);
     const records: ToolCallRecord[] = [];
     let toolCallCount = 0;
@@ -130,9 +129,10 @@ export function createRunSubtask(deps: GraphDeps) {
     const mayPause = subtaskMayPause(deps, subtask, allowedTools);
     // Other subtasks skip the checkpoint writes durable steps cost.
     const step = mayPause ? durableStep : immediateStep;
-    await step("subtask_start", async () => {
+    // The start is a step too: a subtask that ran again after waiting for a person keeps its first start (and announces it once).
+    const { value: startedAt } = await step("subtask_start", async () => {
       emit(config, { type: "subtask-start", subtaskId: subtask.id, label: subtask.label, agent: subtask.agent, attempt: payload.attempt });
-      return true;
+      return Date.now();
     });
     // Set once the arguments are resolved; every call that writes a file is checked on disk as it finishes.
     let recorder: ArtifactRecorder | undefined;
