@@ -29,7 +29,9 @@ export function addEngineFlags(command: Command, withModel = true): Command {
 /** Opens an engine; heavy modules load only here, so `--help` stays fast. `env` replaces the process's (a replay's placeholders). */
 export async function openEngine(flags: EngineFlags, env?: Env): Promise<Troupe> {
   const { Troupe } = await import("../runtime/engine.js");
-  const troupe = await Troupe.create({ provider: flags.provider, model: flags.model, workspace: flags.workspace, dataDir: flags.dataDir, ...(env ? { env } : {}) });
+  // The scripted provider (TROUPE_PROVIDER=scripted, replies from TROUPE_SCRIPT) is the CLI's, for demos and process tests; the engine ships no fake.
+  const { scriptedProvider } = await import("../testing/scripted-provider.js");
+  const troupe = await Troupe.create({ provider: flags.provider, model: flags.model, workspace: flags.workspace, dataDir: flags.dataDir, providers: [scriptedProvider], ...(env ? { env } : {}) });
   if (troupe.providerSource === "default") {
     err("note: no model provider is configured, so troupe uses its offline rule-based model (set TROUPE_PROVIDER or --provider for a real one)");
   }

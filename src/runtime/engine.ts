@@ -32,7 +32,6 @@ import { MODEL_ROLES, type ProviderDefinition } from "../providers/provider.js";
 import { choiceId, type ModelSet } from "../providers/registry.js";
 import { openStore, type RunRecord, type Store } from "../store/index.js";
 import type { NewRun } from "../store/run-store.js";
-import { scriptedProvider } from "../testing/scripted-provider.js";
 import type { ToolOutcome } from "../tools/define-tool.js";
 import { OPERATOR, type PermissionPolicy } from "../tools/permissions.js";
 import type { ToolRegistry } from "../tools/registry.js";
@@ -208,7 +207,7 @@ export class Troupe {
     let models = options.models;
     let providerSource: ProviderSource = "injected";
     if (!models) {
-      const registry = registryFor(config, [scriptedProvider, ...(options.providers ?? [])]);
+      const registry = registryFor(config, options.providers ?? []);
       ({ models, source: providerSource } = createModels(registry, { env, config, provider: options.provider, model: options.model, policy: options.callPolicy }));
     }
     // The config file's `tools` section (validated here, where its folders are made absolute against the file's own folder).
