@@ -47,6 +47,8 @@ export interface CrashTrial {
   missing: number;
   auditRows: number;
   traceCalls: number;
+  /** How the last process ended when the run did not complete. */
+  ending?: string;
 }
 
 export interface CrashTrialsReport {
@@ -56,6 +58,7 @@ export interface CrashTrialsReport {
   missing: number;
   /** Trials whose audit rows did not equal the tool calls in the trace. */
   auditMismatches: number;
+  /** Met with no duplicate side effect, every run completed and no line missing. */
   target: { duplicates: 0; met: boolean };
 }
 
@@ -67,7 +70,7 @@ function spawnCli(cli: string, args: string[], directory: string, env: Record<st
  * Runs a process until it exits, or kills it (SIGKILL) `killAfterMs` after its run started (its
  * `run …` / `resuming …` line on stderr); whether it was killed.
  */
-async function runUntil(child: ChildProcess, killAfterMs: number | undefined): Promise<{ killed: boolean }> {
+async function runUntil(child: ChildProcess, killAfterMs: number | undefined): Promise<{ killed: boolean; code: number | null; stderr: string }> {
   let stderr = "";
   let timer: NodeJS.Timeout | undefined;
   let killed = false;
@@ -80,9 +83,9 @@ async function runUntil(child: ChildProcess, killAfterMs: number | undefined): P
       }, killAfterMs);
     }
   });
-  await new Promise<void>((resolve) => child.on("exit", () => resolve()));
+  const code = await new Promise<number | null>((resolve) => child.on("exit", (exitCode) => resolve(exitCode)));
   clearTimeout(timer);
-  return { killed };
+  return { killed, code, stderr };
 }
 
 /** One trial in `directory`: kill the run, then its resumes, at random moments, until a process ends on its own. */
@@ -95,12 +98,17 @@ export async function crashTrial(cli: string, directory: string, random: () => n
   // Without --json: the progress on stderr says when the run starts, which is when the kill clock starts.
   const base = ["--workspace", workspace];
   const kills: number[] = [];
+  /** How the last process ended, when not completed. */
+  let ending = "";
   for (let attempt = 0; attempt <= maxKills + 5; attempt += 1) {
     const args = attempt === 0 ? ["run", "append the lines", "--thread", "trial", ...base] : ["resume", "trial", ...base];
     // The whole run takes about 600 ms once started: kill somewhere in it, then let the last resume finish.
     const killAfter = kills.length < maxKills && random() < 0.85 ? Math.round(random() * 650) : undefined;
-    const { killed } = await runUntil(spawnCli(cli, args, directory, env), killAfter);
-    if (!killed) break;
+    const { killed, code, stderr } = await runUntil(spawnCli(cli, args, directory, env), killAfter);
+    if (!killed) {
+      if (code !== 0) ending = `exit ${code}: ${stderr.trim().split("\n").slice(-2).join(" | ")}`;
+      break;
+    }
     kills.push(killAfter as number);
   }
   let completed = false;
@@ -128,7 +136,7 @@ export async function crashTrial(cli: string, directory: string, random: () => n
   }
   const { stdout } = await run(process.execPath, [cli, "audit", "list", "--json", "--limit", "1000"], { cwd: directory, env: { ...process.env } });
   const auditRows = (JSON.parse(stdout) as Array<{ tool: string }>).filter((row) => row.tool === "file_append").length;
-  return { kills, completed, duplicates, missing, auditRows, traceCalls };
+  return { kills, completed, duplicates, missing, auditRows, traceCalls, ...(ending ? { ending } : {}) };
 }
 
 /** `trials` crash trials, each in its own temporary folder. */
@@ -151,6 +159,6 @@ export async function measureCrashTrials(cli: string, trials: number, makeDirect
     duplicates,
     missing: sum((trial) => trial.missing),
     auditMismatches: results.filter((trial) => trial.auditRows !== trial.traceCalls).length,
-    target: { duplicates: 0, met: duplicates === 0 },
+    target: { duplicates: 0, met: duplicates === 0 && results.every((trial) => trial.completed && trial.missing === 0) },
   };
 }

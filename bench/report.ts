@@ -326,7 +326,8 @@ function crashTrialsSection(report: CrashTrialsReport): string {
     `    SIGKILLs: ${kills}; runs completed after resume: ${report.completed} / ${report.trials.length}`,
     `    duplicate side effects (a line appended twice): ${report.duplicates}; lines missing: ${report.missing}`,
     `    trials whose audit rows differ from the tool calls in the trace: ${report.auditMismatches}`,
-    `    target: ${report.target.duplicates} duplicate side effects → ${verdict(report.target.met)}`,
+    ...report.trials.filter((trial) => !trial.completed).map((trial) => `    not completed (killed after ${trial.kills.join(", ")} ms): ${trial.ending ?? "no run to show"}`),
+    `    target: ${report.target.duplicates} duplicate side effects, every run completed, no line missing → ${verdict(report.target.met)}`,
   ].join("\n");
 }
 

@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process";
+import Database from "better-sqlite3";
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -58,5 +59,49 @@ describe("a worker killed after a tool's side effect", () => {
     expect(rows).toHaveLength(1);
     expect(rows[0]?.status).toBe("ok");
     expect(existsSync(path.join(directory, ".troupe", "troupe.db"))).toBe(true);
+  });
+});
+
+describe("a process killed after a step's tasks finished, before its checkpoint", () => {
+  it("resumes the run: the saved writes are applied, not taken for a finished graph", async () => {
+    const directory = tempDir();
+    const workspace = path.join(directory, "workspace");
+    mkdirSync(workspace, { recursive: true });
+    const log = path.join(directory, "calls.jsonl");
+    const child = spawn(process.execPath, [CLI, "run", "compute it", "--json", "--thread", "torn", "--workspace", workspace], {
+      cwd: directory,
+      env: { ...cleanEnv(), TROUPE_PROVIDER: "scripted", TROUPE_SCRIPT: writeScript(directory, "before.json", [planStep([subtask("s1", "execute", "Compute")], { delayMs: 60_000 })]), TROUPE_SCRIPT_LOG: log },
+      stdio: "ignore",
+    });
+    const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on("exit", (_code, signal) => resolve(signal)));
+    const deadline = Date.now() + 30_000;
+    while (!readScriptLog(log).some((line) => line.phase === "start" && line.role === "planner")) {
+      if (Date.now() > deadline) throw new Error("the planner was never called");
+      await sleep(25);
+    }
+    child.kill("SIGKILL");
+    expect(await exited).toBe("SIGKILL");
+    // What the disk holds when the process dies between a task's writes and the next checkpoint:
+    // intake's writes are saved against the checkpoint before it, and no checkpoint follows them.
+    const db = new Database(path.join(directory, ".troupe", "troupe.db"));
+    const newest = db.prepare("SELECT checkpoint_id FROM checkpoints WHERE thread_id = 'torn' ORDER BY checkpoint_id DESC LIMIT 1").get() as { checkpoint_id: string };
+    db.prepare("DELETE FROM writes WHERE thread_id = 'torn' AND checkpoint_id = ?").run(newest.checkpoint_id);
+    db.prepare("DELETE FROM checkpoints WHERE thread_id = 'torn' AND checkpoint_id = ?").run(newest.checkpoint_id);
+    const pending = db.prepare("SELECT COUNT(*) AS count FROM writes WHERE thread_id = 'torn' AND channel = 'branch:to:planner'").get() as { count: number };
+    db.close();
+    expect(pending.count).toBe(1);
+
+    const resumed = await runCli(["resume", "torn", "--json", "--workspace", workspace], {
+      cwd: directory,
+      env: {
+        TROUPE_PROVIDER: "scripted",
+        TROUPE_SCRIPT: writeScript(directory, "after.json", [planStep([subtask("s1", "execute", "Compute")]), finalStep("s1", "42"), reviewStep(0.9), answerStep("42")]),
+      },
+    });
+    expect(resumed.stderr).not.toMatch(/already finished/);
+    expect(resumed.code).toBe(0);
+    const result = JSON.parse(resumed.stdout) as RunResult;
+    expect(result.status).toBe("completed");
+    expect(result.answer).toContain("42");
   });
 });

@@ -38,7 +38,7 @@ import type { ToolRegistry } from "../tools/registry.js";
 import { checkWorkspacePath, workspaceRoot } from "../tools/workspace.js";
 import { setWorkspaceQuota } from "../tools/workspace-quota.js";
 import { createModels, type ProviderSource, registryFor } from "./model-selection.js";
-import { pendingInterrupts } from "./interrupts.js";
+import { hasStepsLeft, pendingInterrupts } from "./interrupts.js";
 import { liveState, resultFromState } from "./result.js";
 import { createToolPlatform, type ToolPlatform } from "./tool-platform.js";
 
@@ -416,7 +416,7 @@ export class Troupe {
       // pauses next.
       const value = ResumeDecision.parse(decision);
       input = new Command({ resume: first.id ? { [first.id]: value } : value });
-    } else if (snapshot.next.length > 0) {
+    } else if (hasStepsLeft(snapshot)) {
       if (record.status === "running" && isAlive(record.pid, record.host)) {
         throw new ConflictError("run_active", `run ${record.id} is still running in process ${record.pid}`, { runId: record.id });
       }

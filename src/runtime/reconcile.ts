@@ -3,7 +3,7 @@ import { type InterruptInfo, runStatusOf } from "../core/run.js";
 import type { State } from "../graph/state.js";
 import { workDone } from "../graph/trace.js";
 import type { Troupe } from "./engine.js";
-import { pendingInterrupts } from "./interrupts.js";
+import { hasStepsLeft, pendingInterrupts } from "./interrupts.js";
 import { resultFromState } from "./result.js";
 
 /**
@@ -27,7 +27,7 @@ export async function reconcileRun(troupe: Troupe, runId: string): Promise<Store
     events.push(troupe.store.events.append(record.id, { type: "run-end", status: "interrupted", stopReason: null, metrics: result.metrics }));
     return events;
   }
-  if (!state.finished || !state.stopReason || snapshot.next.length > 0) return [];
+  if (!state.finished || !state.stopReason || hasStepsLeft(snapshot)) return [];
   const status = runStatusOf(state.stopReason, workDone(state));
   troupe.store.runs.update(record.id, {
     status,
