@@ -50,6 +50,11 @@ export function emit(config: LangGraphRunnableConfig | undefined, event: RunEven
   config?.writer?.(event);
 }
 
+/** Whether the run is on its first pass: never resumed, so none of its tool calls has been made before (see `ToolContext.firstPass`). */
+export function firstPassOf(config: LangGraphRunnableConfig | undefined): boolean {
+  return config?.configurable?.troupe_first_pass === true;
+}
+
 export function threadIdOf(config: LangGraphRunnableConfig | undefined): string | undefined {
   const id = config?.configurable?.thread_id;
   return typeof id === "string" ? id : undefined;

@@ -448,7 +448,8 @@ export class Troupe {
     const request = StoredRequest.safeParse(record.request);
     const maxIterations = (request.success ? request.data.maxIterations : undefined) ?? LIMITS.maxIterationsDefault;
     const config = {
-      configurable: { thread_id: record.threadId },
+      // A run never resumed has made no tool call before: the registry need not look its call ids up.
+      configurable: { thread_id: record.threadId, troupe_first_pass: !resumed },
       streamMode: ["custom", "values"] as Array<"custom" | "values">,
       durability: "sync" as const,
       recursionLimit: recursionLimitFor(LIMITS.maxSubtasks, maxIterations),

@@ -65,8 +65,11 @@ interface DbRow {
   outcome?: string | null;
 }
 
-/** One write of the batch: a finished call's row, or the completion of a started one. */
-type Write = { kind: "record"; entry: AuditEntry } | { kind: "complete"; id: number; completion: AuditCompletion };
+/** One write of the batch: a finished call's row, a started row, or the completion of one. */
+type Write =
+  | { kind: "record"; entry: AuditEntry }
+  | { kind: "begin"; entry: AuditEntry; effect: CallEffect | undefined }
+  | { kind: "complete"; id: number; completion: AuditCompletion };
 
 function fromDb(row: DbRow): AuditRow {
   return {
@@ -180,7 +183,7 @@ export class AuditStore implements AuditSink {
           update.run({ ...write.completion.entry, cached: write.completion.entry.cached ? 1 : 0, outcome: write.completion.outcome ?? null, id: write.id });
           return write.id;
         }
-        return this.#insert(write.entry, undefined);
+        return this.#insert(write.entry, write.kind === "begin" ? write.effect : undefined);
       }),
     );
   }
@@ -190,15 +193,15 @@ export class AuditStore implements AuditSink {
     return this.#batch.add({ kind: "record", entry }).then(() => undefined);
   }
 
-  /** Writes a call's row as `started`; resolves with its id once committed. */
+  /**
+   * Writes a call's row as `started`; resolves with its id once committed. The calls that begin
+   * in one turn of the event loop (a map's items starting together) share one transaction: a
+   * transaction per row cost a wide map a quarter of its throughput, and waiting for the end of
+   * the turn costs a call well under a millisecond.
+   */
   begin(entry: AuditEntry, effect?: CallEffect): Promise<number> {
     if (!this.#db.open) return Promise.resolve(0);
-    // Committed at once, in its own small transaction: the call must not wait a turn of the event loop for it.
-    try {
-      return Promise.resolve(this.#insert({ ...entry, status: "started" }, effect));
-    } catch (error) {
-      return Promise.reject(error);
-    }
+    return this.#batch.add({ kind: "begin", entry: { ...entry, status: "started" }, effect });
   }
 
   /** Completes a row written by `begin` with the call's outcome. */

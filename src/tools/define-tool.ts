@@ -53,6 +53,12 @@ export interface ToolContext {
    */
   callId?: string;
   /**
+   * Set when no call of this run can have been made before: the run has never been resumed, so
+   * no earlier process (or earlier pass of this one) gave a call its id. The registry then skips
+   * looking the call id up; without it every call id is looked up.
+   */
+  firstPass?: boolean;
+  /**
    * Asks a person to approve a high-risk call. The graph implements it with LangGraph's
    * `interrupt()`, which throws to pause the run: the registry lets that throw through (the one
    * exception to "a tool call never throws"). Without it, high-risk calls are refused.

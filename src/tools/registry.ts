@@ -319,7 +319,7 @@ export class ToolRegistry {
     const sink = this.#audit;
     if (!sink?.begin || !sink.complete) return undefined;
     trail.keepsOutcome = !idempotent;
-    if (context.callId && sink.findCall) {
+    if (context.callId && sink.findCall && !context.firstPass) {
       const previous = sink.findCall(context.callId);
       if (previous) {
         const settled = await this.#settle(tool, args, context, previous, trail, idempotent);

@@ -11,7 +11,7 @@ import type { ToolCallRecord } from "../../core/run.js";
 import { preview, stableStringify, truncate } from "../../core/text.js";
 import { routeFor } from "../../providers/registry.js";
 import type { ToolContext, ToolOutcome } from "../../tools/define-tool.js";
-import { announceBudgetStop, callOptions, createMeter, emit, type GraphDeps, threadIdOf } from "../deps.js";
+import { announceBudgetStop, callOptions, createMeter, emit, firstPassOf, type GraphDeps, threadIdOf } from "../deps.js";
 import { artifactProblem, ArtifactRecorder } from "../artifacts.js";
 import { approvalByInterrupt, durableStep } from "../durable.js";
 import { type ItemOutcome, runMap } from "../map-run.js";
@@ -152,6 +152,7 @@ export function createRunSubtask(deps: GraphDeps) {
       workspace: deps.workspace,
       runId: payload.runId,
       threadId: threadIdOf(config),
+      firstPass: firstPassOf(config),
       agent: subtask.agent,
       subtaskId: subtask.id,
       signal: config.signal,
