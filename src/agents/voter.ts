@@ -29,7 +29,7 @@ export type Decision = DecisionResult & { usage: ModelUsage };
 
 /** Why the offline model never votes. */
 export const OFFLINE_CANNOT_VOTE =
-  "abstained: troupe's offline rule-based model cannot judge an open question; a vote needs a language model (--provider, or a voter's model in the config)";
+  "troupe's offline rule-based model cannot judge an open question; a vote needs a language model (--provider, or a voter's model in the config)";
 
 export function voterPrompt(): string {
   return [
@@ -77,7 +77,7 @@ export async function castVote(input: DecideInput, voter: Voter, index: number, 
     return { ...base, model, choice: answer.choice, confidence: Math.round(answer.confidence * 1000) / 1000, reason: answer.reason };
   } catch (error) {
     if (options.signal?.aborted) throw error;
-    return { ...base, model, choice: null, confidence: 0, reason: `abstained: the vote could not be cast: ${errorMessage(error).split("\n")[0]}`, abstained: true };
+    return { ...base, model, choice: null, confidence: 0, reason: `the vote could not be cast: ${errorMessage(error).split("\n")[0]}`, abstained: true };
   }
 }
 

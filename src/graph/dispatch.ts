@@ -93,7 +93,7 @@ export function isUnfinished(state: Pick<State, "results">, id: string): boolean
 }
 
 /** The agents as assignment sees them: the tools each may use in this run, and its capabilities. */
-export function agentProfiles(deps: GraphDeps, allowedTools?: readonly string[] | null): AgentProfile[] {
+export function agentProfiles(deps: Pick<GraphDeps, "agents">, allowedTools?: readonly string[] | null): AgentProfile[] {
   return deps.agents.list().map((agent) => ({
     name: agent.name,
     tools: agent.tools.filter((name) => allowedTools?.includes(name) ?? true),
@@ -104,7 +104,7 @@ export function agentProfiles(deps: GraphDeps, allowedTools?: readonly string[] 
 const fileToolsMade = new WeakMap<object, { count: number; files: FileTools }>();
 
 /** The tools that read and write workspace files, by what each declares for its path arguments (worked out once per registry). */
-export function fileTools(deps: GraphDeps): FileTools {
+export function fileTools(deps: Pick<GraphDeps, "tools">): FileTools {
   const known = fileToolsMade.get(deps.tools);
   if (known && known.count === deps.tools.names().length) return known.files;
   const readers: string[] = [];

@@ -1,5 +1,5 @@
 import path from "node:path";
-import { type AgentDefinition, AgentRegistry, defineAgent } from "../agents/define-agent.js";
+import type { AgentRegistry } from "../agents/define-agent.js";
 import { createAgentRegistry } from "../agents/index.js";
 import type { RunLedger } from "../agents/run-ledger.js";
 import type { ToolDiscovery } from "../agents/tool-offer.js";
@@ -7,7 +7,7 @@ import { type Decision, decide } from "../agents/voter.js";
 import { loadConfig, type TroupeConfig } from "../config/config-file.js";
 import { type Env, parseEnv } from "../config/env.js";
 import { resolveToolsConfig, type ToolsConfig } from "../config/tools-config.js";
-import { ConfigError, errorMessage, InputError } from "../core/errors.js";
+import { errorMessage, InputError } from "../core/errors.js";
 import { LIMITS } from "../core/limits.js";
 import type { ResumeDecision, RunRequestInput, RunResult } from "../core/run.js";
 import { type DecideRequestInput, parseDecideRequest } from "../core/vote.js";
@@ -22,6 +22,7 @@ import { ToolIndex } from "../tools/discovery.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import { checkWorkspacePath, workspaceRoot } from "../tools/workspace.js";
 import { setWorkspaceQuota } from "../tools/workspace-quota.js";
+import { checkAgentTools, withConfigAgents } from "./config-agents.js";
 import { resolveVoters } from "./decision.js";
 import { callPolicyOf, createModels, type ProviderSource, registryFor } from "./model-selection.js";
 import { type EnqueueOptions, type InvokeOptions, type ResumeOptions, RunLifecycle, type RunOptions } from "./run-lifecycle.js";
@@ -321,44 +322,6 @@ export class Troupe {
     this.store.close();
     await this.#platform.close();
   }
-}
-
-/**
- * The registry with the config file's agents added (each checked like an agent in code: a name
- * already taken is a ConfigError naming it), their models resolved to `provider:model`.
- */
-function withConfigAgents(base: AgentRegistry, config: TroupeConfig, resolved: Record<string, string>): AgentRegistry {
-  const declared = config.agents ?? [];
-  if (declared.length === 0) return base;
-  const registry = new AgentRegistry();
-  for (const agent of base.list()) registry.register(agent);
-  declared.forEach((entry, index) => {
-    try {
-      const definition: AgentDefinition = {
-        name: entry.name,
-        description: entry.description,
-        capabilities: entry.capabilities,
-        tools: entry.tools,
-        ...(entry.grants ? { grants: entry.grants } : {}),
-        instructions: entry.prompt,
-        ...(entry.model ? { model: resolved[entry.model] ?? entry.model } : {}),
-        ...(entry.role ? { role: entry.role } : {}),
-        source: "config",
-      };
-      registry.register(defineAgent(definition));
-    } catch (error) {
-      throw new ConfigError("invalid_config", `agents.${index} (${entry.name}): ${errorMessage(error)}`, { setting: `agents.${index}` });
-    }
-  });
-  return registry;
-}
-
-/** A config agent's `tools` must name tools that exist (an MCP server's included). */
-function checkAgentTools(config: TroupeConfig, tools: ToolRegistry): void {
-  (config.agents ?? []).forEach((agent, index) => {
-    const unknown = agent.tools.filter((name) => !tools.has(name));
-    if (unknown.length > 0) throw new ConfigError("invalid_config", `agents.${index} (${agent.name}): unknown tool${unknown.length > 1 ? "s" : ""} ${unknown.join(", ")}`, { setting: `agents.${index}.tools` });
-  });
 }
 
 export function createTroupe(options: TroupeOptions = {}): Promise<Troupe> {
