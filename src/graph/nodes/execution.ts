@@ -236,7 +236,8 @@ export function createRunSubtask(deps: GraphDeps) {
             // A map's items each find their tools; the trace keeps the first item's offer.
             if (item && item.index > 0 && offer) return;
             offer = made;
-            if (!mapped) emit(config, { type: "tools-offer", subtaskId: subtask.id, offer: made });
+            // A copy: the worker adds to its offer as find_tools finds more.
+            if (!mapped) emit(config, { type: "tools-offer", subtaskId: subtask.id, offer: structuredClone(made) });
           },
           board: messagesFor(board.messages(), { subtaskId: subtask.id, agent: subtask.agent }),
         },
