@@ -80,7 +80,7 @@ describe("the plan and review schemas sent to providers", () => {
     expect((plan.schema.properties as Record<string, Schema>).subtasks?.maxItems).toBe(50);
     expect(Object.keys(subtask).sort()).toEqual(["agent", "args", "capability", "dependsOn", "id", "label", "mapOver", "reads", "tool", "tools", "writes"]);
     // The tools a worker needs: an enum of the same names; the capability: an enum of the agents' capabilities.
-    expect(((subtask.tools as Schema).items as Schema).enum).toEqual(troupe.tools.names());
+    expect(((((subtask.tools as Schema).anyOf as Schema[])[0] as Schema).items as Schema).enum).toEqual(troupe.tools.names());
     expect(enumOf(subtask.capability as Schema)).toEqual([...troupe.agents.capabilities(), null]);
 
     const review = openAISchema(openai.requestsFor("critic")[0]);

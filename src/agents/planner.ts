@@ -65,8 +65,8 @@ export function plannerPrompt(agents: AgentDefinition[], tools: ToolRegistry, ma
     '  of those; an object as JSON text) with ref and path null; {"name": "text", "value": null, "ref": "s1", "path": "$"} takes an earlier',
     "  subtask's result (path is a JSONPath into it; $ is the whole result). Every ref must also be in dependsOn.",
     "- reads and writes list the workspace paths (files or folders) the subtask reads, and creates, changes or deletes; [] when none.",
-    "- tools lists the tools the subtask's worker will call, all from its agent's tools: the worker is offered only these (it can search for more); [] when",
-    "  it needs none, and for a direct tool step. Give each subtask to an agent that has the tools it needs.",
+    "- tools lists the tools the subtask's worker will call, all from its agent's tools: the worker is offered only these (it can search for more);",
+    "  [] when it needs none; null offers it every tool of its agent. Give each subtask to an agent that has the tools it needs.",
     ...(capable
       ? ["- capability (null when unused) asks for an agent by capability instead: the least busy agent that has it and the subtask's tools runs the", "  subtask (its agent field is then only a preference). Use it for work several agents can do."]
       : []),

@@ -68,6 +68,9 @@ describe("the plan's wire shape", () => {
     expect(read).toEqual({ success: true, data: { subtasks: [], question: "Which folder?" } });
     const plan = fromPlanWire({ subtasks: [{ ...wire.subtasks[1]!, tool: null, mapOver: null, writes: ["out.txt"] }], question: null });
     expect(plan).toEqual({ subtasks: [{ id: "B", label: "Count each file's lines", agent: "execute", dependsOn: ["A"], args: { path: { ref: "A", path: "$.entries[*].path" } }, writes: ["out.txt"], tools: [] }] });
+    // null: the worker is offered every tool of its agent, as when the plan names none.
+    const open = fromPlanWire({ subtasks: [{ ...wire.subtasks[1]!, tool: null, tools: null }], question: null });
+    expect(open.subtasks[0]).not.toHaveProperty("tools");
   });
 
   it("carries the tools a worker needs and a capability, each an enum of what exists", () => {

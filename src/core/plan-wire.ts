@@ -43,9 +43,9 @@ function buildPlanWire({ agents, tools, maxSubtasks, capabilities = [] }: PlanWi
     agent: agent,
     dependsOn: z.array(z.string().min(1)),
     args: z.array(WireArg),
-    tool: tool.describe("a tool run directly with the args, no model; or null"),
-    tools: (toolName ? z.array(toolName) : z.array(z.string()).max(0)).describe("the tools its worker needs"),
-    capability: capability.describe("a capability to assign it by, or null"),
+    tool: tool,
+    tools: (toolName ? z.array(toolName) : z.array(z.string()).max(0)).nullable().describe("the tools its worker needs; null: all its agent's"),
+    capability: capability,
     mapOver: z.string().min(1).nullable().describe("a list argument to map over, or null"),
     reads: z.array(z.string().min(1)),
     writes: z.array(z.string().min(1)),
@@ -103,8 +103,8 @@ export function fromPlanWire(wire: PlanWire): PlanOutput {
     if (subtask.mapOver !== null) planned.mapOver = subtask.mapOver;
     if (subtask.reads.length > 0) planned.reads = subtask.reads;
     if (subtask.writes.length > 0) planned.writes = subtask.writes;
-    // [] is "the worker needs no tool"; a direct step's tools are its own.
-    if (subtask.tool === null) planned.tools = [...new Set(subtask.tools)];
+    // [] is "the worker needs no tool", null "every tool its agent has"; a direct step's tools are its own.
+    if (subtask.tool === null && subtask.tools !== null) planned.tools = [...new Set(subtask.tools)];
     if (subtask.capability !== null) planned.capability = subtask.capability;
     return planned;
   });
@@ -133,7 +133,7 @@ export function toPlanWire(plan: PlanOutput): PlanWire {
       dependsOn: subtask.dependsOn,
       args: Object.entries(subtask.args).map(([name, arg]) => (isArgRef(arg) ? { name, value: null, ref: arg.ref, path: arg.path } : { name, value: wireValueOf(arg.value), ref: null, path: null })),
       tool: subtask.tool ?? null,
-      tools: subtask.tools ?? [],
+      tools: subtask.tools ?? null,
       capability: subtask.capability ?? null,
       mapOver: subtask.mapOver ?? null,
       reads: subtask.reads ?? [],
