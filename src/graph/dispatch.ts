@@ -114,8 +114,10 @@ export function fileTools(deps: Pick<GraphDeps, "tools">): FileTools {
     const properties = (deps.tools.spec(tool.name).function.parameters.properties ?? {}) as Record<string, { type?: unknown }>;
     const probe = Object.fromEntries(Object.entries(properties).filter(([, property]) => property.type === "string").map(([name]) => [name, `probe/${name}`]));
     const declared = deps.tools.resources(tool.name, probe);
-    if ((declared?.reads.length ?? 0) > 0) readers.push(tool.name);
-    if ((declared?.writes.length ?? 0) > 0) writers.push(tool.name);
+    // A tool that runs code in the workspace (code_run) may read and write any file there.
+    const runsCode = tool.permission === "EXECUTE";
+    if (runsCode || (declared?.reads.length ?? 0) > 0) readers.push(tool.name);
+    if (runsCode || (declared?.writes.length ?? 0) > 0) writers.push(tool.name);
   }
   const files = { readers, writers };
   fileToolsMade.set(deps.tools, { count: deps.tools.names().length, files });
