@@ -75,7 +75,8 @@ export function printResult(result: RunResult, streamedAnswer = ""): void {
     if (subtask.assignment) out(`assigned: ${subtask.id} → ${subtask.assignment.agent} by capability ${subtask.assignment.capability} (${subtask.assignment.candidates.map((candidate) => `${candidate.agent}: ${candidate.running} running, ${candidate.assigned} so far`).join("; ")})`);
     if (subtask.offer) {
       const found = subtask.offer.found.flatMap((entry) => entry.names);
-      out(`tools offered to ${subtask.id}: ${subtask.offer.offered.map((tool) => tool.name).join(", ") || "none"} of ${subtask.offer.total} (${subtask.offer.via})${found.length > 0 ? `; found later: ${found.join(", ")}` : ""}`);
+      const via = subtask.offer.via === "planned" ? "as the plan named" : "by retrieval";
+      out(`tools offered to ${subtask.id} (${via}, ${subtask.offer.offered.length} of ${subtask.offer.total}): ${subtask.offer.offered.map((tool) => tool.name).join(", ") || "none"}${found.length > 0 ? `; found later: ${found.join(", ")}` : ""}`);
     }
   }
   if ((trace.board ?? []).length > 0) {
