@@ -15,6 +15,7 @@ import { fileURLToPath } from "node:url";
 import { measureByteExact } from "./byte-exact.js";
 import { measureCheckpointCost } from "./checkpoint-cost.js";
 import { measureCriticalPath } from "./critical-path.js";
+import { measureDiscovery } from "./discovery.js";
 import { measureCrashTrials } from "./crash-trials.js";
 import { runEvalBench } from "./eval.js";
 import { measureFanOut } from "./fan-out.js";
@@ -29,13 +30,13 @@ import { measureServer } from "./server.js";
 import { withTempDir } from "./support.js";
 import { measureToolCalls } from "./tool-calls.js";
 
-const BENCHMARKS = ["overhead", "fanout", "checkpoint", "prompt-tokens", "map", "prompt-size", "tools", "server", "adversarial", "offline-corpus", "byte-exact", "crash-trials", "eval", "critical-path"];
+const BENCHMARKS = ["overhead", "fanout", "checkpoint", "prompt-tokens", "map", "prompt-size", "tools", "server", "adversarial", "offline-corpus", "byte-exact", "crash-trials", "eval", "critical-path", "discovery"];
 
 const { values } = parseArgs({
   options: {
     json: { type: "boolean", default: false },
     runs: { type: "string", default: "20" },
-    /** Which benchmarks to run (comma-separated): overhead, fanout, checkpoint, prompt-tokens, map, prompt-size, tools, server, adversarial, offline-corpus, byte-exact, crash-trials, eval, critical-path. */
+    /** Which benchmarks to run (comma-separated): overhead, fanout, checkpoint, prompt-tokens, map, prompt-size, tools, server, adversarial, offline-corpus, byte-exact, crash-trials, eval, critical-path, discovery. */
     only: { type: "string", default: BENCHMARKS.join(",") },
   },
 });
@@ -81,6 +82,7 @@ const server = await bench("server", "HTTP service (1,000 submissions over 100 c
 const criticalPath = await bench("critical-path", "critical path (uneven DAGs on the scripted model)…", () =>
   measureCriticalPath({ runs: Math.max(3, Math.ceil(runs / 4)), warmupRuns: 1, planMs: 400, planSubtasks: 8 }),
 );
+const discovery = await bench("discovery", "tool discovery (worker prompts with 200 more tools, recall, the examples' tool tokens)…", () => measureDiscovery());
 const adversarial = await bench("adversarial", "adversarial tasks (three 5,000-character tasks while /health is polled)…", () => measureAdversarial({ chars: 5_000, pollMs: 50 }));
 
 // The CLI as a user runs it, from the same build as this benchmark (dist/bench → dist/src/cli).
@@ -108,6 +110,7 @@ const report: BenchReport = {
   crashTrials,
   eval: evalSuite,
   criticalPath,
+  discovery,
   targets: {
     overhead: overhead?.target.met,
     fanOut: fanOut?.target.met,
@@ -120,6 +123,7 @@ const report: BenchReport = {
     crashDuplicates: crashTrials?.target.met,
     eval: evalSuite?.target.met,
     criticalPath: criticalPath?.target.met,
+    discovery: discovery?.target.met,
   },
 };
 

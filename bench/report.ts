@@ -3,6 +3,7 @@ import type { CheckpointCostFigures, CheckpointCostReport } from "./checkpoint-c
 import type { CrashTrialsReport } from "./crash-trials.js";
 import type { EvalBenchReport } from "./eval.js";
 import type { CriticalPathReport } from "./critical-path.js";
+import type { DiscoveryReport, WorkerPromptFigures } from "./discovery.js";
 import type { FanOutReport } from "./fan-out.js";
 import type { MapThroughputReport } from "./map-throughput.js";
 import type { OfflineCorpusReport } from "./offline-corpus.js";
@@ -31,6 +32,7 @@ export interface BenchReport {
   offlineCorpus?: OfflineCorpusReport;
   eval?: EvalBenchReport;
   criticalPath?: CriticalPathReport;
+  discovery?: DiscoveryReport;
   /** Undefined for a benchmark left out with --only. */
   targets: {
     overhead?: boolean;
@@ -44,6 +46,7 @@ export interface BenchReport {
     offlineCorpus?: boolean;
     eval?: boolean;
     criticalPath?: boolean;
+    discovery?: boolean;
   };
 }
 
@@ -364,6 +367,47 @@ function criticalPathSection(report: CriticalPathReport): string {
   ].join("\n");
 }
 
+function discoverySection(report: DiscoveryReport): string {
+  const row = (name: string, figures: WorkerPromptFigures): string[] => [
+    name,
+    String(figures.reachable),
+    number(figures.offered.median),
+    number(figures.toolTokens.median),
+    number(figures.promptTokens.median),
+    number(figures.promptTokens.max),
+  ];
+  const { workerPrompt, recall } = report;
+  const workers = formatTable(
+    ["research worker, first call", "tools it may use", "offered", "tool tokens median", "prompt tokens median", "max"],
+    [
+      row("built-in tools", workerPrompt.builtins),
+      row("+200 tools, discovery on", workerPrompt.withCatalogueDiscovery),
+      row("+200 tools, discovery off", workerPrompt.withCatalogueNoDiscovery),
+    ],
+  );
+  const examples = formatTable(
+    ["example", "tool tokens before", "after", "after ÷ before", "prompt tokens/run after"],
+    report.examples.map((example) => [example.example, number(example.before), number(example.after), `${number(example.ratio)}×`, number(example.promptTokensPerRun)]),
+  );
+  return [
+    `15. Tool discovery: a research worker's first call on each of the ${report.subtasks} labelled subtasks (the plan names no tools), offline model,`,
+    "    cl100k_base; with the built-in tools, and with 200 more (twenty MCP-like servers of ten tools, all READ, so research may use them):",
+    "",
+    workers,
+    "",
+    `    with 200 more tools and discovery on, the prompt is ${number(workerPrompt.ratio)}× the built-ins' (target ≤ ${report.target.maxWorkerRatio}×); without discovery, ${number(
+      workerPrompt.withCatalogueNoDiscovery.promptTokens.median / workerPrompt.builtins.promptTokens.median,
+    )}×`,
+    `    discovery recall on the labelled subtasks (BM25 over 215 tools): @1 ${number(recall.at1)}, @3 ${number(recall.at3)}, @5 ${number(recall.at5)} (target @5 ≥ ${report.target.minRecall})`,
+    ...recall.misses.map((miss) => `      missed: ${miss}`),
+    "    tool-definition tokens per run of the three examples (before: main at 71a66bb, every worker sent every tool it may use):",
+    "",
+    examples,
+    "",
+    `    target: worker prompt ≤ ${report.target.maxWorkerRatio}×, recall@5 ≥ ${report.target.minRecall}, examples' tool tokens ≤ ${report.target.maxToolTokensRatio}× → ${verdict(report.target.met)}`,
+  ].join("\n");
+}
+
 /** The readable report: one section per benchmark (those --only left out are missing), each ending with its target verdict. */
 export function renderReport(report: BenchReport): string {
   const { environment } = report;
@@ -382,12 +426,13 @@ export function renderReport(report: BenchReport): string {
     report.crashTrials && crashTrialsSection(report.crashTrials),
     report.eval && evalSection(report.eval),
     report.criticalPath && criticalPathSection(report.criticalPath),
+    report.discovery && discoverySection(report.discovery),
   ].filter((section): section is string => Boolean(section));
   const { targets } = report;
   return [
     `troupe benchmark: node ${environment.node}, ${environment.platform}, ${environment.cpus} CPUs, ${environment.startedAt}`,
     "",
     ...sections.flatMap((section) => [section, ""]),
-    `targets: overhead ${verdict(targets.overhead)}, fan-out ${verdict(targets.fanOut)}, map throughput ${verdict(targets.mapThroughput)}, prompt size ${verdict(targets.promptSize)}, submit p95 ${verdict(targets.serverSubmitP95)}, adversarial lag ${verdict(targets.adversarialLag)}, offline corpus ${verdict(targets.offlineCorpus)}, byte-exact ${verdict(targets.byteExact)}, crash duplicates ${verdict(targets.crashDuplicates)}, eval ${verdict(targets.eval)}, critical path ${verdict(targets.criticalPath)} (figures are reported, never enforced)`,
+    `targets: overhead ${verdict(targets.overhead)}, fan-out ${verdict(targets.fanOut)}, map throughput ${verdict(targets.mapThroughput)}, prompt size ${verdict(targets.promptSize)}, submit p95 ${verdict(targets.serverSubmitP95)}, adversarial lag ${verdict(targets.adversarialLag)}, offline corpus ${verdict(targets.offlineCorpus)}, byte-exact ${verdict(targets.byteExact)}, crash duplicates ${verdict(targets.crashDuplicates)}, eval ${verdict(targets.eval)}, critical path ${verdict(targets.criticalPath)}, discovery ${verdict(targets.discovery)} (figures are reported, never enforced)`,
   ].join("\n");
 }

@@ -7,6 +7,11 @@ export { PermissionPolicy, Grant, OPERATOR, type PermissionDecision } from "./to
 export { type AuditEntry, type AuditSink, redact } from "./tools/audit.js";
 export { ToolsConfig, loadToolsConfig } from "./config/tools-config.js";
 export { defineAgent, AgentRegistry, type AgentDefinition } from "./agents/define-agent.js";
+export { decide, castVote, type Voter, type Decision } from "./agents/voter.js";
+export { tallyVotes, describeDecision, voteSchema, DecideRequest, DecisionResult, VoteRecord, type DecisionOutcome } from "./core/vote.js";
+export { BoardMessage, BoardAudience, type BoardReader } from "./core/board.js";
+export { ToolIndex, type ToolMatch, type Embedder } from "./tools/discovery.js";
+export { offerTools, type ToolDiscovery } from "./agents/tool-offer.js";
 export { createAgentRegistry } from "./agents/index.js";
 export { defineProvider, type ProviderDefinition, type ModelRole } from "./providers/provider.js";
 export { createProviderRegistry, ProviderRegistry, type ModelSet, type ModelChoice, type ModelCandidate } from "./providers/registry.js";
@@ -19,7 +24,7 @@ export { OfflineChatModel } from "./providers/offline/offline-chat-model.js";
 export { buildGraph, createGraph } from "./graph/build-graph.js";
 export * from "./core/errors.js";
 export type { RunEvent, StoredEvent } from "./core/events.js";
-export type { PlannedSubtask, SubtaskView, SubtaskResult, MapTally } from "./core/plan.js";
+export type { PlannedSubtask, SubtaskView, SubtaskResult, MapTally, ToolOffer } from "./core/plan.js";
 export {
   renderExecutionGraph,
   executionGraphMermaid,

@@ -30,13 +30,17 @@ const CALLS: Record<string, Record<string, unknown>> = {
   code_run: { language: "python", code: "open('/workspace/ran.txt', 'w').write('ran')" },
   web_search: { query: "anything" },
   http_fetch: { url: "http://127.0.0.1:9/" },
+  // Open to every agent (NONE); outside a run's subtask there is no board to use.
+  board_post: { text: "hello" },
+  board_read: {},
 };
 
 /** The role defaults, as users rely on them. */
+const BOARD = ["board_post", "board_read"];
 const ALLOWED: Record<string, string[]> = {
-  research: ["calculator", "json", "file_read", "file_list", "text_stats", "web_search", "http_fetch"],
-  code: ["calculator", "json", "file_read", "file_list", "file_write", "file_append", "file_move", "code_run", "web_search"],
-  execute: ["calculator", "json", "file_read", "file_list", "text_stats", "file_write", "file_append", "file_move", "file_copy", "code_run", "web_search", "http_fetch"],
+  research: ["calculator", "json", "file_read", "file_list", "text_stats", "web_search", "http_fetch", ...BOARD],
+  code: ["calculator", "json", "file_read", "file_list", "file_write", "file_append", "file_move", "code_run", "web_search", ...BOARD],
+  execute: ["calculator", "json", "file_read", "file_list", "text_stats", "file_write", "file_append", "file_move", "file_copy", "code_run", "web_search", "http_fetch", ...BOARD],
 };
 /** Reachable, but only with a person's approval (high-risk): a call without anyone to ask is refused unrun. No role reaches one by default. */
 const WITH_APPROVAL = new Set(["file_delete"]);
@@ -88,7 +92,7 @@ describe("permission matrix", () => {
       },
     });
     try {
-      expect(troupe.agents.get("research")?.tools).toEqual(["calculator", "file_write", "json", "web_search"]);
+      expect(troupe.agents.get("research")?.tools).toEqual(["board_post", "board_read", "calculator", "file_write", "json", "web_search"]);
       expect(await troupe.callTool("file_read", { path: "x" }, { agent: "research" })).toMatchObject({ ok: false, error: { code: "permission_denied" } });
       expect(await troupe.callTool("file_write", { path: "notes/a.md", content: "ok" }, { agent: "research" })).toMatchObject({ ok: true });
       expect(await troupe.callTool("file_write", { path: "b.md", content: "no" }, { agent: "research" })).toMatchObject({ ok: false, error: { code: "condition_failed" } });

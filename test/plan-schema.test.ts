@@ -78,7 +78,10 @@ describe("the plan and review schemas sent to providers", () => {
     expect(enumOf(subtask.agent as Schema)).toEqual(AGENTS);
     expect(enumOf(subtask.tool as Schema)).toEqual([...troupe.tools.names(), null]);
     expect((plan.schema.properties as Record<string, Schema>).subtasks?.maxItems).toBe(50);
-    expect(Object.keys(subtask).sort()).toEqual(["agent", "args", "dependsOn", "id", "label", "mapOver", "reads", "tool", "writes"]);
+    expect(Object.keys(subtask).sort()).toEqual(["agent", "args", "capability", "dependsOn", "id", "label", "mapOver", "reads", "tool", "tools", "writes"]);
+    // The tools a worker needs: an enum of the same names; the capability: an enum of the agents' capabilities.
+    expect(((((subtask.tools as Schema).anyOf as Schema[])[0] as Schema).items as Schema).enum).toEqual(troupe.tools.names());
+    expect(enumOf(subtask.capability as Schema)).toEqual([...troupe.agents.capabilities(), null]);
 
     const review = openAISchema(openai.requestsFor("critic")[0]);
     expect(review.strict).toBe(true);
@@ -168,7 +171,7 @@ describe("the plan and review schemas sent to providers", () => {
 describe("ollama", () => {
   it("sends the plan schema with its enums as the JSON-schema format, and reads the wire answer into the internal plan", async () => {
     const bodies: Array<Record<string, unknown>> = [];
-    const answer = { subtasks: [{ id: "s1", label: "Count the lines of notes.txt", agent: "execute", dependsOn: [], args: [{ name: "path", value: "notes.txt", ref: null, path: null }], tool: "text_stats", mapOver: null, reads: ["notes.txt"], writes: [] }], question: null };
+    const answer = { subtasks: [{ id: "s1", label: "Count the lines of notes.txt", agent: "execute", dependsOn: [], args: [{ name: "path", value: "notes.txt", ref: null, path: null }], tool: "text_stats", tools: [], capability: null, mapOver: null, reads: ["notes.txt"], writes: [] }], question: null };
     // Ollama's /api/chat, streamed as NDJSON the way the ollama client reads it.
     const server = createServer((request, response) => {
       const chunks: Buffer[] = [];

@@ -452,6 +452,8 @@ describe("POST /plan and tools", () => {
     const app = await makeApp();
     const list = envelope<{ tools: Array<{ name: string; parameters: { properties: Record<string, unknown> } }>; count: number }>(await app.app.inject({ method: "GET", url: "/api/v1/tools" })).data;
     expect(list.tools.map((tool) => tool.name)).toEqual([
+      "board_post",
+      "board_read",
       "calculator",
       "code_run",
       "file_append",
@@ -466,8 +468,8 @@ describe("POST /plan and tools", () => {
       "text_stats",
       "web_search",
     ]);
-    expect(list.count).toBe(13);
-    expect(list.tools[0]?.parameters.properties).toHaveProperty("expression");
+    expect(list.count).toBe(15);
+    expect(list.tools.find((tool) => tool.name === "calculator")?.parameters.properties).toHaveProperty("expression");
     const call = await app.app.inject({ method: "POST", url: "/api/v1/tools/call", payload: { tool_name: "calculator", parameters: { expression: "17% of 2,340" } } });
     expect(call.statusCode).toBe(200);
     expect(envelope(call).data).toMatchObject({ tool_name: "calculator", success: true, result: 397.8 });

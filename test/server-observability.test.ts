@@ -121,6 +121,7 @@ describe("GET /openapi.json", () => {
         "GET /api/v1/evals/{id}",
         "GET /api/v1/evals/{id}/events",
         "POST /api/v1/evals/{id}/cancel",
+        "POST /api/v1/decide",
         "GET /health",
         "GET /api/v1/health",
         "GET /metrics",

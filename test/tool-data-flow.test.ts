@@ -116,7 +116,8 @@ describe("maps and direct tool steps under the permission policy", () => {
         reviewStep(0.9),
         answerStep("Some work was refused."),
       ],
-      { toolsConfig: DELETE_GRANT },
+      // research may write under notes/ only: it reaches file_write (so the plan is valid), and each call outside is denied.
+      { toolsConfig: { permissions: { grants: [...DELETE_GRANT.permissions.grants, { agent: "research", tool: "file_write", level: "WRITE", conditions: { args: { path: { prefix: "notes/" } } } }] } } },
     );
     for (const name of ["a.txt", "b.txt", "c.txt"]) writeFileSync(path.join(workspace, name), "two words");
     try {
@@ -130,7 +131,7 @@ describe("maps and direct tool steps under the permission policy", () => {
       expect(view("s1")).toMatchObject({ status: "failed", map: { overallStatus: "ALL_FAILURE", total: 2, failed: 2 } });
       expect(view("s1")?.error).toMatch(/approval_required: file_delete is high-risk and needs a person's approval/);
       expect(view("s2")).toMatchObject({ status: "failed", map: { overallStatus: "ALL_FAILURE" } });
-      expect(view("s2")?.error).toMatch(/permission_denied: permission denied: research holds READ on file_write, which needs WRITE/);
+      expect(view("s2")?.error).toMatch(/condition_failed: permission denied: research's grant for file_write does not cover this call: path must start with notes\//);
       expect(view("s3")).toMatchObject({ status: "done", map: { overallStatus: "ALL_SUCCESS", total: 2, succeeded: 2 } });
       expect(view("s4")).toMatchObject({ status: "failed", map: { overallStatus: "ALL_FAILURE", total: 1 } });
       // The items' outputs are in the stash.
@@ -143,8 +144,8 @@ describe("maps and direct tool steps under the permission policy", () => {
         [
           "s1 file_delete denied approval_required",
           "s1 file_delete denied approval_required",
-          "s2 file_write denied permission_denied",
-          "s2 file_write denied permission_denied",
+          "s2 file_write denied condition_failed",
+          "s2 file_write denied condition_failed",
           "s3 text_stats allowed ok",
           "s3 text_stats allowed ok",
           "s4 file_delete denied approval_required",

@@ -19,6 +19,8 @@ export interface CriticInput {
   maxIterations: number;
   /** Prompt tokens the call may use (default LIMITS.promptTokenBudget). */
   promptBudget?: number;
+  /** On a panel: which reviewer this is, of how many. */
+  panel?: { index: number; size: number };
 }
 
 export function criticPrompt(): string {
@@ -52,6 +54,9 @@ export async function runCritic(input: CriticInput, options: CallOptions): Promi
         section(SECTIONS.task, input.task),
         section(SECTIONS.outcomes, JSON.stringify(renderOutcomes(input.outcomes, detail, CRITIC_EXTRACTS), null, 2)),
         section("Review round", `${input.iteration} of at most ${input.maxIterations}`),
+        ...(input.panel
+          ? [section(SECTIONS.panel, `You are reviewer ${input.panel.index} of ${input.panel.size} on a panel. Judge on your own; the panel's verdicts are combined by vote.`)]
+          : []),
       ].join("\n\n"),
     ),
   ];

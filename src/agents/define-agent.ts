@@ -1,3 +1,4 @@
+import type { ModelRole } from "../providers/provider.js";
 import type { PermissionLevel } from "../tools/define-tool.js";
 import { OPERATOR } from "../tools/permissions.js";
 
@@ -7,11 +8,16 @@ export interface AgentGrant {
   level: PermissionLevel;
 }
 
+/** A capability name: lower-case words joined by '-' (`search`, `write-code`). */
+export const CAPABILITY_PATTERN = /^[a-z][a-z0-9-]{0,39}$/;
+
 /**
- * A worker agent: what the planner is told about it, its role's default permissions, and its
- * instructions. `tools` names tools it is granted at the level each needs; `grants` adds
- * patterns with a level. The config file can replace both (`tools.permissions.roles`). In a
- * running engine `tools` holds every tool the agent can reach under the policy.
+ * A worker agent: what the planner is told about it (description, capabilities), its role's
+ * default permissions, its model and its instructions. `tools` names tools it is granted at the
+ * level each needs; `grants` adds patterns with a level. The config file can replace both
+ * (`tools.permissions.roles`). In a running engine `tools` holds every tool the agent can reach
+ * under the policy. An agent is declared in one file with `defineAgent`, or in the config file's
+ * `agents`.
  */
 export interface AgentDefinition {
   name: string;
@@ -19,6 +25,14 @@ export interface AgentDefinition {
   tools: readonly string[];
   grants?: readonly AgentGrant[];
   instructions: string;
+  /** What it is good at, for the planner and for assignment by capability (`search`, `write-code`). */
+  capabilities?: readonly string[];
+  /** Its own model (`provider:model`, or a model of the main provider); otherwise `role`'s. */
+  model?: string;
+  /** Whose model it uses when it names none (default: `worker`). */
+  role?: ModelRole;
+  /** Where it was declared: `builtin`, `config` (the config file) or `code` (the default). */
+  source?: "builtin" | "config" | "code";
 }
 
 export function defineAgent(definition: AgentDefinition): AgentDefinition {
@@ -26,6 +40,9 @@ export function defineAgent(definition: AgentDefinition): AgentDefinition {
     throw new Error(`invalid agent name "${definition.name}": lower-case letters, digits, '_' or '-'`);
   }
   if (definition.name === OPERATOR) throw new Error(`"${OPERATOR}" is reserved for the local person`);
+  for (const capability of definition.capabilities ?? []) {
+    if (!CAPABILITY_PATTERN.test(capability)) throw new Error(`agent "${definition.name}": invalid capability "${capability}": lower-case letters, digits and '-'`);
+  }
   return definition;
 }
 
@@ -49,5 +66,10 @@ export class AgentRegistry {
 
   names(): string[] {
     return [...this.#agents.keys()];
+  }
+
+  /** Every capability an agent declares, once each, in the order first declared. */
+  capabilities(): string[] {
+    return [...new Set(this.list().flatMap((agent) => agent.capabilities ?? []))];
   }
 }

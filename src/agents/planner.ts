@@ -31,13 +31,23 @@ export interface PlannerInput {
   allowedTools?: readonly string[];
 }
 
+/** A tool's description as the planner reads it: whole, or — when there are many tools — its first sentence, cut short. */
+function plannerDescription(description: string, many: boolean): string {
+  if (!many) return description;
+  const first = /^[^.!?]*[.!?]?/.exec(description)?.[0] ?? description;
+  return truncate(first.trim(), 120);
+}
+
 export function plannerPrompt(agents: AgentDefinition[], tools: ToolRegistry, maxSubtasks: number, allowedTools?: readonly string[]): string {
   const usable = (name: string): boolean => allowedTools?.includes(name) ?? true;
-  const agentLines = agents.map((agent) => `- ${agent.name}: ${agent.description} (tools: ${agent.tools.filter(usable).join(", ") || "none"})`);
-  const toolLines = tools
-    .list()
-    .filter((tool) => usable(tool.name))
-    .map((tool) => `- ${tool.name}: ${tool.description}`);
+  const agentLines = agents.map((agent) => {
+    const capabilities = (agent.capabilities ?? []).length > 0 ? `capabilities: ${(agent.capabilities ?? []).join(", ")}; ` : "";
+    return `- ${agent.name}: ${agent.description} (${capabilities}tools: ${agent.tools.filter(usable).join(", ") || "none"})`;
+  });
+  const listed = tools.list().filter((tool) => usable(tool.name));
+  const many = listed.length > LIMITS.toolDiscoveryThreshold * 2;
+  const toolLines = listed.map((tool) => `- ${tool.name}: ${plannerDescription(tool.description, many)}`);
+  const capable = agents.some((agent) => (agent.capabilities ?? []).length > 0);
   return [
     roleLine("planner"),
     "Break the task into subtasks that workers can carry out, as a dependency graph.",
@@ -55,6 +65,11 @@ export function plannerPrompt(agents: AgentDefinition[], tools: ToolRegistry, ma
     '  of those; an object as JSON text) with ref and path null; {"name": "text", "value": null, "ref": "s1", "path": "$"} takes an earlier',
     "  subtask's result (path is a JSONPath into it; $ is the whole result). Every ref must also be in dependsOn.",
     "- reads and writes list the workspace paths (files or folders) the subtask reads, and creates, changes or deletes; [] when none.",
+    "- tools lists the tools the subtask's worker will call, all from its agent's tools: the worker is offered only these (it can search for more);",
+    "  [] when it needs none; null offers it every tool of its agent. Give each subtask to an agent that has the tools it needs.",
+    ...(capable
+      ? ["- capability (null when unused) asks for an agent by capability instead: the least busy agent that has it and the subtask's tools runs the", "  subtask (its agent field is then only a preference). Use it for work several agents can do."]
+      : []),
     "- A subtask's result is its worker's final answer (parsed as JSON when it is JSON), or the tool's value for a direct tool step.",
     '- A subtask may name a "tool" to run it directly with its args, without a model call, when nothing needs deciding (e.g. listing a folder);',
     "  otherwise tool is null.",
@@ -81,7 +96,8 @@ function plannerMessage(input: PlannerInput, detail: number): string {
 /** The plan's answer schema for this call: the agents the planner is told about, and the tools it may run directly. */
 export function plannerSchema(input: Pick<PlannerInput, "agents" | "tools" | "allowedTools" | "maxSubtasks">): PlanWireSchema {
   const tools = input.tools.names().filter((name) => input.allowedTools?.includes(name) ?? true);
-  return planWireSchema({ agents: input.agents.map((agent) => agent.name), tools, maxSubtasks: Math.min(input.maxSubtasks, LIMITS.maxSubtasks) });
+  const capabilities = [...new Set(input.agents.flatMap((agent) => agent.capabilities ?? []))];
+  return planWireSchema({ agents: input.agents.map((agent) => agent.name), tools, maxSubtasks: Math.min(input.maxSubtasks, LIMITS.maxSubtasks), capabilities });
 }
 
 /**

@@ -24,9 +24,8 @@ export const SubmittedResult = z.object({
 export type SubmittedResult = z.infer<typeof SubmittedResult>;
 
 const DESCRIPTION =
-  "End the subtask with its outcome. status done: the subtask is complete; give its result as text in `result`, or — to pass on a tool output or an argument exactly " +
-  '(a file\'s content, a computed value) — its handle in `from` ("results.1" for your first tool call\'s output, "args.<name>" for an argument) with a JSONPath in `path` ' +
-  '("$.content"; "$" for all of it). status failed: you tried and it did not work; status unable: this kind of work is beyond your tools. Give the reason for both.';
+  "End the subtask. done: give its result as text in `result`, or — to pass a tool output or an argument on exactly — its handle in `from` with a JSONPath in `path`. " +
+  "failed (you tried and it did not work) or unable (beyond your tools): give the reason.";
 
 /** The function spec bound to worker models: every property required (nullable when unused), no extra ones, as strict modes want. */
 export const SUBMIT_RESULT_SPEC: ToolSpec = {
@@ -37,10 +36,10 @@ export const SUBMIT_RESULT_SPEC: ToolSpec = {
     parameters: {
       type: "object",
       properties: {
-        status: { type: "string", enum: [...WORKER_STATUSES], description: "done, failed or unable" },
-        result: { type: ["string", "null"], description: "done: the result as text; with `from`, a short description of that value for people" },
-        from: { type: ["string", "null"], description: 'done: the handle whose value is the result exactly, e.g. "results.1" or "args.content"' },
-        path: { type: ["string", "null"], description: 'a JSONPath into the value behind `from`, e.g. "$.content"; "$" or null for all of it' },
+        status: { type: "string", enum: [...WORKER_STATUSES] },
+        result: { type: ["string", "null"], description: "done: the result as text (with from: what that value is)" },
+        from: { type: ["string", "null"], description: 'done: the handle of the value that is the result, e.g. "results.1", "args.content"' },
+        path: { type: ["string", "null"], description: 'JSONPath into that value, e.g. "$.content"; "$" or null: all of it' },
         reason: { type: ["string", "null"], description: "failed or unable: why, in one sentence" },
       },
       required: ["status", "result", "from", "path", "reason"],

@@ -1,19 +1,22 @@
 import type { BaseLanguageModelInput } from "@langchain/core/language_models/base";
 import { AIMessage, type BaseMessage, HumanMessage, SystemMessage, ToolMessage } from "@langchain/core/messages";
 import type { Runnable } from "@langchain/core/runnables";
+import { type BoardMessage, describeAudience } from "../core/board.js";
 import { BudgetExhaustedError, type BudgetStop, isBudgetExhausted } from "../core/budget.js";
 import type { ModelIncident } from "../core/model-incident.js";
 import { LIMITS } from "../core/limits.js";
-import type { PlannedSubtask } from "../core/plan.js";
+import type { PlannedSubtask, ToolOffer } from "../core/plan.js";
 import { roleLine, SECTIONS, section } from "../core/prompt-protocol.js";
 import { preview, stableStringify, truncate } from "../core/text.js";
 import type { ToolContext, ToolOutcome } from "../tools/define-tool.js";
+import { ToolIndex } from "../tools/discovery.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import type { ModelCandidate, ModelRoute } from "../providers/registry.js";
 import type { AgentDefinition } from "./define-agent.js";
 import { type CallOptions, callModel, type ModelUsage, modelFailure, UsageMeter } from "./model-call.js";
 import { fitToBudget, HANDLE_KEY, isValueHandle, type PreparedValue, prepareValue, promptValue, scaled } from "./prompt-budget.js";
 import { invokeStructured } from "./structured-output.js";
+import { FIND_TOOLS, FIND_TOOLS_SPEC, findMoreTools, offerTools, type ToolDiscovery } from "./tool-offer.js";
 import { answerValue, prefixedOutcome, readSubmission, SUBMIT_RESULT, SUBMIT_RESULT_SPEC, SubmittedResult } from "./worker-result.js";
 
 /** What a worker knows of a subtask it depends on. */
@@ -60,6 +63,12 @@ export interface WorkerInput {
    * instead of running it twice.
    */
   callIdFor?: (ordinal: number, tool: string, args: unknown) => string;
+  /** How the tools it is offered are found when its agent has many (see `offerTools`). */
+  discovery?: ToolDiscovery;
+  /** Told which tools it is offered, when fewer than it may use, and again when find_tools adds some. */
+  onOffer?: (offer: ToolOffer) => void;
+  /** Messages on the run's board addressed to this subtask when it starts (shown in its prompt). */
+  board?: readonly BoardMessage[];
 }
 
 /**
@@ -96,6 +105,8 @@ export interface WorkerOutcome {
   failureKind?: "error" | "unable" | "rejected";
   toolCalls: WorkerToolCall[];
   steps: number;
+  /** The tools it was offered, when fewer than it may use, and why. */
+  offer?: ToolOffer;
 }
 
 /** How much of a tool result goes back into the conversation (at full detail; older replies get less). */
@@ -106,12 +117,15 @@ const KEPT_VALUE_CHARS = TOOL_RESULT_CHARS;
 /** Arguments whose JSON is longer than this (at full detail) are shown as a handle with a preview. */
 const ARG_INLINE_CHARS = 4_000;
 const ARG_PREVIEW_CHARS = 1_500;
+/** Board messages a worker's prompt shows at full detail (the newest); board_read has the rest. */
+const BOARD_SHOWN = 5;
 
-function workerPrompt(agent: AgentDefinition, tools: string[], maxSteps: number): string {
+function workerPrompt(agent: AgentDefinition, tools: string[], maxSteps: number, notOffered: number): string {
+  const more = notOffered > 0 ? ` You may use ${notOffered} more: call ${FIND_TOOLS} with what you need, and the tools it finds are yours from the next step.` : "";
   return [
     roleLine(`${agent.name} worker`),
     agent.instructions,
-    `Your tools: ${tools.length > 0 ? tools.join(", ") : "none"}. You have at most ${maxSteps} steps.`,
+    `Your tools: ${tools.length > 0 ? tools.join(", ") : "none"}.${more} You have at most ${maxSteps} steps.`,
     `End the subtask by calling ${SUBMIT_RESULT} alone: status done with the result, or failed (you tried and it did not work) or unable (this kind of work is beyond your tools) with the reason.`,
     `Every tool output comes with its handle ("${HANDLE_KEY}": "results.N"), and every argument has one ("args.<name>"). To hand on a value exactly — a file's content, a computed figure — never retype it:`,
     `pass {"${HANDLE_KEY}": "<handle>"} as a tool argument, or name the handle in ${SUBMIT_RESULT}'s \`from\` (with a JSONPath in \`path\`, e.g. "$.content").`,
@@ -155,6 +169,12 @@ function subtaskMessage({ input, args }: PreparedInput, detail: number): string 
   if (input.feedback.length > 0) {
     const lineChars = scaled(500, detail, 100);
     parts.push(section(SECTIONS.feedback, input.feedback.slice(0, 10).map((line) => `- ${truncate(line, lineChars)}`).join("\n")));
+  }
+  if (input.board && input.board.length > 0) {
+    const messages = input.board.slice(-scaled(BOARD_SHOWN, detail, 2));
+    const textChars = scaled(400, detail, 80);
+    const lines = messages.map((message) => `- ${message.id} from ${message.from} (${message.agent}) to ${describeAudience(message.audience)}: ${truncate(message.text, textChars)}`);
+    parts.push(section(SECTIONS.board, lines.join("\n")));
   }
   return parts.join("\n\n");
 }
@@ -281,9 +301,16 @@ export async function runWorker(input: WorkerInput, options: CallOptions): Promi
   const step = input.step ?? immediateStep;
   // Only a durable step keeps what it returns, so only then is a large tool value cut for keeping.
   const keeps = step !== immediateStep;
-  const allowed = input.agent.tools.filter((name) => input.tools.has(name) && name !== SUBMIT_RESULT && (input.allowedTools?.includes(name) ?? true));
+  const allowed = input.agent.tools.filter((name) => input.tools.has(name) && name !== SUBMIT_RESULT && name !== FIND_TOOLS && (input.allowedTools?.includes(name) ?? true));
   const toolCalls: WorkerToolCall[] = [];
-  const system = new SystemMessage(workerPrompt(input.agent, allowed, input.maxSteps));
+  // What it is offered: every tool it may use, or — when the plan named its tools, or it may use more than the threshold — fewer, and find_tools.
+  const offered = await offerTools(allowed, input.subtask, input.args, input.discovery);
+  const offeredSet = new Set(offered.names);
+  const offer = offered.offer;
+  if (offer) input.onOffer?.(offer);
+  let discovery = input.discovery;
+  const systemNow = (): SystemMessage => new SystemMessage(workerPrompt(input.agent, [...offeredSet], input.maxSteps, offered.findTools ? allowed.length - offeredSet.size : 0));
+  let system = systemNow();
   const prepared: PreparedInput = { input, args: Object.entries(input.args).map(([name, value]) => [name, prepareValue(value)]) };
   const handles = new Map<string, unknown>(Object.entries(input.args).map(([name, value]) => [`args.${name}`, value]));
   /** Handles to results that were cut for a checkpoint and replayed after a pause: their full value is gone. */
@@ -292,8 +319,9 @@ export async function runWorker(input: WorkerInput, options: CallOptions): Promi
   const summaries = new Map<string, string>();
   const budget = input.promptBudget ?? LIMITS.promptTokenBudget;
   const turns: Turn[] = [];
-  const specs = [...allowed.map((name) => input.tools.spec(name)), SUBMIT_RESULT_SPEC];
-  const bound = new Map<ModelCandidate, Runnable<BaseLanguageModelInput, unknown>>();
+  // The tools bound to the model, again when find_tools adds some.
+  let specs = [...[...offeredSet].map((name) => input.tools.spec(name)), ...(offered.findTools ? [FIND_TOOLS_SPEC] : []), SUBMIT_RESULT_SPEC];
+  let bound = new Map<ModelCandidate, Runnable<BaseLanguageModelInput, unknown>>();
   const prepare = (candidate: ModelCandidate): Runnable<BaseLanguageModelInput, unknown> => {
     let runnable = bound.get(candidate);
     if (!runnable) {
@@ -302,6 +330,22 @@ export async function runWorker(input: WorkerInput, options: CallOptions): Promi
       bound.set(candidate, runnable);
     }
     return runnable;
+  };
+  /** find_tools: the most relevant tools it may use and was not offered, offered from the next step. */
+  const findTools = async (query: string): Promise<string[]> => {
+    discovery ??= { index: new ToolIndex(allowed.map((name) => input.tools.spec(name))), threshold: LIMITS.toolDiscoveryThreshold, topK: LIMITS.toolDiscoveryTopK };
+    const names = await findMoreTools(query, allowed, offeredSet, discovery);
+    for (const name of names) offeredSet.add(name);
+    if (offer) {
+      offer.found.push({ query: truncate(query, 200), names });
+      input.onOffer?.(offer);
+    }
+    if (names.length > 0) {
+      specs = [...[...offeredSet].map((name) => input.tools.spec(name)), FIND_TOOLS_SPEC, SUBMIT_RESULT_SPEC];
+      bound = new Map();
+      system = systemNow();
+    }
+    return names;
   };
   const account = (reply: ModelStep, replayed: boolean): void => {
     options.meter.add(reply.usage);
@@ -320,12 +364,13 @@ export async function runWorker(input: WorkerInput, options: CallOptions): Promi
     failureKind,
     toolCalls,
     steps,
+    ...(offer ? { offer } : {}),
   });
   /** The outcome a valid submission stands for, or the problem to tell the model. */
   const settle = (submitted: SubmittedResult, steps: number): WorkerOutcome | { problem: string } => {
     const read = readSubmission(submitted, { handles, lost, summaries });
     if ("problem" in read) return read;
-    if (read.status === "done") return { ...read, toolCalls, steps };
+    if (read.status === "done") return { ...read, toolCalls, steps, ...(offer ? { offer } : {}) };
     return failed(read.reason, steps, read.status === "unable" ? "unable" : "error", truncate(`${read.status}: ${read.reason}`, LIMITS.previewChars));
   };
   const seen = new Map<string, number>();
@@ -362,7 +407,8 @@ export async function runWorker(input: WorkerInput, options: CallOptions): Promi
         // A plain answer the model says is done is the text it wrote, unless it named a handle; an
         // empty one is left empty, for the subtask to judge against what needs its value.
         if (parsed.data.status === "done" && !parsed.data.from && !parsed.data.result?.trim()) {
-          return text === "" ? { status: "done", value: "", summary: "", toolCalls, steps: turnNumber } : { status: "done", value: answerValue(text), summary: truncate(text, LIMITS.previewChars), toolCalls, steps: turnNumber };
+          const ended = { toolCalls, steps: turnNumber, ...(offer ? { offer } : {}) };
+          return text === "" ? { status: "done", value: "", summary: "", ...ended } : { status: "done", value: answerValue(text), summary: truncate(text, LIMITS.previewChars), ...ended };
         }
         submitted = parsed.data;
       }
@@ -391,6 +437,17 @@ export async function runWorker(input: WorkerInput, options: CallOptions): Promi
       seen.set(key, count);
       if (count >= LIMITS.repeatLimit) {
         return failed(`stopped: ${call.name} was called ${count} times with the same arguments ${truncate(stableStringify(call.args), 200)}`, turnNumber);
+      }
+      if (call.name === FIND_TOOLS && !input.tools.has(FIND_TOOLS)) {
+        // The worker's own search of the tools it may use: nothing runs, nothing outside it changes.
+        const query = typeof call.args.query === "string" ? call.args.query : "";
+        const names = query.trim() === "" ? [] : await findTools(query);
+        const found = names.map((name) => ({ name, description: truncate(input.tools.spec(name).function.description, 200) }));
+        const reply: ToolOutcome = query.trim() === ""
+          ? { ok: false, error: { code: "invalid_arguments", message: "find_tools needs a query: what the tool should do" } }
+          : { ok: true, value: { found }, summary: names.length > 0 ? `found ${names.join(", ")}: offered from your next step` : "no other tool of yours matches; try other words" };
+        turn.results.push({ id: call.id ?? `${FIND_TOOLS}_${turnNumber}`, name: FIND_TOOLS, outcome: reply, handle: "", text: JSON.stringify(reply) });
+        continue;
       }
       // The live call, with the full value (for handles); the step keeps a bounded copy.
       const fresh: { call?: WorkerToolCall } = {};

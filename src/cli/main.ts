@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 import { Command, CommanderError } from "commander";
 import { errorMessage } from "../core/errors.js";
+import { registerAgents } from "./commands/agents.js";
 import { registerAudit } from "./commands/audit.js";
+import { registerDecide } from "./commands/decide.js";
 import { registerEval } from "./commands/eval.js";
 import { registerGraph } from "./commands/graph.js";
 import { registerResume } from "./commands/resume.js";
@@ -28,6 +30,8 @@ export function createProgram(): Command {
   registerAudit(program);
   registerEval(program);
   registerServe(program);
+  registerDecide(program);
+  registerAgents(program);
   return program;
 }
 

@@ -1,7 +1,9 @@
+import { describeAudience } from "../core/board.js";
 import { describeBudgetStop } from "../core/budget.js";
 import type { StoredEvent } from "../core/events.js";
 import type { ModelIncident } from "../core/model-incident.js";
 import { truncate } from "../core/text.js";
+import { describeDecision } from "../core/vote.js";
 import { color, err, formatMs } from "./io.js";
 
 const oneLine = (text: string, max = 100): string => truncate(text.replace(/\s+/g, " ").trim(), max);
@@ -56,8 +58,24 @@ export function printProgress(event: StoredEvent): void {
       for (const issue of verdict.issues.slice(0, 5)) err(color.dim(`    - ${oneLine(issue, 120)}`));
       if (!verdict.passed && verdict.redo.length > 0) err(color.dim(`    redo: ${verdict.redo.join(", ")}`));
       if (!verdict.passed && verdict.replan) err(color.dim("    asks for a new plan"));
+      if (verdict.panel) {
+        const votes = verdict.panel.votes.map((vote) => `${vote.voter} ${vote.choice ?? "abstained"}`).join(", ");
+        err(color.dim(`    panel: ${votes} → ${describeDecision(verdict.panel)}`));
+      }
       break;
     }
+    case "agent-assign":
+      err(color.dim(`    ${event.subtaskId} → ${event.agent} (capability ${event.capability}; ${event.candidates.map((candidate) => `${candidate.agent} ${candidate.running} running`).join(", ")})`));
+      break;
+    case "tools-offer": {
+      const found = event.offer.found.at(-1);
+      if (found) err(color.dim(`    · ${event.subtaskId} find_tools "${oneLine(found.query, 60)}": ${found.names.join(", ") || "nothing"}`));
+      else err(color.dim(`    · ${event.subtaskId} offered ${event.offer.offered.length} of ${event.offer.total} tools (${event.offer.via}): ${event.offer.offered.map((tool) => tool.name).join(", ") || "none"}`));
+      break;
+    }
+    case "board-post":
+      err(color.dim(`    ✉ ${event.message.from} → ${describeAudience(event.message.audience)}: ${oneLine(event.message.text, 100)}`));
+      break;
     case "approval-request":
       err(`${color.yellow("⏸")} waiting for a person: ${event.interrupt.kind}`);
       break;

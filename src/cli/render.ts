@@ -1,6 +1,8 @@
+import { describeAudience } from "../core/board.js";
 import type { SubtaskView } from "../core/plan.js";
 import type { RunResult, UnfinishedSubtask } from "../core/run.js";
 import { truncate } from "../core/text.js";
+import { describeDecision } from "../core/vote.js";
 import { color, formatMs, out } from "./io.js";
 
 const MARK: Record<string, string> = { done: "✓", failed: "✗", skipped: "-", running: "…", pending: "·" };
@@ -67,6 +69,19 @@ export function printResult(result: RunResult, streamedAnswer = ""): void {
   if (unfinished) out(unfinished);
   for (const review of trace.reviews) {
     out(`critic round ${review.iteration}: ${review.passed ? "passed" : "not passed"} (confidence ${review.confidence.toFixed(2)}; accuracy ${review.scores.accuracy}, completeness ${review.scores.completeness}, relevance ${review.scores.relevance}, logic ${review.scores.logic})`);
+    if (review.panel) out(`  panel of ${review.panel.votes.length}: ${review.panel.votes.map((vote) => `${vote.voter} ${vote.choice ?? "abstained"}`).join(", ")} → ${describeDecision(review.panel)}`);
+  }
+  for (const subtask of trace.plan) {
+    if (subtask.assignment) out(`assigned: ${subtask.id} → ${subtask.assignment.agent} by capability ${subtask.assignment.capability} (${subtask.assignment.candidates.map((candidate) => `${candidate.agent}: ${candidate.running} running, ${candidate.assigned} so far`).join("; ")})`);
+    if (subtask.offer) {
+      const found = subtask.offer.found.flatMap((entry) => entry.names);
+      const via = subtask.offer.via === "planned" ? "as the plan named" : "by retrieval";
+      out(`tools offered to ${subtask.id} (${via}, ${subtask.offer.offered.length} of ${subtask.offer.total}): ${subtask.offer.offered.map((tool) => tool.name).join(", ") || "none"}${found.length > 0 ? `; found later: ${found.join(", ")}` : ""}`);
+    }
+  }
+  if ((trace.board ?? []).length > 0) {
+    out("board:");
+    for (const message of trace.board) out(`  ${message.id} ${message.from} → ${describeAudience(message.audience)}: ${truncate(message.text.replace(/\s+/g, " "), 140)}`);
   }
   if (trace.knownIssues.length > 0) out(`known issues: ${trace.knownIssues.join("; ")}`);
   const models = [...new Set(Object.values(trace.models ?? {}))];

@@ -23,6 +23,8 @@ export const ProviderSettings = z
     /** Whether structured answers ask for strict schema adherence where the method has it (false for a server that refuses `strict`). */
     strict: z.boolean().optional(),
     headers: z.record(z.string(), z.string()).optional(),
+    /** The model that makes embeddings for tool discovery (OpenAI: text-embedding-3-small by default; Ollama: none unless named); null: none. */
+    embeddingModel: z.string().min(1).nullable().optional(),
   })
   .strict();
 export type ProviderSettings = z.infer<typeof ProviderSettings>;
@@ -37,6 +39,38 @@ export const ModelPrice = z
 export type ModelPrice = z.infer<typeof ModelPrice>;
 
 const ModelSpec = z.string().trim().min(1, { error: "a model is `provider:model` or a model name" });
+
+/** An agent declared in the config file: what the planner is told, what it may use, its model and its instructions. */
+export const AgentConfig = z
+  .object({
+    name: z.string().regex(/^[a-z][a-z0-9_-]{0,31}$/, { error: "an agent name is lower-case letters, digits, '_' or '-' (at most 32)" }),
+    description: z.string().trim().min(1).max(500),
+    /** What it is good at: the planner sees them, and a subtask asking for one goes to the least busy agent that has it. */
+    capabilities: z.array(z.string().regex(/^[a-z][a-z0-9-]{0,39}$/, { error: "a capability is lower-case letters, digits and '-'" })).max(20).default([]),
+    /** Tools it is granted, each at the level it needs (its role defaults). */
+    tools: z.array(z.string().min(1)).max(200).default([]),
+    /** Patterns with a level, as role defaults (`{ "tool": "docs.*", "level": "READ" }`). */
+    grants: z.array(z.object({ tool: z.string().min(1), level: z.enum(["NONE", "READ", "WRITE", "EXECUTE", "ADMIN"]) }).strict()).max(50).optional(),
+    /** Its own model (`provider:model`, or a model of the main provider). */
+    model: ModelSpec.optional(),
+    /** Whose model it uses when it names none (default: worker). */
+    role: z.enum(["planner", "worker", "critic", "synthesizer"]).optional(),
+    /** Its instructions: how it works, what it answers with. */
+    prompt: z.string().trim().min(1).max(4_000),
+  })
+  .strict();
+export type AgentConfig = z.infer<typeof AgentConfig>;
+
+/** A voter of `troupe decide` by default: an agent (voting in its role, with its model), a model, or both; and its weight. */
+export const VoterConfig = z
+  .object({
+    name: z.string().regex(/^[A-Za-z0-9][\w.:-]{0,63}$/, { error: "a voter name is letters, digits, '.', '_', ':' or '-'" }),
+    agent: z.string().min(1).optional(),
+    model: ModelSpec.optional(),
+    weight: z.number().min(0).max(100).default(1),
+  })
+  .strict();
+export type VoterConfig = z.infer<typeof VoterConfig>;
 
 /** `troupe.config.json` or `troupe.config.ts` (its default export). */
 export const TroupeConfig = z
@@ -60,6 +94,16 @@ export const TroupeConfig = z
     budget: Budget.optional(),
     /** Tools: permissions, approvals, execution, sandbox, fetch, search, MCP servers (validated by `ToolsConfig` in tools-config.ts). */
     tools: z.unknown().optional(),
+    /** Agents beside the built-in ones (research, code, execute). */
+    agents: z.array(AgentConfig).max(50).optional(),
+    /** `troupe decide`'s defaults: its voters and the share a decision needs. */
+    decide: z
+      .object({
+        voters: z.array(VoterConfig).min(1).max(15).optional(),
+        threshold: z.number().gt(0, { error: "the threshold is more than 0 and at most 1" }).max(1, { error: "the threshold is more than 0 and at most 1" }).optional(),
+      })
+      .strict()
+      .optional(),
   })
   .strict();
 export type TroupeConfig = z.infer<typeof TroupeConfig>;

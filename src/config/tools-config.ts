@@ -101,6 +101,19 @@ export const ToolsConfig = z
       .object({ servers: McpServers.default({}) })
       .strict()
       .default({ servers: {} }),
+    /**
+     * Tools found by retrieval: a worker whose agent may use more than `threshold` tools is offered
+     * the `topK` most relevant to its subtask (BM25, with the provider's embeddings when
+     * `embeddings` and it has them) and find_tools for more.
+     */
+    discovery: z
+      .object({
+        threshold: z.number().int().min(1).max(10_000).default(15),
+        topK: z.number().int().min(1).max(50).default(5),
+        embeddings: z.boolean().default(true),
+      })
+      .strict()
+      .default({ threshold: 15, topK: 5, embeddings: true }),
   })
   .strict();
 export type ToolsConfig = z.infer<typeof ToolsConfig>;

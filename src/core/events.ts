@@ -1,6 +1,8 @@
+import type { Assignment } from "./agent-fit.js";
+import type { BoardMessage } from "./board.js";
 import type { BudgetStop } from "./budget.js";
 import type { ModelIncident } from "./model-incident.js";
-import type { FailureKind, PlannedSubtask, SubtaskStatus } from "./plan.js";
+import type { FailureKind, PlannedSubtask, SubtaskStatus, ToolOffer } from "./plan.js";
 import type { CriticVerdict } from "./review.js";
 import type { InterruptInfo, RunMetrics, StopReason, RunResult } from "./run.js";
 
@@ -27,6 +29,12 @@ export type RunEvent =
   | { type: "subtask-skip"; subtaskId: string; reason: string }
   | { type: "map-item"; subtaskId: string; index: number; total: number; status: "success" | "error"; durationMs: number; error?: string }
   | { type: "tool-call"; subtaskId?: string; agent?: string; tool: string; ok: boolean; durationMs: number; preview: string }
+  /** A subtask that asked for a capability went to the least busy agent that has it. */
+  | ({ type: "agent-assign"; subtaskId: string } & Assignment)
+  /** The tools a worker is offered for its subtask (fewer than its agent's: those the plan named, or the most relevant), and those find_tools added. */
+  | { type: "tools-offer"; subtaskId: string; offer: ToolOffer }
+  /** A message posted on the run's shared board. */
+  | { type: "board-post"; message: BoardMessage }
   | { type: "critic-verdict"; verdict: CriticVerdict }
   | { type: "approval-request"; interrupt: InterruptInfo }
   | { type: "model-retry"; incident: ModelIncident }

@@ -30,6 +30,20 @@ export const LIMITS = {
   evalMaxCases: 500,
   evalConcurrency: 4,
   evalConcurrencyMax: 16,
+  /** Messages a run's shared board holds, characters in one message, posts one subtask attempt may make, messages one read returns. */
+  boardMaxMessages: 200,
+  boardMessageMaxChars: 2_000,
+  boardPostsPerSubtask: 20,
+  boardReadMax: 20,
+  /** An agent that may use more tools than this is offered the most relevant `toolDiscoveryTopK` per call, and find_tools. */
+  toolDiscoveryThreshold: 15,
+  toolDiscoveryTopK: 5,
+  /** Votes: the share the winning option needs by default, the voters and options of one decision, a run's critic panel. */
+  consensusThreshold: 0.6,
+  votersDefault: 3,
+  votersMax: 15,
+  decideOptionsMax: 10,
+  reviewersMax: 7,
 } as const;
 
 /** Critic weights for accuracy, completeness, relevance and logic. */

@@ -26,6 +26,8 @@ const wire = {
         { name: "recursive", value: false, ref: null, path: null },
       ],
       tool: "file_list",
+      tools: [],
+      capability: null,
       mapOver: null,
       reads: ["data"],
       writes: [],
@@ -37,6 +39,8 @@ const wire = {
       dependsOn: ["A"],
       args: [{ name: "path", value: null, ref: "A", path: "$.entries[*].path" }],
       tool: "text_stats",
+      tools: [],
+      capability: null,
       mapOver: "path",
       reads: [],
       writes: [],
@@ -63,7 +67,22 @@ describe("the plan's wire shape", () => {
     const read = readPlanAnswer({ subtasks: [], question: "Which folder?" }, schema);
     expect(read).toEqual({ success: true, data: { subtasks: [], question: "Which folder?" } });
     const plan = fromPlanWire({ subtasks: [{ ...wire.subtasks[1]!, tool: null, mapOver: null, writes: ["out.txt"] }], question: null });
-    expect(plan).toEqual({ subtasks: [{ id: "B", label: "Count each file's lines", agent: "execute", dependsOn: ["A"], args: { path: { ref: "A", path: "$.entries[*].path" } }, writes: ["out.txt"] }] });
+    expect(plan).toEqual({ subtasks: [{ id: "B", label: "Count each file's lines", agent: "execute", dependsOn: ["A"], args: { path: { ref: "A", path: "$.entries[*].path" } }, writes: ["out.txt"], tools: [] }] });
+    // null: the worker is offered every tool of its agent, as when the plan names none.
+    const open = fromPlanWire({ subtasks: [{ ...wire.subtasks[1]!, tool: null, tools: null }], question: null });
+    expect(open.subtasks[0]).not.toHaveProperty("tools");
+  });
+
+  it("carries the tools a worker needs and a capability, each an enum of what exists", () => {
+    const withCapabilities = planWireSchema({ agents: ["research", "execute"], tools: ["file_list", "text_stats"], maxSubtasks: 3, capabilities: ["search", "compute"] });
+    const worker = { ...wire.subtasks[1]!, tool: null, mapOver: null, tools: ["text_stats"], capability: "compute" };
+    const read = readPlanAnswer({ subtasks: [worker], question: null }, withCapabilities);
+    expect(read.success && read.data.subtasks[0]).toMatchObject({ tools: ["text_stats"], capability: "compute" });
+    const unknown = readPlanAnswer({ subtasks: [{ ...worker, tools: ["rm_rf"], capability: "flying" }], question: null }, withCapabilities);
+    expect(unknown.success).toBe(false);
+    expect(!unknown.success && unknown.error).toContain("→ at subtasks[0].tools[0]");
+    expect(!unknown.success && unknown.error).toContain("→ at subtasks[0].capability");
+    expect(isStrictCompatible(wireJsonSchema(withCapabilities))).toBe(true);
   });
 
   it("takes a ref without a path as the whole result", () => {

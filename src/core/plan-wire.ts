@@ -15,39 +15,45 @@ export const WireValue = z.union([z.string(), z.number(), z.boolean(), z.null(),
 export type WireValue = z.infer<typeof WireValue>;
 
 const WireArg = z.object({
-  name: z.string().min(1).max(64).describe("the argument's name"),
-  value: WireValue.describe("the literal value: text, a number, true/false, or a list of those (an object or a nested list goes as JSON text); null when the argument takes an earlier result through ref"),
-  ref: z.string().min(1).nullable().describe("id of the earlier subtask whose result this argument takes (it must be in dependsOn); null for a literal value"),
-  path: z.string().min(1).nullable().describe("JSONPath into that result, $ for the whole result; null for a literal value"),
+  name: z.string().min(1).max(64),
+  value: WireValue.describe("a literal (an object as JSON text), or null"),
+  ref: z.string().min(1).nullable().describe("the earlier subtask whose result it takes, or null"),
+  path: z.string().min(1).nullable().describe("JSONPath into that result, or null"),
 });
 
 export interface PlanWireOptions {
   /** The agent names the planner was told about. */
   agents: readonly string[];
-  /** The tools a subtask may run directly (the run's allowed tools, or every registered one). */
+  /** The tools a subtask may run directly or name for its worker (the run's allowed tools, or every registered one). */
   tools: readonly string[];
   /** The most subtasks a plan may have. */
   maxSubtasks: number;
+  /** The capabilities the agents declare (a subtask may ask for one instead of its agent). */
+  capabilities?: readonly string[];
 }
 
-function buildPlanWire({ agents, tools, maxSubtasks }: PlanWireOptions) {
+function buildPlanWire({ agents, tools, maxSubtasks, capabilities = [] }: PlanWireOptions) {
   const agent = agents.length > 0 ? z.enum(agents as [string, ...string[]]) : z.string().min(1);
-  const tool = tools.length > 0 ? z.enum(tools as [string, ...string[]]).nullable() : z.null();
+  const toolName = tools.length > 0 ? z.enum(tools as [string, ...string[]]) : undefined;
+  const tool = toolName ? toolName.nullable() : z.null();
+  const capability = capabilities.length > 0 ? z.enum(capabilities as [string, ...string[]]).nullable() : z.null();
   const WireSubtask = z.object({
-    id: z.string().min(1).max(64).describe("short unique id such as s1"),
-    label: z.string().min(1).max(500).describe("what this subtask does, as a complete instruction to its worker"),
-    agent: agent.describe("the worker that runs it"),
-    dependsOn: z.array(z.string().min(1)).describe("ids of the subtasks that must finish first; [] when none"),
-    args: z.array(WireArg).describe("the subtask's named inputs, each a literal value or a reference to an earlier result; [] when none"),
-    tool: tool.describe("a tool to run directly with the args, without a model call, when nothing needs deciding; null when the agent's worker does it"),
-    mapOver: z.string().min(1).nullable().describe("name of a list argument: the subtask runs once per item, that argument set to the item; null otherwise"),
-    reads: z.array(z.string().min(1)).describe("workspace paths this subtask reads (files or folders); [] when none"),
-    writes: z.array(z.string().min(1)).describe("workspace paths this subtask creates, changes or deletes; [] when none"),
+    id: z.string().min(1).max(64).describe("s1, s2, …"),
+    label: z.string().min(1).max(500).describe("a complete instruction to its worker"),
+    agent: agent,
+    dependsOn: z.array(z.string().min(1)),
+    args: z.array(WireArg),
+    tool: tool,
+    tools: (toolName ? z.array(toolName) : z.array(z.string()).max(0)).nullable().describe("the tools its worker needs; null: all its agent's"),
+    capability: capability,
+    mapOver: z.string().min(1).nullable().describe("a list argument to map over, or null"),
+    reads: z.array(z.string().min(1)),
+    writes: z.array(z.string().min(1)),
   });
   return z
     .object({
-      subtasks: z.array(WireSubtask).max(maxSubtasks).describe("the subtasks; [] only when asking a question"),
-      question: z.string().min(1).nullable().describe("a question for the person when the task cannot be planned without an answer; null otherwise"),
+      subtasks: z.array(WireSubtask).max(maxSubtasks).describe("[] only when asking a question"),
+      question: z.string().min(1).nullable().describe("null, unless asking the person"),
     })
     .superRefine((plan, context) => {
       plan.subtasks.forEach((subtask, index) => {
@@ -78,7 +84,7 @@ const BUILT_KEPT = 32;
  * object, so what is derived from it (its JSON schema, the structured runnables) is made once.
  */
 export function planWireSchema(options: PlanWireOptions): PlanWireSchema {
-  const key = JSON.stringify([options.agents, options.tools, options.maxSubtasks]);
+  const key = JSON.stringify([options.agents, options.tools, options.maxSubtasks, options.capabilities ?? []]);
   let schema = built.get(key);
   if (!schema) {
     schema = buildPlanWire(options);
@@ -97,6 +103,9 @@ export function fromPlanWire(wire: PlanWire): PlanOutput {
     if (subtask.mapOver !== null) planned.mapOver = subtask.mapOver;
     if (subtask.reads.length > 0) planned.reads = subtask.reads;
     if (subtask.writes.length > 0) planned.writes = subtask.writes;
+    // [] is "the worker needs no tool", null "every tool its agent has"; a direct step's tools are its own.
+    if (subtask.tool === null && subtask.tools !== null) planned.tools = [...new Set(subtask.tools)];
+    if (subtask.capability !== null) planned.capability = subtask.capability;
     return planned;
   });
   return wire.question !== null ? { subtasks, question: wire.question } : { subtasks };
@@ -124,6 +133,8 @@ export function toPlanWire(plan: PlanOutput): PlanWire {
       dependsOn: subtask.dependsOn,
       args: Object.entries(subtask.args).map(([name, arg]) => (isArgRef(arg) ? { name, value: null, ref: arg.ref, path: arg.path } : { name, value: wireValueOf(arg.value), ref: null, path: null })),
       tool: subtask.tool ?? null,
+      tools: subtask.tools ?? null,
+      capability: subtask.capability ?? null,
       mapOver: subtask.mapOver ?? null,
       reads: subtask.reads ?? [],
       writes: subtask.writes ?? [],

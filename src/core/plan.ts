@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { type AgentProfile, type Assignment, type FileTools, fittingAgents, missingFor } from "./agent-fit.js";
 import { pathProblem } from "./json-path.js";
 import { LIMITS } from "./limits.js";
 import type { OverallStatus } from "./map-report.js";
@@ -37,6 +38,8 @@ export const PlannedSubtask = z.object({
     .describe("name of a list argument: the subtask runs once per item (that argument set to the item) and reports per-item results"),
   reads: z.array(z.string().min(1)).optional().describe("workspace paths this subtask reads (files or folders)"),
   writes: z.array(z.string().min(1)).optional().describe("workspace paths this subtask creates, changes or deletes"),
+  tools: z.array(z.string().min(1)).optional().describe("the tools its worker needs: it is offered these (and find_tools for more); absent: its agent's tools"),
+  capability: z.string().min(1).optional().describe("a capability the subtask needs: the least busy agent that has it (and the tools) runs it"),
 });
 export type PlannedSubtask = z.infer<typeof PlannedSubtask>;
 
@@ -113,6 +116,10 @@ export interface SubtaskResult {
   failureKind?: FailureKind;
   /** Workspace files its tool calls wrote or deleted (at most `LIMITS.artifactsKept`). */
   artifacts?: Artifact[];
+  /** How it was assigned to an agent by capability and load (the plan's agent runs it otherwise). */
+  assignment?: Assignment;
+  /** The tools its worker was offered, and why (only when fewer than its agent's tools). */
+  offer?: ToolOffer;
   startedAt?: number;
   endedAt?: number;
   llmCalls?: number;
@@ -132,12 +139,31 @@ export interface SubtaskView extends PlannedSubtask {
   ref?: string;
   bytes?: number;
   map?: MapTally;
+  /** The agent that ran it chosen by capability and load, from these candidates (`agent` is then that one). */
+  assignment?: Assignment;
+  /** The tools its worker was offered, when fewer than its agent's. */
+  offer?: ToolOffer;
+}
+
+/** The tools a worker was offered for its subtask, and why: what the plan named, or what retrieval found. */
+export interface ToolOffer {
+  /** `planned`: the plan named the tools; `retrieval`: the most relevant of more than the threshold. */
+  via: "planned" | "retrieval";
+  /** How many tools its agent could use. */
+  total: number;
+  offered: Array<{ name: string; why: string }>;
+  /** Tools added later by find_tools, with the query that found them. */
+  found: Array<{ query: string; names: string[] }>;
 }
 
 export interface PlanRules {
   agents: readonly string[];
   tools?: readonly string[];
   maxSubtasks?: number;
+  /** The agents with the tools they can reach and their capabilities: a subtask's agent must have what it needs. */
+  profiles?: readonly AgentProfile[];
+  /** The tools that read and write workspace files (a worker that declares paths needs one). */
+  files?: FileTools;
 }
 
 /**
@@ -163,6 +189,9 @@ export function validatePlan(subtasks: readonly PlannedSubtask[], rules: PlanRul
     if (subtask.tool !== undefined && rules.tools !== undefined && !rules.tools.includes(subtask.tool)) {
       errors.push(`subtask ${subtask.id}: unknown tool "${subtask.tool}"`);
     }
+    const unknownTools = (subtask.tools ?? []).filter((tool) => rules.tools !== undefined && !rules.tools.includes(tool));
+    if (unknownTools.length > 0) errors.push(`subtask ${subtask.id}: unknown tool${unknownTools.length > 1 ? "s" : ""} ${unknownTools.map((tool) => `"${tool}"`).join(", ")} in tools`);
+    if (rules.profiles && unknownTools.length === 0) errors.push(...fitProblems(subtask, rules.profiles, rules.files ?? { readers: [], writers: [] }));
     for (const dependency of subtask.dependsOn) {
       if (dependency === subtask.id) errors.push(`subtask ${subtask.id} depends on itself`);
       else if (!ids.has(dependency)) errors.push(`subtask ${subtask.id} depends on "${dependency}", which is not in the plan`);
@@ -189,6 +218,27 @@ export function validatePlan(subtasks: readonly PlannedSubtask[], rules: PlanRul
   const cycle = findCycle(subtasks);
   if (cycle) errors.push(`the dependencies form a cycle: ${cycle.join(" → ")}`);
   return errors;
+}
+
+/** Why a subtask's agent cannot run it (or, when it asks for a capability, why no agent can). */
+export function fitProblems(subtask: PlannedSubtask, profiles: readonly AgentProfile[], files: FileTools): string[] {
+  if (subtask.capability !== undefined) {
+    const holders = profiles.filter((profile) => profile.capabilities.includes(subtask.capability as string));
+    if (holders.length === 0) {
+      const known = [...new Set(profiles.flatMap((profile) => profile.capabilities))];
+      return [`subtask ${subtask.id}: no agent has the capability "${subtask.capability}" (known: ${known.join(", ") || "none"})`];
+    }
+    if (fittingAgents(holders, subtask, files).length > 0) return [];
+    const why = holders.map((holder) => `${holder.name} ${missingFor(holder, subtask, files).join(" and ")}`);
+    return [`subtask ${subtask.id}: no agent with the capability "${subtask.capability}" has the tools it needs: ${why.join("; ")}`];
+  }
+  const profile = profiles.find((candidate) => candidate.name === subtask.agent);
+  if (!profile) return [];
+  const problems = missingFor(profile, subtask, files);
+  if (problems.length === 0) return [];
+  const others = fittingAgents(profiles, subtask, files).map((other) => other.name);
+  const hint = others.length > 0 ? `; agents that can: ${others.join(", ")}` : "";
+  return [`subtask ${subtask.id}: agent "${subtask.agent}" ${problems.join(" and ")} (its tools: ${profile.tools.join(", ") || "none"})${hint}`];
 }
 
 /** A dependency cycle as a list of ids (first id repeated at the end), or undefined. */

@@ -17,6 +17,10 @@ export const SECTIONS = {
   outcomes: "Subtask outcomes",
   review: "Review",
   errors: "Problems with the previous plan",
+  board: "Board",
+  question: "Question",
+  options: "Options",
+  panel: "Panel",
 } as const;
 
 /** Names of the structured-output functions the planner and critic answer through. */
@@ -24,6 +28,7 @@ export const STRUCTURED_OUTPUT = {
   plan: "submit_plan",
   review: "submit_review",
   result: "submit_result",
+  vote: "submit_vote",
 } as const;
 
 /** The key a model passes back, as `{ "$stash": key }`, to have the full value put in a tool argument or its result. */

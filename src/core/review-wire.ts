@@ -6,9 +6,9 @@ function buildReviewWire(subtaskIds: readonly string[]) {
   const redo = ids.length > 0 ? z.array(z.enum(ids as [string, ...string[]])).max(ids.length) : z.array(z.string()).max(0);
   return z.object({
     scores: CriticScores,
-    issues: z.array(z.string()).default([]).describe("concrete problems found, one sentence each; [] when none"),
-    redo: redo.default([]).describe(ids.length > 0 ? "ids of the subtasks to run again; [] when none" : "the plan has no subtasks to run again: always []"),
-    replan: z.boolean().default(false).describe("true when the plan itself is wrong and needs to be made again"),
+    issues: z.array(z.string()).default([]).describe("concrete problems, one sentence each"),
+    redo: redo.default([]).describe(ids.length > 0 ? "the subtasks to run again" : "always []: the plan has no subtasks"),
+    replan: z.boolean().default(false).describe("the plan itself is wrong"),
   });
 }
 

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { Budget, type BudgetStop } from "./budget.js";
 import { LIMITS } from "./limits.js";
+import type { BoardMessage } from "./board.js";
 import type { ModelIncident } from "./model-incident.js";
 import type { SubtaskView } from "./plan.js";
 import type { CriticVerdict } from "./review.js";
@@ -61,6 +62,13 @@ export const RunRequest = z
       .default(LIMITS.promptTokenBudget),
     /** The tools the run may use (all registered tools when absent); unknown names are refused. */
     tools: z.array(z.string().min(1).max(64)).max(100).optional(),
+    /** Reviewers on the critic's panel: their verdicts are combined by vote (1: a single critic). */
+    reviewers: z
+      .number({ error: "reviewers must be a number" })
+      .int({ error: "reviewers must be a whole number" })
+      .min(1, { error: `reviewers must be between 1 and ${LIMITS.reviewersMax}` })
+      .max(LIMITS.reviewersMax, { error: `reviewers must be between 1 and ${LIMITS.reviewersMax}` })
+      .default(1),
   })
   .strict();
 export type RunRequest = z.infer<typeof RunRequest>;
@@ -139,6 +147,8 @@ export interface DecisionTrace {
   unfinished: UnfinishedSubtask[];
   /** Dependencies the plan check added, so subtasks that use the same workspace path run in order. */
   planNotes: string[];
+  /** The messages agents posted on the run's shared board. */
+  board: BoardMessage[];
   knownIssues: string[];
 }
 

@@ -9,7 +9,7 @@ import { createApproveAnswerNode, createCriticNode, createSynthesizerNode, final
 import { TroupeState, type Update } from "./state.js";
 
 /** Channels whose reducer appends: an empty list adds nothing. */
-const APPENDED = ["nodes", "toolCalls", "modelIncidents", "humanAnswers", "reviews"] as const;
+const APPENDED = ["nodes", "toolCalls", "modelIncidents", "humanAnswers", "reviews", "board"] as const;
 
 /**
  * A node's update without the empty lists it hands to appending channels: each written channel

@@ -3,6 +3,7 @@ import type { AgentRegistry } from "../agents/define-agent.js";
 import type { OutcomeSource } from "../agents/critic.js";
 import { type CallOptions, UsageMeter } from "../agents/model-call.js";
 import type { RunLedger } from "../agents/run-ledger.js";
+import type { ToolDiscovery } from "../agents/tool-offer.js";
 import type { BudgetExhaustedError } from "../core/budget.js";
 import type { RunEvent } from "../core/events.js";
 import type { SubtaskView } from "../core/plan.js";
@@ -23,6 +24,8 @@ export interface GraphDeps {
   stash: Stash;
   /** The budget ledgers of the runs in progress, by run id; the engine adds and removes them. */
   ledgers?: Map<string, RunLedger>;
+  /** How workers whose agents have many tools find the relevant ones (absent: every tool is offered). */
+  discovery?: ToolDiscovery;
 }
 
 /** A node's meter: each retry and fallback is emitted as an event as it happens. */
@@ -65,6 +68,11 @@ export function planView(state: Pick<State, "plan" | "results">): SubtaskView[] 
   return state.plan.map((subtask) => {
     const result = state.results[subtask.id];
     const view: SubtaskView = { ...subtask, status: statusOf(state.results, subtask.id), attempts: result?.attempts ?? 0 };
+    if (result?.assignment !== undefined && view.status !== "pending") {
+      view.agent = result.assignment.agent;
+      view.assignment = result.assignment;
+    }
+    if (result?.offer !== undefined && view.status !== "pending") view.offer = result.offer;
     if (result?.summary !== undefined) view.summary = result.summary;
     if (result?.error !== undefined) view.error = result.error;
     if (result?.failureKind !== undefined && view.status === "failed") view.failureKind = result.failureKind;

@@ -1,12 +1,16 @@
 import { createHash } from "node:crypto";
 import { GraphBubbleUp, GraphInterrupt, isGraphBubbleUp, isGraphInterrupt, type LangGraphRunnableConfig, task } from "@langchain/langgraph";
 import type { RunLedger } from "../agents/run-ledger.js";
+import { type AgentLoad, type AgentProfile, type Assignment, chooseAgent, type FileTools, fittingAgents } from "../core/agent-fit.js";
+import type { BoardMessage } from "../core/board.js";
 import { errorMessage } from "../core/errors.js";
 import { LIMITS } from "../core/limits.js";
 import { isArgRef, type PlannedSubtask, type SubtaskResult } from "../core/plan.js";
 import { stableStringify } from "../core/text.js";
 import { Semaphore } from "../tools/concurrency.js";
-import { emit, type GraphDeps } from "./deps.js";
+import { LiveBoard } from "./board.js";
+import { emit, firstPassOf, type GraphDeps } from "./deps.js";
+import { durableStep } from "./durable.js";
 import { createRunSubtask, type SubtaskPayload, subtaskMayPause } from "./nodes/execution.js";
 import { statusOf } from "./schedule.js";
 import type { State, Update } from "./state.js";
@@ -65,10 +69,11 @@ export function subtaskPayload(state: State, subtask: PlannedSubtask, results: R
 
 /** The updates of several subtasks as one node update (lists joined in plan order, metrics summed, the first stop kept). */
 function mergeUpdates(parts: SubtaskUpdate[]): Update {
-  const merged: Update = { results: {}, toolCalls: [], nodes: [], modelIncidents: [], metrics: {} };
+  const merged: Update = { results: {}, toolCalls: [], nodes: [], modelIncidents: [], metrics: {}, board: [] };
   for (const part of parts) {
     Object.assign(merged.results as Record<string, SubtaskResult>, part.results ?? {});
     (merged.toolCalls as unknown[]).push(...((part.toolCalls as unknown[] | undefined) ?? []));
+    (merged.board as BoardMessage[]).push(...((part.board as BoardMessage[] | undefined) ?? []));
     (merged.nodes as string[]).push(...((part.nodes as string[] | undefined) ?? []));
     (merged.modelIncidents as unknown[]).push(...((part.modelIncidents as unknown[] | undefined) ?? []));
     const metrics = merged.metrics as Record<string, number>;
@@ -85,6 +90,38 @@ function mergeUpdates(parts: SubtaskUpdate[]): Update {
 export function isUnfinished(state: Pick<State, "results">, id: string): boolean {
   const status = statusOf(state.results, id);
   return status === "pending" || status === "running";
+}
+
+/** The agents as assignment sees them: the tools each may use in this run, and its capabilities. */
+export function agentProfiles(deps: Pick<GraphDeps, "agents">, allowedTools?: readonly string[] | null): AgentProfile[] {
+  return deps.agents.list().map((agent) => ({
+    name: agent.name,
+    tools: agent.tools.filter((name) => allowedTools?.includes(name) ?? true),
+    capabilities: agent.capabilities ?? [],
+  }));
+}
+
+const fileToolsMade = new WeakMap<object, { count: number; files: FileTools }>();
+
+/** The tools that read and write workspace files, by what each declares for its path arguments (worked out once per registry). */
+export function fileTools(deps: Pick<GraphDeps, "tools">): FileTools {
+  const known = fileToolsMade.get(deps.tools);
+  if (known && known.count === deps.tools.names().length) return known.files;
+  const readers: string[] = [];
+  const writers: string[] = [];
+  for (const tool of deps.tools.list()) {
+    if (!tool.resources) continue;
+    const properties = (deps.tools.spec(tool.name).function.parameters.properties ?? {}) as Record<string, { type?: unknown }>;
+    const probe = Object.fromEntries(Object.entries(properties).filter(([, property]) => property.type === "string").map(([name]) => [name, `probe/${name}`]));
+    const declared = deps.tools.resources(tool.name, probe);
+    // A tool that runs code in the workspace (code_run) may read and write any file there.
+    const runsCode = tool.permission === "EXECUTE";
+    if (runsCode || (declared?.reads.length ?? 0) > 0) readers.push(tool.name);
+    if (runsCode || (declared?.writes.length ?? 0) > 0) writers.push(tool.name);
+  }
+  const files = { readers, writers };
+  fileToolsMade.set(deps.tools, { count: deps.tools.names().length, files });
+  return files;
 }
 
 /** The plan so far and what it runs with; the plan may still grow while it streams in. */
@@ -123,6 +160,13 @@ export class Dispatcher {
   readonly #confirmed: Promise<void>;
   #confirm: () => void = () => undefined;
   #stopped = false;
+  /** The board while these subtasks run: the state's messages and what they post. */
+  readonly #board: LiveBoard;
+  /** Subtasks running by agent, and started in the run by agent (earlier rounds' included), for assignment by load. */
+  readonly #running = new Map<string, number>();
+  readonly #started = new Map<string, number>();
+  /** On a resumed pass: settled once the saved results of finished subtasks have been handed back (their posts are on the board). */
+  #replays: Promise<void> | undefined;
 
   constructor(deps: GraphDeps, context: DispatchContext, config: LangGraphRunnableConfig, options: { speculative?: boolean } = {}) {
     this.#deps = deps;
@@ -137,6 +181,41 @@ export class Dispatcher {
     this.#control = (config as { control?: { drainRequested?: boolean } }).control;
     this.#ledger = deps.ledgers?.get(context.state.runId);
     this.#known = new Map(Object.entries(context.state.results));
+    this.#board = new LiveBoard(context.state.board ?? []);
+    for (const subtask of context.state.plan) {
+      const result = context.state.results[subtask.id];
+      if (!result || result.status === "pending" || result.status === "skipped") continue;
+      const agent = result.assignment?.agent ?? subtask.agent;
+      this.#started.set(agent, (this.#started.get(agent) ?? 0) + 1);
+    }
+  }
+
+  /**
+   * The agent a subtask runs on, counted as running: its own, or — when it asks for a capability —
+   * the least busy of the agents that fit (fewest running now, then fewest started in the run).
+   * That choice is a durable step, so a subtask that runs again after a pause keeps its agent (its
+   * saved steps are that agent's); it is counted in the step itself, so two subtasks starting
+   * together do not both see the same agent idle.
+   */
+  async #assign(subtask: PlannedSubtask): Promise<{ subtask: PlannedSubtask; assignment?: Assignment }> {
+    const count = (agent: string): void => {
+      this.#running.set(agent, (this.#running.get(agent) ?? 0) + 1);
+      this.#started.set(agent, (this.#started.get(agent) ?? 0) + 1);
+    };
+    if (subtask.capability === undefined) {
+      count(subtask.agent);
+      return { subtask };
+    }
+    const candidates = fittingAgents(agentProfiles(this.#deps, this.#context.state.settings.allowedTools), subtask, fileTools(this.#deps));
+    const loadOf = (agent: string): AgentLoad => ({ running: this.#running.get(agent) ?? 0, assigned: this.#started.get(agent) ?? 0 });
+    const { value: assignment, replayed } = await durableStep("assign", async () => {
+      const chosen = chooseAgent(candidates, subtask, loadOf) ?? null;
+      count(chosen?.agent ?? subtask.agent);
+      return chosen;
+    });
+    if (replayed) count(assignment?.agent ?? subtask.agent);
+    if (!assignment) return { subtask };
+    return { subtask: { ...subtask, agent: assignment.agent }, assignment };
   }
 
   /** The subtasks added so far, by id. */
@@ -203,11 +282,20 @@ export class Dispatcher {
         }
         if (inputs.some(({ result }) => result?.status !== "done")) this.#held("a dependency has no result");
         const release = await this.#slots.acquire(this.#signal);
+        let agent: string | undefined;
         try {
           // Checked once a slot is free: nothing new starts after a drain request, a budget stop or an abort.
           if (this.#stopped || this.#control?.drainRequested || this.#ledger?.stop !== undefined) this.#held("the run is stopping");
-          return await this.#runSubtask(subtaskPayload({ ...state, plan: [...this.#context.plan()] }, subtask, this.#known), config);
+          // On a resumed pass, what finished before the stop is handed back first, so its posts are on the board.
+          if (!firstPassOf(config)) await (this.#replays ??= new Promise<void>((resolve) => setImmediate(resolve)));
+          const assigned = await this.#assign(subtask);
+          agent = assigned.subtask.agent;
+          if (assigned.assignment) emit(config, { type: "agent-assign", subtaskId: subtask.id, ...assigned.assignment });
+          const payload = subtaskPayload({ ...state, plan: [...this.#context.plan()] }, assigned.subtask, this.#known);
+          if (assigned.assignment) payload.assignment = assigned.assignment;
+          return await this.#runSubtask(payload, config, { board: this.#board, planIds: () => this.#context.plan().map((item) => item.id) });
         } finally {
+          if (agent !== undefined) this.#running.set(agent, (this.#running.get(agent) ?? 1) - 1);
           release();
         }
       } catch (error) {
@@ -222,6 +310,8 @@ export class Dispatcher {
       Promise.resolve(run).then(async (pending) => {
         const update: SubtaskUpdate = await pending;
         const result = (update.results as Record<string, SubtaskResult> | undefined)?.[subtask.id];
+        // A replayed subtask's posts join the board as its saved result comes back (a live one's are there already).
+        this.#board.absorb((update.board as BoardMessage[] | undefined) ?? []);
         if (result) this.#known.set(subtask.id, result);
         if (update.stopReason) this.#stopped = true;
         return update;

@@ -1,4 +1,5 @@
 import { Annotation, Overwrite } from "@langchain/langgraph";
+import { type BoardMessage, mergeBoard } from "../core/board.js";
 import type { BudgetStop } from "../core/budget.js";
 import type { ModelIncident } from "../core/model-incident.js";
 import { LIMITS } from "../core/limits.js";
@@ -21,6 +22,10 @@ export interface RunSettings {
   promptBudget: number;
   /** The tools this run may use (a request's `tools`); null or absent: every registered tool. */
   allowedTools?: string[] | null;
+  /** Reviewers on the critic's panel (absent: 1, a single critic). */
+  reviewers?: number;
+  /** The share a panel's vote needs (absent: LIMITS.consensusThreshold). */
+  consensusThreshold?: number;
 }
 
 /** Settings of a run whose checkpoint predates a setting get its default. */
@@ -35,6 +40,8 @@ export function settingsWithDefaults(settings: Partial<RunSettings>): RunSetting
     promptBudget: settings.promptBudget ?? LIMITS.promptTokenBudget,
     ...(settings.models ? { models: settings.models } : {}),
     ...(settings.allowedTools ? { allowedTools: settings.allowedTools } : {}),
+    ...(settings.reviewers !== undefined && settings.reviewers > 1 ? { reviewers: settings.reviewers } : {}),
+    ...(settings.consensusThreshold !== undefined ? { consensusThreshold: settings.consensusThreshold } : {}),
   };
 }
 
@@ -111,6 +118,11 @@ export const TroupeState = Annotation.Root({
 
   nodes: Annotation<string[], string[] | Overwrite<string[]>>(append<string>()),
   toolCalls: Annotation<ToolCallRecord[], ToolCallRecord[] | Overwrite<ToolCallRecord[]>>(append<ToolCallRecord>()),
+  /** The run's shared board: what agents posted (merged by id, bounded; reset at intake). */
+  board: Annotation<BoardMessage[], BoardMessage[] | Overwrite<BoardMessage[]>>({
+    reducer: (current: BoardMessage[], next: BoardMessage[] | Overwrite<BoardMessage[]>) => (Overwrite.isInstance(next) ? next.value : mergeBoard(current, next)),
+    default: () => [],
+  }),
   /** Model calls retried and fallbacks used, for the trace. */
   modelIncidents: Annotation<ModelIncident[], ModelIncident[] | Overwrite<ModelIncident[]>>(append<ModelIncident>()),
   metrics: Annotation<RunMetrics, Partial<RunMetrics> | Overwrite<RunMetrics>>({

@@ -35,6 +35,7 @@ export function buildTrace(state: State): DecisionTrace {
       .filter((subtask) => subtask.status !== "done")
       .map(({ id, label, status, failureKind, error }) => ({ id, label, status, ...(failureKind ? { failureKind } : {}), ...(error ? { error } : {}) })),
     planNotes: state.planNotes ?? [],
+    board: state.board ?? [],
     knownIssues,
   };
 }

@@ -1,4 +1,4 @@
-import { ChatOllama } from "@langchain/ollama";
+import { ChatOllama, OllamaEmbeddings } from "@langchain/ollama";
 import { parseBaseUrl } from "./base-url.js";
 import { defineProvider } from "./provider.js";
 
@@ -31,5 +31,11 @@ export const ollamaProvider = defineProvider({
       maxRetries: 0,
       ...(settings.headers ? { headers: settings.headers } : {}),
     });
+  },
+  // Ollama serves embeddings from a model of its own (e.g. nomic-embed-text): only when the settings name one.
+  createEmbeddings: ({ env, settings }) => {
+    if (!settings.embeddingModel) return undefined;
+    const source = settings.baseUrl ? "providers.ollama.baseUrl" : "OLLAMA_HOST";
+    return new OllamaEmbeddings({ model: settings.embeddingModel, baseUrl: ollamaUrl(settings.baseUrl ?? env.OLLAMA_HOST ?? DEFAULT_HOST, source) });
   },
 });

@@ -1,4 +1,4 @@
-import { ChatOpenAI } from "@langchain/openai";
+import { ChatOpenAI, OpenAIEmbeddings } from "@langchain/openai";
 import { envValue, parseBaseUrl } from "./base-url.js";
 import { defineProvider } from "./provider.js";
 
@@ -33,6 +33,21 @@ export const openaiProvider = defineProvider({
       maxRetries: 0,
       timeout: timeoutMs,
       streamUsage: true,
+    });
+  },
+  // Embeddings rank tools for discovery besides BM25 (`embeddingModel: null` in the settings turns them off).
+  createEmbeddings: ({ env, settings, timeoutMs }) => {
+    if (settings.embeddingModel === null) return undefined;
+    const baseUrl = settings.baseUrl ?? env.OPENAI_BASE_URL;
+    return new OpenAIEmbeddings({
+      model: settings.embeddingModel ?? "text-embedding-3-small",
+      apiKey: envValue(env, settings.apiKeyEnv ?? "OPENAI_API_KEY"),
+      configuration: {
+        ...(baseUrl ? { baseURL: parseBaseUrl(baseUrl, "OPENAI_BASE_URL") } : {}),
+        ...(settings.headers ? { defaultHeaders: settings.headers } : {}),
+      },
+      maxRetries: 0,
+      timeout: timeoutMs,
     });
   },
 });

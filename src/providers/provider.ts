@@ -1,6 +1,7 @@
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import type { ProviderSettings, StructuredMethod } from "../config/config-file.js";
 import type { Env } from "../config/env.js";
+import type { Embedder } from "../core/embedder.js";
 
 /** The roles a model can be chosen for; planner and critic may use a stronger model than workers. */
 export const MODEL_ROLES = ["planner", "worker", "critic", "synthesizer"] as const;
@@ -38,6 +39,8 @@ export interface ProviderDefinition {
   /** Whether its models stream tokens (troupe's own models answer in one piece). */
   streams?: boolean;
   createModel(options: CreateModelOptions): BaseChatModel;
+  /** Text embeddings, when the provider has them (tool discovery ranks by them besides BM25). */
+  createEmbeddings?(options: Omit<CreateModelOptions, "model" | "role">): Embedder | undefined;
 }
 
 export function defineProvider(definition: ProviderDefinition): ProviderDefinition {

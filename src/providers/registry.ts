@@ -9,6 +9,7 @@ import { ollamaProvider } from "./ollama.js";
 import { openaiProvider } from "./openai.js";
 import { openAICompatibleProvider, openaiCompatibleProvider } from "./openai-compatible.js";
 import { priceFor } from "./prices.js";
+import type { Embedder } from "../core/embedder.js";
 import { MODEL_ROLES, type ModelRole, type ProviderDefinition } from "./provider.js";
 
 export interface ModelChoice {
@@ -41,6 +42,10 @@ export type ModelSet = Record<ModelRole, BaseChatModel> & {
   choice: Record<ModelRole, ModelChoice>;
   /** Each role's model followed by its fallbacks; absent for a set made by hand (the role's model alone). */
   chains?: Record<ModelRole, ModelCandidate[]>;
+  /** Chains of other models, by `provider:model`: an agent's or a voter's own model, followed by the fallbacks. */
+  extra?: Record<string, ModelCandidate[]>;
+  /** Text embeddings of the main provider, when it has them (tool discovery uses them). */
+  embeddings?: Embedder;
   policy?: CallPolicy;
 };
 
@@ -66,11 +71,23 @@ export function routeFor(models: ModelSet, role: ModelRole): ModelRoute {
   return { role, candidates, policy: models.policy ?? DEFAULT_CALL_POLICY };
 }
 
+/**
+ * The route of a model named by `provider:model` (an agent's or a voter's own), from the set's
+ * extra chains; a set without that chain (one made by hand, a test's) gives `role`'s route.
+ */
+export function routeForModel(models: ModelSet, model: string | undefined, role: ModelRole): ModelRoute {
+  const chain = model !== undefined ? models.extra?.[model] : undefined;
+  if (!chain) return routeFor(models, role);
+  return { role, candidates: chain, policy: models.policy ?? DEFAULT_CALL_POLICY };
+}
+
 /** Which models a run uses: the main choice, a choice per role, and the fallback chain. */
 export interface ModelSelection {
   main: ModelChoice;
   roles?: Partial<Record<ModelRole, ModelChoice>>;
   fallbacks?: ModelChoice[];
+  /** Other models to make (agents' and voters' own), each with the fallbacks after it. */
+  extra?: ModelChoice[];
 }
 
 export interface ModelSetOptions {
@@ -144,7 +161,7 @@ export class ProviderRegistry {
    * Models are shared between roles that use the same `provider:model`.
    */
   createModelSet(selection: ModelSelection | ModelChoice, env: Env, options: ModelSetOptions = {}): ModelSet {
-    const { main, roles = {}, fallbacks = [] } = "main" in selection ? selection : { main: selection };
+    const { main, roles = {}, fallbacks = [], extra = [] } = "main" in selection ? selection : { main: selection };
     const settingsOf = (id: string): ProviderSettings => options.settings?.[id] ?? {};
     const cache = new Map<string, ModelCandidate>();
     const policy = options.policy ?? DEFAULT_CALL_POLICY;
@@ -182,7 +199,18 @@ export class ProviderRegistry {
     }
     const models = Object.fromEntries(MODEL_ROLES.map((role) => [role, chains[role][0]?.model])) as Record<ModelRole, BaseChatModel>;
     const choice = Object.fromEntries(MODEL_ROLES.map((role) => [role, chains[role][0]?.choice])) as Record<ModelRole, ModelChoice>;
-    return { ...models, choice, chains, policy };
+    const extraChains: Record<string, ModelCandidate[]> = {};
+    for (const other of extra) {
+      const chain = [candidate(other, "worker")];
+      for (const fallback of fallbacks) {
+        const next = candidate(fallback, "worker");
+        if (!chain.includes(next)) chain.push(next);
+      }
+      extraChains[choiceId(other)] = chain;
+    }
+    const provider = this.get(main.provider);
+    const embeddings = provider.createEmbeddings?.({ env, settings: settingsOf(provider.id), timeoutMs: policy.timeoutMs });
+    return { ...models, choice, chains, ...(extra.length > 0 ? { extra: extraChains } : {}), ...(embeddings ? { embeddings } : {}), policy };
   }
 }
 

@@ -2,23 +2,29 @@ import path from "node:path";
 import type { AgentRegistry } from "../agents/define-agent.js";
 import { createAgentRegistry } from "../agents/index.js";
 import type { RunLedger } from "../agents/run-ledger.js";
+import type { ToolDiscovery } from "../agents/tool-offer.js";
+import { type Decision, decide } from "../agents/voter.js";
 import { loadConfig, type TroupeConfig } from "../config/config-file.js";
 import { type Env, parseEnv } from "../config/env.js";
 import { resolveToolsConfig, type ToolsConfig } from "../config/tools-config.js";
-import { InputError } from "../core/errors.js";
+import { errorMessage, InputError } from "../core/errors.js";
 import { LIMITS } from "../core/limits.js";
 import type { ResumeDecision, RunRequestInput, RunResult } from "../core/run.js";
+import { type DecideRequestInput, parseDecideRequest } from "../core/vote.js";
 import { buildGraph, type TroupeGraph } from "../graph/build-graph.js";
 import type { CallPolicy } from "../providers/call-policy.js";
 import type { ProviderDefinition } from "../providers/provider.js";
-import type { ModelSet } from "../providers/registry.js";
+import { type ModelRoute, type ModelSet, type ProviderRegistry, routeForModel } from "../providers/registry.js";
 import { openStore, type RunRecord, type Store } from "../store/index.js";
 import type { ToolOutcome } from "../tools/define-tool.js";
 import { OPERATOR, type PermissionPolicy } from "../tools/permissions.js";
+import { ToolIndex } from "../tools/discovery.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import { checkWorkspacePath, workspaceRoot } from "../tools/workspace.js";
 import { setWorkspaceQuota } from "../tools/workspace-quota.js";
-import { createModels, type ProviderSource, registryFor } from "./model-selection.js";
+import { checkAgentTools, withConfigAgents } from "./config-agents.js";
+import { resolveVoters } from "./decision.js";
+import { callPolicyOf, createModels, type ProviderSource, registryFor } from "./model-selection.js";
 import { type EnqueueOptions, type InvokeOptions, type ResumeOptions, RunLifecycle, type RunOptions } from "./run-lifecycle.js";
 import { type PendingInterrupt, runningSubtasks, showRun, threadInterrupts, type RunView } from "./run-queries.js";
 import { createToolPlatform, type ToolPlatform } from "./tool-platform.js";
@@ -67,7 +73,13 @@ export class Troupe {
   readonly toolsConfig: ToolsConfig;
   /** Why optional MCP servers were skipped. */
   readonly warnings: string[];
+  /** How workers whose agents have many tools find the relevant ones. */
+  readonly discovery: ToolDiscovery;
   readonly #maxWorkerSteps: number;
+  /** The providers, to make a voter's model named only when asked (absent when the models were given). */
+  readonly #providers: ProviderRegistry | undefined;
+  /** The `provider:model` each model spec of the config (agents', voters') resolved to. */
+  readonly #resolved: Record<string, string>;
   /** The budget ledgers of the runs this instance is driving, shared with the graph's nodes. */
   readonly #ledgers: Map<string, RunLedger>;
   readonly #platform: ToolPlatform;
@@ -90,6 +102,9 @@ export class Troupe {
     platform: ToolPlatform;
     toolsConfig: ToolsConfig;
     owner?: boolean;
+    discovery: ToolDiscovery;
+    providers?: ProviderRegistry;
+    resolved?: Record<string, string>;
   }) {
     this.env = fields.env;
     this.store = fields.store;
@@ -107,6 +122,9 @@ export class Troupe {
     this.warnings = fields.platform.warnings;
     this.toolsConfig = fields.toolsConfig;
     this.#owner = fields.owner ?? true;
+    this.discovery = fields.discovery;
+    this.#providers = fields.providers;
+    this.#resolved = fields.resolved ?? {};
     this.#lifecycle = new RunLifecycle({ store: this.store, graph: this.graph, tools: this.tools, models: this.models, config: this.config, maxWorkerSteps: this.#maxWorkerSteps, ledgers: this.#ledgers });
   }
 
@@ -116,9 +134,13 @@ export class Troupe {
     const { config } = loaded;
     let models = options.models;
     let providerSource: ProviderSource = "injected";
+    let providers: ProviderRegistry | undefined;
+    let resolved: Record<string, string> = {};
+    // Models of their own: the config's agents' and voters'.
+    const ownModels = [...new Set([...(config.agents ?? []).flatMap((agent) => (agent.model ? [agent.model] : [])), ...(config.decide?.voters ?? []).flatMap((voter) => (voter.model ? [voter.model] : []))])];
     if (!models) {
-      const registry = registryFor(config, options.providers ?? []);
-      ({ models, source: providerSource } = createModels(registry, { env, config, provider: options.provider, model: options.model, policy: options.callPolicy }));
+      providers = registryFor(config, options.providers ?? []);
+      ({ models, source: providerSource, resolved } = createModels(providers, { env, config, provider: options.provider, model: options.model, policy: options.callPolicy, extra: ownModels }));
     }
     // The config file's `tools` section (validated here, where its folders are made absolute against the file's own folder).
     const toolsConfig =
@@ -131,18 +153,26 @@ export class Troupe {
     try {
       const workspace = await workspaceRoot(options.workspace ?? env.TROUPE_WORKSPACE);
       setWorkspaceQuota(workspace, toolsConfig.quota);
-      const platform = await createToolPlatform({ config: toolsConfig, agents: options.agents ?? createAgentRegistry(), tools: options.tools, audit: store.audit });
+      const platform = await createToolPlatform({ config: toolsConfig, agents: withConfigAgents(options.agents ?? createAgentRegistry(), config, resolved), tools: options.tools, audit: store.audit });
       const { tools, agents } = platform;
       const ledgers = new Map<string, RunLedger>();
       let graph: TroupeGraph;
+      let discovery: ToolDiscovery;
       try {
-        graph = buildGraph({ models, tools, agents, workspace, stash: store.stash, ledgers }, store.checkpointer);
+        checkAgentTools(config, tools);
+        discovery = {
+          index: new ToolIndex(tools.names().map((name) => tools.spec(name))),
+          threshold: toolsConfig.discovery.threshold,
+          topK: toolsConfig.discovery.topK,
+          ...(toolsConfig.discovery.embeddings && models.embeddings ? { embedder: models.embeddings } : {}),
+        };
+        graph = buildGraph({ models, tools, agents, workspace, stash: store.stash, ledgers, discovery }, store.checkpointer);
       } catch (error) {
         await platform.close();
         throw error;
       }
       const maxWorkerSteps = options.maxWorkerSteps ?? LIMITS.workerMaxSteps;
-      return new Troupe({ env, store, graph, tools, agents, models, providerSource, workspace, config, maxWorkerSteps, ledgers, platform, toolsConfig });
+      return new Troupe({ env, store, graph, tools, agents, models, providerSource, workspace, config, maxWorkerSteps, ledgers, platform, toolsConfig, discovery, ...(providers ? { providers } : {}), resolved });
     } catch (error) {
       store.close();
       throw error;
@@ -160,7 +190,7 @@ export class Troupe {
     setWorkspaceQuota(root, this.toolsConfig.quota);
     const models = options.models ?? this.models;
     const ledgers = new Map<string, RunLedger>();
-    const graph = buildGraph({ models, tools: this.tools, agents: this.agents, workspace: root, stash: this.store.stash, ledgers }, this.store.checkpointer);
+    const graph = buildGraph({ models, tools: this.tools, agents: this.agents, workspace: root, stash: this.store.stash, ledgers, discovery: this.discovery }, this.store.checkpointer);
     return new Troupe({
       env: this.env,
       store: this.store,
@@ -176,6 +206,9 @@ export class Troupe {
       platform: this.#platform,
       toolsConfig: this.toolsConfig,
       owner: false,
+      discovery: this.discovery,
+      ...(this.#providers ? { providers: this.#providers } : {}),
+      resolved: this.#resolved,
     });
   }
 
@@ -240,6 +273,40 @@ export class Troupe {
       ...(options.signal ? { signal: options.signal } : {}),
       ...(options.principal !== undefined ? { principal: options.principal } : {}),
     });
+  }
+
+  /**
+   * A collaborative decision: the voters (agents in their roles, models, or samples of the
+   * critic's model; see `resolveVoters`) each vote for one of the options with a confidence and a
+   * reason, and the (weighted) share of the leading option is compared with the threshold (the
+   * request's, the config's `decide.threshold`, else 0.6). A tie or a share below it is no
+   * decision. The offline model abstains: it cannot judge an open question.
+   */
+  async decide(input: DecideRequestInput, options: { signal?: AbortSignal } = {}): Promise<Decision> {
+    const request = parseDecideRequest(input);
+    const voters = resolveVoters(request, {
+      agents: this.agents,
+      models: this.models,
+      config: this.config,
+      resolved: this.#resolved,
+      routeOf: (model) => this.#routeOf(model),
+    });
+    const threshold = request.threshold ?? this.config.decide?.threshold ?? LIMITS.consensusThreshold;
+    return decide({ question: request.question, options: request.options, voters, threshold, ...(options.signal ? { signal: options.signal } : {}) });
+  }
+
+  /** The route of a model named by `provider:model` for a voter: one the instance made, or one made now. */
+  #routeOf(model: string): ModelRoute | undefined {
+    const known = this.#resolved[model] ?? model;
+    if (this.models.extra?.[known]) return routeForModel(this.models, known, "critic");
+    if (!this.#providers) return undefined;
+    try {
+      const choice = this.#providers.resolve(model, undefined, this.models.choice.critic.provider);
+      const made = this.#providers.createModelSet({ main: choice, extra: [choice] }, this.env, { settings: this.config.providers ?? {}, prices: this.config.prices ?? {}, policy: callPolicyOf(this.env, this.config) });
+      return routeForModel(made, `${choice.provider}:${choice.model}`, "critic");
+    } catch (error) {
+      throw new InputError("unknown_voter", `voter "${model}": ${errorMessage(error)}`);
+    }
   }
 
   /** Closes the store and the MCP servers' connections (stdio servers are stopped); nothing for an instance made by `withWorkspace`. */

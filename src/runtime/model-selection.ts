@@ -2,7 +2,7 @@ import type { TroupeConfig } from "../config/config-file.js";
 import type { Env } from "../config/env.js";
 import { type CallPolicy, DEFAULT_CALL_POLICY } from "../providers/call-policy.js";
 import { MODEL_ROLES, type ModelRole, type ProviderDefinition } from "../providers/provider.js";
-import { createProviderRegistry, type ModelChoice, type ModelSelection, type ModelSet, type ProviderRegistry } from "../providers/registry.js";
+import { choiceId, createProviderRegistry, type ModelChoice, type ModelSelection, type ModelSet, type ProviderRegistry } from "../providers/registry.js";
 
 /** Where the provider choice came from, so the CLI can say when it fell back to `offline`. */
 export type ProviderSource = "option" | "env" | "config" | "default" | "injected";
@@ -66,10 +66,18 @@ export function registryFor(config: TroupeConfig, extra: ProviderDefinition[] = 
 /** Resolves, checks and creates the models of a troupe instance. */
 export function createModels(
   registry: ProviderRegistry,
-  input: SelectionInput & { policy?: Partial<CallPolicy> },
-): { models: ModelSet; source: ProviderSource } {
+  input: SelectionInput & { policy?: Partial<CallPolicy>; extra?: readonly string[] },
+): { models: ModelSet; source: ProviderSource; resolved: Record<string, string> } {
   const { selection, source } = resolveSelection(registry, input);
+  // Models of their own (agents', voters'): `provider:model`, or a model of the main provider.
+  const resolved: Record<string, string> = {};
+  const extra = (input.extra ?? []).map((spec) => {
+    const choice = registry.resolve(spec, undefined, selection.main.provider);
+    resolved[spec] = choiceId(choice);
+    return choice;
+  });
+  if (extra.length > 0) selection.extra = extra;
   const policy = { ...callPolicyOf(input.env, input.config), ...input.policy };
   const models = registry.createModelSet(selection, input.env, { settings: input.config.providers ?? {}, prices: input.config.prices ?? {}, policy });
-  return { models, source };
+  return { models, source, resolved };
 }

@@ -3,6 +3,7 @@ import { runPlanner } from "../agents/planner.js";
 import { InputError, ModelError } from "../core/errors.js";
 import { LIMITS } from "../core/limits.js";
 import { type PlannedSubtask, validatePlan } from "../core/plan.js";
+import { agentProfiles, fileTools } from "../graph/dispatch.js";
 import { routeFor } from "../providers/registry.js";
 import type { Troupe } from "./engine.js";
 
@@ -50,7 +51,14 @@ export async function planTask(troupe: Troupe, request: PlanTaskRequest): Promis
       { meter, signal: request.signal },
     );
     if (output.subtasks.length === 0 && output.question) return { subtasks: [], question: output.question, usage: meter.usage };
-    errors = validatePlan(output.subtasks, { agents: troupe.agents.names(), tools: request.tools ?? troupe.tools.names(), maxSubtasks: LIMITS.maxSubtasks });
+    const deps = { tools: troupe.tools, agents: troupe.agents };
+    errors = validatePlan(output.subtasks, {
+      agents: troupe.agents.names(),
+      tools: request.tools ?? troupe.tools.names(),
+      maxSubtasks: LIMITS.maxSubtasks,
+      profiles: agentProfiles(deps, request.tools),
+      files: fileTools(deps),
+    });
     if (errors.length === 0) return { subtasks: output.subtasks, question: null, usage: meter.usage };
   }
   throw new ModelError("invalid_plan", `the planner did not produce a valid plan: ${errors.join("; ")}`, { errors });

@@ -186,6 +186,8 @@ export class RunLifecycle {
       mapConcurrency: request.mapConcurrency,
       promptBudget: request.promptBudget,
       allowedTools: request.tools ?? null,
+      ...(request.reviewers > 1 ? { reviewers: request.reviewers } : {}),
+      ...(this.#parts.config.decide?.threshold !== undefined ? { consensusThreshold: this.#parts.config.decide.threshold } : {}),
     };
     const graphInput = { runId: record.id, task: request.task, context: request.context ?? null, settings, startedAt: Date.now() };
     return this.#drive(record, graphInput, request.concurrency, false, options);

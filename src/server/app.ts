@@ -16,6 +16,7 @@ import { ServerMetrics } from "./metrics.js";
 import { ApiDocs } from "./openapi.js";
 import { type RouteContext, setTraceParent } from "./route-context.js";
 import { registerConsoleRoutes } from "./routes/console.js";
+import { registerDecideRoutes } from "./routes/decide.js";
 import { registerEvalRoutes } from "./routes/evals.js";
 import { registerEventRoutes } from "./routes/events.js";
 import { registerGraphRoutes } from "./routes/graph.js";
@@ -164,6 +165,7 @@ export async function createApp(options: CreateAppOptions): Promise<TroupeApp> {
         registerGraphRoutes(api, context);
         registerToolRoutes(api, context);
         registerEvalRoutes(api, context);
+        registerDecideRoutes(api, context);
       },
       { prefix: "/api/v1" },
     );

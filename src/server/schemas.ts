@@ -3,6 +3,7 @@ import { ExecutionGraph } from "../core/execution-graph.js";
 import { LIMITS } from "../core/limits.js";
 import { PlannedSubtask } from "../core/plan.js";
 import { MaxIterations, RUN_STATUSES, STOP_REASONS, TaskText } from "../core/run.js";
+import { DecideRequest, DecisionResult } from "../core/vote.js";
 
 /**
  * The HTTP API's request and response shapes (snake_case, as in seed 001). Requests are parsed
@@ -40,6 +41,7 @@ export const ExecuteBody = z
     approve_plan: z.boolean().optional().describe("pause for a person to approve the plan"),
     approve_answer: z.boolean().optional().describe("pause for a person to approve the answer"),
     thread_id: ThreadId.optional().describe("the thread to run on (default: a new one)"),
+    reviewers: z.number().int().min(1).max(LIMITS.reviewersMax).optional().describe(`reviewers on the critic's panel, 1-${LIMITS.reviewersMax}: their verdicts are combined by vote (default 1)`),
   })
   .strict();
 export type ExecuteBody = z.infer<typeof ExecuteBody>;
@@ -319,4 +321,12 @@ export const EvalList = z.object({
   limit: z.number(),
   offset: z.number(),
   next_offset: z.number().nullable(),
+});
+
+/** POST /decide: a question, its options, and optionally the voters, the threshold and weights (as `troupe decide` takes them). */
+export const DecideBody = DecideRequest;
+
+/** What a decision came to: the decision (null for a tie, no consensus or no votes), the consensus, each vote and the counts. */
+export const DecideResult = DecisionResult.extend({
+  usage: z.object({ llmCalls: z.number(), promptTokens: z.number(), completionTokens: z.number(), costUsd: z.number() }).describe("the model calls the votes took"),
 });

@@ -143,6 +143,7 @@ export class TaskService {
     if (body.approve_answer !== undefined) input.approveAnswer = body.approve_answer;
     if (body.thread_id !== undefined) input.threadId = body.thread_id;
     if (body.tools !== undefined) input.tools = body.tools;
+    if (body.reviewers !== undefined) input.reviewers = body.reviewers;
     // The engine checks the request and the thread again inside the transaction, after the
     // submissions written before it in the same batch.
     const written = this.#commits.run(() => this.troupe.enqueue(input, { owner: principal.id, idempotencyKey, requestHash }));

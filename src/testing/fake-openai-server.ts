@@ -16,14 +16,62 @@ function textOf(content: WireMessage["content"]): string {
   return (content ?? []).map((part) => part.text ?? "").join("");
 }
 
+/** Dimensions of the fake's embeddings. */
+const EMBEDDING_DIMENSIONS = 256;
+
+/**
+ * A deterministic embedding of a text: its words (lower-cased, a plural `s` dropped) hashed into
+ * a fixed number of dimensions, normalised — texts that share words are near, others far, as with
+ * a real model's vectors for this purpose.
+ */
+export function fakeEmbedding(text: string): number[] {
+  const vector = new Array<number>(EMBEDDING_DIMENSIONS).fill(0);
+  for (const raw of text.toLowerCase().split(/[^\p{L}\p{N}]+/u)) {
+    if (raw.length < 3) continue;
+    const word = raw.length > 3 && raw.endsWith("s") ? raw.slice(0, -1) : raw;
+    let hash = 2166136261;
+    for (const char of word) hash = Math.imul(hash ^ char.charCodeAt(0), 16777619) >>> 0;
+    vector[hash % EMBEDDING_DIMENSIONS] = (vector[hash % EMBEDDING_DIMENSIONS] ?? 0) + 1;
+  }
+  const norm = Math.sqrt(vector.reduce((sum, value) => sum + value * value, 0)) || 1;
+  return vector.map((value) => value / norm);
+}
+
 /**
  * A fake OpenAI-compatible server: `POST /v1/chat/completions` in the real wire format — tool
  * calls, the JSON-schema response format, streaming as server-sent events with a usage chunk,
- * and errors with the OpenAI error body and Retry-After.
+ * and errors with the OpenAI error body and Retry-After — and `POST /v1/embeddings`, with
+ * deterministic vectors (`fakeEmbedding`).
  */
 export class FakeOpenAIServer extends FakeProviderServer {
+  /** The texts of every embeddings request, in order. */
+  readonly embeddingRequests: Array<{ model: string; input: string[] }> = [];
+
   get baseUrl(): string {
     return `${this.origin}/v1`;
+  }
+
+  protected override serveOther(method: string, path: string, body: Record<string, unknown>, response: ServerResponse): boolean {
+    if (method !== "POST" || path !== "/v1/embeddings") return false;
+    const input = Array.isArray(body.input) ? body.input.map(String) : [String(body.input ?? "")];
+    const model = String(body.model ?? "fake-embedding");
+    this.embeddingRequests.push({ model, input });
+    const tokens = input.reduce((sum, text) => sum + Math.ceil(text.length / 4), 0);
+    response.writeHead(200, { "content-type": "application/json" });
+    response.end(
+      JSON.stringify({
+        object: "list",
+        // As the API does: floats, or (the client's default) base64 of little-endian float32s.
+        data: input.map((text, index) => {
+          const vector = fakeEmbedding(text);
+          const embedding = body.encoding_format === "base64" ? Buffer.from(new Float32Array(vector).buffer).toString("base64") : vector;
+          return { object: "embedding", index, embedding };
+        }),
+        model,
+        usage: { prompt_tokens: tokens, total_tokens: tokens },
+      }),
+    );
+    return true;
   }
 
   protected route(method: string, path: string): boolean {

@@ -159,6 +159,7 @@ export abstract class FakeProviderServer {
       this.sendError(response, 400, "the request body is not JSON");
       return;
     }
+    if (this.serveOther(request.method ?? "GET", path, body, response)) return;
     const route = this.route(request.method ?? "GET", path);
     if (!route) {
       this.sendError(response, 404, `no route ${request.method} ${path}`);
@@ -245,6 +246,10 @@ export abstract class FakeProviderServer {
   }
 
   protected abstract route(method: string, path: string): boolean;
+  /** Answers a request that is not a chat request (an embeddings one, say); false leaves it to the chat route. */
+  protected serveOther(_method: string, _path: string, _body: Record<string, unknown>, _response: ServerResponse): boolean {
+    return false;
+  }
   protected abstract parseRequest(body: Record<string, unknown>): BrainRequest;
   protected abstract structuredKind(body: Record<string, unknown>): FakeRequest["structured"];
   protected abstract sendError(response: ServerResponse, status: number, message: string, headers?: Record<string, string>): void;

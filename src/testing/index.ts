@@ -2,7 +2,8 @@ export { type ScriptedCall, ScriptedChatModel, type ScriptedChatModelOptions, ty
 export { answerStep, finalStep, planStep, questionStep, reviewStep, subtask, toolStep } from "./script.js";
 export { readScript, scriptedProvider } from "./scripted-provider.js";
 export { modelSetOf } from "./model-set.js";
-export { FakeOpenAIServer } from "./fake-openai-server.js";
+export { FakeOpenAIServer, fakeEmbedding } from "./fake-openai-server.js";
+export { catalogueTools, LABELLED_SUBTASKS, type LabelledSubtask } from "./tool-catalogue.js";
 export { FakeAnthropicServer } from "./fake-anthropic-server.js";
 export { type Fault, type FakeRequest, FakeProviderServer } from "./fake-server.js";
 export { SchemaFollowingChatModel, type SchemaFollowingCall, valueFromSchema } from "./schema-following-chat-model.js";

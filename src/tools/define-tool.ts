@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import type { BoardMessage, BoardPostArgs, BoardReadArgs } from "../core/board.js";
 import type { CallEffect } from "./audit.js";
 
 /** Permission levels, lowest to highest. A tool declares the level it needs. */
@@ -27,6 +28,16 @@ export interface ApprovalRequest {
 
 /** A person's answer to an approval request. */
 export type ApprovalAnswer = { approved: true } | { approved: false; feedback?: string };
+
+/**
+ * The run's shared board as a subtask's tools see it (the graph gives one to each subtask): post
+ * and read messages. Both throw a ToolError for what cannot be done (an unknown recipient, a full
+ * board).
+ */
+export interface BoardAccess {
+  post(args: BoardPostArgs): BoardMessage;
+  read(args: BoardReadArgs): { messages: BoardMessage[]; more: number };
+}
 
 /** What a tool's `execute` receives besides its arguments. */
 export interface ToolContext {
@@ -64,6 +75,8 @@ export interface ToolContext {
    * exception to "a tool call never throws"). Without it, high-risk calls are refused.
    */
   requestApproval?: (request: ApprovalRequest) => ApprovalAnswer | Promise<ApprovalAnswer>;
+  /** The run's shared board, inside a run's subtask (`board_post`, `board_read`); absent elsewhere. */
+  board?: BoardAccess;
 }
 
 export interface ToolErrorInfo {

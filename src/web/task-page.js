@@ -19,6 +19,28 @@ function markdown(container, text) {
   container.innerHTML = DOMPurify.sanitize(marked.parse(text ?? "", { async: false }));
 }
 
+/** A message's audience in words, as the CLI says it. */
+function audienceOf(audience) {
+  if (audience.kind === "subtask") return audience.id;
+  if (audience.kind === "agent") return `agent ${audience.name}`;
+  if (audience.kind === "topic") return `topic #${audience.name}`;
+  return "everyone";
+}
+
+/** A vote's outcome in words (a review panel's). */
+function describePanel(panel) {
+  const votes = panel.votes.map((vote) => `${vote.voter} ${vote.choice ?? "abstained"}`).join(", ");
+  const outcome =
+    panel.outcome === "decided"
+      ? `decided ${panel.decision} (consensus ${panel.consensus} ≥ ${panel.threshold})`
+      : panel.outcome === "tie"
+        ? `tie between ${panel.leading.join(" and ")}: no decision`
+        : panel.outcome === "no_consensus"
+          ? `no consensus: ${panel.leading[0]} leads with ${panel.consensus} < ${panel.threshold}`
+          : "no votes";
+  return `${votes} → ${outcome}`;
+}
+
 /** One line of the timeline for an event. */
 function describe(event) {
   switch (event.type) {
@@ -48,7 +70,16 @@ function describe(event) {
     case "calls-in-flight":
       return `resumed with ${event.calls.length} tool call${event.calls.length === 1 ? "" : "s"} in flight when the process stopped (${event.calls.map((call) => call.tool).join(", ")}): each is settled by its call id, never run twice blindly`;
     case "critic-verdict":
-      return `critic round ${event.verdict.iteration}: ${event.verdict.passed ? "passed" : "not passed"} (confidence ${event.verdict.confidence})`;
+      return `critic round ${event.verdict.iteration}: ${event.verdict.passed ? "passed" : "not passed"} (confidence ${event.verdict.confidence})${event.verdict.panel ? `; panel: ${describePanel(event.verdict.panel)}` : ""}`;
+    case "agent-assign":
+      return `${event.subtaskId} assigned to ${event.agent} by capability ${event.capability} (${event.candidates.map((candidate) => `${candidate.agent}: ${candidate.running} running`).join(", ")})`;
+    case "tools-offer": {
+      const found = event.offer.found.at(-1);
+      if (found) return `${event.subtaskId} find_tools "${found.query}": ${found.names.join(", ") || "nothing"}`;
+      return `${event.subtaskId} offered ${event.offer.offered.length} of ${event.offer.total} tools (${event.offer.via}): ${event.offer.offered.map((tool) => `${tool.name} — ${tool.why}`).join("; ")}`;
+    }
+    case "board-post":
+      return `${event.message.from} posted to ${audienceOf(event.message.audience)}: ${event.message.text}`;
     case "approval-request":
       return event.interrupt.kind === "tool-approval"
         ? `waiting for a person: ${event.interrupt.payload.agent} wants to call ${event.interrupt.payload.tool}`
@@ -86,6 +117,9 @@ export function renderTask(main, taskId) {
   const answerSection = h("section", { class: "card", hidden: true }, h("h2", {}, "Answer"), answer);
   const metrics = h("p", { id: "metrics", class: "muted" });
   const timeline = h("ol", { id: "timeline", class: "timeline" });
+  /** The run's shared board: every message posted, as it is posted. */
+  const board = h("ol", { id: "board", class: "board" });
+  const boardSection = h("section", { class: "card", hidden: true }, h("h2", {}, "Board"), board);
 
   main.replaceChildren(
     h("p", {}, h("a", { href: "#/" }, "← all tasks")),
@@ -96,6 +130,7 @@ export function renderTask(main, taskId) {
     h("section", { class: "card" }, h("h2", {}, "Execution graph"), graph, h("h3", { class: "gantt-heading" }, "Where the time went"), gantt),
     answerSection,
     metrics,
+    boardSection,
     h("section", { class: "card" }, h("h2", {}, "Timeline"), timeline),
   );
 
@@ -227,7 +262,11 @@ export function renderTask(main, taskId) {
     const isPlan = interrupt.kind === "plan-approval";
     const plan = Array.isArray(interrupt.payload.plan) ? interrupt.payload.plan : [];
     const editable = isPlan
-      ? JSON.stringify(plan.map(({ id, label, agent, dependsOn, args, tool, mapOver }) => ({ id, label, agent, dependsOn, args, ...(tool ? { tool } : {}), ...(mapOver ? { mapOver } : {}) })), null, 2)
+      ? JSON.stringify(
+          plan.map(({ id, label, agent, dependsOn, args, tool, mapOver, tools, capability }) => ({ id, label, agent, dependsOn, args, ...(tool ? { tool } : {}), ...(mapOver ? { mapOver } : {}), ...(tools ? { tools } : {}), ...(capability ? { capability } : {}) })),
+          null,
+          2,
+        )
       : String(interrupt.payload.answer ?? "");
     const editor = h("textarea", { id: "editor", rows: isPlan ? 14 : 8, hidden: true }, editable);
     const saveEdit = h("button", { type: "button", id: "save-edit", hidden: true }, isPlan ? "Run this plan" : "Use this answer");
@@ -318,6 +357,15 @@ export function renderTask(main, taskId) {
         setNodeStatus(graph, event.subtaskId, "SKIPPED", event.reason);
         setTiming(event.subtaskId, { status: "SKIPPED", startedAt: undefined, endedAt: undefined });
         break;
+      case "board-post": {
+        const { message } = event;
+        if (board.querySelector(`[data-id="${CSS.escape(message.id)}"]`)) break;
+        boardSection.hidden = false;
+        board.append(
+          h("li", { dataset: { id: message.id, from: message.from } }, h("time", {}, time(message.at)), " ", h("b", {}, `${message.from} (${message.agent}) → ${audienceOf(message.audience)}`), ": ", message.text),
+        );
+        break;
+      }
       case "answer-token":
         liveAnswer += event.text;
         answerSection.hidden = false;

@@ -19,6 +19,7 @@ interface RunFlags extends EngineFlags {
   maxTokens?: string;
   maxCost?: string;
   maxTime?: string;
+  reviewers?: string;
 }
 
 /** The budget flags as a Budget; a bad value names its flag. */
@@ -56,6 +57,7 @@ export function parseRunRequest(task: string, flags: RunFlags): RunRequestInput 
   if (flags.mapConcurrency !== undefined) input.mapConcurrency = parseNumberFlag(flags.mapConcurrency);
   if (flags.promptBudget !== undefined) input.promptBudget = parseNumberFlag(flags.promptBudget);
   if (flags.thread !== undefined) input.threadId = flags.thread;
+  if (flags.reviewers !== undefined) input.reviewers = parseNumberFlag(flags.reviewers);
   if (flags.context !== undefined) input.context = flags.context;
   const budget = budgetFromFlags(flags);
   if (budget) input.budget = budget;
@@ -85,7 +87,8 @@ export function registerRun(program: Command): void {
     .option("--max-model-calls <n>", "budget: stop after this many model calls")
     .option("--max-tokens <n>", "budget: stop after this many tokens (prompt + completion)")
     .option("--max-cost <usd>", "budget: stop after this much cost in US dollars")
-    .option("--max-time <seconds>", "budget: stop after this much running time");
+    .option("--max-time <seconds>", "budget: stop after this much running time")
+    .option("--reviewers <n>", "reviewers on the critic's panel, 1–7: their verdicts are combined by vote (default 1)");
   addEngineFlags(command).action(async (task: string, flags: RunFlags) => {
     const request = parseRunRequest(task, flags);
     const troupe = await openEngine(flags);

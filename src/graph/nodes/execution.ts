@@ -1,18 +1,21 @@
 import { createHash } from "node:crypto";
 import { isGraphBubbleUp, type LangGraphRunnableConfig } from "@langchain/langgraph";
 import { immediateStep, runWorker, type WorkerToolCall } from "../../agents/worker.js";
+import type { Assignment } from "../../core/agent-fit.js";
+import { BoardMessage, messagesFor } from "../../core/board.js";
 import { type BudgetStop, isBudgetExhausted } from "../../core/budget.js";
 import { errorMessage } from "../../core/errors.js";
 import { ArgReferenceError, describeShape } from "../../core/json-path.js";
 import { LIMITS } from "../../core/limits.js";
-import { type FailureKind, isArgRef, type MapTally, type PlannedSubtask, type SubtaskResult } from "../../core/plan.js";
+import { type FailureKind, isArgRef, type MapTally, type PlannedSubtask, type SubtaskResult, type ToolOffer } from "../../core/plan.js";
 import { resolveArgs } from "../../core/refs.js";
 import type { ToolCallRecord } from "../../core/run.js";
 import { preview, stableStringify, truncate } from "../../core/text.js";
-import { routeFor } from "../../providers/registry.js";
+import { routeForModel } from "../../providers/registry.js";
 import type { ToolContext, ToolOutcome } from "../../tools/define-tool.js";
 import { announceBudgetStop, callOptions, createMeter, emit, firstPassOf, type GraphDeps, threadIdOf } from "../deps.js";
 import { artifactProblem, ArtifactRecorder } from "../artifacts.js";
+import { LiveBoard } from "../board.js";
 import { approvalByInterrupt, durableStep } from "../durable.js";
 import { type ItemOutcome, runMap } from "../map-run.js";
 import type { Update } from "../state.js";
@@ -37,6 +40,14 @@ export interface SubtaskPayload {
   dependencies: Array<{ id: string; label: string; summary: string; ref: string | null }>;
   /** The subtasks that take arguments from this one's result: it must have a result for them. */
   consumers?: string[];
+  /** How it was given to its agent, when it asked for a capability (`subtask.agent` is then the one chosen). */
+  assignment?: Assignment;
+}
+
+/** What the node running a subtask shares with it while they run: the live board and the plan's subtask ids. */
+export interface SubtaskLive {
+  board: LiveBoard;
+  planIds: () => readonly string[];
 }
 
 /** How one attempt ended, before it is written to the state. */
@@ -117,8 +128,12 @@ export function subtaskMayPause(deps: GraphDeps, subtask: PlannedSubtask, allowe
  * high-risk calls are refused (and audited).
  */
 export function createRunSubtask(deps: GraphDeps) {
-  return async (payload: SubtaskPayload, config: LangGraphRunnableConfig): Promise<Update> => {
+  return async (payload: SubtaskPayload, config: LangGraphRunnableConfig, live?: SubtaskLive): Promise<Update> => {
     const { subtask } = payload;
+    const board = live?.board ?? new LiveBoard([]);
+    /** What it posted (its calls' values, replayed ones too): part of its update, so the state and the checkpoint keep them. */
+    const posts: BoardMessage[] = [];
+    let offer: ToolOffer | undefined;
     const meter = createMeter(config);
     const records: ToolCallRecord[] = [];
     let toolCallCount = 0;
@@ -146,6 +161,13 @@ export function createRunSubtask(deps: GraphDeps) {
         if (mapped && !call.outcome.ok) tracedFailures += 1;
       }
       if (!mapped && !replayed) emit(config, { type: "tool-call", subtaskId: subtask.id, agent: subtask.agent, tool: call.tool, ok: call.outcome.ok, durationMs: record.durationMs, preview: record.preview });
+      if (call.tool === "board_post" && call.outcome.ok) {
+        const posted = BoardMessage.safeParse(call.outcome.value);
+        if (posted.success && !posts.some((message) => message.id === posted.data.id)) {
+          posts.push(posted.data);
+          board.absorb([posted.data]);
+        }
+      }
       await recorder?.note(call);
     };
     const toolContext: ToolContext = {
@@ -159,34 +181,49 @@ export function createRunSubtask(deps: GraphDeps) {
       ...(allowedTools ? { allowedTools } : {}),
       ...(mapped ? {} : { requestApproval: approvalByInterrupt }),
     };
+    /** The tool context of the subtask, or of one item of its map, with its seat at the board. */
+    const contextFor = (item?: number): ToolContext => ({
+      ...toolContext,
+      board: board.access({
+        subtaskId: subtask.id,
+        agent: subtask.agent,
+        attempt: payload.attempt,
+        round: payload.round,
+        ...(item !== undefined ? { item } : {}),
+        subtasks: () => live?.planIds() ?? [subtask.id],
+        agents: deps.agents.names(),
+        onPost: (message) => emit(config, { type: "board-post", message }),
+      }),
+    });
     let budgetStop: BudgetStop | undefined;
     // Call ids that a run of this attempt after a crash gives its calls again: the registry settles a call that had begun.
     const callIdFor = (scope: string) => (ordinal: number, tool: string, args: unknown): string =>
       `${payload.runId}/${subtask.id}/${payload.attempt}${scope}/${ordinal}/${createHash("sha256").update(`${tool} ${stableStringify(args)}`).digest("hex").slice(0, 16)}`;
-    const callTool = async (tool: string, args: Record<string, unknown>, scope: string): Promise<ToolOutcome> => {
+    const callTool = async (tool: string, args: Record<string, unknown>, scope: string, context: ToolContext): Promise<ToolOutcome> => {
       const started = performance.now();
-      const outcome = await deps.tools.call(tool, args, { ...toolContext, callId: callIdFor(scope)(1, tool, args) });
+      const outcome = await deps.tools.call(tool, args, { ...context, callId: callIdFor(scope)(1, tool, args) });
       await onToolCall({ tool, args, outcome, durationMs: performance.now() - started });
       return outcome;
     };
     const work = async (args: Record<string, unknown>, item?: { index: number; total: number; argument: string }): Promise<Attempt> => {
+      const context = contextFor(item?.index);
       if (subtask.tool !== undefined) {
         // Nothing happens before a direct call's approval, so its re-run on resume repeats nothing.
-        const outcome = await callTool(subtask.tool, args, item ? `/item${item.index}` : "");
+        const outcome = await callTool(subtask.tool, args, item ? `/item${item.index}` : "", context);
         return outcome.ok ? { status: "done", value: outcome.value, exact: true, summary: truncate(outcome.summary, LIMITS.previewChars) } : toolFailure(outcome);
       }
       if (!agent) return { status: "failed", summary: "", error: `unknown agent "${subtask.agent}"`, failureKind: "error" };
       const outcome = await runWorker(
         {
           agent,
-          model: routeFor(deps.models, "worker"),
+          model: routeForModel(deps.models, agent.model, agent.role ?? "worker"),
           tools: deps.tools,
           task: payload.task,
           subtask,
           args,
           dependencies: payload.dependencies.map(({ id, label, summary }) => ({ id, label, summary })),
           feedback: payload.feedback,
-          toolContext,
+          toolContext: context,
           maxSteps: payload.maxSteps,
           promptBudget: payload.promptBudget,
           ...(allowedTools ? { allowedTools } : {}),
@@ -194,6 +231,15 @@ export function createRunSubtask(deps: GraphDeps) {
           onToolCall,
           step,
           callIdFor: callIdFor(item ? `/item${item.index}` : ""),
+          ...(deps.discovery ? { discovery: deps.discovery } : {}),
+          onOffer: (made) => {
+            // A map's items each find their tools; the trace keeps the first item's offer.
+            if (item && item.index > 0 && offer) return;
+            offer = made;
+            // A copy: the worker adds to its offer as find_tools finds more.
+            if (!mapped) emit(config, { type: "tools-offer", subtaskId: subtask.id, offer: structuredClone(made) });
+          },
+          board: messagesFor(board.messages(), { subtaskId: subtask.id, agent: subtask.agent }),
         },
         callOptions(deps, payload.runId, config, meter, subtask.id),
       );
@@ -266,6 +312,8 @@ export function createRunSubtask(deps: GraphDeps) {
     if (attempt.status === "failed") result.failureKind = attempt.failureKind ?? "error";
     if (attempt.map !== undefined) result.map = attempt.map;
     if (artifacts.length > 0) result.artifacts = artifacts;
+    if (payload.assignment) result.assignment = payload.assignment;
+    if (offer) result.offer = offer;
     if (attempt.status === "done" || attempt.value !== undefined) {
       try {
         const entry = await deps.stash.put({ runId: payload.runId, subtaskId: subtask.id }, attempt.value ?? null);
@@ -295,6 +343,7 @@ export function createRunSubtask(deps: GraphDeps) {
       nodes: [`subtask:${subtask.id}`],
       modelIncidents: meter.incidents,
       metrics: { nodeVisits: 1, toolCalls: toolCallCount, ...meter.usage },
+      ...(posts.length > 0 ? { board: posts } : {}),
       ...(budgetStop ? { stopReason: "budget_exhausted" as const, budgetStop } : {}),
     };
   };

@@ -34,6 +34,7 @@ export function intake(state: State): Update {
     modelIncidents: new Overwrite([]),
     nodes: new Overwrite(["intake"]),
     toolCalls: new Overwrite([]),
+    board: new Overwrite([]),
     metrics: new Overwrite({ ...emptyMetrics(), nodeVisits: 1 }),
   };
 }

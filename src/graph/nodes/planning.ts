@@ -7,13 +7,13 @@ import type { ModelIncident } from "../../core/model-incident.js";
 import { stableStringify } from "../../core/text.js";
 import { errorMessage } from "../../core/errors.js";
 import { routeFor } from "../../providers/registry.js";
-import { PlannedSubtask, type PlanOutput, validatePlan } from "../../core/plan.js";
+import { fitProblems, PlannedSubtask, type PlanOutput, validatePlan } from "../../core/plan.js";
 import { describeAdded, orderByResources } from "../../core/resources.js";
 import { ResumeDecision, type InterruptInfo } from "../../core/run.js";
 import { z } from "zod";
 import { MAX_QUESTIONS } from "../coordinator.js";
 import { announceBudgetStop, callOptions, createMeter, emit, type GraphDeps, planView } from "../deps.js";
-import { Dispatcher, executed } from "../dispatch.js";
+import { agentProfiles, Dispatcher, executed, fileTools } from "../dispatch.js";
 import type { State, Update } from "../state.js";
 
 /** What the planner's call left: the plan, or why there is none; with its usage, so a replay counts it. */
@@ -58,6 +58,8 @@ function acceptStreamed(arrived: readonly PlannedSubtask[], subtask: PlannedSubt
   if (!deps.agents.names().includes(subtask.agent)) return undefined;
   const tools = state.settings.allowedTools ?? deps.tools.names();
   if (subtask.tool !== undefined && !tools.includes(subtask.tool)) return undefined;
+  const rules = planRules(deps, state);
+  if (fitProblems(subtask, rules.profiles, rules.files).length > 0) return undefined;
   const ordered = orderByResources([...arrived, subtask], (tool, args) => deps.tools.resources(tool, args));
   return ordered.errors.length > 0 ? undefined : ordered.subtasks.at(-1);
 }
@@ -215,11 +217,17 @@ function addUsage(metrics: Record<string, number>, more: Record<string, number> 
  * dependency is added (and noted), an unclear one is an error for the planner to settle.
  */
 export function checkPlan(subtasks: PlannedSubtask[], deps: GraphDeps, state: Pick<State, "settings">): { subtasks: PlannedSubtask[]; notes: string[] } | { errors: string[] } {
-  const errors = validatePlan(subtasks, { agents: deps.agents.names(), tools: state.settings.allowedTools ?? deps.tools.names(), maxSubtasks: state.settings.maxSubtasks });
+  const errors = validatePlan(subtasks, planRules(deps, state));
   if (errors.length > 0) return { errors };
   const ordered = orderByResources(subtasks, (tool, args) => deps.tools.resources(tool, args));
   if (ordered.errors.length > 0) return { errors: ordered.errors };
   return { subtasks: ordered.subtasks, notes: describeAdded(ordered.added) };
+}
+
+/** What a plan is checked against: the agents (with the tools each may use in this run, and their capabilities), the tools, the size bound. */
+function planRules(deps: GraphDeps, state: Pick<State, "settings">) {
+  const allowed = state.settings.allowedTools ?? undefined;
+  return { agents: deps.agents.names(), tools: allowed ?? deps.tools.names(), maxSubtasks: state.settings.maxSubtasks, profiles: agentProfiles(deps, allowed), files: fileTools(deps) };
 }
 
 /** Interrupts the run; the engine reports the request and validates the person's decision on resume. */

@@ -4,9 +4,10 @@ import { bestAnswerSoFar, runSynthesizer } from "../../agents/synthesizer.js";
 import { isBudgetExhausted } from "../../core/budget.js";
 import { errorMessage } from "../../core/errors.js";
 import type { SubtaskResult } from "../../core/plan.js";
-import { type CriticVerdict, toVerdict } from "../../core/review.js";
+import { combinePanel, type CriticOutput, type CriticVerdict, type PanelReview, toVerdict } from "../../core/review.js";
+import { LIMITS } from "../../core/limits.js";
 import { ResumeDecision } from "../../core/run.js";
-import { routeFor } from "../../providers/registry.js";
+import { choiceId, routeFor } from "../../providers/registry.js";
 import { currentArtifacts } from "../artifacts.js";
 import { announceBudgetStop, callOptions, createMeter, emit, type GraphDeps, outcomeSources, planView } from "../deps.js";
 import { allSettled, dependentsOf, statusOf } from "../schedule.js";
@@ -73,19 +74,39 @@ export function createCriticNode(deps: GraphDeps) {
     // The files as they are now: one gone or changed since it was written says so.
     const files = await currentArtifacts(deps.workspace, state.results);
     for (const outcome of outcomes) if (files[outcome.id]) outcome.artifacts = files[outcome.id];
-    try {
-      const output = await runCritic(
+    const reviewers = state.settings.reviewers ?? 1;
+    const route = routeFor(deps.models, "critic");
+    const review = (panel?: { index: number; size: number }): Promise<CriticOutput> =>
+      runCritic(
         {
-          model: routeFor(deps.models, "critic"),
+          model: route,
           task: state.task,
           outcomes,
           iteration,
           maxIterations: state.settings.maxIterations,
           promptBudget: state.settings.promptBudget,
+          ...(panel ? { panel } : {}),
         },
         callOptions(deps, state.runId, config, meter),
       );
-      verdict = toVerdict(output, iteration);
+    try {
+      if (reviewers > 1) {
+        // A panel: every reviewer judges on its own, at once; the verdicts are combined by vote.
+        const model = route.candidates[0] ? choiceId(route.candidates[0].choice) : undefined;
+        const settled = await Promise.allSettled(Array.from({ length: reviewers }, (_, index) => review({ index: index + 1, size: reviewers })));
+        const budget = settled.find((outcome) => outcome.status === "rejected" && isBudgetExhausted(outcome.reason));
+        if (budget) throw (budget as PromiseRejectedResult).reason;
+        if (config.signal?.aborted) throw config.signal.reason;
+        const reviews: PanelReview[] = settled.map((outcome, index) => {
+          const reviewer = { reviewer: `reviewer-${index + 1}`, ...(model ? { model } : {}) };
+          return outcome.status === "fulfilled"
+            ? { ...reviewer, verdict: withUnfinishedWork(toVerdict(outcome.value, iteration), outcomes) }
+            : { ...reviewer, error: errorMessage(outcome.reason) };
+        });
+        verdict = combinePanel(reviews, iteration, state.settings.consensusThreshold ?? LIMITS.consensusThreshold);
+      } else {
+        verdict = toVerdict(await review(), iteration);
+      }
     } catch (error) {
       if (config.signal?.aborted) throw error;
       if (isBudgetExhausted(error)) {

@@ -35,8 +35,8 @@ describe("offline planner", () => {
   it("plans a composition as two subtasks where the second takes the first one's result", () => {
     const plan = planTask("compute 17% of 2,340 and save it to result.txt");
     expect(plan.subtasks).toEqual([
-      { id: "s1", label: "Compute 17% of 2,340", agent: "execute", dependsOn: [], args: { expression: { value: "17% of 2,340" } }, reads: [], writes: [] },
-      { id: "s2", label: "Save it to result.txt", agent: "execute", dependsOn: ["s1"], args: { path: { value: "result.txt" }, content: { ref: "s1", path: "$" } }, reads: [], writes: ["result.txt"] },
+      { id: "s1", label: "Compute 17% of 2,340", agent: "execute", dependsOn: [], args: { expression: { value: "17% of 2,340" } }, reads: [], writes: [], tools: ["calculator"] },
+      { id: "s2", label: "Save it to result.txt", agent: "execute", dependsOn: ["s1"], args: { path: { value: "result.txt" }, content: { ref: "s1", path: "$" } }, reads: [], writes: ["result.txt"], tools: ["file_write"] },
     ]);
     expect(validatePlan(plan.subtasks, { agents: BUILTIN_AGENTS })).toEqual([]);
   });
@@ -172,6 +172,7 @@ describe("offline maps over a folder's files", () => {
         mapOver: "path",
         reads: ["data"],
         writes: [],
+        tools: ["text_stats"],
       },
       {
         id: "s3",
@@ -181,6 +182,7 @@ describe("offline maps over a folder's files", () => {
         args: { path: { value: "counts.txt" }, content: { ref: "s2", path: "$.results[?(@.status=='success')].output" } },
         reads: [],
         writes: ["counts.txt"],
+        tools: ["file_write"],
       },
     ]);
     expect(validatePlan(plan.subtasks, { agents: BUILTIN_AGENTS, tools: ["file_list", "file_write", "text_stats"] })).toEqual([]);
@@ -294,6 +296,7 @@ describe("offline compositions: saving several results", () => {
       args: { path: { value: "both.txt" }, template: { value: "{a}\n{b}" }, a: { ref: "s1", path: "$" }, b: { ref: "s2", path: "$" } },
       reads: [],
       writes: ["both.txt"],
+      tools: ["file_write", "file_append"],
     });
   });
 

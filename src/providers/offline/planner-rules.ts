@@ -30,6 +30,42 @@ function agentFor(intent: Intent): string {
   }
 }
 
+/**
+ * The tools the worker of a clause will call (what the offline worker's rules call for it), so
+ * the plan names them and the worker is offered only those; none for open-ended work.
+ */
+function toolsFor(intent: Intent): string[] {
+  switch (intent.kind) {
+    case "compute":
+      return ["calculator"];
+    case "write":
+      return ["file_write"];
+    case "read":
+      return ["file_read"];
+    case "list":
+      return ["file_list"];
+    case "json":
+      return "path" in intent.source ? ["file_read", "json"] : ["json"];
+    case "query":
+      return ["file_read", "json"];
+    case "count":
+      return ["text_stats"];
+    case "search":
+      return ["web_search"];
+    case "run":
+      return ["code_run"];
+    case "copy":
+      return ["file_copy"];
+    case "move":
+      return ["file_move"];
+    case "delete":
+      return ["file_delete"];
+    case "map":
+    case "open":
+      return [];
+  }
+}
+
 /** A subtask whose result later clauses can take. */
 interface Produced {
   id: string;
@@ -97,14 +133,14 @@ function openEndedPlan(task: string, intents: Intent[]): PlannedSubtask[] {
   const topic = task.length > 200 ? `${task.slice(0, 199)}…` : task;
   if (code) {
     return [
-      { id: "s1", label: `Work out the requirements and approach for: ${topic}`, agent: "research", dependsOn: [], args: {} },
-      { id: "s2", label: `Write the code in the workspace for: ${topic}`, agent: "code", dependsOn: ["s1"], args: {} },
-      { id: "s3", label: "Run the code and check its output", agent: "execute", dependsOn: ["s2"], args: {} },
+      { id: "s1", label: `Work out the requirements and approach for: ${topic}`, agent: "research", dependsOn: [], args: {}, tools: [] },
+      { id: "s2", label: `Write the code in the workspace for: ${topic}`, agent: "code", dependsOn: ["s1"], args: {}, tools: [] },
+      { id: "s3", label: "Run the code and check its output", agent: "execute", dependsOn: ["s2"], args: {}, tools: [] },
     ];
   }
   return [
-    { id: "s1", label: `Gather the facts and sources needed for: ${topic}`, agent: "research", dependsOn: [], args: {} },
-    { id: "s2", label: `Draft the answer from the findings for: ${topic}`, agent: "research", dependsOn: ["s1"], args: {} },
+    { id: "s1", label: `Gather the facts and sources needed for: ${topic}`, agent: "research", dependsOn: [], args: {}, tools: [] },
+    { id: "s2", label: `Draft the answer from the findings for: ${topic}`, agent: "research", dependsOn: ["s1"], args: {}, tools: [] },
   ];
 }
 
@@ -141,7 +177,7 @@ function mapSubtasks(intent: Extract<Intent, { kind: "map" }>, listId: string, m
       reads: [intent.folder],
       writes: [],
     },
-    { id: mapId, label, agent, dependsOn: [listId], args: { path: { ref: listId, path: "$.entries[?(@.type=='file')].path" } }, mapOver: "path", reads: [intent.folder], writes: [] },
+    { id: mapId, label, agent, dependsOn: [listId], args: { path: { ref: listId, path: "$.entries[?(@.type=='file')].path" } }, mapOver: "path", reads: [intent.folder], writes: [], tools: toolsFor(work) },
   ];
 }
 
@@ -232,7 +268,7 @@ class PlanBuilder {
     operands.forEach((operand, index) => {
       args[operandName(index)] = refTo(operand);
     });
-    const produced = { id: this.add({ label, agent: "execute", args, reads: [], writes: [] }), mapped: false };
+    const produced = { id: this.add({ label, agent: "execute", args, reads: [], writes: [], tools: ["calculator"] }), mapped: false };
     this.produced(produced, true, operands);
     return produced;
   }
@@ -264,7 +300,7 @@ function addIntent(plan: PlanBuilder, intent: Intent): boolean {
     case "query": {
       // The file is read by a direct step; its content goes to the question by reference, exactly.
       const read = plan.readStep(intent.path);
-      const id = plan.add({ label: capitalize(intent.clause), agent: "research", args: { text: { ref: read, path: "$.content" } }, reads: [], writes: [] });
+      const id = plan.add({ label: capitalize(intent.clause), agent: "research", args: { text: { ref: read, path: "$.content" } }, reads: [], writes: [], tools: ["json"] });
       plan.produced({ id, mapped: false }, intent.question.count);
       const aggregate = intent.question.aggregate;
       if (aggregate) plan.compute(`Compute the ${AGGREGATE_WORDS[aggregate]} of the values found by ${id}`, { expression: `${aggregate}({a})`, operands: { kind: "previous" } });
@@ -274,7 +310,7 @@ function addIntent(plan: PlanBuilder, intent: Intent): boolean {
     case "json":
       if ("path" in intent.source) {
         const read = plan.readStep(intent.source.path);
-        const id = plan.add({ label: capitalize(intent.clause), agent: "execute", args: { text: { ref: read, path: "$.content" } }, reads: [], writes: [] });
+        const id = plan.add({ label: capitalize(intent.clause), agent: "execute", args: { text: { ref: read, path: "$.content" } }, reads: [], writes: [], tools: ["json"] });
         plan.produced({ id, mapped: false }, false);
         plan.lastWritten = undefined;
         return true;
@@ -300,7 +336,7 @@ function addIntent(plan: PlanBuilder, intent: Intent): boolean {
           plan.values.forEach((value, index) => {
             args[operandName(index)] = refTo(value);
           });
-          plan.add({ label: capitalize(intent.clause), agent: "execute", args, ...resources });
+          plan.add({ label: capitalize(intent.clause), agent: "execute", args, ...resources, tools: ["file_write", "file_append"] });
           plan.lastWritten = intent.path;
           return true;
         }
@@ -314,7 +350,7 @@ function addIntent(plan: PlanBuilder, intent: Intent): boolean {
   const resolved = intent.kind === "count" && intent.path === undefined && plan.lastWritten !== undefined ? { ...intent, path: plan.lastWritten } : intent;
   if (resolved.usesPrevious && resolved.kind !== "open" && !plan.latest) return false;
   const args = argsFor(resolved, resolved.usesPrevious ? plan.latest : undefined);
-  const id = plan.add({ label: capitalize(resolved.clause), agent: agentFor(resolved), args, ...resourcesFor(resolved) });
+  const id = plan.add({ label: capitalize(resolved.clause), agent: agentFor(resolved), args, ...resourcesFor(resolved), tools: toolsFor(resolved) });
   const last = plan.subtasks.at(-1);
   if (resolved.kind === "open" && resolved.usesPrevious && plan.latest && last) last.dependsOn = [...new Set([...last.dependsOn, plan.latest.id])];
   if (producesValue(resolved)) plan.produced({ id, mapped: false }, isNumeric(resolved));

@@ -279,16 +279,25 @@ function finalSubmission(intent: Intent, replies: ToolReply[]): Submission {
  * end with a structured outcome — done with the tool's value passed on by its handle (exactly),
  * failed with the tool's error, or unable when the clause needs a language model.
  */
-export function workerStep(label: string, args: Record<string, unknown>, replies: ToolReply[], tools: readonly string[]): WorkerStep {
+export function workerStep(label: string, args: Record<string, unknown>, allReplies: ToolReply[], tools: readonly string[]): WorkerStep {
   const intent = subtaskIntent(label, args);
+  // find_tools is how it asks for a tool it was not offered; its replies are not the work's.
+  const searched = allReplies.some((reply) => reply.tool === FIND_TOOLS);
+  const replies = allReplies.filter((reply) => reply.tool !== FIND_TOOLS);
   const next = nextCall(intent, args, replies);
   if (next && "status" in next) return { submit: next };
   if (next && !replies.some((reply) => !reply.ok)) {
-    if (!tools.includes(next.name)) return { submit: { status: "failed", reason: `this worker has no ${next.name} tool` } };
+    if (!tools.includes(next.name)) {
+      if (tools.includes(FIND_TOOLS) && !searched) return { toolCall: { name: FIND_TOOLS, args: { query: next.name.replace(/[_.]/g, " ") } } };
+      return { submit: { status: "failed", reason: `this worker has no ${next.name} tool` } };
+    }
     return { toolCall: next };
   }
   return { submit: finalSubmission(intent, replies) };
 }
+
+/** The worker's tool for asking for tools it was not offered. */
+const FIND_TOOLS = "find_tools";
 
 /** What the subtask asks for: its label read as a clause, or — given an expression to evaluate — a computation, whatever the label's words. */
 function subtaskIntent(label: string, args: Record<string, unknown>): Intent {

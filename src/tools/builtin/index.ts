@@ -1,5 +1,6 @@
 import type { ToolDefinition } from "../define-tool.js";
 import { ToolRegistry, type ToolRegistryOptions } from "../registry.js";
+import { boardPostTool, boardReadTool } from "./board.js";
 import { calculatorTool } from "./calculator.js";
 import { type CodeRunOptions, createCodeRunTool } from "./code-run.js";
 import { fileCopyTool } from "./file-copy.js";
@@ -37,6 +38,8 @@ export function createBuiltinTools(settings: BuiltinToolSettings = {}): ToolDefi
     createCodeRunTool(settings.sandbox) as ToolDefinition,
     createHttpFetchTool(settings.fetch) as ToolDefinition,
     createWebSearchTool(settings.search) as ToolDefinition,
+    boardPostTool as ToolDefinition,
+    boardReadTool as ToolDefinition,
   ];
   return tools.map((tool) => (FILE_EFFECTS[tool.name] && !tool.effect ? { ...tool, effect: FILE_EFFECTS[tool.name] } : tool));
 }

@@ -1,0 +1,42 @@
+import { type AgentDefinition, AgentRegistry, defineAgent } from "../agents/define-agent.js";
+import type { TroupeConfig } from "../config/config-file.js";
+import { ConfigError, errorMessage } from "../core/errors.js";
+import type { ToolRegistry } from "../tools/registry.js";
+
+/**
+ * The registry with the config file's agents added (each checked like an agent in code: a name
+ * already taken is a ConfigError naming it), their models resolved to `provider:model`.
+ */
+export function withConfigAgents(base: AgentRegistry, config: TroupeConfig, resolved: Record<string, string>): AgentRegistry {
+  const declared = config.agents ?? [];
+  if (declared.length === 0) return base;
+  const registry = new AgentRegistry();
+  for (const agent of base.list()) registry.register(agent);
+  declared.forEach((entry, index) => {
+    try {
+      const definition: AgentDefinition = {
+        name: entry.name,
+        description: entry.description,
+        capabilities: entry.capabilities,
+        tools: entry.tools,
+        ...(entry.grants ? { grants: entry.grants } : {}),
+        instructions: entry.prompt,
+        ...(entry.model ? { model: resolved[entry.model] ?? entry.model } : {}),
+        ...(entry.role ? { role: entry.role } : {}),
+        source: "config",
+      };
+      registry.register(defineAgent(definition));
+    } catch (error) {
+      throw new ConfigError("invalid_config", `agents.${index} (${entry.name}): ${errorMessage(error)}`, { setting: `agents.${index}` });
+    }
+  });
+  return registry;
+}
+
+/** A config agent's `tools` must name tools that exist (an MCP server's included). */
+export function checkAgentTools(config: TroupeConfig, tools: ToolRegistry): void {
+  (config.agents ?? []).forEach((agent, index) => {
+    const unknown = agent.tools.filter((name) => !tools.has(name));
+    if (unknown.length > 0) throw new ConfigError("invalid_config", `agents.${index} (${agent.name}): unknown tool${unknown.length > 1 ? "s" : ""} ${unknown.join(", ")}`, { setting: `agents.${index}.tools` });
+  });
+}
