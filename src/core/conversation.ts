@@ -41,6 +41,8 @@ export const TurnResult = z.object({
   shape: z.string().optional(),
   /** A short scalar value as text (`5`), when it is one. */
   value: z.string().optional(),
+  /** The subtask wrote files: its result reports a write, not a value a follow-up means by "it". */
+  wrote: z.boolean().optional(),
 });
 export type TurnResult = z.infer<typeof TurnResult>;
 

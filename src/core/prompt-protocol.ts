@@ -17,6 +17,10 @@ export const SECTIONS = {
   outcomes: "Subtask outcomes",
   review: "Review",
   errors: "Problems with the previous plan",
+  /** The thread's earlier turns (JSON: a summary of trimmed ones, then the turns kept). */
+  conversation: "Conversation",
+  /** Long-term memories that may bear on the task. */
+  memories: "Remembered facts",
 } as const;
 
 /** Names of the structured-output functions the planner and critic answer through. */

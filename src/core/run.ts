@@ -1,6 +1,8 @@
 import { z } from "zod";
 import { Budget, type BudgetStop } from "./budget.js";
+import { CONVERSATION_LIMITS } from "./conversation.js";
 import { LIMITS } from "./limits.js";
+import type { Retrieval } from "./memory.js";
 import type { ModelIncident } from "./model-incident.js";
 import type { SubtaskView } from "./plan.js";
 import type { CriticVerdict } from "./review.js";
@@ -61,6 +63,13 @@ export const RunRequest = z
       .default(LIMITS.promptTokenBudget),
     /** The tools the run may use (all registered tools when absent); unknown names are refused. */
     tools: z.array(z.string().min(1).max(64)).max(100).optional(),
+    /** Prompt tokens the thread's earlier turns may take in the planner's prompt (0: none; default from the config, else 2,000). */
+    historyBudget: z
+      .number({ error: "the history budget must be a number" })
+      .int({ error: "the history budget must be a whole number of tokens" })
+      .min(0, { error: `the history budget must be between 0 and ${CONVERSATION_LIMITS.historyBudgetMax} tokens` })
+      .max(CONVERSATION_LIMITS.historyBudgetMax, { error: `the history budget must be between 0 and ${CONVERSATION_LIMITS.historyBudgetMax} tokens` })
+      .optional(),
   })
   .strict();
 export type RunRequest = z.infer<typeof RunRequest>;
@@ -140,6 +149,8 @@ export interface DecisionTrace {
   /** Dependencies the plan check added, so subtasks that use the same workspace path run in order. */
   planNotes: string[];
   knownIssues: string[];
+  /** The long-term memories recalled for the planner (ids and texts), how, or why they could not be read; null without long-term memory. */
+  memories?: { retrieval: Retrieval | null; items: Array<{ id: string; text: string; score: number }>; error?: string } | null;
 }
 
 /** A subtask that did not succeed, as the trace names it. */

@@ -6,6 +6,7 @@ import type { RunLedger } from "../agents/run-ledger.js";
 import type { BudgetExhaustedError } from "../core/budget.js";
 import type { RunEvent } from "../core/events.js";
 import type { SubtaskView } from "../core/plan.js";
+import type { Memory } from "../core/memory.js";
 import type { Stash } from "../core/stash.js";
 import type { ModelSet } from "../providers/registry.js";
 import type { ToolRegistry } from "../tools/registry.js";
@@ -23,6 +24,10 @@ export interface GraphDeps {
   stash: Stash;
   /** The budget ledgers of the runs in progress, by run id; the engine adds and removes them. */
   ledgers?: Map<string, RunLedger>;
+  /** Long-term memory, from which intake recalls the facts relevant to a task (none: no recall). */
+  memory?: Memory;
+  /** Prompt tokens the recalled facts may take (default MEMORY_LIMITS.recallTokenBudget; 0: none). */
+  recallBudget?: number;
 }
 
 /** A node's meter: each retry and fallback is emitted as an event as it happens. */

@@ -17,6 +17,7 @@ export function buildTrace(state: State): DecisionTrace {
   const knownIssues = [...openIssues(state)];
   if (state.failure) knownIssues.push(state.failure);
   if (state.budgetStop) knownIssues.push(`the run's budget ran out (${describeBudgetStop(state.budgetStop)})`);
+  if (state.recalled?.error) knownIssues.push(`long-term memory could not be read: ${state.recalled.error}`);
   const plan = planView(state);
   return {
     plan,
@@ -36,6 +37,7 @@ export function buildTrace(state: State): DecisionTrace {
       .map(({ id, label, status, failureKind, error }) => ({ id, label, status, ...(failureKind ? { failureKind } : {}), ...(error ? { error } : {}) })),
     planNotes: state.planNotes ?? [],
     knownIssues,
+    memories: state.recalled ? { retrieval: state.recalled.retrieval, items: state.recalled.items, ...(state.recalled.error ? { error: state.recalled.error } : {}) } : null,
   };
 }
 

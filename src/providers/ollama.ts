@@ -1,4 +1,4 @@
-import { ChatOllama } from "@langchain/ollama";
+import { ChatOllama, OllamaEmbeddings } from "@langchain/ollama";
 import { parseBaseUrl } from "./base-url.js";
 import { defineProvider } from "./provider.js";
 
@@ -31,5 +31,9 @@ export const ollamaProvider = defineProvider({
       maxRetries: 0,
       ...(settings.headers ? { headers: settings.headers } : {}),
     });
+  },
+  createEmbeddings: ({ model, env, settings }) => {
+    const source = settings.baseUrl ? "providers.ollama.baseUrl" : "OLLAMA_HOST";
+    return new OllamaEmbeddings({ model, baseUrl: ollamaUrl(settings.baseUrl ?? env.OLLAMA_HOST ?? DEFAULT_HOST, source), maxRetries: 1, ...(settings.headers ? { headers: settings.headers } : {}) });
   },
 });

@@ -1,4 +1,4 @@
-import { ChatOpenAI } from "@langchain/openai";
+import { ChatOpenAI, OpenAIEmbeddings } from "@langchain/openai";
 import { envValue, parseBaseUrl } from "./base-url.js";
 import { defineProvider } from "./provider.js";
 
@@ -33,6 +33,19 @@ export const openaiProvider = defineProvider({
       maxRetries: 0,
       timeout: timeoutMs,
       streamUsage: true,
+    });
+  },
+  createEmbeddings: ({ model, env, settings, timeoutMs }) => {
+    const baseUrl = settings.baseUrl ?? env.OPENAI_BASE_URL;
+    return new OpenAIEmbeddings({
+      model,
+      apiKey: envValue(env, settings.apiKeyEnv ?? "OPENAI_API_KEY"),
+      configuration: {
+        ...(baseUrl ? { baseURL: parseBaseUrl(baseUrl, "OPENAI_BASE_URL") } : {}),
+        ...(settings.headers ? { defaultHeaders: settings.headers } : {}),
+      },
+      maxRetries: 1,
+      timeout: timeoutMs,
     });
   },
 });

@@ -1,3 +1,4 @@
+import type { EmbeddingsInterface } from "@langchain/core/embeddings";
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import type { ProviderSettings, StructuredMethod } from "../config/config-file.js";
 import type { Env } from "../config/env.js";
@@ -38,6 +39,8 @@ export interface ProviderDefinition {
   /** Whether its models stream tokens (troupe's own models answer in one piece). */
   streams?: boolean;
   createModel(options: CreateModelOptions): BaseChatModel;
+  /** An embeddings model of this provider (for long-term memory's semantic search); absent: it has none. */
+  createEmbeddings?(options: Omit<CreateModelOptions, "role">): EmbeddingsInterface;
 }
 
 export function defineProvider(definition: ProviderDefinition): ProviderDefinition {

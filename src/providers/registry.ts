@@ -1,3 +1,4 @@
+import type { EmbeddingsInterface } from "@langchain/core/embeddings";
 import { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import type { ModelPrice, ProviderSettings, StructuredMethod } from "../config/config-file.js";
 import type { Env } from "../config/env.js";
@@ -136,6 +137,24 @@ export class ProviderRegistry {
         throw new ConfigError("missing_env", `provider "${provider.id}" needs ${name}; set it in the environment`, { variable: name });
       }
     }
+  }
+
+  /**
+   * The embeddings model named by `provider:model` (long-term memory's semantic search), checked
+   * like a chat model's provider; a provider without embeddings, or a spec without a model, is a
+   * ConfigError naming the setting.
+   */
+  createEmbeddings(spec: string, env: Env, options: { settings?: Readonly<Record<string, ProviderSettings>>; timeoutMs?: number; source?: string } = {}): { embeddings: EmbeddingsInterface; model: string } {
+    const source = options.source ?? "memory.embeddings";
+    const colon = spec.indexOf(":");
+    const id = (colon >= 0 ? spec.slice(0, colon) : spec).trim();
+    const model = colon >= 0 ? spec.slice(colon + 1).trim() : "";
+    if (!model) throw new ConfigError("invalid_config", `${source}: name the embeddings model as provider:model (e.g. openai:text-embedding-3-small), not "${spec}"`, { setting: source });
+    const provider = this.get(id);
+    if (!provider.createEmbeddings) throw new ConfigError("invalid_config", `${source}: provider "${id}" has no embeddings models`, { setting: source, provider: id });
+    const settings = options.settings?.[id] ?? {};
+    this.check({ provider: id, model }, env, settings);
+    return { embeddings: provider.createEmbeddings({ model, env, settings, timeoutMs: options.timeoutMs ?? DEFAULT_CALL_POLICY.timeoutMs }), model: `${id}:${model}` };
   }
 
   /**

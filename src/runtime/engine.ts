@@ -12,13 +12,14 @@ import { buildGraph, type TroupeGraph } from "../graph/build-graph.js";
 import type { CallPolicy } from "../providers/call-policy.js";
 import type { ProviderDefinition } from "../providers/provider.js";
 import type { ModelSet } from "../providers/registry.js";
-import { openStore, type RunRecord, type Store } from "../store/index.js";
+import { type MemoryIndexConfig, openStore, type RunRecord, type Store } from "../store/index.js";
 import type { ToolOutcome } from "../tools/define-tool.js";
 import { OPERATOR, type PermissionPolicy } from "../tools/permissions.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import { checkWorkspacePath, workspaceRoot } from "../tools/workspace.js";
 import { setWorkspaceQuota } from "../tools/workspace-quota.js";
-import { createModels, type ProviderSource, registryFor } from "./model-selection.js";
+import { callPolicyOf, createModels, type ProviderSource, registryFor } from "./model-selection.js";
+import { memoryNamespaceFor, threadResultsOf } from "./memory-owner.js";
 import { type EnqueueOptions, type InvokeOptions, type ResumeOptions, RunLifecycle, type RunOptions } from "./run-lifecycle.js";
 import { type PendingInterrupt, runningSubtasks, showRun, threadInterrupts, type RunView } from "./run-queries.js";
 import { createToolPlatform, type ToolPlatform } from "./tool-platform.js";
@@ -50,6 +51,8 @@ export interface TroupeOptions {
   configFile?: string;
   /** The `tools` section given in code, instead of the config file's. */
   toolsConfig?: unknown;
+  /** An embeddings model for long-term memory's semantic search, instead of `memory.embeddings` / TROUPE_EMBEDDINGS. */
+  embeddings?: MemoryIndexConfig;
 }
 
 /** A troupe instance: one compiled graph, its store, tools, agents and models. */
@@ -127,16 +130,43 @@ export class Troupe {
         : resolveToolsConfig(config.tools, { base: loaded.file ? path.dirname(loaded.file) : path.resolve(options.configDir ?? process.cwd()), file: loaded.file });
     // A workspace path that cannot be a folder is bad input, refused before anything is written.
     checkWorkspacePath(options.workspace ?? env.TROUPE_WORKSPACE);
-    const store = openStore(options.dataDir ?? env.TROUPE_DATA_DIR);
+    // An embeddings model makes long-term memory's search hybrid; a bad one is a configuration error before anything opens.
+    const embeddingsSpec = env.TROUPE_EMBEDDINGS ?? config.memory?.embeddings;
+    const index =
+      options.embeddings ??
+      (embeddingsSpec !== undefined
+        ? registryFor(config, options.providers ?? []).createEmbeddings(embeddingsSpec, env, {
+            settings: config.providers ?? {},
+            timeoutMs: callPolicyOf(env, config).timeoutMs,
+            source: env.TROUPE_EMBEDDINGS !== undefined ? "TROUPE_EMBEDDINGS" : "memory.embeddings",
+          })
+        : undefined);
+    const store = openStore(options.dataDir ?? env.TROUPE_DATA_DIR, {
+      memory: {
+        ...(index ? { index } : {}),
+        ...(config.memory?.maxItems !== undefined ? { limits: { maxItemsPerNamespace: config.memory.maxItems } } : {}),
+        ...(config.memory?.maxItemBytes !== undefined ? { maxItemBytes: config.memory.maxItemBytes } : {}),
+      },
+    });
     try {
       const workspace = await workspaceRoot(options.workspace ?? env.TROUPE_WORKSPACE);
       setWorkspaceQuota(workspace, toolsConfig.quota);
-      const platform = await createToolPlatform({ config: toolsConfig, agents: options.agents ?? createAgentRegistry(), tools: options.tools, audit: store.audit });
+      const platform = await createToolPlatform({
+        config: toolsConfig,
+        agents: options.agents ?? createAgentRegistry(),
+        tools: options.tools,
+        audit: store.audit,
+        builtins: {
+          // A run's calls reach its owner's namespace; a direct call its principal's (the local user's without one).
+          memory: { memory: store.memories, namespaceOf: (context) => context.memoryNamespace ?? memoryNamespaceFor(context.principal) },
+          threadResults: threadResultsOf(store),
+        },
+      });
       const { tools, agents } = platform;
       const ledgers = new Map<string, RunLedger>();
       let graph: TroupeGraph;
       try {
-        graph = buildGraph({ models, tools, agents, workspace, stash: store.stash, ledgers }, store.checkpointer);
+        graph = buildGraph({ models, tools, agents, workspace, stash: store.stash, ledgers, memory: store.memories, recallBudget: config.memory?.recallBudget }, store.checkpointer);
       } catch (error) {
         await platform.close();
         throw error;
@@ -160,7 +190,10 @@ export class Troupe {
     setWorkspaceQuota(root, this.toolsConfig.quota);
     const models = options.models ?? this.models;
     const ledgers = new Map<string, RunLedger>();
-    const graph = buildGraph({ models, tools: this.tools, agents: this.agents, workspace: root, stash: this.store.stash, ledgers }, this.store.checkpointer);
+    const graph = buildGraph(
+      { models, tools: this.tools, agents: this.agents, workspace: root, stash: this.store.stash, ledgers, memory: this.store.memories, recallBudget: this.config.memory?.recallBudget },
+      this.store.checkpointer,
+    );
     return new Troupe({
       env: this.env,
       store: this.store,

@@ -37,6 +37,8 @@ export interface SubtaskPayload {
   dependencies: Array<{ id: string; label: string; summary: string; ref: string | null }>;
   /** The subtasks that take arguments from this one's result: it must have a result for them. */
   consumers?: string[];
+  /** The run owner's long-term memory namespace, for the memory tools. */
+  memoryNamespace?: string[];
 }
 
 /** How one attempt ended, before it is written to the state. */
@@ -157,6 +159,7 @@ export function createRunSubtask(deps: GraphDeps) {
       subtaskId: subtask.id,
       signal: config.signal,
       ...(allowedTools ? { allowedTools } : {}),
+      ...(payload.memoryNamespace ? { memoryNamespace: payload.memoryNamespace } : {}),
       ...(mapped ? {} : { requestApproval: approvalByInterrupt }),
     };
     let budgetStop: BudgetStop | undefined;
