@@ -2,8 +2,10 @@
 import { Command, CommanderError } from "commander";
 import { errorMessage } from "../core/errors.js";
 import { registerAudit } from "./commands/audit.js";
+import { registerChat } from "./commands/chat.js";
 import { registerEval } from "./commands/eval.js";
 import { registerGraph } from "./commands/graph.js";
+import { registerMemory } from "./commands/memory.js";
 import { registerResume } from "./commands/resume.js";
 import { registerRun } from "./commands/run.js";
 import { registerRuns } from "./commands/runs.js";
@@ -28,6 +30,8 @@ export function createProgram(): Command {
   registerAudit(program);
   registerEval(program);
   registerServe(program);
+  registerMemory(program);
+  registerChat(program);
   return program;
 }
 

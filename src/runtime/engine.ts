@@ -18,8 +18,8 @@ import { OPERATOR, type PermissionPolicy } from "../tools/permissions.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import { checkWorkspacePath, workspaceRoot } from "../tools/workspace.js";
 import { setWorkspaceQuota } from "../tools/workspace-quota.js";
-import { callPolicyOf, createModels, type ProviderSource, registryFor } from "./model-selection.js";
-import { memoryNamespaceFor, threadResultsOf } from "./memory-owner.js";
+import { createModels, type ProviderSource, registryFor } from "./model-selection.js";
+import { memoryNamespaceFor, memoryStoreOptions, threadResultsOf } from "./memory-owner.js";
 import { type EnqueueOptions, type InvokeOptions, type ResumeOptions, RunLifecycle, type RunOptions } from "./run-lifecycle.js";
 import { type PendingInterrupt, runningSubtasks, showRun, threadInterrupts, type RunView } from "./run-queries.js";
 import { createToolPlatform, type ToolPlatform } from "./tool-platform.js";
@@ -131,23 +131,7 @@ export class Troupe {
     // A workspace path that cannot be a folder is bad input, refused before anything is written.
     checkWorkspacePath(options.workspace ?? env.TROUPE_WORKSPACE);
     // An embeddings model makes long-term memory's search hybrid; a bad one is a configuration error before anything opens.
-    const embeddingsSpec = env.TROUPE_EMBEDDINGS ?? config.memory?.embeddings;
-    const index =
-      options.embeddings ??
-      (embeddingsSpec !== undefined
-        ? registryFor(config, options.providers ?? []).createEmbeddings(embeddingsSpec, env, {
-            settings: config.providers ?? {},
-            timeoutMs: callPolicyOf(env, config).timeoutMs,
-            source: env.TROUPE_EMBEDDINGS !== undefined ? "TROUPE_EMBEDDINGS" : "memory.embeddings",
-          })
-        : undefined);
-    const store = openStore(options.dataDir ?? env.TROUPE_DATA_DIR, {
-      memory: {
-        ...(index ? { index } : {}),
-        ...(config.memory?.maxItems !== undefined ? { limits: { maxItemsPerNamespace: config.memory.maxItems } } : {}),
-        ...(config.memory?.maxItemBytes !== undefined ? { maxItemBytes: config.memory.maxItemBytes } : {}),
-      },
-    });
+    const store = openStore(options.dataDir ?? env.TROUPE_DATA_DIR, memoryStoreOptions(env, config, options.providers ?? [], options.embeddings));
     try {
       const workspace = await workspaceRoot(options.workspace ?? env.TROUPE_WORKSPACE);
       setWorkspaceQuota(workspace, toolsConfig.quota);

@@ -1,9 +1,14 @@
 import { userInfo } from "node:os";
+import path from "node:path";
+import { loadConfig, type TroupeConfig } from "../config/config-file.js";
+import { type Env, parseEnv } from "../config/env.js";
+import { NotFoundError, ToolError } from "../core/errors.js";
 import { memoryNamespace } from "../core/memory.js";
-import type { Store } from "../store/index.js";
 import { parseStashRef } from "../core/stash.js";
-import { ToolError } from "../core/errors.js";
+import type { ProviderDefinition } from "../providers/provider.js";
+import { databaseExists, type Memories, type MemoryIndexConfig, openStore, type Store, type StoreOptions } from "../store/index.js";
 import type { ThreadResults } from "../tools/builtin/thread-result.js";
+import { callPolicyOf, registryFor } from "./model-selection.js";
 
 /** The name of the person running this process (the CLI's memory belongs to them). */
 export function localUserName(): string {
@@ -36,4 +41,45 @@ export function threadResultsOf(store: Pick<Store, "runs" | "stash">): ThreadRes
       return store.stash.get(handle);
     },
   };
+}
+
+/**
+ * How the store's long-term memory is set up from the environment and the config file: its
+ * limits, and the embeddings model of TROUPE_EMBEDDINGS or `memory.embeddings` (a bad one is a
+ * ConfigError before anything opens).
+ */
+export function memoryStoreOptions(env: Env, config: TroupeConfig, providers: ProviderDefinition[] = [], index?: MemoryIndexConfig): StoreOptions {
+  const spec = env.TROUPE_EMBEDDINGS ?? config.memory?.embeddings;
+  const made =
+    index ??
+    (spec !== undefined
+      ? registryFor(config, providers).createEmbeddings(spec, env, {
+          settings: config.providers ?? {},
+          timeoutMs: callPolicyOf(env, config).timeoutMs,
+          source: env.TROUPE_EMBEDDINGS !== undefined ? "TROUPE_EMBEDDINGS" : "memory.embeddings",
+        })
+      : undefined);
+  return {
+    memory: {
+      ...(made ? { index: made } : {}),
+      ...(config.memory?.maxItems !== undefined ? { limits: { maxItemsPerNamespace: config.memory.maxItems } } : {}),
+      ...(config.memory?.maxItemBytes !== undefined ? { maxItemBytes: config.memory.maxItemBytes } : {}),
+    },
+  };
+}
+
+/**
+ * The long-term memory of an existing data directory, for `troupe memory`: a directory without
+ * a database is an error (nothing was ever kept there), never an empty memory.
+ */
+export async function openMemory(options: { dataDir?: string; env?: Env; configFile?: string } = {}): Promise<{ memories: Memories; store: Store; close: () => void }> {
+  const env = options.env ?? parseEnv();
+  const directory = options.dataDir ?? env.TROUPE_DATA_DIR;
+  const { config } = await loadConfig(process.cwd(), options.configFile ?? env.TROUPE_CONFIG);
+  const storeOptions = memoryStoreOptions(env, config);
+  if (!databaseExists(directory)) {
+    throw new NotFoundError("memory_store_missing", `there is no troupe database in ${path.resolve(directory)}, so no memory to read (check --data-dir or TROUPE_DATA_DIR)`, { path: path.resolve(directory) });
+  }
+  const store = openStore(directory, storeOptions);
+  return { memories: store.memories, store, close: () => store.close() };
 }
