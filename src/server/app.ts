@@ -19,6 +19,7 @@ import { registerConsoleRoutes } from "./routes/console.js";
 import { registerEvalRoutes } from "./routes/evals.js";
 import { registerEventRoutes } from "./routes/events.js";
 import { registerGraphRoutes } from "./routes/graph.js";
+import { registerMemoryRoutes } from "./routes/memory.js";
 import { registerPlanRoutes } from "./routes/plan.js";
 import { registerHealthRoutes, registerSystemRoutes } from "./routes/system.js";
 import { registerTaskRoutes } from "./routes/tasks.js";
@@ -164,6 +165,7 @@ export async function createApp(options: CreateAppOptions): Promise<TroupeApp> {
         registerGraphRoutes(api, context);
         registerToolRoutes(api, context);
         registerEvalRoutes(api, context);
+        registerMemoryRoutes(api, context);
       },
       { prefix: "/api/v1" },
     );
