@@ -221,7 +221,7 @@ const ONLY_PRONOUN = /^(?:it|this|that|these|those|them|the (?:result|answer|val
 
 /** "remember that X is Y" (a fact to keep) and "forget what you know about X" (one to drop). */
 function memoryIntent(clause: string): Intent | undefined {
-  const remember = /^\s*(?:remember|memori[sz]e|note down|keep in mind|don't forget)\s+(?:that\s+)?([\s\S]+?)\s*[.!]*\s*$/i.exec(clause);
+  const remember = /^\s*(?:remember|memori[sz]e|note down|keep in mind|don't forget)\s*[:,]?\s+(?:that\s+)?([\s\S]+?)\s*[.!]*\s*$/i.exec(clause);
   if (remember?.[1] && !ONLY_PRONOUN.test(remember[1].trim())) {
     const fact = unquote(remember[1].trim());
     const subject = /^(.{1,200}?)\s+(?:is|are|was|were|equals|means|=)\s+\S/i.exec(fact)?.[1]?.trim();
