@@ -1,7 +1,8 @@
 import type { ServerResponse } from "node:http";
 import { AIMessage, type BaseMessage, HumanMessage, SystemMessage, ToolMessage } from "@langchain/core/messages";
 import type { ToolSpec } from "../core/tool-spec.js";
-import { type BrainReply, type BrainRequest, type Fault, FakeProviderServer, type FakeRequest, pieces } from "./fake-server.js";
+import { type BrainReply, type BrainRequest, type Fault, FakeProviderServer, type FakeRequest, fakeTokens, pieces } from "./fake-server.js";
+import { HashingEmbeddings } from "./hashing-embeddings.js";
 
 type WireMessage = {
   role: string;
@@ -19,7 +20,7 @@ function textOf(content: WireMessage["content"]): string {
 /**
  * A fake OpenAI-compatible server: `POST /v1/chat/completions` in the real wire format — tool
  * calls, the JSON-schema response format, streaming as server-sent events with a usage chunk,
- * and errors with the OpenAI error body and Retry-After.
+ * and errors with the OpenAI error body and Retry-After — and `POST /v1/embeddings`.
  */
 export class FakeOpenAIServer extends FakeProviderServer {
   get baseUrl(): string {
@@ -28,6 +29,27 @@ export class FakeOpenAIServer extends FakeProviderServer {
 
   protected route(method: string, path: string): boolean {
     return method === "POST" && path === "/v1/chat/completions";
+  }
+
+  /** `POST /v1/embeddings`: vectors of a hashing model (HashingEmbeddings), as floats or base64 as the client asks. */
+  protected override otherRoute(method: string, path: string) {
+    if (method !== "POST" || path !== "/v1/embeddings") return undefined;
+    return {
+      role: "embeddings",
+      respond: async (body: Record<string, unknown>, response: ServerResponse): Promise<void> => {
+        const inputs = Array.isArray(body.input) ? body.input.map(String) : [String(body.input ?? "")];
+        const model = new HashingEmbeddings({ dims: typeof body.dimensions === "number" ? body.dimensions : 64 });
+        const base64 = body.encoding_format === "base64";
+        const data = inputs.map((input, index) => {
+          const vector = model.vector(input);
+          const embedding = base64 ? Buffer.from(Float32Array.from(vector).buffer).toString("base64") : vector;
+          return { object: "embedding", index, embedding };
+        });
+        const tokens = inputs.reduce((sum, input) => sum + fakeTokens(input), 0);
+        response.writeHead(200, { "content-type": "application/json" });
+        response.end(JSON.stringify({ object: "list", data, model: String(body.model ?? "fake"), usage: { prompt_tokens: tokens, total_tokens: tokens } }));
+      },
+    };
   }
 
   protected structuredKind(body: Record<string, unknown>): FakeRequest["structured"] {
