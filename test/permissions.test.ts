@@ -30,16 +30,37 @@ const CALLS: Record<string, Record<string, unknown>> = {
   code_run: { language: "python", code: "open('/workspace/ran.txt', 'w').write('ran')" },
   web_search: { query: "anything" },
   http_fetch: { url: "http://127.0.0.1:9/" },
+  memory_save: { text: "the test fact", subject: "the test" },
+  memory_search: { query: "test fact" },
+  memory_forget: { id: "m-000000000000" },
+  thread_result: { handle: "stash:run-none/s1" },
 };
 
 /** The role defaults, as users rely on them. */
 const ALLOWED: Record<string, string[]> = {
-  research: ["calculator", "json", "file_read", "file_list", "text_stats", "web_search", "http_fetch"],
+  research: ["calculator", "json", "file_read", "file_list", "text_stats", "web_search", "http_fetch", "memory_search", "thread_result"],
   code: ["calculator", "json", "file_read", "file_list", "file_write", "file_append", "file_move", "code_run", "web_search"],
-  execute: ["calculator", "json", "file_read", "file_list", "text_stats", "file_write", "file_append", "file_move", "file_copy", "code_run", "web_search", "http_fetch"],
+  execute: [
+    "calculator",
+    "json",
+    "file_read",
+    "file_list",
+    "text_stats",
+    "file_write",
+    "file_append",
+    "file_move",
+    "file_copy",
+    "code_run",
+    "web_search",
+    "http_fetch",
+    "memory_save",
+    "memory_search",
+    "memory_forget",
+    "thread_result",
+  ],
 };
-/** Reachable, but only with a person's approval (high-risk): a call without anyone to ask is refused unrun. No role reaches one by default. */
-const WITH_APPROVAL = new Set(["file_delete"]);
+/** Reachable, but only with a person's approval (high-risk): a call without anyone to ask is refused unrun. Only execute reaches one by default (memory_forget). */
+const WITH_APPROVAL = new Set(["file_delete", "memory_forget"]);
 
 describe("permission matrix", () => {
   it("lets each agent reach exactly its role's tools; denied calls never run and are audited", async () => {

@@ -463,10 +463,14 @@ describe("POST /plan and tools", () => {
       "file_write",
       "http_fetch",
       "json",
+      "memory_forget",
+      "memory_save",
+      "memory_search",
       "text_stats",
+      "thread_result",
       "web_search",
     ]);
-    expect(list.count).toBe(13);
+    expect(list.count).toBe(17);
     expect(list.tools[0]?.parameters.properties).toHaveProperty("expression");
     const call = await app.app.inject({ method: "POST", url: "/api/v1/tools/call", payload: { tool_name: "calculator", parameters: { expression: "17% of 2,340" } } });
     expect(call.statusCode).toBe(200);

@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { InputError, NotFoundError } from "../../core/errors.js";
-import type { MemoryItem } from "../../core/memory.js";
+import type { Memory, MemoryItem } from "../../core/memory.js";
 import { truncate } from "../../core/text.js";
 import { color, out, parseNumberFlag, printJson } from "../io.js";
 
@@ -27,7 +27,7 @@ function wholeNumber(value: string | undefined, flag: string, min: number, max: 
 }
 
 /** Opens the memory of the data directory, runs `body` on the caller's namespace, and closes it. */
-async function withMemory<T>(flags: MemoryFlags, body: (access: { memories: import("../../store/index.js").Memories; namespace: string[] }) => Promise<T>): Promise<T> {
+async function withMemory<T>(flags: MemoryFlags, body: (access: { memories: Memory; namespace: string[] }) => Promise<T>): Promise<T> {
   const { memoryNamespaceFor, openMemory } = await import("../../runtime/memory-owner.js");
   if (flags.principal !== undefined && !/^[A-Za-z0-9._-]{1,64}$/.test(flags.principal)) throw new InputError("invalid_principal", "--principal is an API key's name (letters, digits, '.', '_', '-')");
   const opened = await openMemory({ ...(flags.dataDir !== undefined ? { dataDir: flags.dataDir } : {}) });
