@@ -97,7 +97,7 @@ describe("troupe chat in a terminal", () => {
     terminal.line("remember that the launch code is 0451");
     await terminal.waitFor(/✓ completed/, 3);
     terminal.line("forget what you know about the launch code");
-    await terminal.waitFor(/⏸ the execute agent wants to run the high-risk tool memory_forget/);
+    await terminal.waitFor(/⏸ the memory agent wants to run the high-risk tool memory_forget/);
     // While it waits, a task is not started behind its back.
     terminal.line("compute 9*9");
     await terminal.waitFor(/the run waits for you first/);
@@ -108,7 +108,7 @@ describe("troupe chat in a terminal", () => {
     terminal.line("remember that the door code is 1234");
     await terminal.waitFor(/✓ completed/, 5);
     terminal.line("forget what you know about the door code");
-    await terminal.waitFor(/⏸ the execute agent wants to run the high-risk tool memory_forget/, 2);
+    await terminal.waitFor(/⏸ the memory agent wants to run the high-risk tool memory_forget/, 2);
     terminal.line("/reject keep it");
     screen = await terminal.waitFor(/✗ (failed|rejected)/);
     expect(screen).toMatch(/rejected/);

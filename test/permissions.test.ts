@@ -40,26 +40,10 @@ const CALLS: Record<string, Record<string, unknown>> = {
 const ALLOWED: Record<string, string[]> = {
   research: ["calculator", "json", "file_read", "file_list", "text_stats", "web_search", "http_fetch", "memory_search", "thread_result"],
   code: ["calculator", "json", "file_read", "file_list", "file_write", "file_append", "file_move", "code_run", "web_search"],
-  execute: [
-    "calculator",
-    "json",
-    "file_read",
-    "file_list",
-    "text_stats",
-    "file_write",
-    "file_append",
-    "file_move",
-    "file_copy",
-    "code_run",
-    "web_search",
-    "http_fetch",
-    "memory_save",
-    "memory_search",
-    "memory_forget",
-    "thread_result",
-  ],
+  execute: ["calculator", "json", "file_read", "file_list", "text_stats", "file_write", "file_append", "file_move", "file_copy", "code_run", "web_search", "http_fetch", "memory_search", "thread_result"],
+  memory: ["calculator", "json", "memory_save", "memory_search", "memory_forget", "thread_result"],
 };
-/** Reachable, but only with a person's approval (high-risk): a call without anyone to ask is refused unrun. Only execute reaches one by default (memory_forget). */
+/** Reachable, but only with a person's approval (high-risk): a call without anyone to ask is refused unrun. Only memory reaches one by default (memory_forget). */
 const WITH_APPROVAL = new Set(["file_delete", "memory_forget"]);
 
 describe("permission matrix", () => {

@@ -69,6 +69,25 @@ describe("SqliteMemoryStore (a LangGraph BaseStore)", () => {
     await expect(memoryStore.put(["m"], "big", { text: "x".repeat(500) })).rejects.toMatchObject({ code: "memory_item_too_large" });
   });
 
+  it("writes a batch of puts in one transaction: all of them, or none", async () => {
+    const { memoryStore } = open({ memory: { limits: { maxItemsPerNamespace: 2 } } });
+    await memoryStore.batch([
+      { namespace: ["n"], key: "a", value: { text: "first" } },
+      { namespace: ["n"], key: "b", value: { text: "second" } },
+    ]);
+    expect(await memoryStore.count(["n"])).toBe(2);
+    const over = memoryStore.batch([
+      { namespace: ["m"], key: "a", value: { text: "one" } },
+      { namespace: ["m"], key: "b", value: { text: "two" } },
+      { namespace: ["m"], key: "c", value: { text: "three" } },
+    ]);
+    await expect(over).rejects.toMatchObject({ code: "memory_full" });
+    expect(await memoryStore.count(["m"])).toBe(0);
+    // Reads and writes together run in order.
+    const [, read] = await memoryStore.batch([{ namespace: ["n"], key: "a", value: null }, { namespace: ["n"], key: "a" }]);
+    expect(read).toBeNull();
+  });
+
   it("never returns an expired item, and an expired item frees its place", async () => {
     let now = 10_000;
     const { memoryStore } = open({ memory: { now: () => now, limits: { maxItemsPerNamespace: 1 } } });

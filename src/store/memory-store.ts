@@ -156,10 +156,17 @@ export class SqliteMemoryStore extends TroupeMemoryStore {
     }
   }
 
+  /** Runs the operations in order; a batch of writes only is one transaction. */
   override async batch<Op extends Operation[]>(operations: Op): Promise<OperationResults<Op>> {
     const results: unknown[] = [];
     // Vectors are made before the writes, outside any transaction (they are a network call).
-    const vectors = await this.#embedPuts(operations.filter((operation): operation is PutOperation => "value" in operation));
+    const puts = operations.filter((operation): operation is PutOperation => "value" in operation);
+    const vectors = await this.#embedPuts(puts);
+    if (puts.length > 1 && puts.length === operations.length) {
+      // Only writes: one transaction (one commit) for all of them, all or none.
+      this.#guard(() => this.#db.transaction(() => puts.forEach((operation) => this.#put(operation, vectors.get(operation))))());
+      return operations.map(() => undefined) as OperationResults<Op>;
+    }
     for (const operation of operations) {
       if ("namespacePrefix" in operation) results.push((await this.#search(operation)).items);
       else if ("value" in operation) results.push(this.#put(operation, vectors.get(operation)));

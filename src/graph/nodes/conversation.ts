@@ -53,7 +53,8 @@ export function createIntakeNode(deps: GraphDeps) {
       emit(config, { type: "history-ready", turns: trimmed.conversation.turns.length, trimmed: trimmed.conversation.trimmed, tokens: trimmed.tokens, budget });
     }
     const recalled = await recallMemories(deps, state.settings.memoryNamespace, update.task as string, deps.recallBudget);
-    if (recalled) {
+    // Said when there is something to say: facts recalled, or a store that could not be read.
+    if (recalled && (recalled.items.length > 0 || recalled.error)) {
       emit(config, {
         type: "memory-recall",
         retrieval: recalled.retrieval,

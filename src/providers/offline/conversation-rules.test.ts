@@ -28,7 +28,7 @@ describe("the offline planner in a conversation", () => {
       expect.objectContaining({ id: "s1", tool: "thread_result", args: { handle: { value: "stash:run-1/s1" } }, dependsOn: [] }),
       expect.objectContaining({ id: "s2", agent: "execute", args: { path: { value: "mem.txt" }, content: { ref: "s1", path: "$" } }, dependsOn: ["s1"] }),
     ]);
-    expect(validatePlan(plan.subtasks, { agents: ["research", "code", "execute"], tools: TOOLS })).toEqual([]);
+    expect(validatePlan(plan.subtasks, { agents: ["research", "code", "execute", "memory"], tools: TOOLS })).toEqual([]);
   });
 
   it("skips results that report a file written, and the turns that produced nothing", () => {
@@ -86,6 +86,8 @@ describe("the offline model and long-term memory", () => {
     expect(parseClause("remember it")).toMatchObject({ kind: "open" });
     expect(parseClause("What is the capital of Atlantis?")).toMatchObject({ kind: "recall", query: "the capital of Atlantis" });
     expect(parseClause("what do you know about Poseidonia")).toMatchObject({ kind: "recall", query: "Poseidonia" });
+    // A question about a code is a question, not code to write.
+    expect(parseClause("what is the launch code?")).toMatchObject({ kind: "recall", query: "the launch code" });
     expect(parseClause("forget what you know about the launch code")).toMatchObject({ kind: "forget", query: "the launch code" });
     // Arithmetic, files and earlier values keep their own readings.
     expect(parseClause("what is 2+3")).toMatchObject({ kind: "compute" });
@@ -96,7 +98,7 @@ describe("the offline model and long-term memory", () => {
   it("plans memory clauses through the memory tools, and leaves them for a language model without them", () => {
     const plan = planTask("remember that the capital of Atlantis is Poseidonia", { tools: TOOLS });
     expect(plan.subtasks).toEqual([
-      expect.objectContaining({ tool: "memory_save", agent: "execute", args: { text: { value: "the capital of Atlantis is Poseidonia" }, subject: { value: "the capital of Atlantis" } } }),
+      expect.objectContaining({ tool: "memory_save", agent: "memory", args: { text: { value: "the capital of Atlantis is Poseidonia" }, subject: { value: "the capital of Atlantis" } } }),
     ]);
     expect(planTask("what is the capital of Atlantis?", { tools: TOOLS }).subtasks).toEqual([expect.objectContaining({ agent: "research", args: { query: { value: "the capital of Atlantis" } } })]);
     const without = planTask("remember that the capital of Atlantis is Poseidonia", { tools: ["calculator"] });

@@ -320,7 +320,7 @@ export function parseClause(clause: string, context: ClauseContext = {}): Intent
   if (search) return search;
 
   // A question nothing above answers may be about something remembered (there is no file in it to read).
-  if (!path && !codeLike) {
+  if (!path) {
     const recall = recallIntent(clause);
     if (recall) return recall;
   }

@@ -17,9 +17,10 @@ function agentFor(intent: Intent): string {
     case "copy":
     case "move":
     case "delete":
+      return "execute";
     case "remember":
     case "forget":
-      return "execute";
+      return "memory";
     case "recall":
     case "previous":
     case "read":
@@ -321,7 +322,7 @@ function addIntent(plan: PlanBuilder, intent: Intent): boolean {
     }
     case "remember":
       // Nothing to decide: the fact goes to long-term memory by a direct step.
-      plan.add({ label: capitalize(intent.clause), agent: "execute", tool: "memory_save", args: argsFor(intent, undefined), reads: [], writes: [] });
+      plan.add({ label: capitalize(intent.clause), agent: "memory", tool: "memory_save", args: argsFor(intent, undefined), reads: [], writes: [] });
       plan.lastWritten = undefined;
       return true;
     case "previous":
