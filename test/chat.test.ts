@@ -126,6 +126,15 @@ describe("troupe chat in a terminal", () => {
 
     terminal.line("/nonsense");
     await terminal.waitFor(/unknown command \/nonsense/);
+    // Bad lines are answered and the session goes on: too long, blank, control characters, a command without its text.
+    terminal.line("x".repeat(5_100));
+    await terminal.waitFor(/error: the task is longer than 5000 characters/);
+    terminal.line("   ");
+    terminal.line("/answer");
+    await terminal.waitFor(/\/answer needs some text/);
+    terminal.type("\u0001\u0007 compute 1+1");
+    terminal.press("Enter");
+    await terminal.waitFor(/✓ completed/, 5 + 1);
     terminal.line("/quit");
     screen = await terminal.waitFor(/\[exit \d+\]/);
     expect(screen).toMatch(/bye · thread talk/);

@@ -6,3 +6,4 @@ export { FakeOpenAIServer } from "./fake-openai-server.js";
 export { FakeAnthropicServer } from "./fake-anthropic-server.js";
 export { type Fault, type FakeRequest, FakeProviderServer } from "./fake-server.js";
 export { SchemaFollowingChatModel, type SchemaFollowingCall, valueFromSchema } from "./schema-following-chat-model.js";
+export { HashingEmbeddings } from "./hashing-embeddings.js";
