@@ -106,4 +106,24 @@ describe("a thread's conversation with a real model's protocol (scripted)", () =
     const planner = model.calls.find((call) => call.role === "planner");
     expect(planner?.lastMessage).toMatch(/## Remembered facts\n- m-[0-9a-f]{12}: Alice's favourite colour is teal/);
   });
+
+  it("keeps an eval case's run to a memory of its own: it neither sees the user's facts nor leaves any", async () => {
+    const directory = tempDir();
+    const troupe = await Troupe.create({ provider: "offline", dataDir: path.join(directory, "data"), workspace: path.join(directory, "workspace") });
+    try {
+      const { memoryNamespaceFor } = await import("../src/runtime/memory-owner.js");
+      const user = memoryNamespaceFor(null);
+      await troupe.store.memories.save(user, { text: "the capital of Atlantis is Poseidonia", subject: "the capital of Atlantis" });
+      const asCase = await troupe.run({ task: "What is the capital of Atlantis?" }, { evalId: "eval-1" });
+      expect(asCase.status).toBe("failed");
+      expect(asCase.trace.memories?.items).toEqual([]);
+      await troupe.run({ task: "remember that the capital of Lemuria is Mu" }, { evalId: "eval-1" });
+      expect((await troupe.store.memories.list(user)).total).toBe(1);
+      const asUser = await troupe.run({ task: "What is the capital of Atlantis?" });
+      expect(asUser.status).toBe("completed");
+      expect(asUser.answer).toContain("Poseidonia");
+    } finally {
+      troupe.close();
+    }
+  });
 });

@@ -125,6 +125,15 @@ export function memoryNamespace(owner: MemoryOwner): string[] {
   return [MEMORY_ROOT, owner.kind, namespaceLabel(owner.name)];
 }
 
+/**
+ * The namespace of an eval case's run: its own, empty when the case starts, so a case neither
+ * sees the user's facts nor leaves facts for another case (and a replayed case's prompts match
+ * the recorded ones).
+ */
+export function evalCaseNamespace(evalId: string, threadId: string): string[] {
+  return [MEMORY_ROOT, "eval", namespaceLabel(evalId), namespaceLabel(threadId)];
+}
+
 /** A fact's id as users type it: `m-` and 12 hexadecimal digits. */
 export const MemoryId = z.string().regex(/^m-[0-9a-f]{12}$/, { error: "a memory id is m- followed by 12 hexadecimal digits" });
 

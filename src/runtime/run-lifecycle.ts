@@ -9,6 +9,7 @@ import type { Budget } from "../core/budget.js";
 import { ConflictError, errorMessage, InputError, NotFoundError } from "../core/errors.js";
 import type { RunEvent, StoredEvent } from "../core/events.js";
 import { CONVERSATION_LIMITS } from "../core/conversation.js";
+import { evalCaseNamespace } from "../core/memory.js";
 import { LIMITS } from "../core/limits.js";
 import { type InterruptInfo, ResumeDecision, type RunRequestInput, type RunResult, RunRequest, runStatusOf } from "../core/run.js";
 import type { TroupeGraph } from "../graph/build-graph.js";
@@ -189,8 +190,8 @@ export class RunLifecycle {
       promptBudget: request.promptBudget,
       allowedTools: request.tools ?? null,
       historyBudget: request.historyBudget ?? this.#parts.config.memory?.historyBudget ?? CONVERSATION_LIMITS.historyBudget,
-      // Long-term memory is the owner's: an API principal's, or the local user's.
-      memoryNamespace: memoryNamespaceFor(record.owner),
+      // Long-term memory is the owner's (an API principal's, or the local user's); an eval case has its own.
+      memoryNamespace: record.evalId !== null ? evalCaseNamespace(record.evalId, record.threadId) : memoryNamespaceFor(record.owner),
     };
     const graphInput = { runId: record.id, task: request.task, context: request.context ?? null, settings, startedAt: Date.now() };
     return this.#drive(record, graphInput, request.concurrency, false, options);
