@@ -42,7 +42,7 @@ function loadHistory(file: string): string[] {
 }
 
 /** What a waiting run asks for, in one line, with the commands that answer it. */
-function waitingLine(result: RunResult): string {
+function waitingLine(result: Pick<RunResult, "interrupt">): string {
   const interrupt = result.interrupt;
   if (!interrupt) return "the run is waiting";
   const { kind, payload } = interrupt;
@@ -79,7 +79,8 @@ class ChatSession {
   readonly #thread: string;
   readonly #request: Omit<RunRequestInput, "task">;
   readonly #historyFile: string;
-  #waiting: RunResult | undefined;
+  /** What the thread's latest run waits for, when it waits for a person. */
+  #waiting: Pick<RunResult, "interrupt"> | undefined;
   #running: AbortController | undefined;
 
   constructor(troupe: Troupe, thread: string, request: Omit<RunRequestInput, "task">) {
@@ -109,7 +110,7 @@ class ChatSession {
     const turns = this.#troupe.store.runs.count({ threadId: this.#thread });
     out(color.dim(`${turns} earlier run${turns === 1 ? "" : "s"} on this thread; the latest: "${truncate(latest.task, 80)}" (${latest.status})`));
     if (latest.status === "interrupted" && latest.interrupt) {
-      this.#waiting = { runId: latest.id, threadId: latest.threadId, status: "interrupted", stopReason: null, answer: null, interrupt: latest.interrupt } as RunResult;
+      this.#waiting = { interrupt: latest.interrupt };
       out(color.yellow(`⏸ ${waitingLine(this.#waiting)}`));
     }
   }
