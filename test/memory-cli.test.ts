@@ -44,6 +44,9 @@ describe("a thread is a conversation (the CLI on the offline model)", () => {
       expect([bad, refused.code]).toEqual([bad, 2]);
       expect(refused.stderr).toMatch(/history budget/);
     }
+    // troupe chat checks it before the session starts.
+    const chat = await runCli(["chat", "--history-budget", "-1"], { cwd: directory, input: "compute 1+1\n" });
+    expect([chat.code, chat.stderr.trim()]).toEqual([2, "troupe: --history-budget: the history budget must be between 0 and 100000 tokens"]);
   });
 });
 

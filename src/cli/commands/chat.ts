@@ -4,7 +4,7 @@ import path from "node:path";
 import { createInterface, type Interface } from "node:readline";
 import type { Command } from "commander";
 import { errorMessage, InputError } from "../../core/errors.js";
-import type { ResumeDecision, RunRequestInput, RunResult } from "../../core/run.js";
+import { type ResumeDecision, RunRequest, type RunRequestInput, type RunResult } from "../../core/run.js";
 import { truncate } from "../../core/text.js";
 import type { InvokeOptions, Troupe } from "../../runtime/engine.js";
 import { addEngineFlags, type EngineFlags, openEngine } from "../engine-flags.js";
@@ -205,7 +205,12 @@ export function registerChat(program: Command): void {
     .option("--approve-plan", "pause for your approval of every plan");
   addEngineFlags(command).action(async (flags: ChatFlags) => {
     const request: Omit<RunRequestInput, "task"> = {};
-    if (flags.historyBudget !== undefined) request.historyBudget = parseNumberFlag(flags.historyBudget);
+    if (flags.historyBudget !== undefined) {
+      // Checked before the session starts, not at its first line.
+      const budget = RunRequest.shape.historyBudget.safeParse(parseNumberFlag(flags.historyBudget));
+      if (!budget.success || budget.data === undefined) throw new InputError("invalid_history_budget", `--history-budget: ${budget.error?.issues[0]?.message ?? "must be a number"}`);
+      request.historyBudget = budget.data;
+    }
     if (flags.approvePlan) request.approvePlan = true;
     const thread = flags.thread ?? `chat-${randomUUID().slice(0, 8)}`;
     if (!/^[A-Za-z0-9._:-]{1,128}$/.test(thread)) throw new InputError("invalid_thread", "a thread id is 1-128 letters, digits, '.', '_', ':' or '-'");
