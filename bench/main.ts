@@ -5,7 +5,8 @@
  * and per sandbox run, the HTTP service (submit latency, runs per second, memory with runs in
  * flight) and its event loop under adversarial tasks, the offline corpus's pass rate, the
  * byte-exact matrix, crash trials, the example eval suite's pass rate, and how close uneven DAGs
- * run to their critical path, side by side in one process. It reports figures and whether
+ * run to their critical path, tool discovery (worker prompts with 200 more tools, recall@5), and memory (the planner's prompt over a thread's 20 turns, search among 10,000
+ * facts), side by side in one process. It reports figures and whether
  * each target is met; it never fails on a threshold. `--json` prints one JSON object; `--only server` (or a comma
  * list) runs some. Not part of `npm test`: timings depend on the machine.
  */
@@ -20,6 +21,7 @@ import { measureCrashTrials } from "./crash-trials.js";
 import { runEvalBench } from "./eval.js";
 import { measureFanOut } from "./fan-out.js";
 import { measureMapThroughput } from "./map-throughput.js";
+import { measureMemory } from "./memory.js";
 import { runOfflineCorpus } from "./offline-corpus.js";
 import { measureOverhead } from "./overhead.js";
 import { measurePromptTokens } from "./prompt-tokens.js";
@@ -30,13 +32,13 @@ import { measureServer } from "./server.js";
 import { withTempDir } from "./support.js";
 import { measureToolCalls } from "./tool-calls.js";
 
-const BENCHMARKS = ["overhead", "fanout", "checkpoint", "prompt-tokens", "map", "prompt-size", "tools", "server", "adversarial", "offline-corpus", "byte-exact", "crash-trials", "eval", "critical-path", "discovery"];
+const BENCHMARKS = ["overhead", "fanout", "checkpoint", "prompt-tokens", "map", "prompt-size", "tools", "server", "adversarial", "offline-corpus", "byte-exact", "crash-trials", "eval", "critical-path", "discovery", "memory"];
 
 const { values } = parseArgs({
   options: {
     json: { type: "boolean", default: false },
     runs: { type: "string", default: "20" },
-    /** Which benchmarks to run (comma-separated): overhead, fanout, checkpoint, prompt-tokens, map, prompt-size, tools, server, adversarial, offline-corpus, byte-exact, crash-trials, eval, critical-path, discovery. */
+    /** Which benchmarks to run (comma-separated): overhead, fanout, checkpoint, prompt-tokens, map, prompt-size, tools, server, adversarial, offline-corpus, byte-exact, crash-trials, eval, critical-path, discovery, memory. */
     only: { type: "string", default: BENCHMARKS.join(",") },
   },
 });
@@ -83,6 +85,7 @@ const criticalPath = await bench("critical-path", "critical path (uneven DAGs on
   measureCriticalPath({ runs: Math.max(3, Math.ceil(runs / 4)), warmupRuns: 1, planMs: 400, planSubtasks: 8 }),
 );
 const discovery = await bench("discovery", "tool discovery (worker prompts with 200 more tools, recall, the examples' tool tokens)…", () => measureDiscovery());
+const memory = await bench("memory", "memory (20 turns of one thread; search among 10,000 facts)…", () => measureMemory({ turns: 20, historyBudget: 2_000, items: 10_000, searches: 200 }));
 const adversarial = await bench("adversarial", "adversarial tasks (three 5,000-character tasks while /health is polled)…", () => measureAdversarial({ chars: 5_000, pollMs: 50 }));
 
 // The CLI as a user runs it, from the same build as this benchmark (dist/bench → dist/src/cli).
@@ -111,6 +114,7 @@ const report: BenchReport = {
   eval: evalSuite,
   criticalPath,
   discovery,
+  memory,
   targets: {
     overhead: overhead?.target.met,
     fanOut: fanOut?.target.met,
@@ -124,6 +128,7 @@ const report: BenchReport = {
     eval: evalSuite?.target.met,
     criticalPath: criticalPath?.target.met,
     discovery: discovery?.target.met,
+    memory: memory?.target.met,
   },
 };
 

@@ -6,6 +6,7 @@ import type { CriticalPathReport } from "./critical-path.js";
 import type { DiscoveryReport, WorkerPromptFigures } from "./discovery.js";
 import type { FanOutReport } from "./fan-out.js";
 import type { MapThroughputReport } from "./map-throughput.js";
+import type { MemoryBenchReport } from "./memory.js";
 import type { OfflineCorpusReport } from "./offline-corpus.js";
 import type { OverheadReport, VariantFigures } from "./overhead.js";
 import type { PromptTokensReport } from "./prompt-tokens.js";
@@ -33,6 +34,7 @@ export interface BenchReport {
   eval?: EvalBenchReport;
   criticalPath?: CriticalPathReport;
   discovery?: DiscoveryReport;
+  memory?: MemoryBenchReport;
   /** Undefined for a benchmark left out with --only. */
   targets: {
     overhead?: boolean;
@@ -47,6 +49,7 @@ export interface BenchReport {
     eval?: boolean;
     criticalPath?: boolean;
     discovery?: boolean;
+    memory?: boolean;
   };
 }
 
@@ -408,6 +411,27 @@ function discoverySection(report: DiscoveryReport): string {
   ].join("\n");
 }
 
+function memorySection(report: MemoryBenchReport): string {
+  const table = formatTable(
+    ["turn", "task", "status", "planner prompt tokens", "history tokens", "turns kept", "summarised"],
+    report.turns.map((turn) => [String(turn.turn), turn.task, turn.status, String(turn.plannerTokens), String(turn.historyTokens), String(turn.turnsKept), String(turn.turnsSummarised)]),
+  );
+  const search = (figures: MemoryBenchReport["lexical"]): string =>
+    `${figures.retrieval.padEnd(7)} ${number(figures.latencyMs.median)} ms median, ${number(figures.latencyMs.p95)} ms p95, ${number(figures.latencyMs.max)} ms max (${figures.hits}/${figures.searches} found something)`;
+  return [
+    `16. Memory: ${report.turns.length} turns of one thread on the offline model, each task referring back ("double it", "save it", "that file"),`,
+    `    history budget ${report.historyBudget} tokens; the planner's prompt counted as sent (system and request, gpt-tokenizer).`,
+    "",
+    table,
+    "",
+    `    planner prompt: turn 1 ${report.first} tokens, turn ${report.turns.length} ${report.last} tokens; the budget filled at turn ${report.filledAt ?? "—"}, and from there the prompt moved by ${report.spreadAfterFill} tokens`,
+    `    search among ${report.items.toLocaleString("en-US")} facts in the caller's namespace (${report.otherNamespaceItems.toLocaleString("en-US")} more in another's; ${number(report.insertMs / 1000)} s to write them, 500 a transaction), 5 results each:`,
+    `      ${search(report.lexical)}`,
+    `      ${search(report.hybrid)} (64-dimension hashing embeddings, in-process)`,
+    `    target: history within the budget on every turn (${report.target.historyWithinBudget ? "yes" : "no"}), flat after it fills (${report.target.flatAfterFill ? "yes" : "no"}), search p95 ≤ ${report.target.lexicalP95Ms} ms lexical and ≤ ${report.target.hybridP95Ms} ms hybrid → ${verdict(report.target.met)}`,
+  ].join("\n");
+}
+
 /** The readable report: one section per benchmark (those --only left out are missing), each ending with its target verdict. */
 export function renderReport(report: BenchReport): string {
   const { environment } = report;
@@ -427,12 +451,13 @@ export function renderReport(report: BenchReport): string {
     report.eval && evalSection(report.eval),
     report.criticalPath && criticalPathSection(report.criticalPath),
     report.discovery && discoverySection(report.discovery),
+    report.memory && memorySection(report.memory),
   ].filter((section): section is string => Boolean(section));
   const { targets } = report;
   return [
     `troupe benchmark: node ${environment.node}, ${environment.platform}, ${environment.cpus} CPUs, ${environment.startedAt}`,
     "",
     ...sections.flatMap((section) => [section, ""]),
-    `targets: overhead ${verdict(targets.overhead)}, fan-out ${verdict(targets.fanOut)}, map throughput ${verdict(targets.mapThroughput)}, prompt size ${verdict(targets.promptSize)}, submit p95 ${verdict(targets.serverSubmitP95)}, adversarial lag ${verdict(targets.adversarialLag)}, offline corpus ${verdict(targets.offlineCorpus)}, byte-exact ${verdict(targets.byteExact)}, crash duplicates ${verdict(targets.crashDuplicates)}, eval ${verdict(targets.eval)}, critical path ${verdict(targets.criticalPath)}, discovery ${verdict(targets.discovery)} (figures are reported, never enforced)`,
+    `targets: overhead ${verdict(targets.overhead)}, fan-out ${verdict(targets.fanOut)}, map throughput ${verdict(targets.mapThroughput)}, prompt size ${verdict(targets.promptSize)}, submit p95 ${verdict(targets.serverSubmitP95)}, adversarial lag ${verdict(targets.adversarialLag)}, offline corpus ${verdict(targets.offlineCorpus)}, byte-exact ${verdict(targets.byteExact)}, crash duplicates ${verdict(targets.crashDuplicates)}, eval ${verdict(targets.eval)}, critical path ${verdict(targets.criticalPath)}, discovery ${verdict(targets.discovery)}, memory ${verdict(targets.memory)} (figures are reported, never enforced)`,
   ].join("\n");
 }

@@ -38,6 +38,11 @@ export {
 export { findCriticalPath, longestPath, type RunTiming, type TimedSubtask } from "./core/critical-path.js";
 export { MappedExecutionReport, MappedItemResult, OverallStatus, overallStatusOf, successfulOutputs, failedInputs } from "./core/map-report.js";
 export { MemoryStash, type Stash, type StashEntry, type StashKey, type MapItemRecord } from "./core/stash.js";
+export { type Memory, type MemoryItem, type MemoryHit, type MemorySearchResult, MemoryInput, memoryNamespace, MEMORY_LIMITS, type Retrieval } from "./core/memory.js";
+export { type Conversation, type Turn, CONVERSATION_LIMITS } from "./core/conversation.js";
+export { trimConversation } from "./agents/history.js";
+export { SqliteMemoryStore, TroupeMemoryStore, Memories, type MemoryIndexConfig } from "./store/index.js";
+export { memoryNamespaceFor } from "./runtime/memory-owner.js";
 export type { RunRequest, RunResult, RunMetrics, ResumeDecision, StopReason, RunStatus, DecisionTrace } from "./core/run.js";
 export { runEval, newEvalId, type EvalRunOptions, type CassetteOptions } from "./eval/runner.js";
 export { parseSuite, parseCases, EvalCase, Expectations, type Suite } from "./eval/suite.js";

@@ -344,3 +344,48 @@ describe("the web console's evals", () => {
     }
   });
 });
+
+describe("the web console's conversations and memories", () => {
+  it("shows a thread's earlier turns and the memories a run was given, and continues the conversation from the task page", { timeout: 120_000 }, async () => {
+    const directory = tempDir("troupe-console-");
+    const troupe = await Troupe.create({ provider: "offline", dataDir: path.join(directory, "data"), workspace: path.join(directory, "workspace") });
+    let server: RunningServer | undefined;
+    let browser: BrowserContext | undefined;
+    try {
+      server = await startServer({ troupe, config: { port: 0, rateLimitPerMinute: 0 }, logger: createLogger("warn") });
+      const first = await submit(server.url, { task: "remember that the launch code is 0451", thread_id: "talk" });
+      browser = await launch(directory);
+      const page = await browser.newPage();
+      const errors: string[] = [];
+      page.on("pageerror", (error) => errors.push(error.message));
+      await page.goto(`${server.url}/#/tasks/${first}`);
+      await page.waitForSelector('#task-status [data-status="completed"]');
+      // The first turn: its conversation is itself alone, and no memory was there to recall yet.
+      await page.waitForSelector(`#conversation li.turn.current[data-id="${first}"]`);
+      expect(await page.locator("#memories-card").isHidden()).toBe(true);
+
+      // The next turn, sent from the box under the conversation, runs on the same thread.
+      await page.fill("#follow-up", "what is the launch code?");
+      await page.click("#send-follow-up");
+      await page.waitForURL((url) => url.hash.startsWith("#/tasks/") && !url.hash.endsWith(first));
+      await page.waitForSelector('#task-status [data-status="completed"]');
+      await page.waitForSelector(`#conversation li.turn[data-id="${first}"] a`);
+      expect(await page.locator("#conversation li.turn").count()).toBe(2);
+      expect(await page.textContent(`#conversation li.turn[data-id="${first}"]`)).toContain("remembered m-");
+      expect(await page.textContent("#conversation li.turn.current")).toContain("what is the launch code?");
+      // The fact the planner was given, and how it was found.
+      await page.waitForSelector("#memories-card:not([hidden]) li.memory");
+      expect(await page.textContent("#memories")).toMatch(/found by lexical retrieval[\s\S]*m-[0-9a-f]{12}\s*the launch code is 0451/);
+      expect(await page.textContent("#answer")).toContain("0451");
+      const timeline = await page.locator("#timeline li").evaluateAll((items) => items.map((item) => item.getAttribute("data-type")));
+      expect(timeline.slice(0, 3)).toEqual(["run-start", "history-ready", "memory-recall"]);
+      mkdirSync(ARTIFACTS, { recursive: true });
+      await page.screenshot({ path: path.join(ARTIFACTS, "console-conversation.png"), fullPage: true });
+      expect(errors).toEqual([]);
+    } finally {
+      await browser?.close();
+      if (server) await server.shutdown("test done");
+      else troupe.close();
+    }
+  });
+});

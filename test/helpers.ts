@@ -75,20 +75,25 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Runs the built CLI in a child process. */
-export function runCli(args: string[], options: { cwd?: string; env?: Record<string, string | undefined> } = {}): Promise<CliResult> {
+/** Runs the built CLI in a child process (`input`: what its stdin holds; otherwise it has none). */
+export function runCli(args: string[], options: { cwd?: string; env?: Record<string, string | undefined>; input?: string | Buffer } = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [CLI, ...args], {
       cwd: options.cwd ?? ROOT,
       env: { ...cleanEnv(), ...options.env },
-      stdio: ["ignore", "pipe", "pipe"],
+      stdio: [options.input === undefined ? "ignore" : "pipe", "pipe", "pipe"],
     });
+    if (options.input !== undefined && child.stdin) {
+      // The process may stop reading early (input too large): that is its answer, not a test failure.
+      child.stdin.on("error", () => undefined);
+      child.stdin.end(options.input);
+    }
     let stdout = "";
     let stderr = "";
-    child.stdout.on("data", (chunk: Buffer) => {
+    child.stdout?.on("data", (chunk: Buffer) => {
       stdout += chunk.toString();
     });
-    child.stderr.on("data", (chunk: Buffer) => {
+    child.stderr?.on("data", (chunk: Buffer) => {
       stderr += chunk.toString();
     });
     child.on("error", reject);

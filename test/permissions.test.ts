@@ -33,17 +33,22 @@ const CALLS: Record<string, Record<string, unknown>> = {
   // Open to every agent (NONE); outside a run's subtask there is no board to use.
   board_post: { text: "hello" },
   board_read: {},
+  memory_save: { text: "the test fact", subject: "the test" },
+  memory_search: { query: "test fact" },
+  memory_forget: { id: "m-000000000000" },
+  thread_result: { handle: "stash:run-none/s1" },
 };
 
 /** The role defaults, as users rely on them. */
 const BOARD = ["board_post", "board_read"];
 const ALLOWED: Record<string, string[]> = {
-  research: ["calculator", "json", "file_read", "file_list", "text_stats", "web_search", "http_fetch", ...BOARD],
+  research: ["calculator", "json", "file_read", "file_list", "text_stats", "web_search", "http_fetch", "memory_search", "thread_result", ...BOARD],
   code: ["calculator", "json", "file_read", "file_list", "file_write", "file_append", "file_move", "code_run", "web_search", ...BOARD],
-  execute: ["calculator", "json", "file_read", "file_list", "text_stats", "file_write", "file_append", "file_move", "file_copy", "code_run", "web_search", "http_fetch", ...BOARD],
+  execute: ["calculator", "json", "file_read", "file_list", "text_stats", "file_write", "file_append", "file_move", "file_copy", "code_run", "web_search", "http_fetch", "memory_search", "thread_result", ...BOARD],
+  memory: ["calculator", "json", "memory_save", "memory_search", "memory_forget", "thread_result", ...BOARD],
 };
-/** Reachable, but only with a person's approval (high-risk): a call without anyone to ask is refused unrun. No role reaches one by default. */
-const WITH_APPROVAL = new Set(["file_delete"]);
+/** Reachable, but only with a person's approval (high-risk): a call without anyone to ask is refused unrun. Only memory reaches one by default (memory_forget). */
+const WITH_APPROVAL = new Set(["file_delete", "memory_forget"]);
 
 describe("permission matrix", () => {
   it("lets each agent reach exactly its role's tools; denied calls never run and are audited", async () => {

@@ -15,7 +15,7 @@ import { envFor, fakeAnthropic, fakeOpenAI, runOnProvider } from "./provider-hel
 
 const TASK = "compute 17% of 2,340 and save it to result.txt";
 /** The agents runOnProvider registers: the built-in workers and its `payments` agent. */
-const AGENTS = ["research", "code", "execute", "payments"];
+const AGENTS = ["research", "code", "execute", "memory", "payments"];
 
 type Schema = Record<string, unknown>;
 

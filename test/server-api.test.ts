@@ -189,7 +189,7 @@ describe("API keys", () => {
     expect(app.troupe.store.runs.count()).toBe(0);
   });
 
-  it("keeps tasks to the key that created them: another key gets 404 everywhere and cannot take its thread", async () => {
+  it("keeps tasks to the key that created them: another key gets 404 everywhere, its thread included", async () => {
     const app = await makeApp({ config: keys });
     const accepted = envelope<{ task_id: string; thread_id: string }>(await submit(app, { task: TASK, approve_plan: true }, alice)).data;
     await waitForStatus(app, accepted.task_id, ["interrupted"], alice);
@@ -207,7 +207,7 @@ describe("API keys", () => {
     expect(envelope<{ total: number }>(await app.app.inject({ method: "GET", url: "/api/v1/tasks", headers: bob })).data.total).toBe(0);
     expect(envelope<{ total: number }>(await app.app.inject({ method: "GET", url: "/api/v1/tasks", headers: alice })).data.total).toBe(1);
     const stolen = await submit(app, { task: "t", thread_id: accepted.thread_id }, bob);
-    expect([stolen.statusCode, envelope(stolen).code]).toEqual([409, "thread_unavailable"]);
+    expect([stolen.statusCode, envelope(stolen).code]).toEqual([404, "thread_not_found"]);
     const mine = await app.app.inject({ method: "GET", url: `/api/v1/tasks/${id}`, headers: alice });
     expect(envelope<{ status: string }>(mine).data.status).toBe("interrupted");
     expect(app.troupe.store.runs.get(id)?.owner).toBe("alice");
@@ -465,10 +465,14 @@ describe("POST /plan and tools", () => {
       "file_write",
       "http_fetch",
       "json",
+      "memory_forget",
+      "memory_save",
+      "memory_search",
       "text_stats",
+      "thread_result",
       "web_search",
     ]);
-    expect(list.count).toBe(15);
+    expect(list.count).toBe(19);
     expect(list.tools.find((tool) => tool.name === "calculator")?.parameters.properties).toHaveProperty("expression");
     const call = await app.app.inject({ method: "POST", url: "/api/v1/tools/call", payload: { tool_name: "calculator", parameters: { expression: "17% of 2,340" } } });
     expect(call.statusCode).toBe(200);

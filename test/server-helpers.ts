@@ -3,7 +3,7 @@ import { Writable } from "node:stream";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { LightMyRequestResponse } from "fastify";
 import { afterEach } from "vitest";
-import { Troupe } from "../src/runtime/engine.js";
+import { Troupe, type TroupeOptions } from "../src/runtime/engine.js";
 import { createApp, createLogger, type TroupeApp } from "../src/server/app.js";
 import type { ServerConfigInput } from "../src/server/config.js";
 import type { Telemetry } from "../src/server/telemetry.js";
@@ -35,7 +35,7 @@ afterEach(async () => {
  * Rate limit and overload checks are off unless the test turns them on; logs are collected.
  */
 export async function makeApp(
-  options: { steps?: ScriptStep[]; config?: ServerConfigInput; telemetry?: Telemetry; pressureSampleIntervalMs?: number; toolsConfig?: unknown } = {},
+  options: { steps?: ScriptStep[]; config?: ServerConfigInput; telemetry?: Telemetry; pressureSampleIntervalMs?: number; toolsConfig?: unknown; troupe?: Partial<TroupeOptions> } = {},
 ): Promise<TestApp> {
   const directory = tempDir("troupe-server-");
   const model = options.steps ? new ScriptedChatModel({ steps: options.steps }) : undefined;
@@ -44,6 +44,7 @@ export async function makeApp(
     dataDir: path.join(directory, "data"),
     workspace: path.join(directory, "workspace"),
     ...(options.toolsConfig !== undefined ? { toolsConfig: options.toolsConfig } : {}),
+    ...options.troupe,
   });
   const logs: Array<Record<string, unknown>> = [];
   const sink = new Writable({

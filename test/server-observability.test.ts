@@ -122,6 +122,10 @@ describe("GET /openapi.json", () => {
         "GET /api/v1/evals/{id}/events",
         "POST /api/v1/evals/{id}/cancel",
         "POST /api/v1/decide",
+        "GET /api/v1/memory",
+        "POST /api/v1/memory",
+        "GET /api/v1/memory/{id}",
+        "DELETE /api/v1/memory/{id}",
         "GET /health",
         "GET /api/v1/health",
         "GET /metrics",
@@ -137,7 +141,7 @@ describe("GET /openapi.json", () => {
     expect(execute.additionalProperties).toBe(false);
     expect(execute.properties.task?.maxLength).toBe(5000);
     expect([execute.properties.max_iterations?.minimum, execute.properties.max_iterations?.maximum]).toEqual([1, 50]);
-    expect(document.paths["/api/v1/tasks"]?.get?.parameters?.map((parameter) => parameter.name)).toEqual(["status", "limit", "offset"]);
+    expect(document.paths["/api/v1/tasks"]?.get?.parameters?.map((parameter) => parameter.name)).toEqual(["status", "thread_id", "limit", "offset"]);
   });
 });
 

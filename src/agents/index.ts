@@ -1,9 +1,10 @@
 import { codeAgent } from "./code.js";
 import { AgentRegistry } from "./define-agent.js";
 import { executeAgent } from "./execute.js";
+import { memoryAgent } from "./memory.js";
 import { researchAgent } from "./research.js";
 
-/** The built-in worker agents: research, code, execute. */
+/** The built-in worker agents: research, code, execute, memory. */
 export function createAgentRegistry(): AgentRegistry {
-  return new AgentRegistry().register(researchAgent).register(codeAgent).register(executeAgent);
+  return new AgentRegistry().register(researchAgent).register(codeAgent).register(executeAgent).register(memoryAgent);
 }

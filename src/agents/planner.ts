@@ -1,5 +1,7 @@
 import { HumanMessage, SystemMessage } from "@langchain/core/messages";
+import { type Conversation, renderConversation } from "../core/conversation.js";
 import { LIMITS } from "../core/limits.js";
+import { memoryLine } from "../core/memory.js";
 import type { PlannedSubtask, PlanOutput } from "../core/plan.js";
 import { type PlanWireSchema, planWireSchema, readPlanAnswer } from "../core/plan-wire.js";
 import type { ModelRoute } from "../providers/registry.js";
@@ -29,6 +31,10 @@ export interface PlannerInput {
   promptBudget?: number;
   /** The tools the run may use, when it is restricted. */
   allowedTools?: readonly string[];
+  /** The thread's earlier turns, already trimmed to the history budget. */
+  conversation?: Conversation;
+  /** Long-term memories recalled for the task, already bounded by tokens. */
+  memories?: ReadonlyArray<{ id: string; text: string }>;
 }
 
 /** A tool's description as the planner reads it: whole, or — when there are many tools — its first sentence, cut short. */
@@ -38,8 +44,23 @@ function plannerDescription(description: string, many: boolean): string {
   return truncate(first.trim(), 120);
 }
 
-export function plannerPrompt(agents: AgentDefinition[], tools: ToolRegistry, maxSubtasks: number, allowedTools?: readonly string[]): string {
+/** What the planner's system prompt explains besides the agents and tools: the parts its request has. */
+export interface PlannerPromptParts {
+  conversation?: boolean;
+  memories?: boolean;
+}
+
+export function plannerPrompt(agents: AgentDefinition[], tools: ToolRegistry, maxSubtasks: number, allowedTools?: readonly string[], parts: PlannerPromptParts = {}): string {
   const usable = (name: string): boolean => allowedTools?.includes(name) ?? true;
+  const earlier = parts.conversation
+    ? [
+        `- ${SECTIONS.conversation} lists the earlier turns of this conversation, oldest first (a summary of older ones first): a follow-up's "it", "that file" or "the total" means them.`,
+        ...(tools.has("thread_result") && usable("thread_result")
+          ? ['  To use an earlier result, add a subtask with tool "thread_result" and the arg handle (its value: the result\'s handle), and refer to that subtask.']
+          : []),
+      ]
+    : [];
+  const remembered = parts.memories ? [`- ${SECTIONS.memories} are facts kept from earlier conversations that may bear on the task; use them where they apply.`] : [];
   const agentLines = agents.map((agent) => {
     const capabilities = (agent.capabilities ?? []).length > 0 ? `capabilities: ${(agent.capabilities ?? []).join(", ")}; ` : "";
     return `- ${agent.name}: ${agent.description} (${capabilities}tools: ${agent.tools.filter(usable).join(", ") || "none"})`;
@@ -77,6 +98,8 @@ export function plannerPrompt(agents: AgentDefinition[], tools: ToolRegistry, ma
     '  {"overallStatus": "ALL_SUCCESS" | "PARTIAL_SUCCESS" | "ALL_FAILURE", "results": [{"status": "success" | "error", "input", "output", "error"}]};',
     "  select the successful outputs downstream with $.results[?(@.status=='success')].output.",
     "- Prefer few, well-shaped subtasks. Do not add a subtask for writing the final answer; a synthesizer does that.",
+    ...earlier,
+    ...remembered,
     `- If the task cannot be planned without more information, return no subtasks and ask one question; otherwise question is null.`,
     `Answer by calling ${STRUCTURED_OUTPUT.plan}.`,
   ].join("\n");
@@ -87,10 +110,22 @@ function plannerMessage(input: PlannerInput, detail: number): string {
   const lines = (items: string[], max: number) => items.map((item) => `- ${truncate(item, max)}`).join("\n");
   const parts = [section(SECTIONS.task, detail >= 0.25 ? input.task : truncate(input.task, scaled(LIMITS.taskMaxChars, detail * 4, 1_000)))];
   if (input.context) parts.push(section(SECTIONS.context, truncate(input.context, scaled(LIMITS.contextMaxBytes, detail, 300))));
+  const history = input.conversation ? conversationAt(input.conversation, detail) : undefined;
+  if (history) parts.push(section(SECTIONS.conversation, history));
+  if (input.memories && input.memories.length > 0 && detail >= 0.12) parts.push(section(SECTIONS.memories, input.memories.map((memory) => `- ${memoryLine(memory)}`).join("\n")));
   if (input.humanAnswers.length > 0) parts.push(section("Answers from the person", lines(input.humanAnswers, scaled(2_000, detail, 200))));
   if (input.feedback.length > 0) parts.push(section(SECTIONS.feedback, lines(input.feedback.slice(0, 20), scaled(1_000, detail, 150))));
   if (input.errors.length > 0) parts.push(section(SECTIONS.errors, lines(input.errors.slice(0, 30), scaled(500, detail, 150))));
   return parts.join("\n\n");
+}
+
+/** The conversation as the prompt shows it at a level of detail: whole (it is within its own budget), then its latest turns, then none. */
+function conversationAt(conversation: Conversation, detail: number): string | undefined {
+  if (detail >= 0.5) return renderConversation(conversation);
+  const keep = detail >= 0.25 ? 2 : detail >= 0.12 ? 1 : 0;
+  if (keep === 0) return undefined;
+  const dropped = Math.max(0, conversation.turns.length - keep);
+  return renderConversation({ ...conversation, turns: conversation.turns.slice(dropped), trimmed: conversation.trimmed + dropped });
 }
 
 /** The plan's answer schema for this call: the agents the planner is told about, and the tools it may run directly. */
@@ -105,7 +140,8 @@ export function plannerSchema(input: Pick<PlannerInput, "agents" | "tools" | "al
  * returns it in the internal shape. Validation of the plan is the caller's.
  */
 export async function runPlanner(input: PlannerInput, options: CallOptions, onSubtask?: (subtask: PlannedSubtask) => void): Promise<PlanOutput> {
-  const system = new SystemMessage(plannerPrompt(input.agents, input.tools, Math.min(input.maxSubtasks, LIMITS.maxSubtasks), input.allowedTools));
+  const parts = { conversation: renderConversation(input.conversation ?? { turns: [], summary: { lines: [], omitted: 0 }, trimmed: 0 }) !== undefined, memories: (input.memories?.length ?? 0) > 0 };
+  const system = new SystemMessage(plannerPrompt(input.agents, input.tools, Math.min(input.maxSubtasks, LIMITS.maxSubtasks), input.allowedTools, parts));
   const { messages } = await fitToBudget((detail) => [system, new HumanMessage(plannerMessage(input, detail))], input.promptBudget ?? LIMITS.promptTokenBudget);
   const schema = plannerSchema(input);
   return invokeStructured(

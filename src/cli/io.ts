@@ -25,3 +25,24 @@ export function parseNumberFlag(value: string): number {
   const number = Number(value);
   return value.trim() === "" ? Number.NaN : number;
 }
+
+/**
+ * Everything on stdin as UTF-8 text, up to `maxBytes`: more is refused (the rest is not read),
+ * and a terminal is refused too (it would wait for input nobody means to type).
+ */
+export async function readStdin(maxBytes: number, what = "input"): Promise<string> {
+  const { InputError } = await import("../core/errors.js");
+  if (process.stdin.isTTY) throw new InputError("stdin_is_terminal", `reading the ${what} from stdin, but stdin is a terminal: pipe it in (echo "…" | troupe …)`);
+  const chunks: Buffer[] = [];
+  let bytes = 0;
+  for await (const chunk of process.stdin) {
+    const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk));
+    bytes += buffer.length;
+    if (bytes > maxBytes) {
+      process.stdin.destroy();
+      throw new InputError("stdin_too_large", `the ${what} on stdin is larger than ${maxBytes} bytes`);
+    }
+    chunks.push(buffer);
+  }
+  return new TextDecoder("utf-8", { fatal: false }).decode(Buffer.concat(chunks));
+}

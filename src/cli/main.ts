@@ -4,8 +4,10 @@ import { errorMessage } from "../core/errors.js";
 import { registerAgents } from "./commands/agents.js";
 import { registerAudit } from "./commands/audit.js";
 import { registerDecide } from "./commands/decide.js";
+import { registerChat } from "./commands/chat.js";
 import { registerEval } from "./commands/eval.js";
 import { registerGraph } from "./commands/graph.js";
+import { registerMemory } from "./commands/memory.js";
 import { registerResume } from "./commands/resume.js";
 import { registerRun } from "./commands/run.js";
 import { registerRuns } from "./commands/runs.js";
@@ -32,6 +34,8 @@ export function createProgram(): Command {
   registerServe(program);
   registerDecide(program);
   registerAgents(program);
+  registerMemory(program);
+  registerChat(program);
   return program;
 }
 

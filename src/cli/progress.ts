@@ -18,6 +18,13 @@ export function printProgress(event: StoredEvent): void {
     case "run-start":
       err(color.dim(`${event.resumed ? "resuming" : "run"} ${event.runId} · thread ${event.threadId}`));
       break;
+    case "history-ready":
+      err(color.dim(`    conversation: ${event.turns} earlier turn${event.turns === 1 ? "" : "s"}${event.trimmed > 0 ? ` (+${event.trimmed} summarised)` : ""}, ${event.tokens}/${event.budget} tokens`));
+      break;
+    case "memory-recall":
+      if (event.error) err(`${color.yellow("!")} long-term memory could not be read: ${oneLine(event.error, 140)}`);
+      else if (event.items.length > 0) err(color.dim(`    memory: ${event.items.length} fact${event.items.length === 1 ? "" : "s"} recalled (${event.retrieval ?? "?"}): ${oneLine(event.items.map((item) => item.id).join(", "), 80)}`));
+      break;
     case "plan-ready": {
       err(`${color.cyan("▸")} plan ready: ${event.subtasks.length} subtask${event.subtasks.length === 1 ? "" : "s"}`);
       for (const subtask of event.subtasks) {

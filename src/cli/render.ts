@@ -84,6 +84,9 @@ export function printResult(result: RunResult, streamedAnswer = ""): void {
     for (const message of trace.board) out(`  ${message.id} ${message.from} → ${describeAudience(message.audience)}: ${truncate(message.text.replace(/\s+/g, " "), 140)}`);
   }
   if (trace.knownIssues.length > 0) out(`known issues: ${trace.knownIssues.join("; ")}`);
+  if (trace.memories && trace.memories.items.length > 0) {
+    out(`memories recalled (${trace.memories.retrieval ?? "?"}): ${trace.memories.items.map((item) => `${item.id} "${truncate(item.text, 60)}"`).join(", ")}`);
+  }
   const models = [...new Set(Object.values(trace.models ?? {}))];
   if (models.length === 1) out(`model: ${models[0]}`);
   else if (models.length > 1) out(`models: ${Object.entries(trace.models).map(([role, model]) => `${role} ${model}`).join(", ")}`);

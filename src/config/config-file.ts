@@ -71,6 +71,22 @@ export const VoterConfig = z
   })
   .strict();
 export type VoterConfig = z.infer<typeof VoterConfig>;
+/** The `memory` section: how much of a thread's history the planner sees, and the long-term store. */
+export const MemoryConfig = z
+  .object({
+    /** Prompt tokens a thread's earlier turns may take in the planner's prompt (default 2,000; 0: none). */
+    historyBudget: z.number().int().min(0).max(100_000).optional(),
+    /** Prompt tokens of the long-term memories given to the planner (default 400; 0: none). */
+    recallBudget: z.number().int().min(0).max(20_000).optional(),
+    /** Facts one namespace may hold (default 10,000). */
+    maxItems: z.number().int().min(1).max(1_000_000).optional(),
+    /** Bytes of one fact (default 4,096). */
+    maxItemBytes: z.number().int().min(64).max(65_536).optional(),
+    /** `provider:model` of an embeddings model: search is then hybrid (words and meaning). */
+    embeddings: ModelSpec.optional(),
+  })
+  .strict();
+export type MemoryConfig = z.infer<typeof MemoryConfig>;
 
 /** `troupe.config.json` or `troupe.config.ts` (its default export). */
 export const TroupeConfig = z
@@ -104,6 +120,8 @@ export const TroupeConfig = z
       })
       .strict()
       .optional(),
+    /** Memory: the conversation's history budget, and the long-term store (its limits, an embeddings model). */
+    memory: MemoryConfig.optional(),
   })
   .strict();
 export type TroupeConfig = z.infer<typeof TroupeConfig>;

@@ -45,6 +45,8 @@ export const Env = z.object({
   OPENAI_COMPATIBLE_BASE_URL: optionalText,
   OPENAI_COMPATIBLE_API_KEY: optionalText,
   TROUPE_API_KEYS: optionalText,
+  /** `provider:model` of an embeddings model for long-term memory (over the config file's memory.embeddings). */
+  TROUPE_EMBEDDINGS: optionalText,
   /** The script file of the `scripted` provider (testing). */
   TROUPE_SCRIPT: optionalText,
   /** Where the `scripted` provider appends one JSON line per model call (testing). */

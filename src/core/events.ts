@@ -1,6 +1,7 @@
 import type { Assignment } from "./agent-fit.js";
 import type { BoardMessage } from "./board.js";
 import type { BudgetStop } from "./budget.js";
+import type { Retrieval } from "./memory.js";
 import type { ModelIncident } from "./model-incident.js";
 import type { FailureKind, PlannedSubtask, SubtaskStatus, ToolOffer } from "./plan.js";
 import type { CriticVerdict } from "./review.js";
@@ -12,6 +13,10 @@ import type { InterruptInfo, RunMetrics, StopReason, RunResult } from "./run.js"
  */
 export type RunEvent =
   | { type: "run-start"; runId: string; threadId: string; task: string; resumed: boolean }
+  /** The thread's earlier turns the planner sees (kept turns, turns trimmed into the summary so far, their tokens). */
+  | { type: "history-ready"; turns: number; trimmed: number; tokens: number; budget: number }
+  /** Long-term memories recalled for the planner, and how; `error` when the store could not be read. */
+  | { type: "memory-recall"; retrieval: Retrieval | null; items: Array<{ id: string; text: string; score: number }>; error?: string; note?: string }
   | { type: "plan-ready"; attempt: number; subtasks: PlannedSubtask[]; notes?: string[] }
   | { type: "plan-invalid"; attempt: number; errors: string[] }
   /** A subtask of a plan that is still streaming in, accepted to start early (the whole plan follows with plan-ready). */

@@ -25,7 +25,7 @@ describe("validatePlan", () => {
     expect(errors).toEqual(
       expect.arrayContaining([
         'subtask id "s3" is used more than once',
-        'subtask s1: unknown agent "poet" (known: research, code, execute)',
+        'subtask s1: unknown agent "poet" (known: research, code, execute, memory)',
         'subtask s2 depends on "s9", which is not in the plan',
         "subtask s2 depends on itself",
         'subtask s3: argument "x" refers to "s1", which is not in its dependsOn',

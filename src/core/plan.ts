@@ -5,7 +5,7 @@ import { LIMITS } from "./limits.js";
 import type { OverallStatus } from "./map-report.js";
 
 /** The built-in worker agents. Custom agents add their names to the registry the planner validates against. */
-export const BUILTIN_AGENTS = ["research", "code", "execute"] as const;
+export const BUILTIN_AGENTS = ["research", "code", "execute", "memory"] as const;
 
 /** A subtask argument: a literal value, or a reference into an earlier subtask's result. */
 export const ArgValue = z.object({ value: z.unknown() }).strict();

@@ -21,6 +21,10 @@ export const SECTIONS = {
   question: "Question",
   options: "Options",
   panel: "Panel",
+  /** The thread's earlier turns (JSON: a summary of trimmed ones, then the turns kept). */
+  conversation: "Conversation",
+  /** Long-term memories that may bear on the task. */
+  memories: "Remembered facts",
 } as const;
 
 /** Names of the structured-output functions the planner and critic answer through. */

@@ -1,7 +1,9 @@
 import { z } from "zod";
 import { Budget, type BudgetStop } from "./budget.js";
+import { CONVERSATION_LIMITS } from "./conversation.js";
 import { LIMITS } from "./limits.js";
 import type { BoardMessage } from "./board.js";
+import type { Retrieval } from "./memory.js";
 import type { ModelIncident } from "./model-incident.js";
 import type { SubtaskView } from "./plan.js";
 import type { CriticVerdict } from "./review.js";
@@ -69,6 +71,13 @@ export const RunRequest = z
       .min(1, { error: `reviewers must be between 1 and ${LIMITS.reviewersMax}` })
       .max(LIMITS.reviewersMax, { error: `reviewers must be between 1 and ${LIMITS.reviewersMax}` })
       .default(1),
+    /** Prompt tokens the thread's earlier turns may take in the planner's prompt (0: none; default from the config, else 2,000). */
+    historyBudget: z
+      .number({ error: "the history budget must be a number" })
+      .int({ error: "the history budget must be a whole number of tokens" })
+      .min(0, { error: `the history budget must be between 0 and ${CONVERSATION_LIMITS.historyBudgetMax} tokens` })
+      .max(CONVERSATION_LIMITS.historyBudgetMax, { error: `the history budget must be between 0 and ${CONVERSATION_LIMITS.historyBudgetMax} tokens` })
+      .optional(),
   })
   .strict();
 export type RunRequest = z.infer<typeof RunRequest>;
@@ -150,6 +159,8 @@ export interface DecisionTrace {
   /** The messages agents posted on the run's shared board. */
   board: BoardMessage[];
   knownIssues: string[];
+  /** The long-term memories recalled for the planner (ids and texts), how, or why they could not be read; null without long-term memory. */
+  memories?: { retrieval: Retrieval | null; items: Array<{ id: string; text: string; score: number }>; error?: string } | null;
 }
 
 /** A subtask that did not succeed, as the trace names it. */

@@ -3,9 +3,9 @@ import { END, START, StateGraph } from "@langchain/langgraph";
 import { COORDINATOR_TARGETS, coordinate } from "./coordinator.js";
 import type { GraphDeps } from "./deps.js";
 import { createExecuteNode } from "./dispatch.js";
-import { intake } from "./nodes/intake.js";
+import { createFinalizeNode, createIntakeNode } from "./nodes/conversation.js";
 import { createApprovePlanNode, createAskHumanNode, createPlannerNode } from "./nodes/planning.js";
-import { createApproveAnswerNode, createCriticNode, createSynthesizerNode, finalize } from "./nodes/review.js";
+import { createApproveAnswerNode, createCriticNode, createSynthesizerNode } from "./nodes/review.js";
 import { TroupeState, type Update } from "./state.js";
 
 /** Channels whose reducer appends: an empty list adds nothing. */
@@ -39,7 +39,7 @@ function compacted<Input, Config>(node: (input: Input, config: Config) => Update
  */
 export function createGraph(deps: GraphDeps) {
   return new StateGraph(TroupeState)
-    .addNode("intake", intake)
+    .addNode("intake", createIntakeNode(deps))
     .addNode("planner", compacted(createPlannerNode(deps)))
     .addNode("approve_plan", createApprovePlanNode(deps))
     .addNode("ask_human", createAskHumanNode())
@@ -47,7 +47,7 @@ export function createGraph(deps: GraphDeps) {
     .addNode("critic", compacted(createCriticNode(deps)))
     .addNode("synthesizer", compacted(createSynthesizerNode(deps)))
     .addNode("approve_answer", createApproveAnswerNode())
-    .addNode("finalize", finalize)
+    .addNode("finalize", createFinalizeNode(deps))
     .addEdge(START, "intake")
     .addConditionalEdges("intake", coordinate, COORDINATOR_TARGETS)
     .addConditionalEdges("planner", coordinate, COORDINATOR_TARGETS)

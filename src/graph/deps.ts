@@ -7,6 +7,7 @@ import type { ToolDiscovery } from "../agents/tool-offer.js";
 import type { BudgetExhaustedError } from "../core/budget.js";
 import type { RunEvent } from "../core/events.js";
 import type { SubtaskView } from "../core/plan.js";
+import type { Memory } from "../core/memory.js";
 import type { Stash } from "../core/stash.js";
 import type { ModelSet } from "../providers/registry.js";
 import type { ToolRegistry } from "../tools/registry.js";
@@ -26,6 +27,10 @@ export interface GraphDeps {
   ledgers?: Map<string, RunLedger>;
   /** How workers whose agents have many tools find the relevant ones (absent: every tool is offered). */
   discovery?: ToolDiscovery;
+  /** Long-term memory, from which intake recalls the facts relevant to a task (none: no recall). */
+  memory?: Memory;
+  /** Prompt tokens the recalled facts may take (default MEMORY_LIMITS.recallTokenBudget; 0: none). */
+  recallBudget?: number;
 }
 
 /** A node's meter: each retry and fallback is emitted as an event as it happens. */

@@ -59,6 +59,7 @@ export function subtaskPayload(state: State, subtask: PlannedSubtask, results: R
     mapConcurrency: state.settings.mapConcurrency ?? LIMITS.mapConcurrency,
     promptBudget: state.settings.promptBudget ?? LIMITS.promptTokenBudget,
     allowedTools: state.settings.allowedTools ?? null,
+    ...(state.settings.memoryNamespace ? { memoryNamespace: state.settings.memoryNamespace } : {}),
     consumers: state.plan.filter((other) => Object.values(other.args).some((arg) => isArgRef(arg) && arg.ref === subtask.id)).map((other) => other.id),
     dependencies: subtask.dependsOn.map((dependency) => {
       const result = results.get(dependency);

@@ -1,6 +1,8 @@
 import { Annotation, Overwrite } from "@langchain/langgraph";
 import { type BoardMessage, mergeBoard } from "../core/board.js";
 import type { BudgetStop } from "../core/budget.js";
+import { type Conversation, CONVERSATION_LIMITS, emptyConversation } from "../core/conversation.js";
+import type { Retrieval } from "../core/memory.js";
 import type { ModelIncident } from "../core/model-incident.js";
 import { LIMITS } from "../core/limits.js";
 import type { PlannedSubtask, SubtaskResult } from "../core/plan.js";
@@ -26,6 +28,10 @@ export interface RunSettings {
   reviewers?: number;
   /** The share a panel's vote needs (absent: LIMITS.consensusThreshold). */
   consensusThreshold?: number;
+  /** Prompt tokens the thread's earlier turns may take in the planner's prompt (0: none). */
+  historyBudget?: number;
+  /** The long-term memory namespace of the run's owner (null: no long-term memory). */
+  memoryNamespace?: string[] | null;
 }
 
 /** Settings of a run whose checkpoint predates a setting get its default. */
@@ -38,11 +44,22 @@ export function settingsWithDefaults(settings: Partial<RunSettings>): RunSetting
     maxSubtasks: settings.maxSubtasks ?? LIMITS.maxSubtasks,
     mapConcurrency: settings.mapConcurrency ?? LIMITS.mapConcurrency,
     promptBudget: settings.promptBudget ?? LIMITS.promptTokenBudget,
+    historyBudget: settings.historyBudget ?? CONVERSATION_LIMITS.historyBudget,
+    ...(settings.memoryNamespace ? { memoryNamespace: settings.memoryNamespace } : {}),
     ...(settings.models ? { models: settings.models } : {}),
     ...(settings.allowedTools ? { allowedTools: settings.allowedTools } : {}),
     ...(settings.reviewers !== undefined && settings.reviewers > 1 ? { reviewers: settings.reviewers } : {}),
     ...(settings.consensusThreshold !== undefined ? { consensusThreshold: settings.consensusThreshold } : {}),
   };
+}
+
+/** The long-term memories given to the planner for a run: ids and bounded texts, and how they were found. */
+export interface RecalledMemories {
+  retrieval: Retrieval | null;
+  items: Array<{ id: string; text: string; score: number }>;
+  /** Why none could be read (a damaged store): shown in the trace, never silently empty. */
+  error?: string;
+  note?: string;
 }
 
 export type PlanStatus = "none" | "invalid" | "question" | "ready" | "approved";
@@ -85,6 +102,14 @@ export const TroupeState = Annotation.Root({
   context: Annotation<string | null>(replace<string | null>(() => null)),
   settings: Annotation<RunSettings>(replace<RunSettings>(() => settingsWithDefaults({}))),
   startedAt: Annotation<number>(replace(() => 0)),
+  /**
+   * The thread's conversation: its earlier runs as bounded turns (tasks, answers, handles to their
+   * results) and a running summary of the turns trimmed away. Unlike the rest of the state it
+   * carries over from one run on the thread to the next (intake trims it, finalize adds the run).
+   */
+  conversation: Annotation<Conversation>(replace<Conversation>(emptyConversation)),
+  /** The long-term memories recalled for this run's planner (set by intake). */
+  recalled: Annotation<RecalledMemories | null>(replace<RecalledMemories | null>(() => null)),
 
   plan: Annotation<PlannedSubtask[]>(replace<PlannedSubtask[]>(() => [])),
   planStatus: Annotation<PlanStatus>(replace<PlanStatus>(() => "none")),

@@ -17,6 +17,7 @@ export function buildTrace(state: State): DecisionTrace {
   const knownIssues = [...openIssues(state)];
   if (state.failure) knownIssues.push(state.failure);
   if (state.budgetStop) knownIssues.push(`the run's budget ran out (${describeBudgetStop(state.budgetStop)})`);
+  if (state.recalled?.error) knownIssues.push(`long-term memory could not be read: ${state.recalled.error}`);
   const plan = planView(state);
   return {
     plan,
@@ -37,6 +38,7 @@ export function buildTrace(state: State): DecisionTrace {
     planNotes: state.planNotes ?? [],
     board: state.board ?? [],
     knownIssues,
+    memories: state.recalled ? { retrieval: state.recalled.retrieval, items: state.recalled.items, ...(state.recalled.error ? { error: state.recalled.error } : {}) } : null,
   };
 }
 

@@ -32,10 +32,11 @@ export const ollamaProvider = defineProvider({
       ...(settings.headers ? { headers: settings.headers } : {}),
     });
   },
-  // Ollama serves embeddings from a model of its own (e.g. nomic-embed-text): only when the settings name one.
-  createEmbeddings: ({ env, settings }) => {
-    if (!settings.embeddingModel) return undefined;
+  // Ollama serves embeddings from a model of its own (e.g. nomic-embed-text): the one named, or the settings' embeddingModel.
+  createEmbeddings: ({ model, env, settings }) => {
+    const chosen = model ?? settings.embeddingModel ?? undefined;
+    if (!chosen) return undefined;
     const source = settings.baseUrl ? "providers.ollama.baseUrl" : "OLLAMA_HOST";
-    return new OllamaEmbeddings({ model: settings.embeddingModel, baseUrl: ollamaUrl(settings.baseUrl ?? env.OLLAMA_HOST ?? DEFAULT_HOST, source) });
+    return new OllamaEmbeddings({ model: chosen, baseUrl: ollamaUrl(settings.baseUrl ?? env.OLLAMA_HOST ?? DEFAULT_HOST, source), maxRetries: 1, ...(settings.headers ? { headers: settings.headers } : {}) });
   },
 });

@@ -1,4 +1,4 @@
-import { ChatOpenAICompletions } from "@langchain/openai";
+import { ChatOpenAICompletions, OpenAIEmbeddings } from "@langchain/openai";
 import { ConfigError } from "../core/errors.js";
 import { envValue, parseBaseUrl } from "./base-url.js";
 import { defineProvider, type ProviderDefinition } from "./provider.js";
@@ -52,6 +52,19 @@ export function openAICompatibleProvider(id = "openai-compatible"): ProviderDefi
         maxRetries: 0,
         timeout: timeoutMs,
         streamUsage: true,
+      });
+    },
+    // The model named, or the settings' embeddingModel (such servers have no default one).
+    createEmbeddings: ({ model, env, settings, timeoutMs }) => {
+      const chosen = model ?? settings.embeddingModel ?? undefined;
+      if (!chosen) return undefined;
+      const { value, source } = baseUrlOf(env, settings.baseUrl);
+      return new OpenAIEmbeddings({
+        model: chosen,
+        apiKey: envValue(env, settings.apiKeyEnv ?? (builtin ? "OPENAI_COMPATIBLE_API_KEY" : "")) ?? NO_KEY,
+        configuration: { baseURL: parseBaseUrl(value ?? "", source), ...(settings.headers ? { defaultHeaders: settings.headers } : {}) },
+        maxRetries: 1,
+        timeout: timeoutMs,
       });
     },
   });

@@ -35,18 +35,20 @@ export const openaiProvider = defineProvider({
       streamUsage: true,
     });
   },
-  // Embeddings rank tools for discovery besides BM25 (`embeddingModel: null` in the settings turns them off).
-  createEmbeddings: ({ env, settings, timeoutMs }) => {
-    if (settings.embeddingModel === null) return undefined;
+  // The model named (long-term memory's), or the default one that ranks tools for discovery besides BM25
+  // (`embeddingModel: null` in the settings turns that off).
+  createEmbeddings: ({ model, env, settings, timeoutMs }) => {
+    const chosen = model ?? (settings.embeddingModel === null ? undefined : (settings.embeddingModel ?? "text-embedding-3-small"));
+    if (!chosen) return undefined;
     const baseUrl = settings.baseUrl ?? env.OPENAI_BASE_URL;
     return new OpenAIEmbeddings({
-      model: settings.embeddingModel ?? "text-embedding-3-small",
+      model: chosen,
       apiKey: envValue(env, settings.apiKeyEnv ?? "OPENAI_API_KEY"),
       configuration: {
         ...(baseUrl ? { baseURL: parseBaseUrl(baseUrl, "OPENAI_BASE_URL") } : {}),
         ...(settings.headers ? { defaultHeaders: settings.headers } : {}),
       },
-      maxRetries: 0,
+      maxRetries: 1,
       timeout: timeoutMs,
     });
   },

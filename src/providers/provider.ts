@@ -39,8 +39,12 @@ export interface ProviderDefinition {
   /** Whether its models stream tokens (troupe's own models answer in one piece). */
   streams?: boolean;
   createModel(options: CreateModelOptions): BaseChatModel;
-  /** Text embeddings, when the provider has them (tool discovery ranks by them besides BM25). */
-  createEmbeddings?(options: Omit<CreateModelOptions, "model" | "role">): Embedder | undefined;
+  /**
+   * An embeddings model of this provider: the one `model` names (long-term memory's semantic
+   * search), or without it the provider's default one (tool discovery ranks by it besides BM25);
+   * undefined when it has none.
+   */
+  createEmbeddings?(options: Omit<CreateModelOptions, "model" | "role"> & { model?: string }): Embedder | undefined;
 }
 
 export function defineProvider(definition: ProviderDefinition): ProviderDefinition {

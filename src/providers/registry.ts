@@ -156,6 +156,26 @@ export class ProviderRegistry {
   }
 
   /**
+   * The embeddings model named by `provider:model` (long-term memory's semantic search), checked
+   * like a chat model's provider; a provider without embeddings, or a spec without a model, is a
+   * ConfigError naming the setting.
+   */
+  createEmbeddings(spec: string, env: Env, options: { settings?: Readonly<Record<string, ProviderSettings>>; timeoutMs?: number; source?: string } = {}): { embeddings: Embedder; model: string } {
+    const source = options.source ?? "memory.embeddings";
+    const colon = spec.indexOf(":");
+    const id = (colon >= 0 ? spec.slice(0, colon) : spec).trim();
+    const model = colon >= 0 ? spec.slice(colon + 1).trim() : "";
+    if (!model) throw new ConfigError("invalid_config", `${source}: name the embeddings model as provider:model (e.g. openai:text-embedding-3-small), not "${spec}"`, { setting: source });
+    const provider = this.get(id);
+    if (!provider.createEmbeddings) throw new ConfigError("invalid_config", `${source}: provider "${id}" has no embeddings models`, { setting: source, provider: id });
+    const settings = options.settings?.[id] ?? {};
+    this.check({ provider: id, model }, env, settings);
+    const embeddings = provider.createEmbeddings({ model, env, settings, timeoutMs: options.timeoutMs ?? DEFAULT_CALL_POLICY.timeoutMs });
+    if (!embeddings) throw new ConfigError("invalid_config", `${source}: provider "${id}" has no embeddings model ${model}`, { setting: source, provider: id });
+    return { embeddings, model: `${id}:${model}` };
+  }
+
+  /**
    * One chain per role: the role's model (or the main one), then the fallbacks. Every provider
    * named is checked first, so a missing key anywhere in the chain fails before the run starts.
    * Models are shared between roles that use the same `provider:model`.

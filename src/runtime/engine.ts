@@ -15,7 +15,7 @@ import { buildGraph, type TroupeGraph } from "../graph/build-graph.js";
 import type { CallPolicy } from "../providers/call-policy.js";
 import type { ProviderDefinition } from "../providers/provider.js";
 import { type ModelRoute, type ModelSet, type ProviderRegistry, routeForModel } from "../providers/registry.js";
-import { openStore, type RunRecord, type Store } from "../store/index.js";
+import { type MemoryIndexConfig, openStore, type RunRecord, type Store } from "../store/index.js";
 import type { ToolOutcome } from "../tools/define-tool.js";
 import { OPERATOR, type PermissionPolicy } from "../tools/permissions.js";
 import { ToolIndex } from "../tools/discovery.js";
@@ -25,6 +25,7 @@ import { setWorkspaceQuota } from "../tools/workspace-quota.js";
 import { checkAgentTools, withConfigAgents } from "./config-agents.js";
 import { resolveVoters } from "./decision.js";
 import { callPolicyOf, createModels, type ProviderSource, registryFor } from "./model-selection.js";
+import { memoryNamespaceFor, memoryStoreOptions, threadResultsOf } from "./memory-owner.js";
 import { type EnqueueOptions, type InvokeOptions, type ResumeOptions, RunLifecycle, type RunOptions } from "./run-lifecycle.js";
 import { type PendingInterrupt, runningSubtasks, showRun, threadInterrupts, type RunView } from "./run-queries.js";
 import { createToolPlatform, type ToolPlatform } from "./tool-platform.js";
@@ -56,6 +57,8 @@ export interface TroupeOptions {
   configFile?: string;
   /** The `tools` section given in code, instead of the config file's. */
   toolsConfig?: unknown;
+  /** An embeddings model for long-term memory's semantic search, instead of `memory.embeddings` / TROUPE_EMBEDDINGS. */
+  embeddings?: MemoryIndexConfig;
 }
 
 /** A troupe instance: one compiled graph, its store, tools, agents and models. */
@@ -149,11 +152,22 @@ export class Troupe {
         : resolveToolsConfig(config.tools, { base: loaded.file ? path.dirname(loaded.file) : path.resolve(options.configDir ?? process.cwd()), file: loaded.file });
     // A workspace path that cannot be a folder is bad input, refused before anything is written.
     checkWorkspacePath(options.workspace ?? env.TROUPE_WORKSPACE);
-    const store = openStore(options.dataDir ?? env.TROUPE_DATA_DIR);
+    // An embeddings model makes long-term memory's search hybrid; a bad one is a configuration error before anything opens.
+    const store = openStore(options.dataDir ?? env.TROUPE_DATA_DIR, memoryStoreOptions(env, config, options.providers ?? [], options.embeddings));
     try {
       const workspace = await workspaceRoot(options.workspace ?? env.TROUPE_WORKSPACE);
       setWorkspaceQuota(workspace, toolsConfig.quota);
-      const platform = await createToolPlatform({ config: toolsConfig, agents: withConfigAgents(options.agents ?? createAgentRegistry(), config, resolved), tools: options.tools, audit: store.audit });
+      const platform = await createToolPlatform({
+        config: toolsConfig,
+        agents: withConfigAgents(options.agents ?? createAgentRegistry(), config, resolved),
+        tools: options.tools,
+        audit: store.audit,
+        builtins: {
+          // A run's calls reach its owner's namespace; a direct call its principal's (the local user's without one).
+          memory: { memory: store.memories, namespaceOf: (context) => context.memoryNamespace ?? memoryNamespaceFor(context.principal) },
+          threadResults: threadResultsOf(store),
+        },
+      });
       const { tools, agents } = platform;
       const ledgers = new Map<string, RunLedger>();
       let graph: TroupeGraph;
@@ -166,7 +180,7 @@ export class Troupe {
           topK: toolsConfig.discovery.topK,
           ...(toolsConfig.discovery.embeddings && models.embeddings ? { embedder: models.embeddings } : {}),
         };
-        graph = buildGraph({ models, tools, agents, workspace, stash: store.stash, ledgers, discovery }, store.checkpointer);
+        graph = buildGraph({ models, tools, agents, workspace, stash: store.stash, ledgers, discovery, memory: store.memories, recallBudget: config.memory?.recallBudget }, store.checkpointer);
       } catch (error) {
         await platform.close();
         throw error;
@@ -190,7 +204,10 @@ export class Troupe {
     setWorkspaceQuota(root, this.toolsConfig.quota);
     const models = options.models ?? this.models;
     const ledgers = new Map<string, RunLedger>();
-    const graph = buildGraph({ models, tools: this.tools, agents: this.agents, workspace: root, stash: this.store.stash, ledgers, discovery: this.discovery }, this.store.checkpointer);
+    const graph = buildGraph(
+      { models, tools: this.tools, agents: this.agents, workspace: root, stash: this.store.stash, ledgers, discovery: this.discovery, memory: this.store.memories, recallBudget: this.config.memory?.recallBudget },
+      this.store.checkpointer,
+    );
     return new Troupe({
       env: this.env,
       store: this.store,

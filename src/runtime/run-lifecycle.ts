@@ -8,6 +8,8 @@ import type { TroupeConfig } from "../config/config-file.js";
 import type { Budget } from "../core/budget.js";
 import { ConflictError, errorMessage, InputError, NotFoundError } from "../core/errors.js";
 import type { RunEvent, StoredEvent } from "../core/events.js";
+import { CONVERSATION_LIMITS } from "../core/conversation.js";
+import { evalCaseNamespace } from "../core/memory.js";
 import { LIMITS } from "../core/limits.js";
 import { type InterruptInfo, ResumeDecision, type RunRequestInput, type RunResult, RunRequest, runStatusOf } from "../core/run.js";
 import type { TroupeGraph } from "../graph/build-graph.js";
@@ -19,6 +21,7 @@ import type { RunRecord, Store } from "../store/index.js";
 import type { NewRun } from "../store/run-store.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import { hasStepsLeft, pendingInterrupts } from "./interrupts.js";
+import { memoryNamespaceFor } from "./memory-owner.js";
 import { liveState, resultFromState } from "./result.js";
 
 export interface InvokeOptions {
@@ -188,6 +191,9 @@ export class RunLifecycle {
       allowedTools: request.tools ?? null,
       ...(request.reviewers > 1 ? { reviewers: request.reviewers } : {}),
       ...(this.#parts.config.decide?.threshold !== undefined ? { consensusThreshold: this.#parts.config.decide.threshold } : {}),
+      historyBudget: request.historyBudget ?? this.#parts.config.memory?.historyBudget ?? CONVERSATION_LIMITS.historyBudget,
+      // Long-term memory is the owner's (an API principal's, or the local user's); an eval case has its own.
+      memoryNamespace: record.evalId !== null ? evalCaseNamespace(record.evalId, record.threadId) : memoryNamespaceFor(record.owner),
     };
     const graphInput = { runId: record.id, task: request.task, context: request.context ?? null, settings, startedAt: Date.now() };
     return this.#drive(record, graphInput, request.concurrency, false, options);

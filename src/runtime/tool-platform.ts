@@ -1,7 +1,7 @@
 import { AgentRegistry, type AgentDefinition } from "../agents/define-agent.js";
 import type { ToolsConfig } from "../config/tools-config.js";
 import type { AuditSink } from "../tools/audit.js";
-import { createBuiltinRegistry } from "../tools/builtin/index.js";
+import { type BuiltinToolSettings, createBuiltinRegistry } from "../tools/builtin/index.js";
 import { connectMcpServer, type McpConnection } from "../tools/mcp/mcp-client.js";
 import { type Grant, PermissionPolicy } from "../tools/permissions.js";
 import type { ToolRegistry } from "../tools/registry.js";
@@ -24,6 +24,8 @@ export interface ToolPlatformOptions {
   /** A registry to use instead of the built-ins (library users, tests). */
   tools?: ToolRegistry;
   audit?: AuditSink;
+  /** The built-in tools that need the store: long-term memory and earlier turns' results. */
+  builtins?: Pick<BuiltinToolSettings, "memory" | "threadResults">;
 }
 
 /** An agent's role defaults as grants: the config's replacement when it has one, else the agent's own. */
@@ -42,7 +44,7 @@ export function roleGrants(agent: AgentDefinition, tools: ToolRegistry, config: 
 /** Builds the registry (built-ins, then each configured MCP server's tools), the policy and the effective agents. */
 export async function createToolPlatform(options: ToolPlatformOptions): Promise<ToolPlatform> {
   const { config } = options;
-  const tools = options.tools ?? createBuiltinRegistry({ settings: { sandbox: config.sandbox, fetch: config.fetch, search: config.search } });
+  const tools = options.tools ?? createBuiltinRegistry({ settings: { sandbox: config.sandbox, fetch: config.fetch, search: config.search, ...options.builtins } });
   const mcp: McpConnection[] = [];
   const warnings: string[] = [];
   const close = async (): Promise<void> => {

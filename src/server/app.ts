@@ -20,6 +20,7 @@ import { registerDecideRoutes } from "./routes/decide.js";
 import { registerEvalRoutes } from "./routes/evals.js";
 import { registerEventRoutes } from "./routes/events.js";
 import { registerGraphRoutes } from "./routes/graph.js";
+import { registerMemoryRoutes } from "./routes/memory.js";
 import { registerPlanRoutes } from "./routes/plan.js";
 import { registerHealthRoutes, registerSystemRoutes } from "./routes/system.js";
 import { registerTaskRoutes } from "./routes/tasks.js";
@@ -166,6 +167,7 @@ export async function createApp(options: CreateAppOptions): Promise<TroupeApp> {
         registerToolRoutes(api, context);
         registerEvalRoutes(api, context);
         registerDecideRoutes(api, context);
+        registerMemoryRoutes(api, context);
       },
       { prefix: "/api/v1" },
     );

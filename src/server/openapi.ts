@@ -3,7 +3,7 @@ import { ErrorEnvelope } from "./envelope.js";
 
 /** One documented route: its request parts and answers as zod schemas. */
 export interface RouteDoc {
-  method: "get" | "post";
+  method: "get" | "post" | "delete";
   /** The path in OpenAPI form, e.g. /api/v1/tasks/{id}. */
   path: string;
   summary: string;

@@ -2,6 +2,8 @@ import { z } from "zod";
 import { ExecutionGraph } from "../core/execution-graph.js";
 import { LIMITS } from "../core/limits.js";
 import { PlannedSubtask } from "../core/plan.js";
+import { CONVERSATION_LIMITS } from "../core/conversation.js";
+import { MEMORY_LIMITS, MemoryId, RETRIEVALS } from "../core/memory.js";
 import { MaxIterations, RUN_STATUSES, STOP_REASONS, TaskText } from "../core/run.js";
 import { DecideRequest, DecisionResult } from "../core/vote.js";
 
@@ -40,8 +42,15 @@ export const ExecuteBody = z
     max_iterations: MaxIterations.optional().describe(`review rounds, ${LIMITS.maxIterationsMin}-${LIMITS.maxIterationsMax} (default ${LIMITS.maxIterationsDefault})`),
     approve_plan: z.boolean().optional().describe("pause for a person to approve the plan"),
     approve_answer: z.boolean().optional().describe("pause for a person to approve the answer"),
-    thread_id: ThreadId.optional().describe("the thread to run on (default: a new one)"),
     reviewers: z.number().int().min(1).max(LIMITS.reviewersMax).optional().describe(`reviewers on the critic's panel, 1-${LIMITS.reviewersMax}: their verdicts are combined by vote (default 1)`),
+    thread_id: ThreadId.optional().describe("the thread to run on (default: a new one); a thread of the caller's continues its conversation"),
+    history_budget: z
+      .number()
+      .int()
+      .min(0)
+      .max(CONVERSATION_LIMITS.historyBudgetMax)
+      .optional()
+      .describe(`prompt tokens the thread's earlier turns may take in the planner's prompt, 0-${CONVERSATION_LIMITS.historyBudgetMax} (default 2000; 0: none)`),
   })
   .strict();
 export type ExecuteBody = z.infer<typeof ExecuteBody>;
@@ -96,6 +105,7 @@ export type ToolCallBody = z.infer<typeof ToolCallBody>;
 export const TaskListQuery = z
   .object({
     status: z.enum(RUN_STATUSES).optional(),
+    thread_id: ThreadId.optional().describe("only the tasks of this thread (a conversation), still only the caller's"),
     limit: z.coerce.number().int().min(1).max(100).default(20),
     offset: z.coerce.number().int().min(0).default(0),
   })
@@ -165,6 +175,12 @@ export const TaskSummary = z.object({
 });
 export type TaskSummary = z.infer<typeof TaskSummary>;
 
+const RecalledMemories = z.object({
+  retrieval: z.enum(RETRIEVALS).nullable().describe("lexical (BM25 over the words), or hybrid with an embeddings model; null when the store could not be read"),
+  items: z.array(z.object({ id: z.string(), text: z.string(), score: z.number() })),
+  error: z.string().optional().describe("why the store could not be read"),
+});
+
 export const TaskView = TaskSummary.extend({
   progress: z.object({
     subtasks_total: z.number(),
@@ -186,6 +202,10 @@ export const TaskView = TaskSummary.extend({
     approve_plan: z.boolean(),
     approve_answer: z.boolean(),
   }),
+  conversation: z
+    .array(z.object({ task_id: z.string(), task: z.string(), status: z.enum(RUN_STATUSES), answer: z.string().nullable() }))
+    .describe("the earlier runs of the task's thread, oldest first (at most 50; answers cut to 1,000 characters): the conversation this run continues"),
+  memories: RecalledMemories.nullable().describe("the long-term memories given to the planner, and how they were found; null before the run started"),
 });
 export type TaskView = z.infer<typeof TaskView>;
 
@@ -330,3 +350,50 @@ export const DecideBody = DecideRequest;
 export const DecideResult = DecisionResult.extend({
   usage: z.object({ llmCalls: z.number(), promptTokens: z.number(), completionTokens: z.number(), costUsd: z.number() }).describe("the model calls the votes took"),
 });
+// Long-term memory (issue 14): the caller's facts, never another key's.
+
+export const MemoryView = z.object({
+  id: z.string(),
+  text: z.string(),
+  subject: z.string().nullable().describe("what the fact is about; a later fact about the same subject replaces it"),
+  source_run: z.string().nullable().describe("the task that saved it (null: saved directly)"),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+  expires_at: Timestamp.nullable(),
+  score: z.number().optional().describe("relevance to the query (higher is better), in a search"),
+});
+export type MemoryView = z.infer<typeof MemoryView>;
+
+export const MemoryQuery = z
+  .object({
+    query: z.string().min(1).max(MEMORY_LIMITS.queryMaxChars).optional().describe("search for the facts most relevant to this; without it, the facts most recently updated first"),
+    limit: z.coerce.number().int().min(1).max(100).default(20),
+    offset: z.coerce.number().int().min(0).default(0).describe("with a listing only"),
+  })
+  .strict();
+export type MemoryQuery = z.infer<typeof MemoryQuery>;
+
+export const MemoryList = z.object({
+  items: z.array(MemoryView),
+  total: z.number().describe("facts in the caller's memory (a listing), or results found (a search)"),
+  limit: z.number(),
+  offset: z.number(),
+  next_offset: z.number().nullable(),
+  query: z.string().nullable(),
+  retrieval: z.enum(RETRIEVALS).nullable().describe("how a search ranked: lexical, or hybrid with an embeddings model; null for a listing"),
+  note: z.string().optional(),
+});
+
+export const MemoryBody = z
+  .object({
+    text: z.string().min(1).max(65_536).describe(`the fact, a full sentence (at most ${MEMORY_LIMITS.itemMaxBytes} bytes unless the server's config says otherwise)`),
+    subject: z.string().min(1).max(MEMORY_LIMITS.subjectMaxChars).optional().describe("what it is about; saving the same subject again updates the fact"),
+    ttl_seconds: z.number().int().min(1).max(MEMORY_LIMITS.ttlMaxSeconds).optional().describe("forget it after this many seconds"),
+  })
+  .strict();
+export type MemoryBody = z.infer<typeof MemoryBody>;
+
+export const MemoryParams = z.object({ id: MemoryId });
+
+export const MemorySaved = z.object({ memory: MemoryView, created: z.boolean().describe("false when a fact with the same subject was updated") });
+export const MemoryForgotten = z.object({ id: z.string(), forgotten: z.literal(true) });

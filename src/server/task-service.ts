@@ -17,6 +17,8 @@ import type { EventHub } from "./event-hub.js";
 import type { ServerMetrics } from "./metrics.js";
 import { RunObserver } from "./run-observer.js";
 import type { ExecuteBody, ResumeBody, TaskListQuery, TaskView } from "./schemas.js";
+
+type RecalledView = TaskView["memories"];
 import { taskView } from "./task-views.js";
 import { newTraceId, type Telemetry } from "./telemetry.js";
 import { TurnGate } from "./turn-gate.js";
@@ -131,9 +133,10 @@ export class TaskService {
       }
     }
     if (body.thread_id !== undefined) {
+      // Another client's thread is as good as missing: its conversation is not the caller's to continue or to see.
       const previous = this.troupe.store.runs.latestForThread(body.thread_id);
       if (previous && previous.owner !== principal.id) {
-        throw new ConflictError("thread_unavailable", `thread_id ${body.thread_id} holds another client's runs; choose another`);
+        throw new NotFoundError("thread_not_found", `there is no thread ${body.thread_id} of yours; choose another thread_id`, { thread_id: body.thread_id });
       }
     }
     const input: RunRequestInput = { task: body.task };
@@ -144,6 +147,7 @@ export class TaskService {
     if (body.thread_id !== undefined) input.threadId = body.thread_id;
     if (body.tools !== undefined) input.tools = body.tools;
     if (body.reviewers !== undefined) input.reviewers = body.reviewers;
+    if (body.history_budget !== undefined) input.historyBudget = body.history_budget;
     // The engine checks the request and the thread again inside the transaction, after the
     // submissions written before it in the same batch.
     const written = this.#commits.run(() => this.troupe.enqueue(input, { owner: principal.id, idempotencyKey, requestHash }));
@@ -170,7 +174,7 @@ export class TaskService {
   }
 
   list(principal: Principal, query: TaskListQuery): { items: RunRecord[]; total: number } {
-    const filter = { owner: principal.id, ...(query.status ? { status: query.status } : {}) };
+    const filter = { owner: principal.id, ...(query.status ? { status: query.status } : {}), ...(query.thread_id ? { threadId: query.thread_id } : {}) };
     return { items: this.troupe.store.runs.list({ ...filter, limit: query.limit, offset: query.offset }), total: this.troupe.store.runs.count(filter) };
   }
 
@@ -178,11 +182,12 @@ export class TaskService {
    * The run as `troupe runs show` sees it (plan with statuses, execution graph), with the
    * subtasks running here marked as running; null for a run that has not started.
    */
-  async #show(record: RunRecord): Promise<{ plan: SubtaskView[]; graph: ExecutionGraph } | null> {
+  async #show(record: RunRecord): Promise<{ plan: SubtaskView[]; graph: ExecutionGraph; memories: RecalledView | null } | null> {
     if (record.startedAt === null) return null;
     const view = await this.troupe.show(record.id);
     const running = new Set(this.#active.get(record.id)?.observer.runningSubtasks() ?? []);
     return {
+      memories: view.trace?.memories ?? null,
       plan: view.plan.map((subtask) => (running.has(subtask.id) && subtask.status === "pending" ? { ...subtask, status: "running" as const } : subtask)),
       graph: { ...view.graph, nodes: view.graph.nodes.map((node) => (running.has(node.id) && node.status === "PENDING" ? { ...node, status: "RUNNING" as const } : node)) },
     };
@@ -201,10 +206,21 @@ export class TaskService {
   async view(principal: Principal, taskId: string): Promise<TaskView> {
     const record = this.record(principal, taskId);
     const active = this.#active.get(record.id);
-    const plan = await this.plan(record);
+    const shown = await this.#show(record);
     const latest = this.troupe.store.runs.get(record.id) ?? record;
     const interrupts = latest.status === "interrupted" && latest.interrupt ? await this.troupe.pendingInterrupts(latest.threadId) : [];
-    return taskView(latest, plan, active ? { step: active.observer.currentStep(), runningSubtasks: active.observer.runningSubtasks() } : undefined, interrupts);
+    const live = active ? { step: active.observer.currentStep(), runningSubtasks: active.observer.runningSubtasks() } : undefined;
+    return { ...taskView(latest, shown?.plan ?? [], live, interrupts), conversation: this.#conversation(principal, latest), memories: shown?.memories ?? null };
+  }
+
+  /** The runs of a task's thread before it, the caller's only, oldest first: the conversation it continues. */
+  #conversation(principal: Principal, record: RunRecord): TaskView["conversation"] {
+    const earlier = this.troupe.store.runs
+      .list({ threadId: record.threadId, owner: principal.id, limit: 200 })
+      .filter((run) => run.id !== record.id && (run.createdAt < record.createdAt || (run.createdAt === record.createdAt && run.id < record.id)))
+      .slice(0, 50)
+      .reverse();
+    return earlier.map((run) => ({ task_id: run.id, task: run.task, status: run.status, answer: run.answer === null ? null : run.answer.length > 1_000 ? `${run.answer.slice(0, 999)}…` : run.answer }));
   }
 
   /**

@@ -43,7 +43,7 @@ export interface LiveRun {
 }
 
 /** The full task: the record, its plan with statuses (from the checkpoint), progress and result. */
-export function taskView(record: RunRecord, plan: SubtaskView[], live: LiveRun | undefined, interrupts: PendingInterrupt[] = []): TaskView {
+export function taskView(record: RunRecord, plan: SubtaskView[], live: LiveRun | undefined, interrupts: PendingInterrupt[] = []): Omit<TaskView, "conversation" | "memories"> {
   const running = new Set(live?.runningSubtasks ?? []);
   const withLive = plan.map((subtask) => (running.has(subtask.id) && subtask.status === "pending" ? { ...subtask, status: "running" as const } : subtask));
   const count = (status: SubtaskView["status"]): number => withLive.filter((subtask) => subtask.status === status).length;

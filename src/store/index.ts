@@ -1,9 +1,12 @@
 import { SystemError } from "../core/errors.js";
+import { MEMORY_LIMITS } from "../core/memory.js";
 import { AuditStore } from "./audit-store.js";
 import { TroupeCheckpointer } from "./checkpointer.js";
 import { checkDatabaseFile, openDatabase, openEventConnection, prepareDataDir, type Sqlite } from "./database.js";
 import { EvalStore } from "./eval-store.js";
 import { EventStore } from "./event-store.js";
+import { Memories } from "./memories.js";
+import { SqliteMemoryStore, type SqliteMemoryStoreOptions } from "./memory-store.js";
 import { RunStore } from "./run-store.js";
 import { SqliteStash } from "./stash-store.js";
 
@@ -17,10 +20,18 @@ export interface Store {
   stash: SqliteStash;
   audit: AuditStore;
   evals: EvalStore;
+  /** The long-term memory: a LangGraph BaseStore, and troupe's facts over it. */
+  memoryStore: SqliteMemoryStore;
+  memories: Memories;
   close(): void;
 }
 
-export function openStore(directory: string): Store {
+/** How the long-term store is set up: its limits, and an embeddings model for semantic search. */
+export interface StoreOptions {
+  memory?: SqliteMemoryStoreOptions & { maxItemBytes?: number };
+}
+
+export function openStore(directory: string, options: StoreOptions = {}): Store {
   const resolved = prepareDataDir(directory, true);
   checkDatabaseFile(resolved);
   let db: Sqlite;
@@ -37,6 +48,12 @@ export function openStore(directory: string): Store {
   const events = new EventStore(eventsDb);
   const stash = new SqliteStash(stashDb);
   const audit = new AuditStore(eventsDb);
+  const { maxItemBytes, ...memoryOptions } = options.memory ?? {};
+  const memoryStore = new SqliteMemoryStore(db, {
+    ...memoryOptions,
+    // The value holds the text and a little more (subject, source run, expiry).
+    limits: { ...memoryOptions.limits, maxValueBytes: memoryOptions.limits?.maxValueBytes ?? (maxItemBytes ?? MEMORY_LIMITS.itemMaxBytes) * 2 + 1_024 },
+  });
   return {
     directory: resolved,
     db,
@@ -46,6 +63,8 @@ export function openStore(directory: string): Store {
     stash,
     audit,
     evals: new EvalStore(db),
+    memoryStore,
+    memories: new Memories(memoryStore, maxItemBytes !== undefined ? { maxItemBytes } : {}),
     close: () => {
       events.flush();
       stash.flush();
@@ -63,3 +82,5 @@ export { SqliteStash } from "./stash-store.js";
 export { EVAL_STATUSES, type EvalRecord, type EvalStatus, EvalStore } from "./eval-store.js";
 export type { Sequenced } from "./event-store.js";
 export { AuditStore, type AuditFilter, type AuditRow, type AuditStats } from "./audit-store.js";
+export { Memories, memoryKey } from "./memories.js";
+export { type MemoryIndexConfig, type RankedSearch, SqliteMemoryStore, TroupeMemoryStore } from "./memory-store.js";

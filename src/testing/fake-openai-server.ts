@@ -1,7 +1,8 @@
 import type { ServerResponse } from "node:http";
 import { AIMessage, type BaseMessage, HumanMessage, SystemMessage, ToolMessage } from "@langchain/core/messages";
 import type { ToolSpec } from "../core/tool-spec.js";
-import { type BrainReply, type BrainRequest, type Fault, FakeProviderServer, type FakeRequest, pieces } from "./fake-server.js";
+import { type BrainReply, type BrainRequest, type Fault, FakeProviderServer, type FakeRequest, fakeTokens, pieces } from "./fake-server.js";
+import { HashingEmbeddings } from "./hashing-embeddings.js";
 
 type WireMessage = {
   role: string;
@@ -40,8 +41,8 @@ export function fakeEmbedding(text: string): number[] {
 /**
  * A fake OpenAI-compatible server: `POST /v1/chat/completions` in the real wire format — tool
  * calls, the JSON-schema response format, streaming as server-sent events with a usage chunk,
- * and errors with the OpenAI error body and Retry-After — and `POST /v1/embeddings`, with
- * deterministic vectors (`fakeEmbedding`).
+ * and errors with the OpenAI error body and Retry-After — and `POST /v1/embeddings`, answered
+ * by a hashing model (`HashingEmbeddings`: texts that share letter trigrams are near).
  */
 export class FakeOpenAIServer extends FakeProviderServer {
   /** The texts of every embeddings request, in order. */
@@ -51,31 +52,30 @@ export class FakeOpenAIServer extends FakeProviderServer {
     return `${this.origin}/v1`;
   }
 
-  protected override serveOther(method: string, path: string, body: Record<string, unknown>, response: ServerResponse): boolean {
-    if (method !== "POST" || path !== "/v1/embeddings") return false;
-    const input = Array.isArray(body.input) ? body.input.map(String) : [String(body.input ?? "")];
-    const model = String(body.model ?? "fake-embedding");
-    this.embeddingRequests.push({ model, input });
-    const tokens = input.reduce((sum, text) => sum + Math.ceil(text.length / 4), 0);
-    response.writeHead(200, { "content-type": "application/json" });
-    response.end(
-      JSON.stringify({
-        object: "list",
-        // As the API does: floats, or (the client's default) base64 of little-endian float32s.
-        data: input.map((text, index) => {
-          const vector = fakeEmbedding(text);
-          const embedding = body.encoding_format === "base64" ? Buffer.from(new Float32Array(vector).buffer).toString("base64") : vector;
-          return { object: "embedding", index, embedding };
-        }),
-        model,
-        usage: { prompt_tokens: tokens, total_tokens: tokens },
-      }),
-    );
-    return true;
-  }
-
   protected route(method: string, path: string): boolean {
     return method === "POST" && path === "/v1/chat/completions";
+  }
+
+  /** `POST /v1/embeddings`: vectors of a hashing model (HashingEmbeddings), as floats or base64 as the client asks. */
+  protected override otherRoute(method: string, path: string) {
+    if (method !== "POST" || path !== "/v1/embeddings") return undefined;
+    return {
+      role: "embeddings",
+      respond: async (body: Record<string, unknown>, response: ServerResponse): Promise<void> => {
+        const inputs = Array.isArray(body.input) ? body.input.map(String) : [String(body.input ?? "")];
+        this.embeddingRequests.push({ model: String(body.model ?? "fake"), input: inputs });
+        const model = new HashingEmbeddings({ dims: typeof body.dimensions === "number" ? body.dimensions : 64 });
+        const base64 = body.encoding_format === "base64";
+        const data = inputs.map((input, index) => {
+          const vector = model.vector(input);
+          const embedding = base64 ? Buffer.from(Float32Array.from(vector).buffer).toString("base64") : vector;
+          return { object: "embedding", index, embedding };
+        });
+        const tokens = inputs.reduce((sum, input) => sum + fakeTokens(input), 0);
+        response.writeHead(200, { "content-type": "application/json" });
+        response.end(JSON.stringify({ object: "list", data, model: String(body.model ?? "fake"), usage: { prompt_tokens: tokens, total_tokens: tokens } }));
+      },
+    };
   }
 
   protected structuredKind(body: Record<string, unknown>): FakeRequest["structured"] {

@@ -159,7 +159,22 @@ export abstract class FakeProviderServer {
       this.sendError(response, 400, "the request body is not JSON");
       return;
     }
-    if (this.serveOther(request.method ?? "GET", path, body, response)) return;
+    const other = this.otherRoute(request.method ?? "GET", path);
+    if (other) {
+      // A route beside chat (embeddings): recorded and faulted like the others, answered by the protocol file.
+      const fault = this.#takeFault(other.role);
+      this.requests.push({ index: this.requests.length, path, body, role: other.role, stream: false, structured: undefined, fault: fault?.kind, abandoned: false, receivedAt });
+      if (fault?.kind === "reset") {
+        request.socket.destroy();
+        return;
+      }
+      if (fault?.kind === "status") {
+        this.sendError(response, fault.status, fault.message ?? `injected ${fault.status}`, fault.retryAfter !== undefined ? { "retry-after": fault.retryAfter } : {});
+        return;
+      }
+      await other.respond(body, response);
+      return;
+    }
     const route = this.route(request.method ?? "GET", path);
     if (!route) {
       this.sendError(response, 404, `no route ${request.method} ${path}`);
@@ -246,9 +261,9 @@ export abstract class FakeProviderServer {
   }
 
   protected abstract route(method: string, path: string): boolean;
-  /** Answers a request that is not a chat request (an embeddings one, say); false leaves it to the chat route. */
-  protected serveOther(_method: string, _path: string, _body: Record<string, unknown>, _response: ServerResponse): boolean {
-    return false;
+  /** A route that is not a chat call (an embeddings endpoint): its role in the request log and how it answers. */
+  protected otherRoute(_method: string, _path: string): { role: string; respond: (body: Record<string, unknown>, response: ServerResponse) => Promise<void> } | undefined {
+    return undefined;
   }
   protected abstract parseRequest(body: Record<string, unknown>): BrainRequest;
   protected abstract structuredKind(body: Record<string, unknown>): FakeRequest["structured"];

@@ -7,3 +7,4 @@ export { catalogueTools, LABELLED_SUBTASKS, type LabelledSubtask } from "./tool-
 export { FakeAnthropicServer } from "./fake-anthropic-server.js";
 export { type Fault, type FakeRequest, FakeProviderServer } from "./fake-server.js";
 export { SchemaFollowingChatModel, type SchemaFollowingCall, valueFromSchema } from "./schema-following-chat-model.js";
+export { HashingEmbeddings } from "./hashing-embeddings.js";

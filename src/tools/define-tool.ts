@@ -57,6 +57,11 @@ export interface ToolContext {
   /** The API principal behind a direct call (the API key's name), for the audit trail. */
   principal?: string;
   /**
+   * The long-term memory namespace of the run's owner (an API key's, or the local user's): the
+   * memory tools read and write only there. A direct call without it uses its `principal`'s.
+   */
+  memoryNamespace?: readonly string[];
+  /**
    * A deterministic id of this call (the graph gives `run/subtask/step/call-index`). With one, the
    * registry records the call's outcome (and a file tool's effect) in its write-ahead audit row,
    * and the same call coming again — a resume after a crash — is answered from that row instead

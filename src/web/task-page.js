@@ -84,6 +84,10 @@ function describe(event) {
       return event.interrupt.kind === "tool-approval"
         ? `waiting for a person: ${event.interrupt.payload.agent} wants to call ${event.interrupt.payload.tool}`
         : `waiting for a person: ${event.interrupt.kind}`;
+    case "history-ready":
+      return `conversation: ${event.turns} earlier turn${event.turns === 1 ? "" : "s"}${event.trimmed > 0 ? ` (${event.trimmed} summarised)` : ""}, ${event.tokens} of ${event.budget} tokens`;
+    case "memory-recall":
+      return event.error ? `long-term memory could not be read: ${event.error}` : `${event.items.length} remembered fact${event.items.length === 1 ? "" : "s"} recalled (${event.retrieval ?? "?"})`;
     case "answer":
       return "answer ready";
     case "run-end":
@@ -120,6 +124,20 @@ export function renderTask(main, taskId) {
   /** The run's shared board: every message posted, as it is posted. */
   const board = h("ol", { id: "board", class: "board" });
   const boardSection = h("section", { class: "card", hidden: true }, h("h2", {}, "Board"), board);
+  // The thread's earlier turns, and a box to add the next one; the memories the planner was given.
+  const conversation = h("ol", { id: "conversation", class: "conversation" });
+  const followUp = h("textarea", { id: "follow-up", rows: 2, maxlength: 5000, placeholder: "a follow-up on this thread: \"save it to result.txt\"" });
+  const followUpMessage = h("div");
+  const followUpForm = h(
+    "form",
+    { id: "follow-up-form" },
+    followUp,
+    h("div", { class: "row" }, h("span", { class: "spacer" }), h("button", { type: "submit", class: "primary", id: "send-follow-up" }, "Continue the conversation")),
+    followUpMessage,
+  );
+  const conversationSection = h("section", { class: "card", id: "conversation-card" }, h("h2", {}, "Conversation"), conversation, followUpForm);
+  const memories = h("div", { id: "memories" });
+  const memoriesSection = h("section", { class: "card", id: "memories-card", hidden: true }, h("h2", {}, "Memories used"), memories);
 
   main.replaceChildren(
     h("p", {}, h("a", { href: "#/" }, "← all tasks")),
@@ -131,8 +149,51 @@ export function renderTask(main, taskId) {
     answerSection,
     metrics,
     boardSection,
+    memoriesSection,
+    conversationSection,
     h("section", { class: "card" }, h("h2", {}, "Timeline"), timeline),
   );
+
+  followUpForm.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    followUpMessage.replaceChildren();
+    if (!view || !followUp.value.trim()) return;
+    try {
+      const accepted = await api("/execute", { method: "POST", body: { task: followUp.value, thread_id: view.thread_id } });
+      location.hash = `#/tasks/${accepted.task_id}`;
+    } catch (error) {
+      followUpMessage.replaceChildren(errorBox(error));
+    }
+  });
+
+  /** The earlier turns of the thread, then this task: each its words, its status and its answer. */
+  function renderConversation() {
+    const turns = [...(view.conversation ?? []), { task_id: view.task_id, task: view.task, status: view.status, answer: view.result?.answer ?? null, current: true }];
+    conversation.replaceChildren(
+      ...turns.map((turn) => {
+        const reply = h("div", { class: "markdown turn-answer" });
+        if (turn.answer) markdown(reply, turn.answer);
+        return h(
+          "li",
+          { class: `turn${turn.current ? " current" : ""}`, dataset: { id: turn.task_id } },
+          h("div", { class: "row" }, turn.current ? h("b", {}, turn.task) : h("a", { href: `#/tasks/${turn.task_id}` }, turn.task), h("span", { class: "spacer" }), badge(turn.status)),
+          turn.answer && !turn.current ? reply : "",
+        );
+      }),
+    );
+  }
+
+  /** What long-term memory gave the planner, and how it was found. */
+  function renderMemories() {
+    const recalled = view.memories;
+    memoriesSection.hidden = !recalled || (recalled.items.length === 0 && !recalled.error);
+    if (!recalled) return memories.replaceChildren();
+    if (recalled.error) return memories.replaceChildren(h("p", { class: "error", role: "alert" }, `long-term memory could not be read: ${recalled.error}`));
+    memories.replaceChildren(
+      h("p", { class: "muted" }, `found by ${recalled.retrieval ?? "?"} retrieval`),
+      h("ul", { class: "memory-list" }, ...recalled.items.map((item) => h("li", { class: "memory", dataset: { id: item.id } }, h("code", {}, item.id), " ", item.text))),
+    );
+  }
 
   async function load() {
     try {
@@ -151,6 +212,8 @@ export function renderTask(main, taskId) {
     }
     const m = view.metrics;
     metrics.textContent = m ? `${m.llmCalls} model calls · ${m.toolCalls} tool calls · ${m.promptTokens} + ${m.completionTokens} tokens · ${m.durationMs} ms` : "";
+    renderConversation();
+    renderMemories();
     renderApproval();
   }
 

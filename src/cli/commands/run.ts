@@ -3,7 +3,8 @@ import { Budget } from "../../core/budget.js";
 import { InputError } from "../../core/errors.js";
 import { MaxIterations, RunRequest, type RunRequestInput } from "../../core/run.js";
 import { addEngineFlags, driveAndReport, type EngineFlags, openEngine } from "../engine-flags.js";
-import { parseNumberFlag } from "../io.js";
+import { LIMITS } from "../../core/limits.js";
+import { parseNumberFlag, readStdin } from "../io.js";
 
 interface RunFlags extends EngineFlags {
   json?: boolean;
@@ -20,6 +21,7 @@ interface RunFlags extends EngineFlags {
   maxCost?: string;
   maxTime?: string;
   reviewers?: string;
+  historyBudget?: string;
 }
 
 /** The budget flags as a Budget; a bad value names its flag. */
@@ -56,6 +58,7 @@ export function parseRunRequest(task: string, flags: RunFlags): RunRequestInput 
   if (flags.concurrency !== undefined) input.concurrency = parseNumberFlag(flags.concurrency);
   if (flags.mapConcurrency !== undefined) input.mapConcurrency = parseNumberFlag(flags.mapConcurrency);
   if (flags.promptBudget !== undefined) input.promptBudget = parseNumberFlag(flags.promptBudget);
+  if (flags.historyBudget !== undefined) input.historyBudget = parseNumberFlag(flags.historyBudget);
   if (flags.thread !== undefined) input.threadId = flags.thread;
   if (flags.reviewers !== undefined) input.reviewers = parseNumberFlag(flags.reviewers);
   if (flags.context !== undefined) input.context = flags.context;
@@ -74,7 +77,7 @@ export function registerRun(program: Command): void {
   const command = program
     .command("run")
     .description("plan and run a task")
-    .argument("<task>", "what to do, in words (1–5,000 characters)")
+    .argument("<task>", 'what to do, in words (1–5,000 characters); "-" reads it from stdin')
     .option("--json", "print only the result as one JSON object on stdout")
     .option("--approve-plan", "pause for a person to approve the plan")
     .option("--approve-answer", "pause for a person to approve the answer")
@@ -84,13 +87,16 @@ export function registerRun(program: Command): void {
     .option("--concurrency <n>", "subtasks run at once (default 8)")
     .option("--map-concurrency <n>", "items of a mapped subtask run at once, 1–100 (default 10)")
     .option("--prompt-budget <tokens>", "prompt tokens one model call may use; prompts are trimmed to fit, 1000–1000000 (default 8000)")
+    .option("--history-budget <tokens>", "prompt tokens the thread's earlier turns may take in the planner's prompt, oldest trimmed first, 0–100000 (default 2000; 0: none)")
     .option("--max-model-calls <n>", "budget: stop after this many model calls")
     .option("--max-tokens <n>", "budget: stop after this many tokens (prompt + completion)")
     .option("--max-cost <usd>", "budget: stop after this much cost in US dollars")
     .option("--max-time <seconds>", "budget: stop after this much running time")
     .option("--reviewers <n>", "reviewers on the critic's panel, 1–7: their verdicts are combined by vote (default 1)");
   addEngineFlags(command).action(async (task: string, flags: RunFlags) => {
-    const request = parseRunRequest(task, flags);
+    // "-": the task is what stdin holds (a task is at most 5,000 characters; a little more is read so the error says so).
+    const text = task === "-" ? await readStdin(LIMITS.taskMaxChars * 4 + 1_024, "task") : task;
+    const request = parseRunRequest(text, flags);
     const troupe = await openEngine(flags);
     await driveAndReport(troupe, flags.json, (options) => troupe.run(request, options));
   });

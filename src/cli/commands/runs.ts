@@ -39,6 +39,10 @@ function eventLine(event: StoredEvent): string {
         return `attempt ${event.attempt}: ${truncate(event.errors.join("; "), 100)}`;
       case "subtask-skip":
         return `${event.subtaskId}: ${truncate(event.reason, 80)}`;
+      case "history-ready":
+        return `${event.turns} earlier turn(s), ${event.trimmed} summarised, ${event.tokens}/${event.budget} tokens`;
+      case "memory-recall":
+        return event.error ? `failed: ${truncate(event.error, 80)}` : `${event.items.length} fact(s) (${event.retrieval ?? "?"})${event.items.length ? `: ${event.items.map((item) => item.id).join(", ")}` : ""}`;
       case "subtask-planned":
         return `${event.subtask.id} [${event.subtask.agent}] ${truncate(event.subtask.label, 80)}`;
       case "calls-in-flight":

@@ -42,6 +42,8 @@ export interface SubtaskPayload {
   consumers?: string[];
   /** How it was given to its agent, when it asked for a capability (`subtask.agent` is then the one chosen). */
   assignment?: Assignment;
+  /** The run owner's long-term memory namespace, for the memory tools. */
+  memoryNamespace?: string[];
 }
 
 /** What the node running a subtask shares with it while they run: the live board and the plan's subtask ids. */
@@ -179,6 +181,7 @@ export function createRunSubtask(deps: GraphDeps) {
       subtaskId: subtask.id,
       signal: config.signal,
       ...(allowedTools ? { allowedTools } : {}),
+      ...(payload.memoryNamespace ? { memoryNamespace: payload.memoryNamespace } : {}),
       ...(mapped ? {} : { requestApproval: approvalByInterrupt }),
     };
     /** The tool context of the subtask, or of one item of its map, with its seat at the board. */

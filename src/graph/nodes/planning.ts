@@ -78,6 +78,8 @@ function plannerInput(deps: GraphDeps, state: State) {
     maxSubtasks: state.settings.maxSubtasks,
     promptBudget: state.settings.promptBudget,
     allowedTools: state.settings.allowedTools ?? undefined,
+    conversation: state.conversation,
+    memories: state.recalled?.items ?? [],
   };
 }
 

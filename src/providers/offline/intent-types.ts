@@ -41,7 +41,15 @@ export type Intent =
   | { kind: "copy"; clause: string; from: string; to: string; usesPrevious: false }
   | { kind: "move"; clause: string; from: string; to: string; usesPrevious: false }
   | { kind: "delete"; clause: string; path: string; recursive: boolean; usesPrevious: false }
-  | { kind: "open"; clause: string; agent: "research" | "code"; usesPrevious: boolean };
+  | { kind: "open"; clause: string; agent: "research" | "code"; usesPrevious: boolean }
+  /** "remember that X is Y": a fact for long-term memory, with what it is about when the words say. */
+  | { kind: "remember"; clause: string; fact: string; subject?: string; usesPrevious: false }
+  /** "what is X?", "what do you know about X": a question long-term memory may answer. */
+  | { kind: "recall"; clause: string; query: string; usesPrevious: false }
+  /** "forget what you know about X": the best matching fact in long-term memory, forgotten. */
+  | { kind: "forget"; clause: string; query: string; usesPrevious: false }
+  /** "what was the result?", "what is it?": the latest value, from this task or an earlier turn. */
+  | { kind: "previous"; clause: string; usesPrevious: true };
 
 /** What a worker's clause is about when it names no file itself: the file it was given as an argument. */
 export interface ClauseContext {

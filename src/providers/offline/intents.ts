@@ -54,6 +54,7 @@ const ACTION_VERBS = [
   "search",
   "run",
   "count",
+  "remember",
   "what is",
   "what's",
   "what are",
@@ -215,6 +216,37 @@ function perUnit(clause: string): Intent[] | undefined {
   return intents.every((intent) => intent.kind === "count") ? intents : undefined;
 }
 
+/** Only a pronoun or "the result": a clause about an earlier value, not a fact or a subject of its own. */
+const ONLY_PRONOUN = /^(?:it|this|that|these|those|them|the (?:result|answer|value|output|number|sum|total|product|difference|quotient))$/i;
+
+/** "remember that X is Y" (a fact to keep) and "forget what you know about X" (one to drop). */
+function memoryIntent(clause: string): Intent | undefined {
+  const remember = /^\s*(?:remember|memori[sz]e|note down|keep in mind|don't forget)\s*[:,]?\s+(?:that\s+)?([\s\S]+?)\s*[.!]*\s*$/i.exec(clause);
+  if (remember?.[1] && !ONLY_PRONOUN.test(remember[1].trim())) {
+    const fact = unquote(remember[1].trim());
+    const subject = /^(.{1,200}?)\s+(?:is|are|was|were|equals|means|=)\s+\S/i.exec(fact)?.[1]?.trim();
+    return subject ? { kind: "remember", clause, fact, subject, usesPrevious: false } : { kind: "remember", clause, fact, usesPrevious: false };
+  }
+  const forget = /^\s*forget\s+(?:(?:what|everything)\s+(?:you|we)\s+(?:know|remember)\s+about|everything\s+about|about|the\s+fact\s+that|that)?\s*([\s\S]+?)\s*[.!]*\s*$/i.exec(clause);
+  if (forget?.[1] && !ONLY_PRONOUN.test(forget[1].trim())) return { kind: "forget", clause, query: forget[1].trim(), usesPrevious: false };
+  return undefined;
+}
+
+/** "what was the result?", "what is it?", "show the total": the latest value asked for again. */
+function previousIntent(clause: string): Intent | undefined {
+  const match = /^\s*(?:what(?:'s|\s+is|\s+was)|show(?:\s+me)?|print|tell\s+me|give\s+me)\s+(it|that|the\s+(?:result|answer|value|output|number|sum|total|product|difference|quotient))(?:\s+again)?\s*[?.!]*\s*$/i.exec(clause);
+  return match ? { kind: "previous", clause, usesPrevious: true } : undefined;
+}
+
+/** A question long-term memory may answer: "what is X?", "who is X?", "what do you know about X?", "tell me about X". */
+function recallIntent(clause: string): Intent | undefined {
+  const match =
+    /^\s*(?:what\s+(?:do|did)\s+(?:you|we)\s+(?:know|remember)\s+about|do\s+you\s+remember|what\s+did\s+i\s+(?:say|tell\s+you)\s+about|recall|tell\s+me\s+about|what(?:'s|\s+is|\s+are|\s+was|\s+were)|who(?:'s|\s+is|\s+are|\s+was)|where(?:'s|\s+is|\s+are|\s+was)|when(?:'s|\s+is|\s+was))\s+([\s\S]+?)\s*[?.!]*\s*$/i.exec(clause);
+  const query = match?.[1]?.trim();
+  if (!query || ONLY_PRONOUN.test(query) || !/[\p{L}]/u.test(query)) return undefined;
+  return { kind: "recall", clause, query, usesPrevious: false };
+}
+
 /** Recognises one clause. */
 export function parseClause(clause: string, context: ClauseContext = {}): Intent {
   const lower = clause.toLowerCase();
@@ -224,6 +256,12 @@ export function parseClause(clause: string, context: ClauseContext = {}): Intent
   // Code to run comes first: "run `…`" is code even when the code counts lines or words.
   const run = runIntent(clause, lower, path);
   if (run) return run;
+
+  // A fact to remember or forget, whatever words it holds ("remember that backups are saved to b.txt").
+  const memory = memoryIntent(clause);
+  if (memory) return memory;
+  const previous = previousIntent(clause);
+  if (previous) return previous;
 
   const [operation] = fileOperations(clause) ?? [];
   if (operation) return operation;
@@ -280,6 +318,12 @@ export function parseClause(clause: string, context: ClauseContext = {}): Intent
 
   const search = searchIntent(clause, lower);
   if (search) return search;
+
+  // A question nothing above answers may be about something remembered (there is no file in it to read).
+  if (!path) {
+    const recall = recallIntent(clause);
+    if (recall) return recall;
+  }
 
   return { kind: "open", clause, agent: codeLike ? "code" : "research", usesPrevious };
 }

@@ -1,6 +1,7 @@
 import type { BaseMessage } from "@langchain/core/messages";
 import { AIMessageChunk } from "@langchain/core/messages";
 import type { ChatResult } from "@langchain/core/outputs";
+import { parseConversation } from "../../core/conversation.js";
 import { toPlanWire } from "../../core/plan-wire.js";
 import { HANDLE_KEY, parseSections, roleOf, SECTIONS, STRUCTURED_OUTPUT } from "../../core/prompt-protocol.js";
 import { boundToolNames, type ToolCallingCallOptions, ToolCallingChatModel } from "../tool-calling-chat-model.js";
@@ -51,6 +52,19 @@ function workerConversation(messages: BaseMessage[]): { label: string; args: Rec
   return { label: label.trim(), args, replies };
 }
 
+/** The tools a planner's system prompt lists ("- name: description" under "Tools the agents use:"); undefined when it lists none. */
+function toolsListed(system: string): string[] | undefined {
+  const start = system.indexOf("Tools the agents use:");
+  if (start < 0) return undefined;
+  const names: string[] = [];
+  for (const line of system.slice(start).split("\n").slice(1)) {
+    const match = /^- ([A-Za-z][\w.-]*):/.exec(line);
+    if (!match?.[1]) break;
+    names.push(match[1]);
+  }
+  return names;
+}
+
 let callCounter = 0;
 function toolCallId(): string {
   callCounter += 1;
@@ -83,7 +97,10 @@ export class OfflineChatModel extends ToolCallingChatModel {
     switch (role) {
       case "planner": {
         // It answers in the wire shape a real model is asked for (args as a list, nulls for what is unused).
-        const plan = toPlanWire(planTask(sections.get(SECTIONS.task) ?? textOf(lastHuman)));
+        // The thread's earlier turns, for "it" and "that file"; the tools it may plan with, for the memory clauses.
+        const listed = toolsListed(textOf(system));
+        const context = { history: parseConversation(sections.get(SECTIONS.conversation)), ...(listed ? { tools: listed } : {}) };
+        const plan = toPlanWire(planTask(sections.get(SECTIONS.task) ?? textOf(lastHuman), context));
         reply = this.#structured(STRUCTURED_OUTPUT.plan, plan, tools);
         break;
       }

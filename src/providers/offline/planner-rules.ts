@@ -1,6 +1,8 @@
+import type { ConversationView } from "../../core/conversation.js";
 import type { PlannedSubtask, PlanOutput, SubtaskArg } from "../../core/plan.js";
 import { orderByResources } from "../../core/resources.js";
 import { type Chained, combinationNoun, expandOperands, operandName } from "./arithmetic.js";
+import { type EarlierResult, EarlierTurns } from "./conversation-rules.js";
 import { type Intent, parseClause, parseTask } from "./intents.js";
 
 function capitalize(text: string): string {
@@ -16,6 +18,11 @@ function agentFor(intent: Intent): string {
     case "move":
     case "delete":
       return "execute";
+    case "remember":
+    case "forget":
+      return "memory";
+    case "recall":
+    case "previous":
     case "read":
     case "list":
     case "count":
@@ -60,8 +67,15 @@ function toolsFor(intent: Intent): string[] {
       return ["file_move"];
     case "delete":
       return ["file_delete"];
+    case "remember":
+      return ["memory_save"];
+    case "recall":
+      return ["memory_search"];
+    case "forget":
+      return ["memory_search", "memory_forget"];
     case "map":
     case "open":
+    case "previous":
       return [];
   }
 }
@@ -121,8 +135,14 @@ function argsFor(intent: Intent, previous: Produced | undefined): Record<string,
         : { language: { value: intent.language }, path: { value: intent.path ?? "" } };
     case "query":
       return { path: { value: intent.path } };
+    case "remember":
+      return intent.subject !== undefined ? { text: { value: intent.fact }, subject: { value: intent.subject } } : { text: { value: intent.fact } };
+    case "recall":
+    case "forget":
+      return { query: { value: intent.query } };
     case "map":
     case "open":
+    case "previous":
       return {};
   }
 }
@@ -214,7 +234,7 @@ function isNumeric(intent: Intent): boolean {
 
 /** Kinds whose result is a value a later clause can take ("save it", "save both"); files written are not. */
 function producesValue(intent: Intent): boolean {
-  return !["write", "copy", "move", "delete"].includes(intent.kind);
+  return !["write", "copy", "move", "delete", "remember", "forget"].includes(intent.kind);
 }
 
 /** The plan as it is built, clause by clause, and what later clauses can refer to. */
@@ -343,6 +363,14 @@ function addIntent(plan: PlanBuilder, intent: Intent): boolean {
       }
       break;
     }
+    case "remember":
+      // Nothing to decide: the fact goes to long-term memory by a direct step.
+      plan.add({ label: capitalize(intent.clause), agent: "memory", tool: "memory_save", args: argsFor(intent, undefined), reads: [], writes: [] });
+      plan.lastWritten = undefined;
+      return true;
+    case "previous":
+      // "what was the result?": the latest value is the answer; nothing more to do.
+      return plan.latest !== undefined;
     default:
       break;
   }
@@ -367,14 +395,53 @@ function addIntent(plan: PlanBuilder, intent: Intent): boolean {
  * the order the task gives them. A clause that refers to results the task has not produced is
  * left for a language model.
  */
-export function planTask(task: string): PlanOutput {
-  const intents = parseTask(task);
+export function planTask(task: string, context: PlanContext = {}): PlanOutput {
+  const earlier = new EarlierTurns(context.history);
+  const usable = (tool: string): boolean => context.tools?.includes(tool) ?? true;
+  // Memory clauses need the memory tools; without them they are work for a language model.
+  const intents = parseTask(earlier.resolveFiles(task)).map((intent): Intent => {
+    const tool = intent.kind === "remember" ? "memory_save" : intent.kind === "recall" ? "memory_search" : intent.kind === "forget" ? "memory_forget" : undefined;
+    return tool !== undefined && !usable(tool) ? { kind: "open", clause: intent.clause, agent: "research", usesPrevious: false } : intent;
+  });
   if (intents.length === 0) return { subtasks: [], question: "The task has no words I can act on. What should be done?" };
   if (intents.every((intent) => intent.kind === "open")) return { subtasks: openEndedPlan(task, intents) };
   const plan = new PlanBuilder();
   for (const intent of intents) {
     if (plan.subtasks.length >= 47) break;
+    // A clause that refers back before the task has produced anything refers to the conversation.
+    if (plan.values.length === 0 && !earlier.empty && usable("thread_result")) takeEarlier(plan, earlier, intent);
     if (!addIntent(plan, intent)) addIntent(plan, { kind: "open", clause: intent.clause, agent: "research", usesPrevious: false });
   }
   return { subtasks: orderByResources(plan.subtasks, () => undefined, { followListOrder: true }).subtasks };
+}
+
+/** What the offline planner knows besides the task: the thread's earlier turns, and the tools it may plan with. */
+export interface PlanContext {
+  history?: ConversationView;
+  /** The tools named in the planner's prompt; absent: every tool is assumed. */
+  tools?: readonly string[];
+}
+
+/**
+ * Adds `thread_result` steps for the earlier values a clause refers to ("save it", "double it",
+ * "add them", "save both", "the total"), as the values the plan has produced so far.
+ */
+function takeEarlier(plan: PlanBuilder, earlier: EarlierTurns, intent: Intent): void {
+  const need = EarlierTurns.need(intent, intent.kind === "write" && combinationNoun(intent.clause)?.operands.kind !== undefined && combinationNoun(intent.clause)?.operands.kind !== "previous");
+  if (need === undefined) return;
+  const chosen: EarlierResult[] = need === "latest" ? [earlier.latest()].filter((entry): entry is EarlierResult => entry !== undefined) : need === "values" ? earlier.values() : earlier.numbers();
+  if (chosen.length === 0 || (need !== "latest" && chosen.length < 2)) return;
+  for (const { turn, result } of chosen) {
+    // A result that was itself taken from an earlier turn keeps the name of what made it.
+    const named = /^Take the result of "(.*)" from turn \d+$/.exec(result.label)?.[1] ?? result.label;
+    const id = plan.add({
+      label: `Take the result of "${named}" from turn ${turn}`,
+      agent: "research",
+      tool: "thread_result",
+      args: { handle: { value: result.handle } },
+      reads: [],
+      writes: [],
+    });
+    plan.produced({ id, mapped: false }, result.shape === "number");
+  }
 }

@@ -190,10 +190,52 @@ function nextCall(intent: Intent, args: Record<string, unknown>, replies: ToolRe
       const path = asText(fromArgs(args, "path", "file") ?? intent.path);
       return done === 0 ? { name: "file_delete", args: recursive ? { path, recursive: true } : { path } } : undefined;
     }
+    case "remember": {
+      if (done > 0) return undefined;
+      const text = asText(fromArgs(args, "text", "fact") ?? intent.fact);
+      const subject = fromArgs(args, "subject") ?? intent.subject;
+      return { name: "memory_save", args: subject === undefined ? { text } : { text, subject: asText(subject) } };
+    }
+    case "recall":
+      return done === 0 ? { name: "memory_search", args: { query: asText(fromArgs(args, "query", "q") ?? intent.query) } } : undefined;
+    case "forget": {
+      const query = asText(fromArgs(args, "query", "q") ?? intent.query);
+      if (done === 0) return { name: "memory_search", args: { query } };
+      if (done > 1) return undefined;
+      const fact = answeringFact(query, replies[0]);
+      // Only a fact that is plainly about what was named is forgotten; a loose match is not.
+      if (!fact) return { status: "failed", reason: `nothing remembered is about "${query}", so nothing was forgotten` };
+      return { name: "memory_forget", args: { id: fact.id } };
+    }
     case "map":
     case "open":
+    case "previous":
       return undefined;
   }
+}
+
+/** Words of a question or a fact that carry its meaning (lower case, a plural's s dropped). */
+function contentWords(text: string): string[] {
+  const stop = new Set("a an the of to in on at for and or is are was were be by with what who where when which whose do does did you we i me my your our about tell know remember recall that this it its there".split(" "));
+  return (text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).filter((word) => !stop.has(word)).map((word) => (word.length > 3 ? word.replace(/s$/, "") : word));
+}
+
+/**
+ * The remembered fact that answers a question by rules: the best-ranked one holding every word
+ * of the question that carries meaning. A fact that shares only some words (the capital of
+ * Atlantis, asked about the capital of France) does not answer it.
+ */
+function answeringFact(query: string, reply: ToolReply | undefined): { id: string; text: string; index: number } | undefined {
+  if (!reply?.ok) return undefined;
+  const items = ((reply.value as { items?: Array<{ id?: unknown; text?: unknown }> } | undefined)?.items ?? []).flatMap((item, index) =>
+    typeof item.id === "string" && typeof item.text === "string" ? [{ id: item.id, text: item.text, index }] : [],
+  );
+  const wanted = contentWords(query);
+  if (wanted.length === 0) return undefined;
+  return items.find((item) => {
+    const words = new Set(contentWords(item.text));
+    return wanted.every((word) => words.has(word));
+  });
 }
 
 interface SearchHitView {
@@ -267,6 +309,14 @@ function finalSubmission(intent: Intent, replies: ToolReply[]): Submission {
       return { status: "done", result: last.summary ?? asText(last.value) };
     case "web_search":
       return { status: "done", result: searchAnswer(last.value) };
+    case "memory_search": {
+      const query = intent.kind === "recall" || intent.kind === "forget" ? intent.query : "";
+      const fact = answeringFact(query, last);
+      if (!fact) {
+        return { status: "unable", reason: `nothing remembered answers "${query}"; answering it from general knowledge ${NEEDS_MODEL}` };
+      }
+      return { status: "done", from: handle, path: `$.items[${fact.index}].text` };
+    }
     case "code_run":
       return { status: "done", result: runAnswer(last.value) };
     default:

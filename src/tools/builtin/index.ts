@@ -1,3 +1,4 @@
+import type { Memory } from "../../core/memory.js";
 import type { ToolDefinition } from "../define-tool.js";
 import { ToolRegistry, type ToolRegistryOptions } from "../registry.js";
 import { boardPostTool, boardReadTool } from "./board.js";
@@ -12,6 +13,8 @@ import { fileReadTool } from "./file-read.js";
 import { fileAppendTool, fileWriteTool } from "./file-write.js";
 import { createHttpFetchTool, type HttpFetchOptions } from "./http-fetch.js";
 import { jsonTool } from "./json.js";
+import { createMemoryTools, type NamespaceOf } from "./memory.js";
+import { createThreadResultTool, type ThreadResults } from "./thread-result.js";
 import { textStatsTool } from "./text-stats.js";
 import { createWebSearchTool, type WebSearchOptions } from "./web-search.js";
 
@@ -20,6 +23,10 @@ export interface BuiltinToolSettings {
   sandbox?: Partial<CodeRunOptions>;
   fetch?: Partial<HttpFetchOptions>;
   search?: Partial<WebSearchOptions>;
+  /** Long-term memory: with it, memory_save, memory_search and memory_forget (each in the caller's namespace). */
+  memory?: { memory: Memory; namespaceOf: NamespaceOf };
+  /** Earlier turns' results: with it, thread_result. */
+  threadResults?: ThreadResults;
 }
 
 /** The built-in tools, in the order they are listed; the file tools with their effects (for settling a call a crash cut short). */
@@ -40,6 +47,8 @@ export function createBuiltinTools(settings: BuiltinToolSettings = {}): ToolDefi
     createWebSearchTool(settings.search) as ToolDefinition,
     boardPostTool as ToolDefinition,
     boardReadTool as ToolDefinition,
+    ...(settings.memory ? createMemoryTools(settings.memory.memory, settings.memory.namespaceOf) : []),
+    ...(settings.threadResults ? [createThreadResultTool(settings.threadResults)] : []),
   ];
   return tools.map((tool) => (FILE_EFFECTS[tool.name] && !tool.effect ? { ...tool, effect: FILE_EFFECTS[tool.name] } : tool));
 }
