@@ -28,14 +28,16 @@ import { measureAdversarial } from "./adversarial.js";
 import { measureServer } from "./server.js";
 import { withTempDir } from "./support.js";
 import { measureToolCalls } from "./tool-calls.js";
+import { measureQueues } from "./queue-compare.js";
+import { startThrowawayPostgres, type ThrowawayPostgres } from "../src/testing/postgres-cluster.js";
 
-const BENCHMARKS = ["overhead", "fanout", "checkpoint", "prompt-tokens", "map", "prompt-size", "tools", "server", "adversarial", "offline-corpus", "byte-exact", "crash-trials", "eval", "critical-path"];
+const BENCHMARKS = ["overhead", "fanout", "checkpoint", "prompt-tokens", "map", "prompt-size", "tools", "server", "adversarial", "offline-corpus", "byte-exact", "crash-trials", "eval", "critical-path", "queues"];
 
 const { values } = parseArgs({
   options: {
     json: { type: "boolean", default: false },
     runs: { type: "string", default: "20" },
-    /** Which benchmarks to run (comma-separated): overhead, fanout, checkpoint, prompt-tokens, map, prompt-size, tools, server, adversarial, offline-corpus, byte-exact, crash-trials, eval, critical-path. */
+    /** Which benchmarks to run (comma-separated): overhead, fanout, checkpoint, prompt-tokens, map, prompt-size, tools, server, adversarial, offline-corpus, byte-exact, crash-trials, eval, critical-path, queues. */
     only: { type: "string", default: BENCHMARKS.join(",") },
   },
 });
@@ -83,6 +85,12 @@ const criticalPath = await bench("critical-path", "critical path (uneven DAGs on
 );
 const adversarial = await bench("adversarial", "adversarial tasks (three 5,000-character tasks while /health is polled)…", () => measureAdversarial({ chars: 5_000, pollMs: 50 }));
 
+// The Postgres benchmarks share one throwaway cluster (synced commits, as a real deployment has them).
+let postgres: ThrowawayPostgres | undefined;
+const cluster = async (): Promise<ThrowawayPostgres> => (postgres ??= await startThrowawayPostgres({ fsync: true }));
+const queues = await bench("queues", "job queues compared (pg-boss and graphile-worker on troupe's workload)…", async () => measureQueues({ database: async (name) => (await cluster()).database(name), log: progress }));
+await postgres?.destroy();
+
 // The CLI as a user runs it, from the same build as this benchmark (dist/bench → dist/src/cli).
 const cli = fileURLToPath(new URL("../src/cli/main.js", import.meta.url));
 const byteExact = await bench("byte-exact", "byte-exact matrix (one offline CLI run per case)…", () => measureByteExact(cli, (body) => withTempDir("troupe-bench-exact-", body)));
@@ -108,6 +116,7 @@ const report: BenchReport = {
   crashTrials,
   eval: evalSuite,
   criticalPath,
+  queues,
   targets: {
     overhead: overhead?.target.met,
     fanOut: fanOut?.target.met,

@@ -12,6 +12,7 @@ import type { PromptSizeReport } from "./prompt-size.js";
 import type { ServerBenchReport } from "./server.js";
 import type { AdversarialBenchReport } from "./adversarial.js";
 import type { ToolCallsReport } from "./tool-calls.js";
+import type { QueueCompareReport } from "./queue-compare.js";
 import { formatNumber as number, formatTable, type Summary } from "./support.js";
 
 /** Everything one `npm run bench` measures; `--json` prints exactly this. */
@@ -31,6 +32,7 @@ export interface BenchReport {
   offlineCorpus?: OfflineCorpusReport;
   eval?: EvalBenchReport;
   criticalPath?: CriticalPathReport;
+  queues?: QueueCompareReport;
   /** Undefined for a benchmark left out with --only. */
   targets: {
     overhead?: boolean;
@@ -365,6 +367,31 @@ function criticalPathSection(report: CriticalPathReport): string {
 }
 
 /** The readable report: one section per benchmark (those --only left out are missing), each ending with its target verdict. */
+function queuesSection(report: QueueCompareReport): string {
+  const table = formatTable(
+    ["library", "enqueue ms p50", "enqueue ms p95", "pickup ms p50", "pickup ms p95", ...report.results[0]!.throughput.map((row) => `runs/s ×${row.instances} (÷ ideal)`), "max per thread", "takeover after SIGKILL"],
+    report.results.map((result) => [
+      result.library,
+      number(result.enqueueMs.median),
+      number(result.enqueueMs.p95),
+      number(result.pickupMs.median),
+      number(result.pickupMs.p95),
+      ...result.throughput.map((row) => `${number(row.perSecond)} (${number(row.ofIdeal)})`),
+      String(result.maxPerKey),
+      result.takeoverMs === null ? `none within ${number(report.takeoverBoundMs / 1000)} s` : `${number(result.takeoverMs / 1000)} s`,
+    ]),
+  );
+  return [
+    `16. Job queues compared on troupe's workload: a job's enqueue in the transaction of its run's row (300, one at a time), pickup by an`,
+    `    idle worker (20), ${report.jobs} jobs per worker instance of ${report.jobMs} ms each at ${report.concurrency} per instance (five jobs per thread,`,
+    "    queued together), and a worker killed with SIGKILL while it holds a job. Synced commits (fsync on).",
+    "",
+    table,
+    "",
+    ...report.results.flatMap((result) => [`    ${result.library}:`, ...result.notes.map((note) => `      - ${note}`)]),
+  ].join("\n");
+}
+
 export function renderReport(report: BenchReport): string {
   const { environment } = report;
   const sections = [
@@ -382,6 +409,7 @@ export function renderReport(report: BenchReport): string {
     report.crashTrials && crashTrialsSection(report.crashTrials),
     report.eval && evalSection(report.eval),
     report.criticalPath && criticalPathSection(report.criticalPath),
+    report.queues && queuesSection(report.queues),
   ].filter((section): section is string => Boolean(section));
   const { targets } = report;
   return [
