@@ -9,6 +9,8 @@ import { registerRun } from "./commands/run.js";
 import { registerRuns } from "./commands/runs.js";
 import { registerServe } from "./commands/serve.js";
 import { registerTools } from "./commands/tools.js";
+import { registerMigrate } from "./commands/migrate.js";
+import { registerWorker } from "./commands/worker.js";
 import { EXIT, exitCodeForError } from "./exit-codes.js";
 import { err } from "./io.js";
 
@@ -28,6 +30,8 @@ export function createProgram(): Command {
   registerAudit(program);
   registerEval(program);
   registerServe(program);
+  registerWorker(program);
+  registerMigrate(program);
   return program;
 }
 

@@ -24,7 +24,7 @@ import { type PendingInterrupt, runningSubtasks, showRun, threadInterrupts, type
 import { createToolPlatform, type ToolPlatform } from "./tool-platform.js";
 
 export type { ProviderSource } from "./model-selection.js";
-export { type EnqueueOptions, type InvokeOptions, isAlive, type ResumeOptions, type RunOptions } from "./run-lifecycle.js";
+export { type Driver, type EnqueueOptions, type InvokeOptions, isAlive, type ResumeOptions, type RunOptions } from "./run-lifecycle.js";
 export type { PendingInterrupt, RunView } from "./run-queries.js";
 
 export interface TroupeOptions {
@@ -50,6 +50,12 @@ export interface TroupeOptions {
   configFile?: string;
   /** The `tools` section given in code, instead of the config file's. */
   toolsConfig?: unknown;
+  /** `postgres://…`: the store on Postgres (default TROUPE_DATABASE_URL; SQLite in the data directory when neither is set). */
+  databaseUrl?: string;
+  /** Postgres: seconds a worker may be silent before another takes its runs over (default TROUPE_LEASE_SECONDS, else 30). */
+  leaseSeconds?: number;
+  /** An open store to use instead of opening one (it is closed with the instance). */
+  store?: Store;
 }
 
 /** A troupe instance: one compiled graph, its store, tools, agents and models. */
@@ -127,7 +133,14 @@ export class Troupe {
         : resolveToolsConfig(config.tools, { base: loaded.file ? path.dirname(loaded.file) : path.resolve(options.configDir ?? process.cwd()), file: loaded.file });
     // A workspace path that cannot be a folder is bad input, refused before anything is written.
     checkWorkspacePath(options.workspace ?? env.TROUPE_WORKSPACE);
-    const store = openStore(options.dataDir ?? env.TROUPE_DATA_DIR);
+    const databaseUrl = options.databaseUrl ?? env.TROUPE_DATABASE_URL;
+    const store =
+      options.store ??
+      (await openStore({
+        dataDir: options.dataDir ?? env.TROUPE_DATA_DIR,
+        ...(databaseUrl ? { databaseUrl } : {}),
+        ...((options.leaseSeconds ?? env.TROUPE_LEASE_SECONDS) !== undefined ? { leaseSeconds: options.leaseSeconds ?? env.TROUPE_LEASE_SECONDS } : {}),
+      }));
     try {
       const workspace = await workspaceRoot(options.workspace ?? env.TROUPE_WORKSPACE);
       setWorkspaceQuota(workspace, toolsConfig.quota);
@@ -144,7 +157,7 @@ export class Troupe {
       const maxWorkerSteps = options.maxWorkerSteps ?? LIMITS.workerMaxSteps;
       return new Troupe({ env, store, graph, tools, agents, models, providerSource, workspace, config, maxWorkerSteps, ledgers, platform, toolsConfig });
     } catch (error) {
-      store.close();
+      await store.close();
       throw error;
     }
   }
@@ -188,7 +201,7 @@ export class Troupe {
    * Records a run as queued, to be started later with `start` (the server's queue). The record
    * is written (and synced) before this returns, so an accepted run survives a crash.
    */
-  enqueue(input: RunRequestInput, options: EnqueueOptions = {}): RunRecord {
+  enqueue(input: RunRequestInput, options: EnqueueOptions = {}): Promise<RunRecord> {
     return this.#lifecycle.enqueue(input, options);
   }
 
@@ -219,7 +232,7 @@ export class Troupe {
   }
 
   /** Subtasks of a run that have started and not ended, by its events. */
-  runningSubtasks(runId: string): string[] {
+  runningSubtasks(runId: string): Promise<string[]> {
     return runningSubtasks(this.store, runId);
   }
 
@@ -242,17 +255,21 @@ export class Troupe {
     });
   }
 
-  /** Closes the store and the MCP servers' connections (stdio servers are stopped); nothing for an instance made by `withWorkspace`. */
+  /**
+   * Closes the store and the MCP servers' connections (stdio servers are stopped); nothing for an
+   * instance made by `withWorkspace`. SQLite's connections are closed before this returns;
+   * `shutdown` waits for everything.
+   */
   close(): void {
     if (!this.#owner) return;
-    this.store.close();
+    void this.store.close();
     void this.#platform.close();
   }
 
   /** Like close, and waits for the MCP connections to end. */
   async shutdown(): Promise<void> {
     if (!this.#owner) return;
-    this.store.close();
+    await this.store.close();
     await this.#platform.close();
   }
 }

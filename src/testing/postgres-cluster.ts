@@ -115,7 +115,7 @@ export async function startThrowawayPostgres(options: ThrowawayPostgresOptions =
       await run(as([path.join(bin, "pg_ctl"), "-D", data, "-l", log, "-w", "-t", "60", "-o", settings, "start"]), "pg_ctl start");
     } catch (error) {
       const tail = existsSync(log) ? readFileSync(log, "utf8").slice(-2000) : "";
-      throw new Error(`${(error as Error).message}\n${tail}`);
+      throw new Error(`${(error as Error).message}\n${tail}`, { cause: error });
     }
   };
   let running = false;
