@@ -78,6 +78,7 @@ export function openSqliteStore(directory: string): SqliteStore {
   const events = new SqliteEventStore(eventsDb);
   const stash = new SqliteStash(stashDb);
   const audit = new SqliteAuditStore(eventsDb);
+  const threads = new ProcessThreadLocks(`${resolved}/${DATABASE_FILE}`);
   return {
     kind: "sqlite",
     directory: resolved,
@@ -89,7 +90,7 @@ export function openSqliteStore(directory: string): SqliteStore {
     stash,
     audit,
     evals: new SqliteEvalStore(db),
-    threads: new ProcessThreadLocks(),
+    threads,
     ping: async () => {
       db.prepare("SELECT 1").get();
     },
@@ -98,6 +99,7 @@ export function openSqliteStore(directory: string): SqliteStore {
       void events.flush();
       void stash.flush();
       void audit.flush();
+      threads.releaseAll();
       if (eventsDb.open) eventsDb.close();
       if (stashDb.open) stashDb.close();
       if (db.open) db.close();
