@@ -29,15 +29,16 @@ import { measureServer } from "./server.js";
 import { withTempDir } from "./support.js";
 import { measureToolCalls } from "./tool-calls.js";
 import { measureQueues } from "./queue-compare.js";
+import { measureScaleOut } from "./scale-out.js";
 import { startThrowawayPostgres, type ThrowawayPostgres } from "../src/testing/postgres-cluster.js";
 
-const BENCHMARKS = ["overhead", "fanout", "checkpoint", "prompt-tokens", "map", "prompt-size", "tools", "server", "adversarial", "offline-corpus", "byte-exact", "crash-trials", "eval", "critical-path", "queues"];
+const BENCHMARKS = ["overhead", "fanout", "checkpoint", "prompt-tokens", "map", "prompt-size", "tools", "server", "adversarial", "offline-corpus", "byte-exact", "crash-trials", "eval", "critical-path", "queues", "scale-out"];
 
 const { values } = parseArgs({
   options: {
     json: { type: "boolean", default: false },
     runs: { type: "string", default: "20" },
-    /** Which benchmarks to run (comma-separated): overhead, fanout, checkpoint, prompt-tokens, map, prompt-size, tools, server, adversarial, offline-corpus, byte-exact, crash-trials, eval, critical-path, queues. */
+    /** Which benchmarks to run (comma-separated): overhead, fanout, checkpoint, prompt-tokens, map, prompt-size, tools, server, adversarial, offline-corpus, byte-exact, crash-trials, eval, critical-path, queues, scale-out. */
     only: { type: "string", default: BENCHMARKS.join(",") },
   },
 });
@@ -89,6 +90,18 @@ const adversarial = await bench("adversarial", "adversarial tasks (three 5,000-c
 let postgres: ThrowawayPostgres | undefined;
 const cluster = async (): Promise<ThrowawayPostgres> => (postgres ??= await startThrowawayPostgres({ fsync: true }));
 const queues = await bench("queues", "job queues compared (pg-boss and graphile-worker on troupe's workload)…", async () => measureQueues({ database: async (name) => (await cluster()).database(name), log: progress }));
+const scaleOut = await bench("scale-out", "scale-out on Postgres (1, 2 and 4 workers behind an API-only process; a worker's SIGKILL; POST /execute)…", async () =>
+  measureScaleOut({
+    database: async (name) => (await cluster()).database(name),
+    latencyMs: 200,
+    concurrency: 4,
+    runsPerWorker: 24,
+    workerCounts: [1, 2, 4],
+    submissions: 500,
+    connections: 50,
+    log: progress,
+  }),
+);
 await postgres?.destroy();
 
 // The CLI as a user runs it, from the same build as this benchmark (dist/bench → dist/src/cli).
@@ -117,6 +130,7 @@ const report: BenchReport = {
   eval: evalSuite,
   criticalPath,
   queues,
+  scaleOut,
   targets: {
     overhead: overhead?.target.met,
     fanOut: fanOut?.target.met,
@@ -129,6 +143,7 @@ const report: BenchReport = {
     crashDuplicates: crashTrials?.target.met,
     eval: evalSuite?.target.met,
     criticalPath: criticalPath?.target.met,
+    scaleOut: scaleOut?.targets.met,
   },
 };
 

@@ -6,12 +6,24 @@
 import { setTimeout as sleep } from "node:timers/promises";
 
 const [library, url] = process.argv.slice(2);
-if (!url || (library !== "pg-boss" && library !== "graphile-worker")) {
-  console.error("usage: queue-child.js pg-boss|graphile-worker <database url>");
+if (!url || (library !== "pg-boss" && library !== "graphile-worker" && library !== "troupe")) {
+  console.error("usage: queue-child.js pg-boss|graphile-worker|troupe <database url>");
   process.exit(2);
 }
 
-if (library === "pg-boss") {
+if (library === "troupe") {
+  const { default: pg } = await import("pg");
+  const { Notifications } = await import("../src/store/postgres/notifications.js");
+  const { PgBossRunQueue } = await import("../src/store/postgres/run-queue.js");
+  const { runQueueLoop } = await import("./queue-compare.js");
+  const notifications = new Notifications(url);
+  const queue = new PgBossRunQueue({ url, pool: new pg.Pool({ connectionString: url, max: 4 }), notifications, leaseSeconds: 15, supervise: true });
+  await queue.start();
+  runQueueLoop(queue, 1, async (job) => {
+    process.stdout.write(`started ${job.id}\n`);
+    await sleep(3_600_000);
+  });
+} else if (library === "pg-boss") {
   const { PgBoss } = await import("pg-boss");
   const boss = new PgBoss({ connectionString: url, monitorIntervalSeconds: 1, superviseIntervalSeconds: 1, useListenNotify: true, registerInstance: false });
   boss.on("error", () => {});

@@ -10,6 +10,9 @@ import { spawn } from "node:child_process";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
+import { Notifications } from "../src/store/postgres/notifications.js";
+import { PgBossRunQueue } from "../src/store/postgres/run-queue.js";
+import type { RunJob } from "../src/store/run-queue.js";
 import { type Summary, summarize } from "./support.js";
 
 export interface QueueFigures {
@@ -49,6 +52,11 @@ export interface QueueCompareOptions {
 
 interface Library {
   name: string;
+  /** The takeover trial's own setup (troupe's queue): the job to take over, and the survivor. */
+  enqueueTakeover?(client: pg.PoolClient): Promise<void>;
+  takeoverSurvivor?(url: string, onTaken: () => void): Promise<{ stop(): Promise<void> }>;
+  /** The child process's library argument. */
+  childLibrary?: string;
   setup(url: string): Promise<void>;
   /** Enqueues a job inside the transaction of `client`. */
   enqueue(client: pg.PoolClient, key: string, payload: Record<string, unknown>): Promise<void>;
@@ -97,6 +105,101 @@ function pgBoss(): Library {
 }
 let sender: unknown;
 const transactionOf = (client: pg.PoolClient) => ({ executeSql: (text: string, values?: unknown[]) => client.query(text, values) });
+
+/**
+ * The loop troupe's workers run (src/server/run-dispatcher.ts) on its queue class: `fetch()` as
+ * many jobs as slots are free, a slot freed fetches at once, an idle worker waits for a job's
+ * notification (or polls each second), heartbeats for every held job in one statement.
+ */
+export function runQueueLoop(queue: PgBossRunQueue, concurrency: number, handler: (job: RunJob) => Promise<void>): { stop(): Promise<void> } {
+  const held = new Set<string>();
+  let stopping = false;
+  let waker = new AbortController();
+  const heartbeat = setInterval(() => void queue.touch([...held].map((id) => ({ id, attempt: 0, runId: "", threadId: "" }))).catch(() => {}), 2_000);
+  const loop = (async () => {
+    while (!stopping) {
+      const free = concurrency - held.size;
+      const jobs = free > 0 ? await queue.take(free).catch(() => [] as RunJob[]) : [];
+      for (const job of jobs) {
+        held.add(job.id);
+        void handler(job)
+          .then(() => queue.complete(job))
+          .catch(() => {})
+          .finally(() => {
+            held.delete(job.id);
+            waker.abort();
+          });
+      }
+      if (free > 0 && jobs.length === free) continue;
+      waker = new AbortController();
+      await queue.wait(1_000, waker.signal);
+    }
+  })();
+  return {
+    stop: async () => {
+      stopping = true;
+      waker.abort();
+      clearInterval(heartbeat);
+      await loop;
+      while (held.size > 0) await new Promise((resolve) => setTimeout(resolve, 20));
+    },
+  };
+}
+
+/** troupe's own use of pg-boss: PgBossRunQueue (its queue settings) and the dispatcher's loop. */
+function troupeQueue(): Library {
+  let sending: { queue: PgBossRunQueue; pool: pg.Pool; notifications: Notifications } | undefined;
+  const open = async (url: string, leaseSeconds = 15) => {
+    const pool = new pg.Pool({ connectionString: url, max: 10 });
+    const notifications = new Notifications(url);
+    const queue = new PgBossRunQueue({ url, pool, notifications, leaseSeconds, supervise: true });
+    await queue.start();
+    return { queue, pool, notifications };
+  };
+  const close = async (parts: { queue: PgBossRunQueue; pool: pg.Pool; notifications: Notifications }) => {
+    await parts.queue.stop();
+    await parts.notifications.close();
+    await parts.pool.end();
+  };
+  return {
+    name: "pg-boss 12 (troupe: fetch() into slots)",
+    notes: [
+      "src/store/postgres/run-queue.ts and the dispatcher's loop: a freed slot fetches at once, idle workers wake on a NOTIFY sent in the job's transaction",
+      "heartbeats of every held job in one touch() per interval; the lease (TROUPE_LEASE_SECONDS, 15 here) sets heartbeatSeconds",
+    ],
+    async setup(url) {
+      sending = await open(url);
+    },
+    async enqueue(client, key, payload) {
+      await sending?.queue.send(client, JSON.stringify(payload), key);
+    },
+    async startWorker(url, concurrency, handler) {
+      const parts = await open(url);
+      const loop = runQueueLoop(parts.queue, concurrency, (job) => handler(JSON.parse(job.runId) as { key: string; n: number }));
+      return {
+        stop: async () => {
+          await loop.stop();
+          await close(parts);
+        },
+      };
+    },
+    async takeoverSurvivor(url, onTaken) {
+      const parts = await open(url);
+      const loop = runQueueLoop(parts.queue, 1, async () => onTaken());
+      return {
+        stop: async () => {
+          await loop.stop();
+          await close(parts);
+          if (sending) await close(sending);
+        },
+      };
+    },
+    async enqueueTakeover(client) {
+      await sending?.queue.send(client, JSON.stringify({ key: "k", n: 0 }), "k");
+    },
+    childLibrary: "troupe",
+  };
+}
 
 function graphile(): Library {
   return {
@@ -209,7 +312,7 @@ async function measureLibrary(library: Library, url: string, options: Required<O
     }
 
     // Takeover: a child worker takes a job and is killed with SIGKILL; how long until another starts it?
-    const child = spawn(process.execPath, [CHILD, library.name.startsWith("pg-boss") ? "pg-boss" : "graphile-worker", url], { stdio: ["ignore", "pipe", "ignore"] });
+    const child = spawn(process.execPath, [CHILD, library.childLibrary ?? (library.name.startsWith("pg-boss") ? "pg-boss" : "graphile-worker"), url], { stdio: ["ignore", "pipe", "ignore"] });
     let childOut = "";
     child.stdout.on("data", (chunk: Buffer) => (childOut += chunk.toString()));
     const deadline = Date.now() + 30_000;
@@ -218,7 +321,9 @@ async function measureLibrary(library: Library, url: string, options: Required<O
       await sleep(50);
     }
     await client.query("BEGIN");
-    if (library.name.startsWith("pg-boss")) {
+    if (library.enqueueTakeover) {
+      await library.enqueueTakeover(client);
+    } else if (library.name.startsWith("pg-boss")) {
       await (sender as { send: (name: string, data: object, options: object) => Promise<unknown> }).send("takeover", { key: "k", n: 0 }, { singletonKey: "k", db: transactionOf(client) });
     } else {
       await client.query("SELECT graphile_worker.add_job('takeover', '{}'::json, queue_name := 'k')");
@@ -233,7 +338,11 @@ async function measureLibrary(library: Library, url: string, options: Required<O
     const killed = performance.now();
     let takenAt: number | undefined;
     let survivor: { stop(): Promise<void> };
-    if (library.name.startsWith("pg-boss")) {
+    if (library.takeoverSurvivor) {
+      survivor = await library.takeoverSurvivor(url, () => {
+        takenAt ??= performance.now();
+      });
+    } else if (library.name.startsWith("pg-boss")) {
       const { PgBoss } = await import("pg-boss");
       const boss = new PgBoss({ connectionString: url, monitorIntervalSeconds: 1, superviseIntervalSeconds: 1, useListenNotify: true, registerInstance: false });
       boss.on("error", () => {});
@@ -260,7 +369,7 @@ async function measureLibrary(library: Library, url: string, options: Required<O
     }
     while (takenAt === undefined && performance.now() - killed < options.takeoverBoundMs) await sleep(50);
     await survivor.stop();
-    if (library.name.startsWith("pg-boss")) await (sender as { stop: (options: object) => Promise<void> }).stop({ graceful: false });
+    if (library.name.startsWith("pg-boss") && !library.takeoverSurvivor) await (sender as { stop: (options: object) => Promise<void> }).stop({ graceful: false });
     return {
       library: library.name,
       enqueueMs: summarize(enqueueMs),
@@ -282,6 +391,7 @@ export async function measureQueues(options: QueueCompareOptions): Promise<Queue
   const results: QueueFigures[] = [];
   results.push(await measureLibrary(pgBoss(), await options.database("bench_pgboss"), settings));
   results.push(await measureLibrary(graphile(), await options.database("bench_graphile"), settings));
+  results.push(await measureLibrary(troupeQueue(), await options.database("bench_troupe"), settings));
   const { log: _log, ...figures } = settings;
   return { ...figures, results };
 }

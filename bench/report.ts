@@ -13,6 +13,7 @@ import type { ServerBenchReport } from "./server.js";
 import type { AdversarialBenchReport } from "./adversarial.js";
 import type { ToolCallsReport } from "./tool-calls.js";
 import type { QueueCompareReport } from "./queue-compare.js";
+import type { ScaleOutReport } from "./scale-out.js";
 import { formatNumber as number, formatTable, type Summary } from "./support.js";
 
 /** Everything one `npm run bench` measures; `--json` prints exactly this. */
@@ -33,6 +34,7 @@ export interface BenchReport {
   eval?: EvalBenchReport;
   criticalPath?: CriticalPathReport;
   queues?: QueueCompareReport;
+  scaleOut?: ScaleOutReport;
   /** Undefined for a benchmark left out with --only. */
   targets: {
     overhead?: boolean;
@@ -46,6 +48,7 @@ export interface BenchReport {
     offlineCorpus?: boolean;
     eval?: boolean;
     criticalPath?: boolean;
+    scaleOut?: boolean;
   };
 }
 
@@ -367,6 +370,25 @@ function criticalPathSection(report: CriticalPathReport): string {
 }
 
 /** The readable report: one section per benchmark (those --only left out are missing), each ending with its target verdict. */
+function scaleOutSection(report: ScaleOutReport): string {
+  const table = formatTable(
+    ["workers", "runs", "runs/s", "× one worker", "ideal runs/s", "÷ ideal"],
+    report.throughput.map((row) => [String(row.workers), String(row.runs), number(row.perSecond), `${number(row.speedup)}×`, number(row.ideal), number(row.perSecond / row.ideal)]),
+  );
+  const two = report.throughput.find((row) => row.workers === 2);
+  const four = report.throughput.find((row) => row.workers === 4);
+  return [
+    `17. Scale-out on Postgres: worker processes behind one API-only process (serve --workers 0), each driving at most ${report.concurrency} runs,`,
+    `    every model call ${report.latencyMs} ms (${report.modelCallsPerRun} calls per run); runs/s = completed runs / (last finish − first start). Synced commits.`,
+    "",
+    table,
+    "",
+    ...report.takeover.map((row) => `    takeover after a worker's SIGKILL, lease ${row.leaseSeconds} s: ${Number.isNaN(row.ms) ? "none" : `${number(row.ms / 1000)} s`} (kill → the run's interrupted call starting again on another worker)`),
+    `    POST /execute through the API-only process, ${report.submitMs.count} over 50 connections while two workers run them: p50 ${number(report.submitMs.p50)} ms, p95 ${number(report.submitMs.p95)} ms, p99 ${number(report.submitMs.p99)} ms (${report.submitMs.accepted} accepted)`,
+    `    target: ≥ ${report.targets.twoWorkers}× with 2 workers (${two ? `${number(two.speedup)}×` : "n/a"}) and ≥ ${report.targets.fourWorkers}× with 4 (${four ? `${number(four.speedup)}×` : "n/a"}) → ${verdict(report.targets.met)}`,
+  ].join("\n");
+}
+
 function queuesSection(report: QueueCompareReport): string {
   const table = formatTable(
     ["library", "enqueue ms p50", "enqueue ms p95", "pickup ms p50", "pickup ms p95", ...report.results[0]!.throughput.map((row) => `runs/s ×${row.instances} (÷ ideal)`), "max per thread", "takeover after SIGKILL"],
@@ -410,12 +432,13 @@ export function renderReport(report: BenchReport): string {
     report.eval && evalSection(report.eval),
     report.criticalPath && criticalPathSection(report.criticalPath),
     report.queues && queuesSection(report.queues),
+    report.scaleOut && scaleOutSection(report.scaleOut),
   ].filter((section): section is string => Boolean(section));
   const { targets } = report;
   return [
     `troupe benchmark: node ${environment.node}, ${environment.platform}, ${environment.cpus} CPUs, ${environment.startedAt}`,
     "",
     ...sections.flatMap((section) => [section, ""]),
-    `targets: overhead ${verdict(targets.overhead)}, fan-out ${verdict(targets.fanOut)}, map throughput ${verdict(targets.mapThroughput)}, prompt size ${verdict(targets.promptSize)}, submit p95 ${verdict(targets.serverSubmitP95)}, adversarial lag ${verdict(targets.adversarialLag)}, offline corpus ${verdict(targets.offlineCorpus)}, byte-exact ${verdict(targets.byteExact)}, crash duplicates ${verdict(targets.crashDuplicates)}, eval ${verdict(targets.eval)}, critical path ${verdict(targets.criticalPath)} (figures are reported, never enforced)`,
+    `targets: overhead ${verdict(targets.overhead)}, fan-out ${verdict(targets.fanOut)}, map throughput ${verdict(targets.mapThroughput)}, prompt size ${verdict(targets.promptSize)}, submit p95 ${verdict(targets.serverSubmitP95)}, adversarial lag ${verdict(targets.adversarialLag)}, offline corpus ${verdict(targets.offlineCorpus)}, byte-exact ${verdict(targets.byteExact)}, crash duplicates ${verdict(targets.crashDuplicates)}, eval ${verdict(targets.eval)}, critical path ${verdict(targets.criticalPath)}, scale-out ${verdict(targets.scaleOut)} (figures are reported, never enforced)`,
   ].join("\n");
 }

@@ -189,8 +189,8 @@ describe("an eval's cases", () => {
     // The task queue leaves the eval's run alone; the evals take it up.
     expect(await app.tasks.recover()).toEqual({ resumed: 0, queued: 0, crashed: 0 });
     expect(await app.evals.recover()).toEqual({ queued: 1, failed: 1 });
-    expect(evals.get("eval-stale")).toMatchObject({ status: "failed", error: "the server stopped while this eval ran; submit it again" });
-    expect(runs.get("run-stale")).toMatchObject({ status: "failed", error: "the server stopped while this eval ran; submit it again" });
+    expect(await evals.get("eval-stale")).toMatchObject({ status: "failed", error: "the server stopped while this eval ran; submit it again" });
+    expect(await runs.get("run-stale")).toMatchObject({ status: "failed", error: "the server stopped while this eval ran; submit it again" });
     const events = parseSse((await app.app.inject({ method: "GET", url: "/api/v1/evals/eval-stale/events" })).body);
     expect(events.map((event) => event.event)).toEqual(["eval-end"]);
     expect(await waitForEval(app, "eval-waiting")).toMatchObject({ status: "completed", passed: 1 });

@@ -291,6 +291,11 @@ export class RunLifecycle {
       }
       input = null;
     } else {
+      const state = snapshot.values as State;
+      if ((record.status === "running" || record.status === "queued") && state.finished && state.stopReason) {
+        // Its process died after the run's last checkpoint and before its record said so: the run is done; say so now.
+        return this.#settleFinished(record, state, options);
+      }
       throw new ConflictError("run_finished", `the run on thread ${threadId} has already ${record.status === "failed" ? "failed" : "finished"} (${record.stopReason ?? record.status})`, { runId: record.id });
     }
     await this.#parts.store.runs.update(record.id, {
@@ -307,6 +312,28 @@ export class RunLifecycle {
     const request = StoredRequest.safeParse(record.request);
     const concurrency = (request.success ? request.data.concurrency : undefined) ?? LIMITS.subtaskConcurrency;
     return this.#drive(record, input, concurrency, true, options, lease);
+  }
+
+  /** Records a run its checkpoint shows finished (its process died before it could), and returns its result. */
+  async #settleFinished(record: RunRecord, state: State, options: InvokeOptions): Promise<RunResult> {
+    const result = resultFromState(record, state, record.activeMs);
+    result.status = runStatusOf(state.stopReason as NonNullable<State["stopReason"]>, workDone(state));
+    if (state.failure) result.error = state.failure;
+    await this.#parts.store.runs.update(record.id, {
+      status: result.status,
+      stopReason: result.stopReason,
+      answer: result.answer,
+      error: result.error ?? null,
+      metrics: result.metrics,
+      interrupt: null,
+      pid: null,
+      worker: null,
+      suspended: null,
+      pendingDecision: null,
+      finishedAt: Date.now(),
+    });
+    options.onEvent?.(await this.#parts.store.events.append(record.id, { type: "run-end", status: result.status, stopReason: result.stopReason, metrics: result.metrics }));
+    return result;
   }
 
   async #drive(record: RunRecord, input: unknown, concurrency: number, resumed: boolean, options: InvokeOptions, lease: ThreadLease): Promise<RunResult> {

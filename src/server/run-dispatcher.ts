@@ -212,8 +212,12 @@ export class RunDispatcher {
         return;
       }
       if (outcome?.unreachable) {
-        // Its heartbeat stops with it here: the queue gives it back once the database answers.
+        // The database went away under the run (or the session holding its thread did): once it
+        // answers again, the run is marked suspended where its checkpoint left it and its job given
+        // back, so the next worker resumes it without counting a crash. If the database stays away
+        // past the lease, the job comes back by itself (and counts as a takeover).
         settled = true;
+        void this.#suspendWhenBack(this.#held.get(job.runId) ?? job, log);
         return;
       }
       const after = outcome?.record;
@@ -229,6 +233,20 @@ export class RunDispatcher {
       if (!settled && !isConnectionError(error)) await this.#queue.release(this.#held.get(job.runId) ?? job, errorMessage(error)).catch(() => {});
     } finally {
       if (!this.executor.isActive(job.runId)) this.#held.delete(job.runId);
+    }
+  }
+
+  async #suspendWhenBack(job: RunJob, log: Logger): Promise<void> {
+    const deadline = Date.now() + this.#queue.leaseSeconds * 1000;
+    while (Date.now() < deadline && !this.#stopping) {
+      try {
+        await this.#troupe.store.runs.update(job.runId, { status: "interrupted", suspended: "database", pid: null, worker: null }, { ifStatus: ["running"] });
+        await this.#queue.release(job, "the database went away while the run ran");
+        log.warn("task suspended at its last checkpoint after the database came back; its job is back in the queue");
+        return;
+      } catch {
+        await new Promise((resolve) => setTimeout(resolve, 1_000).unref());
+      }
     }
   }
 

@@ -206,7 +206,7 @@ export class RunExecutor {
       active.log.warn({ code }, "task is held by another process; left to it");
       return { record: undefined, unreachable: false, busy: true };
     }
-    if (isConnectionError(error) || (isTroupeError(error) && error.code === "database_unreachable")) {
+    if (isConnectionError(error) || (isTroupeError(error) && (error.code === "database_unreachable" || error.code === "thread_lease_lost"))) {
       active.log.error({ err: error }, "task stopped: the database went away; it continues from its last checkpoint on another attempt");
       return { record: undefined, unreachable: true, busy: false };
     }

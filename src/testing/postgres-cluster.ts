@@ -57,14 +57,24 @@ export function freePort(): Promise<number> {
 }
 
 /**
- * Postgres refuses to run as root: as root, the cluster's files belong to `nobody` and its
- * programs run as that user (util-linux's setpriv), with no supplementary groups.
+ * Postgres refuses to run as root: as root, the cluster's files belong to an unprivileged user
+ * and its programs run as that user (util-linux's setpriv), with no supplementary groups — the
+ * `postgres` user Debian's package creates, else `nobody`. (Not `nobody` when it can be helped:
+ * the code sandbox runs scripts as `nobody` under a process limit, which the cluster's own
+ * processes would count against.)
  */
 function unprivileged(): { prefix: string[]; uid: number; gid: number } | undefined {
   if (process.getuid?.() !== 0) return undefined;
-  const uid = Number(execFileSync("id", ["-u", "nobody"], { encoding: "utf8" }).trim());
-  const gid = Number(execFileSync("id", ["-g", "nobody"], { encoding: "utf8" }).trim());
-  return { prefix: ["setpriv", `--reuid=${uid}`, `--regid=${gid}`, "--clear-groups"], uid, gid };
+  for (const user of ["postgres", "nobody"]) {
+    try {
+      const uid = Number(execFileSync("id", ["-u", user], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim());
+      const gid = Number(execFileSync("id", ["-g", user], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim());
+      return { prefix: ["setpriv", `--reuid=${uid}`, `--regid=${gid}`, "--clear-groups"], uid, gid };
+    } catch {
+      // no such user: the next one
+    }
+  }
+  throw new Error("running as root, and neither the postgres nor the nobody user exists to run Postgres as");
 }
 
 function run(command: string[], what: string): Promise<void> {

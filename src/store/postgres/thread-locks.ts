@@ -1,4 +1,5 @@
 import type pg from "pg";
+import { SystemError } from "../../core/errors.js";
 import type { RunRecord } from "../run-store.js";
 import type { ThreadLease, ThreadLocks } from "../thread-locks.js";
 import { createClient } from "./database.js";
@@ -38,7 +39,7 @@ export class PgThreadLocks implements ThreadLocks {
         void client.end().catch(() => {});
         // Every lock went with the session.
         for (const [threadId, held] of this.#held) {
-          held.controller.abort(new Error(`the database session holding thread ${threadId} ended`));
+          held.controller.abort(new SystemError("thread_lease_lost", `the database session holding thread ${threadId} ended (the database restarted, or the connection broke)`, { threadId }));
         }
         this.#held.clear();
       };
@@ -97,7 +98,7 @@ export class PgThreadLocks implements ThreadLocks {
 
   async close(): Promise<void> {
     this.#closed = true;
-    for (const held of this.#held.values()) held.controller.abort(new Error("the store closed"));
+    for (const held of this.#held.values()) held.controller.abort(new SystemError("thread_lease_lost", "the store closed while it held the thread"));
     this.#held.clear();
     const client = this.#client;
     this.#client = undefined;
