@@ -133,10 +133,17 @@ export async function measureScaleOut(options: ScaleOutOptions): Promise<ScaleOu
         const pool: Proc[] = [];
         for (let index = 0; index < workers; index += 1) pool.push(await worker(cwd, env, options.concurrency));
         stopping.push(...pool);
-        for (let index = 0; index < runs; index += 1) {
-          const response = await send(agent, front.port as number, "POST", "/api/v1/execute", { task: `look the figure up, run ${index}` });
-          if (response.status !== 202) throw new Error(`submit failed: ${response.status}`);
-        }
+        // Submitted at once, over many connections (the API process group-commits them), so the workers never wait for work.
+        let next = 0;
+        await Promise.all(
+          Array.from({ length: options.connections }, async () => {
+            while (next < runs) {
+              const index = next++;
+              const response = await send(agent, front.port as number, "POST", "/api/v1/execute", { task: `look the figure up, run ${index}` });
+              if (response.status !== 202) throw new Error(`submit failed: ${response.status}`);
+            }
+          }),
+        );
         const deadline = Date.now() + 600_000;
         let tasks: TaskRow[] = [];
         for (;;) {

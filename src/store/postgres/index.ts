@@ -1,4 +1,3 @@
-import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
 import type pg from "pg";
 import { isTroupeError, SystemError } from "../../core/errors.js";
 import type { AuditStore } from "../audit-store.js";
@@ -6,6 +5,7 @@ import { prepareDataDir } from "../database.js";
 import type { Store, StoreOptions } from "../index.js";
 import type { RunStore } from "../run-store.js";
 import { PostgresAuditStore } from "./audit-store.js";
+import { TroupePostgresSaver } from "./checkpointer.js";
 import { PgControlChannel, PgWorkerRegistry } from "./control.js";
 import { createPool, isConnectionError, migratePostgres, parseDatabaseUrl, redactUrl, unreachable } from "./database.js";
 import { PostgresEvalStore } from "./eval-store.js";
@@ -43,7 +43,7 @@ export async function openPostgresStore(options: StoreOptions & { databaseUrl: s
   const pool = createPool(url, options.poolSize ?? 20);
   const notifications = new Notifications(url);
   const queue = new PgBossRunQueue({ url, pool, notifications, leaseSeconds, supervise: true });
-  const checkpointer = new PostgresSaver(pool);
+  const checkpointer = new TroupePostgresSaver(pool);
   const threads = new PgThreadLocks(url);
   try {
     await pool.query("SELECT 1");

@@ -90,9 +90,20 @@ export class PgBossRunQueue implements RunQueue {
 
   /** Makes a job for a run, in the caller's transaction, and announces it when that commits. */
   async send(client: pg.ClientBase, runId: string, threadId: string): Promise<void> {
-    const data: JobData = { runId, threadId };
-    await this.#boss.send(RUN_QUEUE, data, { singletonKey: threadId, db: onClient(client) });
-    await client.query("SELECT pg_notify($1, $2)", [JOBS_CHANNEL, runId]);
+    await this.sendMany(client, [{ runId, threadId }]);
+  }
+
+  /** Makes the jobs of several runs in one statement, in the caller's transaction, and one announcement. */
+  async sendMany(client: pg.ClientBase, runs: Array<{ runId: string; threadId: string }>): Promise<void> {
+    if (runs.length === 0) return;
+    const jobs = runs.map((run) => ({ data: { runId: run.runId, threadId: run.threadId } satisfies JobData, singletonKey: run.threadId }));
+    if (jobs.length === 1) {
+      const [job] = jobs as [(typeof jobs)[0]];
+      await this.#boss.send(RUN_QUEUE, job.data, { singletonKey: job.singletonKey, db: onClient(client) });
+    } else {
+      await this.#boss.insert(RUN_QUEUE, jobs, { db: onClient(client) });
+    }
+    await client.query("SELECT pg_notify($1, $2)", [JOBS_CHANNEL, runs[0]?.runId ?? ""]);
   }
 
   async take(limit: number): Promise<RunJob[]> {

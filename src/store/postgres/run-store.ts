@@ -61,29 +61,97 @@ export class PostgresRunStore implements RunStore {
     return this.#creations.add({ record, check: options.check });
   }
 
+  /**
+   * A batch of creations in one transaction and a handful of statements: a creation lock per
+   * thread (taken in order), the threads' latest runs, the checks in memory (each creation sees
+   * those before it), one multi-row INSERT, and one for the queued runs' jobs. When the INSERT
+   * fails (an Idempotency-Key taken meanwhile by another process), the batch is written again row
+   * by row, each in a savepoint, so only the offending creation fails.
+   */
   async #createAll(creations: Creation[]): Promise<Array<RunRecord | RowFailure>> {
     const client = await this.#pool.connect();
-    const results: Array<RunRecord | RowFailure> = [];
     try {
-      await client.query("BEGIN");
-      for (const creation of creations) {
-        await client.query("SAVEPOINT creation");
-        try {
-          results.push(await this.#insert(client, creation));
-          await client.query("RELEASE SAVEPOINT creation");
-        } catch (error) {
-          await client.query("ROLLBACK TO SAVEPOINT creation");
-          results.push(new RowFailure(uniqueViolation(error)));
-        }
+      try {
+        await client.query("BEGIN");
+        const results = await this.#createBatch(client, creations);
+        await client.query("COMMIT");
+        return results;
+      } catch (error) {
+        await client.query("ROLLBACK").catch(() => {});
+        if ((error as { code?: string }).code !== "23505" && (error as { code?: string }).code !== "40P01") throw error;
       }
-      await client.query("COMMIT");
+      const results: Array<RunRecord | RowFailure> = [];
+      await client.query("BEGIN");
+      try {
+        for (const creation of creations) {
+          await client.query("SAVEPOINT creation");
+          try {
+            results.push(await this.#insert(client, creation));
+            await client.query("RELEASE SAVEPOINT creation");
+          } catch (error) {
+            await client.query("ROLLBACK TO SAVEPOINT creation");
+            results.push(new RowFailure(uniqueViolation(error)));
+          }
+        }
+        await client.query("COMMIT");
+      } catch (error) {
+        await client.query("ROLLBACK").catch(() => {});
+        throw error;
+      }
       return results;
-    } catch (error) {
-      await client.query("ROLLBACK").catch(() => {});
-      throw error;
     } finally {
       client.release();
     }
+  }
+
+  async #createBatch(client: pg.PoolClient, creations: Creation[]): Promise<Array<RunRecord | RowFailure>> {
+    const threads = [...new Set(creations.map((creation) => creation.record.threadId))].sort();
+    await client.query("SELECT pg_advisory_xact_lock(hashtextextended('troupe.thread-create:' || t, 0)) FROM (SELECT t FROM unnest($1::text[]) AS t ORDER BY t) AS ordered", [threads]);
+    const { rows } = await client.query("SELECT DISTINCT ON (thread_id) * FROM runs WHERE thread_id = ANY($1) ORDER BY thread_id, created_at DESC, row_order DESC", [threads]);
+    const latest = new Map<string, RunRecord>(rows.map((row) => [String((row as { thread_id: string }).thread_id), parse(row)]));
+    const now = Date.now();
+    const results: Array<RunRecord | RowFailure> = [];
+    const accepted: RunRecord[] = [];
+    for (const { record, check } of creations) {
+      try {
+        check?.(latest.get(record.threadId));
+      } catch (error) {
+        results.push(new RowFailure(error));
+        continue;
+      }
+      const created = newRunRecord(record, now);
+      latest.set(created.threadId, created);
+      accepted.push(created);
+      results.push(created);
+    }
+    if (accepted.length > 0) {
+      const values = (pick: (run: RunRecord) => unknown) => accepted.map(pick);
+      await client.query(
+        `INSERT INTO runs (id, thread_id, task, status, request, pid, host, owner, idempotency_key, request_hash, started_at, starts, eval_id, worker, created_at, updated_at)
+         SELECT *, created_at FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int[], $7::text[], $8::text[], $9::text[], $10::text[], $11::bigint[], $12::int[], $13::text[], $14::text[], $15::bigint[])
+           AS batch (id, thread_id, task, status, request, pid, host, owner, idempotency_key, request_hash, started_at, starts, eval_id, worker, created_at)`,
+        [
+          values((run) => run.id),
+          values((run) => run.threadId),
+          values((run) => run.task),
+          values((run) => run.status),
+          values((run) => JSON.stringify(run.request)),
+          values((run) => run.pid),
+          values((run) => run.host),
+          values((run) => run.owner),
+          values((run) => run.idempotencyKey),
+          values((run) => run.requestHash),
+          values((run) => run.startedAt),
+          values((run) => run.starts),
+          values((run) => run.evalId),
+          values((run) => run.worker),
+          values((run) => run.createdAt),
+        ],
+      );
+      const queued = accepted.filter((run) => run.status === "queued").map((run) => ({ runId: run.id, threadId: run.threadId }));
+      await this.#queue?.sendMany(client, queued);
+    }
+    return results;
   }
 
   async #insert(client: pg.PoolClient, { record, check }: Creation): Promise<RunRecord> {
