@@ -13,6 +13,7 @@ import { modelSetOf } from "../src/testing/model-set.js";
 import { answerStep, finalStep, planStep, reviewStep, subtask } from "../src/testing/script.js";
 import { ScriptedChatModel } from "../src/testing/scripted-chat-model.js";
 import { readScriptLog, runCli, tempDir, writeScript } from "./helpers.js";
+import { startThrowawayPostgres } from "../src/testing/postgres-cluster.js";
 import { freshDatabase } from "./postgres.js";
 import { call, serveApi, startWorker, stopAll, submit, taskStatus, until } from "./scale-out-helpers.js";
 
@@ -183,6 +184,73 @@ describe("API processes and worker processes on one Postgres", () => {
     const events = await (await fetch(`${api.url}/api/v1/tasks/${id}/events`)).text();
     expect(events).toMatch(/"type":"run-end","status":"interrupted"/);
     expect(events).toMatch(/"type":"run-start"[^\n]*"resumed":true/);
+  });
+});
+
+describe("when the database goes away", () => {
+  it("finishes a run whose database restarted under it, from its last checkpoint, without redoing a finished step; the API answers 503 with a code meanwhile", { timeout: 180_000 }, async () => {
+    // A cluster of its own: this test restarts it.
+    const cluster = await startThrowawayPostgres();
+    try {
+      const directory = tempDir("troupe-restart-");
+      const log = path.join(directory, "calls.jsonl");
+      const steps = [
+        planStep([subtask("s1", "research", "First"), subtask("s2", "research", "Second", { dependsOn: ["s1"] })], { times: 2 }),
+        finalStep("s1", "first done", { times: 2 }),
+        finalStep("s2", "second done", { delayMs: 4_000, times: 2 }),
+        reviewStep(0.9, {}, { times: 2 }),
+        answerStep("both done despite the restart", { times: 2 }),
+      ];
+      const env = {
+        TROUPE_DATABASE_URL: await cluster.database("restart"),
+        TROUPE_PROVIDER: "scripted",
+        TROUPE_SCRIPT: writeScript(directory, "script.json", steps),
+        TROUPE_SCRIPT_LOG: log,
+        TROUPE_LEASE_SECONDS: "15",
+      };
+      const api = await serveApi(directory, env);
+      await startWorker(directory, env, 2);
+      const id = await submit(api.url, { task: "two steps across a restart" });
+      await until(() => (readScriptLog(log).some((line) => line.subtask === "s2" && line.phase === "start") ? true : undefined), "s2 to start");
+      await cluster.stop("fast");
+      const down = await fetch(`${api.url}/health`);
+      expect(down.status).toBe(503);
+      expect(((await down.json()) as { code: string }).code).toBe("database_unreachable");
+      await sleep(1_000);
+      await cluster.start();
+      await until(async () => ((await fetch(`${api.url}/health`)).status === 200 ? true : undefined), "the API to be ready again", 60_000);
+      await until(async () => ((await taskStatus(api.url, id)) === "completed" ? true : undefined), "the run to finish after the restart", 120_000);
+      const view = (await call<{ result: { answer: string } }>(`${api.url}/api/v1/tasks/${id}`)).body.data;
+      expect(view.result.answer).toBe("both done despite the restart");
+      const lines = readScriptLog(log);
+      expect(lines.filter((line) => line.subtask === "s1" && line.phase === "end")).toHaveLength(1);
+      expect(lines.filter((line) => line.subtask === "s2" && line.phase === "end")).toHaveLength(1);
+    } finally {
+      await stopAll();
+      await cluster.destroy();
+    }
+  });
+});
+
+describe("evals on Postgres", () => {
+  it("stores an eval submitted to an API process that runs nothing; a worker takes it up and runs it, and its events stream from the API", { timeout: 120_000 }, async () => {
+    const directory = tempDir("troupe-evals-");
+    const env = { TROUPE_DATABASE_URL: await freshDatabase("evals"), TROUPE_PROVIDER: "offline", TROUPE_LEASE_SECONDS: "15" };
+    const api = await serveApi(directory, env);
+    await startWorker(directory, env, 2);
+    const accepted = await call<{ eval_id: string }>(`${api.url}/api/v1/evals`, {
+      method: "POST",
+      body: { suite: [{ id: "product", task: "compute 6*7", expect: { answer_includes: "42" } }], name: "tiny" },
+    });
+    expect(accepted.status).toBe(202);
+    const id = accepted.body.data.eval_id;
+    const done = await until(async () => {
+      const view = (await call<{ status: string; passed: number }>(`${api.url}/api/v1/evals/${id}`)).body.data;
+      return view.status === "completed" ? view : undefined;
+    }, "the eval to complete");
+    expect(done.passed).toBe(1);
+    const events = await (await fetch(`${api.url}/api/v1/evals/${id}/events`)).text();
+    expect([...events.matchAll(/^event: (\S+)$/gm)].map((match) => match[1])).toEqual(["eval-start", "case-start", "case-end", "eval-end"]);
   });
 });
 

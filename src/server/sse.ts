@@ -47,6 +47,7 @@ export async function sendEventStream<Event extends { seq: number; type: string 
 
   const stream = new PassThrough();
   let lastSeq = after;
+  let lastWasFinal = false;
   let closed = false;
   let replaying = true;
   const buffered: Event[] = [];
@@ -62,7 +63,8 @@ export async function sendEventStream<Event extends { seq: number; type: string 
     if (closed || event.seq <= lastSeq) return;
     lastSeq = event.seq;
     stream.write(formatEvent(event));
-    if (source.isLast(event)) close();
+    lastWasFinal = source.isLast(event);
+    if (lastWasFinal) close();
     else if (stream.writableLength > MAX_BUFFERED_BYTES) close();
   };
   // Subscribe before reading the store, so nothing falls between the replay and the live events.
@@ -104,7 +106,12 @@ export async function sendEventStream<Event extends { seq: number; type: string 
   for (const event of buffered.splice(0)) send(event);
   // What another process stored while the replay went on.
   if (source.follow) catchUp();
-  if (await source.ended()) close();
+  if (await source.ended()) {
+    // Ended in another process, whose last event may be a moment behind its record: it closes the
+    // stream when it arrives (through the notification), or the stream closes in two seconds.
+    if (source.follow && !lastWasFinal) setTimeout(close, 2_000).unref();
+    else close();
+  }
 
   return reply
     .header("content-type", "text/event-stream; charset=utf-8")
