@@ -6,5 +6,7 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: "forks",
+    // A throwaway Postgres cluster for the store contract suite and the scale-out tests.
+    globalSetup: ["test/postgres-setup.ts"],
   },
 });

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The Debian packages the tests need, installed only when missing: bubblewrap for the code
 # sandbox (with python3, and prlimit and setpriv from util-linux), chromium for the web
-# console's browser test (playwright-core drives it; no browser is downloaded), and tmux for
-# the test that drives `troupe chat` through a pseudo-terminal. Used by
+# console's browser test (playwright-core drives it; no browser is downloaded), tmux for the
+# test that drives `troupe chat` through a pseudo-terminal, and postgresql for the store
+# contract suite and the scale-out tests (the test run starts a throwaway cluster with its
+# initdb and pg_ctl; the service the package may start is not used). Used by
 # `npm test` and by .ci/run. As root it runs apt-get; otherwise through sudo when sudo works
 # without a password. When it cannot install, it says what is missing and how to install it,
 # and the tests that need it fail with the same instruction: nothing is skipped.
@@ -14,6 +16,7 @@ command -v python3 >/dev/null 2>&1 || missing+=(python3)
 { command -v prlimit >/dev/null 2>&1 && command -v setpriv >/dev/null 2>&1; } || missing+=(util-linux)
 { [ -x /usr/bin/chromium ] || command -v chromium >/dev/null 2>&1; } || missing+=(chromium)
 command -v tmux >/dev/null 2>&1 || missing+=(tmux)
+{ [ -n "${PG_BIN:-}" ] && [ -x "$PG_BIN/initdb" ]; } || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v pg_ctl >/dev/null 2>&1 || missing+=(postgresql)
 [ "${#missing[@]}" -eq 0 ] && exit 0
 
 sudo_prefix=""

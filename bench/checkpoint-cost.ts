@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, statSync } from "node:fs";
 import path from "node:path";
 import { DATABASE_FILE, type Sqlite } from "../src/store/database.js";
+import type { SqliteStore } from "../src/store/index.js";
 import { ScriptedChatModel } from "../src/testing/scripted-chat-model.js";
 import { buildRawGraph, openRawCheckpointer, RAW_DATABASE_FILE, runRawGraph } from "./raw-graph.js";
 import { createScriptedTroupe, expectCompleted, LAYERED_PLAN, scriptFor } from "./scripts.js";
@@ -107,7 +108,7 @@ async function measureTroupe(directory: string, options: CheckpointCostOptions):
   try {
     for (let round = 0; round < options.warmupRuns; round += 1) await run();
     const measurements: Measurement[] = [];
-    for (let round = 0; round < options.runs; round += 1) measurements.push(await measureRun(troupe.store.db, databasePath, run));
+    for (let round = 0; round < options.runs; round += 1) measurements.push(await measureRun((troupe.store as SqliteStore).db, databasePath, run));
     return figures("troupe", measurements);
   } finally {
     troupe.close();

@@ -31,14 +31,17 @@ import { measureAdversarial } from "./adversarial.js";
 import { measureServer } from "./server.js";
 import { withTempDir } from "./support.js";
 import { measureToolCalls } from "./tool-calls.js";
+import { measureQueues } from "./queue-compare.js";
+import { measureScaleOut } from "./scale-out.js";
+import { startThrowawayPostgres, type ThrowawayPostgres } from "../src/testing/postgres-cluster.js";
 
-const BENCHMARKS = ["overhead", "fanout", "checkpoint", "prompt-tokens", "map", "prompt-size", "tools", "server", "adversarial", "offline-corpus", "byte-exact", "crash-trials", "eval", "critical-path", "discovery", "memory"];
+const BENCHMARKS = ["overhead", "fanout", "checkpoint", "prompt-tokens", "map", "prompt-size", "tools", "server", "adversarial", "offline-corpus", "byte-exact", "crash-trials", "eval", "critical-path", "discovery", "memory", "queues", "scale-out"];
 
 const { values } = parseArgs({
   options: {
     json: { type: "boolean", default: false },
     runs: { type: "string", default: "20" },
-    /** Which benchmarks to run (comma-separated): overhead, fanout, checkpoint, prompt-tokens, map, prompt-size, tools, server, adversarial, offline-corpus, byte-exact, crash-trials, eval, critical-path, discovery, memory. */
+    /** Which benchmarks to run (comma-separated): overhead, fanout, checkpoint, prompt-tokens, map, prompt-size, tools, server, adversarial, offline-corpus, byte-exact, crash-trials, eval, critical-path, discovery, memory, queues, scale-out. */
     only: { type: "string", default: BENCHMARKS.join(",") },
   },
 });
@@ -88,6 +91,25 @@ const discovery = await bench("discovery", "tool discovery (worker prompts with 
 const memory = await bench("memory", "memory (20 turns of one thread; search among 10,000 facts)…", () => measureMemory({ turns: 20, historyBudget: 2_000, items: 10_000, searches: 200 }));
 const adversarial = await bench("adversarial", "adversarial tasks (three 5,000-character tasks while /health is polled)…", () => measureAdversarial({ chars: 5_000, pollMs: 50 }));
 
+// The Postgres benchmarks share one throwaway cluster (synced commits, as a real deployment has them).
+let postgres: ThrowawayPostgres | undefined;
+const cluster = async (): Promise<ThrowawayPostgres> => (postgres ??= await startThrowawayPostgres({ fsync: true }));
+const queues = await bench("queues", "job queues compared (pg-boss and graphile-worker on troupe's workload)…", async () => measureQueues({ database: async (name) => (await cluster()).database(name), log: progress }));
+const scaleOut = await bench("scale-out", "scale-out on Postgres (1, 2 and 4 workers behind an API-only process; a worker's SIGKILL; POST /execute)…", async () =>
+  measureScaleOut({
+    database: async (name) => (await cluster()).database(name),
+    latencyMs: 200,
+    // Two runs per worker: four workers, the API process and Postgres then fit the benchmark machine's two CPUs (see docs/scale-out.md).
+    concurrency: 2,
+    runsPerWorker: 40,
+    workerCounts: [1, 2, 4],
+    submissions: 500,
+    connections: 50,
+    log: progress,
+  }),
+);
+await postgres?.destroy();
+
 // The CLI as a user runs it, from the same build as this benchmark (dist/bench → dist/src/cli).
 const cli = fileURLToPath(new URL("../src/cli/main.js", import.meta.url));
 const byteExact = await bench("byte-exact", "byte-exact matrix (one offline CLI run per case)…", () => measureByteExact(cli, (body) => withTempDir("troupe-bench-exact-", body)));
@@ -115,6 +137,8 @@ const report: BenchReport = {
   criticalPath,
   discovery,
   memory,
+  queues,
+  scaleOut,
   targets: {
     overhead: overhead?.target.met,
     fanOut: fanOut?.target.met,
@@ -129,6 +153,7 @@ const report: BenchReport = {
     criticalPath: criticalPath?.target.met,
     discovery: discovery?.target.met,
     memory: memory?.target.met,
+    scaleOut: scaleOut?.targets.met,
   },
 };
 

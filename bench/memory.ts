@@ -124,7 +124,7 @@ function factOf(index: number): { text: string; subject: string } {
 }
 
 async function measureSearch(directory: string, items: number, searches: number, hybrid: boolean): Promise<{ figures: SearchFigures; insertMs: number }> {
-  const store = openStore(path.join(directory, hybrid ? "hybrid" : "lexical"), hybrid ? { memory: { index: { embeddings: new HashingEmbeddings({ dims: 64 }), model: "bench:hashing-64" } } } : {});
+  const store = await openStore({ dataDir: path.join(directory, hybrid ? "hybrid" : "lexical"), ...(hybrid ? { memory: { index: { embeddings: new HashingEmbeddings({ dims: 64 }), model: "bench:hashing-64" } } } : {}) });
   try {
     const mine = memoryNamespace({ kind: "key", name: "bench" });
     const theirs = memoryNamespace({ kind: "key", name: "someone-else" });
@@ -154,7 +154,7 @@ async function measureSearch(directory: string, items: number, searches: number,
     }
     return { figures: { retrieval, searches, latencyMs: summarize(latencies), hits }, insertMs };
   } finally {
-    store.close();
+    await store.close();
   }
 }
 

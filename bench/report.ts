@@ -14,6 +14,8 @@ import type { PromptSizeReport } from "./prompt-size.js";
 import type { ServerBenchReport } from "./server.js";
 import type { AdversarialBenchReport } from "./adversarial.js";
 import type { ToolCallsReport } from "./tool-calls.js";
+import type { QueueCompareReport } from "./queue-compare.js";
+import type { ScaleOutReport } from "./scale-out.js";
 import { formatNumber as number, formatTable, type Summary } from "./support.js";
 
 /** Everything one `npm run bench` measures; `--json` prints exactly this. */
@@ -35,6 +37,8 @@ export interface BenchReport {
   criticalPath?: CriticalPathReport;
   discovery?: DiscoveryReport;
   memory?: MemoryBenchReport;
+  queues?: QueueCompareReport;
+  scaleOut?: ScaleOutReport;
   /** Undefined for a benchmark left out with --only. */
   targets: {
     overhead?: boolean;
@@ -50,6 +54,7 @@ export interface BenchReport {
     criticalPath?: boolean;
     discovery?: boolean;
     memory?: boolean;
+    scaleOut?: boolean;
   };
 }
 
@@ -432,6 +437,50 @@ function memorySection(report: MemoryBenchReport): string {
   ].join("\n");
 }
 
+function scaleOutSection(report: ScaleOutReport): string {
+  const table = formatTable(
+    ["workers", "runs", "runs/s", "× one worker", "ideal runs/s", "÷ ideal"],
+    report.throughput.map((row) => [String(row.workers), String(row.runs), number(row.perSecond), `${number(row.speedup)}×`, number(row.ideal), number(row.perSecond / row.ideal)]),
+  );
+  const two = report.throughput.find((row) => row.workers === 2);
+  const four = report.throughput.find((row) => row.workers === 4);
+  return [
+    `18. Scale-out on Postgres: worker processes behind one API-only process (serve --workers 0), each driving at most ${report.concurrency} runs,`,
+    `    every model call ${report.latencyMs} ms (${report.modelCallsPerRun} calls per run); runs/s = completed runs / (last finish − first start). Synced commits.`,
+    "",
+    table,
+    "",
+    ...report.takeover.map((row) => `    takeover after a worker's SIGKILL, lease ${row.leaseSeconds} s: ${Number.isNaN(row.ms) ? "none" : `${number(row.ms / 1000)} s`} (kill → the run's interrupted call starting again on another worker)`),
+    `    POST /execute through the API-only process, ${report.submitMs.count} over 50 connections while two workers run them: p50 ${number(report.submitMs.p50)} ms, p95 ${number(report.submitMs.p95)} ms, p99 ${number(report.submitMs.p99)} ms (${report.submitMs.accepted} accepted)`,
+    `    target: ≥ ${report.targets.twoWorkers}× with 2 workers (${two ? `${number(two.speedup)}×` : "n/a"}) and ≥ ${report.targets.fourWorkers}× with 4 (${four ? `${number(four.speedup)}×` : "n/a"}) → ${verdict(report.targets.met)}`,
+  ].join("\n");
+}
+
+function queuesSection(report: QueueCompareReport): string {
+  const table = formatTable(
+    ["library", "enqueue ms p50", "enqueue ms p95", "pickup ms p50", "pickup ms p95", ...report.results[0]!.throughput.map((row) => `runs/s ×${row.instances} (÷ ideal)`), "max per thread", "takeover after SIGKILL"],
+    report.results.map((result) => [
+      result.library,
+      number(result.enqueueMs.median),
+      number(result.enqueueMs.p95),
+      number(result.pickupMs.median),
+      number(result.pickupMs.p95),
+      ...result.throughput.map((row) => `${number(row.perSecond)} (${number(row.ofIdeal)})`),
+      String(result.maxPerKey),
+      result.takeoverMs === null ? `none within ${number(report.takeoverBoundMs / 1000)} s` : `${number(result.takeoverMs / 1000)} s`,
+    ]),
+  );
+  return [
+    `17. Job queues compared on troupe's workload: a job's enqueue in the transaction of its run's row (300, one at a time), pickup by an`,
+    `    idle worker (20), ${report.jobs} jobs per worker instance of ${report.jobMs} ms each at ${report.concurrency} per instance (five jobs per thread,`,
+    "    queued together), and a worker killed with SIGKILL while it holds a job. Synced commits (fsync on).",
+    "",
+    table,
+    "",
+    ...report.results.flatMap((result) => [`    ${result.library}:`, ...result.notes.map((note) => `      - ${note}`)]),
+  ].join("\n");
+}
+
 /** The readable report: one section per benchmark (those --only left out are missing), each ending with its target verdict. */
 export function renderReport(report: BenchReport): string {
   const { environment } = report;
@@ -452,12 +501,14 @@ export function renderReport(report: BenchReport): string {
     report.criticalPath && criticalPathSection(report.criticalPath),
     report.discovery && discoverySection(report.discovery),
     report.memory && memorySection(report.memory),
+    report.queues && queuesSection(report.queues),
+    report.scaleOut && scaleOutSection(report.scaleOut),
   ].filter((section): section is string => Boolean(section));
   const { targets } = report;
   return [
     `troupe benchmark: node ${environment.node}, ${environment.platform}, ${environment.cpus} CPUs, ${environment.startedAt}`,
     "",
     ...sections.flatMap((section) => [section, ""]),
-    `targets: overhead ${verdict(targets.overhead)}, fan-out ${verdict(targets.fanOut)}, map throughput ${verdict(targets.mapThroughput)}, prompt size ${verdict(targets.promptSize)}, submit p95 ${verdict(targets.serverSubmitP95)}, adversarial lag ${verdict(targets.adversarialLag)}, offline corpus ${verdict(targets.offlineCorpus)}, byte-exact ${verdict(targets.byteExact)}, crash duplicates ${verdict(targets.crashDuplicates)}, eval ${verdict(targets.eval)}, critical path ${verdict(targets.criticalPath)}, discovery ${verdict(targets.discovery)}, memory ${verdict(targets.memory)} (figures are reported, never enforced)`,
+    `targets: overhead ${verdict(targets.overhead)}, fan-out ${verdict(targets.fanOut)}, map throughput ${verdict(targets.mapThroughput)}, prompt size ${verdict(targets.promptSize)}, submit p95 ${verdict(targets.serverSubmitP95)}, adversarial lag ${verdict(targets.adversarialLag)}, offline corpus ${verdict(targets.offlineCorpus)}, byte-exact ${verdict(targets.byteExact)}, crash duplicates ${verdict(targets.crashDuplicates)}, eval ${verdict(targets.eval)}, critical path ${verdict(targets.criticalPath)}, discovery ${verdict(targets.discovery)}, memory ${verdict(targets.memory)}, scale-out ${verdict(targets.scaleOut)} (figures are reported, never enforced)`,
   ].join("\n");
 }

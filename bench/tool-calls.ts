@@ -44,7 +44,7 @@ async function sample(calls: number, body: () => Promise<unknown>): Promise<numb
  */
 export async function measureToolCalls(options: ToolCallsOptions): Promise<ToolCallsReport> {
   return withTempDir("troupe-bench-tools-", async (directory) => {
-    const store = openStore(directory);
+    const store = await openStore(directory);
     try {
       const tool = calculatorTool as ToolDefinition;
       const bare = new ToolRegistry().register(tool);
@@ -85,12 +85,12 @@ export async function measureToolCalls(options: ToolCallsOptions): Promise<ToolC
         bareUs,
         governedUs,
         governedOverheadUs: governedUs.median - bareUs.median,
-        auditRows: store.audit.count(),
+        auditRows: await store.audit.count(),
         javascriptMs: summarize(javascript.map((value) => value / 1000)),
         pythonMs: python ? summarize(python.map((value) => value / 1000)) : null,
       };
     } finally {
-      store.close();
+      await store.close();
     }
   });
 }

@@ -28,7 +28,7 @@ try {
   await show("web_search", { query: "hello workspace" });
   await show("file_write", { path: "notes.txt", content: "research may not write" }, "research");
   await show("http_fetch", { url: "http://169.254.169.254/latest/meta-data/" }, "research");
-  const stats = troupe.store.audit.stats();
+  const stats = await troupe.store.audit.stats();
   console.log(`\naudit: ${stats.total} calls, ${stats.succeeded} succeeded, ${stats.denied} denied (troupe audit list | stats | export)`);
 
   console.log("\nA task that chains tools through the plan:");

@@ -75,7 +75,7 @@ describe("agents declared in the config file", () => {
       const write = result.trace.toolCalls.find((call) => call.tool === "file_write");
       expect(write).toMatchObject({ agent: "summarizer", ok: false });
       expect(write?.preview).toMatch(/^permission_denied: /);
-      const audit = troupe.store.audit.list({ runId: result.runId }).find((row) => row.tool === "file_write");
+      const audit = (await troupe.store.audit.list({ runId: result.runId })).find((row) => row.tool === "file_write");
       expect(audit).toMatchObject({ agent: "summarizer", decision: "denied", status: "not_run" });
       // The worker spoke in its own role, with its own prompt.
       const prompt = model.calls.find((call) => call.subtask === "s1");

@@ -19,13 +19,13 @@ describe("queued runs (what the server builds on)", () => {
   it("records a run as queued with its owner, starts it later, and refuses a second run on its thread meanwhile", async () => {
     const { troupe, model } = await engine([planStep([subtask("s1", "research", "Look")]), finalStep("s1", "found"), reviewStep(0.9), answerStep("done")]);
     try {
-      const record = troupe.enqueue({ task: "look", threadId: "shared", approvePlan: false }, { owner: "alice", idempotencyKey: "k1", requestHash: "h1" });
-      expect(troupe.store.runs.get(record.id)).toMatchObject({ status: "queued", owner: "alice", idempotencyKey: "k1", requestHash: "h1", startedAt: null });
-      expect(() => troupe.enqueue({ task: "other", threadId: "shared" })).toThrow(/thread shared has a run that is queued/);
+      const record = await troupe.enqueue({ task: "look", threadId: "shared", approvePlan: false }, { owner: "alice", idempotencyKey: "k1", requestHash: "h1" });
+      expect(await troupe.store.runs.get(record.id)).toMatchObject({ status: "queued", owner: "alice", idempotencyKey: "k1", requestHash: "h1", startedAt: null });
+      await expect(troupe.enqueue({ task: "other", threadId: "shared" })).rejects.toThrow(/thread shared has a run that is queued/);
       expect(() => troupe.enqueue({ task: "x", tools: ["calculator", "teleport"] })).toThrow(/unknown tool: teleport/);
       const result = await troupe.start(record.id);
       expect(result.status).toBe("completed");
-      expect(troupe.store.runs.get(record.id)?.startedAt).toEqual(expect.any(Number));
+      expect((await troupe.store.runs.get(record.id))?.startedAt).toEqual(expect.any(Number));
       await expect(troupe.start(record.id)).rejects.toThrow(/has already started/);
       model.assertDone();
     } finally {
@@ -36,7 +36,7 @@ describe("queued runs (what the server builds on)", () => {
   it("keeps the request's settings when it starts (approval, review rounds)", async () => {
     const { troupe } = await engine([planStep([subtask("s1", "research", "Look")])]);
     try {
-      const record = troupe.enqueue({ task: "look", approvePlan: true, maxIterations: 7 });
+      const record = await troupe.enqueue({ task: "look", approvePlan: true, maxIterations: 7 });
       const result = await troupe.start(record.id);
       expect(result.status).toBe("interrupted");
       expect(result.interrupt?.kind).toBe("plan-approval");
@@ -50,7 +50,7 @@ describe("queued runs (what the server builds on)", () => {
   it("drains at the next superstep boundary when asked, records the run as suspended, and resumes it without redoing finished work", async () => {
     const plan = planStep([subtask("s1", "research", "First"), subtask("s2", "research", "Second", { dependsOn: ["s1"] })]);
     const { troupe, model, directory } = await engine([plan, finalStep("s1", "first result", { delayMs: 200 })]);
-    const record = troupe.enqueue({ task: "two steps" });
+    const record = await troupe.enqueue({ task: "two steps" });
     const control = new RunControl();
     const events: StoredEvent[] = [];
     const result = await troupe.start(record.id, {
@@ -63,7 +63,7 @@ describe("queued runs (what the server builds on)", () => {
     });
     expect(result.status).toBe("interrupted");
     expect(result.interrupt).toBeUndefined();
-    expect(troupe.store.runs.get(record.id)).toMatchObject({ status: "interrupted", suspended: "shutdown", finishedAt: null });
+    expect(await troupe.store.runs.get(record.id)).toMatchObject({ status: "interrupted", suspended: "shutdown", finishedAt: null });
     expect(events.filter((event) => event.type === "subtask-end").map((event) => (event as { subtaskId: string }).subtaskId)).toEqual(["s1"]);
     troupe.close();
 
@@ -75,7 +75,7 @@ describe("queued runs (what the server builds on)", () => {
         ["s1", 1],
         ["s2", 1],
       ]);
-      expect(next.store.runs.get(record.id)?.suspended).toBeNull();
+      expect((await next.store.runs.get(record.id))?.suspended).toBeNull();
       expect(model.callsFor("research", "s1")).toHaveLength(1);
       expect(nextModel.callsFor("research", "s1")).toHaveLength(0);
       nextModel.assertDone();
@@ -96,9 +96,9 @@ describe("queued runs (what the server builds on)", () => {
     ]);
     try {
       expect((await troupe.run({ task: "the earlier task", threadId: "t1" })).status).toBe("completed");
-      const record = troupe.enqueue({ task: "the later task", threadId: "t1" });
+      const record = await troupe.enqueue({ task: "the later task", threadId: "t1" });
       // As if a server had marked it running and died before LangGraph wrote anything.
-      troupe.store.runs.update(record.id, { status: "running", startedAt: Date.now(), pid: 999_999_999, host: "another-host" });
+      await troupe.store.runs.update(record.id, { status: "running", startedAt: Date.now(), pid: 999_999_999, host: "another-host" });
       const result = await troupe.resume("t1", undefined);
       expect(result.runId).toBe(record.id);
       expect(result.status).toBe("completed");
@@ -112,14 +112,14 @@ describe("queued runs (what the server builds on)", () => {
   it("settles a record from its checkpoint when its process died after an interrupt was saved", async () => {
     const { troupe } = await engine([planStep([subtask("s1", "research", "Look")])]);
     try {
-      const record = troupe.enqueue({ task: "look", approvePlan: true });
+      const record = await troupe.enqueue({ task: "look", approvePlan: true });
       await troupe.start(record.id);
       // The process died between the checkpoint and the record update.
-      troupe.store.runs.update(record.id, { status: "running", interrupt: null, pid: 999_999_999, host: "another-host" });
+      await troupe.store.runs.update(record.id, { status: "running", interrupt: null, pid: 999_999_999, host: "another-host" });
       await expect(troupe.resume(record.threadId, undefined)).rejects.toThrow(/waiting for plan-approval/);
       const events = await reconcileRun(troupe, record.id);
       expect(events.map((event) => event.type)).toEqual(["approval-request", "run-end"]);
-      expect(troupe.store.runs.get(record.id)).toMatchObject({ status: "interrupted", interrupt: { kind: "plan-approval" } });
+      expect(await troupe.store.runs.get(record.id)).toMatchObject({ status: "interrupted", interrupt: { kind: "plan-approval" } });
     } finally {
       troupe.close();
     }

@@ -68,7 +68,7 @@ describe("MCP tools from a real server over stdio", () => {
       expect(await troupe.callTool("notes.delete_notes", {})).toMatchObject({ ok: true, value: { text: "deleted" } });
       // What reached the server: only the allowed, valid calls.
       expect(callsReceived(log).map((call) => call.name)).toEqual(["echo", "add_note", "delete_notes"]);
-      const rows = troupe.store.audit.list();
+      const rows = await troupe.store.audit.list();
       expect(rows.map((row) => [row.agent, row.tool, row.decision, row.status, row.errorCode])).toEqual([
         ["research", "notes.echo", "allowed", "ok", null],
         ["research", "notes.add_note", "denied", "not_run", "permission_denied"],
@@ -100,7 +100,7 @@ describe("MCP tools from a real server over stdio", () => {
       model.assertDone();
       expect(result.status).toBe("completed");
       expect(result.trace.toolCalls.map((call) => [call.tool, call.ok])).toEqual([["notes.echo", true]]);
-      expect(troupe.store.audit.list({ runId: result.runId }).map((row) => [row.agent, row.tool, row.subtaskId, row.status])).toEqual([["research", "notes.echo", "s1", "ok"]]);
+      expect((await troupe.store.audit.list({ runId: result.runId })).map((row) => [row.agent, row.tool, row.subtaskId, row.status])).toEqual([["research", "notes.echo", "s1", "ok"]]);
     } finally {
       await troupe.shutdown();
     }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { envelope, makeApp, type TestApp, waitForStatus } from "./server-helpers.js";
+import type { SqliteStore } from "../src/store/index.js";
 
 const keys = { apiKeys: "alice=key-alice-123,bob=key-bob-456" };
 const alice = { authorization: "Bearer key-alice-123" };
@@ -114,7 +115,7 @@ describe("long-term memory over HTTP", () => {
   it("answers a damaged store with a clear error, and stays up", async () => {
     const app = await makeApp({ config: keys });
     await app.app.inject({ method: "POST", url: "/api/v1/memory", headers: alice, payload: { text: "a fact" } });
-    app.troupe.store.db.exec("DROP TABLE memory_fts");
+    (app.troupe.store as SqliteStore).db.exec("DROP TABLE memory_fts");
     const search = await app.app.inject({ method: "GET", url: "/api/v1/memory?query=fact", headers: alice });
     expect([search.statusCode, envelope(search).code]).toEqual([500, "memory_store_missing"]);
     // A run whose memory cannot be read says so in its trace, and still runs.

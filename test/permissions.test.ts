@@ -59,14 +59,14 @@ describe("permission matrix", () => {
         for (const [tool, args] of Object.entries(CALLS)) {
           writeFileSync(path.join(workspace, "seed.txt"), "seed");
           writeFileSync(path.join(workspace, "movable.txt"), "m");
-          const before = troupe.store.audit.count();
+          const before = await troupe.store.audit.count();
           const outcome = await troupe.callTool(tool, args, { agent });
           const denied = !outcome.ok && ["permission_denied", "approval_required"].includes(outcome.error.code);
           const waits = allowed.includes(tool) && WITH_APPROVAL.has(tool);
           expect(denied, `${agent} → ${tool}: ${JSON.stringify(outcome).slice(0, 200)}`).toBe(!allowed.includes(tool) || waits);
           if (waits) expect(outcome).toMatchObject({ ok: false, error: { code: "approval_required" } });
-          const rows = troupe.store.audit.list({ limit: 1 });
-          expect(troupe.store.audit.count()).toBe(before + 1);
+          const rows = await troupe.store.audit.list({ limit: 1 });
+          expect(await troupe.store.audit.count()).toBe(before + 1);
           expect(rows[0]).toMatchObject({ agent, tool, decision: denied ? "denied" : "allowed" });
           if (denied) {
             // Never run: none of the refused tool's side effects.
@@ -79,7 +79,7 @@ describe("permission matrix", () => {
       }
       // POST needs WRITE: research may GET but not POST.
       expect(await troupe.callTool("http_fetch", { url: "https://example.org/", method: "POST" }, { agent: "research" })).toMatchObject({ ok: false, error: { code: "permission_denied" } });
-      const stats = troupe.store.audit.stats();
+      const stats = await troupe.store.audit.stats();
       expect(stats.byAgent.research?.denied).toBe(Object.keys(CALLS).length - ALLOWED.research!.length + 1);
     } finally {
       troupe.close();
@@ -102,7 +102,7 @@ describe("permission matrix", () => {
       expect(await troupe.callTool("file_write", { path: "notes/a.md", content: "ok" }, { agent: "research" })).toMatchObject({ ok: true });
       expect(await troupe.callTool("file_write", { path: "b.md", content: "no" }, { agent: "research" })).toMatchObject({ ok: false, error: { code: "condition_failed" } });
       expect(await troupe.callTool("http_fetch", { url: "https://example.org/" }, { agent: "code" })).toMatchObject({ ok: false, error: { code: "grant_expired" } });
-      expect(troupe.store.audit.list().at(-3)).toMatchObject({ decision: "allowed", grant: "research:file_write:WRITE by alice" });
+      expect((await troupe.store.audit.list()).at(-3)).toMatchObject({ decision: "allowed", grant: "research:file_write:WRITE by alice" });
     } finally {
       troupe.close();
     }
@@ -129,7 +129,7 @@ describe("tool calls in runs", () => {
       expect(result.status).toBe("completed");
       expect(existsSync(path.join(workspace, "stolen.txt"))).toBe(false);
       expect(readFileSync(path.join(workspace, "answer.txt"), "utf8")).toBe("42");
-      const rows = troupe.store.audit.list({ runId: result.runId });
+      const rows = await troupe.store.audit.list({ runId: result.runId });
       const key = (tool: string, ok: boolean, subtaskId?: string | null) => `${subtaskId}:${tool}:${ok}`;
       expect(rows.map((row) => key(row.tool, row.status === "ok", row.subtaskId)).sort()).toEqual(
         result.trace.toolCalls.map((call) => key(call.tool, call.ok, call.subtaskId)).sort(),
@@ -176,7 +176,7 @@ describe("approval of high-risk tools through interrupt and resume", () => {
       expect(readFileSync(path.join(workspace, "log.txt"), "utf8")).toBe("cleanup started\n");
       expect(eventsOf(events, "subtask-start").map((event) => event.subtaskId)).toEqual(["s1"]);
       expect(eventsOf(events, "tool-call").map((event) => event.tool)).toEqual(["file_append", "file_delete"]);
-      expect(troupe.store.audit.list().map((row) => [row.tool, row.decision, row.status])).toEqual([
+      expect((await troupe.store.audit.list()).map((row) => [row.tool, row.decision, row.status])).toEqual([
         ["file_append", "allowed", "ok"],
         ["file_delete", "approved", "ok"],
       ]);
@@ -204,7 +204,7 @@ describe("approval of high-risk tools through interrupt and resume", () => {
         { id: "s1", label: "Log the cleanup, then remove old.txt", status: "failed", failureKind: "rejected", error: "a person rejected this call to file_delete: keep it for now" },
       ]);
       expect(readFileSync(path.join(workspace, "old.txt"), "utf8")).toBe("old");
-      expect(troupe.store.audit.list().map((row) => [row.tool, row.decision, row.status, row.errorCode])).toEqual([
+      expect((await troupe.store.audit.list()).map((row) => [row.tool, row.decision, row.status, row.errorCode])).toEqual([
         ["file_append", "allowed", "ok", null],
         ["file_delete", "rejected", "not_run", "rejected"],
       ]);
@@ -307,7 +307,7 @@ describe("a run's tools (the request's allow-list) within the permission model",
       expect(result.status).toBe("completed");
       expect(model.callsFor("execute")[0]?.tools).toEqual(["calculator", "submit_result"]);
       expect(existsSync(path.join(workspace, "note.txt"))).toBe(false);
-      expect(troupe.store.audit.list({ runId: result.runId }).map((row) => [row.agent, row.tool, row.decision, row.errorCode])).toEqual([["execute", "file_write", "denied", "tool_not_allowed"]]);
+      expect((await troupe.store.audit.list({ runId: result.runId })).map((row) => [row.agent, row.tool, row.decision, row.errorCode])).toEqual([["execute", "file_write", "denied", "tool_not_allowed"]]);
     } finally {
       troupe.close();
     }
@@ -328,7 +328,7 @@ describe("a run's tools (the request's allow-list) within the permission model",
       // Offered only what is both granted and listed.
       expect(model.callsFor("research")[0]?.tools).toEqual(["file_read", "submit_result"]);
       expect(existsSync(path.join(workspace, "figure.txt"))).toBe(false);
-      expect(troupe.store.audit.list({ runId: result.runId }).map((row) => [row.tool, row.decision, row.errorCode])).toEqual([["file_write", "denied", "permission_denied"]]);
+      expect((await troupe.store.audit.list({ runId: result.runId })).map((row) => [row.tool, row.decision, row.errorCode])).toEqual([["file_write", "denied", "permission_denied"]]);
     } finally {
       troupe.close();
     }
@@ -342,13 +342,13 @@ describe("a run's tools (the request's allow-list) within the permission model",
     ]);
     try {
       await expect(troupe.run({ task: "t", tools: ["calculator", "nope"] })).rejects.toMatchObject({ code: "unknown_tool" });
-      expect(troupe.store.runs.count()).toBe(0);
+      expect(await troupe.store.runs.count()).toBe(0);
       const paused = await troupe.run({ task: "add", tools: ["calculator"], approvePlan: true, threadId: "listed" });
       expect(paused.interrupt?.kind).toBe("plan-approval");
       const done = await troupe.resume("listed", { decision: "approve" });
       model.assertDone();
       expect(done.status).toBe("completed");
-      expect(troupe.store.audit.list({ runId: done.runId }).map((row) => [row.tool, row.decision])).toEqual([["calculator", "allowed"]]);
+      expect((await troupe.store.audit.list({ runId: done.runId })).map((row) => [row.tool, row.decision])).toEqual([["calculator", "allowed"]]);
     } finally {
       troupe.close();
     }

@@ -21,7 +21,7 @@ describe("POST /execute and GET /tasks/:id", () => {
     expect(TaskAccepted.parse(accepted.data)).toEqual({ task_id: expect.stringMatching(/^run-/), thread_id: expect.stringMatching(/^thread-/), status: "queued" });
     expect(response.headers.location).toBe(`/api/v1/tasks/${accepted.data.task_id}`);
     // Persisted before the answer went out.
-    expect(app.troupe.store.runs.get(accepted.data.task_id)?.owner).toBe("local");
+    expect((await app.troupe.store.runs.get(accepted.data.task_id))?.owner).toBe("local");
 
     const done = await waitForStatus(app, accepted.data.task_id, ["completed", "failed"]);
     const view = TaskView.parse(done);
@@ -102,7 +102,7 @@ describe("validation: every bad request is a 400 with a stable code (body limit 
       const answer = envelope(response);
       expect(answer.code).toBe(code);
       expect(answer.message.length).toBeGreaterThan(5);
-      expect(app.troupe.store.runs.count()).toBe(0);
+      expect(await app.troupe.store.runs.count()).toBe(0);
     });
   }
 
@@ -124,7 +124,7 @@ describe("validation: every bad request is a 400 with a stable code (body limit 
     expect([large.statusCode, envelope(large).code]).toEqual([413, "body_too_large"]);
     const key = await submit(app, { task: "t" }, { "idempotency-key": "x".repeat(300) });
     expect([key.statusCode, envelope(key).code]).toEqual([400, "idempotency_key_invalid"]);
-    expect(app.troupe.store.runs.count()).toBe(0);
+    expect(await app.troupe.store.runs.count()).toBe(0);
   });
 
   it("checks queries, paths and the other bodies too", async () => {
@@ -186,7 +186,7 @@ describe("API keys", () => {
     const vendor = await app.app.inject({ method: "GET", url: "/vendor/purify.js" });
     expect([vendor.statusCode, vendor.headers["content-type"]]).toEqual([200, "text/javascript; charset=utf-8"]);
     expect((await app.app.inject({ method: "GET", url: "/api/v1/tools", headers: alice })).statusCode).toBe(200);
-    expect(app.troupe.store.runs.count()).toBe(0);
+    expect(await app.troupe.store.runs.count()).toBe(0);
   });
 
   it("keeps tasks to the key that created them: another key gets 404 everywhere, its thread included", async () => {
@@ -210,7 +210,7 @@ describe("API keys", () => {
     expect([stolen.statusCode, envelope(stolen).code]).toEqual([404, "thread_not_found"]);
     const mine = await app.app.inject({ method: "GET", url: `/api/v1/tasks/${id}`, headers: alice });
     expect(envelope<{ status: string }>(mine).data.status).toBe("interrupted");
-    expect(app.troupe.store.runs.get(id)?.owner).toBe("alice");
+    expect((await app.troupe.store.runs.get(id))?.owner).toBe("alice");
   });
 });
 
@@ -242,10 +242,10 @@ describe("Idempotency-Key", () => {
     expect(envelope<{ task_id: string }>(replay).data.task_id).toBe(envelope<{ task_id: string }>(first).data.task_id);
     const other = await submit(app, { task: "compute 1+1" }, headers);
     expect([other.statusCode, envelope(other).code]).toEqual([422, "idempotency_key_reused"]);
-    expect(app.troupe.store.runs.count()).toBe(1);
+    expect(await app.troupe.store.runs.count()).toBe(1);
     const fresh = await submit(app, { task: TASK }, { "idempotency-key": "order-43" });
     expect(envelope<{ task_id: string }>(fresh).data.task_id).not.toBe(envelope<{ task_id: string }>(first).data.task_id);
-    expect(app.troupe.store.runs.count()).toBe(2);
+    expect(await app.troupe.store.runs.count()).toBe(2);
   });
 });
 
@@ -353,7 +353,7 @@ describe("resume and cancel", () => {
     expect(done.status).toBe("failed");
     expect(done.interrupts).toEqual([]);
     expect(existsSync(path.join(workspace, "a.txt"))).toBe(true);
-    expect(app.troupe.store.audit.list({ runId: id }).map((row) => [row.tool, row.decision]).sort()).toEqual([
+    expect((await app.troupe.store.audit.list({ runId: id })).map((row) => [row.tool, row.decision]).sort()).toEqual([
       ["file_delete", "approved"],
       ["file_delete", "rejected"],
     ]);
@@ -368,8 +368,8 @@ describe("resume and cancel", () => {
     const id = envelope<{ task_id: string }>(await submit(app, { task: "remove a" })).data.task_id;
     await waitForStatus(app, id, ["interrupted"]);
     // A decision for an interrupt that is no longer pending, as a restarted server would find it in the queue.
-    app.troupe.store.runs.update(id, { status: "queued", interrupt: null, pendingDecision: { decision: "approve", interruptId: "answered-elsewhere" } });
-    expect(app.tasks.recover()).toMatchObject({ queued: 1 });
+    await app.troupe.store.runs.update(id, { status: "queued", interrupt: null, pendingDecision: { decision: "approve", interruptId: "answered-elsewhere" } });
+    expect(await app.tasks.recover()).toMatchObject({ queued: 1 });
     const view = TaskView.parse(
       await waitFor(async () => {
         const current = envelope(await app.app.inject({ method: "GET", url: `/api/v1/tasks/${id}` })).data as TaskView;
@@ -427,7 +427,7 @@ describe("resume and cancel", () => {
       return completed === 5 ? true : undefined;
     }, "every task to complete");
     expect(most).toBe(2);
-    const started = ids.map((id) => app.troupe.store.runs.get(id)?.startedAt ?? 0);
+    const started = await Promise.all(ids.map(async (id) => (await app.troupe.store.runs.get(id))?.startedAt ?? 0));
     expect([...started].sort((a, b) => a - b)).toEqual(started);
   });
 });
@@ -445,7 +445,7 @@ describe("POST /plan and tools", () => {
     expect(plan).toMatchObject({ total_subtasks: 2, depth: 2, question: null });
     // Issue 4's renderer: every node PENDING before a run, each edge labelled with the arguments it feeds.
     expect(plan.graph.edges).toEqual([{ from: "s1", to: "s2", label: "content" }]);
-    expect(app.troupe.store.runs.count()).toBe(0);
+    expect(await app.troupe.store.runs.count()).toBe(0);
   });
 
   it("lists tools with schemas and calls one through the registry, refusing escapes and other agents' tools", async () => {
@@ -516,7 +516,7 @@ describe("POST /plan and tools", () => {
     const unknownAgent = await call({ tool_name: "calculator", agent: "nobody", parameters: { expression: "1+1" } });
     expect([unknownAgent.statusCode, envelope(unknownAgent).code]).toEqual([400, "unknown_agent"]);
 
-    const rows = app.troupe.store.audit.list({ principal: "alice" });
+    const rows = await app.troupe.store.audit.list({ principal: "alice" });
     expect(rows.map((row) => [row.agent, row.tool, row.decision, row.status])).toEqual([
       ["operator", "file_write", "allowed", "ok"],
       ["code", "file_delete", "denied", "not_run"],

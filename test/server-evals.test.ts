@@ -34,7 +34,7 @@ describe("POST /evals", () => {
     expect(accepted).toEqual({ eval_id: expect.stringMatching(/^eval-/), name: "smoke", status: "queued", total: 3 });
     expect(response.headers.location).toBe(`/api/v1/evals/${accepted.eval_id}`);
     // Stored before the answer went out, as the caller's.
-    expect(app.troupe.store.evals.get(accepted.eval_id)?.owner).toBe("alice");
+    expect((await app.troupe.store.evals.get(accepted.eval_id))?.owner).toBe("alice");
 
     const view = await waitForEval(app, accepted.eval_id, ALICE);
     expect(view).toMatchObject({ name: "smoke", status: "completed", provider: "offline:rules-v1", total: 3, passed: 2, failed: 1, min_pass_rate: 0.5, meets_min_pass_rate: true });
@@ -57,7 +57,7 @@ describe("POST /evals", () => {
     }
     // Its own workspace, in the data directory.
     const saves = view.cases[0]?.run_id ?? "";
-    expect(app.troupe.store.runs.get(saves)?.evalId).toBe(accepted.eval_id);
+    expect((await app.troupe.store.runs.get(saves))?.evalId).toBe(accepted.eval_id);
     expect(readFileSync(path.join(app.directory, "data", "evals", accepted.eval_id, "saves", "result.txt"), "utf8")).toBe("397.8");
     expect(existsSync(path.join(app.directory, "workspace", "result.txt"))).toBe(false);
 
@@ -100,7 +100,7 @@ describe("POST /evals", () => {
         const body = envelope(response);
         expect(body.code).toBe(testCase.code);
         expect(body.message).toMatch(testCase.message);
-        expect(app.troupe.store.evals.count()).toBe(0);
+        expect(await app.troupe.store.evals.count()).toBe(0);
       });
     }
   });
@@ -124,7 +124,7 @@ describe("GET /evals/:id/events (SSE)", () => {
     let statusAtFirstEvent: string | undefined;
     for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) {
       body += chunk.value;
-      if (statusAtFirstEvent === undefined && body.includes("data:")) statusAtFirstEvent = app.troupe.store.evals.get(id)?.status;
+      if (statusAtFirstEvent === undefined && body.includes("data:")) statusAtFirstEvent = (await app.troupe.store.evals.get(id))?.status;
     }
     // The stream was open while the eval ran, and ended with it.
     expect(statusAtFirstEvent).toBe("running");
@@ -161,7 +161,7 @@ describe("an eval's cases", () => {
       expect(response.statusCode).toBe(409);
       expect(envelope(response)).toMatchObject({ code: "eval_case", message: `the task is a case of eval ${id}; cancel the eval instead (an eval's cases are not resumed)` });
     }
-    expect(app.troupe.store.runs.get(runId)?.status).toBe("interrupted");
+    expect((await app.troupe.store.runs.get(runId))?.status).toBe("interrupted");
     expect(existsSync(path.join(app.directory, "data", "evals", id, "deletes", "old.txt"))).toBe(true);
   });
 
@@ -183,14 +183,14 @@ describe("an eval's cases", () => {
   it("left running by a server that died are failed when the next one starts, and a queued eval runs", async () => {
     const app = await makeApp();
     const { evals, runs } = app.troupe.store;
-    const stale = evals.create({ id: "eval-stale", owner: "local", name: "old", status: "running", provider: "offline:rules-v1", total: 1, minPassRate: 1, concurrency: 1, suite: [{ id: "a", task: "compute 1+1" }] });
-    runs.create({ id: "run-stale", threadId: "thread-stale", task: "compute 1+1", status: "running", request: {}, pid: 999_999_999, host: "elsewhere", owner: "local", evalId: stale.id, startedAt: Date.now() });
-    evals.create({ id: "eval-waiting", owner: "local", name: "next", status: "queued", provider: "offline:rules-v1", total: 1, minPassRate: 1, concurrency: 1, suite: [{ id: "b", task: "compute 6*7" }] });
+    const stale = await evals.create({ id: "eval-stale", owner: "local", name: "old", status: "running", provider: "offline:rules-v1", total: 1, minPassRate: 1, concurrency: 1, suite: [{ id: "a", task: "compute 1+1" }] });
+    await runs.create({ id: "run-stale", threadId: "thread-stale", task: "compute 1+1", status: "running", request: {}, pid: 999_999_999, host: "elsewhere", owner: "local", evalId: stale.id, startedAt: Date.now() });
+    await evals.create({ id: "eval-waiting", owner: "local", name: "next", status: "queued", provider: "offline:rules-v1", total: 1, minPassRate: 1, concurrency: 1, suite: [{ id: "b", task: "compute 6*7" }] });
     // The task queue leaves the eval's run alone; the evals take it up.
-    expect(app.tasks.recover()).toEqual({ resumed: 0, queued: 0, crashed: 0 });
-    expect(app.evals.recover()).toEqual({ queued: 1, failed: 1 });
-    expect(evals.get("eval-stale")).toMatchObject({ status: "failed", error: "the server stopped while this eval ran; submit it again" });
-    expect(runs.get("run-stale")).toMatchObject({ status: "failed", error: "the server stopped while this eval ran; submit it again" });
+    expect(await app.tasks.recover()).toEqual({ resumed: 0, queued: 0, crashed: 0 });
+    expect(await app.evals.recover()).toEqual({ queued: 1, failed: 1 });
+    expect(await evals.get("eval-stale")).toMatchObject({ status: "failed", error: "the server stopped while this eval ran; submit it again" });
+    expect(await runs.get("run-stale")).toMatchObject({ status: "failed", error: "the server stopped while this eval ran; submit it again" });
     const events = parseSse((await app.app.inject({ method: "GET", url: "/api/v1/evals/eval-stale/events" })).body);
     expect(events.map((event) => event.event)).toEqual(["eval-end"]);
     expect(await waitForEval(app, "eval-waiting")).toMatchObject({ status: "completed", passed: 1 });

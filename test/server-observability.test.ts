@@ -1,4 +1,5 @@
 import { createServer, type IncomingMessage } from "node:http";
+import type { SqliteStore } from "../src/store/index.js";
 import type { AddressInfo } from "node:net";
 import { describe, expect, it } from "vitest";
 import { Health } from "../src/server/schemas.js";
@@ -64,7 +65,7 @@ describe("GET /health", () => {
 
   it("is not ready when the database cannot be read", async () => {
     const app = await makeApp();
-    app.troupe.store.db.close();
+    (app.troupe.store as SqliteStore).db.close();
     const response = await app.app.inject({ method: "GET", url: "/health" });
     expect(response.statusCode).toBe(503);
     expect(Health.parse(response.json()).checks.database.ok).toBe(false);
@@ -126,6 +127,8 @@ describe("GET /openapi.json", () => {
         "POST /api/v1/memory",
         "GET /api/v1/memory/{id}",
         "DELETE /api/v1/memory/{id}",
+        "GET /api/v1/workers",
+        "POST /api/v1/workers/{id}/drain",
         "GET /health",
         "GET /api/v1/health",
         "GET /metrics",

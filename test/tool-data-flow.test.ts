@@ -1,4 +1,5 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import type { SqliteStore } from "../src/store/index.js";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import type { MappedExecutionReport } from "../src/core/map-report.js";
@@ -32,8 +33,8 @@ async function engine(steps: ScriptStep[], options: { toolsConfig?: unknown; too
 
 /** The largest value LangGraph's checkpointer holds for a thread (checkpoints and pending writes). */
 function largestCheckpointValue(troupe: Troupe, threadId: string): number {
-  const checkpoints = troupe.store.db.prepare("SELECT max(length(checkpoint)) AS size FROM checkpoints WHERE thread_id = ?").get(threadId) as { size: number | null };
-  const writes = troupe.store.db.prepare("SELECT max(length(value)) AS size FROM writes WHERE thread_id = ?").get(threadId) as { size: number | null };
+  const checkpoints = (troupe.store as SqliteStore).db.prepare("SELECT max(length(checkpoint)) AS size FROM checkpoints WHERE thread_id = ?").get(threadId) as { size: number | null };
+  const writes = (troupe.store as SqliteStore).db.prepare("SELECT max(length(value)) AS size FROM writes WHERE thread_id = ?").get(threadId) as { size: number | null };
   return Math.max(checkpoints.size ?? 0, writes.size ?? 0);
 }
 
@@ -75,7 +76,7 @@ describe("value handles in a worker whose steps are durable", () => {
       // Nothing before the pause ran twice; the cut read result cannot be handed on after the replay.
       expect(model.callsFor("execute", "s2")).toHaveLength(5);
       expect(existsSync(path.join(workspace, "copy.txt"))).toBe(false);
-      expect(troupe.store.audit.list({ runId: resumed.runId }).map((row) => [row.subtaskId, row.tool, row.decision, row.status])).toEqual([
+      expect((await troupe.store.audit.list({ runId: resumed.runId })).map((row) => [row.subtaskId, row.tool, row.decision, row.status])).toEqual([
         ["s1", "make_data", "allowed", "ok"],
         ["s2", "file_write", "allowed", "ok"],
         ["s2", "file_read", "allowed", "ok"],
@@ -138,7 +139,7 @@ describe("maps and direct tool steps under the permission policy", () => {
       const counts = (await troupe.store.stash.get(view("s3")?.ref ?? "")) as MappedExecutionReport;
       expect(counts.results.map((item) => (item.output as { words: number }).words)).toEqual([2, 2]);
       // One audit row per item call, each refusal audited as denied.
-      const rows = troupe.store.audit.list({ runId: result.runId });
+      const rows = await troupe.store.audit.list({ runId: result.runId });
       const summary = rows.map((row) => `${row.subtaskId} ${row.tool} ${row.decision} ${row.errorCode ?? "ok"}`).sort();
       expect(summary).toEqual(
         [

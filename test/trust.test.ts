@@ -179,7 +179,7 @@ describe("a person's rejection is final for the plan", () => {
       expect(done.stopReason).toBe("rejected");
       expect(done.plan[0]).toMatchObject({ status: "failed", failureKind: "rejected", attempts: 1 });
       expect(existsSync(path.join(workspace, "old.txt"))).toBe(true);
-      expect(troupe.store.audit.list().map((row) => row.decision)).toEqual(["rejected"]);
+      expect((await troupe.store.audit.list()).map((row) => row.decision)).toEqual(["rejected"]);
     } finally {
       troupe.close();
     }

@@ -13,6 +13,7 @@ export interface EngineFlags {
   model?: string;
   workspace?: string;
   dataDir?: string;
+  databaseUrl?: string;
 }
 
 /** The flags every command that opens an engine accepts. */
@@ -23,7 +24,16 @@ export function addEngineFlags(command: Command, withModel = true): Command {
   }
   return command
     .option("--workspace <dir>", "workspace the file tools are confined to (default: TROUPE_WORKSPACE or ./workspace)")
-    .option("--data-dir <dir>", "where runs and checkpoints are kept (default: TROUPE_DATA_DIR or ./.troupe)");
+    .option("--data-dir <dir>", "where runs and checkpoints are kept (default: TROUPE_DATA_DIR or ./.troupe)")
+    .option("--database-url <url>", "postgres://…: keep everything on Postgres instead of SQLite in the data directory (default: TROUPE_DATABASE_URL)");
+}
+
+/** Where a read-only lookup reads: the flags first, then the environment. */
+export async function lookupTarget(flags: { dataDir?: string; databaseUrl?: string }): Promise<{ dataDir: string; databaseUrl?: string }> {
+  const { parseEnv } = await import("../config/env.js");
+  const env = parseEnv();
+  const databaseUrl = flags.databaseUrl ?? env.TROUPE_DATABASE_URL;
+  return { dataDir: flags.dataDir ?? env.TROUPE_DATA_DIR, ...(databaseUrl ? { databaseUrl } : {}) };
 }
 
 /** Opens an engine; heavy modules load only here, so `--help` stays fast. `env` replaces the process's (a replay's placeholders). */
@@ -31,7 +41,15 @@ export async function openEngine(flags: EngineFlags, env?: Env): Promise<Troupe>
   const { Troupe } = await import("../runtime/engine.js");
   // The scripted provider (TROUPE_PROVIDER=scripted, replies from TROUPE_SCRIPT) is the CLI's, for demos and process tests; the engine ships no fake.
   const { scriptedProvider } = await import("../testing/scripted-provider.js");
-  const troupe = await Troupe.create({ provider: flags.provider, model: flags.model, workspace: flags.workspace, dataDir: flags.dataDir, providers: [scriptedProvider], ...(env ? { env } : {}) });
+  const troupe = await Troupe.create({
+    provider: flags.provider,
+    model: flags.model,
+    workspace: flags.workspace,
+    dataDir: flags.dataDir,
+    providers: [scriptedProvider],
+    ...(flags.databaseUrl !== undefined ? { databaseUrl: flags.databaseUrl } : {}),
+    ...(env ? { env } : {}),
+  });
   if (troupe.providerSource === "default") {
     err("note: no model provider is configured, so troupe uses its offline rule-based model (set TROUPE_PROVIDER or --provider for a real one)");
   }
@@ -79,6 +97,7 @@ export async function driveAndReport(
     process.exitCode = exitCodeForResult(result);
   } finally {
     interrupt.dispose();
-    troupe.close();
+    // Everything written is flushed and every connection closed (Postgres's pool too) before the process ends.
+    await troupe.shutdown();
   }
 }

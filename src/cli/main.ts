@@ -13,6 +13,8 @@ import { registerRun } from "./commands/run.js";
 import { registerRuns } from "./commands/runs.js";
 import { registerServe } from "./commands/serve.js";
 import { registerTools } from "./commands/tools.js";
+import { registerMigrate } from "./commands/migrate.js";
+import { registerWorker } from "./commands/worker.js";
 import { EXIT, exitCodeForError } from "./exit-codes.js";
 import { err } from "./io.js";
 
@@ -36,6 +38,8 @@ export function createProgram(): Command {
   registerAgents(program);
   registerMemory(program);
   registerChat(program);
+  registerWorker(program);
+  registerMigrate(program);
   return program;
 }
 

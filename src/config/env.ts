@@ -51,6 +51,15 @@ export const Env = z.object({
   TROUPE_SCRIPT: optionalText,
   /** Where the `scripted` provider appends one JSON line per model call (testing). */
   TROUPE_SCRIPT_LOG: optionalText,
+  /** `postgres://…`: every table, the checkpoints and the run queue on Postgres (scale-out); SQLite in TROUPE_DATA_DIR when unset. */
+  TROUPE_DATABASE_URL: optionalText.pipe(
+    z
+      .string()
+      .refine((value) => /^postgres(ql)?:\/\/./.test(value), { error: "must be a Postgres URL (postgres://user:password@host:5432/database)" })
+      .optional(),
+  ),
+  /** Postgres: seconds a worker may be silent before another takes its runs over (default 30). */
+  TROUPE_LEASE_SECONDS: optionalInteger(15, 3_600),
 })
   // Other variables are kept: a config file may name the one holding a key (`apiKeyEnv`).
   .loose();

@@ -89,8 +89,8 @@ export async function runEval(options: EvalRunOptions): Promise<EvalResults> {
   const startedAt = new Date();
   const started = performance.now();
   const evals = troupe.store.evals;
-  if (!evals.get(evalId)) evals.create({ id: evalId, owner: options.owner ?? null, name: suite.name, status: "running", provider, total: suite.cases.length, minPassRate, concurrency, suite: suite.cases });
-  evals.update(evalId, { status: "running" });
+  if (!(await evals.get(evalId))) await evals.create({ id: evalId, owner: options.owner ?? null, name: suite.name, status: "running", provider, total: suite.cases.length, minPassRate, concurrency, suite: suite.cases });
+  await evals.update(evalId, { status: "running" });
   const emit = (event: EvalEvent): void => options.onEvent?.(event);
   emit({ type: "eval-start", evalId, suite: suite.name, total: suite.cases.length, provider, concurrency, mode });
 
@@ -104,7 +104,7 @@ export async function runEval(options: EvalRunOptions): Promise<EvalResults> {
     results.set(index, result);
     if (result.passed) passing += 1;
     else failing += 1;
-    evals.update(evalId, { passed: passing, failed: failing, results: snapshot("running") });
+    await evals.update(evalId, { passed: passing, failed: failing, results: snapshot("running") });
     emit({ type: "case-end", index, result: caseSummary(result), done: passing + failing, passing, failing, total: suite.cases.length });
   };
 
@@ -119,7 +119,7 @@ export async function runEval(options: EvalRunOptions): Promise<EvalResults> {
     error = errorMessage(caught);
   }
   const final = snapshot(status);
-  evals.update(evalId, { status, passed: final.passed, failed: final.failed, results: final, finishedAt: Date.now(), ...(error !== undefined ? { error } : {}) });
+  await evals.update(evalId, { status, passed: final.passed, failed: final.failed, results: final, finishedAt: Date.now(), ...(error !== undefined ? { error } : {}) });
   emit({ type: "eval-end", status, total: final.total, passed: final.passed, failed: final.failed, passRate: final.passRate, meetsMinPassRate: final.meetsMinPassRate, ...(error !== undefined ? { error } : {}) });
   if (error !== undefined) throw new Error(error);
   return final;

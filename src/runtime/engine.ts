@@ -31,7 +31,7 @@ import { type PendingInterrupt, runningSubtasks, showRun, threadInterrupts, type
 import { createToolPlatform, type ToolPlatform } from "./tool-platform.js";
 
 export type { ProviderSource } from "./model-selection.js";
-export { type EnqueueOptions, type InvokeOptions, isAlive, type ResumeOptions, type RunOptions } from "./run-lifecycle.js";
+export { type Driver, type EnqueueOptions, type InvokeOptions, isAlive, type ResumeOptions, type RunOptions } from "./run-lifecycle.js";
 export type { PendingInterrupt, RunView } from "./run-queries.js";
 
 export interface TroupeOptions {
@@ -59,6 +59,12 @@ export interface TroupeOptions {
   toolsConfig?: unknown;
   /** An embeddings model for long-term memory's semantic search, instead of `memory.embeddings` / TROUPE_EMBEDDINGS. */
   embeddings?: MemoryIndexConfig;
+  /** `postgres://…`: the store on Postgres (default TROUPE_DATABASE_URL; SQLite in the data directory when neither is set). */
+  databaseUrl?: string;
+  /** Postgres: seconds a worker may be silent before another takes its runs over (default TROUPE_LEASE_SECONDS, else 30). */
+  leaseSeconds?: number;
+  /** An open store to use instead of opening one (it is closed with the instance). */
+  store?: Store;
 }
 
 /** A troupe instance: one compiled graph, its store, tools, agents and models. */
@@ -153,7 +159,16 @@ export class Troupe {
     // A workspace path that cannot be a folder is bad input, refused before anything is written.
     checkWorkspacePath(options.workspace ?? env.TROUPE_WORKSPACE);
     // An embeddings model makes long-term memory's search hybrid; a bad one is a configuration error before anything opens.
-    const store = openStore(options.dataDir ?? env.TROUPE_DATA_DIR, memoryStoreOptions(env, config, options.providers ?? [], options.embeddings));
+    const memory = memoryStoreOptions(env, config, options.providers ?? [], options.embeddings);
+    const databaseUrl = options.databaseUrl ?? env.TROUPE_DATABASE_URL;
+    const store =
+      options.store ??
+      (await openStore({
+        dataDir: options.dataDir ?? env.TROUPE_DATA_DIR,
+        ...memory,
+        ...(databaseUrl ? { databaseUrl } : {}),
+        ...((options.leaseSeconds ?? env.TROUPE_LEASE_SECONDS) !== undefined ? { leaseSeconds: options.leaseSeconds ?? env.TROUPE_LEASE_SECONDS } : {}),
+      }));
     try {
       const workspace = await workspaceRoot(options.workspace ?? env.TROUPE_WORKSPACE);
       setWorkspaceQuota(workspace, toolsConfig.quota);
@@ -188,7 +203,7 @@ export class Troupe {
       const maxWorkerSteps = options.maxWorkerSteps ?? LIMITS.workerMaxSteps;
       return new Troupe({ env, store, graph, tools, agents, models, providerSource, workspace, config, maxWorkerSteps, ledgers, platform, toolsConfig, discovery, ...(providers ? { providers } : {}), resolved });
     } catch (error) {
-      store.close();
+      await store.close();
       throw error;
     }
   }
@@ -238,7 +253,7 @@ export class Troupe {
    * Records a run as queued, to be started later with `start` (the server's queue). The record
    * is written (and synced) before this returns, so an accepted run survives a crash.
    */
-  enqueue(input: RunRequestInput, options: EnqueueOptions = {}): RunRecord {
+  enqueue(input: RunRequestInput, options: EnqueueOptions = {}): Promise<RunRecord> {
     return this.#lifecycle.enqueue(input, options);
   }
 
@@ -269,7 +284,7 @@ export class Troupe {
   }
 
   /** Subtasks of a run that have started and not ended, by its events. */
-  runningSubtasks(runId: string): string[] {
+  runningSubtasks(runId: string): Promise<string[]> {
     return runningSubtasks(this.store, runId);
   }
 
@@ -326,17 +341,21 @@ export class Troupe {
     }
   }
 
-  /** Closes the store and the MCP servers' connections (stdio servers are stopped); nothing for an instance made by `withWorkspace`. */
+  /**
+   * Closes the store and the MCP servers' connections (stdio servers are stopped); nothing for an
+   * instance made by `withWorkspace`. SQLite's connections are closed before this returns;
+   * `shutdown` waits for everything.
+   */
   close(): void {
     if (!this.#owner) return;
-    this.store.close();
+    void this.store.close();
     void this.#platform.close();
   }
 
   /** Like close, and waits for the MCP connections to end. */
   async shutdown(): Promise<void> {
     if (!this.#owner) return;
-    this.store.close();
+    await this.store.close();
     await this.#platform.close();
   }
 }

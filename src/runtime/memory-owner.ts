@@ -6,7 +6,7 @@ import { NotFoundError, ToolError } from "../core/errors.js";
 import { memoryNamespace } from "../core/memory.js";
 import { parseStashRef } from "../core/stash.js";
 import type { ProviderDefinition } from "../providers/provider.js";
-import { databaseExists, type Memories, type MemoryIndexConfig, openStore, type Store, type StoreOptions } from "../store/index.js";
+import { databaseExists, type Memories, type MemoryIndexConfig, type MemorySetup, openStore, type Store } from "../store/index.js";
 import type { ThreadResults } from "../tools/builtin/thread-result.js";
 import { callPolicyOf, registryFor } from "./model-selection.js";
 
@@ -34,7 +34,7 @@ export function threadResultsOf(store: Pick<Store, "runs" | "stash">): ThreadRes
   return {
     async read(threadId, handle) {
       const key = parseStashRef(handle);
-      const run = store.runs.get(key.runId);
+      const run = await store.runs.get(key.runId);
       if (!run || run.threadId !== threadId) {
         throw new ToolError("not_in_thread", `${handle} is not a result of this conversation (thread ${threadId}); take handles from its Conversation section`, { handle });
       }
@@ -48,7 +48,7 @@ export function threadResultsOf(store: Pick<Store, "runs" | "stash">): ThreadRes
  * limits, and the embeddings model of TROUPE_EMBEDDINGS or `memory.embeddings` (a bad one is a
  * ConfigError before anything opens).
  */
-export function memoryStoreOptions(env: Env, config: TroupeConfig, providers: ProviderDefinition[] = [], index?: MemoryIndexConfig): StoreOptions {
+export function memoryStoreOptions(env: Env, config: TroupeConfig, providers: ProviderDefinition[] = [], index?: MemoryIndexConfig): MemorySetup {
   const spec = env.TROUPE_EMBEDDINGS ?? config.memory?.embeddings;
   const made =
     index ??
@@ -69,17 +69,19 @@ export function memoryStoreOptions(env: Env, config: TroupeConfig, providers: Pr
 }
 
 /**
- * The long-term memory of an existing data directory, for `troupe memory`: a directory without
- * a database is an error (nothing was ever kept there), never an empty memory.
+ * The long-term memory of an existing data directory (or of the Postgres database
+ * `databaseUrl` / TROUPE_DATABASE_URL names), for `troupe memory`: a directory without a
+ * database is an error (nothing was ever kept there), never an empty memory.
  */
-export async function openMemory(options: { dataDir?: string; env?: Env; configFile?: string } = {}): Promise<{ memories: Memories; store: Store; close: () => void }> {
+export async function openMemory(options: { dataDir?: string; databaseUrl?: string; env?: Env; configFile?: string } = {}): Promise<{ memories: Memories; store: Store; close: () => Promise<void> }> {
   const env = options.env ?? parseEnv();
   const directory = options.dataDir ?? env.TROUPE_DATA_DIR;
+  const databaseUrl = options.databaseUrl ?? env.TROUPE_DATABASE_URL;
   const { config } = await loadConfig(process.cwd(), options.configFile ?? env.TROUPE_CONFIG);
-  const storeOptions = memoryStoreOptions(env, config);
-  if (!databaseExists(directory)) {
+  const memory = memoryStoreOptions(env, config);
+  if (!databaseUrl && !databaseExists(directory)) {
     throw new NotFoundError("memory_store_missing", `there is no troupe database in ${path.resolve(directory)}, so no memory to read (check --data-dir or TROUPE_DATA_DIR)`, { path: path.resolve(directory) });
   }
-  const store = openStore(directory, storeOptions);
+  const store = await openStore({ dataDir: directory, ...memory, ...(databaseUrl ? { databaseUrl } : {}) });
   return { memories: store.memories, store, close: () => store.close() };
 }

@@ -13,7 +13,7 @@ import { resultFromState } from "./result.js";
  * not settle the run (it has steps left: resume it instead).
  */
 export async function reconcileRun(troupe: Troupe, runId: string): Promise<StoredEvent[]> {
-  const record = troupe.store.runs.get(runId);
+  const record = await troupe.store.runs.get(runId);
   if (!record) return [];
   const snapshot = await troupe.graph.getState({ configurable: { thread_id: record.threadId } });
   const state = snapshot.values as State;
@@ -22,14 +22,14 @@ export async function reconcileRun(troupe: Troupe, runId: string): Promise<Store
   const result = resultFromState(record, state, record.activeMs);
   const events: StoredEvent[] = [];
   if (interrupt && !state.finished) {
-    troupe.store.runs.update(record.id, { status: "interrupted", stopReason: null, interrupt, pid: null, suspended: null, pendingDecision: null, metrics: result.metrics });
-    events.push(troupe.store.events.append(record.id, { type: "approval-request", interrupt }));
-    events.push(troupe.store.events.append(record.id, { type: "run-end", status: "interrupted", stopReason: null, metrics: result.metrics }));
+    await troupe.store.runs.update(record.id, { status: "interrupted", stopReason: null, interrupt, pid: null, worker: null, suspended: null, pendingDecision: null, metrics: result.metrics });
+    events.push(await troupe.store.events.append(record.id, { type: "approval-request", interrupt }));
+    events.push(await troupe.store.events.append(record.id, { type: "run-end", status: "interrupted", stopReason: null, metrics: result.metrics }));
     return events;
   }
   if (!state.finished || !state.stopReason || hasStepsLeft(snapshot)) return [];
   const status = runStatusOf(state.stopReason, workDone(state));
-  troupe.store.runs.update(record.id, {
+  await troupe.store.runs.update(record.id, {
     status,
     stopReason: state.stopReason,
     answer: result.answer,
@@ -37,10 +37,11 @@ export async function reconcileRun(troupe: Troupe, runId: string): Promise<Store
     metrics: result.metrics,
     interrupt: null,
     pid: null,
+    worker: null,
     suspended: null,
     pendingDecision: null,
     finishedAt: Date.now(),
   });
-  events.push(troupe.store.events.append(record.id, { type: "run-end", status, stopReason: state.stopReason, metrics: result.metrics }));
+  events.push(await troupe.store.events.append(record.id, { type: "run-end", status, stopReason: state.stopReason, metrics: result.metrics }));
   return events;
 }

@@ -17,14 +17,14 @@ import type { RunSettings, State } from "../graph/state.js";
 import { recursionLimitFor, workDone } from "../graph/trace.js";
 import { MODEL_ROLES } from "../providers/provider.js";
 import { choiceId, type ModelSet } from "../providers/registry.js";
-import type { RunRecord, Store } from "../store/index.js";
+import { isAlive, type RunRecord, type Store, type ThreadLease } from "../store/index.js";
 import type { NewRun } from "../store/run-store.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import { hasStepsLeft, pendingInterrupts } from "./interrupts.js";
 import { memoryNamespaceFor } from "./memory-owner.js";
 import { liveState, resultFromState } from "./result.js";
 
-export interface InvokeOptions {
+export interface InvokeOptions extends Driver {
   signal?: AbortSignal;
   onEvent?: (event: StoredEvent) => void;
   /**
@@ -63,16 +63,12 @@ export interface EnqueueOptions {
  */
 const StoredRequest = z.object(RunRequest.shape).partial();
 
-/** Whether the process that owns a run (by its pid and host) is alive; this process counts. */
-export function isAlive(pid: number | null, host: string | null): boolean {
-  if (pid === null || host !== hostname()) return false;
-  if (pid === process.pid) return true;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
+export { isAlive };
+
+/** Who drives a run, recorded with it: this process, and the worker it is (scale-out), if one. */
+export interface Driver {
+  /** The worker process's id, stored on the run while it runs (Postgres deployments). */
+  worker?: string;
 }
 
 /** What a run's lifecycle works with: the instance's store, graph, tools, models and config. */
@@ -102,34 +98,58 @@ export class RunLifecycle {
   async run(input: RunRequestInput, options: RunOptions = {}): Promise<RunResult> {
     const request = this.#parseRequest(input);
     const { owner, evalId, ...invoke } = options;
-    const record = this.#createRecord(request, {
-      status: "running",
-      pid: process.pid,
-      host: hostname(),
-      startedAt: Date.now(),
-      ...(owner !== undefined ? { owner } : {}),
-      ...(evalId !== undefined ? { evalId } : {}),
-    });
-    return this.#begin(record, request, invoke);
+    const threadId = request.threadId ?? `thread-${randomUUID()}`;
+    const lease = await this.#hold(threadId, undefined, () => new ConflictError("thread_busy", `thread ${threadId} has a run that is running; resume it or use another thread`, {}));
+    try {
+      const record = await this.#createRecord(
+        { ...request, threadId },
+        {
+          status: "running",
+          pid: process.pid,
+          host: hostname(),
+          startedAt: Date.now(),
+          ...(invoke.worker !== undefined ? { worker: invoke.worker } : {}),
+          ...(owner !== undefined ? { owner } : {}),
+          ...(evalId !== undefined ? { evalId } : {}),
+        },
+      );
+      return await this.#begin(record, request, invoke, lease);
+    } finally {
+      await lease.release();
+    }
+  }
+
+  /** Holds a thread for this drive, or refuses with `busy` when another drive holds it. */
+  async #hold(threadId: string, latest: RunRecord | undefined, busy: () => Error): Promise<ThreadLease> {
+    const lease = await this.#parts.store.threads.acquire(threadId, latest);
+    if (!lease) throw busy();
+    return lease;
   }
 
   /**
    * Records a run as queued, to be started later with `start` (the server's queue). The record
    * is written (and synced) before this returns, so an accepted run survives a crash.
    */
-  enqueue(input: RunRequestInput, options: EnqueueOptions = {}): RunRecord {
+  enqueue(input: RunRequestInput, options: EnqueueOptions = {}): Promise<RunRecord> {
     const request = this.#parseRequest(input);
     return this.#createRecord(request, { status: "queued", pid: null, host: null, ...options });
   }
 
   /** Starts a queued run that has never run. */
   async start(runId: string, options: InvokeOptions = {}): Promise<RunResult> {
-    const record = this.#parts.store.runs.get(runId);
-    if (!record) throw new NotFoundError("unknown_run", `no run with id ${runId}`, { runId });
-    if (record.status !== "queued" || record.startedAt !== null) {
-      throw new ConflictError("run_started", `run ${runId} has already started (${record.status}); resume it instead`, { runId });
+    const found = await this.#parts.store.runs.get(runId);
+    if (!found) throw new NotFoundError("unknown_run", `no run with id ${runId}`, { runId });
+    const lease = await this.#hold(found.threadId, found, () => new ConflictError("run_active", `run ${runId} is running in another process`, { runId }));
+    try {
+      // Read again under the hold: another process may have started it meanwhile.
+      const record = (await this.#parts.store.runs.get(runId)) ?? found;
+      if (record.status !== "queued" || record.startedAt !== null) {
+        throw new ConflictError("run_started", `run ${runId} has already started (${record.status}); resume it instead`, { runId });
+      }
+      return await this.#startFresh(record, options, lease);
+    } finally {
+      await lease.release();
     }
-    return this.#startFresh(record, options);
   }
 
   /**
@@ -153,32 +173,43 @@ export class RunLifecycle {
     return request;
   }
 
-  #createRecord(request: RunRequest, fields: Pick<NewRun, "status" | "pid" | "host"> & Partial<NewRun>): RunRecord {
+  /**
+   * Writes a run's record, refusing a thread whose latest run waits (for a person or in the
+   * queue) or may still be running — checked in the write's transaction, after the runs written
+   * before it in the same batch.
+   */
+  #createRecord(request: RunRequest, fields: Pick<NewRun, "status" | "pid" | "host"> & Partial<NewRun>): Promise<RunRecord> {
     const threadId = request.threadId ?? `thread-${randomUUID()}`;
-    const previous = this.#parts.store.runs.latestForThread(threadId);
-    if (previous && (previous.status === "interrupted" || previous.status === "queued" || (previous.status === "running" && isAlive(previous.pid, previous.host)))) {
-      throw new ConflictError("thread_busy", `thread ${threadId} has a run that is ${previous.status}; resume it or use another thread`, { runId: previous.id });
-    }
+    const threads = this.#parts.store.threads;
     const choice = this.#parts.models.choice.worker;
-    return this.#parts.store.runs.create({
-      id: `run-${randomUUID()}`,
-      threadId,
-      task: request.task,
-      request: { ...request, provider: `${choice.provider}:${choice.model}` },
-      ...fields,
-    });
+    return this.#parts.store.runs.create(
+      {
+        id: `run-${randomUUID()}`,
+        threadId,
+        task: request.task,
+        request: { ...request, provider: `${choice.provider}:${choice.model}` },
+        ...fields,
+      },
+      {
+        check: (previous) => {
+          if (previous && (previous.status === "interrupted" || previous.status === "queued" || (previous.status === "running" && threads.mayBeRunning(previous)))) {
+            throw new ConflictError("thread_busy", `thread ${threadId} has a run that is ${previous.status}; resume it or use another thread`, { runId: previous.id });
+          }
+        },
+      },
+    );
   }
 
   /** Runs a recorded run from its request, from the start. */
-  #startFresh(record: RunRecord, options: InvokeOptions): Promise<RunResult> {
+  async #startFresh(record: RunRecord, options: InvokeOptions, lease: ThreadLease): Promise<RunResult> {
     const stored = StoredRequest.safeParse(record.request);
     const request = RunRequest.parse({ ...(stored.success ? stored.data : {}), task: record.task });
     const startedAt = record.startedAt ?? Date.now();
-    this.#parts.store.runs.update(record.id, { status: "running", pid: process.pid, host: hostname(), startedAt, suspended: null, pendingDecision: null });
-    return this.#begin({ ...record, status: "running", startedAt }, request, options);
+    await this.#parts.store.runs.update(record.id, { status: "running", pid: process.pid, host: hostname(), startedAt, suspended: null, pendingDecision: null, worker: options.worker ?? null, cancelRequested: false });
+    return this.#begin({ ...record, status: "running", startedAt }, request, options, lease);
   }
 
-  #begin(record: RunRecord, request: RunRequest, options: InvokeOptions): Promise<RunResult> {
+  #begin(record: RunRecord, request: RunRequest, options: InvokeOptions, lease: ThreadLease): Promise<RunResult> {
     const settings: RunSettings = {
       maxIterations: request.maxIterations,
       approvePlan: request.approvePlan,
@@ -196,7 +227,7 @@ export class RunLifecycle {
       memoryNamespace: record.evalId !== null ? evalCaseNamespace(record.evalId, record.threadId) : memoryNamespaceFor(record.owner),
     };
     const graphInput = { runId: record.id, task: request.task, context: request.context ?? null, settings, startedAt: Date.now() };
-    return this.#drive(record, graphInput, request.concurrency, false, options);
+    return this.#drive(record, graphInput, request.concurrency, false, options, lease);
   }
 
   /**
@@ -204,8 +235,23 @@ export class RunLifecycle {
    * last checkpoint when its process died or it was cancelled. Finished subtasks are not re-run.
    */
   async resume(threadId: string, decision: ResumeDecision | undefined, options: ResumeOptions = {}): Promise<RunResult> {
-    const record = this.#parts.store.runs.latestForThread(threadId);
-    if (!record) throw new NotFoundError("unknown_thread", `no run found for thread ${threadId}`, { threadId });
+    const found = await this.#parts.store.runs.latestForThread(threadId);
+    if (!found) throw new NotFoundError("unknown_thread", `no run found for thread ${threadId}`, { threadId });
+    if (found.evalId !== null) {
+      // Its files are in its case's workspace, not this instance's: resuming it here would work on the wrong folder.
+      throw new ConflictError("eval_case", `run ${found.id} is a case of eval ${found.evalId}; an eval's cases are not resumed (run the eval again)`, { runId: found.id, evalId: found.evalId });
+    }
+    const lease = await this.#hold(threadId, found, () => new ConflictError("run_active", `run ${found.id} is still running in process ${found.pid}${found.worker ? ` (worker ${found.worker})` : ""}`, { runId: found.id }));
+    try {
+      // Read again under the hold: another process may have driven it meanwhile.
+      const record = (await this.#parts.store.runs.latestForThread(threadId)) ?? found;
+      return await this.#resumeHeld(record, threadId, decision, options, lease);
+    } finally {
+      await lease.release();
+    }
+  }
+
+  async #resumeHeld(record: RunRecord, threadId: string, decision: ResumeDecision | undefined, options: ResumeOptions, lease: ThreadLease): Promise<RunResult> {
     if (record.evalId !== null) {
       // Its files are in its case's workspace, not this instance's: resuming it here would work on the wrong folder.
       throw new ConflictError("eval_case", `run ${record.id} is a case of eval ${record.evalId}; an eval's cases are not resumed (run the eval again)`, { runId: record.id, evalId: record.evalId });
@@ -214,16 +260,13 @@ export class RunLifecycle {
     const snapshot = await this.#parts.graph.getState(config);
     if ((snapshot.values as Partial<State>).runId !== record.id) {
       // The thread's checkpoint is not this run's: it never reached its first checkpoint.
-      if (record.status === "running" && isAlive(record.pid, record.host)) {
-        throw new ConflictError("run_active", `run ${record.id} is still running in process ${record.pid}`, { runId: record.id });
-      }
       if (record.status !== "queued" && record.status !== "running" && record.suspended === null) {
         throw new ConflictError("run_finished", `the run on thread ${threadId} has already finished (${record.stopReason ?? record.status})`, { runId: record.id });
       }
       if (decision && decision.decision !== "continue") {
         throw new InputError("not_waiting", `the run on thread ${threadId} is not waiting for a decision; resume it without one`);
       }
-      return this.#startFresh(record, options);
+      return this.#startFresh(record, options, lease);
     }
     const interrupts = pendingInterrupts(snapshot);
     let input: Command | null;
@@ -251,32 +294,82 @@ export class RunLifecycle {
       const value = ResumeDecision.parse(decision);
       input = new Command({ resume: first.id ? { [first.id]: value } : value });
     } else if (hasStepsLeft(snapshot)) {
-      if (record.status === "running" && isAlive(record.pid, record.host)) {
-        throw new ConflictError("run_active", `run ${record.id} is still running in process ${record.pid}`, { runId: record.id });
-      }
       if (decision && decision.decision !== "continue") {
         throw new InputError("not_waiting", `the run on thread ${threadId} is not waiting for a decision; resume it without one`);
       }
       input = null;
     } else {
+      const state = snapshot.values as State;
+      if ((record.status === "running" || record.status === "queued") && state.finished && state.stopReason) {
+        // Its process died after the run's last checkpoint and before its record said so: the run is done; say so now.
+        return this.#settleFinished(record, state, options);
+      }
       throw new ConflictError("run_finished", `the run on thread ${threadId} has already ${record.status === "failed" ? "failed" : "finished"} (${record.stopReason ?? record.status})`, { runId: record.id });
     }
-    this.#parts.store.runs.update(record.id, { status: "running", pid: process.pid, host: hostname(), interrupt: null, suspended: null, pendingDecision: null, startedAt: record.startedAt ?? Date.now() });
+    await this.#parts.store.runs.update(record.id, {
+      status: "running",
+      pid: process.pid,
+      host: hostname(),
+      interrupt: null,
+      suspended: null,
+      pendingDecision: null,
+      startedAt: record.startedAt ?? Date.now(),
+      worker: options.worker ?? null,
+      cancelRequested: false,
+    });
     const request = StoredRequest.safeParse(record.request);
     const concurrency = (request.success ? request.data.concurrency : undefined) ?? LIMITS.subtaskConcurrency;
-    return this.#drive(record, input, concurrency, true, options);
+    return this.#drive(record, input, concurrency, true, options, lease);
   }
 
-  async #drive(record: RunRecord, input: unknown, concurrency: number, resumed: boolean, options: InvokeOptions): Promise<RunResult> {
+  /** Records a run its checkpoint shows finished (its process died before it could), and returns its result. */
+  async #settleFinished(record: RunRecord, state: State, options: InvokeOptions): Promise<RunResult> {
+    const result = resultFromState(record, state, record.activeMs);
+    result.status = runStatusOf(state.stopReason as NonNullable<State["stopReason"]>, workDone(state));
+    if (state.failure) result.error = state.failure;
+    await this.#parts.store.runs.update(record.id, {
+      status: result.status,
+      stopReason: result.stopReason,
+      answer: result.answer,
+      error: result.error ?? null,
+      metrics: result.metrics,
+      interrupt: null,
+      pid: null,
+      worker: null,
+      suspended: null,
+      pendingDecision: null,
+      finishedAt: Date.now(),
+    });
+    options.onEvent?.(await this.#parts.store.events.append(record.id, { type: "run-end", status: result.status, stopReason: result.stopReason, metrics: result.metrics }));
+    return result;
+  }
+
+  async #drive(record: RunRecord, input: unknown, concurrency: number, resumed: boolean, options: InvokeOptions, lease: ThreadLease): Promise<RunResult> {
     const started = performance.now();
+    // Events are numbered and stored in the order emitted (a turn's share one write), and handed
+    // to `onEvent` in that order once stored; the run's end waits for the last of them.
+    let delivered: Promise<void> = Promise.resolve();
+    let eventFailure: unknown;
     const emit = (event: RunEvent): void => {
       const stored = this.#parts.store.events.append(record.id, event);
-      options.onEvent?.(stored);
+      delivered = delivered.then(
+        () =>
+          stored.then(
+            (value) => options.onEvent?.(value),
+            (error: unknown) => {
+              eventFailure ??= error;
+            },
+          ),
+        () => {},
+      );
     };
+    // A lost hold (the database session holding the thread ended) stops the run where it is: another process may take it now.
+    const lost = lease.lost;
+    const signal = lost && options.signal ? AbortSignal.any([options.signal, lost]) : (lost ?? options.signal);
     emit({ type: "run-start", runId: record.id, threadId: record.threadId, task: record.task, resumed });
     if (resumed) {
       // Calls that began and never finished (the process died in them): each is settled by its call id when the step runs again.
-      const inFlight = this.#parts.store.audit.unfinished({ runId: record.id });
+      const inFlight = await this.#parts.store.audit.unfinished({ runId: record.id });
       if (inFlight.length > 0) emit({ type: "calls-in-flight", calls: inFlight.map((row) => ({ auditId: row.id, tool: row.tool, ...(row.subtaskId ? { subtaskId: row.subtaskId } : {}) })) });
     }
     const request = StoredRequest.safeParse(record.request);
@@ -288,7 +381,7 @@ export class RunLifecycle {
       durability: "sync" as const,
       recursionLimit: recursionLimitFor(LIMITS.maxSubtasks, maxIterations),
       maxConcurrency: concurrency,
-      signal: options.signal,
+      signal,
       ...(options.control ? { control: options.control } : {}),
       ...(options.callbacks ? { callbacks: options.callbacks } : {}),
     };
@@ -304,8 +397,8 @@ export class RunLifecycle {
         else last = chunk as State;
       }
     } catch (error) {
-      if (isGraphDrained(error) || (options.signal?.aborted && options.control?.drainRequested)) suspended = true;
-      else if (options.signal?.aborted) cancelled = true;
+      if (isGraphDrained(error) || (signal?.aborted && (options.control?.drainRequested || lost?.aborted))) suspended = true;
+      else if (signal?.aborted) cancelled = true;
       else if (error instanceof GraphRecursionError) failure = `the run exceeded its step limit (${config.recursionLimit} supersteps)`;
       else failure = errorMessage(error);
     } finally {
@@ -325,7 +418,10 @@ export class RunLifecycle {
     }
     const activeMs = record.activeMs + Math.round(performance.now() - started);
     // Paused or stopped inside the planner's node (a streamed plan): the plan is in its events.
-    if (!state.finished && state.runId === record.id) state = liveState(state, this.#parts.store.events.list(record.id, 0, 100_000));
+    if (!state.finished && state.runId === record.id) {
+      await delivered;
+      state = liveState(state, await this.#parts.store.events.list(record.id, 0, 100_000));
+    }
     const result = resultFromState(record, state, activeMs);
     if (suspended && !state.finished) {
       // Stopped by a drain (server shutdown): not waiting for a person, resumed when a server starts.
@@ -351,7 +447,12 @@ export class RunLifecycle {
       result.stopReason = "failed";
       result.error = "the run stopped before it finished";
     }
-    this.#parts.store.runs.update(record.id, {
+    if (lost?.aborted) {
+      // Another process may hold the thread now: it records the run, not this one.
+      await delivered;
+      throw lost.reason instanceof Error ? lost.reason : new Error("the hold on the thread was lost");
+    }
+    await this.#parts.store.runs.update(record.id, {
       status: result.status,
       stopReason: result.stopReason,
       answer: result.answer,
@@ -360,10 +461,13 @@ export class RunLifecycle {
       interrupt: result.interrupt ?? null,
       activeMs,
       pid: null,
+      worker: null,
       finishedAt: result.status === "interrupted" ? null : Date.now(),
       suspended: suspended && result.status === "interrupted" && !result.interrupt ? "shutdown" : null,
     });
     emit({ type: "run-end", status: result.status, stopReason: result.stopReason, metrics: result.metrics });
+    await delivered;
+    if (eventFailure !== undefined) process.emitWarning(`troupe: some events of run ${record.id} could not be stored: ${errorMessage(eventFailure)}`);
     return result;
   }
 

@@ -32,7 +32,7 @@ export interface PendingInterrupt extends InterruptInfo {
   id: string;
 }
 
-  /** The interrupts a thread's run waits on, each with its id (several subtasks may wait for approval at once). */
+/** The interrupts a thread's run waits on, each with its id (several subtasks may wait for approval at once). */
 export async function threadInterrupts(graph: TroupeGraph, threadId: string): Promise<PendingInterrupt[]> {
   const snapshot = await graph.getState({ configurable: { thread_id: threadId } });
   return pendingInterrupts(snapshot).flatMap((pending) => {
@@ -46,13 +46,13 @@ export async function threadInterrupts(graph: TroupeGraph, threadId: string): Pr
  * the thread's latest; an older run on a reused thread shows what its record kept.
  */
 export async function showRun(store: Store, graph: TroupeGraph, runId: string): Promise<RunView> {
-  const record = store.runs.get(runId);
+  const record = await store.runs.get(runId);
   if (!record) throw new NotFoundError("unknown_run", `no run with id ${runId}`, { runId });
   const snapshot = await graph.getState({ configurable: { thread_id: record.threadId } });
   const sameRun = (snapshot.values as State).runId === record.id;
   // Started and not ended: running, or waiting inside a step for a person to approve a tool call.
   const live = record.status === "running" || (record.status === "interrupted" && record.interrupt?.kind === "tool-approval") || record.suspended !== null;
-  const events = sameRun && live ? store.events.list(record.id, 0, 100_000) : [];
+  const events = sameRun && live ? await store.events.list(record.id, 0, 100_000) : [];
   // While the node running the subtasks goes on, its plan and those it has finished are in its events, not yet in the state.
   const progress = liveSubtasks(events);
   const state = sameRun && live ? liveState(snapshot.values as State, events) : (snapshot.values as State);
@@ -78,6 +78,6 @@ export async function showRun(store: Store, graph: TroupeGraph, runId: string): 
 }
 
 /** Subtasks of a run that have started and not ended, by its events. */
-export function runningSubtasks(store: Store, runId: string): string[] {
-  return Object.keys(liveSubtasks(store.events.list(runId, 0, 100_000)).runningSince);
+export async function runningSubtasks(store: Store, runId: string): Promise<string[]> {
+  return Object.keys(liveSubtasks(await store.events.list(runId, 0, 100_000)).runningSince);
 }

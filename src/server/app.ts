@@ -25,6 +25,7 @@ import { registerPlanRoutes } from "./routes/plan.js";
 import { registerHealthRoutes, registerSystemRoutes } from "./routes/system.js";
 import { registerTaskRoutes } from "./routes/tasks.js";
 import { registerToolRoutes } from "./routes/tools.js";
+import { registerWorkerRoutes } from "./routes/workers.js";
 import { TaskService } from "./task-service.js";
 import { NO_TELEMETRY, type Telemetry, traceOfRequest } from "./telemetry.js";
 
@@ -82,9 +83,19 @@ export async function createApp(options: CreateAppOptions): Promise<TroupeApp> {
   const metrics = new ServerMetrics();
   const hub = new EventHub();
   const docs = new ApiDocs();
-  const tasks = new TaskService({ troupe: options.troupe, maxRunning: config.maxRunning, maxCrashes: config.maxCrashes, metrics, telemetry, hub, logger });
+  const tasks = new TaskService({
+    troupe: options.troupe,
+    maxRunning: config.maxRunning,
+    ...(config.workers !== undefined ? { workers: config.workers } : {}),
+    maxCrashes: config.maxCrashes,
+    metrics,
+    telemetry,
+    hub,
+    logger,
+  });
   const evalHub = new EventHub<StoredEvalEvent>((event) => event.evalId);
-  const evals = new EvalService({ troupe: options.troupe, hub: evalHub, logger });
+  // An API process that only serves (Postgres, --workers 0) stores evals; a process with workers runs them.
+  const evals = new EvalService({ troupe: options.troupe, hub: evalHub, logger, runs: tasks.workers > 0 });
   const context: RouteContext = { troupe: options.troupe, tasks, hub, evals, evalHub, docs, metrics, config };
 
   const app: FastifyInstance = Fastify({
@@ -168,6 +179,7 @@ export async function createApp(options: CreateAppOptions): Promise<TroupeApp> {
         registerEvalRoutes(api, context);
         registerDecideRoutes(api, context);
         registerMemoryRoutes(api, context);
+        registerWorkerRoutes(api, context);
       },
       { prefix: "/api/v1" },
     );

@@ -68,6 +68,12 @@ export const ServerConfig = z.object({
   requireAuth: z.boolean().optional(),
   /** At most this many runs execute at once; the rest wait in the queue. */
   maxRunning: count(1).default(100),
+  /**
+   * Runs this process drives at once (its worker slots): on Postgres, 0 makes an API process
+   * that only accepts, queries and streams; default `maxRunning`. On SQLite the server is the only
+   * process: it is the same as `maxRunning`, and 0 is refused.
+   */
+  workers: count(0).optional(),
   /** Requests per minute per principal under /api/v1; 0 turns the limit off. */
   rateLimitPerMinute: count(0).default(100),
   /** Largest request body accepted, in bytes. */
@@ -99,6 +105,7 @@ export function serverConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Serve
     apiKeys: pick("TROUPE_API_KEYS"),
     requireAuth: requireAuth === undefined ? undefined : /^(1|true|yes)$/i.test(requireAuth),
     maxRunning: pick("TROUPE_MAX_RUNNING") as never,
+    workers: pick("TROUPE_WORKERS") as never,
     rateLimitPerMinute: pick("TROUPE_RATE_LIMIT") as never,
     maxEventLoopDelayMs: pick("TROUPE_MAX_EVENT_LOOP_DELAY_MS") as never,
     shutdownGraceMs: pick("TROUPE_SHUTDOWN_GRACE_MS") as never,

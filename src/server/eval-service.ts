@@ -17,12 +17,20 @@ export interface EvalServiceOptions {
   logger: Logger;
   /** Evals run at once; the rest wait their turn (default 2). */
   maxRunning?: number;
+  /**
+   * Whether this process runs evals (default true). On Postgres an API process that only serves
+   * (`--workers 0`) stores them, and a process with workers takes them up.
+   */
+  runs?: boolean;
 }
 
 interface ActiveEval {
   controller: AbortController;
   settled: Promise<void>;
 }
+
+/** How often a process that runs evals looks for evals accepted by other processes (Postgres). */
+const EVAL_POLL_MS = 2_000;
 
 const FINISHED = new Set(["completed", "failed", "cancelled"]);
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
@@ -50,20 +58,29 @@ export class EvalService {
   readonly #maxRunning: number;
   readonly #queue: string[] = [];
   readonly #active = new Map<string, ActiveEval>();
+  readonly #runs: boolean;
   #accepting = true;
+  #poll: NodeJS.Timeout | undefined;
+  #unsubscribe: (() => void) | undefined;
 
   constructor(options: EvalServiceOptions) {
     this.#troupe = options.troupe;
     this.#hub = options.hub;
     this.#log = options.logger;
     this.#maxRunning = options.maxRunning ?? 2;
+    this.#runs = options.runs ?? true;
+  }
+
+  /** Whether several processes share the store (Postgres): evals are claimed, and followed across processes. */
+  get #shared(): boolean {
+    return this.#troupe.store.queue !== undefined;
   }
 
   /** Accepts a suite: checked case by case (a bad one is named), stored as a queued eval, and started when a slot is free. */
-  submit(principal: Principal, body: EvalBody): EvalRecord {
+  async submit(principal: Principal, body: EvalBody): Promise<EvalRecord> {
     if (!this.#accepting) throw new TroupeError("system", "shutting_down", "the server is shutting down; retry shortly", { retryAfterSeconds: 5 });
     const suite = suiteOfBody(body);
-    const record = this.#troupe.store.evals.create({
+    const record = await this.#troupe.store.evals.create({
       id: newEvalId(),
       owner: principal.id,
       name: suite.name,
@@ -75,28 +92,29 @@ export class EvalService {
       suite: suite.cases,
     });
     this.#log.info({ evalId: record.id, cases: record.total }, "eval accepted");
-    this.#enqueue(record.id);
+    if (this.#runs) this.#enqueue(record.id);
     return record;
   }
 
   /** A principal's eval; another principal's is as good as missing. */
-  record(principal: Principal, evalId: string): EvalRecord {
-    const record = this.#troupe.store.evals.get(evalId);
+  async record(principal: Principal, evalId: string): Promise<EvalRecord> {
+    const record = await this.#troupe.store.evals.get(evalId);
     if (!record || record.owner !== principal.id) throw new NotFoundError("eval_not_found", `no eval with id ${evalId}`, { eval_id: evalId });
     return record;
   }
 
-  list(principal: Principal, query: EvalListQuery): { items: EvalSummary[]; total: number } {
-    const items = this.#troupe.store.evals.list({ owner: principal.id, limit: query.limit, offset: query.offset }).map((record) => evalSummary(record));
-    return { items, total: this.#troupe.store.evals.count({ owner: principal.id }) };
+  async list(principal: Principal, query: EvalListQuery): Promise<{ items: EvalSummary[]; total: number }> {
+    const items = (await this.#troupe.store.evals.list({ owner: principal.id, limit: query.limit, offset: query.offset })).map((record) => evalSummary(record));
+    return { items, total: await this.#troupe.store.evals.count({ owner: principal.id }) };
   }
 
-  view(principal: Principal, evalId: string): EvalView {
-    const record = this.record(principal, evalId);
+  async view(principal: Principal, evalId: string): Promise<EvalView> {
+    const record = await this.record(principal, evalId);
     const results = record.results as EvalResults | null;
     const finished = new Map((results?.cases ?? []).map((item) => [item.id, item]));
     const started = new Map<string, string>();
-    for (const event of this.events(evalId, 0, 100_000)) if (event.type === "case-start") started.set(event.caseId, event.runId);
+    for (const event of await this.events(evalId, 0, 100_000)) if (event.type === "case-start") started.set(event.caseId, event.runId);
+    const statuses = new Map((await this.#troupe.store.runs.getMany([...started.values()])).map((run) => [run.id, run.status]));
     const cases = (record.suite as Array<{ id: string; task: string }>).map((item): EvalCaseView => {
       const done: CaseResult | undefined = finished.get(item.id);
       if (done) {
@@ -118,7 +136,7 @@ export class EvalService {
         task: item.task,
         state: runId !== null && record.status === "running" ? "running" : "pending",
         run_id: runId,
-        status: runId !== null ? (this.#troupe.store.runs.get(runId)?.status ?? null) : null,
+        status: runId !== null ? (statuses.get(runId) ?? null) : null,
         failures: [],
         judge: null,
         metrics: null,
@@ -129,17 +147,21 @@ export class EvalService {
   }
 
   /** The eval's stored events after a seq. */
-  events(evalId: string, afterSeq: number, limit: number): StoredEvalEvent[] {
-    return this.#troupe.store.events.listOf<EvalEvent>(evalId, afterSeq, limit).map((event) => ({ ...event, evalId }));
+  async events(evalId: string, afterSeq: number, limit: number): Promise<StoredEvalEvent[]> {
+    return (await this.#troupe.store.events.listOf<EvalEvent>(evalId, afterSeq, limit)).map((event) => ({ ...event, evalId }));
   }
 
   isActive(evalId: string): boolean {
     return this.#active.has(evalId);
   }
 
-  /** Stops an eval: a queued one at once, a running one after its running cases are cancelled. */
+  /**
+   * Stops an eval: a queued one at once, a running one after its running cases are cancelled (on
+   * Postgres, the process running it is asked over the control channel, and the answer waits up
+   * to 10 s for it to stop).
+   */
   async cancel(principal: Principal, evalId: string): Promise<EvalRecord> {
-    const record = this.record(principal, evalId);
+    const record = await this.record(principal, evalId);
     if (FINISHED.has(record.status)) throw new ConflictError("eval_finished", `the eval has already ${record.status === "cancelled" ? "been cancelled" : "finished"}`, { status: record.status });
     const active = this.#active.get(evalId);
     if (active) {
@@ -148,9 +170,22 @@ export class EvalService {
     } else {
       const index = this.#queue.indexOf(evalId);
       if (index >= 0) this.#queue.splice(index, 1);
-      this.#finish(evalId, "cancelled");
+      if (record.status === "queued" || !this.#shared) {
+        await this.#finish(evalId, "cancelled", undefined, ["queued"].concat(this.#shared ? [] : ["running"]) as EvalRecord["status"][]);
+      }
+      const now = await this.#troupe.store.evals.get(evalId);
+      if (this.#shared && now && !FINISHED.has(now.status)) {
+        // Run by another process: ask it, and wait for it to stop.
+        await this.#troupe.store.control?.send({ action: "cancel", runId: evalId });
+        const deadline = Date.now() + 10_000;
+        for (;;) {
+          const current = await this.#troupe.store.evals.get(evalId);
+          if (!current || FINISHED.has(current.status) || Date.now() > deadline) break;
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+      }
     }
-    return this.#troupe.store.evals.get(evalId) as EvalRecord;
+    return (await this.#troupe.store.evals.get(evalId)) as EvalRecord;
   }
 
   /**
@@ -158,45 +193,75 @@ export class EvalService {
    * running is failed, with the runs of its cases that had not stopped (they belong to its
    * workspaces, and no one resumes them): submit it again.
    */
-  recover(): { queued: number; failed: number } {
+  async recover(): Promise<{ queued: number; failed: number }> {
     let queued = 0;
     let failed = 0;
-    for (const record of this.#troupe.store.evals.listUnsettled()) {
+    if (this.#shared && this.#runs) this.#follow();
+    for (const record of await this.#troupe.store.evals.listUnsettled()) {
       if (this.#active.has(record.id) || this.#queue.includes(record.id)) continue;
       if (record.status === "queued") {
+        if (!this.#runs) continue;
         this.#enqueue(record.id);
         queued += 1;
         continue;
       }
-      const error = "the server stopped while this eval ran; submit it again";
-      for (const run of this.#troupe.store.runs.listUnsettledOfEval(record.id)) {
-        this.#troupe.store.runs.update(run.id, { status: "failed", stopReason: "failed", error, pid: null, finishedAt: Date.now() });
+      // On Postgres another process may be running it: only one whose hold is free has lost its runner.
+      const lease = this.#shared ? await this.#troupe.store.threads.acquire(`eval:${record.id}`) : undefined;
+      if (this.#shared && !lease) continue;
+      try {
+        const error = "the server stopped while this eval ran; submit it again";
+        for (const run of await this.#troupe.store.runs.listUnsettledOfEval(record.id)) {
+          await this.#troupe.store.runs.update(run.id, { status: "failed", stopReason: "failed", error, pid: null, finishedAt: Date.now() });
+        }
+        await this.#finish(record.id, "failed", error);
+        failed += 1;
+      } finally {
+        await lease?.release();
       }
-      this.#finish(record.id, "failed", error);
-      failed += 1;
     }
     if (queued + failed > 0) this.#log.info({ queued, failed }, "took up unfinished evals");
     return { queued, failed };
   }
 
+  /** Postgres: takes up evals other processes accepted (they are claimed, so one process runs each), and hears cancels. */
+  #follow(): void {
+    if (this.#poll) return;
+    this.#poll = setInterval(() => {
+      if (!this.#accepting || this.#active.size >= this.#maxRunning) return;
+      void this.#troupe.store.evals
+        .listUnsettled()
+        .then((records) => {
+          for (const record of records) if (record.status === "queued" && !this.#active.has(record.id) && !this.#queue.includes(record.id)) this.#enqueue(record.id);
+        })
+        .catch(() => {});
+    }, EVAL_POLL_MS);
+    this.#poll.unref();
+    this.#unsubscribe = this.#troupe.store.control?.subscribe((message) => {
+      if (message.action === "cancel" && message.runId) this.#active.get(message.runId)?.controller.abort();
+    });
+  }
+
   /** Stops accepting and cancels the running evals (their cases' runs are cancelled); queued ones wait for the next server. */
   async shutdown(): Promise<void> {
     this.#accepting = false;
+    if (this.#poll) clearInterval(this.#poll);
+    this.#unsubscribe?.();
     const active = [...this.#active.values()];
     for (const run of active) run.controller.abort();
     await Promise.all(active.map((run) => run.settled));
   }
 
-  #finish(evalId: string, status: "cancelled" | "failed", error?: string): void {
-    const record = this.#troupe.store.evals.get(evalId);
+  async #finish(evalId: string, status: "cancelled" | "failed", error?: string, ifStatus?: EvalRecord["status"][]): Promise<void> {
+    const record = await this.#troupe.store.evals.get(evalId);
     if (!record) return;
-    this.#troupe.store.evals.update(evalId, { status, finishedAt: Date.now(), ...(error !== undefined ? { error } : {}) });
+    const changed = await this.#troupe.store.evals.update(evalId, { status, finishedAt: Date.now(), ...(error !== undefined ? { error } : {}) }, ifStatus ? { ifStatus } : {});
+    if (!changed) return;
     const passRate = record.total === 0 ? 0 : record.passed / record.total;
-    this.#publish(evalId, { type: "eval-end", status, total: record.total, passed: record.passed, failed: record.failed, passRate, meetsMinPassRate: passRate >= record.minPassRate, ...(error !== undefined ? { error } : {}) });
+    await this.#publish(evalId, { type: "eval-end", status, total: record.total, passed: record.passed, failed: record.failed, passRate, meetsMinPassRate: passRate >= record.minPassRate, ...(error !== undefined ? { error } : {}) });
   }
 
-  #publish(evalId: string, event: EvalEvent): void {
-    this.#hub.publish({ ...this.#troupe.store.events.appendTo(evalId, event), evalId });
+  async #publish(evalId: string, event: EvalEvent): Promise<void> {
+    this.#hub.publish({ ...(await this.#troupe.store.events.appendTo(evalId, event)), evalId });
   }
 
   #enqueue(evalId: string): void {
@@ -205,12 +270,31 @@ export class EvalService {
   }
 
   #pump(): void {
-    while (this.#accepting && this.#active.size < this.#maxRunning && this.#queue.length > 0) this.#launch(this.#queue.shift() as string);
+    while (this.#accepting && this.#active.size < this.#maxRunning && this.#queue.length > 0) {
+      const evalId = this.#queue.shift() as string;
+      // Held as active while it is claimed, so the slot counts at once.
+      let settle: () => void = () => {};
+      const placeholder: ActiveEval = { controller: new AbortController(), settled: new Promise<void>((resolve) => (settle = resolve)) };
+      this.#active.set(evalId, placeholder);
+      void this.#launch(evalId, placeholder)
+        .catch((error: unknown) => this.#log.error({ err: error, evalId }, "eval could not start"))
+        .finally(() => {
+          if (this.#active.get(evalId) === placeholder) this.#active.delete(evalId);
+          settle();
+        });
+    }
   }
 
-  #launch(evalId: string): void {
-    const record = this.#troupe.store.evals.get(evalId);
+  async #launch(evalId: string, placeholder: ActiveEval): Promise<void> {
+    const record = await this.#troupe.store.evals.get(evalId);
     if (!record || record.status !== "queued") return;
+    // On Postgres several processes may take it up: the one whose claim changes its status runs it, holding it while it runs.
+    const lease = this.#shared ? await this.#troupe.store.threads.acquire(`eval:${evalId}`) : undefined;
+    if (this.#shared && !lease) return;
+    if (!(await this.#troupe.store.evals.update(evalId, { status: "running" }, { ifStatus: ["queued"] }))) {
+      await lease?.release();
+      return;
+    }
     let suite: Suite;
     try {
       suite = parseCases(
@@ -218,10 +302,11 @@ export class EvalService {
         record.name,
       );
     } catch (error) {
-      this.#finish(evalId, "failed", errorMessage(error));
+      await this.#finish(evalId, "failed", errorMessage(error));
+      await lease?.release();
       return;
     }
-    const controller = new AbortController();
+    const controller = placeholder.controller;
     const log = this.#log.child({ evalId });
     const settled = runEval({
       troupe: this.#troupe,
@@ -230,16 +315,18 @@ export class EvalService {
       concurrency: record.concurrency,
       minPassRate: record.minPassRate,
       signal: controller.signal,
-      onEvent: (event) => this.#publish(evalId, event),
+      onEvent: (event) => void this.#publish(evalId, event),
       ...(record.owner !== null ? { owner: record.owner } : {}),
     })
       .then((results) => log.info({ status: results.status, passed: results.passed, total: results.total, passRate: results.passRate }, "eval finished"))
       .catch((error: unknown) => log.error({ err: error }, "eval failed"))
-      .finally(() => {
+      .finally(async () => {
         this.#active.delete(evalId);
+        await lease?.release();
         this.#pump();
       });
     this.#active.set(evalId, { controller, settled });
+    await settled;
     log.info({ cases: suite.cases.length, concurrency: record.concurrency }, "eval started");
   }
 }

@@ -15,6 +15,11 @@ export class ServerMetrics {
   readonly reflectionPassRate: Gauge;
   readonly tasksRunning: Gauge;
   readonly tasksQueued: Gauge;
+  readonly workerRunsHeld: Gauge<"worker">;
+  readonly leaseTakeovers: Counter<"worker">;
+  readonly workerTakeovers: Gauge<"worker">;
+  readonly queueDepth: Gauge;
+  readonly workers: Gauge<"state">;
   readonly httpRequests: Counter<"method" | "route" | "status_code">;
   readonly httpDuration: Histogram<"method" | "route" | "status_code">;
   #verdicts = { passed: 0, total: 0 };
@@ -37,6 +42,11 @@ export class ServerMetrics {
     this.reflectionPassRate = new Gauge({ name: "agent_reflection_pass_rate", help: "Share of critic verdicts that passed, since the server started", registers });
     this.tasksRunning = new Gauge({ name: "agent_tasks_running", help: "Tasks executing now", registers });
     this.tasksQueued = new Gauge({ name: "agent_tasks_queued", help: "Tasks waiting for a run slot", registers });
+    this.workerRunsHeld = new Gauge({ name: "agent_worker_runs_held", help: "Runs each worker holds now (Postgres deployments; every worker's from the workers table)", labelNames: ["worker"], registers });
+    this.leaseTakeovers = new Counter({ name: "agent_lease_takeovers_total", help: "Runs this worker took over from a worker that died while it held them", labelNames: ["worker"], registers });
+    this.workerTakeovers = new Gauge({ name: "agent_worker_lease_takeovers", help: "Runs each worker has taken over since it started (from the workers table)", labelNames: ["worker"], registers });
+    this.queueDepth = new Gauge({ name: "agent_queue_depth", help: "Runs waiting in the shared queue for a worker (Postgres deployments)", registers });
+    this.workers = new Gauge({ name: "agent_workers", help: "Worker processes, by state (alive: heard from within the lease; silent: not)", labelNames: ["state"], registers });
     this.httpRequests = new Counter({
       name: "http_requests_total",
       help: "HTTP requests, by method, route and status code",

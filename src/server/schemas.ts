@@ -252,15 +252,35 @@ export const ToolCallResult = z.object({
   duration_ms: z.number(),
 });
 
+const Probe = z.object({ ok: z.boolean(), latency_ms: z.number(), error: z.string().optional() });
+
+export const WorkerView = z.object({
+  id: z.string(),
+  host: z.string(),
+  pid: z.number(),
+  concurrency: z.number().describe("runs it drives at once, at most"),
+  runs_held: z.number(),
+  lease_takeovers: z.number().describe("runs it took over from a worker that died"),
+  draining: z.boolean(),
+  alive: z.boolean().describe("heard from within the lease"),
+  started_at: z.string(),
+  heartbeat_at: z.string(),
+});
+
 export const Health = z.object({
   status: z.enum(["ok", "unavailable"]),
   live: z.boolean(),
   ready: z.boolean(),
+  /** Why it is not ready: database_unreachable, queue_unreachable, shutting_down. */
+  code: z.string().optional(),
+  backend: z.enum(["sqlite", "postgres"]),
   checks: z.object({
-    database: z.object({ ok: z.boolean(), latency_ms: z.number(), error: z.string().optional() }),
+    database: Probe,
+    queue: Probe.extend({ depth: z.number().optional().describe("runs waiting for a worker") }).optional().describe("the shared run queue (Postgres)"),
     accepting: z.boolean().describe("false while the server shuts down"),
   }),
-  tasks: z.object({ running: z.number(), queued: z.number(), max_running: z.number() }),
+  tasks: z.object({ running: z.number(), queued: z.number(), max_running: z.number(), workers: z.number().describe("runs this process drives at once (0: API only)") }),
+  workers: z.array(WorkerView).optional().describe("the worker processes sharing the database (Postgres)"),
 });
 
 // Evals (issue 13): a suite of cases run like `troupe eval`.

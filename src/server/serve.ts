@@ -26,8 +26,9 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   const troupeApp = await createApp(options);
   const { app, tasks, config, telemetry } = troupeApp;
   await app.listen({ host: config.host, port: config.port });
-  tasks.recover();
-  troupeApp.evals.recover();
+  // SQLite: what a previous server left; Postgres: this process's workers start taking runs from the shared queue.
+  await tasks.start();
+  await troupeApp.evals.recover();
   const address = app.server.address() as AddressInfo;
   const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
   let stopping: Promise<void> | undefined;

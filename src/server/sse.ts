@@ -22,13 +22,18 @@ export function lastEventId(header: string | string[] | undefined): number | und
 
 export interface EventSource<Event extends { seq: number; type: string }> {
   /** Stored events after a seq, in order, at most `limit`. */
-  list(afterSeq: number, limit: number): Event[];
+  list(afterSeq: number, limit: number): Promise<Event[]>;
   /** Live events as this server produces them; returns the unsubscribe. */
   subscribe(listener: (event: Event) => void): () => void;
+  /**
+   * Other processes' events (Postgres): called with the stream's id when some were stored, so the
+   * stream reads the store after the last event it sent; returns the unsubscribe.
+   */
+  follow?(listener: () => void): () => void;
   /** The event after which nothing more comes (a run's or an eval's end). */
   isLast(event: Event): boolean;
   /** Whether the stream has ended for good (nothing is running that could add to it). */
-  ended(): boolean;
+  ended(): Promise<boolean>;
 }
 
 /**
@@ -36,12 +41,13 @@ export interface EventSource<Event extends { seq: number; type: string }> {
  * then live ones in order, without a gap or a repeat between the two; the stream closes after
  * the last event (or once it has ended), and 204 when it has ended with nothing left to send.
  */
-export function sendEventStream<Event extends { seq: number; type: string }>(reply: FastifyReply, after: number, source: EventSource<Event>): FastifyReply {
-  const first = source.list(after, PAGE);
-  if (first.length === 0 && source.ended()) return reply.code(204).send();
+export async function sendEventStream<Event extends { seq: number; type: string }>(reply: FastifyReply, after: number, source: EventSource<Event>): Promise<FastifyReply> {
+  const first = await source.list(after, PAGE);
+  if (first.length === 0 && (await source.ended())) return reply.code(204).send();
 
   const stream = new PassThrough();
   let lastSeq = after;
+  let lastWasFinal = false;
   let closed = false;
   let replaying = true;
   const buffered: Event[] = [];
@@ -49,6 +55,7 @@ export function sendEventStream<Event extends { seq: number; type: string }>(rep
     if (closed) return;
     closed = true;
     unsubscribe();
+    unfollow();
     clearInterval(heartbeat);
     stream.end();
   };
@@ -56,11 +63,35 @@ export function sendEventStream<Event extends { seq: number; type: string }>(rep
     if (closed || event.seq <= lastSeq) return;
     lastSeq = event.seq;
     stream.write(formatEvent(event));
-    if (source.isLast(event)) close();
+    lastWasFinal = source.isLast(event);
+    if (lastWasFinal) close();
     else if (stream.writableLength > MAX_BUFFERED_BYTES) close();
   };
   // Subscribe before reading the store, so nothing falls between the replay and the live events.
   const unsubscribe = source.subscribe((event) => (replaying ? buffered.push(event) : send(event)));
+  // Events stored by another process: read from the store after the last one sent, one read at a time.
+  let reading: Promise<void> | undefined;
+  let again = false;
+  const catchUp = (): void => {
+    if (closed) return;
+    if (reading) {
+      again = true;
+      return;
+    }
+    reading = (async () => {
+      do {
+        again = false;
+        try {
+          for (let page = await source.list(lastSeq, PAGE); page.length > 0 && !closed; page = page.length < PAGE ? [] : await source.list(lastSeq, PAGE)) {
+            for (const event of page) send(event);
+          }
+        } catch {
+          // the next notification reads again
+        }
+      } while (again && !closed);
+    })().finally(() => (reading = undefined));
+  };
+  const unfollow = source.follow ? source.follow(() => (replaying ? (again = true) : catchUp())) : () => {};
   const heartbeat = setInterval(() => {
     if (!closed) stream.write(": ping\n\n");
   }, HEARTBEAT_MS);
@@ -68,12 +99,19 @@ export function sendEventStream<Event extends { seq: number; type: string }>(rep
   reply.raw.once("close", close);
 
   stream.write("retry: 2000\n\n");
-  for (let page = first; page.length > 0 && !closed; page = page.length < PAGE ? [] : source.list(lastSeq, PAGE)) {
+  for (let page = first; page.length > 0 && !closed; page = page.length < PAGE ? [] : await source.list(lastSeq, PAGE)) {
     for (const event of page) send(event);
   }
   replaying = false;
   for (const event of buffered.splice(0)) send(event);
-  if (source.ended()) close();
+  // What another process stored while the replay went on.
+  if (source.follow) catchUp();
+  if (await source.ended()) {
+    // Ended in another process, whose last event may be a moment behind its record: it closes the
+    // stream when it arrives (through the notification), or the stream closes in two seconds.
+    if (source.follow && !lastWasFinal) setTimeout(close, 2_000).unref();
+    else close();
+  }
 
   return reply
     .header("content-type", "text/event-stream; charset=utf-8")

@@ -5,7 +5,7 @@ import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import type { AuditEntry } from "../tools/audit.js";
 import { DATABASE_FILE } from "./database.js";
-import { openStore } from "./index.js";
+import { openSqliteStore } from "./index.js";
 
 const made: string[] = [];
 afterEach(() => {
@@ -49,7 +49,7 @@ describe("the SQLite audit trail", () => {
   it("commits the rows of one turn together and resolves each record only once its row is committed", async () => {
     const directory = mkdtempSync(path.join(tmpdir(), "troupe-audit-"));
     made.push(directory);
-    const store = openStore(directory);
+    const store = openSqliteStore(directory);
     try {
       const recorded = Array.from({ length: 50 }, (_, index) => store.audit.record(entry(`tool_${index}`)));
       expect(committed(store.directory)).toBe(0);
@@ -57,10 +57,10 @@ describe("the SQLite audit trail", () => {
       expect(committed(store.directory)).toBe(50);
       // A read sees rows recorded a moment ago, and closing commits what is still waiting.
       void store.audit.record(entry("late"));
-      expect(store.audit.count()).toBe(51);
+      expect(await store.audit.count()).toBe(51);
       void store.audit.record(entry("at close"));
     } finally {
-      store.close();
+      await store.close();
     }
     expect(committed(directory)).toBe(52);
   });

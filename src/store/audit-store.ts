@@ -39,7 +39,8 @@ export interface AuditStats extends AuditCounts {
   byTool: Record<string, AuditCounts>;
 }
 
-interface DbRow {
+/** An audit row as both databases return it. */
+export interface DbRow {
   id: number;
   at: number;
   run_id: string | null;
@@ -66,12 +67,12 @@ interface DbRow {
 }
 
 /** One write of the batch: a finished call's row, a started row, or the completion of one. */
-type Write =
+export type AuditWrite =
   | { kind: "record"; entry: AuditEntry }
   | { kind: "begin"; entry: AuditEntry; effect: CallEffect | undefined }
   | { kind: "complete"; id: number; completion: AuditCompletion };
 
-function fromDb(row: DbRow): AuditRow {
+export function fromDb(row: DbRow): AuditRow {
   return {
     id: row.id,
     at: row.at,
@@ -92,12 +93,12 @@ function fromDb(row: DbRow): AuditRow {
     error: row.error,
     durationMs: row.duration_ms,
     attempts: row.attempts,
-    cached: row.cached === 1,
+    cached: Number(row.cached) === 1,
     callId: row.call_id ?? null,
   };
 }
 
-function parseEffect(text: string | null | undefined): CallEffect | null {
+export function parseEffect(text: string | null | undefined): CallEffect | null {
   if (!text) return null;
   try {
     const parsed = CallEffect.safeParse(JSON.parse(text));
@@ -107,7 +108,7 @@ function parseEffect(text: string | null | undefined): CallEffect | null {
   }
 }
 
-function where(filter: AuditFilter): { clause: string; values: Array<string | number> } {
+export function where(filter: AuditFilter): { clause: string; values: Array<string | number> } {
   const parts: string[] = [];
   const values: Array<string | number> = [];
   const add = (column: string, value: string | number | undefined, operator = "="): void => {
@@ -126,8 +127,34 @@ function where(filter: AuditFilter): { clause: string; values: Array<string | nu
   return { clause: parts.length ? `WHERE ${parts.join(" AND ")}` : "", values };
 }
 
-function counts(total: number, succeeded: number, denied: number): AuditCounts {
+export function counts(total: number, succeeded: number, denied: number): AuditCounts {
   return { total, succeeded, failed: total - succeeded, denied, successRate: total === 0 ? 0 : Math.round((succeeded / total) * 10_000) / 10_000 };
+}
+
+/**
+ * The audit trail: the registry's sink (rows written ahead of a call and completed after it,
+ * batched per turn of the event loop) and the queries of `troupe audit`. Implemented on SQLite
+ * and on Postgres; both pass the store contract suite.
+ */
+export interface AuditStore extends AuditSink {
+  record(entry: AuditEntry): Promise<void>;
+  begin(entry: AuditEntry, effect?: CallEffect): Promise<number>;
+  complete(id: number, completion: AuditCompletion): Promise<void>;
+  findCall(callId: string): Promise<RecordedCall | undefined>;
+  /**
+   * Calls that began and never finished: `started` rows (of a run, when given). While the process
+   * that made them runs, some may still be running; after it died, each is a call whose outcome
+   * is unknown — it may or may not have had its effect.
+   */
+  unfinished(filter?: Pick<AuditFilter, "runId" | "threadId">): Promise<AuditRow[]>;
+  /** Commits the writes waiting, and tells their writers. */
+  flush(): Promise<void>;
+  /** The newest `limit` rows that match, oldest first. */
+  list(filter?: AuditFilter): Promise<AuditRow[]>;
+  /** Every row that matches, oldest first, without holding them all in memory. */
+  iterate(filter?: AuditFilter): AsyncGenerator<AuditRow>;
+  count(filter?: AuditFilter): Promise<number>;
+  stats(filter?: AuditFilter): Promise<AuditStats>;
 }
 
 /**
@@ -138,17 +165,17 @@ function counts(total: number, succeeded: number, denied: number): AuditCounts {
  * row survives a crash of the process as soon as its call has begun, and is on disk with the next
  * checkpoint commit. One transaction per row cost about four times as much per call.
  */
-export class AuditStore implements AuditSink {
+export class SqliteAuditStore implements AuditStore {
   readonly #db: Sqlite;
-  readonly #batch: TurnBatch<Write, number>;
+  readonly #batch: TurnBatch<AuditWrite, number>;
   #findCall: Statement | undefined;
   #prepared: { insert: Statement; update: Statement } | undefined;
-  #writeAll: ((writes: Write[]) => number[]) | undefined;
+  #writeAll: ((writes: AuditWrite[]) => number[]) | undefined;
 
   constructor(db: Sqlite) {
     this.#db = db;
     // Writes still waiting when the store closes are dropped, as a record() after closing is.
-    this.#batch = new TurnBatch<Write, number>((writes) => {
+    this.#batch = new TurnBatch<AuditWrite, number>((writes) => {
       if (!db.open) return writes.map(() => 0);
       this.#writeAll ??= this.#prepareWrites();
       return this.#writeAll(writes);
@@ -175,9 +202,9 @@ export class AuditStore implements AuditSink {
     return Number(this.#statements().insert.run(row).lastInsertRowid);
   }
 
-  #prepareWrites(): (writes: Write[]) => number[] {
+  #prepareWrites(): (writes: AuditWrite[]) => number[] {
     const { update } = this.#statements();
-    return this.#db.transaction((writes: Write[]) =>
+    return this.#db.transaction((writes: AuditWrite[]) =>
       writes.map((write) => {
         if (write.kind === "complete") {
           update.run({ ...write.completion.entry, cached: write.completion.entry.cached ? 1 : 0, outcome: write.completion.outcome ?? null, id: write.id });
@@ -211,7 +238,7 @@ export class AuditStore implements AuditSink {
   }
 
   /** The latest row recorded under a call id, with its outcome and effect. */
-  findCall(callId: string): RecordedCall | undefined {
+  async findCall(callId: string): Promise<RecordedCall | undefined> {
     // No flush: the writes of this turn are other calls' (a call id comes back only when a run is
     // replayed, after its earlier rows were committed), and flushing here would commit every
     // call's row on its own instead of a turn's rows together.
@@ -221,22 +248,17 @@ export class AuditStore implements AuditSink {
     return { id: row.id, status: row.status, entry: fromDb(row), outcome: row.outcome ?? null, effect: parseEffect(row.effect) };
   }
 
-  /**
-   * Calls that began and never finished: `started` rows (of a run, when given). While the process
-   * that made them runs, some may still be running; after it died, each is a call whose outcome
-   * is unknown — it may or may not have had its effect.
-   */
-  unfinished(filter: Pick<AuditFilter, "runId" | "threadId"> = {}): AuditRow[] {
+  unfinished(filter: Pick<AuditFilter, "runId" | "threadId"> = {}): Promise<AuditRow[]> {
     return this.list({ ...filter, status: "started", limit: 10_000 });
   }
 
-  /** Commits the writes waiting, and tells their writers. */
-  flush(): void {
-    this.#batch.flush();
+  flush(): Promise<void> {
+    return this.#batch.flush();
   }
 
-  list(filter: AuditFilter = {}): AuditRow[] {
-    this.flush();
+  async list(filter: AuditFilter = {}): Promise<AuditRow[]> {
+    // The batch's write is synchronous: done before the read below.
+    void this.flush();
     const { clause, values } = where(filter);
     const limit = filter.limit ?? 100;
     // The newest `limit` rows, shown oldest first.
@@ -244,21 +266,20 @@ export class AuditStore implements AuditSink {
     return rows.map(fromDb);
   }
 
-  /** Every row that matches, oldest first, without holding them all in memory. */
-  *iterate(filter: AuditFilter = {}): Generator<AuditRow> {
-    this.flush();
+  async *iterate(filter: AuditFilter = {}): AsyncGenerator<AuditRow> {
+    void this.flush();
     const { clause, values } = where(filter);
     for (const row of this.#db.prepare(`SELECT * FROM audit ${clause} ORDER BY id`).iterate(...values)) yield fromDb(row as DbRow);
   }
 
-  count(filter: AuditFilter = {}): number {
-    this.flush();
+  async count(filter: AuditFilter = {}): Promise<number> {
+    void this.flush();
     const { clause, values } = where(filter);
     return (this.#db.prepare(`SELECT COUNT(*) AS n FROM audit ${clause}`).get(...values) as { n: number }).n;
   }
 
-  stats(filter: AuditFilter = {}): AuditStats {
-    this.flush();
+  async stats(filter: AuditFilter = {}): Promise<AuditStats> {
+    void this.flush();
     const { clause, values } = where(filter);
     const total = this.#db
       .prepare(

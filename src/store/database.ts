@@ -203,7 +203,19 @@ CREATE TRIGGER IF NOT EXISTS memory_items_update AFTER UPDATE ON memory_items BE
   INSERT INTO memory_fts (rowid, text) VALUES (new.id, new.text);
 END;`,
   },
+  // Versions are applied by set, not by maximum (9 was never used; 8 and 10 were written side by side).
+  {
+    // Issue 16: scale-out. worker: the worker process holding a run (Postgres deployments; NULL
+    // here); cancel_requested: a cancel asked for while another process held the run.
+    version: 10,
+    sql: `
+ALTER TABLE runs ADD COLUMN worker TEXT;
+ALTER TABLE runs ADD COLUMN cancel_requested INTEGER NOT NULL DEFAULT 0;`,
+  },
 ];
+
+/** The newest schema version this troupe knows. */
+export const SCHEMA_VERSION = Math.max(...MIGRATIONS.map((migration) => migration.version));
 
 /** Proves a directory is writable by creating and removing an empty file (access() lies for root). */
 function probeWritable(directory: string): boolean {
@@ -277,19 +289,46 @@ function connect(directory: string, synchronous: "FULL" | "NORMAL"): Sqlite {
   return db;
 }
 
-/** Opens (and migrates) the SQLite database in the data directory: WAL, synchronous FULL, busy timeout. */
-export function openDatabase(directory: string): Sqlite {
-  const db = connect(directory, "FULL");
-  db.pragma("foreign_keys = ON");
+/**
+ * Refuses a database written by a newer troupe (a schema version this one does not know): it
+ * would read and write tables whose meaning it does not know.
+ */
+export function checkSchemaVersions(applied: number[], where: string): void {
+  const unknown = applied.filter((version) => !MIGRATIONS.some((migration) => migration.version === version));
+  if (unknown.length === 0) return;
+  throw new ConfigError(
+    "database_too_new",
+    `${where} has schema version ${Math.max(...unknown)}, newer than this troupe knows (${SCHEMA_VERSION}): upgrade troupe, or use another database`,
+    { versions: unknown, known: SCHEMA_VERSION },
+  );
+}
+
+/** Applies the migrations a database lacks, each in its own transaction; returns the versions applied. */
+export function migrateDatabase(db: Sqlite, where: string): number[] {
   db.exec("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)");
-  const row = db.prepare("SELECT MAX(version) AS version FROM schema_version").get() as { version: number | null };
-  const current = row.version ?? 0;
+  const applied = (db.prepare("SELECT version FROM schema_version").all() as Array<{ version: number }>).map((row) => row.version);
+  checkSchemaVersions(applied, where);
+  const done: number[] = [];
   for (const migration of MIGRATIONS) {
-    if (migration.version <= current) continue;
+    if (applied.includes(migration.version)) continue;
     db.transaction(() => {
       db.exec(migration.sql);
       db.prepare("INSERT INTO schema_version (version) VALUES (?)").run(migration.version);
     })();
+    done.push(migration.version);
+  }
+  return done;
+}
+
+/** Opens (and migrates) the SQLite database in the data directory: WAL, synchronous FULL, busy timeout. */
+export function openDatabase(directory: string): Sqlite {
+  const db = connect(directory, "FULL");
+  db.pragma("foreign_keys = ON");
+  try {
+    migrateDatabase(db, path.join(directory, DATABASE_FILE));
+  } catch (error) {
+    db.close();
+    throw error;
   }
   return db;
 }

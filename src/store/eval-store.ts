@@ -33,7 +33,8 @@ const json = z
   .nullable()
   .transform((text) => (text === null ? null : (JSON.parse(text) as unknown)));
 
-const EvalRow = z
+/** A stored row, validated on the way out. */
+export const EvalRow = z
   .object({
     id: z.string(),
     owner: z.string().nullable(),
@@ -74,9 +75,9 @@ const EvalRow = z
   );
 
 export type NewEval = Pick<EvalRecord, "id" | "owner" | "name" | "status" | "provider" | "total" | "minPassRate" | "concurrency" | "suite">;
-type Patch = Partial<Pick<EvalRecord, "status" | "passed" | "failed" | "results" | "error" | "finishedAt">>;
+export type EvalPatch = Partial<Pick<EvalRecord, "status" | "passed" | "failed" | "results" | "error" | "finishedAt">>;
 
-const COLUMNS: Record<keyof Patch, string> = {
+export const EVAL_COLUMNS: Record<keyof EvalPatch, string> = {
   status: "status",
   passed: "passed",
   failed: "failed",
@@ -85,15 +86,28 @@ const COLUMNS: Record<keyof Patch, string> = {
   finishedAt: "finished_at",
 };
 
-/** The evals table: one row per eval, updated as its cases end. */
-export class EvalStore {
+/** The evals table: one row per eval, updated as its cases end (SQLite and Postgres). */
+export interface EvalStore {
+  create(record: NewEval): Promise<EvalRecord>;
+  /** Changes an eval; with `ifStatus`, only while it has one of those statuses. Resolves with whether it was changed. */
+  update(id: string, patch: EvalPatch, options?: { ifStatus?: readonly EvalStatus[] }): Promise<boolean>;
+  get(id: string): Promise<EvalRecord | undefined>;
+  /** An owner's evals (every eval when no owner is given), newest first. */
+  list(options?: { owner?: string; limit?: number; offset?: number }): Promise<EvalRecord[]>;
+  count(options?: { owner?: string }): Promise<number>;
+  /** Evals submitted over HTTP that had not finished when their server stopped. */
+  listUnsettled(): Promise<EvalRecord[]>;
+}
+
+/** The evals table in SQLite. */
+export class SqliteEvalStore implements EvalStore {
   readonly #db: Sqlite;
 
   constructor(db: Sqlite) {
     this.#db = db;
   }
 
-  create(record: NewEval): EvalRecord {
+  async create(record: NewEval): Promise<EvalRecord> {
     const now = Date.now();
     this.#db
       .prepare(
@@ -104,24 +118,24 @@ export class EvalStore {
     return { ...record, passed: 0, failed: 0, results: null, error: null, createdAt: now, updatedAt: now, finishedAt: null };
   }
 
-  update(id: string, patch: Patch): void {
+  async update(id: string, patch: EvalPatch, options: { ifStatus?: readonly EvalStatus[] } = {}): Promise<boolean> {
     const sets = ["updated_at = @updatedAt"];
     const values: Record<string, unknown> = { id, updatedAt: Date.now() };
-    for (const [key, value] of Object.entries(patch) as Array<[keyof Patch, unknown]>) {
+    for (const [key, value] of Object.entries(patch) as Array<[keyof EvalPatch, unknown]>) {
       if (value === undefined) continue;
-      sets.push(`${COLUMNS[key]} = @${key}`);
+      sets.push(`${EVAL_COLUMNS[key]} = @${key}`);
       values[key] = key === "results" ? (value === null ? null : JSON.stringify(value)) : value;
     }
-    this.#db.prepare(`UPDATE evals SET ${sets.join(", ")} WHERE id = @id`).run(values);
+    const guard = options.ifStatus ? ` AND status IN (${options.ifStatus.map((status) => `'${status}'`).join(", ")})` : "";
+    return this.#db.prepare(`UPDATE evals SET ${sets.join(", ")} WHERE id = @id${guard}`).run(values).changes > 0;
   }
 
-  get(id: string): EvalRecord | undefined {
+  async get(id: string): Promise<EvalRecord | undefined> {
     const row = this.#db.prepare("SELECT * FROM evals WHERE id = ?").get(id);
     return row === undefined ? undefined : EvalRow.parse(row);
   }
 
-  /** An owner's evals (every eval when no owner is given), newest first. */
-  list(options: { owner?: string; limit?: number; offset?: number } = {}): EvalRecord[] {
+  async list(options: { owner?: string; limit?: number; offset?: number } = {}): Promise<EvalRecord[]> {
     const where = options.owner !== undefined ? "WHERE owner = @owner" : "";
     return this.#db
       .prepare(`SELECT * FROM evals ${where} ORDER BY created_at DESC, rowid DESC LIMIT @limit OFFSET @offset`)
@@ -129,13 +143,12 @@ export class EvalStore {
       .map((row) => EvalRow.parse(row));
   }
 
-  count(options: { owner?: string } = {}): number {
+  async count(options: { owner?: string } = {}): Promise<number> {
     const where = options.owner !== undefined ? "WHERE owner = @owner" : "";
     return (this.#db.prepare(`SELECT COUNT(*) AS n FROM evals ${where}`).get({ owner: options.owner }) as { n: number }).n;
   }
 
-  /** Evals submitted over HTTP that had not finished when their server stopped. */
-  listUnsettled(): EvalRecord[] {
+  async listUnsettled(): Promise<EvalRecord[]> {
     return this.#db
       .prepare("SELECT * FROM evals WHERE owner IS NOT NULL AND status IN ('queued', 'running') ORDER BY created_at, rowid")
       .all()

@@ -9,11 +9,34 @@ export type Sequenced<Event> = Event & { seq: number; at: number };
 
 /**
  * The events of each run (and of each eval, under its id), numbered from 1, so readers can
- * resume after the last one they saw.
- * Numbers are given at once; rows are written in one transaction per burst (the events a step
- * emits together), on the next turn of the event loop or before any read.
+ * resume after the last one they saw. Appends of one turn of the event loop are written in one
+ * transaction; a read first writes what is pending. Implemented on SQLite and on Postgres (where
+ * the database numbers them, so any process may append, and other processes hear of new events).
  */
-export class EventStore {
+export interface EventStore {
+  /** Appends a run's event; resolves with its number (on SQLite at once, the write following on the next turn). */
+  append(runId: string, event: RunEvent): Promise<StoredEvent>;
+  /** Appends an event of any kind to a stream (a run's id, an eval's id). */
+  appendTo<Event extends { type: string }>(streamId: string, event: Event): Promise<Sequenced<Event>>;
+  /** Writes the events not yet written. */
+  flush(): Promise<void>;
+  /** The events of a run after `afterSeq` (all of them by default). */
+  list(runId: string, afterSeq?: number, limit?: number): Promise<StoredEvent[]>;
+  /** The events of a stream after `afterSeq`, read back as the kind its writer appended. */
+  listOf<Event>(streamId: string, afterSeq?: number, limit?: number): Promise<Array<Sequenced<Event>>>;
+  /**
+   * Calls `listener` with a stream's id whenever events of that stream were committed by any
+   * process (Postgres: LISTEN/NOTIFY); undefined where only this process writes (SQLite).
+   */
+  follow?(listener: (streamId: string) => void): () => void;
+}
+
+/**
+ * The event log in SQLite, on its own connection with `synchronous = NORMAL`. Numbers are given
+ * at once (this process is the only writer of its runs); rows are written in one transaction per
+ * burst (the events a step emits together), on the next turn of the event loop or before any read.
+ */
+export class SqliteEventStore implements EventStore {
   readonly #db: Sqlite;
   readonly #next = new Map<string, number>();
   readonly #insert: Statement<Row>;
@@ -31,26 +54,32 @@ export class EventStore {
     });
   }
 
-  append(runId: string, event: RunEvent): StoredEvent {
-    return { ...this.appendTo(runId, event), runId };
+  async append(runId: string, event: RunEvent): Promise<StoredEvent> {
+    return { ...this.#appendNow(runId, event), runId };
   }
 
-  /** Appends an event of any kind to a stream (a run's id, an eval's id). */
-  appendTo<Event extends { type: string }>(streamId: string, event: Event): Sequenced<Event> {
+  async appendTo<Event extends { type: string }>(streamId: string, event: Event): Promise<Sequenced<Event>> {
+    return this.#appendNow(streamId, event);
+  }
+
+  #appendNow<Event extends { type: string }>(streamId: string, event: Event): Sequenced<Event> {
     let seq = this.#next.get(streamId);
     if (seq === undefined) {
-      this.flush();
+      this.#write();
       seq = (this.#maxSeq.get(streamId)?.seq ?? 0) + 1;
     }
     const at = Date.now();
     this.#pending.push([streamId, seq, event.type, at, JSON.stringify(event)]);
     this.#next.set(streamId, seq + 1);
-    this.#scheduled ??= setImmediate(() => this.flush());
+    this.#scheduled ??= setImmediate(() => this.#write());
     return { ...event, seq, at };
   }
 
-  /** Writes the events not yet written. */
-  flush(): void {
+  async flush(): Promise<void> {
+    this.#write();
+  }
+
+  #write(): void {
     if (this.#scheduled) {
       clearImmediate(this.#scheduled);
       this.#scheduled = undefined;
@@ -61,14 +90,12 @@ export class EventStore {
     this.#writeAll(rows);
   }
 
-  /** The events of a run after `afterSeq` (all of them by default). */
-  list(runId: string, afterSeq = 0, limit = 10_000): StoredEvent[] {
-    return this.listOf<RunEvent>(runId, afterSeq, limit).map((event) => ({ ...event, runId }));
+  async list(runId: string, afterSeq = 0, limit = 10_000): Promise<StoredEvent[]> {
+    return (await this.listOf<RunEvent>(runId, afterSeq, limit)).map((event) => ({ ...event, runId }));
   }
 
-  /** The events of a stream after `afterSeq`, read back as the kind its writer appended. */
-  listOf<Event>(streamId: string, afterSeq = 0, limit = 10_000): Array<Sequenced<Event>> {
-    this.flush();
+  async listOf<Event>(streamId: string, afterSeq = 0, limit = 10_000): Promise<Array<Sequenced<Event>>> {
+    this.#write();
     const rows = this.#db
       .prepare("SELECT seq, at, data FROM events WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?")
       .all(streamId, afterSeq, limit) as Array<{ seq: number; at: number; data: string }>;

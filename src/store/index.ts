@@ -1,37 +1,72 @@
-import { SystemError } from "../core/errors.js";
-import { MEMORY_LIMITS } from "../core/memory.js";
-import { AuditStore } from "./audit-store.js";
+import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
+import { SystemError, isTroupeError } from "../core/errors.js";
+import { type AuditStore, SqliteAuditStore } from "./audit-store.js";
 import { TroupeCheckpointer } from "./checkpointer.js";
-import { checkDatabaseFile, openDatabase, openEventConnection, prepareDataDir, type Sqlite } from "./database.js";
-import { EvalStore } from "./eval-store.js";
-import { EventStore } from "./event-store.js";
-import { Memories } from "./memories.js";
-import { SqliteMemoryStore, type SqliteMemoryStoreOptions } from "./memory-store.js";
-import { RunStore } from "./run-store.js";
-import { SqliteStash } from "./stash-store.js";
+import { checkDatabaseFile, DATABASE_FILE, openDatabase, openEventConnection, prepareDataDir, type Sqlite } from "./database.js";
+import { type EvalStore, SqliteEvalStore } from "./eval-store.js";
+import { type EventStore, SqliteEventStore } from "./event-store.js";
+import { type Memories, type MemorySetup, memoryOf, memoryOptionsOf } from "./memories.js";
+import { SqliteMemoryStore, type TroupeMemoryStore } from "./memory-store.js";
+import type { ControlChannel, RunQueue, WorkerRegistry } from "./run-queue.js";
+import { type RunStore, SqliteRunStore } from "./run-store.js";
+import { SqliteStash, type StashStore } from "./stash-store.js";
+import { ProcessThreadLocks, type ThreadLocks } from "./thread-locks.js";
 
-/** Everything a troupe instance keeps: checkpoints, runs, events and the data stash, in one SQLite file. */
+/**
+ * Everything a troupe instance keeps — checkpoints, runs, events, the data stash, the audit
+ * trail, evals — behind one interface with two implementations: SQLite in the data directory
+ * (the embedded default: one process) and Postgres (`TROUPE_DATABASE_URL`: any number of API
+ * and worker processes, with a run queue shared between them). Both pass the store contract
+ * suite (test/store-contract/).
+ */
 export interface Store {
-  directory: string;
-  db: Sqlite;
-  checkpointer: TroupeCheckpointer;
-  runs: RunStore;
-  events: EventStore;
-  stash: SqliteStash;
-  audit: AuditStore;
-  evals: EvalStore;
+  readonly kind: "sqlite" | "postgres";
+  /** The data directory: SQLite's database, and local files (eval workspaces) on either backend. */
+  readonly directory: string;
+  /** Where the database is, for messages: the SQLite file, or the Postgres URL without its password. */
+  readonly location: string;
+  readonly checkpointer: BaseCheckpointSaver;
+  readonly runs: RunStore;
+  readonly events: EventStore;
+  readonly stash: StashStore;
+  readonly audit: AuditStore;
+  readonly evals: EvalStore;
+  readonly threads: ThreadLocks;
   /** The long-term memory: a LangGraph BaseStore, and troupe's facts over it. */
-  memoryStore: SqliteMemoryStore;
-  memories: Memories;
-  close(): void;
+  readonly memoryStore: TroupeMemoryStore;
+  readonly memories: Memories;
+  /** The run queue shared by every process (Postgres); undefined on SQLite, where a server queues in memory. */
+  readonly queue?: RunQueue;
+  /** Messages to whichever process holds a run (cancel, drain): Postgres NOTIFY; undefined on SQLite. */
+  readonly control?: ControlChannel;
+  /** The worker processes sharing the store, with their heartbeats (Postgres). */
+  readonly workers?: WorkerRegistry;
+  /** Asks the database something trivial; rejects when it does not answer. */
+  ping(): Promise<void>;
+  /** Writes what is pending and closes every connection. */
+  close(): Promise<void>;
 }
 
-/** How the long-term store is set up: its limits, and an embeddings model for semantic search. */
-export interface StoreOptions {
-  memory?: SqliteMemoryStoreOptions & { maxItemBytes?: number };
+/** The SQLite store, whose connection tests and benchmarks may read directly. */
+export interface SqliteStore extends Store {
+  readonly kind: "sqlite";
+  readonly db: Sqlite;
+  readonly memoryStore: SqliteMemoryStore;
 }
 
-export function openStore(directory: string, options: StoreOptions = {}): Store {
+export interface StoreOptions extends MemorySetup {
+  /** The data directory (created when missing): SQLite's `troupe.db`, and local files. */
+  dataDir: string;
+  /** `postgres://…`: everything on Postgres instead of SQLite (TROUPE_DATABASE_URL). */
+  databaseUrl?: string;
+  /** Postgres: how long a worker's silence lasts before another takes its runs over (default 30 s). */
+  leaseSeconds?: number;
+  /** Postgres: the most connections of this process's pool (default 20). */
+  poolSize?: number;
+}
+
+/** Opens the SQLite store in a data directory: one database file, three connections (runs and checkpoints synced, events and stash relaxed). */
+export function openSqliteStore(directory: string, options: MemorySetup = {}): SqliteStore {
   const resolved = prepareDataDir(directory, true);
   checkDatabaseFile(resolved);
   let db: Sqlite;
@@ -43,32 +78,37 @@ export function openStore(directory: string, options: StoreOptions = {}): Store 
     // The stash wants the same relaxed sync as the event log (see SqliteStash), on its own connection.
     stashDb = openEventConnection(resolved);
   } catch (error) {
+    if (isTroupeError(error)) throw error;
     throw new SystemError("database_unavailable", `cannot open the database in ${resolved}: ${(error as Error).message}`, { path: resolved }, { cause: error });
   }
-  const events = new EventStore(eventsDb);
+  const events = new SqliteEventStore(eventsDb);
   const stash = new SqliteStash(stashDb);
-  const audit = new AuditStore(eventsDb);
-  const { maxItemBytes, ...memoryOptions } = options.memory ?? {};
-  const memoryStore = new SqliteMemoryStore(db, {
-    ...memoryOptions,
-    // The value holds the text and a little more (subject, source run, expiry).
-    limits: { ...memoryOptions.limits, maxValueBytes: memoryOptions.limits?.maxValueBytes ?? (maxItemBytes ?? MEMORY_LIMITS.itemMaxBytes) * 2 + 1_024 },
-  });
+  const audit = new SqliteAuditStore(eventsDb);
+  const threads = new ProcessThreadLocks(`${resolved}/${DATABASE_FILE}`);
+  const { memoryStore, memories } = memoryOf(new SqliteMemoryStore(db, memoryOptionsOf(options)), options);
   return {
+    kind: "sqlite",
     directory: resolved,
+    location: `${resolved}/${DATABASE_FILE}`,
     db,
     checkpointer: new TroupeCheckpointer(db),
-    runs: new RunStore(db),
+    runs: new SqliteRunStore(db),
     events,
     stash,
     audit,
-    evals: new EvalStore(db),
+    evals: new SqliteEvalStore(db),
+    threads,
     memoryStore,
-    memories: new Memories(memoryStore, maxItemBytes !== undefined ? { maxItemBytes } : {}),
-    close: () => {
-      events.flush();
-      stash.flush();
-      audit.flush();
+    memories,
+    ping: async () => {
+      db.prepare("SELECT 1").get();
+    },
+    close: async () => {
+      // Each flush writes synchronously on SQLite: done before the connections close.
+      void events.flush();
+      void stash.flush();
+      void audit.flush();
+      threads.releaseAll();
       if (eventsDb.open) eventsDb.close();
       if (stashDb.open) stashDb.close();
       if (db.open) db.close();
@@ -76,11 +116,26 @@ export function openStore(directory: string, options: StoreOptions = {}): Store 
   };
 }
 
+/**
+ * Opens the store the options name: Postgres when a database URL is given (migrated at once,
+ * run queue included), else SQLite in the data directory.
+ */
+export async function openStore(options: StoreOptions | string): Promise<Store> {
+  const resolved = typeof options === "string" ? { dataDir: options } : options;
+  if (resolved.databaseUrl) {
+    const { openPostgresStore } = await import("./postgres/index.js");
+    return openPostgresStore({ ...resolved, databaseUrl: resolved.databaseUrl });
+  }
+  return openSqliteStore(resolved.dataDir, resolved);
+}
+
 export { databaseExists, prepareDataDir } from "./database.js";
-export type { RunRecord } from "./run-store.js";
-export { SqliteStash } from "./stash-store.js";
-export { EVAL_STATUSES, type EvalRecord, type EvalStatus, EvalStore } from "./eval-store.js";
-export type { Sequenced } from "./event-store.js";
-export { AuditStore, type AuditFilter, type AuditRow, type AuditStats } from "./audit-store.js";
-export { Memories, memoryKey } from "./memories.js";
-export { type MemoryIndexConfig, type RankedSearch, SqliteMemoryStore, TroupeMemoryStore } from "./memory-store.js";
+export type { CreateRunOptions, NewRun, PendingDecision, RunListOptions, RunPatch, RunRecord, RunStore } from "./run-store.js";
+export { SqliteStash, type StashStore } from "./stash-store.js";
+export { EVAL_STATUSES, type EvalRecord, type EvalStatus, type EvalStore } from "./eval-store.js";
+export type { EventStore, Sequenced } from "./event-store.js";
+export type { AuditFilter, AuditRow, AuditStats, AuditStore } from "./audit-store.js";
+export { isAlive, type ThreadLease, type ThreadLocks } from "./thread-locks.js";
+export type { ControlChannel, ControlMessage, RunJob, RunQueue, WorkerInfo, WorkerRegistry } from "./run-queue.js";
+export { Memories, type MemorySetup, memoryKey, memoryOf, memoryOptionsOf } from "./memories.js";
+export { type MemoryIndexConfig, type MemoryStoreOptions, type RankedSearch, SqliteMemoryStore, TroupeMemoryStore } from "./memory-store.js";

@@ -1,34 +1,46 @@
-import { AuditStore } from "./audit-store.js";
+import { type AuditStore, SqliteAuditStore } from "./audit-store.js";
 import { openDatabaseReadOnly, type Sqlite } from "./database.js";
-import { type RunListOptions, type RunRecord, RunStore } from "./run-store.js";
+import { type RunListOptions, type RunRecord, type RunStore, SqliteRunStore } from "./run-store.js";
+
+/** Where a lookup reads: the data directory's SQLite database, or Postgres when a URL is given. */
+export interface LookupTarget {
+  dataDir: string;
+  databaseUrl?: string;
+}
+
+const targetOf = (target: LookupTarget | string): LookupTarget => (typeof target === "string" ? { dataDir: target } : target);
 
 /** Reads the database without creating or migrating anything; undefined when there is no database or no such table yet. */
-function withTableReadOnly<T>(directory: string, table: "runs" | "audit", read: (db: Sqlite) => T): T | undefined {
-  const db = openDatabaseReadOnly(directory);
+async function withTableReadOnly<T>(target: LookupTarget, table: "runs" | "audit", read: (parts: { runs: RunStore; audit: AuditStore }) => Promise<T>): Promise<T | undefined> {
+  if (target.databaseUrl) {
+    const { withPostgresReadOnly } = await import("./postgres/index.js");
+    return withPostgresReadOnly(target.databaseUrl, table, read);
+  }
+  const db: Sqlite | undefined = openDatabaseReadOnly(target.dataDir);
   if (!db) return undefined;
   try {
     const exists = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name = ?").get(table);
     if (!exists) return undefined;
-    return read(db);
+    return await read({ runs: new SqliteRunStore(db), audit: new SqliteAuditStore(db) });
   } finally {
     db.close();
   }
 }
 
 /** Reads runs without creating or migrating anything: for lookups that must not write when they fail. */
-export function withRunsReadOnly<T>(directory: string, read: (runs: RunStore) => T): T | undefined {
-  return withTableReadOnly(directory, "runs", (db) => read(new RunStore(db)));
+export function withRunsReadOnly<T>(target: LookupTarget | string, read: (runs: RunStore) => Promise<T>): Promise<T | undefined> {
+  return withTableReadOnly(targetOf(target), "runs", (parts) => read(parts.runs));
 }
 
-export function latestRunOfThread(directory: string, threadId: string): RunRecord | undefined {
-  return withRunsReadOnly(directory, (runs) => runs.latestForThread(threadId));
+export function latestRunOfThread(target: LookupTarget | string, threadId: string): Promise<RunRecord | undefined> {
+  return withRunsReadOnly(target, (runs) => runs.latestForThread(threadId));
 }
 
-export function listRuns(directory: string, options: RunListOptions): RunRecord[] {
-  return withRunsReadOnly(directory, (runs) => runs.list(options)) ?? [];
+export async function listRuns(target: LookupTarget | string, options: RunListOptions): Promise<RunRecord[]> {
+  return (await withRunsReadOnly(target, (runs) => runs.list(options))) ?? [];
 }
 
 /** Reads the audit trail without creating anything; undefined when there is no database or no audit table yet. */
-export function withAuditReadOnly<T>(directory: string, read: (audit: AuditStore) => T): T | undefined {
-  return withTableReadOnly(directory, "audit", (db) => read(new AuditStore(db)));
+export function withAuditReadOnly<T>(target: LookupTarget | string, read: (audit: AuditStore) => Promise<T>): Promise<T | undefined> {
+  return withTableReadOnly(targetOf(target), "audit", (parts) => read(parts.audit));
 }

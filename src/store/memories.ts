@@ -2,7 +2,7 @@ import { createHash, randomBytes } from "node:crypto";
 import type { Item } from "@langchain/langgraph-checkpoint";
 import { InputError } from "../core/errors.js";
 import { type Memory, MEMORY_LIMITS, type MemoryHit, MemoryId, MemoryInput, type MemoryItem, type MemorySearchResult, MemoryValue } from "../core/memory.js";
-import type { TroupeMemoryStore } from "./memory-store.js";
+import type { MemoryStoreOptions, TroupeMemoryStore } from "./memory-store.js";
 
 export interface MemoriesOptions {
   /** Bytes of a fact's text (default MEMORY_LIMITS.itemMaxBytes). */
@@ -112,4 +112,21 @@ export class Memories implements Memory {
     await this.store.delete([...namespace], key);
     return true;
   }
+}
+
+/** How the long-term store is set up: its limits, and an embeddings model for semantic search. */
+export interface MemorySetup {
+  memory?: MemoryStoreOptions & { maxItemBytes?: number };
+}
+
+/** The memory store's options: the value holds the fact's text and a little more (subject, source run, expiry). */
+export function memoryOptionsOf(options: MemorySetup): MemoryStoreOptions {
+  const { maxItemBytes, ...memoryOptions } = options.memory ?? {};
+  return { ...memoryOptions, limits: { ...memoryOptions.limits, maxValueBytes: memoryOptions.limits?.maxValueBytes ?? (maxItemBytes ?? MEMORY_LIMITS.itemMaxBytes) * 2 + 1_024 } };
+}
+
+/** A memory store with troupe's facts over it. */
+export function memoryOf<S extends TroupeMemoryStore>(memoryStore: S, options: MemorySetup): { memoryStore: S; memories: Memories } {
+  const maxItemBytes = options.memory?.maxItemBytes;
+  return { memoryStore, memories: new Memories(memoryStore, maxItemBytes !== undefined ? { maxItemBytes } : {}) };
 }

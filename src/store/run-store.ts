@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { RUN_STATUSES, STOP_REASONS, type InterruptInfo, type ResumeDecision, type RunMetrics, type RunStatus, type StopReason } from "../core/run.js";
 import type { Sqlite } from "./database.js";
+import { RowFailure, TurnBatch } from "./turn-batch.js";
 
 /** A person's decision accepted while a run waits for a slot, and which pending interrupt it answers. */
 export type PendingDecision = ResumeDecision & { interruptId?: string };
@@ -38,6 +39,10 @@ export interface RunRecord {
   crashes: number;
   /** The eval this run is a case of (it works in its case's workspace, so nothing else resumes it). */
   evalId: string | null;
+  /** The worker process that holds the run while it runs (scale-out on Postgres; null otherwise). */
+  worker: string | null;
+  /** A cancel was asked for while another process held the run: whoever holds it next stops it. */
+  cancelRequested: boolean;
 }
 
 const json = <T extends z.ZodType>(schema: T) =>
@@ -47,8 +52,8 @@ const json = <T extends z.ZodType>(schema: T) =>
     .transform((text) => (text === null ? null : (JSON.parse(text) as unknown)))
     .pipe(schema.nullable());
 
-/** A stored row, validated on the way out. */
-const RunRow = z
+/** A stored row (SQLite's or Postgres's: timestamps as numbers, JSON as text), validated on the way out. */
+export const RunRow = z
   .object({
     id: z.string(),
     thread_id: z.string(),
@@ -78,6 +83,9 @@ const RunRow = z
     crashes: z.number().default(0),
     // Added by migration 7.
     eval_id: z.string().nullable().default(null),
+    // Added by migration 10.
+    worker: z.string().nullable().default(null),
+    cancel_requested: z.union([z.number(), z.boolean()]).nullable().default(null),
   })
   .transform(
     (row): RunRecord => ({
@@ -106,6 +114,8 @@ const RunRow = z
       starts: row.starts,
       crashes: row.crashes,
       evalId: row.eval_id,
+      worker: row.worker,
+      cancelRequested: Boolean(row.cancel_requested),
     }),
   );
 
@@ -118,21 +128,143 @@ export interface RunListOptions {
   owner?: string;
 }
 
-type Patch = Partial<
+/** The fields an update may change. */
+export type RunPatch = Partial<
   Pick<
     RunRecord,
-    "status" | "stopReason" | "answer" | "error" | "metrics" | "interrupt" | "pid" | "host" | "activeMs" | "finishedAt" | "suspended" | "pendingDecision" | "startedAt" | "crashes"
+    | "status"
+    | "stopReason"
+    | "answer"
+    | "error"
+    | "metrics"
+    | "interrupt"
+    | "pid"
+    | "host"
+    | "activeMs"
+    | "finishedAt"
+    | "suspended"
+    | "pendingDecision"
+    | "startedAt"
+    | "crashes"
+    | "worker"
+    | "cancelRequested"
   >
 >;
 
 /** Statuses a run reaches by stopping on its own (not by its process dying): its crash count starts again. */
-const STOPPED = new Set(["completed", "failed", "cancelled", "interrupted"]);
+export const STOPPED = new Set(["completed", "failed", "cancelled", "interrupted"]);
+
+/** Each patch field's column. */
+export const RUN_COLUMNS: Record<keyof RunPatch, string> = {
+  status: "status",
+  stopReason: "stop_reason",
+  answer: "answer",
+  error: "error",
+  metrics: "metrics",
+  interrupt: "interrupt",
+  pid: "pid",
+  host: "host",
+  activeMs: "active_ms",
+  finishedAt: "finished_at",
+  suspended: "suspended",
+  pendingDecision: "pending_decision",
+  startedAt: "started_at",
+  crashes: "crashes",
+  worker: "worker",
+  cancelRequested: "cancel_requested",
+};
+
+/** The value stored for a patch field: JSON as text, flags as 0/1. */
+export function columnValue(key: keyof RunPatch, value: unknown): unknown {
+  if (key === "metrics" || key === "interrupt" || key === "pendingDecision") return value === null ? null : JSON.stringify(value);
+  if (key === "cancelRequested") return value ? 1 : 0;
+  return value;
+}
+
+/** A new run's record, before it is written: every field a run starts with. */
+export function newRunRecord(record: NewRun, now: number): RunRecord {
+  return {
+    owner: null,
+    idempotencyKey: null,
+    requestHash: null,
+    startedAt: null,
+    evalId: null,
+    ...record,
+    stopReason: null,
+    answer: null,
+    error: null,
+    metrics: null,
+    interrupt: null,
+    activeMs: 0,
+    createdAt: now,
+    updatedAt: now,
+    finishedAt: null,
+    suspended: null,
+    pendingDecision: null,
+    starts: record.status === "running" ? 1 : 0,
+    crashes: 0,
+    worker: record.worker ?? null,
+    cancelRequested: false,
+  };
+}
+
+export interface UpdateRunOptions {
+  /** Change the run only while its status is one of these. */
+  ifStatus?: readonly RunStatus[];
+}
+
+export interface CreateRunOptions {
+  /**
+   * Called inside the write's transaction with the thread's latest run (runs created before it in
+   * the same batch included); throws to refuse the run, which is then not written.
+   */
+  check?: (latest: RunRecord | undefined) => void;
+}
+
+/**
+ * The runs table: one row per run, updated as it goes. Implemented on SQLite (`SqliteRunStore`)
+ * and on Postgres (`PostgresRunStore`, where a run written as `queued` is also a job of the run
+ * queue, in the same transaction); both pass the store contract suite (test/store-contract).
+ */
+export interface RunStore {
+  /**
+   * Writes a new run. The runs created in one turn of the event loop share one transaction (one
+   * synced commit for a burst of submissions); a run refused by its check fails alone.
+   */
+  create(record: NewRun, options?: CreateRunOptions): Promise<RunRecord>;
+  /**
+   * Changes a run's record; with `ifStatus`, only while the run has one of those statuses (a
+   * cancel of a queued run must not overwrite a start that got there first). Resolves with
+   * whether the run was changed.
+   */
+  update(id: string, patch: RunPatch, options?: UpdateRunOptions): Promise<boolean>;
+  get(id: string): Promise<RunRecord | undefined>;
+  /** Several runs by id (those that exist, in no particular order). */
+  getMany(ids: string[]): Promise<RunRecord[]>;
+  /** The newest run of a thread. */
+  latestForThread(threadId: string): Promise<RunRecord | undefined>;
+  /** Runs, newest first. */
+  list(options?: RunListOptions): Promise<RunRecord[]>;
+  count(options?: Pick<RunListOptions, "status" | "threadId" | "owner">): Promise<number>;
+  /** The run an API principal submitted with this Idempotency-Key, if any. */
+  findByIdempotencyKey(owner: string, idempotencyKey: string): Promise<RunRecord | undefined>;
+  /** Counts one more death of the run's process while it ran; returns how many in a row now. */
+  recordCrash(id: string): Promise<number>;
+  /**
+   * API runs a server must take up when it starts, oldest first: queued ones, ones stopped by a
+   * shutdown, and ones recorded as running (their process may have died). The cases of an eval
+   * are not among them: each belongs to its case's workspace, and its eval settles it.
+   */
+  listUnsettled(): Promise<RunRecord[]>;
+  /** The runs of an eval's cases that had not stopped (their eval was cut short). */
+  listUnsettledOfEval(evalId: string): Promise<RunRecord[]>;
+}
 
 export type NewRun = Pick<RunRecord, "id" | "threadId" | "task" | "status" | "request" | "pid" | "host"> &
-  Partial<Pick<RunRecord, "owner" | "idempotencyKey" | "requestHash" | "startedAt" | "evalId">>;
+  Partial<Pick<RunRecord, "owner" | "idempotencyKey" | "requestHash" | "startedAt" | "evalId" | "worker">>;
 
 /** The WHERE clause and values of a listing. */
-function filters(options: Pick<RunListOptions, "status" | "threadId" | "owner">): { where: string; values: Record<string, unknown> } {
+export function filters(options: Pick<RunListOptions, "status" | "threadId" | "owner">): { where: string; values: Record<string, unknown> } {
   const clauses: string[] = [];
   const values: Record<string, unknown> = {};
   if (options.status) {
@@ -150,13 +282,32 @@ function filters(options: Pick<RunListOptions, "status" | "threadId" | "owner">)
   return { where: clauses.length ? `WHERE ${clauses.join(" AND ")}` : "", values };
 }
 
-/** The runs table: one row per run, updated as it goes. */
-export class RunStore {
+interface Creation {
+  record: NewRun;
+  check: CreateRunOptions["check"];
+}
+
+/** The runs table in SQLite, on the connection with `synchronous = FULL`: each commit is synced. */
+export class SqliteRunStore implements RunStore {
   readonly #db: Sqlite;
   readonly #statements = new Map<string, ReturnType<Sqlite["prepare"]>>();
+  readonly #creations: TurnBatch<Creation, RunRecord>;
 
   constructor(db: Sqlite) {
     this.#db = db;
+    // Group commit: the runs created in one turn share one transaction (one fsync), each in a
+    // savepoint of its own, so one refused by its check (or a unique key) fails alone.
+    this.#creations = new TurnBatch<Creation, RunRecord>((creations) =>
+      this.#db.transaction(() =>
+        creations.map((creation) => {
+          try {
+            return this.#db.transaction(() => this.#insert(creation))();
+          } catch (error) {
+            return new RowFailure(error);
+          }
+        }),
+      )(),
+    );
   }
 
   /** Prepared statements are kept: preparing one costs more than running it. */
@@ -169,32 +320,16 @@ export class RunStore {
     return statement;
   }
 
-  create(record: NewRun): RunRecord {
-    const now = Date.now();
-    const created: RunRecord = {
-      owner: null,
-      idempotencyKey: null,
-      requestHash: null,
-      startedAt: null,
-      evalId: null,
-      ...record,
-      stopReason: null,
-      answer: null,
-      error: null,
-      metrics: null,
-      interrupt: null,
-      activeMs: 0,
-      createdAt: now,
-      updatedAt: now,
-      finishedAt: null,
-      suspended: null,
-      pendingDecision: null,
-      starts: record.status === "running" ? 1 : 0,
-      crashes: 0,
-    };
+  create(record: NewRun, options: CreateRunOptions = {}): Promise<RunRecord> {
+    return this.#creations.add({ record, check: options.check });
+  }
+
+  #insert({ record, check }: Creation): RunRecord {
+    check?.(this.#latestForThread(record.threadId));
+    const created = newRunRecord(record, Date.now());
     this.#statement(
-      `INSERT INTO runs (id, thread_id, task, status, request, pid, host, owner, idempotency_key, request_hash, started_at, starts, eval_id, created_at, updated_at)
-       VALUES (@id, @threadId, @task, @status, @request, @pid, @host, @owner, @idempotencyKey, @requestHash, @startedAt, @starts, @evalId, @now, @now)`,
+      `INSERT INTO runs (id, thread_id, task, status, request, pid, host, owner, idempotency_key, request_hash, started_at, starts, eval_id, worker, created_at, updated_at)
+       VALUES (@id, @threadId, @task, @status, @request, @pid, @host, @owner, @idempotencyKey, @requestHash, @startedAt, @starts, @evalId, @worker, @now, @now)`,
     ).run({
       id: created.id,
       threadId: created.threadId,
@@ -209,54 +344,50 @@ export class RunStore {
       startedAt: created.startedAt,
       starts: created.starts,
       evalId: created.evalId,
-      now,
+      worker: created.worker,
+      now: created.createdAt,
     });
     return created;
   }
 
-  update(id: string, patch: Patch): void {
-    const columns: Record<keyof Patch, string> = {
-      status: "status",
-      stopReason: "stop_reason",
-      answer: "answer",
-      error: "error",
-      metrics: "metrics",
-      interrupt: "interrupt",
-      pid: "pid",
-      host: "host",
-      activeMs: "active_ms",
-      finishedAt: "finished_at",
-      suspended: "suspended",
-      pendingDecision: "pending_decision",
-      startedAt: "started_at",
-      crashes: "crashes",
-    };
+  async update(id: string, patch: RunPatch, options: UpdateRunOptions = {}): Promise<boolean> {
     const sets: string[] = ["updated_at = @updatedAt"];
     // Every start and resume passes here on its way to running: counted in the same write.
     if (patch.status === "running") sets.push("starts = starts + 1");
     else if (patch.status !== undefined && STOPPED.has(patch.status) && patch.crashes === undefined) sets.push("crashes = 0");
     const values: Record<string, unknown> = { id, updatedAt: Date.now() };
-    for (const [key, value] of Object.entries(patch) as Array<[keyof Patch, unknown]>) {
+    for (const [key, value] of Object.entries(patch) as Array<[keyof RunPatch, unknown]>) {
       if (value === undefined) continue;
-      sets.push(`${columns[key]} = @${key}`);
-      values[key] = key === "metrics" || key === "interrupt" || key === "pendingDecision" ? (value === null ? null : JSON.stringify(value)) : value;
+      sets.push(`${RUN_COLUMNS[key]} = @${key}`);
+      values[key] = columnValue(key, value);
     }
-    this.#statement(`UPDATE runs SET ${sets.join(", ")} WHERE id = @id`).run(values);
+    const guard = options.ifStatus ? ` AND status IN (${options.ifStatus.map((status) => `'${status}'`).join(", ")})` : "";
+    return this.#statement(`UPDATE runs SET ${sets.join(", ")} WHERE id = @id${guard}`).run(values).changes > 0;
   }
 
-  get(id: string): RunRecord | undefined {
+  async getMany(ids: string[]): Promise<RunRecord[]> {
+    if (ids.length === 0) return [];
+    return this.#db
+      .prepare(`SELECT * FROM runs WHERE id IN (${ids.map(() => "?").join(", ")})`)
+      .all(...ids)
+      .map((row) => RunRow.parse(row));
+  }
+
+  async get(id: string): Promise<RunRecord | undefined> {
     const row = this.#statement("SELECT * FROM runs WHERE id = ?").get(id);
     return row === undefined ? undefined : RunRow.parse(row);
   }
 
-  /** The newest run of a thread. */
-  latestForThread(threadId: string): RunRecord | undefined {
+  async latestForThread(threadId: string): Promise<RunRecord | undefined> {
+    return this.#latestForThread(threadId);
+  }
+
+  #latestForThread(threadId: string): RunRecord | undefined {
     const row = this.#statement("SELECT * FROM runs WHERE thread_id = ? ORDER BY created_at DESC, rowid DESC LIMIT 1").get(threadId);
     return row === undefined ? undefined : RunRow.parse(row);
   }
 
-  /** Runs, newest first. */
-  list(options: RunListOptions = {}): RunRecord[] {
+  async list(options: RunListOptions = {}): Promise<RunRecord[]> {
     const { where, values } = filters(options);
     const sql = `SELECT * FROM runs ${where} ORDER BY created_at DESC, rowid DESC LIMIT @limit OFFSET @offset`;
     return this.#statement(sql)
@@ -264,42 +395,33 @@ export class RunStore {
       .map((row) => RunRow.parse(row));
   }
 
-  count(options: Pick<RunListOptions, "status" | "threadId" | "owner"> = {}): number {
+  async count(options: Pick<RunListOptions, "status" | "threadId" | "owner"> = {}): Promise<number> {
     const { where, values } = filters(options);
     const row = this.#statement(`SELECT COUNT(*) AS n FROM runs ${where}`).get(values) as { n: number };
     return row.n;
   }
 
-  /** The run an API principal submitted with this Idempotency-Key, if any. */
-  findByIdempotencyKey(owner: string, idempotencyKey: string): RunRecord | undefined {
+  async findByIdempotencyKey(owner: string, idempotencyKey: string): Promise<RunRecord | undefined> {
     const row = this.#statement("SELECT * FROM runs WHERE owner = @owner AND idempotency_key = @idempotencyKey").get({ owner, idempotencyKey });
     return row === undefined ? undefined : RunRow.parse(row);
   }
 
-  /** Counts one more death of the run's process while it ran; returns how many in a row now. */
-  recordCrash(id: string): number {
+  async recordCrash(id: string): Promise<number> {
     const row = this.#statement("UPDATE runs SET crashes = crashes + 1, updated_at = @now WHERE id = @id RETURNING crashes").get({ id, now: Date.now() }) as { crashes: number } | undefined;
     return row?.crashes ?? 0;
   }
 
-  /**
-   * API runs a server must take up when it starts, oldest first: queued ones, ones stopped by a
-   * shutdown, and ones recorded as running (their process may have died). The cases of an eval
-   * are not among them: each belongs to its case's workspace, and its eval settles it.
-   */
-  listUnsettled(): RunRecord[] {
-    return this.#db
-      .prepare<[]>(
-        `SELECT * FROM runs WHERE owner IS NOT NULL AND eval_id IS NULL
-         AND (status IN ('queued', 'running') OR (status = 'interrupted' AND suspended IS NOT NULL))
-         ORDER BY created_at, rowid`,
-      )
-      .all()
+  async listUnsettled(): Promise<RunRecord[]> {
+    return this.#statement(
+      `SELECT * FROM runs WHERE owner IS NOT NULL AND eval_id IS NULL
+       AND (status IN ('queued', 'running') OR (status = 'interrupted' AND suspended IS NOT NULL))
+       ORDER BY created_at, rowid`,
+    )
+      .all([] as never)
       .map((row) => RunRow.parse(row));
   }
 
-  /** The runs of an eval's cases that had not stopped (their eval was cut short). */
-  listUnsettledOfEval(evalId: string): RunRecord[] {
+  async listUnsettledOfEval(evalId: string): Promise<RunRecord[]> {
     return this.#statement("SELECT * FROM runs WHERE eval_id = ? AND status IN ('queued', 'running') ORDER BY created_at, rowid")
       .all(evalId)
       .map((row) => RunRow.parse(row));

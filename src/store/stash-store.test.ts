@@ -3,19 +3,19 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { MemoryStash, type Stash } from "../core/stash.js";
-import { openStore, type Store } from "./index.js";
+import { openSqliteStore, type Store } from "./index.js";
 
 const stores: Store[] = [];
 const directories: string[] = [];
 afterEach(() => {
-  for (const store of stores.splice(0)) store.close();
+  for (const store of stores.splice(0)) void store.close();
   for (const directory of directories.splice(0)) rmSync(directory, { recursive: true, force: true });
 });
 
 function sqliteStash(): Stash {
   const directory = mkdtempSync(path.join(tmpdir(), "troupe-stash-"));
   directories.push(directory);
-  const store = openStore(directory);
+  const store = openSqliteStore(directory);
   stores.push(store);
   return store.stash;
 }
@@ -64,13 +64,13 @@ describe("the SQLite stash", () => {
   it("survives closing and reopening the data directory (migration 2 creates its tables once)", async () => {
     const directory = mkdtempSync(path.join(tmpdir(), "troupe-stash-"));
     directories.push(directory);
-    const first = openStore(directory);
+    const first = openSqliteStore(directory);
     const { ref } = await first.stash.put({ runId: "r", subtaskId: "s" }, { big: "x".repeat(100_000) });
-    first.close();
-    const second = openStore(directory);
+    await first.close();
+    const second = openSqliteStore(directory);
     stores.push(second);
     expect(((await second.stash.get(ref)) as { big: string }).big).toHaveLength(100_000);
     const versions = second.db.prepare("SELECT version FROM schema_version ORDER BY version").all() as Array<{ version: number }>;
-    expect(versions.map((row) => row.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+    expect(versions.map((row) => row.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 10]);
   });
 });

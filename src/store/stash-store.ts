@@ -5,7 +5,8 @@ import { type MapItemRecord, parseStashRef, type Stash, type StashEntry, type St
 import type { Sqlite } from "./database.js";
 import { TurnBatch } from "./turn-batch.js";
 
-const ItemRow = z
+/** A stored map item (either database), validated on the way out. */
+export const ItemRow = z
   .object({
     item_index: z.number().int(),
     fingerprint: z.string(),
@@ -14,7 +15,7 @@ const ItemRow = z
     input: z.string(),
     output: z.string().nullable(),
     error: z.string().nullable(),
-    duration_ms: z.number(),
+    duration_ms: z.coerce.number(),
   })
   .transform((row): MapItemRecord => {
     const record: MapItemRecord = {
@@ -30,6 +31,12 @@ const ItemRow = z
     return record;
   });
 
+/** The data stash as the store keeps it: the graph's `Stash`, and a flush of the writes waiting. */
+export interface StashStore extends Stash {
+  /** Commits the items waiting to be written, and tells their writers. */
+  flush(): Promise<void>;
+}
+
 type ItemValues = [runId: string, subtaskId: string, index: number, fingerprint: string, round: number, status: string, input: string, output: string | null, error: string | null, durationMs: number, createdAt: number];
 
 /**
@@ -40,7 +47,7 @@ type ItemValues = [runId: string, subtaskId: string, index: number, fingerprint:
  * Items that finish together are committed together (one transaction per turn of the event
  * loop), and `putItem` resolves only once its row is committed.
  */
-export class SqliteStash implements Stash {
+export class SqliteStash implements StashStore {
   readonly #put: Statement<[string, string, string, number, number]>;
   readonly #get: Statement<[string, string], { value: string }>;
   readonly #items: Statement<[string, string], unknown>;
@@ -68,9 +75,8 @@ export class SqliteStash implements Stash {
     });
   }
 
-  /** Commits the items waiting to be written, and tells their writers. */
-  flush(): void {
-    this.#batch.flush();
+  flush(): Promise<void> {
+    return this.#batch.flush();
   }
 
   async put(key: StashKey, value: unknown): Promise<StashEntry> {
@@ -105,7 +111,8 @@ export class SqliteStash implements Stash {
   }
 
   async items(key: StashKey): Promise<MapItemRecord[]> {
-    this.flush();
+    // The write is synchronous: done before the read below.
+    void this.#batch.flush();
     return this.#items.all(key.runId, key.subtaskId).map((row) => ItemRow.parse(row));
   }
 }

@@ -89,7 +89,7 @@ export interface AuditSink {
   /** Completes a row written by `begin`. */
   complete?(id: number, completion: AuditCompletion): Promise<void>;
   /** The latest row recorded under a call id. */
-  findCall?(callId: string): RecordedCall | undefined;
+  findCall?(callId: string): RecordedCall | undefined | Promise<RecordedCall | undefined>;
 }
 
 /** Keys whose values are secrets, whatever they hold. */

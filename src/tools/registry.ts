@@ -320,7 +320,7 @@ export class ToolRegistry {
     if (!sink?.begin || !sink.complete) return undefined;
     trail.keepsOutcome = !idempotent;
     if (context.callId && sink.findCall && !context.firstPass) {
-      const previous = sink.findCall(context.callId);
+      const previous = await sink.findCall(context.callId);
       if (previous) {
         const settled = await this.#settle(tool, args, context, previous, trail, idempotent);
         if (settled) return settled;

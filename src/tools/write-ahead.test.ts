@@ -16,14 +16,14 @@ import { workspaceRoot } from "./workspace.js";
 const made: string[] = [];
 const stores: Store[] = [];
 afterEach(() => {
-  for (const store of stores.splice(0)) store.close();
+  for (const store of stores.splice(0)) void store.close();
   for (const directory of made.splice(0)) rmSync(directory, { recursive: true, force: true });
 });
 
 async function setup(): Promise<{ store: Store; workspace: string; registry: ToolRegistry }> {
   const directory = mkdtempSync(path.join(tmpdir(), "troupe-wal-"));
   made.push(directory);
-  const store = openStore(path.join(directory, "data"));
+  const store = await openStore(path.join(directory, "data"));
   stores.push(store);
   const workspace = await workspaceRoot(path.join(directory, "ws"));
   const registry = new ToolRegistry({ audit: store.audit });
@@ -70,19 +70,19 @@ describe("the write-ahead audit", () => {
         idempotent: false,
         timeoutMs: 1_000,
         async execute() {
-          seen.push(store.audit.unfinished({ runId: "run-1" }).map((row) => ({ id: row.id, status: row.status })));
+          seen.push((await store.audit.unfinished({ runId: "run-1" })).map((row) => ({ id: row.id, status: row.status })));
           return "looked";
         },
       }),
     );
     expect(await call(registry, "look", {}, workspace)).toMatchObject({ ok: true });
-    const rows = store.audit.list({ runId: "run-1" });
+    const rows = await store.audit.list({ runId: "run-1" });
     expect(seen).toEqual([[{ id: rows[0]?.id, status: "started" }]]);
     expect(rows.map((row) => [row.tool, row.status, row.resultPreview])).toEqual([["look", "ok", "looked"]]);
-    expect(store.audit.unfinished({ runId: "run-1" })).toEqual([]);
+    expect(await store.audit.unfinished({ runId: "run-1" })).toEqual([]);
     // A call refused before it runs writes its one row at the end, as before.
     expect(await call(registry, "file_read", { path: "../x" }, workspace)).toMatchObject({ ok: false });
-    expect(store.audit.list({ runId: "run-1" }).map((row) => row.status)).toEqual(["ok", "error"]);
+    expect((await store.audit.list({ runId: "run-1" })).map((row) => row.status)).toEqual(["ok", "error"]);
   });
 
   it("leaves a started row that `unfinished` reports when the process is killed inside a tool", async () => {
@@ -97,7 +97,7 @@ describe("the write-ahead audit", () => {
         `const { openStore } = await import(${JSON.stringify(`${dist}/store/index.js`)});
          const { ToolRegistry } = await import(${JSON.stringify(`${dist}/tools/registry.js`)});
          const { z } = await import("zod");
-         const store = openStore(${JSON.stringify(path.join(directory, "data"))});
+         const store = await openStore(${JSON.stringify(path.join(directory, "data"))});
          const registry = new ToolRegistry({ audit: store.audit });
          registry.register({ name: "boom", description: "", schema: z.object({}), permission: "NONE", riskLevel: "low", idempotent: false, timeoutMs: 5000,
            async execute() { process.kill(process.pid, "SIGKILL"); await new Promise(() => {}); } });
@@ -108,9 +108,9 @@ describe("the write-ahead audit", () => {
     );
     const signal = await new Promise((resolve) => child.once("exit", (_code, received) => resolve(received)));
     expect(signal).toBe("SIGKILL");
-    const store = openStore(path.join(directory, "data"));
+    const store = await openStore(path.join(directory, "data"));
     stores.push(store);
-    expect(store.audit.unfinished({ runId: "run-k" }).map((row) => [row.tool, row.agent, row.status, row.callId])).toEqual([["boom", "execute", "started", "run-k/s1/0/0"]]);
+    expect((await store.audit.unfinished({ runId: "run-k" })).map((row) => [row.tool, row.agent, row.status, row.callId])).toEqual([["boom", "execute", "started", "run-k/s1/0/0"]]);
     // What a person sees: `troupe audit list --status started`.
     const listed = execFileSync(process.execPath, [path.join(dist, "cli/main.js"), "audit", "list", "--status", "started", "--data-dir", path.join(directory, "data")], { encoding: "utf8" });
     expect(listed.trim().split("\n")).toHaveLength(1);
@@ -128,7 +128,7 @@ describe("a call id answers the same call again without running it twice", () =>
     // A different call id is a different call.
     await call(registry, "file_append", { path: "log.txt", content: "one\n" }, workspace, "run-1/s1/0/1");
     expect(readFileSync(path.join(workspace, "log.txt"), "utf8")).toBe("one\none\n");
-    expect(store.audit.list({ runId: "run-1" }).map((row) => [row.callId, row.status])).toEqual([
+    expect((await store.audit.list({ runId: "run-1" })).map((row) => [row.callId, row.status])).toEqual([
       ["run-1/s1/0/0", "ok"],
       ["run-1/s1/0/1", "ok"],
     ]);
@@ -139,11 +139,11 @@ describe("a call id answers the same call again without running it twice", () =>
     writeFileSync(path.join(workspace, "log.txt"), "zero\n");
     const crashing = crashingRegistry(store, "effect");
     expect(await crashing.registry.call("file_append", { path: "log.txt", content: "one\n" }, crashing.context(workspace, "c1"))).toMatchObject({ ok: true });
-    expect(store.audit.unfinished({ runId: "run-1" }).map((row) => row.callId)).toEqual(["c1"]);
+    expect((await store.audit.unfinished({ runId: "run-1" })).map((row) => row.callId)).toEqual(["c1"]);
     const again = await call(registry, "file_append", { path: "log.txt", content: "one\n" }, workspace, "c1");
     expect(again).toMatchObject({ ok: true, value: { path: "log.txt", bytes: 9, created: false } });
     expect(readFileSync(path.join(workspace, "log.txt"), "utf8")).toBe("zero\none\n");
-    const rows = store.audit.list({ runId: "run-1" });
+    const rows = await store.audit.list({ runId: "run-1" });
     expect(rows).toHaveLength(1);
     expect(rows[0]).toMatchObject({ status: "ok", callId: "c1", reason: expect.stringContaining("settled after a crash") });
   });
@@ -156,7 +156,7 @@ describe("a call id answers the same call again without running it twice", () =>
     expect(readFileSync(path.join(workspace, "log.txt"), "utf8")).toBe("zero\n");
     expect(await call(registry, "file_append", { path: "log.txt", content: "one\n" }, workspace, "c2")).toMatchObject({ ok: true, value: { bytes: 9 } });
     expect(readFileSync(path.join(workspace, "log.txt"), "utf8")).toBe("zero\none\n");
-    expect(store.audit.list({ runId: "run-1" }).map((row) => [row.status, row.reason])).toEqual([["ok", "run again after a crash: the workspace did not hold this call's effect"]]);
+    expect((await store.audit.list({ runId: "run-1" })).map((row) => [row.status, row.reason])).toEqual([["ok", "run again after a crash: the workspace did not hold this call's effect"]]);
   });
 
   it("refuses with outcome_unknown when the file changed otherwise, and for a non-idempotent tool with no effect", async () => {
@@ -179,7 +179,7 @@ describe("a call id answers the same call again without running it twice", () =>
     expect(await call(registry, "send", {}, workspace, "c4")).toMatchObject({ ok: false, error: { code: "outcome_unknown", message: expect.stringContaining("the tool is not idempotent") } });
     expect(runs).toBe(0);
     expect(await call(registry, "lookup", {}, workspace, "c5")).toMatchObject({ ok: true, value: 1 });
-    expect(store.audit.unfinished({ runId: "run-1" })).toEqual([]);
+    expect(await store.audit.unfinished({ runId: "run-1" })).toEqual([]);
   });
 
   it("describes base64 content by its bytes, and file_copy by its source", async () => {
@@ -211,6 +211,6 @@ describe("a call id answers the same call again without running it twice", () =>
     for (const [name, args, value] of cases) expect(await call(registry, name, args, workspace, `w-${name}`)).toMatchObject({ ok: true, value });
     expect(readFileSync(path.join(workspace, "a.txt"), "utf8")).toBe("new");
     expect(readFileSync(path.join(workspace, "sub/to.txt"), "utf8")).toBe("moving");
-    expect(store.audit.list({ runId: "run-1" }).map((row) => row.status)).toEqual(["ok", "ok", "ok"]);
+    expect((await store.audit.list({ runId: "run-1" })).map((row) => row.status)).toEqual(["ok", "ok", "ok"]);
   });
 });

@@ -2,6 +2,7 @@ import type { Command } from "commander";
 import { InputError } from "../../core/errors.js";
 import { truncate } from "../../core/text.js";
 import type { AuditFilter } from "../../store/audit-store.js";
+import type { LookupTarget } from "../../store/lookup.js";
 import { AUDIT_DECISIONS, AUDIT_STATUSES, type AuditEntry } from "../../tools/audit.js";
 import { err, out, parseNumberFlag, printJson } from "../io.js";
 
@@ -14,6 +15,7 @@ interface FilterFlags {
   decision?: string;
   status?: string;
   dataDir?: string;
+  databaseUrl?: string;
   json?: boolean;
 }
 
@@ -50,19 +52,20 @@ function withFilters(command: Command): Command {
     .option("--tool <name>", "only calls to this tool")
     .option("--decision <decision>", `only ${AUDIT_DECISIONS.join(", ")} calls`)
     .option("--status <status>", `only calls with this status: ${AUDIT_STATUSES.join(", ")} (started: begun and not finished — running now, or cut short by a crash)`)
-    .option("--data-dir <dir>", "where runs and the audit trail are kept (default: TROUPE_DATA_DIR or ./.troupe)");
+    .option("--data-dir <dir>", "where runs and the audit trail are kept (default: TROUPE_DATA_DIR or ./.troupe)")
+    .option("--database-url <url>", "postgres://…: read the audit trail on Postgres (default: TROUPE_DATABASE_URL)");
 }
 
-async function filterOf(flags: FilterFlags): Promise<{ directory: string; filter: AuditFilter }> {
+async function filterOf(flags: FilterFlags): Promise<{ directory: LookupTarget; filter: AuditFilter }> {
   if (flags.decision !== undefined && !AUDIT_DECISIONS.includes(flags.decision as AuditEntry["decision"])) {
     throw new InputError("invalid_decision", `--decision must be one of ${AUDIT_DECISIONS.join(", ")}`);
   }
   if (flags.status !== undefined && !AUDIT_STATUSES.includes(flags.status as AuditEntry["status"])) {
     throw new InputError("invalid_status", `--status must be one of ${AUDIT_STATUSES.join(", ")}`);
   }
-  const { parseEnv } = await import("../../config/env.js");
+  const { lookupTarget } = await import("../engine-flags.js");
   return {
-    directory: flags.dataDir ?? parseEnv().TROUPE_DATA_DIR,
+    directory: await lookupTarget(flags),
     filter: {
       ...(flags.run !== undefined ? { runId: flags.run } : {}),
       ...(flags.thread !== undefined ? { threadId: flags.thread } : {}),
@@ -85,7 +88,7 @@ export function registerAudit(program: Command): void {
     if (!Number.isInteger(limit) || limit < 1 || limit > 100_000) throw new InputError("invalid_limit", "--limit must be a whole number from 1 to 100000");
     const { directory, filter } = await filterOf(flags);
     const { withAuditReadOnly } = await import("../../store/lookup.js");
-    const rows = withAuditReadOnly(directory, (store) => store.list({ ...filter, limit })) ?? [];
+    const rows = (await withAuditReadOnly(directory, (store) => store.list({ ...filter, limit }))) ?? [];
     if (flags.json) {
       printJson(rows);
       return;
@@ -111,7 +114,7 @@ export function registerAudit(program: Command): void {
   withFilters(stats).action(async (flags: FilterFlags) => {
     const { directory, filter } = await filterOf(flags);
     const { withAuditReadOnly } = await import("../../store/lookup.js");
-    const result = withAuditReadOnly(directory, (store) => store.stats(filter)) ?? {
+    const result = (await withAuditReadOnly(directory, (store) => store.stats(filter))) ?? {
       total: 0, succeeded: 0, failed: 0, denied: 0, successRate: 0, approved: 0, rejected: 0, cached: 0, averageMs: 0, byAgent: {}, byTool: {},
     };
     if (flags.json) {
@@ -141,14 +144,14 @@ export function registerAudit(program: Command): void {
     const lines: string[] = [];
     if (flags.format === "csv") lines.push(CSV_COLUMNS.join(","));
     const count =
-      withAuditReadOnly(directory, (store) => {
+      (await withAuditReadOnly(directory, async (store) => {
         let rows = 0;
-        for (const row of store.iterate(filter)) {
+        for await (const row of store.iterate(filter)) {
           rows += 1;
           lines.push(flags.format === "csv" ? CSV_COLUMNS.map((column) => csvField(row[column])).join(",") : JSON.stringify(row));
         }
         return rows;
-      }) ?? 0;
+      })) ?? 0;
     const text = lines.length > 0 ? `${lines.join("\n")}\n` : "";
     if (flags.output) {
       const { writeFileAtomic } = await import("../../tools/workspace-files.js");

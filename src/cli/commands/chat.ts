@@ -104,10 +104,10 @@ class ChatSession {
 
   /** Picks up a thread whose latest run waits for a person. */
   async greet(): Promise<void> {
-    const latest = this.#troupe.store.runs.latestForThread(this.#thread);
+    const latest = await this.#troupe.store.runs.latestForThread(this.#thread);
     out(color.bold(`troupe chat · thread ${this.#thread}`) + color.dim(`  (/help for commands, /quit to leave)`));
     if (!latest) return;
-    const turns = this.#troupe.store.runs.count({ threadId: this.#thread });
+    const turns = await this.#troupe.store.runs.count({ threadId: this.#thread });
     out(color.dim(`${turns} earlier run${turns === 1 ? "" : "s"} on this thread; the latest: "${truncate(latest.task, 80)}" (${latest.status})`));
     if (latest.status === "interrupted" && latest.interrupt) {
       this.#waiting = { interrupt: latest.interrupt };
@@ -147,7 +147,7 @@ class ChatSession {
         out(HELP);
         return true;
       case "runs":
-        this.#listRuns();
+        await this.#listRuns();
         return true;
       case "approve":
         await this.#decide({ decision: "approve" });
@@ -165,8 +165,8 @@ class ChatSession {
     }
   }
 
-  #listRuns(): void {
-    const runs = this.#troupe.store.runs.list({ threadId: this.#thread, limit: 100 }).reverse();
+  async #listRuns(): Promise<void> {
+    const runs = (await this.#troupe.store.runs.list({ threadId: this.#thread, limit: 100 })).reverse();
     if (runs.length === 0) out("no runs on this thread yet");
     runs.forEach((run, index) => out(`${String(index + 1).padStart(3)}. ${run.status.padEnd(11)} ${truncate(run.task.replace(/\s+/g, " "), 70)} ${color.dim(run.id)}`));
   }

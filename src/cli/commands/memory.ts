@@ -7,6 +7,7 @@ import { color, out, parseNumberFlag, printJson } from "../io.js";
 interface MemoryFlags {
   json?: boolean;
   dataDir?: string;
+  databaseUrl?: string;
   principal?: string;
   limit?: string;
   offset?: string;
@@ -30,11 +31,11 @@ function wholeNumber(value: string | undefined, flag: string, min: number, max: 
 async function withMemory<T>(flags: MemoryFlags, body: (access: { memories: Memory; namespace: string[] }) => Promise<T>): Promise<T> {
   const { memoryNamespaceFor, openMemory } = await import("../../runtime/memory-owner.js");
   if (flags.principal !== undefined && !/^[A-Za-z0-9._-]{1,64}$/.test(flags.principal)) throw new InputError("invalid_principal", "--principal is an API key's name (letters, digits, '.', '_', '-')");
-  const opened = await openMemory({ ...(flags.dataDir !== undefined ? { dataDir: flags.dataDir } : {}) });
+  const opened = await openMemory({ ...(flags.dataDir !== undefined ? { dataDir: flags.dataDir } : {}), ...(flags.databaseUrl !== undefined ? { databaseUrl: flags.databaseUrl } : {}) });
   try {
     return await body({ memories: opened.memories, namespace: memoryNamespaceFor(flags.principal) });
   } finally {
-    opened.close();
+    await opened.close();
   }
 }
 
@@ -48,6 +49,7 @@ export function registerMemory(program: Command): void {
     command
       .option("--json", "print JSON")
       .option("--data-dir <dir>", "where runs and memories are kept (default: TROUPE_DATA_DIR or ./.troupe)")
+      .option("--database-url <url>", "postgres://…: the memories kept on Postgres (default: TROUPE_DATABASE_URL)")
       .option("--principal <name>", "an API key's memories (the server's), instead of the local user's");
 
   common(memory.command("list").description("facts, most recently updated first").option("--limit <n>", "how many, 1–1000 (default 50)").option("--offset <n>", "skip this many")).action(

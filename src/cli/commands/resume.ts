@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import { InputError } from "../../core/errors.js";
 import type { ResumeDecision } from "../../core/run.js";
-import { addEngineFlags, driveAndReport, type EngineFlags, openEngine } from "../engine-flags.js";
+import { addEngineFlags, driveAndReport, type EngineFlags, lookupTarget, openEngine } from "../engine-flags.js";
 
 interface ResumeFlags extends EngineFlags {
   approve?: boolean;
@@ -40,9 +40,9 @@ export function registerResume(program: Command): void {
     const { latestRunOfThread } = await import("../../store/lookup.js");
     const { parseEnv } = await import("../../config/env.js");
     const env = parseEnv();
-    const dataDir = flags.dataDir ?? env.TROUPE_DATA_DIR;
-    const previous = latestRunOfThread(dataDir, thread);
-    if (!previous) throw new InputError("unknown_thread", `no run found for thread ${thread} in ${dataDir}`);
+    const target = await lookupTarget(flags);
+    const previous = await latestRunOfThread(target, thread);
+    if (!previous) throw new InputError("unknown_thread", `no run found for thread ${thread} in ${target.databaseUrl ? "the database" : target.dataDir}`);
     const recorded = typeof previous.request.provider === "string" ? previous.request.provider : undefined;
     const provider = flags.provider ?? (env.TROUPE_PROVIDER ? undefined : recorded);
     const troupe = await openEngine({ ...flags, provider });

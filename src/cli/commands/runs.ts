@@ -4,7 +4,7 @@ import { InputError } from "../../core/errors.js";
 import type { StoredEvent } from "../../core/events.js";
 import { RUN_STATUSES, type RunStatus } from "../../core/run.js";
 import { truncate } from "../../core/text.js";
-import { addEngineFlags, type EngineFlags, openEngine } from "../engine-flags.js";
+import { addEngineFlags, type EngineFlags, lookupTarget, openEngine } from "../engine-flags.js";
 import { formatMs, out, parseNumberFlag, printJson } from "../io.js";
 import { ganttLines } from "../gantt.js";
 import { planLines, unfinishedLine } from "../render.js";
@@ -91,8 +91,7 @@ export function registerRuns(program: Command): void {
       throw new InputError("invalid_status", `--status must be one of ${RUN_STATUSES.join(", ")}`);
     }
     const { listRuns } = await import("../../store/lookup.js");
-    const { parseEnv } = await import("../../config/env.js");
-    const records = listRuns(flags.dataDir ?? parseEnv().TROUPE_DATA_DIR, { limit, status: flags.status as RunStatus | undefined });
+    const records = await listRuns(await lookupTarget(flags), { limit, status: flags.status as RunStatus | undefined });
     if (flags.json) {
       printJson(records.map(({ request: _request, ...record }) => record));
       return;
@@ -116,8 +115,7 @@ export function registerRuns(program: Command): void {
     .option("--events", "print the run's stored events (what the console's timeline and the SSE stream show)");
   addEngineFlags(show, false).action(async (runId: string, flags: ShowFlags) => {
     const { withRunsReadOnly } = await import("../../store/lookup.js");
-    const { parseEnv } = await import("../../config/env.js");
-    const exists = withRunsReadOnly(flags.dataDir ?? parseEnv().TROUPE_DATA_DIR, (store) => store.get(runId) !== undefined);
+    const exists = await withRunsReadOnly(await lookupTarget(flags), async (store) => (await store.get(runId)) !== undefined);
     if (!exists) throw new InputError("unknown_run", `no run with id ${runId}`);
     const troupe = await openEngine({ ...flags, provider: "offline" });
     try {
@@ -128,7 +126,7 @@ export function registerRuns(program: Command): void {
         return;
       }
       if (flags.events) {
-        const events = troupe.store.events.list(runId);
+        const events = await troupe.store.events.list(runId);
         if (flags.json) printJson(events);
         else for (const event of events.filter((item) => item.type !== "answer-token")) out(eventLine(event));
         return;
@@ -157,7 +155,7 @@ export function registerRuns(program: Command): void {
         out(view.answer);
       }
     } finally {
-      troupe.close();
+      await troupe.shutdown();
     }
   });
 }

@@ -9,6 +9,7 @@ interface ServeFlags extends EngineFlags {
   rateLimit?: string;
   maxCrashes?: string;
   requireAuth?: boolean;
+  workers?: string;
 }
 
 export function registerServe(program: Command): void {
@@ -20,13 +21,16 @@ export function registerServe(program: Command): void {
     .option("--max-running <n>", "tasks executed at once; the rest wait in the queue (default 100, TROUPE_MAX_RUNNING)")
     .option("--rate-limit <n>", "requests per minute per API key, 0 for none (default 100, TROUPE_RATE_LIMIT)")
     .option("--max-crashes <n>", "fail a task whose process died this many times in a row while it ran, instead of taking it up again (default 2, TROUPE_MAX_CRASHES)")
+    .option("--workers <n>", "runs this process drives at once; on Postgres (TROUPE_DATABASE_URL) 0 serves the API only and `troupe worker` processes run the tasks (default --max-running, TROUPE_WORKERS)")
     .option("--require-auth", "require API keys on loopback too (always required on other addresses)");
   addEngineFlags(command).action(async (flags: ServeFlags) => {
-    const [{ parseServerConfig, serverConfigFromEnv, authPolicy }, { createTelemetry }, { startServer }, { createLogger }] = await Promise.all([
+    const [{ parseServerConfig, serverConfigFromEnv, authPolicy }, { createTelemetry }, { startServer }, { createLogger }, { parseEnv }, { ConfigError }] = await Promise.all([
       import("../../server/config.js"),
       import("../../server/telemetry.js"),
       import("../../server/serve.js"),
       import("../../server/app.js"),
+      import("../../config/env.js"),
+      import("../../core/errors.js"),
     ]);
     // Everything is checked before anything is opened: a bad flag or missing key writes nothing.
     const config = parseServerConfig({
@@ -36,9 +40,18 @@ export function registerServe(program: Command): void {
       ...(flags.maxRunning !== undefined ? { maxRunning: flags.maxRunning as never } : {}),
       ...(flags.rateLimit !== undefined ? { rateLimitPerMinute: flags.rateLimit as never } : {}),
       ...(flags.maxCrashes !== undefined ? { maxCrashes: flags.maxCrashes as never } : {}),
+      ...(flags.workers !== undefined ? { workers: flags.workers as never } : {}),
       ...(flags.requireAuth ? { requireAuth: true } : {}),
     });
     authPolicy(config);
+    const postgres = Boolean(flags.databaseUrl ?? parseEnv().TROUPE_DATABASE_URL);
+    if (!postgres && config.workers !== undefined) {
+      // SQLite: the server is the only process, so it drives every task; --workers is its run limit.
+      if (config.workers === 0) {
+        throw new ConfigError("workers_need_postgres", "--workers 0 (an API process that runs no tasks) needs TROUPE_DATABASE_URL: with SQLite the server is the only process and runs its tasks");
+      }
+      config.maxRunning = config.workers;
+    }
     const troupe = await openEngine(flags);
     const telemetry = await createTelemetry();
     let server;
@@ -48,7 +61,8 @@ export function registerServe(program: Command): void {
       await troupe.shutdown();
       throw error;
     }
-    err(`troupe serve: listening on ${server.url} (console at ${server.url}/, API at ${server.url}/api/v1, model ${troupe.models.choice.worker.provider}:${troupe.models.choice.worker.model})`);
+    const role = troupe.store.kind === "postgres" ? `, ${troupe.store.location}, ${server.tasks.workers === 0 ? "API only" : `worker ${server.tasks.dispatcher?.id ?? ""} driving up to ${server.tasks.workers} runs`}` : "";
+    err(`troupe serve: listening on ${server.url} (console at ${server.url}/, API at ${server.url}/api/v1, model ${troupe.models.choice.worker.provider}:${troupe.models.choice.worker.model}${role})`);
     const running = server;
     await new Promise<void>((resolve) => {
       let signals = 0;

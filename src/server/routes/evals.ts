@@ -22,7 +22,7 @@ export function registerEvalRoutes(api: FastifyInstance, { evals, evalHub, troup
   });
   api.post("/evals", async (request, reply) => {
     const body = parseRequestPart(EvalBody, request.body);
-    const record = evals.submit(request.principal, body);
+    const record = await evals.submit(request.principal, body);
     reply.code(202).header("location", `/api/v1/evals/${record.id}`);
     return ok({ eval_id: record.id, name: record.name, status: record.status, total: record.total }, "accepted: the eval runs in the background");
   });
@@ -37,7 +37,7 @@ export function registerEvalRoutes(api: FastifyInstance, { evals, evalHub, troup
   });
   api.get("/evals", async (request) => {
     const query = parseRequestPart(EvalListQuery, request.query);
-    const { items, total } = evals.list(request.principal, query);
+    const { items, total } = await evals.list(request.principal, query);
     const next = query.offset + items.length;
     return ok({ items, total, limit: query.limit, offset: query.offset, next_offset: next < total ? next : null });
   });
@@ -52,7 +52,7 @@ export function registerEvalRoutes(api: FastifyInstance, { evals, evalHub, troup
   });
   api.get("/evals/:id", async (request) => {
     const { id } = parseRequestPart(TaskParams, request.params);
-    return ok(evals.view(request.principal, id));
+    return ok(await evals.view(request.principal, id));
   });
 
   docs.add({
@@ -69,12 +69,14 @@ export function registerEvalRoutes(api: FastifyInstance, { evals, evalHub, troup
   api.get("/evals/:id/events", async (request, reply) => {
     const { id } = parseRequestPart(TaskParams, request.params);
     const query = parseRequestPart(EventsQuery, request.query);
-    evals.record(request.principal, id);
+    await evals.record(request.principal, id);
+    const { follow } = troupe.store.events;
     return sendEventStream<StoredEvalEvent>(reply, resumeAfter(request, query.after), {
       list: (afterSeq, limit) => evals.events(id, afterSeq, limit),
       subscribe: (listener) => evalHub.subscribe(id, listener),
+      ...(follow ? { follow: (listener: () => void) => follow.call(troupe.store.events, (stream) => (stream === id || stream === "" ? listener() : undefined)) } : {}),
       isLast: (event) => event.type === "eval-end",
-      ended: () => FINISHED.has(troupe.store.evals.get(id)?.status ?? "") && !evals.isActive(id),
+      ended: async () => FINISHED.has((await troupe.store.evals.get(id))?.status ?? "") && !evals.isActive(id),
     });
   });
 

@@ -28,14 +28,17 @@ export function registerEventRoutes(api: FastifyInstance, { troupe, tasks, hub, 
   api.get("/tasks/:id/events", async (request, reply) => {
     const { id } = parseRequestPart(TaskParams, request.params);
     const query = parseRequestPart(EventsQuery, request.query);
-    tasks.record(request.principal, id);
+    await tasks.record(request.principal, id);
     const after = resumeAfter(request, query.after);
+    const { follow } = troupe.store.events;
     return sendEventStream<StoredEvent>(reply, after, {
       list: (afterSeq, limit) => troupe.store.events.list(id, afterSeq, limit),
       subscribe: (listener) => hub.subscribe(id, listener),
+      // Postgres: a worker in another process drives the run; its events arrive through the store.
+      ...(follow ? { follow: (listener: () => void) => follow.call(troupe.store.events, (stream) => (stream === id || stream === "" ? listener() : undefined)) } : {}),
       isLast: (event) => event.type === "run-end" && TERMINAL.has(event.status),
-      ended: () => {
-        const now = troupe.store.runs.get(id);
+      ended: async () => {
+        const now = await troupe.store.runs.get(id);
         return now !== undefined && TERMINAL.has(now.status) && !tasks.isActive(id);
       },
     });

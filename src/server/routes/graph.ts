@@ -24,7 +24,7 @@ export function registerGraphRoutes(api: FastifyInstance, { tasks, docs }: Route
   api.get("/tasks/:id/graph", async (request) => {
     const { id } = parseRequestPart(TaskParams, request.params);
     const { format } = parseRequestPart(GraphQuery, request.query);
-    const record = tasks.record(request.principal, id);
+    const record = await tasks.record(request.principal, id);
     const graph = await tasks.graph(record);
     if (format === "mermaid") return ok({ format: "mermaid" as const, mermaid: executionGraphMermaid(graph) });
     return ok(graph);

@@ -54,7 +54,7 @@ export function registerTaskRoutes(api: FastifyInstance, { tasks, docs }: RouteC
   });
   api.get("/tasks", async (request) => {
     const query = parseRequestPart(TaskListQuery, request.query);
-    const { items, total } = tasks.list(request.principal, query);
+    const { items, total } = await tasks.list(request.principal, query);
     const next = query.offset + items.length;
     return ok({ items: items.map(taskSummary), total, limit: query.limit, offset: query.offset, next_offset: next < total ? next : null });
   });

@@ -1,0 +1,83 @@
+import type pg from "pg";
+import { NotFoundError } from "../../core/errors.js";
+import { type MapItemRecord, parseStashRef, type StashEntry, type StashKey, serializeStashValue, stashRef } from "../../core/stash.js";
+import { ItemRow, type StashStore } from "../stash-store.js";
+import { TurnBatch } from "../turn-batch.js";
+
+interface Item {
+  key: StashKey;
+  item: MapItemRecord;
+}
+
+/**
+ * The data stash on Postgres: each subtask's result as UTF-8 JSON in a `bytea` (TOAST keeps large
+ * values compressed and out of line; still outside the graph state and its checkpoints), and the
+ * finished items of maps, committed together per turn of the event loop — `putItem` resolves only
+ * once its row is committed, as on SQLite.
+ */
+export class PostgresStash implements StashStore {
+  readonly #pool: pg.Pool;
+  readonly #batch: TurnBatch<Item>;
+
+  constructor(pool: pg.Pool) {
+    this.#pool = pool;
+    this.#batch = new TurnBatch<Item>(async (batch) => {
+      const now = Date.now();
+      // One row per item: a later write of the same item in the batch replaces an earlier one.
+      const items = [...new Map(batch.map((entry) => [`${entry.key.runId}\n${entry.key.subtaskId}\n${entry.item.index}`, entry])).values()];
+      await this.#pool.query(
+        `INSERT INTO stash_items (run_id, subtask_id, item_index, fingerprint, round, status, input, output, error, duration_ms, created_at)
+         SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::int[], $6::text[], $7::text[], $8::text[], $9::text[], $10::bigint[], $11::bigint[])
+         ON CONFLICT (run_id, subtask_id, item_index) DO UPDATE SET fingerprint = excluded.fingerprint, round = excluded.round, status = excluded.status,
+           input = excluded.input, output = excluded.output, error = excluded.error, duration_ms = excluded.duration_ms, created_at = excluded.created_at`,
+        [
+          items.map(({ key }) => key.runId),
+          items.map(({ key }) => key.subtaskId),
+          items.map(({ item }) => item.index),
+          items.map(({ item }) => item.fingerprint),
+          items.map(({ item }) => item.round),
+          items.map(({ item }) => item.status),
+          items.map(({ item }) => serializeStashValue(item.input).text),
+          items.map(({ item }) => (item.output === undefined ? null : serializeStashValue(item.output).text)),
+          items.map(({ item }) => item.error ?? null),
+          items.map(({ item }) => Math.round(item.durationMs)),
+          items.map(() => now),
+        ],
+      );
+    });
+  }
+
+  flush(): Promise<void> {
+    return this.#batch.flush();
+  }
+
+  async put(key: StashKey, value: unknown): Promise<StashEntry> {
+    const { text, bytes } = serializeStashValue(value);
+    await this.#pool.query(
+      `INSERT INTO stash (run_id, subtask_id, value, bytes, created_at) VALUES ($1, $2, $3, $4, $5)
+       ON CONFLICT (run_id, subtask_id) DO UPDATE SET value = excluded.value, bytes = excluded.bytes, created_at = excluded.created_at`,
+      [key.runId, key.subtaskId, Buffer.from(text, "utf8"), bytes, Date.now()],
+    );
+    return { ref: stashRef(key), bytes };
+  }
+
+  async get(ref: string): Promise<unknown> {
+    const key = parseStashRef(ref);
+    const { rows } = await this.#pool.query<{ value: Buffer }>("SELECT value FROM stash WHERE run_id = $1 AND subtask_id = $2", [key.runId, key.subtaskId]);
+    if (!rows[0]) throw new NotFoundError("stash_missing", `nothing is stashed under ${ref}`, { ref });
+    return JSON.parse(rows[0].value.toString("utf8")) as unknown;
+  }
+
+  putItem(key: StashKey, item: MapItemRecord): Promise<void> {
+    return this.#batch.add({ key, item });
+  }
+
+  async items(key: StashKey): Promise<MapItemRecord[]> {
+    await this.flush();
+    const { rows } = await this.#pool.query(
+      "SELECT item_index, fingerprint, round, status, input, output, error, duration_ms FROM stash_items WHERE run_id = $1 AND subtask_id = $2 ORDER BY item_index",
+      [key.runId, key.subtaskId],
+    );
+    return rows.map((row) => ItemRow.parse(row));
+  }
+}

@@ -1,0 +1,591 @@
+/**
+ * The store contract: what every implementation of `Store` must do, run against each of them
+ * (test/store-contract.test.ts: SQLite in a temporary data directory, Postgres on the test run's
+ * throwaway cluster) — the pattern of @langchain/langgraph-checkpoint-validation, for troupe's
+ * whole store: runs, events, stash, audit, evals, thread locks, long-term memory and the checkpointer.
+ */
+import { randomUUID } from "node:crypto";
+import { emptyCheckpoint, type PendingWrite, uuid6 } from "@langchain/langgraph-checkpoint";
+import { afterEach, describe, expect, it } from "vitest";
+import type { RunEvent } from "../../src/core/events.js";
+import type { MapItemRecord } from "../../src/core/stash.js";
+import { memoryNamespace } from "../../src/core/memory.js";
+import type { MemorySetup, NewRun, RunRecord, Store } from "../../src/store/index.js";
+import { HashingEmbeddings } from "../../src/testing/hashing-embeddings.js";
+import type { AuditEntry } from "../../src/tools/audit.js";
+
+/** How a suite gets stores: each `open` on the same database (two opens: two processes sharing it). */
+export interface StoreFactory {
+  /** A fresh, empty database for one test; `open` it as many times as the test needs. */
+  fresh(): Promise<{ open(memory?: MemorySetup): Promise<Store> }>;
+}
+
+const METRICS = { llmCalls: 1, toolCalls: 2, promptTokens: 3, completionTokens: 4, costUsd: 0, reflectionCount: 0, nodeVisits: 5, durationMs: 6 };
+
+function newRun(fields: Partial<NewRun> = {}): NewRun {
+  return { id: `run-${randomUUID()}`, threadId: `thread-${randomUUID()}`, task: "a task", status: "queued", request: { task: "a task", n: 1 }, pid: null, host: null, ...fields };
+}
+
+function auditEntry(fields: Partial<AuditEntry> = {}): AuditEntry {
+  return {
+    at: Date.now(),
+    runId: "run-a",
+    threadId: "thread-a",
+    subtaskId: "s1",
+    agent: "execute",
+    tool: "calculator",
+    args: '{"expression":"1+1"}',
+    decision: "allowed",
+    status: "ok",
+    level: "READ",
+    grant: null,
+    reason: null,
+    resultPreview: "2",
+    errorCode: null,
+    error: null,
+    durationMs: 1.5,
+    attempts: 1,
+    cached: false,
+    ...fields,
+  };
+}
+
+function item(index: number, fields: Partial<MapItemRecord> = {}): MapItemRecord {
+  return { index, fingerprint: "f1", round: 0, status: "success", input: { n: index }, output: { doubled: index * 2 }, durationMs: 3, ...fields };
+}
+
+const alice = memoryNamespace({ kind: "key", name: "alice" });
+const bob = memoryNamespace({ kind: "key", name: "bob" });
+
+export function defineStoreContract(name: string, factory: StoreFactory): void {
+  describe(`store contract: ${name}`, () => {
+    const opened: Store[] = [];
+    afterEach(async () => {
+      for (const store of opened.splice(0).reverse()) await store.close();
+    });
+    const setup = async (): Promise<{ store: Store; another: () => Promise<Store> }> => {
+      const database = await factory.fresh();
+      const open = async (): Promise<Store> => {
+        const store = await database.open();
+        opened.push(store);
+        return store;
+      };
+      return { store: await open(), another: open };
+    };
+    /** A store on a fresh database, with its long-term memory set up as given. */
+    const open = async (memory: MemorySetup = {}): Promise<Store> => {
+      const store = await (await factory.fresh()).open(memory);
+      opened.push(store);
+      return store;
+    };
+
+    describe("runs", () => {
+      it("creates a run with every field a new run starts with, reads it back by id and by thread, and updates it", async () => {
+        const { store } = await setup();
+        const record = await store.runs.create(newRun({ owner: "alice", idempotencyKey: "k1", requestHash: "h1" }));
+        expect(record).toMatchObject({ status: "queued", owner: "alice", starts: 0, crashes: 0, activeMs: 0, finishedAt: null, worker: null, cancelRequested: false, pendingDecision: null });
+        expect(await store.runs.get(record.id)).toEqual(record);
+        expect(await store.runs.latestForThread(record.threadId)).toEqual(record);
+        expect(await store.runs.get("run-missing")).toBeUndefined();
+        expect(await store.runs.update(record.id, { status: "running", pid: 42, host: "h", worker: "w1", startedAt: 7 })).toBe(true);
+        expect(await store.runs.get(record.id)).toMatchObject({ status: "running", pid: 42, host: "h", worker: "w1", startedAt: 7, starts: 1 });
+        await store.runs.update(record.id, {
+          status: "interrupted",
+          interrupt: { kind: "plan-approval", payload: { plan: [1, 2] } },
+          metrics: METRICS,
+          pendingDecision: { decision: "approve", interruptId: "i1" },
+          activeMs: 1234,
+          cancelRequested: true,
+        });
+        const updated = (await store.runs.get(record.id)) as RunRecord;
+        expect(updated).toMatchObject({ interrupt: { kind: "plan-approval", payload: { plan: [1, 2] } }, metrics: METRICS, pendingDecision: { decision: "approve", interruptId: "i1" }, activeMs: 1234, cancelRequested: true });
+        expect(updated.request).toEqual({ task: "a task", n: 1 });
+        expect(updated.updatedAt).toBeGreaterThanOrEqual(record.updatedAt);
+      });
+
+      it("counts starts and crashes: running adds a start, a stop of its own clears the crashes", async () => {
+        const { store } = await setup();
+        const record = await store.runs.create(newRun({ status: "running", pid: 1, host: "h" }));
+        expect(record.starts).toBe(1);
+        expect(await store.runs.recordCrash(record.id)).toBe(1);
+        expect(await store.runs.recordCrash(record.id)).toBe(2);
+        await store.runs.update(record.id, { status: "running" });
+        expect(await store.runs.get(record.id)).toMatchObject({ starts: 2, crashes: 2 });
+        await store.runs.update(record.id, { status: "completed", finishedAt: 9 });
+        expect(await store.runs.get(record.id)).toMatchObject({ crashes: 0, finishedAt: 9 });
+        expect(await store.runs.recordCrash("run-missing")).toBe(0);
+      });
+
+      it("updates only while the run has a given status, and says whether it did", async () => {
+        const { store } = await setup();
+        const record = await store.runs.create(newRun());
+        expect(await store.runs.update(record.id, { status: "running" }, { ifStatus: ["interrupted"] })).toBe(false);
+        expect((await store.runs.get(record.id))?.status).toBe("queued");
+        expect(await store.runs.update(record.id, { status: "cancelled" }, { ifStatus: ["queued", "interrupted"] })).toBe(true);
+        expect((await store.runs.get(record.id))?.status).toBe("cancelled");
+        expect(await store.runs.update("run-missing", { status: "failed" })).toBe(false);
+      });
+
+      it("lists newest first with filters and paging, counts, and reads several by id", async () => {
+        const { store } = await setup();
+        const made: RunRecord[] = [];
+        for (let index = 0; index < 5; index += 1) {
+          made.push(await store.runs.create(newRun({ owner: index % 2 === 0 ? "alice" : "bob", threadId: `t-${index}` })));
+        }
+        await store.runs.update(made[1]!.id, { status: "completed" });
+        const all = await store.runs.list({ limit: 10 });
+        expect(all.map((run) => run.id)).toEqual([...made].reverse().map((run) => run.id));
+        expect((await store.runs.list({ owner: "alice" })).map((run) => run.id)).toEqual([made[4]!.id, made[2]!.id, made[0]!.id]);
+        expect((await store.runs.list({ limit: 2, offset: 1 })).map((run) => run.id)).toEqual([made[3]!.id, made[2]!.id]);
+        expect((await store.runs.list({ status: "completed" })).map((run) => run.id)).toEqual([made[1]!.id]);
+        expect(await store.runs.count()).toBe(5);
+        expect(await store.runs.count({ owner: "bob" })).toBe(2);
+        expect(await store.runs.count({ status: "queued", owner: "alice" })).toBe(3);
+        expect((await store.runs.getMany([made[0]!.id, made[3]!.id, "run-missing"])).map((run) => run.id).sort()).toEqual([made[0]!.id, made[3]!.id].sort());
+        expect(await store.runs.getMany([])).toEqual([]);
+      });
+
+      it("finds a run by its owner's Idempotency-Key, which is unique per owner", async () => {
+        const { store } = await setup();
+        const first = await store.runs.create(newRun({ owner: "alice", idempotencyKey: "same", requestHash: "h" }));
+        await store.runs.create(newRun({ owner: "bob", idempotencyKey: "same", requestHash: "h" }));
+        expect((await store.runs.findByIdempotencyKey("alice", "same"))?.id).toBe(first.id);
+        expect(await store.runs.findByIdempotencyKey("alice", "other")).toBeUndefined();
+        await expect(store.runs.create(newRun({ owner: "alice", idempotencyKey: "same", requestHash: "h2" }))).rejects.toThrow();
+      });
+
+      it("writes the runs of one turn together, each checked against the thread's latest (earlier ones of the batch included); a refused one fails alone", async () => {
+        const { store } = await setup();
+        const refuseBusy = (latest: RunRecord | undefined): void => {
+          if (latest && latest.status === "queued") throw new Error(`busy: ${latest.id}`);
+        };
+        const results = await Promise.allSettled([
+          store.runs.create(newRun({ threadId: "t-batch" }), { check: refuseBusy }),
+          store.runs.create(newRun({ threadId: "t-batch" }), { check: refuseBusy }),
+          store.runs.create(newRun({ threadId: "t-other" }), { check: refuseBusy }),
+        ]);
+        expect(results.map((result) => result.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+        expect(String((results[1] as PromiseRejectedResult).reason)).toMatch(/busy: run-/);
+        expect(await store.runs.count({ threadId: "t-batch" })).toBe(1);
+        expect(await store.runs.count()).toBe(2);
+      });
+
+      it("lists the runs a server must take up, and an eval's unsettled runs", async () => {
+        const { store } = await setup();
+        const queued = await store.runs.create(newRun({ owner: "alice" }));
+        const running = await store.runs.create(newRun({ owner: "alice", status: "running" }));
+        const suspended = await store.runs.create(newRun({ owner: "alice" }));
+        await store.runs.update(suspended.id, { status: "interrupted", suspended: "shutdown" });
+        const waiting = await store.runs.create(newRun({ owner: "alice" }));
+        await store.runs.update(waiting.id, { status: "interrupted", interrupt: { kind: "question", payload: {} } });
+        await store.runs.create(newRun({ owner: null, status: "running" }));
+        const evalRun = await store.runs.create(newRun({ owner: "alice", evalId: "eval-1" }));
+        expect((await store.runs.listUnsettled()).map((run) => run.id)).toEqual([queued.id, running.id, suspended.id]);
+        expect((await store.runs.listUnsettledOfEval("eval-1")).map((run) => run.id)).toEqual([evalRun.id]);
+      });
+
+      it("is shared: a run written by one store is read by another on the same database", async () => {
+        const { store, another } = await setup();
+        const record = await store.runs.create(newRun());
+        const other = await another();
+        expect((await other.runs.get(record.id))?.id).toBe(record.id);
+        await other.runs.update(record.id, { status: "failed", error: "from the other" });
+        expect((await store.runs.get(record.id))?.error).toBe("from the other");
+      });
+    });
+
+    describe("events", () => {
+      const event = (text: string): RunEvent => ({ type: "answer", text }) as RunEvent;
+
+      it("numbers each stream's events from 1, lists them after a seq, and keeps what was appended", async () => {
+        const { store } = await setup();
+        const first = await store.events.append("run-e", event("one"));
+        const second = await store.events.append("run-e", event("two"));
+        const other = await store.events.append("run-f", event("other"));
+        expect([first.seq, second.seq, other.seq]).toEqual([1, 2, 1]);
+        expect(first).toMatchObject({ runId: "run-e", type: "answer", text: "one", at: expect.any(Number) });
+        expect((await store.events.list("run-e")).map((stored) => [stored.seq, (stored as { text: string }).text])).toEqual([
+          [1, "one"],
+          [2, "two"],
+        ]);
+        expect((await store.events.list("run-e", 1)).map((stored) => stored.seq)).toEqual([2]);
+        expect((await store.events.list("run-e", 0, 1)).map((stored) => stored.seq)).toEqual([1]);
+        const evalEvent = await store.events.appendTo("eval-1", { type: "eval-start", total: 3 });
+        expect(evalEvent).toMatchObject({ seq: 1, type: "eval-start", total: 3 });
+        expect(await store.events.listOf<{ type: string; total: number }>("eval-1")).toEqual([evalEvent]);
+      });
+
+      it("writes a burst of appends together, in order, and a read sees every event appended before it", async () => {
+        const { store } = await setup();
+        const appended = await Promise.all(Array.from({ length: 50 }, (_, index) => store.events.append("run-burst", event(`e${index}`))));
+        expect(appended.map((stored) => stored.seq)).toEqual(Array.from({ length: 50 }, (_, index) => index + 1));
+        void store.events.append("run-burst", event("late"));
+        expect((await store.events.list("run-burst")).map((stored) => (stored as { text: string }).text).at(-1)).toBe("late");
+      });
+
+      it("numbers a stream's events without gaps or repeats when two stores append to it (the run's worker, an API process)", async () => {
+        const { store, another } = await setup();
+        const other = await another();
+        // One process at a time appends to a run on SQLite; on Postgres any process may.
+        if (store.kind === "postgres") {
+          const results = await Promise.all([
+            ...Array.from({ length: 20 }, (_, index) => store.events.append("run-two", event(`a${index}`))),
+            ...Array.from({ length: 20 }, (_, index) => other.events.append("run-two", event(`b${index}`))),
+          ]);
+          expect(results.map((stored) => stored.seq).sort((a, b) => a - b)).toEqual(Array.from({ length: 40 }, (_, index) => index + 1));
+        } else {
+          await store.events.append("run-two", event("first"));
+          await store.events.flush();
+          expect((await other.events.append("run-two", event("second"))).seq).toBe(2);
+        }
+        expect((await other.events.list("run-two")).map((stored) => stored.seq)).toEqual(Array.from({ length: store.kind === "postgres" ? 40 : 2 }, (_, index) => index + 1));
+      });
+
+      it("tells followers in other processes when events are stored (where the store is shared)", async () => {
+        const { store, another } = await setup();
+        if (!store.events.follow) return expect(store.kind).toBe("sqlite");
+        const other = await another();
+        const heard: string[] = [];
+        const unfollow = (other.events.follow as NonNullable<typeof other.events.follow>)((stream) => heard.push(stream));
+        try {
+          // The listener connects on the first subscription: give it a moment.
+          for (let tries = 0; tries < 50 && heard.length === 0; tries += 1) {
+            await store.events.append("run-followed", event(`e${tries}`));
+            await new Promise((resolve) => setTimeout(resolve, 100));
+          }
+          expect(heard).toContain("run-followed");
+        } finally {
+          unfollow();
+        }
+      });
+    });
+
+    describe("stash", () => {
+      it("keeps a result by run and subtask, byte for byte at any size, replaces it on a redo, and refuses a missing handle", async () => {
+        const { store } = await setup();
+        const key = { runId: "run-s", subtaskId: "s1" };
+        const value = { text: "ünïcödé \u0000 \r\n ".repeat(3), big: "x".repeat(2 * 1024 * 1024), list: [1, null, true] };
+        const entry = await store.stash.put(key, value);
+        expect(entry.ref).toBe("stash:run-s/s1");
+        expect(entry.bytes).toBe(Buffer.byteLength(JSON.stringify(value), "utf8"));
+        expect(await store.stash.get(entry.ref)).toEqual(value);
+        await store.stash.put(key, "second");
+        expect(await store.stash.get(entry.ref)).toBe("second");
+        expect(await store.stash.put({ runId: "run-s", subtaskId: "s2" }, undefined)).toMatchObject({ bytes: 4 });
+        await expect(store.stash.get("stash:run-s/none")).rejects.toThrow(/nothing is stashed under/);
+        await expect(store.stash.get("not a handle")).rejects.toThrow(/not a stash reference/);
+      });
+
+      it("keeps map items as they finish (committed when putItem resolves), by index, the last write of an item winning", async () => {
+        const { store, another } = await setup();
+        const key = { runId: "run-m", subtaskId: "map" };
+        await Promise.all([store.stash.putItem(key, item(2)), store.stash.putItem(key, item(0)), store.stash.putItem(key, item(1, { status: "error", output: undefined, error: "no" }))]);
+        // Committed: another store sees them.
+        const other = await another();
+        expect((await other.stash.items(key)).map((record) => [record.index, record.status])).toEqual([
+          [0, "success"],
+          [1, "error"],
+          [2, "success"],
+        ]);
+        await Promise.all([store.stash.putItem(key, item(1, { round: 1 })), store.stash.putItem(key, item(1, { round: 2, output: "last" }))]);
+        const items = await store.stash.items(key);
+        expect(items[1]).toEqual(item(1, { round: 2, output: "last" }));
+        expect(items[1]).not.toHaveProperty("error");
+        expect(await store.stash.items({ runId: "run-m", subtaskId: "other" })).toEqual([]);
+      });
+    });
+
+    describe("audit", () => {
+      it("commits a started row before begin resolves, completes the same row, and answers a call id with its outcome", async () => {
+        const { store, another } = await setup();
+        const other = await another();
+        const id = await store.audit.begin(auditEntry({ status: "ok", callId: "run-a/s1/0/0" }), { targets: [{ path: "a.txt", before: null, after: { size: 1 } }] });
+        expect(id).toBeGreaterThan(0);
+        // Already in the database, as started, for anyone.
+        expect((await other.audit.unfinished({ runId: "run-a" })).map((row) => [row.id, row.status])).toEqual([[id, "started"]]);
+        await store.audit.complete(id, { entry: auditEntry({ status: "ok", resultPreview: "done", durationMs: 9 }), outcome: '{"ok":true}' });
+        expect(await other.audit.unfinished({ runId: "run-a" })).toEqual([]);
+        const found = await other.audit.findCall("run-a/s1/0/0");
+        expect(found).toMatchObject({ id, status: "ok", outcome: '{"ok":true}', effect: { targets: [{ path: "a.txt", before: null, after: { size: 1 } }] } });
+        expect(found?.entry).toMatchObject({ resultPreview: "done", durationMs: 9, callId: "run-a/s1/0/0" });
+        expect(await store.audit.findCall("none")).toBeUndefined();
+      });
+
+      it("commits the writes of one turn together, in order (a begin and its completion in the same batch included)", async () => {
+        const { store } = await setup();
+        const recorded = Array.from({ length: 30 }, (_, index) => store.audit.record(auditEntry({ tool: `tool_${index}` })));
+        const begun = store.audit.begin(auditEntry({ tool: "begun" }));
+        await Promise.all(recorded);
+        const id = await begun;
+        await store.audit.complete(id, { entry: auditEntry({ tool: "begun", status: "error", errorCode: "boom", error: "it failed" }) });
+        const rows = await store.audit.list({ limit: 100 });
+        expect(rows.map((row) => row.tool)).toEqual([...Array.from({ length: 30 }, (_, index) => `tool_${index}`), "begun"]);
+        expect(rows.at(-1)).toMatchObject({ status: "error", errorCode: "boom", error: "it failed" });
+        expect(await store.audit.count()).toBe(31);
+      });
+
+      it("filters, pages, iterates and counts statistics by agent and tool", async () => {
+        const { store } = await setup();
+        await store.audit.record(auditEntry({ agent: "research", tool: "web_search", status: "ok", durationMs: 10 }));
+        await store.audit.record(auditEntry({ agent: "research", tool: "web_search", status: "error", durationMs: 20 }));
+        await store.audit.record(auditEntry({ agent: "code", tool: "code_run", decision: "denied", status: "not_run", durationMs: 0, principal: "alice" }));
+        await store.audit.record(auditEntry({ agent: "code", tool: "file_write", decision: "approved", status: "ok", cached: true, durationMs: 30, runId: "run-b" }));
+        expect((await store.audit.list({ agent: "research" })).map((row) => row.status)).toEqual(["ok", "error"]);
+        expect((await store.audit.list({ principal: "alice" })).map((row) => row.tool)).toEqual(["code_run"]);
+        expect((await store.audit.list({ limit: 2 })).map((row) => row.tool)).toEqual(["code_run", "file_write"]);
+        const all = await store.audit.list({ limit: 10 });
+        expect((await store.audit.list({ afterId: all[1]!.id })).map((row) => row.tool)).toEqual(["code_run", "file_write"]);
+        const iterated: string[] = [];
+        for await (const row of store.audit.iterate({ runId: "run-a" })) iterated.push(row.tool);
+        expect(iterated).toEqual(["web_search", "web_search", "code_run"]);
+        expect(all[3]).toMatchObject({ cached: true, decision: "approved" });
+        const stats = await store.audit.stats();
+        expect(stats).toMatchObject({ total: 4, succeeded: 2, failed: 2, denied: 1, approved: 1, rejected: 0, cached: 1, averageMs: 15, successRate: 0.5 });
+        expect(Object.keys(stats.byAgent)).toEqual(["code", "research"]);
+        expect(stats.byTool.web_search).toEqual({ total: 2, succeeded: 1, failed: 1, denied: 0, successRate: 0.5 });
+        expect(await store.audit.count({ decision: "denied" })).toBe(1);
+        expect((await store.audit.stats({ agent: "nobody" })).total).toBe(0);
+      });
+    });
+
+    describe("evals", () => {
+      it("creates, updates (conditionally too), lists by owner and finds the unsettled", async () => {
+        const { store } = await setup();
+        const suite = [{ id: "a", task: "compute 1+1" }];
+        const first = await store.evals.create({ id: "eval-1", owner: "alice", name: "one", status: "queued", provider: "offline:rules-v1", total: 1, minPassRate: 0.5, concurrency: 2, suite });
+        await store.evals.create({ id: "eval-2", owner: "bob", name: "two", status: "running", provider: "offline:rules-v1", total: 1, minPassRate: 1, concurrency: 1, suite });
+        await store.evals.create({ id: "eval-3", owner: null, name: "cli", status: "queued", provider: "offline:rules-v1", total: 1, minPassRate: 1, concurrency: 1, suite });
+        expect(await store.evals.get("eval-1")).toEqual(first);
+        expect(await store.evals.update("eval-1", { status: "running" }, { ifStatus: ["queued"] })).toBe(true);
+        expect(await store.evals.update("eval-1", { status: "running" }, { ifStatus: ["queued"] })).toBe(false);
+        await store.evals.update("eval-1", { passed: 1, results: { cases: [{ id: "a" }] }, status: "completed", finishedAt: 5 });
+        expect(await store.evals.get("eval-1")).toMatchObject({ status: "completed", passed: 1, results: { cases: [{ id: "a" }] }, finishedAt: 5, minPassRate: 0.5, suite });
+        expect((await store.evals.list()).map((record) => record.id)).toEqual(["eval-3", "eval-2", "eval-1"]);
+        expect((await store.evals.list({ owner: "alice" })).map((record) => record.id)).toEqual(["eval-1"]);
+        expect(await store.evals.count()).toBe(3);
+        expect(await store.evals.count({ owner: "bob" })).toBe(1);
+        expect((await store.evals.listUnsettled()).map((record) => record.id)).toEqual(["eval-2"]);
+        expect(await store.evals.get("eval-missing")).toBeUndefined();
+      });
+    });
+
+    describe("thread locks", () => {
+      it("lets one drive hold a thread at a time, across every store on the database, until it is released", async () => {
+        const { store, another } = await setup();
+        const other = await another();
+        const lease = await store.threads.acquire("t-lock");
+        expect(lease).not.toBeNull();
+        expect(await store.threads.acquire("t-lock")).toBeNull();
+        expect(await other.threads.acquire("t-lock")).toBeNull();
+        const elsewhere = await other.threads.acquire("t-other");
+        expect(elsewhere).not.toBeNull();
+        await lease?.release();
+        const again = await other.threads.acquire("t-lock");
+        expect(again).not.toBeNull();
+        await again?.release();
+        await elsewhere?.release();
+      });
+
+      it("frees a thread whose holder closed (on Postgres its session ended, as when its process is killed)", async () => {
+        const { store, another } = await setup();
+        const holder = await another();
+        expect(await holder.threads.acquire("t-closed")).not.toBeNull();
+        await holder.close();
+        const lease = await store.threads.acquire("t-closed");
+        expect(lease).not.toBeNull();
+        await lease?.release();
+      });
+
+      it("says whether a run recorded as running may still be going on", async () => {
+        const { store } = await setup();
+        const mine = await store.runs.create(newRun({ status: "running", pid: process.pid, host: (await import("node:os")).hostname() }));
+        expect(store.threads.mayBeRunning(mine)).toBe(true);
+        const finished = { ...mine, status: "completed" as const };
+        expect(store.threads.mayBeRunning(finished)).toBe(false);
+      });
+    });
+
+describe("memory store (a LangGraph BaseStore)", () => {
+      it("puts, gets, searches by words with BM25, lists namespaces and deletes", async () => {
+        const { memoryStore } = await open();
+        await memoryStore.put(["docs", "a"], "k1", { text: "the capital of Atlantis is Poseidonia" });
+        await memoryStore.put(["docs", "a"], "k2", { text: "the ferry leaves at noon" });
+        await memoryStore.put(["docs", "b"], "k3", { text: "capital letters are uppercase" });
+        const item = await memoryStore.get(["docs", "a"], "k1");
+        expect(item?.value).toEqual({ text: "the capital of Atlantis is Poseidonia" });
+        expect(item?.createdAt).toBeInstanceOf(Date);
+        const found = await memoryStore.search(["docs", "a"], { query: "What is the capital of Atlantis?" });
+        expect(found.map((hit) => hit.key)).toEqual(["k1"]);
+        expect(found[0]?.score).toBeGreaterThan(0);
+        // A prefix reaches the namespaces below it.
+        expect((await memoryStore.search(["docs"], { query: "capital" })).map((hit) => hit.key).sort()).toEqual(["k1", "k3"]);
+        expect(await memoryStore.listNamespaces({ prefix: ["docs"] })).toEqual([["docs", "a"], ["docs", "b"]]);
+        expect(await memoryStore.listNamespaces({ maxDepth: 1 })).toEqual([["docs"]]);
+        await memoryStore.delete(["docs", "a"], "k1");
+        expect(await memoryStore.get(["docs", "a"], "k1")).toBeNull();
+        expect(await memoryStore.search(["docs", "a"], { query: "Atlantis" })).toEqual([]);
+      });
+
+      it("updates in place (created kept, updated moved) and filters on value fields", async () => {
+        let now = 1_000;
+        const { memoryStore } = await open({ memory: { now: () => now } });
+        await memoryStore.put(["n"], "k", { text: "v1", kind: "a", rank: 1 });
+        now = 2_000;
+        await memoryStore.put(["n"], "k", { text: "v2", kind: "a", rank: 5 });
+        const item = await memoryStore.get(["n"], "k");
+        expect([item?.value.text, item?.createdAt.getTime(), item?.updatedAt.getTime()]).toEqual(["v2", 1_000, 2_000]);
+        await memoryStore.put(["n"], "j", { text: "other", kind: "b", rank: 2 });
+        expect((await memoryStore.search(["n"], { filter: { kind: "a" } })).map((hit) => hit.key)).toEqual(["k"]);
+        expect((await memoryStore.search(["n"], { filter: { rank: { $gt: 3 } } })).map((hit) => hit.key)).toEqual(["k"]);
+        await expect(memoryStore.search(["n"], { filter: { "bad'field": 1 } })).rejects.toMatchObject({ code: "invalid_filter" });
+      });
+
+      it("caps the items of a namespace and the size of an item, with clear codes, even under concurrent writes", async () => {
+        const { memoryStore } = await open({ memory: { limits: { maxItemsPerNamespace: 5, maxValueBytes: 200 } } });
+        const writes = await Promise.allSettled(Array.from({ length: 12 }, (_, index) => memoryStore.put(["n"], `k${index}`, { text: `fact ${index}` })));
+        expect(writes.filter((write) => write.status === "fulfilled")).toHaveLength(5);
+        const refused = writes.find((write) => write.status === "rejected") as PromiseRejectedResult;
+        expect(refused.reason).toMatchObject({ code: "memory_full", data: { limit: 5 } });
+        expect(await memoryStore.count(["n"])).toBe(5);
+        // Updating an item of a full namespace is not adding one.
+        await memoryStore.put(["n"], "k0", { text: "fact zero, again" });
+        // Another namespace has its own count.
+        await memoryStore.put(["m"], "k", { text: "elsewhere" });
+        await expect(memoryStore.put(["m"], "big", { text: "x".repeat(500) })).rejects.toMatchObject({ code: "memory_item_too_large" });
+      });
+
+      it("writes a batch of puts in one transaction: all of them, or none", async () => {
+        const { memoryStore } = await open({ memory: { limits: { maxItemsPerNamespace: 2 } } });
+        await memoryStore.batch([
+          { namespace: ["n"], key: "a", value: { text: "first" } },
+          { namespace: ["n"], key: "b", value: { text: "second" } },
+        ]);
+        expect(await memoryStore.count(["n"])).toBe(2);
+        const over = memoryStore.batch([
+          { namespace: ["m"], key: "a", value: { text: "one" } },
+          { namespace: ["m"], key: "b", value: { text: "two" } },
+          { namespace: ["m"], key: "c", value: { text: "three" } },
+        ]);
+        await expect(over).rejects.toMatchObject({ code: "memory_full" });
+        expect(await memoryStore.count(["m"])).toBe(0);
+        // Reads and writes together run in order.
+        const [, read] = await memoryStore.batch([{ namespace: ["n"], key: "a", value: null }, { namespace: ["n"], key: "a" }]);
+        expect(read).toBeNull();
+      });
+
+      it("never returns an expired item, and an expired item frees its place", async () => {
+        let now = 10_000;
+        const { memoryStore } = await open({ memory: { now: () => now, limits: { maxItemsPerNamespace: 1 } } });
+        await memoryStore.put(["n"], "k", { text: "short-lived fact", expiresAt: 15_000 });
+        expect((await memoryStore.get(["n"], "k"))?.value.text).toBe("short-lived fact");
+        now = 15_000;
+        expect(await memoryStore.get(["n"], "k")).toBeNull();
+        expect(await memoryStore.search(["n"], { query: "fact" })).toEqual([]);
+        expect(await memoryStore.count(["n"])).toBe(0);
+        await memoryStore.put(["n"], "j", { text: "a new fact" });
+        expect(await memoryStore.count(["n"])).toBe(1);
+      });
+
+      it("takes any words as a query: operators, quotes and punctuation are words, not FTS syntax", async () => {
+        const { memoryStore } = await open();
+        await memoryStore.put(["n"], "k", { text: "NEAR the OR gate, \"quoted\" AND (parenthesised)" });
+        for (const query of ['"', "NEAR(", "a AND OR NOT", "*", "((", "gate)", "-- ; DROP TABLE memory_items", "ü", "".padEnd(2_000, "é ")]) {
+          await expect(memoryStore.search(["n"], { query })).resolves.toBeInstanceOf(Array);
+        }
+        expect((await memoryStore.search(["n"], { query: "gate OR" })).map((hit) => hit.key)).toEqual(["k"]);
+      });
+
+      it("is hybrid with an embeddings model: it finds by meaning what words miss, and says so", async () => {
+        const embeddings = new HashingEmbeddings();
+        const { memories } = await open({ memory: { index: { embeddings, model: "test:hashing" } } });
+        await memories.save(alice, { text: "Alice's favourite colour is teal", subject: "alice's favourite colour" });
+        await memories.save(alice, { text: "The office opens at nine", subject: "office hours" });
+        // "favorite color" shares no word with the fact (the stemmer keeps colour and color apart), but its letters are close.
+        const found = await memories.search(alice, "favorite color");
+        expect(found.retrieval).toBe("hybrid");
+        expect(found.items[0]?.text).toBe("Alice's favourite colour is teal");
+        const lexicalOnly = await open();
+        await lexicalOnly.memories.save(alice, { text: "Alice's favourite colour is teal" });
+        expect(await lexicalOnly.memories.search(alice, "favorite color")).toEqual({ items: [], retrieval: "lexical" });
+      });
+
+      it("falls back to lexical, with a note, when the embeddings model fails", async () => {
+        const failing = new HashingEmbeddings();
+        const { memories } = await open({ memory: { index: { embeddings: failing, model: "test:hashing" } } });
+        await memories.save(alice, { text: "the capital of Atlantis is Poseidonia" });
+        failing.embedQuery = async () => {
+          throw new Error("503 from the embeddings server");
+        };
+        const found = await memories.search(alice, "capital of Atlantis");
+        expect(found.retrieval).toBe("lexical");
+        expect(found.note).toContain("503 from the embeddings server");
+        expect(found.items).toHaveLength(1);
+      });
+    });
+
+    describe("memories (troupe's facts over the store)", () => {
+      it("keeps each namespace to itself", async () => {
+        const { memories } = await open();
+        const saved = await memories.save(alice, { text: "the launch code is 0000", subject: "launch code" });
+        expect((await memories.search(bob, "launch code")).items).toEqual([]);
+        expect(await memories.get(bob, saved.item.id)).toBeNull();
+        expect(await memories.forget(bob, saved.item.id)).toBe(false);
+        expect((await memories.list(bob)).total).toBe(0);
+        expect((await memories.search(alice, "launch code")).items.map((item) => item.id)).toEqual([saved.item.id]);
+      });
+
+      it("updates a fact about the same subject instead of repeating it", async () => {
+        const { memories } = await open();
+        const first = await memories.save(alice, { text: "my favourite colour is blue", subject: "my favourite colour", sourceRun: "run-1" });
+        const second = await memories.save(alice, { text: "my favourite colour is green", subject: "My  favourite colour", sourceRun: "run-2" });
+        expect([first.created, second.created, second.item.id]).toEqual([true, false, first.item.id]);
+        expect(second.item).toMatchObject({ text: "my favourite colour is green", sourceRun: "run-2" });
+        expect((await memories.list(alice)).total).toBe(1);
+      });
+
+      it("refuses empty, oversized and malformed input with clear codes", async () => {
+        const { memories } = await open({ memory: { maxItemBytes: 100 } });
+        await expect(memories.save(alice, { text: "   " })).rejects.toMatchObject({ code: "invalid_memory" });
+        await expect(memories.save(alice, { text: "é".repeat(60) })).rejects.toMatchObject({ code: "memory_item_too_large", data: { bytes: 120, limit: 100 } });
+        await expect(memories.save(alice, { text: "x", ttlSeconds: -1 })).rejects.toMatchObject({ code: "invalid_memory" });
+        await expect(memories.save(alice, { text: "x", extra: 1 } as never)).rejects.toMatchObject({ code: "invalid_memory" });
+        await expect(memories.get(alice, "../../etc")).rejects.toMatchObject({ code: "invalid_memory_id" });
+        await expect(memories.search(alice, "  ")).rejects.toMatchObject({ code: "empty_query" });
+        await expect(memories.search(alice, "q".repeat(1_001))).rejects.toMatchObject({ code: "query_too_long" });
+      });
+    });
+
+    describe("checkpointer", () => {
+      it("saves checkpoints per thread with their parent, lists them newest first, and keeps pending writes", async () => {
+        const { store, another } = await setup();
+        const saver = store.checkpointer;
+        const thread = `t-${randomUUID()}`;
+        const first = { ...emptyCheckpoint(), id: uuid6(-1), channel_values: { task: "one" }, channel_versions: { task: 1 } };
+        const config1 = await saver.put({ configurable: { thread_id: thread, checkpoint_ns: "" } }, first, { source: "input", step: -1, parents: {} }, { task: 1 });
+        const second = { ...emptyCheckpoint(), id: uuid6(-1), channel_values: { task: "two", big: "y".repeat(100_000) }, channel_versions: { task: 2, big: 2 } };
+        const config2 = await saver.put(config1, second, { source: "loop", step: 0, parents: {} }, { task: 2, big: 2 });
+        const writes: PendingWrite[] = [
+          ["results", { s1: { ref: "stash:r/s1" } }],
+          ["__error__", "boom"],
+        ];
+        await saver.putWrites(config2, writes, "task-1");
+        const other = (await another()).checkpointer;
+        const tuple = await other.getTuple({ configurable: { thread_id: thread } });
+        expect(tuple?.checkpoint.id).toBe(second.id);
+        expect(tuple?.checkpoint.channel_values).toMatchObject({ task: "two", big: "y".repeat(100_000) });
+        expect(tuple?.parentConfig?.configurable?.checkpoint_id).toBe(first.id);
+        expect(tuple?.metadata).toMatchObject({ source: "loop", step: 0 });
+        // A special write (an error) comes first: LangGraph gives those negative indexes.
+        expect(tuple?.pendingWrites?.map(([task, channel, value]) => [task, channel, value])).toEqual([
+          ["task-1", "__error__", "boom"],
+          ["task-1", "results", { s1: { ref: "stash:r/s1" } }],
+        ]);
+        const listed: string[] = [];
+        for await (const entry of other.list({ configurable: { thread_id: thread } })) listed.push(entry.checkpoint.id);
+        expect(listed).toEqual([second.id, first.id]);
+        expect((await other.getTuple({ configurable: { thread_id: thread, checkpoint_id: first.id } }))?.checkpoint.channel_values).toMatchObject({ task: "one" });
+        expect(await other.getTuple({ configurable: { thread_id: "no-such-thread" } })).toBeUndefined();
+      });
+    });
+  });
+}
