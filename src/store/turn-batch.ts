@@ -20,17 +20,24 @@ export type BatchResults<R> = Array<R | RowFailure> | void;
  * items of a map finishing together) costs one transaction instead of one each.
  *
  * The write may be synchronous (SQLite: a flush writes before it returns) or asynchronous
- * (Postgres: rows added while a batch is being written wait for the next one).
+ * (Postgres: rows added while a batch is being written wait for the next one). Asynchronous
+ * batches may be written side by side on several connections, and then commit in any order;
+ * `serial` writes one batch at a time, so rows commit in the order they were added (an event log,
+ * whose readers stop at a run's last event, needs that).
  */
 export class TurnBatch<T, R = void> {
   readonly #write: (rows: T[]) => BatchResults<R> | Promise<BatchResults<R>>;
   #waiting: Array<Waiting<T, R>> = [];
   #scheduled: NodeJS.Immediate | undefined;
   readonly #inFlight = new Set<Promise<void>>();
+  readonly #serial: boolean;
+  /** Serial: the flush waiting for the batch being written. */
+  #next: Promise<void> | undefined;
 
   /** `write` writes a batch in one transaction, and throws when it cannot; it may return one result per row. */
-  constructor(write: (rows: T[]) => BatchResults<R> | Promise<BatchResults<R>>) {
+  constructor(write: (rows: T[]) => BatchResults<R> | Promise<BatchResults<R>>, options: { serial?: boolean } = {}) {
     this.#write = write;
+    this.#serial = options.serial ?? false;
   }
 
   add(row: T): Promise<R> {
@@ -53,6 +60,14 @@ export class TurnBatch<T, R = void> {
     if (this.#scheduled) {
       clearImmediate(this.#scheduled);
       this.#scheduled = undefined;
+    }
+    if (this.#serial && this.#inFlight.size > 0 && this.#waiting.length > 0) {
+      // The rows wait for the batch being written (and join those added meanwhile): one batch at a time.
+      this.#next ??= this.#settled().then(() => {
+        this.#next = undefined;
+        return this.flush();
+      });
+      return this.#next;
     }
     const batch = this.#waiting;
     if (batch.length > 0) {

@@ -16,8 +16,8 @@ interface Append {
 
 /**
  * The event log on Postgres. The events appended in one turn of the event loop go in one call of
- * `troupe_append_events` (one round trip): the database numbers each stream's events under a lock
- * per stream — so an API process may append to a run a worker drives — and notifies each stream
+ * `troupe_append_events` (one round trip; one call at a time, so a process's events are numbered
+ * in the order it appended them): the database numbers each stream's events under a lock per stream — so an API process may append to a run a worker drives — and notifies each stream
  * on commit, which is how other processes' SSE streams hear of them (`follow`).
  */
 export class PostgresEventStore implements EventStore {
@@ -44,7 +44,8 @@ export class PostgresEventStore implements EventStore {
       }
       for (const list of byStream.values()) list.sort((a, b) => a - b);
       return rows.map((row) => byStream.get(row.streamId)?.shift() as number);
-    });
+      // One call at a time: a stream's events are numbered in the order they were appended (readers stop at a run's last event).
+    }, { serial: true });
   }
 
   async append(runId: string, event: RunEvent): Promise<StoredEvent> {
