@@ -66,7 +66,8 @@ export async function runCritic(input: CriticInput, options: CallOptions): Promi
       route: input.model,
       schema: reviewWireSchema(input.outcomes.map((outcome) => outcome.id)),
       name: STRUCTURED_OUTPUT.review,
-      description: "Submit the review: scores, issues, subtasks to redo, or a request for a new plan.",
+      // Sent twice, as the plan's: the system prompt says the rest.
+      description: "Submit the review.",
       messages,
     },
     options,

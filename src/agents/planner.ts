@@ -150,7 +150,8 @@ export async function runPlanner(input: PlannerInput, options: CallOptions, onSu
       schema,
       read: (answer) => readPlanAnswer(answer, schema),
       name: STRUCTURED_OUTPUT.plan,
-      description: "Submit the plan: subtasks with their agents, dependencies and arguments.",
+      // Sent twice (the function's description, and again inside its parameters): the system prompt says the rest.
+      description: "Submit the plan.",
       messages,
       ...(onSubtask ? { stream: streamedSubtasks(schema, onSubtask) } : {}),
     },

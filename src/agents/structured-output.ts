@@ -65,8 +65,9 @@ function structuredRunnable(candidate: ModelCandidate, name: string, description
   let runnable = byKey.get(key);
   if (!runnable) {
     const sent = strict ? describeKeywords(parameters, candidate.strictUnsupported ?? []) : parameters;
+    // The name goes as `name` (every provider takes it from there); a `title` too would be sent inside the parameters again.
     runnable = candidate.model.withStructuredOutput(
-      { ...sent, title: name, description },
+      { ...sent, description },
       { name, method: candidate.structuredMethod, includeRaw: true, ...(strict ? { strict: true } : {}) },
     ) as StructuredRunnable;
     byKey.set(key, runnable);
