@@ -388,7 +388,8 @@ function storeError(error: unknown): unknown {
   return error;
 }
 
-interface ItemRow {
+/** A `memory_items` row as either backend reads it (alias `m`, columns `MEMORY_COLUMNS`). */
+export interface ItemRow {
   id: number;
   prefix: string;
   key: string;
@@ -397,10 +398,11 @@ interface ItemRow {
   updated_at: number;
 }
 
-const COLUMNS = "m.id, m.prefix, m.key, m.value, m.created_at, m.updated_at";
+export const MEMORY_COLUMNS = "m.id, m.prefix, m.key, m.value, m.created_at, m.updated_at";
 
-function storedOf(row: ItemRow): StoredItem {
-  return { id: row.id, prefix: row.prefix, key: row.key, value: row.value, createdAt: row.created_at, updatedAt: row.updated_at };
+/** A row as a stored item (Postgres's BIGSERIAL id may arrive as a string: it is made a number). */
+export function storedOf(row: ItemRow): StoredItem {
+  return { id: Number(row.id), prefix: row.prefix, key: row.key, value: row.value, createdAt: row.created_at, updatedAt: row.updated_at };
 }
 
 /**
@@ -439,7 +441,7 @@ export class SqliteMemoryStore extends TroupeMemoryStore {
 
   protected override async readItem(prefix: string, key: string, now: number): Promise<StoredItem | undefined> {
     return this.#guard(() => {
-      const row = this.#statement(`SELECT ${COLUMNS} FROM memory_items m WHERE m.prefix = ? AND m.key = ? AND (m.expires_at IS NULL OR m.expires_at > ?)`).get(prefix, key, now) as ItemRow | undefined;
+      const row = this.#statement(`SELECT ${MEMORY_COLUMNS} FROM memory_items m WHERE m.prefix = ? AND m.key = ? AND (m.expires_at IS NULL OR m.expires_at > ?)`).get(prefix, key, now) as ItemRow | undefined;
       return row ? storedOf(row) : undefined;
     });
   }
@@ -510,7 +512,7 @@ export class SqliteMemoryStore extends TroupeMemoryStore {
   protected override async recent(scope: ItemScope, limit: number, offset: number): Promise<StoredItem[]> {
     const where = this.#where(scope);
     return this.#guard(() =>
-      (this.#db.prepare(`SELECT ${COLUMNS} FROM memory_items m WHERE ${where.sql} ORDER BY m.updated_at DESC, m.id DESC LIMIT @limit OFFSET @offset`).all({ ...where.values, limit, offset }) as ItemRow[]).map(storedOf),
+      (this.#db.prepare(`SELECT ${MEMORY_COLUMNS} FROM memory_items m WHERE ${where.sql} ORDER BY m.updated_at DESC, m.id DESC LIMIT @limit OFFSET @offset`).all({ ...where.values, limit, offset }) as ItemRow[]).map(storedOf),
     );
   }
 
@@ -521,7 +523,7 @@ export class SqliteMemoryStore extends TroupeMemoryStore {
       () =>
         this.#db
           .prepare(
-            `SELECT ${COLUMNS}, bm25(memory_fts) AS rank FROM memory_fts JOIN memory_items m ON m.id = memory_fts.rowid
+            `SELECT ${MEMORY_COLUMNS}, bm25(memory_fts) AS rank FROM memory_fts JOIN memory_items m ON m.id = memory_fts.rowid
              WHERE memory_fts MATCH @match AND ${where.sql} ORDER BY rank, m.updated_at DESC LIMIT @limit OFFSET @offset`,
           )
           .all({ ...where.values, match, limit, offset }) as Array<ItemRow & { rank: number }>,
@@ -533,7 +535,7 @@ export class SqliteMemoryStore extends TroupeMemoryStore {
   protected override async vectors(scope: ItemScope, model: string): Promise<Array<StoredItem & { embedding: Float32Array }>> {
     const where = this.#where(scope);
     const rows = this.#guard(
-      () => this.#db.prepare(`SELECT ${COLUMNS}, m.embedding FROM memory_items m WHERE m.embedding_model = @model AND ${where.sql}`).all({ ...where.values, model }) as Array<ItemRow & { embedding: Buffer }>,
+      () => this.#db.prepare(`SELECT ${MEMORY_COLUMNS}, m.embedding FROM memory_items m WHERE m.embedding_model = @model AND ${where.sql}`).all({ ...where.values, model }) as Array<ItemRow & { embedding: Buffer }>,
     );
     return rows.map((row) => ({ ...storedOf(row), embedding: vectorOf(row.embedding) }));
   }

@@ -1,22 +1,19 @@
 import type pg from "pg";
 import { SystemError, TroupeError } from "../../core/errors.js";
-import { type ItemScope, memoryFull, type MemoryStoreOptions, type PreparedWrite, type StoredItem, TroupeMemoryStore, vectorBytes, vectorOf } from "../memory-store.js";
+import {
+  type ItemRow,
+  type ItemScope,
+  MEMORY_COLUMNS,
+  memoryFull,
+  type MemoryStoreOptions,
+  type PreparedWrite,
+  type StoredItem,
+  storedOf,
+  TroupeMemoryStore,
+  vectorBytes,
+  vectorOf,
+} from "../memory-store.js";
 import { inTransaction } from "./database.js";
-
-interface ItemRow {
-  id: number;
-  prefix: string;
-  key: string;
-  value: string;
-  created_at: number;
-  updated_at: number;
-}
-
-const COLUMNS = "m.id, m.prefix, m.key, m.value, m.created_at, m.updated_at";
-
-function storedOf(row: ItemRow): StoredItem {
-  return { id: Number(row.id), prefix: row.prefix, key: row.key, value: row.value, createdAt: row.created_at, updatedAt: row.updated_at };
-}
 
 /** Postgres errors that mean the memory table is gone, or the store closed, as troupe errors. */
 function storeError(error: unknown): unknown {
@@ -63,7 +60,7 @@ export class PostgresMemoryStore extends TroupeMemoryStore {
   }
 
   protected override async readItem(prefix: string, key: string, now: number): Promise<StoredItem | undefined> {
-    const rows = await this.#query<ItemRow>(`SELECT ${COLUMNS} FROM memory_items m WHERE m.prefix = $1 AND m.key = $2 AND (m.expires_at IS NULL OR m.expires_at > $3)`, [prefix, key, now]);
+    const rows = await this.#query<ItemRow>(`SELECT ${MEMORY_COLUMNS} FROM memory_items m WHERE m.prefix = $1 AND m.key = $2 AND (m.expires_at IS NULL OR m.expires_at > $3)`, [prefix, key, now]);
     return rows[0] ? storedOf(rows[0]) : undefined;
   }
 
@@ -122,7 +119,7 @@ export class PostgresMemoryStore extends TroupeMemoryStore {
   protected override async recent(scope: ItemScope, limit: number, offset: number): Promise<StoredItem[]> {
     const params = new Params();
     const where = this.#where(scope, params);
-    const rows = await this.#query<ItemRow>(`SELECT ${COLUMNS} FROM memory_items m WHERE ${where} ORDER BY m.updated_at DESC, m.id DESC LIMIT ${params.add(limit)} OFFSET ${params.add(offset)}`, params.values);
+    const rows = await this.#query<ItemRow>(`SELECT ${MEMORY_COLUMNS} FROM memory_items m WHERE ${where} ORDER BY m.updated_at DESC, m.id DESC LIMIT ${params.add(limit)} OFFSET ${params.add(offset)}`, params.values);
     return rows.map(storedOf);
   }
 
@@ -132,7 +129,7 @@ export class PostgresMemoryStore extends TroupeMemoryStore {
     // Each word quoted (they hold letters, digits and "_" only), any of them.
     const query = `to_tsquery('english'::regconfig, ${params.add(words.map((word) => `'${word}'`).join(" | "))})`;
     const rows = await this.#query<ItemRow & { rank: number }>(
-      `SELECT ${COLUMNS}, ts_rank(m.search, ${query}, 1) AS rank FROM memory_items m
+      `SELECT ${MEMORY_COLUMNS}, ts_rank(m.search, ${query}, 1) AS rank FROM memory_items m
        WHERE m.search @@ ${query} AND ${where} ORDER BY rank DESC, m.updated_at DESC LIMIT ${params.add(limit)} OFFSET ${params.add(offset)}`,
       params.values,
     );
@@ -142,7 +139,7 @@ export class PostgresMemoryStore extends TroupeMemoryStore {
   protected override async vectors(scope: ItemScope, model: string): Promise<Array<StoredItem & { embedding: Float32Array }>> {
     const params = new Params();
     const rows = await this.#query<ItemRow & { embedding: Buffer }>(
-      `SELECT ${COLUMNS}, m.embedding FROM memory_items m WHERE m.embedding_model = ${params.add(model)} AND ${this.#where(scope, params)}`,
+      `SELECT ${MEMORY_COLUMNS}, m.embedding FROM memory_items m WHERE m.embedding_model = ${params.add(model)} AND ${this.#where(scope, params)}`,
       params.values,
     );
     return rows.map((row) => ({ ...storedOf(row), embedding: vectorOf(row.embedding) }));
