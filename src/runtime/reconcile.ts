@@ -4,6 +4,7 @@ import type { State } from "../graph/state.js";
 import { workDone } from "../graph/trace.js";
 import type { Troupe } from "./engine.js";
 import { hasStepsLeft, pendingInterrupts } from "./interrupts.js";
+import { finishedPatch } from "../store/run-store.js";
 import { resultFromState } from "./result.js";
 
 /**
@@ -29,19 +30,7 @@ export async function reconcileRun(troupe: Troupe, runId: string): Promise<Store
   }
   if (!state.finished || !state.stopReason || hasStepsLeft(snapshot)) return [];
   const status = runStatusOf(state.stopReason, workDone(state));
-  await troupe.store.runs.update(record.id, {
-    status,
-    stopReason: state.stopReason,
-    answer: result.answer,
-    error: state.failure ?? null,
-    metrics: result.metrics,
-    interrupt: null,
-    pid: null,
-    worker: null,
-    suspended: null,
-    pendingDecision: null,
-    finishedAt: Date.now(),
-  });
+  await troupe.store.runs.update(record.id, finishedPatch({ status, stopReason: state.stopReason, answer: result.answer, error: state.failure ?? null, metrics: result.metrics }));
   events.push(await troupe.store.events.append(record.id, { type: "run-end", status, stopReason: state.stopReason, metrics: result.metrics }));
   return events;
 }

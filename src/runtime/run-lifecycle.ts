@@ -18,7 +18,7 @@ import { recursionLimitFor, workDone } from "../graph/trace.js";
 import { MODEL_ROLES } from "../providers/provider.js";
 import { choiceId, type ModelSet } from "../providers/registry.js";
 import { isAlive, type RunRecord, type Store, type ThreadLease } from "../store/index.js";
-import type { NewRun } from "../store/run-store.js";
+import { finishedPatch, type NewRun } from "../store/run-store.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import { hasStepsLeft, pendingInterrupts } from "./interrupts.js";
 import { memoryNamespaceFor } from "./memory-owner.js";
@@ -327,19 +327,7 @@ export class RunLifecycle {
     const result = resultFromState(record, state, record.activeMs);
     result.status = runStatusOf(state.stopReason as NonNullable<State["stopReason"]>, workDone(state));
     if (state.failure) result.error = state.failure;
-    await this.#parts.store.runs.update(record.id, {
-      status: result.status,
-      stopReason: result.stopReason,
-      answer: result.answer,
-      error: result.error ?? null,
-      metrics: result.metrics,
-      interrupt: null,
-      pid: null,
-      worker: null,
-      suspended: null,
-      pendingDecision: null,
-      finishedAt: Date.now(),
-    });
+    await this.#parts.store.runs.update(record.id, finishedPatch({ status: result.status, stopReason: result.stopReason, answer: result.answer, error: result.error ?? null, metrics: result.metrics }));
     options.onEvent?.(await this.#parts.store.events.append(record.id, { type: "run-end", status: result.status, stopReason: result.stopReason, metrics: result.metrics }));
     return result;
   }

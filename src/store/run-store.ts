@@ -151,6 +151,11 @@ export type RunPatch = Partial<
   >
 >;
 
+/** The update that records a run as finished: its outcome, with nothing held, waited on or pending any more. */
+export function finishedPatch(outcome: Required<Pick<RunPatch, "status" | "stopReason" | "answer" | "error" | "metrics">>): RunPatch {
+  return { ...outcome, interrupt: null, pid: null, worker: null, suspended: null, pendingDecision: null, finishedAt: Date.now() };
+}
+
 /** Statuses a run reaches by stopping on its own (not by its process dying): its crash count starts again. */
 export const STOPPED = new Set(["completed", "failed", "cancelled", "interrupted"]);
 
