@@ -100,9 +100,10 @@ export function writePlan(task: PeerTask, parameters: Schema | undefined, style:
   const itemSchema = propertiesOf(parameters).subtasks?.items as Schema | undefined;
   if (!parameters || !itemSchema) {
     return {
-      subtasks: subtasks.map((subtask) => ({
-        ...subtask,
-        args: Object.fromEntries(subtask.args.map(({ name, input }) => [name, "ref" in input ? { ref: input.ref, path: troupePath(input) } : { value: input.value }])),
+      // The internal shape leaves out what is unused rather than sending null.
+      subtasks: subtasks.map(({ args, ...subtask }) => ({
+        ...Object.fromEntries(Object.entries(subtask).filter(([, value]) => value !== null)),
+        args: Object.fromEntries(args.map(({ name, input }) => [name, "ref" in input ? { ref: input.ref, path: troupePath(input) } : { value: input.value }])),
       })),
     };
   }
