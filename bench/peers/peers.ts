@@ -26,7 +26,7 @@ export interface GroupFigures {
   modelCalls: number;
   promptTokens: number;
   completionTokens: number;
-  /** troupe only: calls and prompt tokens by role. */
+  /** troupe's rows only: calls and prompt tokens by role. */
   byRole?: TaskRun["byRole"];
 }
 
@@ -83,11 +83,11 @@ export interface PeersOptions {
   log?: (line: string) => void;
 }
 
-function groupFigures(runs: readonly TaskRun[], framework: string, group: Group): GroupFigures {
+function groupFigures(runs: readonly TaskRun[], framework: string, group: Group, troupe: boolean): GroupFigures {
   const mine = runs.filter((run) => run.framework === framework && run.group === group);
   const sum = (metric: Metric) => mine.reduce((total, run) => total + run[metric], 0);
   const figures: GroupFigures = { framework, group, tasks: mine.length, correct: mine.filter((run) => run.correct).length, makespanMs: sum("makespanMs"), modelCalls: sum("modelCalls"), promptTokens: sum("promptTokens"), completionTokens: sum("completionTokens") };
-  if (framework === "troupe") {
+  if (troupe) {
     const roles: TaskRun["byRole"] = {};
     for (const run of mine) {
       for (const [role, entry] of Object.entries(run.byRole)) {
@@ -122,7 +122,7 @@ export async function measurePeers(options: PeersOptions): Promise<PeersReport> 
   }
   const runs = [...samples.values()].map((repeats) => ({ ...(repeats[0] as TaskRun), makespanMs: median(repeats.map((run) => run.makespanMs)), correct: repeats.every((run) => run.correct) }));
   const names = frameworks.map((framework) => framework.name);
-  const groups = GROUPS.flatMap((group) => names.map((name) => groupFigures(runs, name, group))).filter((figures) => figures.tasks > 0);
+  const groups = GROUPS.flatMap((group) => frameworks.map((framework) => groupFigures(runs, framework.name, group, framework.troupe))).filter((figures) => figures.tasks > 0);
   const peers = frameworks.filter((framework) => !framework.troupe).map((framework) => framework.name);
   const ratios: Ratio[] = [];
   for (const group of GROUPS) {

@@ -39,14 +39,15 @@ export function troupePath(input: Extract<StepInput, { ref: string }>): string {
 }
 
 function abstractSubtask(step: Step, style: PlanStyle): AbstractSubtask {
-  const direct = style === "direct" && step.direct;
+  const direct = style === "direct" && step.directArgs !== undefined;
+  const args = direct ? (step.directArgs ?? {}) : step.inputs;
   const file = step.tool === "write_file" ? (step.inputs.path as { value?: unknown } | undefined)?.value : undefined;
   return {
     id: step.id,
     label: step.label,
     agent: step.role,
     dependsOn: dependenciesOf(step),
-    args: Object.entries(step.inputs).map(([name, input]) => ({ name, input })),
+    args: Object.entries(args).map(([name, input]) => ({ name, input })),
     tool: direct ? step.tool : null,
     tools: direct ? null : [step.tool],
     capability: null,

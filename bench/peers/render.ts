@@ -12,7 +12,7 @@ export function peersSummary(report: PeersReport): string {
     report.groups.map((figures) => [figures.group, figures.framework, `${figures.correct}/${figures.tasks}`, integer(figures.makespanMs), String(figures.modelCalls), integer(figures.promptTokens), integer(figures.completionTokens)]),
   );
   const ratios = formatTable(
-    ["group", "metric", "troupe", "best peer", "", "troupe ÷ best", "target", ""],
+    ["group", "metric", "troupe", "best peer", "its figure", "troupe ÷ best", "target", "verdict"],
     report.ratios.map((ratio) => [
       ratio.group,
       METRIC_NAMES[ratio.metric],
@@ -33,8 +33,8 @@ export function peersSection(report: PeersReport): string {
     report.runs.map((run) => [run.task, run.framework, integer(run.makespanMs), String(run.modelCalls), integer(run.promptTokens), integer(run.completionTokens), run.correct ? "yes" : `NO: ${run.problem ?? ""}`.slice(0, 80)]),
   );
   const troupeRoles = report.groups
-    .filter((figures) => figures.framework === "troupe" && figures.byRole)
-    .map((figures) => `      ${figures.group.padEnd(8)} ${Object.entries(figures.byRole ?? {}).map(([role, entry]) => `${role} ${entry.calls} calls / ${integer(entry.promptTokens)} tokens`).join(", ")}`);
+    .filter((figures) => figures.byRole)
+    .map((figures) => `      ${`${figures.framework}, ${figures.group}:`.padEnd(33)} ${Object.entries(figures.byRole ?? {}).map(([role, entry]) => `${role} ${entry.calls} calls / ${integer(entry.promptTokens)} tokens`).join(", ")}`);
   const simple = report.simpleCalls.map((row) => `${row.task} ${row.troupe} vs ${row.react}+1 ${row.met ? "met" : "MISSED"}`).join("; ");
   const { modelLatency: model, toolLatencies: tools } = report;
   return [

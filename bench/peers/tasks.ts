@@ -27,8 +27,13 @@ export interface Step {
   mapOver?: string;
   /** The tool's arguments from the inputs' values. */
   call(inputs: Record<string, unknown>): Record<string, unknown>;
-  /** The tool's arguments are the inputs themselves: a planner that knows both can run the tool without a worker. */
-  direct: boolean;
+  /**
+   * The tool's arguments as literals and references, when a planner knows them all (a lookup of a
+   * named thing or of an earlier result's field, a calculation of literals): troupe can then run
+   * the tool as a direct step, without a worker. Absent when a worker has to make them (an
+   * expression over earlier results, a file's text).
+   */
+  directArgs?: Record<string, StepInput>;
 }
 
 export interface PeerTask {
@@ -45,15 +50,16 @@ export interface PeerTask {
 const field = <T>(value: unknown, name: string): T => (value as Record<string, T>)[name] as T;
 
 function lookup(id: string, tool: string, key: string, input: StepInput, label: string): Step {
-  return { id, role: "lookup", tool, label, inputs: { [key]: input }, call: (inputs) => ({ [key]: inputs[key] }), direct: true };
+  return { id, role: "lookup", tool, label, inputs: { [key]: input }, call: (inputs) => ({ [key]: inputs[key] }), directArgs: { [key]: input } };
 }
 
 function calculate(id: string, label: string, inputs: Record<string, StepInput>, expression: (inputs: Record<string, unknown>) => string): Step {
-  return { id, role: "math", tool: "calculate", label, inputs, call: (values) => ({ expression: expression(values) }), direct: false };
+  const literal = Object.keys(inputs).length === 0;
+  return { id, role: "math", tool: "calculate", label, inputs, call: (values) => ({ expression: expression(values) }), ...(literal ? { directArgs: { expression: { value: expression({}) } } } : {}) };
 }
 
 function save(id: string, file: string, label: string, inputs: Record<string, StepInput>, content: (inputs: Record<string, unknown>) => string): Step {
-  return { id, role: "files", tool: "write_file", label, inputs: { path: { value: file }, ...inputs }, call: (values) => ({ path: file, content: content(values) }), direct: false };
+  return { id, role: "files", tool: "write_file", label, inputs: { path: { value: file }, ...inputs }, call: (values) => ({ path: file, content: content(values) }) };
 }
 
 const sum = (values: unknown) => (values as number[]).map((value) => String(value)).join(" + ");
