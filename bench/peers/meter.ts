@@ -56,6 +56,8 @@ export interface ModelLatency {
 export const BENCH_MODEL_LATENCY: ModelLatency = { firstTokenMs: 100, perPromptTokenMs: 0.01, perCompletionTokenMs: 1 };
 export const NO_MODEL_LATENCY: ModelLatency = { firstTokenMs: 0, perPromptTokenMs: 0, perCompletionTokenMs: 0 };
 
+export const sleep = (ms: number): Promise<void> => (ms > 0 ? new Promise((resolve) => setTimeout(resolve, ms)) : Promise.resolve());
+
 /** The model calls of one run, and the simulated time they take. */
 export class Meter {
   readonly calls: ModelCallRecord[] = [];
@@ -67,11 +69,16 @@ export class Meter {
 
   /** Records a call and waits as long as the simulated model would take to answer it. */
   async record(role: string, prompt: { messages: readonly CountedMessage[]; tools: readonly CountedTool[] }, reply: CountedMessage): Promise<void> {
+    const { firstMs, outputMs } = await this.note(role, prompt, reply);
+    await sleep(firstMs + outputMs);
+  }
+
+  /** Records a call and says how long the simulated model takes to its first token, and then to write its answer (for a caller that streams it). */
+  async note(role: string, prompt: { messages: readonly CountedMessage[]; tools: readonly CountedTool[] }, reply: CountedMessage): Promise<{ firstMs: number; outputMs: number }> {
     const promptTokens = await countPrompt(prompt.messages, prompt.tools);
     const completionTokens = await countReply(reply);
     this.calls.push({ role, promptTokens, completionTokens });
-    const wait = this.#latency.firstTokenMs + this.#latency.perPromptTokenMs * promptTokens + this.#latency.perCompletionTokenMs * completionTokens;
-    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    return { firstMs: this.#latency.firstTokenMs + this.#latency.perPromptTokenMs * promptTokens, outputMs: this.#latency.perCompletionTokenMs * completionTokens };
   }
 
   get promptTokens(): number {

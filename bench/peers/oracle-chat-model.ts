@@ -1,9 +1,10 @@
 import { AIMessageChunk, type BaseMessage } from "@langchain/core/messages";
-import type { ChatResult } from "@langchain/core/outputs";
+import type { CallbackManagerForLLMRun } from "@langchain/core/callbacks/manager";
+import { ChatGenerationChunk, type ChatResult } from "@langchain/core/outputs";
 import { roleOf } from "../../src/core/prompt-protocol.js";
 import { type ToolCallingCallOptions, ToolCallingChatModel } from "../../src/providers/tool-calling-chat-model.js";
 import { callsToMake, handoffNote, nextRole, report, roleOfTools } from "./coordination.js";
-import type { CountedMessage, Meter } from "./meter.js";
+import { type CountedMessage, type CountedTool, type Meter, sleep } from "./meter.js";
 import type { PlanStyle } from "./plan-writer.js";
 import { type Observation, parseResult, progressOf, reportedObservations } from "./solution.js";
 import { taskOfText } from "./tasks.js";
@@ -49,6 +50,18 @@ export interface OracleChatModelOptions {
 }
 
 let callCounter = 0;
+/** Characters of tool-call arguments per streamed piece (a few tokens, as providers send them). */
+const STREAM_PIECE_CHARS = 16;
+
+type ToolCall = { name: string; args: Record<string, unknown>; id: string; type: "tool_call" };
+
+/** What a call sent, as the meter counts it: the messages and the tool definitions bound. */
+function sentOf(messages: readonly BaseMessage[], options: ToolCallingCallOptions): { messages: CountedMessage[]; tools: CountedTool[] } {
+  return {
+    messages: messages.map((sent) => ({ text: typeof sent.content === "string" ? sent.content : JSON.stringify(sent.content), toolCalls: (sent as { tool_calls?: CountedMessage["toolCalls"] }).tool_calls })),
+    tools: (options.tools ?? []) as CountedTool[],
+  };
+}
 
 export class OracleChatModel extends ToolCallingChatModel {
   readonly #meter: Meter;
@@ -69,6 +82,48 @@ export class OracleChatModel extends ToolCallingChatModel {
   }
 
   override async _generate(messages: BaseMessage[], options: ToolCallingCallOptions): Promise<ChatResult> {
+    const { role, reply, toolCalls } = this.#decide(messages, options);
+    await this.#meter.record(role, sentOf(messages, options), { text: reply.text, toolCalls });
+    const message = new AIMessageChunk({ content: reply.text, tool_calls: toolCalls });
+    return { generations: [{ text: reply.text, message }] };
+  }
+
+  /**
+   * The same answer streamed as providers stream it (text in words, tool-call arguments in
+   * pieces), each piece after its share of the answer's time: troupe's planner starts subtasks
+   * from a plan still being written, as it would on a provider.
+   */
+  override async *_streamResponseChunks(messages: BaseMessage[], options: ToolCallingCallOptions, runManager?: CallbackManagerForLLMRun): AsyncGenerator<ChatGenerationChunk> {
+    const { role, reply, toolCalls } = this.#decide(messages, options);
+    const { firstMs, outputMs } = await this.#meter.note(role, sentOf(messages, options), { text: reply.text, toolCalls });
+    await sleep(firstMs);
+    const finish = { response_metadata: { finish_reason: toolCalls.length > 0 ? "tool_calls" : "stop" } };
+    const pieces: Array<{ text: string; chunk: () => AIMessageChunk }> = [];
+    for (const piece of reply.text.match(/\s*\S+\s*/g) ?? []) pieces.push({ text: piece, chunk: () => new AIMessageChunk({ content: piece }) });
+    toolCalls.forEach((call, index) => {
+      const json = JSON.stringify(call.args);
+      for (let offset = 0; offset < json.length; offset += STREAM_PIECE_CHARS) {
+        const args = json.slice(offset, offset + STREAM_PIECE_CHARS);
+        const first = offset === 0;
+        pieces.push({ text: args, chunk: () => new AIMessageChunk({ content: "", tool_call_chunks: [{ index, type: "tool_call_chunk", args, ...(first ? { id: call.id, name: call.name } : {}) }] }) });
+      }
+    });
+    const characters = Math.max(1, pieces.reduce((sum, piece) => sum + piece.text.length, 0));
+    // Each piece is due at its share of the answer's time from the first token: timers that fire late do not add up.
+    const started = performance.now();
+    let written = 0;
+    for (const piece of pieces) {
+      written += piece.text.length;
+      await sleep(started + (outputMs * written) / characters - performance.now());
+      const message = piece.chunk();
+      const chunk = new ChatGenerationChunk({ text: typeof message.content === "string" ? message.content : "", message });
+      yield chunk;
+      await runManager?.handleLLMNewToken(chunk.text, undefined, undefined, undefined, undefined, { chunk });
+    }
+    yield new ChatGenerationChunk({ text: "", message: new AIMessageChunk({ content: "", ...finish }) });
+  }
+
+  #decide(messages: BaseMessage[], options: ToolCallingCallOptions): { role: string; reply: OracleReply; toolCalls: ToolCall[] } {
     const tools = options.tools ?? [];
     const system = messages.find((message) => message.getType() === "system");
     const troupeRole = system ? roleOf(textOf(system)) : undefined;
@@ -83,13 +138,7 @@ export class OracleChatModel extends ToolCallingChatModel {
       callCounter += 1;
       return { name: call.name, args: call.args, id: `oracle_${callCounter}`, type: "tool_call" as const };
     });
-    const message = new AIMessageChunk({ content: reply.text, tool_calls: toolCalls });
-    await this.#meter.record(
-      role,
-      { messages: messages.map((sent): CountedMessage => ({ text: typeof sent.content === "string" ? sent.content : JSON.stringify(sent.content), toolCalls: (sent as { tool_calls?: CountedMessage["toolCalls"] }).tool_calls })), tools: tools as never },
-      { text: reply.text, toolCalls },
-    );
-    return { generations: [{ text: reply.text, message }] };
+    return { role, reply, toolCalls };
   }
 
   /** A supervisor (its tools hand off), a worker of one role, or a single agent with every tool. */
