@@ -5,8 +5,8 @@
  * and per sandbox run, the HTTP service (submit latency, runs per second, memory with runs in
  * flight) and its event loop under adversarial tasks, the offline corpus's pass rate, the
  * byte-exact matrix, crash trials, the example eval suite's pass rate, and how close uneven DAGs
- * run to their critical path, tool discovery (worker prompts with 200 more tools, recall@5), and memory (the planner's prompt over a thread's 20 turns, search among 10,000
- * facts), side by side in one process. It reports figures and whether
+ * run to their critical path, tool discovery (worker prompts with 200 more tools, recall@5), memory (the planner's prompt over a thread's 20 turns, search among 10,000
+ * facts), and troupe beside its peers (LangGraph's supervisor, the OpenAI Agents SDK, a ReAct agent) on the same tasks, side by side in one process. It reports figures and whether
  * each target is met; it never fails on a threshold. `--json` prints one JSON object; `--only server` (or a comma
  * list) runs some. Not part of `npm test`: timings depend on the machine.
  */
@@ -33,15 +33,16 @@ import { withTempDir } from "./support.js";
 import { measureToolCalls } from "./tool-calls.js";
 import { measureQueues } from "./queue-compare.js";
 import { measureScaleOut } from "./scale-out.js";
+import { measurePeers } from "./peers/peers.js";
 import { startThrowawayPostgres, type ThrowawayPostgres } from "../src/testing/postgres-cluster.js";
 
-const BENCHMARKS = ["overhead", "fanout", "checkpoint", "prompt-tokens", "map", "prompt-size", "tools", "server", "adversarial", "offline-corpus", "byte-exact", "crash-trials", "eval", "critical-path", "discovery", "memory", "queues", "scale-out"];
+const BENCHMARKS = ["overhead", "fanout", "checkpoint", "prompt-tokens", "map", "prompt-size", "tools", "server", "adversarial", "offline-corpus", "byte-exact", "crash-trials", "eval", "critical-path", "discovery", "memory", "queues", "scale-out", "peers"];
 
 const { values } = parseArgs({
   options: {
     json: { type: "boolean", default: false },
     runs: { type: "string", default: "20" },
-    /** Which benchmarks to run (comma-separated): overhead, fanout, checkpoint, prompt-tokens, map, prompt-size, tools, server, adversarial, offline-corpus, byte-exact, crash-trials, eval, critical-path, discovery, memory, queues, scale-out. */
+    /** Which benchmarks to run (comma-separated): overhead, fanout, checkpoint, prompt-tokens, map, prompt-size, tools, server, adversarial, offline-corpus, byte-exact, crash-trials, eval, critical-path, discovery, memory, queues, scale-out, peers. */
     only: { type: "string", default: BENCHMARKS.join(",") },
   },
 });
@@ -89,6 +90,8 @@ const criticalPath = await bench("critical-path", "critical path (uneven DAGs on
 );
 const discovery = await bench("discovery", "tool discovery (worker prompts with 200 more tools, recall, the examples' tool tokens)…", () => measureDiscovery());
 const memory = await bench("memory", "memory (20 turns of one thread; search among 10,000 facts)…", () => measureMemory({ turns: 20, historyBudget: 2_000, items: 10_000, searches: 200 }));
+// The same tasks through troupe, a LangGraph supervisor, the Agents SDK and a ReAct agent; three runs each for a median makespan.
+const peers = await bench("peers", "side by side with the peers (13 tasks through troupe, langgraph-supervisor, the Agents SDK, a ReAct agent)…", () => measurePeers({ repeats: 3, log: progress }));
 const adversarial = await bench("adversarial", "adversarial tasks (three 5,000-character tasks while /health is polled)…", () => measureAdversarial({ chars: 5_000, pollMs: 50 }));
 
 // The Postgres benchmarks share one throwaway cluster (synced commits, as a real deployment has them).
@@ -139,6 +142,7 @@ const report: BenchReport = {
   memory,
   queues,
   scaleOut,
+  peers,
   targets: {
     overhead: overhead?.target.met,
     fanOut: fanOut?.target.met,
@@ -154,6 +158,7 @@ const report: BenchReport = {
     discovery: discovery?.target.met,
     memory: memory?.target.met,
     scaleOut: scaleOut?.targets.met,
+    peers: peers?.target.met,
   },
 };
 

@@ -1,0 +1,254 @@
+import { readFile } from "node:fs/promises";
+import path from "node:path";
+import { evaluateExpression } from "../../src/tools/math/expression.js";
+import { CAPITALS, CURRENCIES, figure, HEADQUARTERS, POPULATIONS, PRICES, RATES, type RoleName, SUPPLIERS } from "./world.js";
+
+/**
+ * The peers benchmark's tasks. Each has a scripted solution — steps, each one tool call (or one
+ * per item of a list), whose arguments come from literals and from earlier steps' results — that
+ * the oracle model follows in every framework, and a check of the final answer and files made
+ * from the world's tables directly (not from what any framework passed along).
+ */
+
+export const GROUPS = ["simple", "parallel", "map", "chain"] as const;
+export type Group = (typeof GROUPS)[number];
+
+/** A step's named input: a literal, or (a field of) an earlier step's result; `each` takes it from every item of a mapped step. */
+export type StepInput = { value: unknown } | { ref: string; field?: string; each?: boolean };
+
+export interface Step {
+  id: string;
+  role: RoleName;
+  tool: string;
+  /** The instruction, as a planner would write it for a worker. */
+  label: string;
+  inputs: Record<string, StepInput>;
+  /** A list input: the step calls its tool once per item (that input set to the item). */
+  mapOver?: string;
+  /** The tool's arguments from the inputs' values. */
+  call(inputs: Record<string, unknown>): Record<string, unknown>;
+  /**
+   * The tool's arguments as literals and references, when a planner knows them all (a lookup of a
+   * named thing or of an earlier result's field, a calculation of literals): troupe can then run
+   * the tool as a direct step, without a worker. Absent when a worker has to make them (an
+   * expression over earlier results, a file's text).
+   */
+  directArgs?: Record<string, StepInput>;
+}
+
+export interface PeerTask {
+  id: string;
+  group: Group;
+  prompt: string;
+  steps: Step[];
+  /** The final answer from the steps' results. */
+  answer(results: Record<string, unknown>): string;
+  /** Whether the final answer (and the files in the workspace) are right; a reason when not. */
+  check(answer: string, workspace: string): Promise<string | undefined>;
+}
+
+const field = <T>(value: unknown, name: string): T => (value as Record<string, T>)[name] as T;
+
+function lookup(id: string, tool: string, key: string, input: StepInput, label: string): Step {
+  return { id, role: "lookup", tool, label, inputs: { [key]: input }, call: (inputs) => ({ [key]: inputs[key] }), directArgs: { [key]: input } };
+}
+
+function calculate(id: string, label: string, inputs: Record<string, StepInput>, expression: (inputs: Record<string, unknown>) => string): Step {
+  const literal = Object.keys(inputs).length === 0;
+  return { id, role: "math", tool: "calculate", label, inputs, call: (values) => ({ expression: expression(values) }), ...(literal ? { directArgs: { expression: { value: expression({}) } } } : {}) };
+}
+
+function save(id: string, file: string, label: string, inputs: Record<string, StepInput>, content: (inputs: Record<string, unknown>) => string): Step {
+  return { id, role: "files", tool: "write_file", label, inputs: { path: { value: file }, ...inputs }, call: (values) => ({ path: file, content: content(values) }) };
+}
+
+const sum = (values: unknown) => (values as number[]).map((value) => String(value)).join(" + ");
+const valueOf = (results: Record<string, unknown>, id: string): number => field<number>(results[id], "value");
+
+/** The answer contains the expected figure (or word) as a whole token. */
+function says(expected: string): (answer: string) => string | undefined {
+  const pattern = new RegExp(`(^|[^0-9.])${expected.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}($|[^0-9])`);
+  return (answer) => (pattern.test(answer.replace(/(\d),(\d{3})/g, "$1$2")) ? undefined : `the answer does not say ${expected}: ${answer.slice(0, 200)}`);
+}
+
+async function fileSays(workspace: string, file: string, expected: string): Promise<string | undefined> {
+  const content = await readFile(path.join(workspace, file), "utf8").catch(() => undefined);
+  if (content === undefined) return `${file} was not written`;
+  return content === expected ? undefined : `${file} holds ${JSON.stringify(content.slice(0, 200))}, not ${JSON.stringify(expected.slice(0, 200))}`;
+}
+
+function checks(...parts: Array<(answer: string, workspace: string) => Promise<string | undefined> | string | undefined>): PeerTask["check"] {
+  return async (answer, workspace) => {
+    for (const part of parts) {
+      const problem = await part(answer, workspace);
+      if (problem) return problem;
+    }
+    return undefined;
+  };
+}
+
+const BASKET = ["widget", "gadget", "gizmo"];
+const CITIES = ["Oslo", "Lima", "Hanoi", "Accra", "Quito"];
+const EIGHT = ["widget", "gadget", "gizmo", "sprocket", "flange", "bracket", "hinge", "valve"];
+const ITEMS = Object.keys(PRICES);
+const ALL_CITIES = Object.keys(POPULATIONS);
+const total = (values: number[]) => evaluateExpression(values.map(String).join(" + "));
+
+function priceLines(prices: unknown): string {
+  return (prices as Array<{ item: string; price: number }>).map((entry) => `${entry.item}: ${entry.price}`).join("\n");
+}
+
+export const PEER_TASKS: readonly PeerTask[] = [
+  {
+    id: "simple-price",
+    group: "simple",
+    prompt: "What does a widget cost?",
+    steps: [lookup("s1", "lookup_price", "item", { value: "widget" }, "Look up the price of a widget")],
+    answer: (results) => `A widget costs $${figure(field<number>(results.s1, "price"))}.`,
+    check: checks(says(figure(PRICES.widget ?? 0))),
+  },
+  {
+    id: "simple-percent",
+    group: "simple",
+    prompt: "Compute 17% of 2,340.",
+    steps: [calculate("s1", "Compute 17% of 2,340", {}, () => "2340 * 17 / 100")],
+    answer: (results) => `17% of 2,340 is ${figure(valueOf(results, "s1"))}.`,
+    check: checks(says("397.8")),
+  },
+  {
+    id: "simple-save",
+    group: "simple",
+    prompt: "Compute 17% of 2,340 and save it to result.txt.",
+    steps: [
+      calculate("s1", "Compute 17% of 2,340", {}, () => "2340 * 17 / 100"),
+      save("s2", "result.txt", "Save the result to result.txt", { value: { ref: "s1", field: "value" } }, (inputs) => figure(inputs.value as number)),
+    ],
+    answer: (results) => `17% of 2,340 is ${figure(valueOf(results, "s1"))}; saved to result.txt.`,
+    check: checks(says("397.8"), (_answer, workspace) => fileSays(workspace, "result.txt", "397.8")),
+  },
+  {
+    id: "simple-capital",
+    group: "simple",
+    prompt: "What is the capital of Peru?",
+    steps: [lookup("s1", "lookup_capital", "country", { value: "Peru" }, "Look up the capital of Peru")],
+    answer: (results) => `The capital of Peru is ${field<string>(results.s1, "capital")}.`,
+    check: checks(says(CAPITALS.Peru ?? "")),
+  },
+  {
+    id: "parallel-basket",
+    group: "parallel",
+    prompt: `What do a ${BASKET.join(", a ").replace(/, a ([^,]*)$/, " and a $1")} cost together?`,
+    steps: [
+      ...BASKET.map((item, index) => lookup(`s${index + 1}`, "lookup_price", "item", { value: item }, `Look up the price of a ${item}`)),
+      calculate("s4", "Add up the three prices", Object.fromEntries(BASKET.map((item, index) => [item, { ref: `s${index + 1}`, field: "price" }])), (inputs) => sum(BASKET.map((item) => inputs[item]))),
+    ],
+    answer: (results) => `Together they cost $${figure(valueOf(results, "s4"))}.`,
+    check: checks(says(figure(total(BASKET.map((item) => PRICES[item] ?? 0))))),
+  },
+  {
+    id: "parallel-cities",
+    group: "parallel",
+    prompt: `What is the combined population of ${CITIES.slice(0, -1).join(", ")} and ${CITIES.at(-1)}?`,
+    steps: [
+      ...CITIES.map((city, index) => lookup(`s${index + 1}`, "lookup_population", "city", { value: city }, `Look up the population of ${city}`)),
+      calculate("s6", "Add up the five populations", Object.fromEntries(CITIES.map((city, index) => [city, { ref: `s${index + 1}`, field: "population" }])), (inputs) => sum(CITIES.map((city) => inputs[city]))),
+    ],
+    answer: (results) => `Their combined population is ${figure(valueOf(results, "s6"))}.`,
+    check: checks(says(figure(total(CITIES.map((city) => POPULATIONS[city] ?? 0))))),
+  },
+  {
+    id: "parallel-average",
+    group: "parallel",
+    prompt: `Look up the prices of the ${EIGHT.join(", ")}; compute their average price and save it to average.txt.`,
+    steps: [
+      ...EIGHT.map((item, index) => lookup(`s${index + 1}`, "lookup_price", "item", { value: item }, `Look up the price of a ${item}`)),
+      calculate("s9", "Compute the average of the eight prices", Object.fromEntries(EIGHT.map((item, index) => [item, { ref: `s${index + 1}`, field: "price" }])), (inputs) => `(${sum(EIGHT.map((item) => inputs[item]))}) / 8`),
+      save("s10", "average.txt", "Save the average price to average.txt", { value: { ref: "s9", field: "value" } }, (inputs) => figure(inputs.value as number)),
+    ],
+    answer: (results) => `The average price is $${figure(valueOf(results, "s9"))}; saved to average.txt.`,
+    check: (() => {
+      const expected = figure(total(EIGHT.map((item) => PRICES[item] ?? 0)) / 8);
+      return checks(says(expected), (_answer, workspace) => fileSays(workspace, "average.txt", expected));
+    })(),
+  },
+  {
+    id: "map-prices",
+    group: "map",
+    prompt: `Look up the price of each of these 20 parts and give the total: ${ITEMS.join(", ")}.`,
+    steps: [
+      { ...lookup("s1", "lookup_price", "item", { value: ITEMS }, "Look up the price of each part"), mapOver: "item" },
+      calculate("s2", "Add up the 20 prices", { prices: { ref: "s1", field: "price", each: true } }, (inputs) => sum(inputs.prices)),
+    ],
+    answer: (results) => `The 20 parts cost $${figure(valueOf(results, "s2"))} in total.`,
+    check: checks(says(figure(total(ITEMS.map((item) => PRICES[item] ?? 0))))),
+  },
+  {
+    id: "map-populations",
+    group: "map",
+    prompt: `Look up the population of each of these 20 cities and give their total: ${ALL_CITIES.join(", ")}.`,
+    steps: [
+      { ...lookup("s1", "lookup_population", "city", { value: ALL_CITIES }, "Look up the population of each city"), mapOver: "city" },
+      calculate("s2", "Add up the 20 populations", { populations: { ref: "s1", field: "population", each: true } }, (inputs) => sum(inputs.populations)),
+    ],
+    answer: (results) => `The 20 cities have ${figure(valueOf(results, "s2"))} people in total.`,
+    check: checks(says(figure(total(ALL_CITIES.map((city) => POPULATIONS[city] ?? 0))))),
+  },
+  {
+    id: "map-report",
+    group: "map",
+    prompt: `Look up the price of each of these 20 parts and save one line per part, "part: price", to prices.txt: ${ITEMS.join(", ")}.`,
+    steps: [
+      { ...lookup("s1", "lookup_price", "item", { value: ITEMS }, "Look up the price of each part"), mapOver: "item" },
+      save("s2", "prices.txt", 'Save one line per part, "part: price", to prices.txt', { prices: { ref: "s1", each: true } }, (inputs) => priceLines(inputs.prices)),
+    ],
+    answer: () => "Saved the 20 prices to prices.txt.",
+    check: checks((_answer, workspace) => fileSays(workspace, "prices.txt", ITEMS.map((item) => `${item}: ${PRICES[item]}`).join("\n"))),
+  },
+  {
+    id: "chain-rate",
+    group: "chain",
+    prompt: "The widget's supplier is based in some country. What are 250 units of that country's currency worth in US dollars?",
+    steps: [
+      lookup("s1", "lookup_supplier", "item", { value: "widget" }, "Look up the widget's supplier"),
+      lookup("s2", "lookup_headquarters", "supplier", { ref: "s1", field: "supplier" }, "Look up the country the supplier is based in"),
+      lookup("s3", "lookup_currency", "country", { ref: "s2", field: "country" }, "Look up that country's currency"),
+      lookup("s4", "lookup_rate", "currency", { ref: "s3", field: "currency" }, "Look up the currency's rate in US dollars"),
+      calculate("s5", "Convert 250 units of the currency to US dollars", { rate: { ref: "s4", field: "usd" } }, (inputs) => `250 * ${inputs.rate}`),
+    ],
+    answer: (results) => `250 units are worth $${figure(valueOf(results, "s5"))}.`,
+    check: checks(says(figure(250 * (RATES[CURRENCIES[HEADQUARTERS[SUPPLIERS.widget ?? ""] ?? ""] ?? ""] ?? 0)))),
+  },
+  {
+    id: "chain-capital",
+    group: "chain",
+    prompt: "The gizmo's supplier is based in some country. What is the population of that country's capital, in millions?",
+    steps: [
+      lookup("s1", "lookup_supplier", "item", { value: "gizmo" }, "Look up the gizmo's supplier"),
+      lookup("s2", "lookup_headquarters", "supplier", { ref: "s1", field: "supplier" }, "Look up the country the supplier is based in"),
+      lookup("s3", "lookup_capital", "country", { ref: "s2", field: "country" }, "Look up that country's capital"),
+      lookup("s4", "lookup_population", "city", { ref: "s3", field: "capital" }, "Look up the capital's population"),
+      calculate("s5", "Express the population in millions", { population: { ref: "s4", field: "population" } }, (inputs) => `${inputs.population} / 1000000`),
+    ],
+    answer: (results) => `The capital has ${figure(valueOf(results, "s5"))} million people.`,
+    check: checks(says(figure((POPULATIONS[CAPITALS[HEADQUARTERS[SUPPLIERS.gizmo ?? ""] ?? ""] ?? ""] ?? 0) / 1_000_000))),
+  },
+  {
+    id: "chain-arithmetic",
+    group: "chain",
+    prompt: "Compute 2^10, add 3^5 to it, multiply the sum by 2, subtract 100, and save the result to total.txt.",
+    steps: [
+      calculate("s1", "Compute 2^10", {}, () => "2 ^ 10"),
+      calculate("s2", "Add 3^5", { value: { ref: "s1", field: "value" } }, (inputs) => `${inputs.value} + 3 ^ 5`),
+      calculate("s3", "Multiply by 2", { value: { ref: "s2", field: "value" } }, (inputs) => `${inputs.value} * 2`),
+      calculate("s4", "Subtract 100", { value: { ref: "s3", field: "value" } }, (inputs) => `${inputs.value} - 100`),
+      save("s5", "total.txt", "Save the result to total.txt", { value: { ref: "s4", field: "value" } }, (inputs) => figure(inputs.value as number)),
+    ],
+    answer: (results) => `The result is ${figure(valueOf(results, "s4"))}; saved to total.txt.`,
+    check: checks(says("2434"), (_answer, workspace) => fileSays(workspace, "total.txt", "2434")),
+  },
+];
+
+/** The task whose prompt this text is (or starts a line of), if any. */
+export function taskOfText(text: string): PeerTask | undefined {
+  return PEER_TASKS.find((task) => text.includes(task.prompt));
+}

@@ -1,0 +1,68 @@
+import { describe, expect, it } from "vitest";
+import { FRAMEWORKS, TROUPE_DIRECT } from "../bench/peers/frameworks.js";
+import { NO_MODEL_LATENCY } from "../bench/peers/meter.js";
+import { writePlan } from "../bench/peers/plan-writer.js";
+import { runTask } from "../bench/peers/run-task.js";
+import { progressOf, reportedObservations, reportLine } from "../bench/peers/solution.js";
+import { GROUPS, PEER_TASKS } from "../bench/peers/tasks.js";
+import { NO_LATENCIES } from "../bench/peers/world.js";
+import { jsonSchemaOf } from "../src/agents/structured-output.js";
+import { planWireSchema, readPlanAnswer } from "../src/core/plan-wire.js";
+
+// The peers benchmark's instrument: the oracle model driving each framework gives the checked
+// answer on every task. A peer that fails here is a defect of the benchmark to fix, never a figure.
+
+const options = { latencies: NO_LATENCIES, modelLatency: NO_MODEL_LATENCY };
+
+describe("the peers benchmark's tasks", () => {
+  it("has at least 12 tasks, at least three in each of the four groups", () => {
+    expect(PEER_TASKS.length).toBeGreaterThanOrEqual(12);
+    for (const group of GROUPS) expect(PEER_TASKS.filter((task) => task.group === group).length).toBeGreaterThanOrEqual(3);
+    expect(PEER_TASKS.find((task) => task.group === "map")?.steps[0]?.inputs.item).toMatchObject({ value: expect.arrayContaining([expect.any(String)]) });
+  });
+
+  it("checks the answer against the world, so a wrong figure or a missing file fails", async () => {
+    const task = PEER_TASKS.find((candidate) => candidate.id === "simple-save");
+    expect(await task?.check("17% of 2,340 is 397.8.", "/nonexistent")).toMatch(/result.txt was not written/);
+    expect(await task?.check("It is 398.", "/nonexistent")).toMatch(/does not say 397.8/);
+  });
+
+  it("knows only what it sees: a result missing from the conversation is asked for again", () => {
+    const task = PEER_TASKS.find((candidate) => candidate.id === "chain-rate");
+    if (!task) throw new Error("no chain-rate task");
+    expect(progressOf(task, []).ready.map((call) => call.tool)).toEqual(["lookup_supplier"]);
+    const supplier = { tool: "lookup_supplier", args: { item: "widget" }, result: { item: "widget", supplier: "Nordvik Industri" } };
+    const reported = reportedObservations(`Results:\n${reportLine(supplier)}`);
+    expect(progressOf(task, reported).ready).toMatchObject([{ tool: "lookup_headquarters", args: { supplier: "Nordvik Industri" } }]);
+    // A result passed on wrong (another supplier) leads the oracle down the wrong path, as it would a model.
+    expect(progressOf(task, [{ ...supplier, result: { supplier: "Elsewhere" } }]).ready).toMatchObject([{ args: { supplier: "Elsewhere" } }]);
+  });
+
+  it("writes troupe's plan through the plan schema the planner sends, which troupe reads back", () => {
+    const schema = planWireSchema({ agents: ["lookup", "math", "files"], tools: ["lookup_price", "calculate", "write_file"], maxSubtasks: 50 });
+    for (const task of PEER_TASKS.filter((candidate) => candidate.steps.every((step) => ["lookup_price", "calculate", "write_file"].includes(step.tool)))) {
+      for (const style of ["workers", "direct"] as const) {
+        const read = readPlanAnswer(writePlan(task, jsonSchemaOf(schema), style), schema);
+        expect(read.success, `${task.id} ${style}: ${read.success ? "" : read.error}`).toBe(true);
+        if (read.success) expect(read.data.subtasks.map((subtask) => subtask.id)).toEqual(task.steps.map((step) => step.id));
+      }
+      // Without a schema, troupe's internal shape.
+      expect(readPlanAnswer(writePlan(task, undefined, "workers"), schema).success).toBe(true);
+    }
+  });
+});
+
+for (const framework of [...FRAMEWORKS, TROUPE_DIRECT]) {
+  describe(`${framework.name} driven by the oracle`, () => {
+    it("answers every task right", async () => {
+      const wrong: string[] = [];
+      for (const task of PEER_TASKS) {
+        const run = await runTask(framework, task, options);
+        if (!run.correct) wrong.push(`${task.id}: ${run.problem}`);
+        expect(run.modelCalls, task.id).toBeGreaterThan(0);
+        expect(run.promptTokens, task.id).toBeGreaterThan(run.modelCalls * 10);
+      }
+      expect(wrong).toEqual([]);
+    });
+  });
+}
