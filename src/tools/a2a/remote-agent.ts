@@ -8,7 +8,7 @@ import { ConfigError, errorMessage, isTroupeError, ToolError } from "../../core/
 import type { RemoteTasks } from "../../core/remote-tasks.js";
 import { preview, truncate } from "../../core/text.js";
 import { defineTool, type ToolDefinition } from "../define-tool.js";
-import { checkUrl, type NetworkRules } from "../net/address-guard.js";
+import { checkUrl, type NetworkRules, SSRF_CODE } from "../net/address-guard.js";
 import { createGuardedFetch, networkCodeOf, reachFailure } from "./guarded-fetch.js";
 import { textOfParts, valueOfMessage, valueOfTask } from "./remote-result.js";
 
@@ -209,7 +209,9 @@ export async function connectRemoteAgent(given: z.input<typeof RemoteAgentConfig
     );
     client = await factory.createFromAgentCard(card);
   } catch (error) {
-    const reason = error instanceof ToolError ? error.message : networkCodeOf(error) !== undefined ? reachFailure(error, cardUrl.href).message : errorMessage(error);
+    const known = error instanceof ToolError ? error : networkCodeOf(error) !== undefined ? reachFailure(error, cardUrl.href) : undefined;
+    let reason = known ? known.message : errorMessage(error);
+    if (known?.code === SSRF_CODE && !reason.includes("allowAddresses")) reason += " (allow it with tools.fetch.allowAddresses)";
     throw new ConfigError("remote_agent_unavailable", `${where} could not be used: ${reason}`, { agent: config.name, url: config.a2a });
   }
   const skills = card.skills ?? [];
