@@ -16,6 +16,7 @@ import type { AdversarialBenchReport } from "./adversarial.js";
 import type { ToolCallsReport } from "./tool-calls.js";
 import type { QueueCompareReport } from "./queue-compare.js";
 import type { ScaleOutReport } from "./scale-out.js";
+import { type ProtocolsBenchReport, protocolsSection } from "./protocols.js";
 import { formatNumber as number, formatTable, type Summary } from "./support.js";
 
 /** Everything one `npm run bench` measures; `--json` prints exactly this. */
@@ -39,6 +40,7 @@ export interface BenchReport {
   memory?: MemoryBenchReport;
   queues?: QueueCompareReport;
   scaleOut?: ScaleOutReport;
+  protocols?: ProtocolsBenchReport;
   /** Undefined for a benchmark left out with --only. */
   targets: {
     overhead?: boolean;
@@ -55,6 +57,7 @@ export interface BenchReport {
     discovery?: boolean;
     memory?: boolean;
     scaleOut?: boolean;
+    protocols?: boolean;
   };
 }
 
@@ -503,12 +506,13 @@ export function renderReport(report: BenchReport): string {
     report.memory && memorySection(report.memory),
     report.queues && queuesSection(report.queues),
     report.scaleOut && scaleOutSection(report.scaleOut),
+    report.protocols && protocolsSection(report.protocols),
   ].filter((section): section is string => Boolean(section));
   const { targets } = report;
   return [
     `troupe benchmark: node ${environment.node}, ${environment.platform}, ${environment.cpus} CPUs, ${environment.startedAt}`,
     "",
     ...sections.flatMap((section) => [section, ""]),
-    `targets: overhead ${verdict(targets.overhead)}, fan-out ${verdict(targets.fanOut)}, map throughput ${verdict(targets.mapThroughput)}, prompt size ${verdict(targets.promptSize)}, submit p95 ${verdict(targets.serverSubmitP95)}, adversarial lag ${verdict(targets.adversarialLag)}, offline corpus ${verdict(targets.offlineCorpus)}, byte-exact ${verdict(targets.byteExact)}, crash duplicates ${verdict(targets.crashDuplicates)}, eval ${verdict(targets.eval)}, critical path ${verdict(targets.criticalPath)}, discovery ${verdict(targets.discovery)}, memory ${verdict(targets.memory)}, scale-out ${verdict(targets.scaleOut)} (figures are reported, never enforced)`,
+    `targets: overhead ${verdict(targets.overhead)}, fan-out ${verdict(targets.fanOut)}, map throughput ${verdict(targets.mapThroughput)}, prompt size ${verdict(targets.promptSize)}, submit p95 ${verdict(targets.serverSubmitP95)}, adversarial lag ${verdict(targets.adversarialLag)}, offline corpus ${verdict(targets.offlineCorpus)}, byte-exact ${verdict(targets.byteExact)}, crash duplicates ${verdict(targets.crashDuplicates)}, eval ${verdict(targets.eval)}, critical path ${verdict(targets.criticalPath)}, discovery ${verdict(targets.discovery)}, memory ${verdict(targets.memory)}, scale-out ${verdict(targets.scaleOut)}, protocols ${verdict(targets.protocols)} (figures are reported, never enforced)`,
   ].join("\n");
 }

@@ -1,5 +1,5 @@
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
-import { readFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { Troupe } from "../src/runtime/engine.js";
@@ -100,6 +100,21 @@ describe("remote A2A agents as workers", () => {
     // The answer went on the same task: the remote agent has one run, completed.
     const runs = await b.app.troupe.store.runs.list({});
     expect(runs.map((run) => run.status)).toEqual(["completed"]);
+  });
+
+  it("an approval the remote troupe waits for is asked here as troupe's own tool approval, and approve goes back to it", { timeout: 60_000 }, async () => {
+    const b = await remote([planStep([subtask("s1", "execute", "Remove old.txt", { tool: "file_delete", args: { path: { value: "old.txt" } } })]), reviewStep(1), answerStep("removed old.txt")], {
+      permissions: { grants: [{ agent: "execute", tool: "file_delete", level: "WRITE" }] },
+    });
+    writeFileSync(path.join(b.app.directory, "workspace", "old.txt"), "stale");
+    const { troupe } = await delegator({ a2a: b.card }, [planStep([helperStep("remove old.txt")]), reviewStep(1), answerStep("the helper removed it")]);
+    const paused = await troupe.run({ task: "have the helper remove old.txt" });
+    expect(paused).toMatchObject({ status: "interrupted", interrupt: { kind: "tool-approval", payload: { tool: "a2a.helper", agent: "helper", remoteKind: "tool-approval" } } });
+    expect(String((paused.interrupt?.payload as { question: string }).question)).toMatch(/^Approve execute's call to file_delete/);
+    await expect(troupe.resume(paused.threadId, { decision: "answer", answer: "sure" })).rejects.toMatchObject({ code: "approval_required" });
+    const resumed = await troupe.resume(paused.threadId, { decision: "approve" });
+    expect(resumed.status).toBe("completed");
+    expect(existsSync(path.join(b.app.directory, "workspace", "old.txt"))).toBe(false);
   });
 
   it("a high-risk remote agent waits for a person before anything is sent; a rejection sends nothing", { timeout: 60_000 }, async () => {

@@ -12,6 +12,7 @@ import type { RunFeed } from "../run-follow.js";
 import { A2A_PATHS, agentCardFor } from "./agent-card.js";
 import { RunBusManager } from "./bus-manager.js";
 import { TroupeRequestHandler } from "./request-handler.js";
+import { RunTaskStore } from "./run-task-store.js";
 import { TroupeAgentExecutor } from "./troupe-executor.js";
 
 const PRINCIPAL = Symbol("troupe.principal");
@@ -56,10 +57,11 @@ export class A2AService {
 
   constructor(options: A2AOptions) {
     this.#options = options;
-    const executor = new TroupeAgentExecutor(options.feed, options.log);
+    const store = new RunTaskStore(options.feed.tasks);
+    const executor = new TroupeAgentExecutor(options.feed, store, options.log);
     this.buses = new RunBusManager((runId, bus) => executor.bridge(runId, bus));
     executor.attach(this.buses);
-    this.handler = new TroupeRequestHandler(this.#card("http://127.0.0.1"), options.feed.tasks, executor, this.buses);
+    this.handler = new TroupeRequestHandler(this.#card("http://127.0.0.1"), options.feed.tasks, store, executor, this.buses);
     this.#express = this.#expressApp();
   }
 

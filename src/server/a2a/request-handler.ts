@@ -21,7 +21,7 @@ import { RequestMalformedError } from "@a2a-js/sdk/errors";
 import type { TaskService } from "../task-service.js";
 import type { RunBusManager } from "./bus-manager.js";
 import { INTENT_KEY, intentOf } from "./message-intent.js";
-import { principalOf, RunTaskStore } from "./run-task-store.js";
+import { principalOf, type RunTaskStore } from "./run-task-store.js";
 import type { TroupeAgentExecutor } from "./troupe-executor.js";
 
 /**
@@ -33,9 +33,9 @@ export class TroupeRequestHandler implements A2ARequestHandler {
   readonly #inner: DefaultRequestHandler;
   readonly #tasks: TaskService;
 
-  constructor(card: AgentCard, tasks: TaskService, executor: TroupeAgentExecutor, buses: RunBusManager) {
+  constructor(card: AgentCard, tasks: TaskService, store: RunTaskStore, executor: TroupeAgentExecutor, buses: RunBusManager) {
     this.#tasks = tasks;
-    this.#inner = new DefaultRequestHandler(card, new RunTaskStore(tasks), executor, buses);
+    this.#inner = new DefaultRequestHandler(card, store, executor, buses);
   }
 
   async #checked(params: SendMessageRequest, context: ServerCallContext): Promise<void> {

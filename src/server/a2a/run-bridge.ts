@@ -2,7 +2,8 @@ import { AgentEvent, type ExecutionEventBus } from "@a2a-js/sdk/server";
 import { TaskState } from "@a2a-js/sdk";
 import type { Principal } from "../config.js";
 import { followRun, type RunFeed } from "../run-follow.js";
-import { agentMessage, answerArtifact, artifactUpdate, fileArtifacts, progressOf, questionMessage, statusMessageOf, statusUpdate, taskStateOf, textPart, usageOf } from "./task-view.js";
+import type { RunTaskStore } from "./run-task-store.js";
+import { agentMessage, artifactUpdate, progressOf, questionMessage, statusMessageOf, statusUpdate, taskStateOf, textPart, usageOf } from "./task-view.js";
 
 /**
  * Tells an A2A event bus what a run does, from its events after `after` until it rests: progress
@@ -16,6 +17,7 @@ export async function bridgeRun(
   run: { id: string; threadId: string },
   after: number,
   bus: ExecutionEventBus,
+  store: RunTaskStore,
   signal?: AbortSignal,
 ): Promise<TaskState | undefined> {
   const runId = run.id;
@@ -37,8 +39,8 @@ export async function bridgeRun(
   contextId = record.threadId;
   const state = taskStateOf(record, feed.tasks.isActive(record.id));
   if (state === TaskState.TASK_STATE_COMPLETED || state === TaskState.TASK_STATE_FAILED) {
-    if (record.answer) bus.publish(AgentEvent.artifactUpdate(artifactUpdate(runId, contextId, answerArtifact(record.answer))));
-    for (const artifact of await fileArtifacts(feed.tasks.troupe, runId)) bus.publish(AgentEvent.artifactUpdate(artifactUpdate(runId, contextId, artifact)));
+    // The answer and the files, as the task store keeps them for the reads that follow.
+    for (const artifact of (await store.taskOf(record)).artifacts) bus.publish(AgentEvent.artifactUpdate(artifactUpdate(runId, contextId, structuredClone(artifact))));
   }
   const usage = usageOf(record);
   const metadata = { troupe: { runId, status: record.status, stopReason: record.stopReason, ...(usage ? { usage } : {}) } };

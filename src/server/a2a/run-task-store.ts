@@ -42,15 +42,24 @@ export class RunTaskStore implements TaskStore {
 
   async load(taskId: string, context: ServerCallContext): Promise<Task | undefined> {
     const record = await this.#record(taskId, context);
-    if (!record) return undefined;
+    return record ? structuredClone(await this.taskOf(record)) : undefined;
+  }
+
+  /**
+   * A run as a task, its record already read (owner checked by the caller). A finished run's task
+   * — its answer and files read back — is made once and kept: the SDK reads a task again for each
+   * event it handles, and the bridge tells its artifacts from the same copy. Not to be changed.
+   */
+  async taskOf(record: RunRecord): Promise<Task> {
     const cached = this.#finished.get(record.id);
-    if (cached && cached.metadata?.troupe?.status === record.status) return structuredClone(cached);
+    if (cached && cached.metadata?.troupe?.status === record.status) return cached;
     const task = await taskOf(this.#tasks.troupe, record, this.#tasks.isActive(record.id));
     if (TERMINAL_STATES.has(task.status?.state ?? TaskState.TASK_STATE_UNSPECIFIED)) {
+      this.#finished.delete(record.id);
       this.#finished.set(record.id, task);
       if (this.#finished.size > FINISHED_CACHE) this.#finished.delete(this.#finished.keys().next().value as string);
     }
-    return structuredClone(task);
+    return task;
   }
 
   async save(task: Task, context: ServerCallContext): Promise<void> {

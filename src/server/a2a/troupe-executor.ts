@@ -7,7 +7,7 @@ import { lastEventSeq, type RunFeed } from "../run-follow.js";
 import type { RunBusManager } from "./bus-manager.js";
 import { INTENT_KEY, type MessageIntent } from "./message-intent.js";
 import { bridgeRun } from "./run-bridge.js";
-import { principalOf } from "./run-task-store.js";
+import { principalOf, type RunTaskStore } from "./run-task-store.js";
 import { agentMessage, statusUpdate, taskOf, textPart } from "./task-view.js";
 
 /**
@@ -19,10 +19,12 @@ import { agentMessage, statusUpdate, taskOf, textPart } from "./task-view.js";
 export class TroupeAgentExecutor implements AgentExecutor {
   readonly #feed: RunFeed;
   readonly #log: Logger;
+  readonly #store: RunTaskStore;
   #buses: RunBusManager | undefined;
 
-  constructor(feed: RunFeed, log: Logger) {
+  constructor(feed: RunFeed, store: RunTaskStore, log: Logger) {
     this.#feed = feed;
+    this.#store = store;
     this.#log = log;
   }
 
@@ -56,7 +58,7 @@ export class TroupeAgentExecutor implements AgentExecutor {
     task.history.push(requestContext.userMessage);
     bus.publish(AgentEvent.task(task));
     if (intent.kind === "follow") bus.publish(AgentEvent.statusUpdate(statusUpdate(runId, record.threadId, task.status?.state ?? TaskState.TASK_STATE_WORKING, agentMessage(runId, record.threadId, [textPart("the task is under way; this message changes nothing")]))));
-    await bridgeRun(this.#feed, principal, record, after, bus);
+    await bridgeRun(this.#feed, principal, record, after, bus, this.#store);
   };
 
   /** Cancels the run behind a task that is followed here; the bridge tells the bus when it has stopped. */
@@ -84,7 +86,7 @@ export class TroupeAgentExecutor implements AgentExecutor {
       try {
         const record = await tasks.troupe.store.runs.get(runId);
         if (!record || record.owner === null) return;
-        await bridgeRun(this.#feed, { id: record.owner }, record, await lastEventSeq(this.#feed, runId), bus);
+        await bridgeRun(this.#feed, { id: record.owner }, record, await lastEventSeq(this.#feed, runId), bus, this.#store);
       } catch (error) {
         this.#log.warn({ taskId: runId, err: errorMessage(error) }, "A2A bridge of a run stopped");
       } finally {
