@@ -4,8 +4,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { answerStep, planStep, reviewStep, subtask } from "../src/testing/script.js";
-import { tempDir, writeScript } from "./helpers.js";
-import { serveProcess } from "./protocol-helpers.js";
+import { serveProcess, tempDir, writeScript } from "./helpers.js";
 
 const TRICKY = "\uFEFFhéllo wörld\r\n\tindented  \u0000 end  \n";
 

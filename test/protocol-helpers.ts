@@ -1,12 +1,9 @@
-import { type ChildProcess, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { setTimeout as sleep } from "node:timers/promises";
 import { type Message, Role, type SendMessageRequest, type Task } from "@a2a-js/sdk";
 import { type Client as A2AClient, ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory, RestTransportFactory } from "@a2a-js/sdk/client";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ElicitRequestSchema, type ElicitResult } from "@modelcontextprotocol/sdk/types.js";
-import { cleanEnv, CLI } from "./helpers.js";
 import type { TestApp } from "./server-helpers.js";
 
 /** Listens on a free loopback port (closed with the app) and returns the base URL. */
@@ -77,30 +74,4 @@ export async function a2aClient(base: string, options: { key?: string; prefer?: 
 /** The text of a task's status message. */
 export function statusText(task: Task): string {
   return (task.status?.message?.parts ?? []).flatMap((part) => (part.content?.$case === "text" ? [part.content.value] : [])).join("\n");
-}
-
-export interface ServedProcess {
-  url: string;
-  child: ChildProcess;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  stderr: () => string;
-}
-
-/** Starts `troupe serve --port 0` in a child process in `directory` and waits until it listens. */
-export async function serveProcess(directory: string, env: Record<string, string> = {}): Promise<ServedProcess> {
-  const child = spawn(process.execPath, [CLI, "serve", "--port", "0"], {
-    cwd: directory,
-    env: { ...cleanEnv(), TROUPE_RATE_LIMIT: "0", TROUPE_LOG_LEVEL: "warn", ...env },
-    stdio: ["ignore", "ignore", "pipe"],
-  });
-  let stderr = "";
-  child.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on("exit", (code, signal) => resolve({ code, signal })));
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const match = /listening on (http:\/\/\S+) /.exec(stderr);
-    if (match) return { url: match[1] as string, child, exited, stderr: () => stderr };
-    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`the server did not start: ${stderr}`);
-    await sleep(25);
-  }
 }
