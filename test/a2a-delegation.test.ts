@@ -150,6 +150,21 @@ describe("remote A2A agents as workers", () => {
     expect((await running).plan[0]?.error).toMatch(/^remote_cancelled: task run-.* of the remote agent helper was cancelled/);
   });
 
+  it("cancelling the delegating task cancels the remote agent's task too", { timeout: 60_000 }, async () => {
+    const slow = await remote([planStep([subtask("s1", "execute", "Multiply", { tool: "calculator", args: { expression: { value: "6*7" } } })], { delayMs: 20_000 })]);
+    const local = await makeApp({
+      steps: [planStep([helperStep("multiply slowly")])],
+      troupe: { config: { agents: [{ name: "helper", a2a: slow.card } as never] } },
+      toolsConfig: { fetch: { allowAddresses: ["127.0.0.1/32"] } },
+    });
+    const submitted = await local.app.inject({ method: "POST", url: "/api/v1/execute", payload: { task: "delegate a task, then change my mind" } });
+    const taskId = (submitted.json() as { data: { task_id: string } }).data.task_id;
+    const remoteRun = await waitFor(async () => (await slow.app.troupe.store.runs.list({}))[0], "the remote run");
+    const cancelled = await local.app.inject({ method: "POST", url: `/api/v1/tasks/${taskId}/cancel` });
+    expect(cancelled.statusCode).toBe(200);
+    await waitFor(async () => ((await slow.app.troupe.store.runs.get(remoteRun.id))?.status === "cancelled" ? true : undefined), "the remote task to be cancelled");
+  });
+
   it("the usage a remote agent reports counts against the run's budget", { timeout: 60_000 }, async () => {
     const b = await remote();
     const { troupe } = await delegator({ a2a: b.card }, [planStep([helperStep("compute 17% of 2,340 and save it to result.txt")]), reviewStep(1), answerStep("unused")], { budget: { maxModelCalls: 4 } });

@@ -14,6 +14,8 @@ import { textOfParts, valueOfMessage, valueOfTask } from "./remote-result.js";
 
 /** How long fetching an agent card may take. */
 const CARD_TIMEOUT_MS = 10_000;
+/** How long sending a message may take until the agent answers with its task (not the task's work). */
+const SEND_TIMEOUT_MS = 30_000;
 /** Failed waits on a task in a row before the agent counts as unreachable (about 30 s of backoff). */
 const MAX_WAIT_FAILURES = 8;
 
@@ -253,13 +255,16 @@ export async function connectRemoteAgent(given: z.input<typeof RemoteAgentConfig
             extensions: [],
             referenceTaskIds: [],
           };
+          // The send answers as soon as the task exists, and is not cut short by a cancel or a timeout: a message that
+          // reached the agent must give back the task's id, so the task can be cancelled and a resume can find it.
           const sent = await client.sendMessage(
             { tenant: "", message, configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately: true }, metadata: undefined },
-            { signal },
+            { signal: AbortSignal.timeout(SEND_TIMEOUT_MS) },
           );
           if (!("status" in sent)) return { state: "completed", taskId: "", contextId: sent.contextId, result: valueOfMessage(sent) };
           taskId = sent.id;
           if (callId && options.tasks) await options.tasks.save({ callId, agent: config.name, url: config.a2a, taskId, contextId: sent.contextId, createdAt: Date.now() });
+          signal.throwIfAborted();
           if (RESTING.has(sent.status?.state ?? TaskState.TASK_STATE_UNSPECIFIED) && sent.status?.state !== TaskState.TASK_STATE_COMPLETED) return outcomeOf(config.name, sent);
         }
         return outcomeOf(config.name, await waitForTask(client, card, taskId, signal));
