@@ -22,7 +22,7 @@ async function remote(steps?: ScriptStep[], toolsConfig?: unknown): Promise<{ ap
 }
 
 /** A delegating troupe whose config declares the remote agent `helper`, loopback allowed by the network guard. */
-async function delegator(agent: Record<string, unknown>, steps: ScriptStep[], options: { allow?: boolean; budget?: Record<string, number> } = {}) {
+async function delegator(agent: Record<string, unknown>, steps: ScriptStep[], options: { allow?: boolean; budget?: Record<string, number>; fetch?: Record<string, unknown> } = {}) {
   const directory = tempDir();
   const model = new ScriptedChatModel({ steps });
   const troupe = await Troupe.create({
@@ -30,7 +30,7 @@ async function delegator(agent: Record<string, unknown>, steps: ScriptStep[], op
     dataDir: path.join(directory, "data"),
     workspace: path.join(directory, "workspace"),
     config: { agents: [{ name: "helper", ...agent } as never], ...(options.budget ? { budget: options.budget } : {}) },
-    toolsConfig: { fetch: { allowAddresses: options.allow === false ? [] : ["127.0.0.1/32"] } },
+    toolsConfig: { fetch: { allowAddresses: options.allow === false ? [] : ["127.0.0.1/32"], ...options.fetch } },
   });
   opened.push(troupe);
   return { troupe, model, workspace: path.join(directory, "workspace") };
@@ -188,6 +188,9 @@ describe("remote A2A agents as workers", () => {
     await expect(delegator({ a2a: `http://127.0.0.1:${closed}/.well-known/agent-card.json` }, [])).rejects.toMatchObject({ code: "remote_agent_unavailable", message: expect.stringMatching(/connection refused/) });
     await expect(delegator({ a2a: b.card.replace("agent-card.json", "no-card.json") }, [])).rejects.toMatchObject({ code: "remote_agent_unavailable", message: expect.stringMatching(/404/) });
     await expect(delegator({ a2a: "http://169.254.169.254/.well-known/agent-card.json" }, [])).rejects.toMatchObject({ message: expect.stringMatching(/refused: 169\.254\.169\.254 is a linkLocal address/) });
+    // The same host lists as http_fetch's.
+    await expect(delegator({ a2a: b.card }, [], { fetch: { denyHosts: ["127.0.0.1"] } })).rejects.toMatchObject({ message: expect.stringMatching(/127\.0\.0\.1 is on the deny list/) });
+    await expect(delegator({ a2a: b.card }, [], { fetch: { allowHosts: ["agents.example.com"] } })).rejects.toMatchObject({ message: expect.stringMatching(/127\.0\.0\.1 is not on the allow list/) });
     const optional = await delegator({ a2a: `http://127.0.0.1:${closed}/.well-known/agent-card.json`, optional: true }, []);
     expect(optional.troupe.agents.get("helper")).toBeUndefined();
     expect(optional.troupe.warnings[0]).toMatch(/the remote agent "helper" .* could not be used: .*connection refused/);

@@ -62,8 +62,8 @@ export async function createToolPlatform(options: ToolPlatformOptions): Promise<
   for (const remote of options.remote?.agents ?? []) {
     try {
       if (declared.get(remote.name)) throw new ConfigError("invalid_config", `the remote agent "${remote.name}": an agent with that name is already declared`, { agent: remote.name });
-      // The card's URL is the operator's own choice of host: http_fetch's allow list does not narrow it; its deny list and allowed private addresses apply.
-      const rules: NetworkRules = { allowHosts: [], denyHosts: config.fetch.denyHosts ?? [], allowAddresses: config.fetch.allowAddresses ?? [] };
+      // One network policy for everything troupe fetches: http_fetch's allow and deny lists and allowed private addresses.
+      const rules: NetworkRules = { allowHosts: config.fetch.allowHosts ?? [], denyHosts: config.fetch.denyHosts ?? [], allowAddresses: config.fetch.allowAddresses ?? [] };
       const connection = await connectRemoteAgent(remote, { rules, ...(options.remote?.tasks ? { tasks: options.remote.tasks } : {}) });
       tools.register(connection.tool);
       declared.register(
