@@ -41,7 +41,7 @@ describe("two troupe servers, one delegating a subtask to the other over A2A", (
   it("a SIGKILL of the delegating server mid-call: after the restart it waits on the same remote task, and no second task is made", { timeout: 180_000 }, async () => {
     const remoteDir = tempDir();
     const remoteScript = writeScript(remoteDir, "remote.json", [
-      planStep([subtask("s1", "execute", "Write it", { tool: "file_write", args: { path: { value: "tricky.txt" }, content: { value: TRICKY } } })], { delayMs: 5_000 }),
+      planStep([subtask("s1", "execute", "Write it", { tool: "file_write", args: { path: { value: "tricky.txt" }, content: { value: TRICKY } } })], { delayMs: 3_000 }),
       reviewStep(1),
       answerStep("wrote tricky.txt"),
     ]);

@@ -84,7 +84,7 @@ export async function followRun(
     if (event.type === "run-end") ended = true;
   };
   try {
-    for (;;) {
+    for (let first = true; ; first = false) {
       if (signal?.aborted) return undefined;
       if (stale) {
         // The store first (what came before, or what another process stored), then what arrived live meanwhile.
@@ -101,6 +101,11 @@ export async function followRun(
         await deliver(event);
       }
       if (ended) return await tasks.record(principal, runId);
+      if (first) {
+        // Resting already, with nothing after `after` (a finished run, one waiting for a person): nothing to wait for.
+        const record = await tasks.record(principal, runId);
+        if (isResting(record, tasks) && pending.length === 0) return record;
+      }
       const waited = new Promise<void>((resolve) => (wake = resolve));
       const timedOut = await Promise.race([waited.then(() => false), sleep(POLL_MS, true, { ref: false })]);
       if (timedOut) {
