@@ -30,6 +30,8 @@ export interface ProtocolFigures {
   overheadMs: Summary;
   /** This protocol's overhead p95 minus REST's. */
   addedP95Ms: number;
+  /** CPU time of this process (client and server both) per request: what the protocol costs whatever the machine's load. */
+  cpuMs: Summary;
 }
 
 export interface ProtocolsBenchReport {
@@ -114,23 +116,33 @@ export async function measureProtocols(options: ProtocolsBenchOptions): Promise<
     ];
     const times = variants.map(() => [] as number[]);
     const overheads = variants.map(() => [] as number[]);
+    const cpu = variants.map(() => [] as number[]);
     try {
       for (let round = 0; round < options.warmupRuns + options.runs; round += 1) {
         // Each round in another order, so no protocol always follows the same one (a collection left by it, a warm cache).
         for (let step = 0; step < variants.length; step += 1) {
           const index = (round + step) % variants.length;
           const variant = variants[index] as (typeof variants)[number];
+          const startedCpu = process.cpuUsage();
           const started = performance.now();
           const runId = await variant.run();
           const elapsed = performance.now() - started;
+          const used = process.cpuUsage(startedCpu);
           if (round < options.warmupRuns) continue;
+          cpu[index]?.push((used.user + used.system) / 1000);
           const record = await troupe.store.runs.get(runId);
           if (!record?.finishedAt) throw new Error(`run ${runId} has no end`);
           times[index]?.push(elapsed);
           overheads[index]?.push(elapsed - (record.finishedAt - record.createdAt));
         }
       }
-      const figures = variants.map((variant, index) => ({ label: variant.label, ms: summarize(times[index] as number[]), overheadMs: summarize(overheads[index] as number[]), addedP95Ms: 0 }));
+      const figures = variants.map((variant, index) => ({
+        label: variant.label,
+        ms: summarize(times[index] as number[]),
+        overheadMs: summarize(overheads[index] as number[]),
+        addedP95Ms: 0,
+        cpuMs: summarize(cpu[index] as number[]),
+      }));
       const restFigures = figures[0] as ProtocolFigures;
       const protocols = figures.slice(1).map((figure) => ({ ...figure, addedP95Ms: figure.overheadMs.p95 - restFigures.overheadMs.p95 }));
       const delegation = await measureDelegation(root, base, Math.max(3, Math.ceil(options.runs / 2)));
@@ -203,9 +215,10 @@ export function protocolsSection(report: ProtocolsBenchReport): string {
     number(figures.overheadMs.median),
     number(figures.overheadMs.p95),
     rest ? "" : `${figures.addedP95Ms >= 0 ? "+" : ""}${number(figures.addedP95Ms)}`,
+    number(figures.cpuMs.median),
   ];
   const table = formatTable(
-    ["README task (ms)", "client median", "client p95", "beyond the run: median", "p95", "p95 − REST's"],
+    ["README task (ms)", "client median", "client p95", "beyond the run: median", "p95", "p95 − REST's", "CPU ms median"],
     [row(report.rest, true), ...report.protocols.map((protocol) => row(protocol, false))],
   );
   const { delegation } = report;
@@ -220,7 +233,8 @@ export function protocolsSection(report: ProtocolsBenchReport): string {
   return [
     `19. Protocols: the README task over REST, MCP and A2A against one server (offline model), ${report.runs} rounds (each in another order) after a warm-up,`,
     "   timed at the client from the request to the answer in hand (REST: submit, follow the events to run-end, read the task);",
-    "   \"beyond the run\" is that time less the run's own (its record's creation to its end), so the run's variance stays out.",
+    "   \"beyond the run\" is that time less the run's own (its record's creation to its end), so the run's variance stays out;",
+    "   CPU ms is this process's CPU time per request (client and server, run included), which the machine's load does not inflate.",
     "",
     table,
     "",
