@@ -15,6 +15,8 @@ export function principalOf(context: ServerCallContext | undefined): Principal {
 
 /** How many finished tasks' A2A form (with their files) is kept, so a burst of reads does not read the files again. */
 const FINISHED_CACHE = 64;
+/** How long a finished task is served from memory (a run deleted meanwhile is then not found). */
+const FINISHED_TTL_MS = 60_000;
 
 /**
  * The SDK's task store over troupe's runs: a task is read from its run's record (its status,
@@ -25,7 +27,8 @@ const FINISHED_CACHE = 64;
  */
 export class RunTaskStore implements TaskStore {
   readonly #tasks: TaskService;
-  readonly #finished = new Map<string, Task>();
+  /** Finished tasks by run id, with their owner and when they were made (a finished run does not change). */
+  readonly #finished = new Map<string, { task: Task; owner: string | null; at: number }>();
 
   constructor(tasks: TaskService) {
     this.#tasks = tasks;
@@ -41,8 +44,20 @@ export class RunTaskStore implements TaskStore {
   }
 
   async load(taskId: string, context: ServerCallContext): Promise<Task | undefined> {
+    // A finished task read again (the SDK reads it for every event it handles): no database read.
+    const kept = this.#kept(taskId);
+    if (kept && kept.owner === principalOf(context).id) return structuredClone(kept.task);
     const record = await this.#record(taskId, context);
     return record ? structuredClone(await this.taskOf(record)) : undefined;
+  }
+
+  #kept(runId: string): { task: Task; owner: string | null } | undefined {
+    const kept = this.#finished.get(runId);
+    if (kept && Date.now() - kept.at > FINISHED_TTL_MS) {
+      this.#finished.delete(runId);
+      return undefined;
+    }
+    return kept;
   }
 
   /**
@@ -51,12 +66,12 @@ export class RunTaskStore implements TaskStore {
    * event it handles, and the bridge tells its artifacts from the same copy. Not to be changed.
    */
   async taskOf(record: RunRecord): Promise<Task> {
-    const cached = this.#finished.get(record.id);
-    if (cached && cached.metadata?.troupe?.status === record.status) return cached;
+    const kept = this.#kept(record.id);
+    if (kept && kept.task.metadata?.troupe?.status === record.status) return kept.task;
     const task = await taskOf(this.#tasks.troupe, record, this.#tasks.isActive(record.id));
     if (TERMINAL_STATES.has(task.status?.state ?? TaskState.TASK_STATE_UNSPECIFIED)) {
       this.#finished.delete(record.id);
-      this.#finished.set(record.id, task);
+      this.#finished.set(record.id, { task, owner: record.owner, at: Date.now() });
       if (this.#finished.size > FINISHED_CACHE) this.#finished.delete(this.#finished.keys().next().value as string);
     }
     return task;
