@@ -28,6 +28,7 @@ import { measurePromptTokens } from "./prompt-tokens.js";
 import { measurePromptSize } from "./prompt-size.js";
 import { type BenchReport, renderReport } from "./report.js";
 import { measureAdversarial } from "./adversarial.js";
+import { measureProtocols } from "./protocols.js";
 import { measureServer } from "./server.js";
 import { withTempDir } from "./support.js";
 import { measureToolCalls } from "./tool-calls.js";
@@ -36,13 +37,34 @@ import { measureScaleOut } from "./scale-out.js";
 import { measurePeers } from "./peers/peers.js";
 import { startThrowawayPostgres, type ThrowawayPostgres } from "../src/testing/postgres-cluster.js";
 
-const BENCHMARKS = ["overhead", "fanout", "checkpoint", "prompt-tokens", "map", "prompt-size", "tools", "server", "adversarial", "offline-corpus", "byte-exact", "crash-trials", "eval", "critical-path", "discovery", "memory", "queues", "scale-out", "peers"];
+const BENCHMARKS = [
+  "overhead",
+  "fanout",
+  "checkpoint",
+  "prompt-tokens",
+  "map",
+  "prompt-size",
+  "tools",
+  "server",
+  "adversarial",
+  "offline-corpus",
+  "byte-exact",
+  "crash-trials",
+  "eval",
+  "critical-path",
+  "discovery",
+  "memory",
+  "queues",
+  "scale-out",
+  "peers",
+  "protocols",
+];
 
 const { values } = parseArgs({
   options: {
     json: { type: "boolean", default: false },
     runs: { type: "string", default: "20" },
-    /** Which benchmarks to run (comma-separated): overhead, fanout, checkpoint, prompt-tokens, map, prompt-size, tools, server, adversarial, offline-corpus, byte-exact, crash-trials, eval, critical-path, discovery, memory, queues, scale-out, peers. */
+    /** Which benchmarks to run (comma-separated names from BENCHMARKS above). */
     only: { type: "string", default: BENCHMARKS.join(",") },
   },
 });
@@ -92,6 +114,7 @@ const discovery = await bench("discovery", "tool discovery (worker prompts with 
 const memory = await bench("memory", "memory (20 turns of one thread; search among 10,000 facts)…", () => measureMemory({ turns: 20, historyBudget: 2_000, items: 10_000, searches: 200 }));
 // The same tasks through troupe, a LangGraph supervisor, the Agents SDK and a ReAct agent; three runs each for a median makespan.
 const peers = await bench("peers", "side by side with the peers (13 tasks through troupe, langgraph-supervisor, the Agents SDK, a ReAct agent)…", () => measurePeers({ repeats: 3, log: progress }));
+const protocols = await bench("protocols", "protocols (the README task over REST, MCP and A2A; a subtask delegated over A2A)…", () => measureProtocols({ runs: Math.max(30, runs * 3), warmupRuns: 3 }));
 const adversarial = await bench("adversarial", "adversarial tasks (three 5,000-character tasks while /health is polled)…", () => measureAdversarial({ chars: 5_000, pollMs: 50 }));
 
 // The Postgres benchmarks share one throwaway cluster (synced commits, as a real deployment has them).
@@ -143,6 +166,7 @@ const report: BenchReport = {
   queues,
   scaleOut,
   peers,
+  protocols,
   targets: {
     overhead: overhead?.target.met,
     fanOut: fanOut?.target.met,
@@ -159,6 +183,7 @@ const report: BenchReport = {
     memory: memory?.target.met,
     scaleOut: scaleOut?.targets.met,
     peers: peers?.target.met,
+    protocols: protocols?.target.met,
   },
 };
 

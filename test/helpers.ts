@@ -1,7 +1,8 @@
-import { spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { afterEach } from "vitest";
 import { z } from "zod";
@@ -154,4 +155,30 @@ export function largeTextTool(text: string): ToolDefinition {
     execute: async () => text,
     summarize: (value) => `${(value as string).length} characters of text`,
   });
+}
+
+export interface ServedProcess {
+  url: string;
+  child: ChildProcess;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  stderr: () => string;
+}
+
+/** Starts `troupe serve --port 0` (and `args`) in a child process in `directory` and waits until it listens. */
+export async function serveProcess(directory: string, env: Record<string, string> = {}, args: string[] = []): Promise<ServedProcess> {
+  const child = spawn(process.execPath, [CLI, "serve", "--port", "0", ...args], {
+    cwd: directory,
+    env: { ...cleanEnv(), TROUPE_RATE_LIMIT: "0", TROUPE_LOG_LEVEL: "warn", ...env },
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  let stderr = "";
+  child.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on("exit", (code, signal) => resolve({ code, signal })));
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const match = /listening on (http:\/\/\S+) /.exec(stderr);
+    if (match) return { url: match[1] as string, child, exited, stderr: () => stderr };
+    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`the server did not start: ${stderr}`);
+    await sleep(25);
+  }
 }

@@ -1,4 +1,3 @@
-import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -8,33 +7,7 @@ import { answerStep, finalStep, planStep, reviewStep, subtask } from "../src/tes
 import { Troupe } from "../src/runtime/engine.js";
 import { createLogger } from "../src/server/app.js";
 import { startServer } from "../src/server/serve.js";
-import { cleanEnv, CLI, readScriptLog, ROOT, runCli, type ScriptLogLine, tempDir, writeScript } from "./helpers.js";
-
-interface Served {
-  url: string;
-  child: ChildProcess;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  stderr: () => string;
-}
-
-/** Starts `troupe serve --port 0` in a child process and waits until it listens. */
-async function serve(directory: string, env: Record<string, string> = {}, args: string[] = []): Promise<Served> {
-  const child = spawn(process.execPath, [CLI, "serve", "--port", "0", ...args], {
-    cwd: directory,
-    env: { ...cleanEnv(), TROUPE_RATE_LIMIT: "0", TROUPE_LOG_LEVEL: "warn", ...env },
-    stdio: ["ignore", "ignore", "pipe"],
-  });
-  let stderr = "";
-  child.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on("exit", (code, signal) => resolve({ code, signal })));
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const match = /listening on (http:\/\/\S+) /.exec(stderr);
-    if (match) return { url: match[1] as string, child, exited, stderr: () => stderr };
-    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`the server did not start: ${stderr}`);
-    await sleep(25);
-  }
-}
+import { readScriptLog, ROOT, runCli, type ScriptLogLine, serveProcess, tempDir, writeScript } from "./helpers.js";
 
 async function call<T = Record<string, unknown>>(url: string, init: { method?: string; body?: unknown } = {}): Promise<{ status: number; body: { code: string; data: T }; headers: Headers }> {
   const response = await fetch(url, {
@@ -134,7 +107,7 @@ describe("troupe serve configuration", () => {
 describe("troupe serve in a child process", () => {
   it("accepts 200 tasks submitted at once on the offline model and completes every one", { timeout: 300_000 }, async () => {
     const directory = tempDir();
-    const server = await serve(directory);
+    const server = await serveProcess(directory);
     const ids = await Promise.all(Array.from({ length: 200 }, (_, index) => submit(server.url, { task: `compute ${index} * 3` })));
     expect(new Set(ids).size).toBe(200);
     await until(async () => ((await count(server.url, "completed")) + (await count(server.url, "failed")) === 200 ? true : undefined), "200 tasks to finish", 240_000);
@@ -154,7 +127,7 @@ describe("troupe serve in a child process", () => {
     const directory = tempDir();
     const log = path.join(directory, "calls.jsonl");
     const plan = planStep([subtask("s1", "research", "Slow lookup"), subtask("s2", "research", "Use it", { dependsOn: ["s1"] })]);
-    const server = await serve(directory, {
+    const server = await serveProcess(directory, {
       TROUPE_PROVIDER: "scripted",
       TROUPE_SCRIPT: writeScript(directory, "before.json", [plan, finalStep("s1", "slow result", { delayMs: 4000 })]),
       TROUPE_SCRIPT_LOG: log,
@@ -172,7 +145,7 @@ describe("troupe serve in a child process", () => {
     expect(readScriptLog(log).filter((line) => line.subtask === "s1").map((line) => line.phase)).toEqual(["start", "end"]);
     expect(runRow(directory, id)).toEqual({ status: "interrupted", suspended: "shutdown" });
 
-    const next = await serve(directory, {
+    const next = await serveProcess(directory, {
       TROUPE_PROVIDER: "scripted",
       TROUPE_SCRIPT: writeScript(directory, "after.json", [finalStep("s2", "used it", { contains: "slow result" }), reviewStep(0.9), answerStep("done after restart")]),
       TROUPE_SCRIPT_LOG: log,
@@ -204,7 +177,7 @@ describe("troupe serve in a child process", () => {
     const directory = tempDir();
     const log = path.join(directory, "calls.jsonl");
     const plan = planStep([subtask("s1", "research", "Fast lookup"), subtask("s2", "research", "Very slow lookup")]);
-    const server = await serve(
+    const server = await serveProcess(
       directory,
       {
         TROUPE_PROVIDER: "scripted",
@@ -219,7 +192,7 @@ describe("troupe serve in a child process", () => {
     expect(await server.exited).toEqual({ code: 0, signal: null });
     expect(runRow(directory, id)).toEqual({ status: "interrupted", suspended: "shutdown" });
 
-    const next = await serve(directory, {
+    const next = await serveProcess(directory, {
       TROUPE_PROVIDER: "scripted",
       TROUPE_SCRIPT: writeScript(directory, "after.json", [finalStep("s2", "slow result"), reviewStep(0.9), answerStep("both found")]),
       TROUPE_SCRIPT_LOG: log,
@@ -244,7 +217,7 @@ describe("troupe serve in a child process", () => {
     const log = path.join(directory, "calls.jsonl");
     const tasks = 6;
     const plan = planStep([subtask("s1", "research", "Fast lookup"), subtask("s2", "research", "Slow lookup", { dependsOn: ["s1"] })], { times: tasks });
-    const server = await serve(
+    const server = await serveProcess(
       directory,
       {
         TROUPE_PROVIDER: "scripted",
@@ -261,7 +234,7 @@ describe("troupe serve in a child process", () => {
     server.child.kill("SIGKILL");
     expect((await server.exited).signal).toBe("SIGKILL");
 
-    const next = await serve(directory, {
+    const next = await serveProcess(directory, {
       TROUPE_PROVIDER: "scripted",
       TROUPE_SCRIPT: writeScript(directory, "after.json", [
         { ...plan },
@@ -315,10 +288,10 @@ describe("a poison task", () => {
 
   it("a call that killed the process is not run again after the restart: its outcome is unknown, and the task ends without another crash", { timeout: 120_000 }, async () => {
     const { directory, env, callCount } = crashSetup("crash.kill_host");
-    const first = await serve(directory, env);
+    const first = await serveProcess(directory, env);
     const id = await submit(first.url, { task: "run the poison tool" });
     expect((await first.exited).signal).toBe("SIGKILL");
-    const second = await serve(directory, env);
+    const second = await serveProcess(directory, env);
     const view = await until(async () => {
       const response = await call<{ status: string; plan: Array<{ id: string; status: string; error?: string }> }>(`${second.url}/api/v1/tasks/${id}`);
       return response.body.data.status === "failed" ? response.body.data : undefined;
@@ -333,16 +306,16 @@ describe("a poison task", () => {
   it("is failed, naming the crashes, once its process died twice in a row while it ran; the server that finds it stays up", { timeout: 120_000 }, async () => {
     // Declared idempotent, the tool is run again after the first crash: only the crash count stops it.
     const { directory, env, callCount } = crashSetup("crash.kill_host_again");
-    const first = await serve(directory, env);
+    const first = await serveProcess(directory, env);
     const id = await submit(first.url, { task: "run the poison tool" });
     expect((await first.exited).signal).toBe("SIGKILL");
     expect(runRow(directory, id).status).toBe("running");
     // The first restart takes it up again (one crash may be bad luck) and dies the same way.
-    const second = await serve(directory, env);
+    const second = await serveProcess(directory, env);
     expect((await second.exited).signal).toBe("SIGKILL");
     expect(callCount()).toBe(2);
     // The second restart fails it instead, and stays up.
-    const third = await serve(directory, env);
+    const third = await serveProcess(directory, env);
     const view = await until(async () => {
       const response = await call<{ status: string; stop_reason: string; error: string }>(`${third.url}/api/v1/tasks/${id}`);
       return response.body.data.status === "failed" ? response.body.data : undefined;

@@ -31,8 +31,13 @@ export interface AgentDefinition {
   model?: string;
   /** Whose model it uses when it names none (default: `worker`). */
   role?: ModelRole;
-  /** Where it was declared: `builtin`, `config` (the config file) or `code` (the default). */
-  source?: "builtin" | "config" | "code";
+  /** Where it was declared: `builtin`, `config` (the config file), `remote` (an A2A agent in the config file) or `code` (the default). */
+  source?: "builtin" | "config" | "code" | "remote";
+  /**
+   * A remote agent (A2A): its subtasks are sent to it as messages through `tool` (`a2a.<name>`),
+   * not worked by a model here. `url` is its card's.
+   */
+  remote?: { url: string; tool: string };
 }
 
 export function defineAgent(definition: AgentDefinition): AgentDefinition {

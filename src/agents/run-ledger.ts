@@ -77,6 +77,16 @@ export class RunLedger {
   }
 
   /**
+   * Throws BudgetExhaustedError when a limit is already reached: for work that spends outside
+   * troupe's own model calls (a remote agent, whose reported usage is `carry`-ed afterwards).
+   */
+  check(): void {
+    if (this.#deadline.signal.aborted) this.refuse(this.wallTimeStop());
+    const reached = reachedLimit(this.budget, this.usage());
+    if (reached) this.refuse(reached);
+  }
+
+  /**
    * Admits one model call, or throws BudgetExhaustedError: when a limit is already reached, or
    * when the call's prompt alone (`estimate`) would go past the token or cost limit, counting the
    * prompts of the calls still in flight — parallel workers, a subtask started while the plan

@@ -7,6 +7,7 @@ import { registerDecide } from "./commands/decide.js";
 import { registerChat } from "./commands/chat.js";
 import { registerEval } from "./commands/eval.js";
 import { registerGraph } from "./commands/graph.js";
+import { registerMcp } from "./commands/mcp.js";
 import { registerMemory } from "./commands/memory.js";
 import { registerResume } from "./commands/resume.js";
 import { registerRun } from "./commands/run.js";
@@ -40,6 +41,7 @@ export function createProgram(): Command {
   registerChat(program);
   registerWorker(program);
   registerMigrate(program);
+  registerMcp(program);
   return program;
 }
 

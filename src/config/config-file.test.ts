@@ -43,4 +43,15 @@ describe("loadConfig", () => {
     await expect(loadConfig(directoryWith({ "troupe.config.ts": "export const notDefault = 1;" }))).rejects.toThrow(/has no default export/);
     await expect(loadConfig(directoryWith({}), "other.json")).rejects.toThrow(/the config file .*other\.json does not exist \(TROUPE_CONFIG\)/);
   });
+
+  it("reads a remote (A2A) agent by its card URL, with its defaults, and names what is wrong in one", async () => {
+    const { config } = await loadConfig(directoryWith({ "troupe.config.json": JSON.stringify({ agents: [{ name: "helper", a2a: "https://agent.example/.well-known/agent-card.json" }] }) }));
+    expect(config.agents).toEqual([{ name: "helper", a2a: "https://agent.example/.well-known/agent-card.json", level: "EXECUTE", risk: "medium", timeoutMs: 600_000, optional: false }]);
+    await expect(loadConfig(directoryWith({ "troupe.config.json": JSON.stringify({ agents: [{ name: "helper", a2a: "ftp://agent.example/card" }] }) }))).rejects.toThrow(
+      /troupe\.config\.json: agents\.0\.a2a: a2a is the http\(s\) URL of the agent's card/,
+    );
+    await expect(loadConfig(directoryWith({ "troupe.config.json": JSON.stringify({ agents: [{ name: "helper", a2a: "https://a.example/card", prompt: "x" }] }) }))).rejects.toThrow(/agents\.0: Unrecognized key: "prompt"/);
+    // A local agent is read as before: its own errors, in its own words.
+    await expect(loadConfig(directoryWith({ "troupe.config.json": JSON.stringify({ agents: [{ name: "helper", description: "d" }] }) }))).rejects.toThrow(/agents\.0\.prompt: /);
+  });
 });

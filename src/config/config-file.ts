@@ -61,6 +61,53 @@ export const AgentConfig = z
   .strict();
 export type AgentConfig = z.infer<typeof AgentConfig>;
 
+/**
+ * A remote agent: another agent system reached over A2A, by its agent card's URL. troupe fetches
+ * the card (through the network guard), the planner sees its skills as capabilities, and a
+ * subtask given to it is sent as an A2A message through the tool `a2a.<name>`, under a level and
+ * a risk like any tool's.
+ */
+export const RemoteAgentConfig = z
+  .object({
+    name: z.string().regex(/^[a-z][a-z0-9_-]{0,31}$/, { error: "an agent name is lower-case letters, digits, '_' or '-' (at most 32)" }),
+    /** The agent card's URL (`https://agent.example/.well-known/agent-card.json`). */
+    a2a: z.url({ protocol: /^https?$/, error: "a2a is the http(s) URL of the agent's card" }),
+    /** What the planner is told, instead of the card's description. */
+    description: z.string().trim().min(1).max(500).optional(),
+    /** What it is good at (default: the card's skills, as capability names). */
+    capabilities: z.array(z.string().regex(/^[a-z][a-z0-9-]{0,39}$/, { error: "a capability is lower-case letters, digits and '-'" })).max(20).optional(),
+    /** The level a caller needs to send it work (default EXECUTE), and its risk: `high` waits for a person's approval before each message. */
+    level: z.enum(["READ", "WRITE", "EXECUTE", "ADMIN"]).default("EXECUTE"),
+    risk: z.enum(["low", "medium", "high"]).default("medium"),
+    /** How long one message may take to come back finished, in milliseconds (default 10 minutes). */
+    timeoutMs: z.number().int().min(1_000).max(86_400_000).default(600_000),
+    /** The environment variable holding a bearer key for the agent (sent only to the card's own origin). */
+    apiKeyEnv: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: "apiKeyEnv is the name of an environment variable" }).optional(),
+    /** When its card cannot be fetched, go on without it (a warning) instead of stopping. */
+    optional: z.boolean().default(false),
+  })
+  .strict();
+export type RemoteAgentConfig = z.infer<typeof RemoteAgentConfig>;
+
+/** An entry of `agents`: a remote agent when it names an `a2a` card, otherwise an agent declared here. */
+export const AgentEntry = z.unknown().transform((value, context): AgentConfig | RemoteAgentConfig => {
+  const remote = typeof value === "object" && value !== null && "a2a" in value;
+  const parsed = (remote ? RemoteAgentConfig : AgentConfig).safeParse(value);
+  if (parsed.success) return parsed.data;
+  for (const issue of parsed.error.issues) context.addIssue({ code: "custom", message: issue.message, path: issue.path as PropertyKey[] });
+  return z.NEVER;
+});
+
+/** Whether a config agent is a remote (A2A) one. */
+export function isRemoteAgent(entry: AgentConfig | RemoteAgentConfig): entry is RemoteAgentConfig {
+  return "a2a" in entry;
+}
+
+/** The config's remote (A2A) agents. */
+export function remoteAgentsOf(config: { agents?: Array<AgentConfig | RemoteAgentConfig> | undefined }): RemoteAgentConfig[] {
+  return (config.agents ?? []).filter(isRemoteAgent);
+}
+
 /** A voter of `troupe decide` by default: an agent (voting in its role, with its model), a model, or both; and its weight. */
 export const VoterConfig = z
   .object({
@@ -110,8 +157,8 @@ export const TroupeConfig = z
     budget: Budget.optional(),
     /** Tools: permissions, approvals, execution, sandbox, fetch, search, MCP servers (validated by `ToolsConfig` in tools-config.ts). */
     tools: z.unknown().optional(),
-    /** Agents beside the built-in ones (research, code, execute). */
-    agents: z.array(AgentConfig).max(50).optional(),
+    /** Agents beside the built-in ones (research, code, execute): declared here, or remote (A2A). */
+    agents: z.array(AgentEntry).max(50).optional(),
     /** `troupe decide`'s defaults: its voters and the share a decision needs. */
     decide: z
       .object({

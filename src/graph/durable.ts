@@ -1,4 +1,5 @@
 import { interrupt, task } from "@langchain/langgraph";
+import type { RemoteQuestion } from "../agents/remote-worker.js";
 import type { DurableStep } from "../agents/worker.js";
 import { ResumeDecision } from "../core/run.js";
 import type { ApprovalAnswer, ApprovalRequest } from "../tools/define-tool.js";
@@ -38,4 +39,26 @@ export function approvalByInterrupt(request: ApprovalRequest): ApprovalAnswer {
     default:
       return { approved: false, feedback: `"${decision.decision}" is not an answer to an approval` };
   }
+}
+
+const APPROVAL_KINDS = new Set(["plan-approval", "answer-approval", "tool-approval"]);
+
+/**
+ * Puts a remote agent's question to a person by interrupting the run, as troupe's own approval:
+ * an approval the agent asks for (a troupe peer says which) waits for approve or reject, anything
+ * else for an answer. The person's decision comes back here on resume and goes to the agent.
+ */
+export function remoteInputByInterrupt(question: RemoteQuestion): ResumeDecision {
+  const approval = question.kind !== undefined && APPROVAL_KINDS.has(question.kind);
+  const payload = {
+    tool: question.tool,
+    agent: question.agent,
+    question: question.question,
+    remoteTaskId: question.taskId,
+    ...(question.kind ? { remoteKind: question.kind } : {}),
+    ...(question.payload ? { remotePayload: question.payload } : {}),
+    ...(approval ? { args: {}, reason: `the remote agent ${question.agent} asks for a person's approval` } : {}),
+  };
+  const parsed = ResumeDecision.safeParse(interrupt({ kind: approval ? "tool-approval" : "question", payload }));
+  return parsed.success ? parsed.data : { decision: "reject", feedback: "the resume value was not a valid decision" };
 }

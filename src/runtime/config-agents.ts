@@ -1,5 +1,5 @@
 import { type AgentDefinition, AgentRegistry, defineAgent } from "../agents/define-agent.js";
-import type { TroupeConfig } from "../config/config-file.js";
+import { isRemoteAgent, type TroupeConfig } from "../config/config-file.js";
 import { ConfigError, errorMessage } from "../core/errors.js";
 import type { ToolRegistry } from "../tools/registry.js";
 
@@ -9,10 +9,12 @@ import type { ToolRegistry } from "../tools/registry.js";
  */
 export function withConfigAgents(base: AgentRegistry, config: TroupeConfig, resolved: Record<string, string>): AgentRegistry {
   const declared = config.agents ?? [];
-  if (declared.length === 0) return base;
+  if (declared.every(isRemoteAgent)) return base;
   const registry = new AgentRegistry();
   for (const agent of base.list()) registry.register(agent);
   declared.forEach((entry, index) => {
+    // Remote agents are added by the tool platform once their cards are fetched.
+    if (isRemoteAgent(entry)) return;
     try {
       const definition: AgentDefinition = {
         name: entry.name,
@@ -36,6 +38,7 @@ export function withConfigAgents(base: AgentRegistry, config: TroupeConfig, reso
 /** A config agent's `tools` must name tools that exist (an MCP server's included). */
 export function checkAgentTools(config: TroupeConfig, tools: ToolRegistry): void {
   (config.agents ?? []).forEach((agent, index) => {
+    if (isRemoteAgent(agent)) return;
     const unknown = agent.tools.filter((name) => !tools.has(name));
     if (unknown.length > 0) throw new ConfigError("invalid_config", `agents.${index} (${agent.name}): unknown tool${unknown.length > 1 ? "s" : ""} ${unknown.join(", ")}`, { setting: `agents.${index}.tools` });
   });

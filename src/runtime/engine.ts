@@ -4,7 +4,7 @@ import { createAgentRegistry } from "../agents/index.js";
 import type { RunLedger } from "../agents/run-ledger.js";
 import type { ToolDiscovery } from "../agents/tool-offer.js";
 import { type Decision, decide } from "../agents/voter.js";
-import { loadConfig, type TroupeConfig } from "../config/config-file.js";
+import { isRemoteAgent, loadConfig, remoteAgentsOf, type TroupeConfig } from "../config/config-file.js";
 import { type Env, parseEnv } from "../config/env.js";
 import { resolveToolsConfig, type ToolsConfig } from "../config/tools-config.js";
 import { errorMessage, InputError } from "../core/errors.js";
@@ -146,7 +146,7 @@ export class Troupe {
     let providers: ProviderRegistry | undefined;
     let resolved: Record<string, string> = {};
     // Models of their own: the config's agents' and voters'.
-    const ownModels = [...new Set([...(config.agents ?? []).flatMap((agent) => (agent.model ? [agent.model] : [])), ...(config.decide?.voters ?? []).flatMap((voter) => (voter.model ? [voter.model] : []))])];
+    const ownModels = [...new Set([...(config.agents ?? []).flatMap((agent) => (!isRemoteAgent(agent) && agent.model ? [agent.model] : [])), ...(config.decide?.voters ?? []).flatMap((voter) => (voter.model ? [voter.model] : []))])];
     if (!models) {
       providers = registryFor(config, options.providers ?? []);
       ({ models, source: providerSource, resolved } = createModels(providers, { env, config, provider: options.provider, model: options.model, policy: options.callPolicy, extra: ownModels }));
@@ -182,6 +182,7 @@ export class Troupe {
           memory: { memory: store.memories, namespaceOf: (context) => context.memoryNamespace ?? memoryNamespaceFor(context.principal) },
           threadResults: threadResultsOf(store),
         },
+        remote: { agents: remoteAgentsOf(config), tasks: store.remoteTasks },
       });
       const { tools, agents } = platform;
       const ledgers = new Map<string, RunLedger>();

@@ -1,8 +1,13 @@
-import { AgentRegistry, type AgentDefinition } from "../agents/define-agent.js";
+import { AgentRegistry, type AgentDefinition, defineAgent } from "../agents/define-agent.js";
+import type { RemoteAgentConfig } from "../config/config-file.js";
 import type { ToolsConfig } from "../config/tools-config.js";
+import { ConfigError } from "../core/errors.js";
+import type { RemoteTasks } from "../core/remote-tasks.js";
+import { connectRemoteAgent } from "../tools/a2a/remote-agent.js";
 import type { AuditSink } from "../tools/audit.js";
 import { type BuiltinToolSettings, createBuiltinRegistry } from "../tools/builtin/index.js";
 import { connectMcpServer, type McpConnection } from "../tools/mcp/mcp-client.js";
+import type { NetworkRules } from "../tools/net/address-guard.js";
 import { type Grant, PermissionPolicy } from "../tools/permissions.js";
 import type { ToolRegistry } from "../tools/registry.js";
 
@@ -26,6 +31,8 @@ export interface ToolPlatformOptions {
   audit?: AuditSink;
   /** The built-in tools that need the store: long-term memory and earlier turns' results. */
   builtins?: Pick<BuiltinToolSettings, "memory" | "threadResults">;
+  /** Remote (A2A) agents of the config file, and where their tasks are kept by call id. */
+  remote?: { agents: RemoteAgentConfig[]; tasks?: RemoteTasks };
 }
 
 /** An agent's role defaults as grants: the config's replacement when it has one, else the agent's own. */
@@ -50,6 +57,34 @@ export async function createToolPlatform(options: ToolPlatformOptions): Promise<
   const close = async (): Promise<void> => {
     await Promise.all(mcp.map((connection) => connection.close()));
   };
+  const declared = new AgentRegistry();
+  for (const agent of options.agents.list()) declared.register(agent);
+  for (const remote of options.remote?.agents ?? []) {
+    try {
+      if (declared.get(remote.name)) throw new ConfigError("invalid_config", `the remote agent "${remote.name}": an agent with that name is already declared`, { agent: remote.name });
+      // One network policy for everything troupe fetches: http_fetch's allow and deny lists and allowed private addresses.
+      const rules: NetworkRules = { allowHosts: config.fetch.allowHosts ?? [], denyHosts: config.fetch.denyHosts ?? [], allowAddresses: config.fetch.allowAddresses ?? [] };
+      const connection = await connectRemoteAgent(remote, { rules, ...(options.remote?.tasks ? { tasks: options.remote.tasks } : {}) });
+      tools.register(connection.tool);
+      declared.register(
+        defineAgent({
+          name: remote.name,
+          description: connection.description,
+          capabilities: connection.capabilities,
+          tools: [connection.tool.name],
+          instructions: "",
+          source: "remote",
+          remote: { url: remote.a2a, tool: connection.tool.name },
+        }),
+      );
+    } catch (error) {
+      if (remote.optional && !(error instanceof ConfigError && error.code === "invalid_config")) {
+        warnings.push((error as Error).message);
+        continue;
+      }
+      throw error;
+    }
+  }
   for (const [name, server] of Object.entries(config.mcp.servers)) {
     try {
       const connection = await connectMcpServer(name, server);
@@ -64,10 +99,10 @@ export async function createToolPlatform(options: ToolPlatformOptions): Promise<
       throw error;
     }
   }
-  const grants = [...options.agents.list().flatMap((agent) => roleGrants(agent, tools, config)), ...config.permissions.grants];
+  const grants = [...declared.list().flatMap((agent) => roleGrants(agent, tools, config)), ...config.permissions.grants];
   const policy = new PermissionPolicy({ grants, defaultLevel: config.permissions.defaultLevel, approval: config.approval });
   tools.configure({ policy, concurrency: config.execution.concurrency, ...(options.audit ? { audit: options.audit } : {}) });
   const agents = new AgentRegistry();
-  for (const agent of options.agents.list()) agents.register({ ...agent, tools: policy.reachable(agent.name, tools.list()) });
+  for (const agent of declared.list()) agents.register({ ...agent, tools: policy.reachable(agent.name, tools.list()) });
   return { tools, policy, agents, mcp, warnings, close };
 }

@@ -7,11 +7,13 @@ import { pino, type Logger } from "pino";
 import { TroupeError } from "../core/errors.js";
 import type { StoredEvalEvent } from "../eval/events.js";
 import type { Troupe } from "../runtime/engine.js";
+import { A2AService } from "./a2a/a2a-routes.js";
 import { createAuthHook } from "./auth.js";
 import { authPolicy, parseServerConfig, type ServerConfig, type ServerConfigInput } from "./config.js";
 import { installErrorHandler, sendError } from "./error-handler.js";
 import { EvalService } from "./eval-service.js";
 import { EventHub } from "./event-hub.js";
+import { McpSessions } from "./mcp/mcp-http.js";
 import { ServerMetrics } from "./metrics.js";
 import { ApiDocs } from "./openapi.js";
 import { type RouteContext, setTraceParent } from "./route-context.js";
@@ -48,6 +50,10 @@ export interface TroupeApp {
   evalHub: EventHub<StoredEvalEvent>;
   config: ServerConfig;
   telemetry: Telemetry;
+  /** MCP sessions over Streamable HTTP (/mcp). */
+  mcp: McpSessions;
+  /** The A2A agent (its card and transports). */
+  a2a: A2AService;
 }
 
 /** The JSON logger: ISO times, the Authorization header never written. */
@@ -97,6 +103,9 @@ export async function createApp(options: CreateAppOptions): Promise<TroupeApp> {
   // An API process that only serves (Postgres, --workers 0) stores evals; a process with workers runs them.
   const evals = new EvalService({ troupe: options.troupe, hub: evalHub, logger, runs: tasks.workers > 0 });
   const context: RouteContext = { troupe: options.troupe, tasks, hub, evals, evalHub, docs, metrics, config };
+  // The protocols real clients speak: MCP (Streamable HTTP at /mcp) and A2A, over the same tasks.
+  const mcp = new McpSessions({ tasks, hub }, logger);
+  const a2a = new A2AService({ feed: { tasks, hub }, log: logger, keysRequired: policy.required, ...(config.publicUrl ? { publicUrl: config.publicUrl } : {}) });
 
   const app: FastifyInstance = Fastify({
     // pino's Logger is Fastify's logger; the cast only widens its type to Fastify's interface.
@@ -139,38 +148,49 @@ export async function createApp(options: CreateAppOptions): Promise<TroupeApp> {
     request.log.info({ method: request.method, url: request.url, statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime * 100) / 100 }, "request completed");
   });
 
+  /** Overload protection and the per-key rate limit, for the API and the protocol endpoints alike. */
+  const protect = async (scope: FastifyInstance): Promise<void> => {
+    if (config.maxEventLoopDelayMs > 0) {
+      await scope.register(underPressure, {
+        maxEventLoopDelay: config.maxEventLoopDelayMs,
+        sampleInterval: options.pressureSampleIntervalMs,
+        pressureHandler: (_request, reply, type, value) => {
+          metrics.httpRequests.inc({ method: _request.method, route: "overloaded", status_code: "503" });
+          sendError(
+            reply,
+            new TroupeError("system", "overloaded", `the server is overloaded (${type} ${Math.round(value ?? 0)}); retry shortly`, { retryAfterSeconds: config.retryAfterSeconds }),
+          );
+        },
+      });
+    }
+    if (config.rateLimitPerMinute > 0) {
+      await scope.register(rateLimit, {
+        max: config.rateLimitPerMinute,
+        timeWindow: 60_000,
+        keyGenerator: (request) => request.principal.id,
+        errorResponseBuilder: (_request, limit) =>
+          new TroupeError("denied", "rate_limited", `more than ${limit.max} requests a minute; retry in ${limit.after}`, {
+            limit: limit.max,
+            retryAfterSeconds: Math.ceil(limit.ttl / 1000),
+          }),
+      });
+    }
+  };
+
   registerHealthRoutes(app, context);
+  await a2a.registerCard(app);
   await registerConsoleRoutes(app);
   await app.register(async (secured) => {
     secured.addHook("onRequest", createAuthHook(policy));
     registerSystemRoutes(secured, context);
+    await secured.register(async (protocols) => {
+      await protect(protocols);
+      await protocols.register(async (scope) => mcp.register(scope));
+      await protocols.register(async (scope) => a2a.register(scope));
+    });
     await secured.register(
       async (api) => {
-        if (config.maxEventLoopDelayMs > 0) {
-          await api.register(underPressure, {
-            maxEventLoopDelay: config.maxEventLoopDelayMs,
-            sampleInterval: options.pressureSampleIntervalMs,
-            pressureHandler: (_request, reply, type, value) => {
-              metrics.httpRequests.inc({ method: _request.method, route: "overloaded", status_code: "503" });
-              sendError(
-                reply,
-                new TroupeError("system", "overloaded", `the server is overloaded (${type} ${Math.round(value ?? 0)}); retry shortly`, { retryAfterSeconds: config.retryAfterSeconds }),
-              );
-            },
-          });
-        }
-        if (config.rateLimitPerMinute > 0) {
-          await api.register(rateLimit, {
-            max: config.rateLimitPerMinute,
-            timeWindow: 60_000,
-            keyGenerator: (request) => request.principal.id,
-            errorResponseBuilder: (_request, limit) =>
-              new TroupeError("denied", "rate_limited", `more than ${limit.max} requests a minute; retry in ${limit.after}`, {
-                limit: limit.max,
-                retryAfterSeconds: Math.ceil(limit.ttl / 1000),
-              }),
-          });
-        }
+        await protect(api);
         registerTaskRoutes(api, context);
         registerPlanRoutes(api, context);
         registerEventRoutes(api, context);
@@ -184,5 +204,5 @@ export async function createApp(options: CreateAppOptions): Promise<TroupeApp> {
       { prefix: "/api/v1" },
     );
   });
-  return { app, tasks, evals, metrics, hub, evalHub, config, telemetry };
+  return { app, tasks, evals, metrics, hub, evalHub, config, telemetry, mcp, a2a };
 }

@@ -90,6 +90,8 @@ export const ServerConfig = z.object({
   /** Seconds sent in Retry-After with a 503 (overload, shutting down). */
   retryAfterSeconds: count(1).default(5),
   logLevel: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  /** The base URL clients reach the server at (behind a proxy), for the A2A agent card; by default the one each request came to. */
+  publicUrl: z.url({ protocol: /^https?$/ }).optional(),
 });
 export type ServerConfig = z.infer<typeof ServerConfig>;
 export type ServerConfigInput = z.input<typeof ServerConfig>;
@@ -111,6 +113,7 @@ export function serverConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Serve
     shutdownGraceMs: pick("TROUPE_SHUTDOWN_GRACE_MS") as never,
     maxCrashes: pick("TROUPE_MAX_CRASHES") as never,
     logLevel: pick("TROUPE_LOG_LEVEL") as never,
+    publicUrl: pick("TROUPE_PUBLIC_URL"),
   };
 }
 

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { RunControl } from "@langchain/langgraph";
 import type { Context } from "@opentelemetry/api";
 import type { Logger } from "pino";
-import { errorMessage, isTroupeError } from "../core/errors.js";
+import { ConflictError, errorMessage, isTroupeError } from "../core/errors.js";
 import type { StoredEvent } from "../core/events.js";
 import type { ResumeDecision, RunMetrics, RunResult } from "../core/run.js";
 import type { Troupe } from "../runtime/engine.js";
@@ -55,6 +55,9 @@ export const TERMINAL = new Set(["completed", "failed", "cancelled"]);
 
 /** Refusals of a drive that leave the run as its checkpoint has it, rather than failed. */
 const SETTLE_CODES = new Set(["decision_required", "run_finished", "unknown_interrupt", "approval_required", "answer_required"]);
+
+/** The reason a cancelled run's signal carries. */
+const RUN_CANCELLED = new ConflictError("run_cancelled", "the run was cancelled");
 
 export const EMPTY_METRICS: RunMetrics = { llmCalls: 0, toolCalls: 0, promptTokens: 0, completionTokens: 0, costUsd: 0, reflectionCount: 0, nodeVisits: 0, durationMs: 0 };
 
@@ -239,7 +242,8 @@ export class RunExecutor {
   async cancel(runId: string): Promise<boolean> {
     const active = this.#active.get(runId);
     if (!active) return false;
-    active.controller.abort();
+    // Said as a cancel (a drain's abort says nothing): work the run waits on elsewhere — a remote agent's task — is cancelled too.
+    active.controller.abort(RUN_CANCELLED);
     await Promise.race([active.settled, sleep(10_000, undefined, { ref: false })]);
     return true;
   }

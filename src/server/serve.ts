@@ -38,6 +38,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       // An eval's cases cannot be drained and taken up later (they belong to its workspaces): they are cancelled.
       await troupeApp.evals.shutdown();
       await tasks.shutdown(config.shutdownGraceMs);
+      await troupeApp.mcp.closeAll();
       await app.close();
       // The store, and the MCP servers' connections (stdio servers are stopped).
       await options.troupe.shutdown();

@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Logger } from "pino";
+import type { Budget } from "../core/budget.js";
 import { ConflictError, InputError, NotFoundError, TroupeError } from "../core/errors.js";
 import type { StoredEvent } from "../core/events.js";
 import { emptyExecutionGraph, type ExecutionGraph } from "../core/execution-graph.js";
@@ -23,6 +24,11 @@ import type { Telemetry } from "./telemetry.js";
 type RecalledView = TaskView["memories"];
 
 export type { Origin } from "./run-executor.js";
+
+/** What a protocol front submits beside the REST body: a budget (MCP's `run_task`). */
+export interface SubmitExtra {
+  budget?: Budget;
+}
 
 export interface TaskServiceOptions {
   troupe: Troupe;
@@ -124,9 +130,15 @@ export class TaskService {
    * queued before this resolves. A replay of an Idempotency-Key returns the task it created; the
    * same key with a different body is refused.
    */
-  async submit(principal: Principal, body: ExecuteBody, idempotencyKey: string | undefined, origin: Origin = {}): Promise<{ record: RunRecord; replayed: boolean }> {
+  async submit(
+    principal: Principal,
+    body: ExecuteBody,
+    idempotencyKey: string | undefined,
+    origin: Origin = {},
+    extra: SubmitExtra = {},
+  ): Promise<{ record: RunRecord; replayed: boolean }> {
     this.#assertAccepting();
-    const requestHash = createHash("sha256").update(stableStringify(body)).digest("hex");
+    const requestHash = createHash("sha256").update(stableStringify(extra.budget ? { ...body, budget: extra.budget } : body)).digest("hex");
     const pendingKey = idempotencyKey === undefined ? undefined : `${principal.id}\n${idempotencyKey}`;
     const replay = (existing: { requestHash: string | null; id: string }): void => {
       if (existing.requestHash !== requestHash) {
@@ -161,6 +173,7 @@ export class TaskService {
     if (body.tools !== undefined) input.tools = body.tools;
     if (body.reviewers !== undefined) input.reviewers = body.reviewers;
     if (body.history_budget !== undefined) input.historyBudget = body.history_budget;
+    if (extra.budget !== undefined) input.budget = extra.budget;
     // The store writes the submissions of one turn in one transaction; the engine's check of the
     // thread runs inside it, after the submissions written before it in the same batch.
     const written = this.troupe.enqueue(input, { owner: principal.id, idempotencyKey, requestHash });

@@ -8,6 +8,8 @@ import { type EventStore, SqliteEventStore } from "./event-store.js";
 import { type Memories, type MemorySetup, memoryOf, memoryOptionsOf } from "./memories.js";
 import { SqliteMemoryStore, type TroupeMemoryStore } from "./memory-store.js";
 import type { ControlChannel, RunQueue, WorkerRegistry } from "./run-queue.js";
+import type { RemoteTasks } from "../core/remote-tasks.js";
+import { SqliteRemoteTasks } from "./remote-task-store.js";
 import { type RunStore, SqliteRunStore } from "./run-store.js";
 import { SqliteStash, type StashStore } from "./stash-store.js";
 import { ProcessThreadLocks, type ThreadLocks } from "./thread-locks.js";
@@ -35,6 +37,8 @@ export interface Store {
   /** The long-term memory: a LangGraph BaseStore, and troupe's facts over it. */
   readonly memoryStore: TroupeMemoryStore;
   readonly memories: Memories;
+  /** The tasks remote A2A agents made for troupe's calls, by call id (a crash mid-call waits on the same task again). */
+  readonly remoteTasks: RemoteTasks;
   /** The run queue shared by every process (Postgres); undefined on SQLite, where a server queues in memory. */
   readonly queue?: RunQueue;
   /** Messages to whichever process holds a run (cancel, drain): Postgres NOTIFY; undefined on SQLite. */
@@ -100,6 +104,7 @@ export function openSqliteStore(directory: string, options: MemorySetup = {}): S
     threads,
     memoryStore,
     memories,
+    remoteTasks: new SqliteRemoteTasks(db),
     ping: async () => {
       db.prepare("SELECT 1").get();
     },

@@ -138,7 +138,12 @@ export interface ToolDefinition<Schema extends z.ZodType = z.ZodType> {
   levelFor?(args: z.infer<Schema>): PermissionLevel;
   /** The JSON schema shown to models, when it is not derived from `schema` (MCP tools). */
   parameters?: Record<string, unknown>;
-  /** Where the tool comes from: `builtin`, or `mcp:<server>`. */
+  /**
+   * Its calls wait on another machine (a remote agent), not on this one: they do not take one of
+   * the registry's slots, so a long remote task does not hold up local tool calls.
+   */
+  remote?: boolean;
+  /** Where the tool comes from: `builtin`, `mcp:<server>`, or `a2a:<card URL>`. */
   source?: string;
   /** What a call changes in the workspace (file tools), for settling a call interrupted by a crash. */
   effect?: ToolEffect<z.infer<Schema>>;

@@ -423,9 +423,9 @@ export class ToolRegistry {
           break;
         }
       }
-      let release: () => void;
+      let release: () => void = () => {};
       try {
-        release = await this.#slots.acquire(context.signal);
+        if (!tool.remote) release = await this.#slots.acquire(context.signal);
       } catch {
         outcome = { ok: false, error: { code: "cancelled", message: "the run was cancelled" } };
         break;

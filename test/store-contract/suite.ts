@@ -369,6 +369,18 @@ export function defineStoreContract(name: string, factory: StoreFactory): void {
       });
     });
 
+    describe("remote tasks", () => {
+      it("keeps a remote agent's task by call id, the first record for a call winning, and shares it between stores", async () => {
+        const { store, another } = await setup();
+        expect(await store.remoteTasks.find("run-1/s1/1/remote1/1/abc")).toBeUndefined();
+        const record = { callId: "run-1/s1/1/remote1/1/abc", agent: "helper", url: "http://agent.example/.well-known/agent-card.json", taskId: "task-1", contextId: "ctx-1", createdAt: 1_700_000_000_000 };
+        await store.remoteTasks.save(record);
+        await store.remoteTasks.save({ ...record, taskId: "task-2" });
+        expect(await store.remoteTasks.find(record.callId)).toEqual(record);
+        expect(await (await another()).remoteTasks.find(record.callId)).toEqual(record);
+      });
+    });
+
     describe("thread locks", () => {
       it("lets one drive hold a thread at a time, across every store on the database, until it is released", async () => {
         const { store, another } = await setup();

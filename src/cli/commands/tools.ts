@@ -26,7 +26,7 @@ export function registerTools(program: Command): void {
     .option("--json", "print the tools with their JSON schemas")
     .option("--config <file>", "the config file (default: TROUPE_CONFIG, then ./troupe.config.json or .ts)")
     .action(async (flags: ListFlags) => {
-      const { loadConfig } = await import("../../config/config-file.js");
+      const { loadConfig, remoteAgentsOf } = await import("../../config/config-file.js");
       const { resolveToolsConfig } = await import("../../config/tools-config.js");
       const { createAgentRegistry } = await import("../../agents/index.js");
       const { createToolPlatform } = await import("../../runtime/tool-platform.js");
@@ -35,7 +35,7 @@ export function registerTools(program: Command): void {
       // The config file's agents reach tools too.
       const { config, file } = await loadConfig(process.cwd(), flags.config ?? process.env.TROUPE_CONFIG);
       const toolsConfig = resolveToolsConfig(config.tools, { base: file ? path.dirname(file) : process.cwd(), file });
-      const platform = await createToolPlatform({ config: toolsConfig, agents: withConfigAgents(createAgentRegistry(), config, {}) });
+      const platform = await createToolPlatform({ config: toolsConfig, agents: withConfigAgents(createAgentRegistry(), config, {}), remote: { agents: remoteAgentsOf(config) } });
       try {
         for (const warning of platform.warnings) err(`warning: ${warning}`);
         const { tools: registry, agents } = platform;

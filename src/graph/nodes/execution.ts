@@ -1,5 +1,7 @@
 import { createHash } from "node:crypto";
 import { isGraphBubbleUp, type LangGraphRunnableConfig } from "@langchain/langgraph";
+import { runRemoteAgent } from "../../agents/remote-worker.js";
+import type { RunLedger } from "../../agents/run-ledger.js";
 import { immediateStep, runWorker, type WorkerToolCall } from "../../agents/worker.js";
 import type { Assignment } from "../../core/agent-fit.js";
 import { BoardMessage, messagesFor } from "../../core/board.js";
@@ -16,7 +18,7 @@ import type { ToolContext, ToolOutcome } from "../../tools/define-tool.js";
 import { announceBudgetStop, callOptions, createMeter, emit, firstPassOf, type GraphDeps, threadIdOf } from "../deps.js";
 import { artifactProblem, ArtifactRecorder } from "../artifacts.js";
 import { LiveBoard } from "../board.js";
-import { approvalByInterrupt, durableStep } from "../durable.js";
+import { approvalByInterrupt, durableStep, remoteInputByInterrupt } from "../durable.js";
 import { type ItemOutcome, runMap } from "../map-run.js";
 import type { Update } from "../state.js";
 
@@ -113,6 +115,8 @@ export function subtaskMayPause(deps: GraphDeps, subtask: PlannedSubtask, allowe
   const usable = (name: string): boolean => allowedTools?.includes(name) ?? true;
   if (subtask.tool !== undefined) return usable(subtask.tool) && deps.tools.needsApproval(subtask.tool, subtask.agent);
   const agent = deps.agents.get(subtask.agent);
+  // A remote agent may ask for a person's input at any time.
+  if (agent?.remote) return true;
   return agent !== undefined && agent.tools.some((name) => usable(name) && deps.tools.needsApproval(name, subtask.agent));
 }
 
@@ -216,6 +220,26 @@ export function createRunSubtask(deps: GraphDeps) {
         return outcome.ok ? { status: "done", value: outcome.value, exact: true, summary: truncate(outcome.summary, LIMITS.previewChars) } : toolFailure(outcome);
       }
       if (!agent) return { status: "failed", summary: "", error: `unknown agent "${subtask.agent}"`, failureKind: "error" };
+      if (agent.remote) {
+        const remote = agent.remote;
+        const scope = `${item ? `/item${item.index}` : ""}/remote`;
+        const outcome = await runRemoteAgent({
+          agent: { ...agent, remote },
+          subtask,
+          args,
+          call: async (callArgs, turn) => {
+            const started = performance.now();
+            const outcome = await deps.tools.call(remote.tool, callArgs, { ...context, callId: callIdFor(scope)(turn, remote.tool, callArgs) });
+            return { outcome, durationMs: performance.now() - started };
+          },
+          onCall: (call, replayed) => onToolCall(call, replayed),
+          step: item ? immediateStep : step,
+          ...(item ? {} : { ask: remoteInputByInterrupt }),
+          meter,
+          ...(deps.ledgers?.get(payload.runId) ? { ledger: deps.ledgers.get(payload.runId) as RunLedger } : {}),
+        });
+        return { status: outcome.status, value: outcome.value, summary: outcome.summary, ...(outcome.exact ? { exact: true } : {}), ...(outcome.error !== undefined ? { error: outcome.error, failureKind: outcome.failureKind ?? "error" } : {}) };
+      }
       const outcome = await runWorker(
         {
           agent,

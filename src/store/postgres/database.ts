@@ -192,6 +192,19 @@ CREATE INDEX IF NOT EXISTS memory_items_search ON memory_items USING GIN (search
 CREATE INDEX IF NOT EXISTS memory_items_updated ON memory_items (prefix text_pattern_ops, updated_at);
 CREATE INDEX IF NOT EXISTS memory_items_expiry ON memory_items (expires_at) WHERE expires_at IS NOT NULL;`,
   },
+  {
+    // Issue 26: the task a remote A2A agent made for one of troupe's calls (SQLite migration 16).
+    version: 6,
+    sql: `
+CREATE TABLE IF NOT EXISTS remote_tasks (
+  call_id TEXT PRIMARY KEY,
+  agent TEXT NOT NULL,
+  url TEXT NOT NULL,
+  task_id TEXT NOT NULL,
+  context_id TEXT NOT NULL,
+  created_at BIGINT NOT NULL
+);`,
+  },
 ];
 
 /** The newest schema version of troupe's Postgres tables. */

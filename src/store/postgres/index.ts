@@ -15,6 +15,7 @@ import { PostgresMemoryStore } from "./memory-store.js";
 import { Notifications } from "./notifications.js";
 import { PostgresRunStore } from "./run-store.js";
 import { PgBossRunQueue } from "./run-queue.js";
+import { PostgresRemoteTasks } from "./remote-task-store.js";
 import { PostgresStash } from "./stash-store.js";
 import { PgThreadLocks } from "./thread-locks.js";
 
@@ -77,6 +78,7 @@ export async function openPostgresStore(options: StoreOptions & { databaseUrl: s
     threads,
     memoryStore,
     memories,
+    remoteTasks: new PostgresRemoteTasks(pool),
     queue,
     control: new PgControlChannel(pool, notifications),
     workers: new PgWorkerRegistry(pool, leaseSeconds),

@@ -1,0 +1,62 @@
+import { DefaultExecutionEventBus, type ExecutionEventBus, type ExecutionEventBusManager } from "@a2a-js/sdk/server";
+
+/**
+ * The SDK's event buses, one per task, with two things added. A bus can be found by the run's id
+ * as well as by the id the SDK made for the request (`link`): an A2A task is a run, and
+ * resubscribing or cancelling names the run. And a run driven in this process with no bus yet
+ * (started through the REST API, taken up after a restart, or whose stream was dropped) gets one
+ * made for it on demand (`bridge`), so a client can resubscribe to any run that is going.
+ * Buses are settled as soon as their executor returns (a run waiting for a person has nothing more
+ * to say until someone answers).
+ */
+export class RunBusManager implements ExecutionEventBusManager {
+  readonly #buses = new Map<string, ExecutionEventBus>();
+  readonly #bridge: (runId: string, bus: ExecutionEventBus) => boolean;
+
+  /** `bridge` starts telling a run's events to a new bus, when the run is driven here; false when it is not. */
+  constructor(bridge: (runId: string, bus: ExecutionEventBus) => boolean) {
+    this.#bridge = bridge;
+  }
+
+  createOrGetByTaskId(taskId: string): ExecutionEventBus {
+    let bus = this.#buses.get(taskId);
+    if (!bus) {
+      bus = new DefaultExecutionEventBus();
+      this.#buses.set(taskId, bus);
+    }
+    return bus;
+  }
+
+  getByTaskId(taskId: string): ExecutionEventBus | undefined {
+    const found = this.#buses.get(taskId);
+    if (found) return found;
+    const bus = new DefaultExecutionEventBus();
+    this.#buses.set(taskId, bus);
+    if (this.#bridge(taskId, bus)) return bus;
+    this.#buses.delete(taskId);
+    return undefined;
+  }
+
+  /** Makes a bus findable by a run's id too. */
+  link(runId: string, bus: ExecutionEventBus): void {
+    if (!this.#buses.has(runId)) this.#buses.set(runId, bus);
+  }
+
+  cleanupByTaskId(taskId: string): void {
+    const bus = this.#buses.get(taskId);
+    if (!bus) return;
+    for (const [key, value] of [...this.#buses]) if (value === bus) this.#buses.delete(key);
+    bus.removeAllListeners();
+  }
+
+  settleByTaskId(taskId: string, bus: ExecutionEventBus): boolean {
+    bus.finished();
+    this.cleanupByTaskId(taskId);
+    return true;
+  }
+
+  /** Buses open now (for tests and shutdown). */
+  get size(): number {
+    return new Set(this.#buses.values()).size;
+  }
+}

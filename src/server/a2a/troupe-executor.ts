@@ -1,0 +1,99 @@
+import { TaskState } from "@a2a-js/sdk";
+import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestContext } from "@a2a-js/sdk/server";
+import type { Logger } from "pino";
+import { errorMessage } from "../../core/errors.js";
+import type { Principal } from "../config.js";
+import { lastEventSeq, type RunFeed } from "../run-follow.js";
+import type { RunBusManager } from "./bus-manager.js";
+import { INTENT_KEY, type MessageIntent } from "./message-intent.js";
+import { bridgeRun } from "./run-bridge.js";
+import { principalOf, type RunTaskStore } from "./run-task-store.js";
+import { agentMessage, statusUpdate, taskOf, textPart } from "./task-view.js";
+
+/**
+ * The A2A agent executor: a message starts a troupe run on the thread named by its context id
+ * (through the task service: the same queue, limits and ownership as a REST submission), answers
+ * a run waiting for a person, or joins a run that is going; then it tells the bus what the run
+ * does until it rests. Cancelling a task cancels its run.
+ */
+export class TroupeAgentExecutor implements AgentExecutor {
+  readonly #feed: RunFeed;
+  readonly #log: Logger;
+  readonly #store: RunTaskStore;
+  #buses: RunBusManager | undefined;
+
+  constructor(feed: RunFeed, store: RunTaskStore, log: Logger) {
+    this.#feed = feed;
+    this.#store = store;
+    this.#log = log;
+  }
+
+  /** The bus manager, once made (it and the executor need each other). */
+  attach(buses: RunBusManager): void {
+    this.#buses = buses;
+  }
+
+  execute = async (requestContext: RequestContext, bus: ExecutionEventBus): Promise<void> => {
+    const principal = principalOf(requestContext.context);
+    const intent = requestContext.context.state.get(INTENT_KEY) as MessageIntent | undefined;
+    if (!intent) throw new Error("the message was not checked before it reached the executor");
+    const { tasks } = this.#feed;
+    let runId: string;
+    let after: number;
+    if (intent.kind === "start") {
+      const { record, replayed } = await tasks.submit(principal, intent.body, intent.idempotencyKey, {});
+      runId = record.id;
+      after = replayed ? await lastEventSeq(this.#feed, runId) : 0;
+    } else if (intent.kind === "answer") {
+      runId = intent.runId;
+      after = await lastEventSeq(this.#feed, runId);
+      await tasks.resume(principal, runId, intent.body);
+    } else {
+      runId = intent.runId;
+      after = await lastEventSeq(this.#feed, runId);
+    }
+    this.#buses?.link(runId, bus);
+    const record = await tasks.record(principal, runId);
+    const task = await taskOf(tasks.troupe, record, tasks.isActive(runId), { artifacts: false });
+    task.history.push(requestContext.userMessage);
+    bus.publish(AgentEvent.task(task));
+    if (intent.kind === "follow") bus.publish(AgentEvent.statusUpdate(statusUpdate(runId, record.threadId, task.status?.state ?? TaskState.TASK_STATE_WORKING, agentMessage(runId, record.threadId, [textPart("the task is under way; this message changes nothing")]))));
+    await bridgeRun(this.#feed, principal, record, after, bus, this.#store);
+  };
+
+  /** Cancels the run behind a task that is followed here; the bridge tells the bus when it has stopped. */
+  cancelTask = async (taskId: string, bus: ExecutionEventBus): Promise<void> => {
+    const { tasks } = this.#feed;
+    const record = await tasks.troupe.store.runs.get(taskId);
+    if (!record || record.owner === null) return;
+    const owner: Principal = { id: record.owner };
+    try {
+      await tasks.cancel(owner, taskId);
+    } catch (error) {
+      // Ended meanwhile: say where it stands, so the cancel's wait ends.
+      this.#log.info({ taskId, err: errorMessage(error) }, "A2A cancel of a task that had ended");
+      const now = await tasks.record(owner, taskId);
+      const task = await taskOf(tasks.troupe, now, false, { artifacts: false });
+      bus.publish(AgentEvent.statusUpdate(statusUpdate(taskId, now.threadId, task.status?.state ?? TaskState.TASK_STATE_FAILED, task.status?.message)));
+    }
+  };
+
+  /** Starts telling a run driven here to a bus made for a client that resubscribed or cancels; false when it is not driven here. */
+  bridge(runId: string, bus: ExecutionEventBus): boolean {
+    const { tasks } = this.#feed;
+    if (!tasks.isActive(runId)) return false;
+    void (async () => {
+      try {
+        const record = await tasks.troupe.store.runs.get(runId);
+        if (!record || record.owner === null) return;
+        await bridgeRun(this.#feed, { id: record.owner }, record, await lastEventSeq(this.#feed, runId), bus, this.#store);
+      } catch (error) {
+        this.#log.warn({ taskId: runId, err: errorMessage(error) }, "A2A bridge of a run stopped");
+      } finally {
+        bus.finished();
+        this.#buses?.cleanupByTaskId(runId);
+      }
+    })();
+    return true;
+  }
+}
