@@ -7,6 +7,8 @@ import type { Retrieval } from "./memory.js";
 import type { ModelIncident } from "./model-incident.js";
 import type { SubtaskView } from "./plan.js";
 import type { CriticVerdict } from "./review.js";
+import { OnBusy } from "./on-busy.js";
+import { WebhookSpec } from "./webhook.js";
 
 export const STOP_REASONS = ["completed", "max_iterations", "budget_exhausted", "rejected", "cancelled", "failed"] as const;
 export type StopReason = (typeof STOP_REASONS)[number];
@@ -78,6 +80,10 @@ export const RunRequest = z
       .min(0, { error: `the history budget must be between 0 and ${CONVERSATION_LIMITS.historyBudgetMax} tokens` })
       .max(CONVERSATION_LIMITS.historyBudgetMax, { error: `the history budget must be between 0 and ${CONVERSATION_LIMITS.historyBudgetMax} tokens` })
       .optional(),
+    /** Where the run's end (and waits for a person) are POSTed, signed (see core/webhook.ts); default from the config's `webhooks.default`. */
+    webhook: WebhookSpec.optional(),
+    /** What to do when the thread's run is running or waiting (default enqueue; see core/on-busy.ts). */
+    onBusy: OnBusy.optional(),
   })
   .strict();
 export type RunRequest = z.infer<typeof RunRequest>;

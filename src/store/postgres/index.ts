@@ -17,6 +17,12 @@ import { PostgresRunStore } from "./run-store.js";
 import { PgBossRunQueue } from "./run-queue.js";
 import { PostgresStash } from "./stash-store.js";
 import { PgThreadLocks } from "./thread-locks.js";
+import { PostgresGrantStore } from "./grant-store.js";
+import { PostgresRetentionStore } from "./retention-store.js";
+import { PostgresRunStatsStore } from "./run-stats-store.js";
+import { PostgresScheduleStore } from "./schedule-store.js";
+import { PostgresWebhookOutbox } from "./webhook-outbox.js";
+import { PgBossWebhookQueue } from "./webhook-queue.js";
 
 /** The Postgres store, with the parts the contract suite and the scale-out tests look at. */
 export interface PostgresStore extends Store {
@@ -24,6 +30,9 @@ export interface PostgresStore extends Store {
   readonly pool: pg.Pool;
   readonly queue: PgBossRunQueue;
   readonly threads: PgThreadLocks;
+  /** Webhook deliveries as pg-boss jobs (troupe serve and troupe worker send them). */
+  readonly webhookQueue: PgBossWebhookQueue;
+  readonly url: string;
 }
 
 /** Wraps what fails while opening: a connection failure is the deployment's (exit 2), the rest a system fault. */
@@ -47,11 +56,13 @@ export async function openPostgresStore(options: StoreOptions & { databaseUrl: s
   const queue = new PgBossRunQueue({ url, pool, notifications, leaseSeconds, supervise: true });
   const checkpointer = new TroupePostgresSaver(pool);
   const threads = new PgThreadLocks(url);
+  const webhookQueue = new PgBossWebhookQueue(() => queue.boss, notifications);
   try {
     await pool.query("SELECT 1");
     await migratePostgres(pool, redactUrl(url), async () => {
       await checkpointer.setup();
       await queue.start();
+      await webhookQueue.start();
     });
   } catch (error) {
     await queue.stop();
@@ -69,7 +80,7 @@ export async function openPostgresStore(options: StoreOptions & { databaseUrl: s
     location: redactUrl(url),
     pool,
     checkpointer,
-    runs: new PostgresRunStore(pool, queue),
+    runs: new PostgresRunStore(pool, queue, webhookQueue),
     events,
     stash,
     audit,
@@ -78,6 +89,13 @@ export async function openPostgresStore(options: StoreOptions & { databaseUrl: s
     memoryStore,
     memories,
     queue,
+    webhookQueue,
+    url,
+    grants: new PostgresGrantStore(pool),
+    webhooks: new PostgresWebhookOutbox(pool),
+    schedules: new PostgresScheduleStore(pool),
+    stats: new PostgresRunStatsStore(pool),
+    retention: new PostgresRetentionStore(pool),
     control: new PgControlChannel(pool, notifications),
     workers: new PgWorkerRegistry(pool, leaseSeconds),
     ping: async () => {

@@ -17,7 +17,7 @@ interface JobData {
 }
 
 /** Runs statements of pg-boss on a transaction's client. */
-function onClient(client: pg.ClientBase): { executeSql: (text: string, values?: unknown[]) => Promise<{ rows: unknown[] }> } {
+export function onClient(client: pg.ClientBase): { executeSql: (text: string, values?: unknown[]) => Promise<{ rows: unknown[] }> } {
   return { executeSql: (text, values) => client.query(text, values) };
 }
 
@@ -60,6 +60,11 @@ export class PgBossRunQueue implements RunQueue {
     });
     // Connection errors of its timers (the database restarted) are retried on the next pass.
     this.#boss.on("error", () => {});
+  }
+
+  /** The pg-boss instance, for the other queues on the same schema (webhook deliveries). */
+  get boss(): PgBoss {
+    return this.#boss;
   }
 
   /** Installs or migrates pg-boss's schema and the runs queue (its settings from the lease). */
