@@ -29,6 +29,8 @@ import { memoryNamespaceFor, memoryStoreOptions, threadResultsOf } from "./memor
 import { type EnqueueOptions, type InvokeOptions, type ResumeOptions, RunLifecycle, type RunOptions } from "./run-lifecycle.js";
 import { type PendingInterrupt, runningSubtasks, showRun, threadInterrupts, type RunView } from "./run-queries.js";
 import { createToolPlatform, type ToolPlatform } from "./tool-platform.js";
+import { type ForkRequest, parseForkRequest, threadHistory } from "./fork.js";
+import type { HistoryEntry } from "../graph/history.js";
 
 export type { ProviderSource } from "./model-selection.js";
 export { type Driver, type EnqueueOptions, type InvokeOptions, isAlive, type ResumeOptions, type RunOptions } from "./run-lifecycle.js";
@@ -134,7 +136,17 @@ export class Troupe {
     this.discovery = fields.discovery;
     this.#providers = fields.providers;
     this.#resolved = fields.resolved ?? {};
-    this.#lifecycle = new RunLifecycle({ store: this.store, graph: this.graph, tools: this.tools, models: this.models, config: this.config, maxWorkerSteps: this.#maxWorkerSteps, ledgers: this.#ledgers });
+    this.#lifecycle = new RunLifecycle({
+      store: this.store,
+      graph: this.graph,
+      tools: this.tools,
+      models: this.models,
+      config: this.config,
+      maxWorkerSteps: this.#maxWorkerSteps,
+      ledgers: this.#ledgers,
+      agents: this.agents,
+      workspace: this.workspace,
+    });
   }
 
   static async create(options: TroupeOptions = {}): Promise<Troupe> {
@@ -268,6 +280,25 @@ export class Troupe {
    */
   resume(threadId: string, decision: ResumeDecision | undefined, options: ResumeOptions = {}): Promise<RunResult> {
     return this.#lifecycle.resume(threadId, decision, options);
+  }
+
+  /**
+   * Forks a run from one of its subtasks or checkpoints onto a new thread (`troupe runs fork`):
+   * the results upstream of the fork point are kept — no model or tool call is repeated for
+   * them —, the rest runs. The original run is untouched.
+   */
+  fork(runId: string, request: ForkRequest, options: RunOptions = {}): Promise<RunResult> {
+    return this.#lifecycle.fork(runId, parseForkRequest(request), options);
+  }
+
+  /** Forks a run and queues the fork (the server). */
+  enqueueFork(runId: string, request: ForkRequest, options: { owner?: string } = {}): Promise<RunRecord> {
+    return this.#lifecycle.enqueueFork(runId, parseForkRequest(request), options);
+  }
+
+  /** A thread's checkpoints, oldest first, each with what it followed (`troupe runs history`). */
+  history(threadId: string): Promise<HistoryEntry[]> {
+    return threadHistory(this.graph, threadId);
   }
 
   /** The interrupts a thread's run waits on, each with its id (several subtasks may wait for approval at once). */

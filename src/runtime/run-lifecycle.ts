@@ -20,6 +20,8 @@ import { choiceId, type ModelSet } from "../providers/registry.js";
 import { isAlive, type RunRecord, type Store, type ThreadLease } from "../store/index.js";
 import { finishedPatch, type NewRun } from "../store/run-store.js";
 import type { ToolRegistry } from "../tools/registry.js";
+import type { AgentRegistry } from "../agents/define-agent.js";
+import { type ForkRequest, prepareFork, seedFork } from "./fork.js";
 import { hasStepsLeft, pendingInterrupts } from "./interrupts.js";
 import { memoryNamespaceFor } from "./memory-owner.js";
 import { liveState, resultFromState } from "./result.js";
@@ -81,6 +83,9 @@ export interface LifecycleParts {
   maxWorkerSteps: number;
   /** The budget ledgers of the runs being driven, shared with the graph's nodes. */
   ledgers: Map<string, RunLedger>;
+  /** The agents (with the tools each reaches), for checking a fork's edited plan as the planner's is. */
+  agents: AgentRegistry;
+  workspace: string;
 }
 
 /**
@@ -117,6 +122,50 @@ export class RunLifecycle {
     } finally {
       await lease.release();
     }
+  }
+
+  /**
+   * Forks a run (`fork.ts`): a new run on a new thread from one of its checkpoints, keeping the
+   * results it does not run again, driven at once. The original run and thread are untouched.
+   */
+  async fork(runId: string, input: ForkRequest, options: RunOptions = {}): Promise<RunResult> {
+    const { record, fork } = await this.#prepareFork(runId, input);
+    const lease = await this.#hold(fork.threadId, undefined, () => new ConflictError("thread_busy", `thread ${fork.threadId} is held by another drive`, {}));
+    try {
+      await seedFork(this.#parts, fork);
+      const created = await this.#parts.store.runs.create(this.#forkRecord(record, fork, { status: "running", pid: process.pid, host: hostname(), startedAt: Date.now(), owner: options.owner ?? record.owner, ...(options.worker !== undefined ? { worker: options.worker } : {}) }));
+      const { owner: _owner, evalId: _evalId, ...invoke } = options;
+      return await this.#drive(created, null, this.#concurrencyOf(created), false, invoke, lease);
+    } finally {
+      await lease.release();
+    }
+  }
+
+  /** Forks a run and queues the fork, to be started later with `start` (the server's queue). */
+  async enqueueFork(runId: string, input: ForkRequest, options: { owner?: string } = {}): Promise<RunRecord> {
+    const { record, fork } = await this.#prepareFork(runId, input);
+    // The new thread's state first: a worker may take the queued run the moment its record is written.
+    await seedFork(this.#parts, fork);
+    return this.#parts.store.runs.create(this.#forkRecord(record, fork, { status: "queued", pid: null, host: null, owner: options.owner ?? record.owner }));
+  }
+
+  async #prepareFork(runId: string, input: ForkRequest) {
+    const record = await this.#parts.store.runs.get(runId);
+    if (!record) throw new NotFoundError("unknown_run", `no run with id ${runId}`, { runId });
+    const ids = { runId: `run-${randomUUID()}`, threadId: input.threadId ?? `thread-${randomUUID()}` };
+    const deps = { models: this.#parts.models, tools: this.#parts.tools, agents: this.#parts.agents, workspace: this.#parts.workspace, stash: this.#parts.store.stash };
+    return { record, fork: await prepareFork({ store: this.#parts.store, graph: this.#parts.graph, deps }, record, input, ids) };
+  }
+
+  /** A fork's record: the original's request on the new thread, and where it came from. */
+  #forkRecord(original: RunRecord, fork: Awaited<ReturnType<typeof prepareFork>>, fields: Pick<NewRun, "status" | "pid" | "host"> & Partial<NewRun>): NewRun {
+    const { onBusy: _onBusy, ...request } = original.request;
+    return { id: fork.runId, threadId: fork.threadId, task: original.task, request: { ...request, threadId: fork.threadId }, forkedFrom: fork.origin, ...fields };
+  }
+
+  #concurrencyOf(record: RunRecord): number {
+    const request = StoredRequest.safeParse(record.request);
+    return (request.success ? request.data.concurrency : undefined) ?? LIMITS.subtaskConcurrency;
   }
 
   /** Holds a thread for this drive, or refuses with `busy` when another drive holds it. */
@@ -206,6 +255,8 @@ export class RunLifecycle {
     const request = RunRequest.parse({ ...(stored.success ? stored.data : {}), task: record.task });
     const startedAt = record.startedAt ?? Date.now();
     await this.#parts.store.runs.update(record.id, { status: "running", pid: process.pid, host: hostname(), startedAt, suspended: null, pendingDecision: null, worker: options.worker ?? null, cancelRequested: false });
+    // A fork's thread already holds its first state (seeded by updateState): the graph goes on from there.
+    if (record.forkedFrom !== null) return this.#drive({ ...record, status: "running", startedAt }, null, this.#concurrencyOf(record), false, options, lease);
     return this.#begin({ ...record, status: "running", startedAt }, request, options, lease);
   }
 
