@@ -15,6 +15,7 @@ import { registerServe } from "./commands/serve.js";
 import { registerTools } from "./commands/tools.js";
 import { registerMigrate } from "./commands/migrate.js";
 import { registerWorker } from "./commands/worker.js";
+import { registerGc } from "./commands/gc.js";
 import { EXIT, exitCodeForError } from "./exit-codes.js";
 import { err } from "./io.js";
 
@@ -40,6 +41,7 @@ export function createProgram(): Command {
   registerChat(program);
   registerWorker(program);
   registerMigrate(program);
+  registerGc(program);
   return program;
 }
 

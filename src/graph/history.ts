@@ -59,10 +59,26 @@ function nodeWords(node: string, state: State, ended: string[]): string {
 }
 
 /**
+ * The run each checkpoint belongs to, for snapshots given newest first. A run's first checkpoint
+ * (source `input`) still holds the state the thread had before it — LangGraph keeps the input in
+ * its start channel until the next superstep — so it belongs to the run of the checkpoint after it.
+ */
+export function checkpointOwners(newestFirst: readonly Pick<StateSnapshot, "values" | "metadata">[]): Array<string | null> {
+  let next: string | null = null;
+  return newestFirst.map((snapshot) => {
+    const own = (snapshot.values as Partial<State>).runId || null;
+    const owner = snapshot.metadata?.source === "input" ? next : own;
+    if (owner !== null) next = owner;
+    return owner;
+  });
+}
+
+/**
  * A thread's checkpoints, oldest first, each described by what changed since the one before it
  * (getStateHistory gives them newest first, each a full snapshot of the state).
  */
 export function describeHistory(snapshots: readonly StateSnapshot[]): HistoryEntry[] {
+  const owners = checkpointOwners(snapshots).reverse();
   const ordered = [...snapshots].reverse();
   return ordered.map((snapshot, index) => {
     const state = snapshot.values as State;
@@ -82,7 +98,7 @@ export function describeHistory(snapshots: readonly StateSnapshot[]): HistoryEnt
     const graphNodes = added.filter((name) => !name.includes(":"));
     const source = String(snapshot.metadata?.source ?? "loop");
     let after: string;
-    if (source === "input") after = `run started: ${state.task}`;
+    if (source === "input") after = "run started (its task waits in the start channel)";
     else if (source === "update" || source === "fork") after = `forked: the state a fork started from${state.plan?.length ? ` (${Object.values(state.results ?? {}).filter((result) => result.status === "done").length} finished subtask(s) kept)` : ""}`;
     else if (graphNodes.length > 0) after = nodeWords(graphNodes.at(-1) as string, state, ended);
     else after = ended.length > 0 ? nodeWords("execute", state, ended) : "superstep";
@@ -93,7 +109,7 @@ export function describeHistory(snapshots: readonly StateSnapshot[]): HistoryEnt
       createdAt: snapshot.createdAt ?? null,
       step: Number(snapshot.metadata?.step ?? -1),
       source,
-      runId: state.runId || null,
+      runId: owners[index] ?? null,
       after,
       ended,
       next: [...snapshot.next],

@@ -30,6 +30,8 @@ import { type EnqueueOptions, type InvokeOptions, type ResumeOptions, RunLifecyc
 import { type PendingInterrupt, runningSubtasks, showRun, threadInterrupts, type RunView } from "./run-queries.js";
 import { createToolPlatform, type ToolPlatform } from "./tool-platform.js";
 import { type ForkRequest, parseForkRequest, threadHistory } from "./fork.js";
+import { collectGarbage, deleteRun, deleteThread, type GcOptions } from "./retention.js";
+import type { GcReport } from "../core/retention.js";
 import type { HistoryEntry } from "../graph/history.js";
 
 export type { ProviderSource } from "./model-selection.js";
@@ -299,6 +301,21 @@ export class Troupe {
   /** A thread's checkpoints, oldest first, each with what it followed (`troupe runs history`). */
   history(threadId: string): Promise<HistoryEntry[]> {
     return threadHistory(this.graph, threadId);
+  }
+
+  /** Collects finished runs older than the cutoff, with their checkpoints, events and stash values (see retention.ts). */
+  gc(options: GcOptions): Promise<GcReport> {
+    return collectGarbage({ store: this.store, graph: this.graph }, options);
+  }
+
+  /** Deletes one finished run (`troupe runs delete`); `owner` must own it when given. */
+  deleteRun(runId: string, options: { owner?: string } = {}): Promise<GcReport> {
+    return deleteRun({ store: this.store, graph: this.graph }, runId, options);
+  }
+
+  /** Deletes a thread: its runs (all stopped) and its checkpoints. */
+  deleteThread(threadId: string, options: { owner?: string } = {}): Promise<GcReport> {
+    return deleteThread({ store: this.store, graph: this.graph }, threadId, options);
   }
 
   /** The interrupts a thread's run waits on, each with its id (several subtasks may wait for approval at once). */

@@ -185,8 +185,17 @@ export class TaskService {
       }
       throw error;
     }
+    this.accepted(record, origin);
+    return { record, replayed: false };
+  }
+
+  /**
+   * A task written as queued (a submission, a fork) goes to the queue: this process's in memory
+   * (SQLite), or the shared one, where the store made its job with the record (Postgres).
+   */
+  accepted(record: RunRecord, origin: Origin = {}): void {
     this.#metrics.tasksSubmitted.inc();
-    this.#log.info({ taskId: record.id, threadId: record.threadId, requestId: origin.requestId, traceId: origin.traceId }, "task accepted");
+    this.#log.info({ taskId: record.id, threadId: record.threadId, requestId: origin.requestId, traceId: origin.traceId, waitsFor: record.waitsFor ?? undefined }, "task accepted");
     if (this.troupe.store.queue) {
       // Its job is in the shared queue: a worker (this process's, when it has one) takes it.
       this.dispatcher?.origin(record.id, origin);
@@ -194,7 +203,6 @@ export class TaskService {
       this.#origins.set(record.id, origin);
       this.#enqueue(record.id);
     }
-    return { record, replayed: false };
   }
 
   /** A principal's task; another principal's is as good as missing. */

@@ -50,13 +50,15 @@ export interface RetentionStore {
   /** Removes every checkpoint of a thread. */
   deleteThreadCheckpoints(threadId: string): Promise<void>;
   /**
-   * Removes some checkpoints of a thread (with their pending writes): those at or before `upTo`,
-   * or after `after` (ids are time-ordered); on Postgres the channel values no checkpoint left
-   * refers to go too. Returns how many checkpoints went.
+   * Removes some checkpoints of a thread, with their pending writes (those of runs deleted, or of a
+   * run discarded by a rollback); on Postgres the channel values no checkpoint left refers to go
+   * too. Returns how many checkpoints went.
    */
-  deleteCheckpoints(threadId: string, range: { upTo?: string; after?: string }): Promise<number>;
+  deleteCheckpoints(threadId: string, checkpointIds: readonly string[]): Promise<number>;
   /** Finished evals (completed, failed, cancelled) finished before `cutoff`. */
   evalCandidates(cutoff: number, limit: number): Promise<string[]>;
+  /** The runs of these evals' cases. */
+  runsOfEvals(evalIds: string[]): Promise<string[]>;
   /** Deletes evals and their events (their case runs go through `deleteRuns`). */
   deleteEvals(ids: string[]): Promise<number>;
   /** Audit rows older than `cutoff`: counted, or deleted in batches. */
@@ -148,13 +150,16 @@ export class SqliteRetentionStore implements RetentionStore {
     })();
   }
 
-  async deleteCheckpoints(threadId: string, range: { upTo?: string; after?: string }): Promise<number> {
-    const clause = range.upTo !== undefined ? "checkpoint_id <= ?" : "checkpoint_id > ?";
-    const bound = range.upTo ?? range.after;
-    if (bound === undefined || !this.#hasCheckpoints()) return 0;
+  async deleteCheckpoints(threadId: string, checkpointIds: readonly string[]): Promise<number> {
+    if (checkpointIds.length === 0 || !this.#hasCheckpoints()) return 0;
     return this.#db.transaction(() => {
-      this.#db.prepare(`DELETE FROM writes WHERE thread_id = ? AND ${clause}`).run(threadId, bound);
-      return this.#db.prepare(`DELETE FROM checkpoints WHERE thread_id = ? AND ${clause}`).run(threadId, bound).changes;
+      let removed = 0;
+      for (let start = 0; start < checkpointIds.length; start += 500) {
+        const chunk = checkpointIds.slice(start, start + 500);
+        this.#db.prepare(`DELETE FROM writes WHERE thread_id = ? AND checkpoint_id IN (${list(chunk)})`).run(threadId, ...chunk);
+        removed += this.#db.prepare(`DELETE FROM checkpoints WHERE thread_id = ? AND checkpoint_id IN (${list(chunk)})`).run(threadId, ...chunk).changes;
+      }
+      return removed;
     })();
   }
 
@@ -162,6 +167,11 @@ export class SqliteRetentionStore implements RetentionStore {
     return (this.#db.prepare("SELECT id FROM evals WHERE status IN ('completed', 'failed', 'cancelled') AND COALESCE(finished_at, updated_at) < ? ORDER BY created_at LIMIT ?").all(cutoff, limit) as Array<{ id: string }>).map(
       (row) => row.id,
     );
+  }
+
+  async runsOfEvals(evalIds: string[]): Promise<string[]> {
+    if (evalIds.length === 0) return [];
+    return (this.#db.prepare(`SELECT id FROM runs WHERE eval_id IN (${list(evalIds)})`).all(...evalIds) as Array<{ id: string }>).map((row) => row.id);
   }
 
   async deleteEvals(ids: string[]): Promise<number> {

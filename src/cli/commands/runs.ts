@@ -8,6 +8,8 @@ import { addEngineFlags, type EngineFlags, lookupTarget, openEngine } from "../e
 import { formatMs, out, parseNumberFlag, printJson } from "../io.js";
 import { ganttLines } from "../gantt.js";
 import { planLines, unfinishedLine } from "../render.js";
+import { registerRunsTimeTravel } from "./runs-time-travel.js";
+import { registerRunsDelete } from "./gc.js";
 
 interface ListFlags extends EngineFlags {
   json?: boolean;
@@ -158,4 +160,6 @@ export function registerRuns(program: Command): void {
       await troupe.shutdown();
     }
   });
+  registerRunsTimeTravel(runs);
+  registerRunsDelete(runs);
 }

@@ -77,13 +77,11 @@ export class PostgresRetentionStore implements RetentionStore {
     });
   }
 
-  async deleteCheckpoints(threadId: string, range: { upTo?: string; after?: string }): Promise<number> {
-    const clause = range.upTo !== undefined ? "checkpoint_id <= $2" : "checkpoint_id > $2";
-    const bound = range.upTo ?? range.after;
-    if (bound === undefined) return 0;
+  async deleteCheckpoints(threadId: string, checkpointIds: readonly string[]): Promise<number> {
+    if (checkpointIds.length === 0) return 0;
     return inTransaction(this.#pool, async (client) => {
-      await client.query(`DELETE FROM checkpoint_writes WHERE thread_id = $1 AND ${clause}`, [threadId, bound]);
-      const removed = (await client.query(`DELETE FROM checkpoints WHERE thread_id = $1 AND ${clause}`, [threadId, bound])).rowCount ?? 0;
+      await client.query("DELETE FROM checkpoint_writes WHERE thread_id = $1 AND checkpoint_id = ANY($2)", [threadId, checkpointIds]);
+      const removed = (await client.query("DELETE FROM checkpoints WHERE thread_id = $1 AND checkpoint_id = ANY($2)", [threadId, checkpointIds])).rowCount ?? 0;
       // A channel's value is stored once per version and shared by the checkpoints that have it.
       await client.query(
         `DELETE FROM checkpoint_blobs b WHERE b.thread_id = $1 AND NOT EXISTS (
@@ -99,6 +97,12 @@ export class PostgresRetentionStore implements RetentionStore {
       "SELECT id FROM evals WHERE status IN ('completed', 'failed', 'cancelled') AND COALESCE(finished_at, updated_at) < $1 ORDER BY created_at LIMIT $2",
       [cutoff, limit],
     );
+    return rows.map((row) => row.id);
+  }
+
+  async runsOfEvals(evalIds: string[]): Promise<string[]> {
+    if (evalIds.length === 0) return [];
+    const { rows } = await this.#pool.query<{ id: string }>("SELECT id FROM runs WHERE eval_id = ANY($1)", [evalIds]);
     return rows.map((row) => row.id);
   }
 
