@@ -26,6 +26,7 @@ import { registerHealthRoutes, registerSystemRoutes } from "./routes/system.js";
 import { registerTaskRoutes } from "./routes/tasks.js";
 import { registerToolRoutes } from "./routes/tools.js";
 import { registerWorkerRoutes } from "./routes/workers.js";
+import { registerForkRoutes } from "./routes/forks.js";
 import { TaskService } from "./task-service.js";
 import { NO_TELEMETRY, type Telemetry, traceOfRequest } from "./telemetry.js";
 
@@ -180,6 +181,7 @@ export async function createApp(options: CreateAppOptions): Promise<TroupeApp> {
         registerDecideRoutes(api, context);
         registerMemoryRoutes(api, context);
         registerWorkerRoutes(api, context);
+        registerForkRoutes(api, context);
       },
       { prefix: "/api/v1" },
     );

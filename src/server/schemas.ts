@@ -417,3 +417,46 @@ export const MemoryParams = z.object({ id: MemoryId });
 
 export const MemorySaved = z.object({ memory: MemoryView, created: z.boolean().describe("false when a fact with the same subject was updated") });
 export const MemoryForgotten = z.object({ id: z.string(), forgotten: z.literal(true) });
+
+// Operating over time (issue 27): forks, history, retention.
+
+export const ForkBody = z
+  .object({
+    from: z.string().min(1).max(200).describe("a subtask id (it and what depends on it run again) or a checkpoint id from the thread's history (what followed it runs again)"),
+    plan: z.array(PlannedSubtask).min(1).max(LIMITS.maxSubtasks).optional().describe("a plan to run instead: subtasks whose definition changed run again, with everything downstream"),
+    args: z.record(z.string(), z.record(z.string(), z.unknown())).optional().describe('arguments to replace, by subtask: {"s2": {"x": 5}} (those subtasks run again)'),
+    thread_id: ThreadId.optional().describe("the fork's thread (default: a new one); it must hold nothing yet"),
+  })
+  .strict();
+export type ForkBody = z.infer<typeof ForkBody>;
+
+export const ForkAccepted = TaskAccepted.extend({
+  forked_from: z.object({ task_id: z.string(), thread_id: z.string(), checkpoint_id: z.string(), subtask_id: z.string().nullable() }),
+});
+
+export const HistoryEntryView = z.object({
+  checkpoint_id: z.string(),
+  parent_id: z.string().nullable(),
+  created_at: z.string().nullable(),
+  step: z.number(),
+  source: z.string().describe("input (a run's start), loop (a superstep), update or fork (a fork's first state)"),
+  task_id: z.string().nullable().describe("the run whose checkpoint it is"),
+  after: z.string().describe("what it followed: the node that ran and what came of it"),
+  ended: z.array(z.string()).describe("subtasks that ended in the superstep it closes"),
+  next: z.array(z.string()).describe("the nodes that run next from it (none: the run had ended)"),
+  waiting: z.array(z.string()).describe("what it waits for (interrupt kinds)"),
+});
+export const ThreadHistory = z.object({ thread_id: z.string(), checkpoints: z.array(HistoryEntryView) });
+
+export const ThreadParams = z.object({ id: ThreadId });
+
+export const DeletionReport = z.object({
+  runs: z.number(),
+  threads_deleted: z.number(),
+  threads_pruned: z.number(),
+  events: z.number(),
+  stash_values: z.number(),
+  webhook_deliveries: z.number(),
+  bytes_before: z.number(),
+  bytes_after: z.number(),
+});
