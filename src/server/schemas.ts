@@ -6,6 +6,8 @@ import { CONVERSATION_LIMITS } from "../core/conversation.js";
 import { MEMORY_LIMITS, MemoryId, RETRIEVALS } from "../core/memory.js";
 import { MaxIterations, RUN_STATUSES, STOP_REASONS, TaskText } from "../core/run.js";
 import { DecideRequest, DecisionResult } from "../core/vote.js";
+import { OnBusy } from "../core/on-busy.js";
+import { WebhookSpec } from "../core/webhook.js";
 
 /**
  * The HTTP API's request and response shapes (snake_case, as in seed 001). Requests are parsed
@@ -51,6 +53,10 @@ export const ExecuteBody = z
       .max(CONVERSATION_LIMITS.historyBudgetMax)
       .optional()
       .describe(`prompt tokens the thread's earlier turns may take in the planner's prompt, 0-${CONVERSATION_LIMITS.historyBudgetMax} (default 2000; 0: none)`),
+    on_busy: OnBusy.optional().describe(
+      "when thread_id's run is running or waiting: reject (409 thread_busy), enqueue (the default: run after it), interrupt (stop it at its next step and run on its state), rollback (discard it and run from the state before it)",
+    ),
+    webhook: WebhookSpec.optional().describe("where the task's end (and waits for a person) are POSTed, signed with HMAC-SHA256 (default: the config's webhooks.default)"),
   })
   .strict();
 export type ExecuteBody = z.infer<typeof ExecuteBody>;

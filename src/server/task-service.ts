@@ -70,6 +70,9 @@ export class TaskService {
   #pumpScheduled = false;
   /** Runs taken from the queue and waiting for their turn to start. */
   #starting = 0;
+  /** Queued runs waiting for another run of their thread to stop (busy threads, SQLite): started once released. */
+  readonly #parked = new Set<string>();
+  #parkedTimer: NodeJS.Timeout | undefined;
 
   constructor(options: TaskServiceOptions) {
     this.troupe = options.troupe;
@@ -161,6 +164,8 @@ export class TaskService {
     if (body.tools !== undefined) input.tools = body.tools;
     if (body.reviewers !== undefined) input.reviewers = body.reviewers;
     if (body.history_budget !== undefined) input.historyBudget = body.history_budget;
+    if (body.on_busy !== undefined) input.onBusy = body.on_busy;
+    if (body.webhook !== undefined) input.webhook = body.webhook;
     // The store writes the submissions of one turn in one transaction; the engine's check of the
     // thread runs inside it, after the submissions written before it in the same batch.
     const written = this.troupe.enqueue(input, { owner: principal.id, idempotencyKey, requestHash });
@@ -463,12 +468,53 @@ export class TaskService {
       this.#pump();
       return;
     }
+    if (record.waitsFor !== null) {
+      // Its thread is busy: it starts once the run it waits for has stopped (the store releases it).
+      this.#park(record.id);
+      this.#starting -= 1;
+      this.#pump();
+      return;
+    }
     const origin = this.#origins.get(taskId) ?? {};
     this.#origins.delete(taskId);
     // The executor counts the run as active before it first waits: its slot passes from `starting` to it.
     const drive = this.executor.launch(record, { origin });
     this.#starting -= 1;
-    await drive;
+    const outcome = await drive;
+    // Held by another process (a CLI run on the same thread): tried again once that one lets go.
+    if (outcome.busy && this.#accepting) this.#park(record.id);
+    void this.#releaseParked();
     this.#pump();
+  }
+
+  /** Keeps a queued run aside until it may start; its record is looked at again every half second. */
+  #park(taskId: string): void {
+    this.#parked.add(taskId);
+    this.#parkedTimer ??= setInterval(() => void this.#releaseParked(), 500);
+    this.#parkedTimer.unref();
+  }
+
+  /** Queues again the parked runs released meanwhile (the run they waited for stopped), and drops those that will never start. */
+  async #releaseParked(): Promise<void> {
+    if (this.#parked.size === 0) return;
+    let records: RunRecord[];
+    try {
+      records = await this.troupe.store.runs.getMany([...this.#parked]);
+    } catch {
+      return;
+    }
+    const found = new Set(records.map((record) => record.id));
+    for (const id of this.#parked) if (!found.has(id)) this.#parked.delete(id);
+    for (const record of records) {
+      if (record.status !== "queued") this.#parked.delete(record.id);
+      else if (record.waitsFor === null && !this.executor.isActive(record.id) && !this.#queue.includes(record.id)) {
+        this.#parked.delete(record.id);
+        this.#enqueue(record.id);
+      }
+    }
+    if (this.#parked.size === 0 && this.#parkedTimer) {
+      clearInterval(this.#parkedTimer);
+      this.#parkedTimer = undefined;
+    }
   }
 }
