@@ -7,7 +7,7 @@ import { type Decision, decide } from "../agents/voter.js";
 import { loadConfig, type TroupeConfig } from "../config/config-file.js";
 import { type Env, parseEnv } from "../config/env.js";
 import { resolveToolsConfig, type ToolsConfig } from "../config/tools-config.js";
-import { errorMessage, InputError } from "../core/errors.js";
+import { ConfigError, errorMessage, InputError } from "../core/errors.js";
 import { LIMITS } from "../core/limits.js";
 import type { ResumeDecision, RunRequestInput, RunResult } from "../core/run.js";
 import { type DecideRequestInput, parseDecideRequest } from "../core/vote.js";
@@ -31,6 +31,9 @@ import { type PendingInterrupt, runningSubtasks, showRun, threadInterrupts, type
 import { createToolPlatform, type ToolPlatform } from "./tool-platform.js";
 import { type ForkRequest, parseForkRequest, threadHistory } from "./fork.js";
 import { collectGarbage, deleteRun, deleteThread, type GcOptions } from "./retention.js";
+import { checkWebhook, WebhookSender } from "./webhook-sender.js";
+import { RuntimeGrants } from "./grants.js";
+import { Schedules } from "./schedules.js";
 import type { GcReport } from "../core/retention.js";
 import type { HistoryEntry } from "../graph/history.js";
 
@@ -86,6 +89,8 @@ export class Troupe {
   readonly toolsConfig: ToolsConfig;
   /** Why optional MCP servers were skipped. */
   readonly warnings: string[];
+  /** Grants given and revoked at runtime, kept in the store and audited (`troupe grants`). */
+  readonly grants: RuntimeGrants;
   /** How workers whose agents have many tools find the relevant ones. */
   readonly discovery: ToolDiscovery;
   readonly #maxWorkerSteps: number;
@@ -97,6 +102,12 @@ export class Troupe {
   readonly #ledgers: Map<string, RunLedger>;
   readonly #platform: ToolPlatform;
   readonly #lifecycle: RunLifecycle;
+
+  /** Schedules: cron tasks `troupe serve` fires (`troupe schedule`, `/api/v1/schedules`). */
+  get schedules(): Schedules {
+    return new Schedules(this.store);
+  }
+
   /** Whether this instance owns its store and tool platform (false for one made by `withWorkspace`). */
   readonly #owner: boolean;
 
@@ -118,7 +129,9 @@ export class Troupe {
     discovery: ToolDiscovery;
     providers?: ProviderRegistry;
     resolved?: Record<string, string>;
+    grants: RuntimeGrants;
   }) {
+    this.grants = fields.grants;
     this.env = fields.env;
     this.store = fields.store;
     this.graph = fields.graph;
@@ -172,6 +185,14 @@ export class Troupe {
         : resolveToolsConfig(config.tools, { base: loaded.file ? path.dirname(loaded.file) : path.resolve(options.configDir ?? process.cwd()), file: loaded.file });
     // A workspace path that cannot be a folder is bad input, refused before anything is written.
     checkWorkspacePath(options.workspace ?? env.TROUPE_WORKSPACE);
+    // The config's default webhook needs its secret and a URL the network rules allow, or no task could be accepted.
+    if (config.webhooks?.default) {
+      try {
+        checkWebhook(config.webhooks.default.url, config.webhooks);
+      } catch (error) {
+        throw new ConfigError("invalid_config", `webhooks.default: ${errorMessage(error)}`, { setting: "webhooks.default" });
+      }
+    }
     // An embeddings model makes long-term memory's search hybrid; a bad one is a configuration error before anything opens.
     const memory = memoryStoreOptions(env, config, options.providers ?? [], options.embeddings);
     const databaseUrl = options.databaseUrl ?? env.TROUPE_DATABASE_URL;
@@ -198,6 +219,9 @@ export class Troupe {
         },
       });
       const { tools, agents } = platform;
+      // Grants given and revoked at runtime (troupe grants), read by the registry before every call.
+      const grants = new RuntimeGrants({ store, agents, tools, policy: platform.policy });
+      tools.configure({ runtimeGrants: grants });
       const ledgers = new Map<string, RunLedger>();
       let graph: TroupeGraph;
       let discovery: ToolDiscovery;
@@ -215,7 +239,7 @@ export class Troupe {
         throw error;
       }
       const maxWorkerSteps = options.maxWorkerSteps ?? LIMITS.workerMaxSteps;
-      return new Troupe({ env, store, graph, tools, agents, models, providerSource, workspace, config, maxWorkerSteps, ledgers, platform, toolsConfig, discovery, ...(providers ? { providers } : {}), resolved });
+      return new Troupe({ env, store, graph, tools, agents, models, providerSource, workspace, config, maxWorkerSteps, ledgers, platform, toolsConfig, discovery, ...(providers ? { providers } : {}), resolved, grants });
     } catch (error) {
       await store.close();
       throw error;
@@ -255,6 +279,7 @@ export class Troupe {
       discovery: this.discovery,
       ...(this.#providers ? { providers: this.#providers } : {}),
       resolved: this.#resolved,
+      grants: this.grants,
     });
   }
 
@@ -301,6 +326,19 @@ export class Troupe {
   /** A thread's checkpoints, oldest first, each with what it followed (`troupe runs history`). */
   history(threadId: string): Promise<HistoryEntry[]> {
     return threadHistory(this.graph, threadId);
+  }
+
+  /**
+   * Sends a run's webhook deliveries that are due, once, now (the CLI before it exits: nothing else
+   * may be running to send them); what fails stays in the outbox for `troupe serve` to retry.
+   */
+  async sendWebhooks(runId: string): Promise<void> {
+    const sender = new WebhookSender({ store: this.store, config: this.config.webhooks });
+    try {
+      for (const delivery of await this.store.webhooks.forRun(runId)) if (delivery.status === "pending") await sender.attempt(delivery.id);
+    } finally {
+      await sender.stop();
+    }
   }
 
   /** Collects finished runs older than the cutoff, with their checkpoints, events and stash values (see retention.ts). */

@@ -22,6 +22,7 @@ import { finishedPatch, type NewRun } from "../store/run-store.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import type { AgentRegistry } from "../agents/define-agent.js";
 import { type ForkRequest, prepareFork, seedFork } from "./fork.js";
+import { checkWebhook } from "./webhook-sender.js";
 import { busyCheck, discardSuperseded, isBusy, localDrives, makeWay, SUPERSEDED, supersededPatch, untilReleased } from "./busy-thread.js";
 import { DEFAULT_ON_BUSY } from "../core/on-busy.js";
 import { hasStepsLeft, pendingInterrupts } from "./interrupts.js";
@@ -248,6 +249,17 @@ export class RunLifecycle {
     }
     const budget: Budget = { ...this.#parts.config.budget, ...request.budget };
     if (Object.keys(budget).length > 0) request.budget = budget;
+    // A webhook of the task's own is checked now (a secret to sign with, a host the rules allow); the config's default was checked at start.
+    if (request.webhook) {
+      try {
+        checkWebhook(request.webhook.url, this.#parts.config.webhooks);
+      } catch (error) {
+        const code = (error as { code?: string }).code;
+        throw new InputError(code === "webhook_secret_missing" ? code : "webhook_refused", `webhook: ${errorMessage(error)}`, { url: request.webhook.url });
+      }
+    } else if (this.#parts.config.webhooks?.default) {
+      request.webhook = this.#parts.config.webhooks.default;
+    }
     return request;
   }
 

@@ -466,3 +466,72 @@ export const DeletionReport = z.object({
   bytes_before: z.number(),
   bytes_after: z.number(),
 });
+
+// Schedules and runtime grants (issue 27).
+
+export const ScheduleBody = z
+  .object({
+    cron: z.string().min(1).max(200).describe('five fields: minute hour day-of-month month day-of-week ("0 9 * * 1-5")'),
+    task: Task,
+    name: z.string().min(1).max(64).optional().describe("a name to find and remove it by (default: its id)"),
+    timezone: z.string().min(1).max(64).optional().describe("the time zone the cron is read in (default UTC)"),
+    catch_up: z.enum(["skip", "once"]).optional().describe("a tick missed while no server ran: run once when one starts, or skip (default)"),
+    thread_id: ThreadId.optional().describe("run each time on this thread (a conversation)"),
+    on_busy: OnBusy.optional().describe("when the thread's run is still going at a tick (default enqueue)"),
+    max_iterations: MaxIterations.optional(),
+    approve_plan: z.boolean().optional(),
+    approve_answer: z.boolean().optional(),
+  })
+  .strict();
+export type ScheduleBody = z.infer<typeof ScheduleBody>;
+
+export const ScheduleView = z.object({
+  id: z.string(),
+  name: z.string(),
+  cron: z.string(),
+  timezone: z.string(),
+  task: z.string(),
+  thread_id: z.string().nullable(),
+  on_busy: z.string().nullable(),
+  catch_up: z.enum(["skip", "once"]),
+  source: z.enum(["config", "cli", "api"]),
+  last_tick: Timestamp.nullable(),
+  last_fired_at: Timestamp.nullable(),
+  last_task_id: z.string().nullable(),
+  next_tick: Timestamp.nullable(),
+});
+export const ScheduleList = z.object({ items: z.array(ScheduleView), total: z.number() });
+export const ScheduleParams = z.object({ id: z.string().min(1).max(64) });
+
+export const GrantBody = z
+  .object({
+    agent: z.string().min(1).max(64),
+    tool: z.string().min(1).max(128).describe("a tool name, or a pattern with * (file_*, docs.*)"),
+    level: z.enum(["NONE", "READ", "WRITE", "EXECUTE", "ADMIN"]),
+    conditions: z.record(z.string(), z.unknown()).optional().describe("argument constraints and a time window, as in the config file's grants"),
+    expires_at: z.union([z.iso.datetime({ offset: true }), z.number().int().positive()]).optional().describe("when it ends (ISO 8601, or ms since the epoch)"),
+    reason: z.string().max(500).optional(),
+  })
+  .strict();
+export type GrantBody = z.infer<typeof GrantBody>;
+
+export const GrantView = z.object({
+  id: z.string().nullable().describe("a runtime grant's id (revoke it by this); null for the config's and the roles'"),
+  source: z.enum(["runtime", "config", "role"]),
+  agent: z.string(),
+  tool: z.string(),
+  level: z.string(),
+  conditions: z.record(z.string(), z.unknown()).nullable(),
+  expires_at: Timestamp.nullable(),
+  granted_by: z.string(),
+  created_at: Timestamp.nullable(),
+  reason: z.string().nullable(),
+  revoked_at: Timestamp.nullable(),
+  revoked_by: z.string().nullable(),
+  revoke_reason: z.string().nullable(),
+  live: z.boolean().describe("in force now: not revoked, not expired"),
+});
+export const GrantList = z.object({ items: z.array(GrantView), total: z.number() });
+export const GrantParams = z.object({ id: z.string().min(1).max(64) });
+export const GrantListQuery = z.object({ agent: z.string().min(1).max(64).optional(), all: z.enum(["true", "false"]).optional() }).strict();
+export const RevokeQuery = z.object({ reason: z.string().max(500).optional() }).strict();

@@ -69,6 +69,8 @@ export interface RetentionStore {
   reclaim(): Promise<void>;
   /** The database's size in bytes (SQLite: the file and its WAL; Postgres: the database). */
   size(): Promise<number>;
+  /** Moves a named tick forward to `tick` when it is earlier (or unset); whether this caller won it (one process per tick). */
+  claimTick(name: string, tick: number): Promise<boolean>;
   /** Keeps a small value (the last gc's report) and reads it back. */
   setState(name: string, value: unknown): Promise<void>;
   getState<T>(name: string): Promise<T | undefined>;
@@ -219,6 +221,17 @@ export class SqliteRetentionStore implements RetentionStore {
       }
     };
     return bytes(this.#file) + bytes(`${this.#file}-wal`);
+  }
+
+  async claimTick(name: string, tick: number): Promise<boolean> {
+    return (
+      this.#db
+        .prepare(
+          `INSERT INTO maintenance (name, value, updated_at) VALUES (@name, @tick, @now)
+           ON CONFLICT (name) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at WHERE CAST(maintenance.value AS INTEGER) < CAST(excluded.value AS INTEGER)`,
+        )
+        .run({ name, tick: String(tick), now: Date.now() }).changes > 0
+    );
   }
 
   async setState(name: string, value: unknown): Promise<void> {

@@ -18,10 +18,12 @@ export interface WebhookOutbox {
   forRun(runId: string): Promise<WebhookDelivery[]>;
   get(id: string): Promise<WebhookDelivery | undefined>;
   /**
-   * Claims a delivery for an attempt: pending and due → `sending`, attempts + 1, returned. One
-   * found `sending` (an attempt cut short) → `unknown`, not returned. Anything else: undefined.
+   * Claims a delivery for an attempt: pending and due (or `ignoreDue`) → `sending`, attempts + 1,
+   * returned. One found `sending` for longer than `staleMs` (an attempt cut short by a crash) →
+   * `unknown`, not returned; `sending` more recently (another sender's attempt) or anything else:
+   * undefined.
    */
-  claim(id: string, now?: number): Promise<WebhookDelivery | undefined>;
+  claim(id: string, options?: ClaimOptions): Promise<WebhookDelivery | undefined>;
   /** Deliveries due now (pending, next attempt passed), oldest first. */
   due(limit: number, now?: number): Promise<WebhookDelivery[]>;
   /** Deliveries left `sending` (by a process that died mid-attempt), for a sweep to settle. */
@@ -30,6 +32,25 @@ export interface WebhookOutbox {
   record(id: string, attempt: number, outcome: DeliveryOutcome): Promise<void>;
   /** When the next pending delivery is due (ms since the epoch), if any. */
   nextDue(): Promise<number | undefined>;
+}
+
+export interface ClaimOptions {
+  now?: number;
+  ignoreDue?: boolean;
+  /** How long an attempt may take before a delivery still `sending` counts as cut short (default 60 s). */
+  staleMs?: number;
+}
+
+/** What a claim does with a delivery as it stands: send it, settle it as unknown, or leave it. */
+export function claimDecision(delivery: WebhookDelivery, options: ClaimOptions, now: number): "send" | "unknown" | "leave" {
+  if (delivery.status === "sending") return now - delivery.updatedAt >= (options.staleMs ?? 60_000) ? "unknown" : "leave";
+  if (delivery.status !== "pending") return "leave";
+  return options.ignoreDue || delivery.nextAttemptAt <= now ? "send" : "leave";
+}
+
+/** Why a delivery found `sending` was settled as unknown. */
+export function cutShort(delivery: WebhookDelivery): string {
+  return `attempt ${delivery.attempts} was cut short between sending and recording its answer (the process stopped); not sent again`;
 }
 
 export type DeliveryOutcome =
@@ -124,18 +145,18 @@ export class SqliteWebhookOutbox implements WebhookOutbox {
     return row === undefined ? undefined : DeliveryRow.parse(row);
   }
 
-  async claim(id: string, now = Date.now()): Promise<WebhookDelivery | undefined> {
+  async claim(id: string, options: ClaimOptions = {}): Promise<WebhookDelivery | undefined> {
+    const now = options.now ?? Date.now();
     return this.#db.transaction(() => {
       const row = this.#db.prepare("SELECT * FROM webhook_deliveries WHERE id = ?").get(id);
       if (row === undefined) return undefined;
       const delivery = DeliveryRow.parse(row);
-      if (delivery.status === "sending") {
-        this.#db
-          .prepare("UPDATE webhook_deliveries SET status = 'unknown', last_error = ?, updated_at = ? WHERE id = ?")
-          .run(`attempt ${delivery.attempts} was cut short between sending and recording its answer (the process stopped); not sent again`, now, id);
+      const decision = claimDecision(delivery, options, now);
+      if (decision === "unknown") {
+        this.#db.prepare("UPDATE webhook_deliveries SET status = 'unknown', last_error = ?, updated_at = ? WHERE id = ?").run(cutShort(delivery), now, id);
         return undefined;
       }
-      if (delivery.status !== "pending" || delivery.nextAttemptAt > now) return undefined;
+      if (decision === "leave") return undefined;
       this.#db.prepare("UPDATE webhook_deliveries SET status = 'sending', attempts = attempts + 1, updated_at = ? WHERE id = ?").run(now, id);
       return { ...delivery, status: "sending" as const, attempts: delivery.attempts + 1, updatedAt: now };
     })();

@@ -141,6 +141,8 @@ export function registerRuns(program: Command): void {
       out(`task: ${view.task}`);
       out(`status: ${view.status}${view.stopReason ? ` (stop reason: ${view.stopReason})` : ""} · started ${when(view.createdAt)}${view.finishedAt ? ` · finished ${when(view.finishedAt)}` : ""}`);
       if (view.error) out(`error: ${view.error}`);
+      if (view.forkedFrom) out(`forked from run ${view.forkedFrom.runId} at ${view.forkedFrom.subtaskId ? `subtask ${view.forkedFrom.subtaskId}` : `checkpoint ${view.forkedFrom.checkpointId}`}`);
+      if (view.waitsFor) out(`waits for run ${view.waitsFor} on its thread to stop`);
       if (view.plan.length > 0) {
         out("plan:");
         for (const line of planLines(view.plan)) out(line);
@@ -151,6 +153,11 @@ export function registerRuns(program: Command): void {
       if (view.metrics) {
         const metrics = view.metrics;
         out(`calls: ${metrics.llmCalls} model, ${metrics.toolCalls} tool · tokens: ${metrics.promptTokens} + ${metrics.completionTokens} · reviews: ${metrics.reflectionCount} redo round(s) · ${formatMs(metrics.durationMs)}`);
+      }
+      for (const delivery of view.webhooks) {
+        const answer = delivery.lastStatus !== null ? ` (last answer ${delivery.lastStatus})` : "";
+        const next = delivery.nextAttemptAt !== null ? `, next attempt ${when(delivery.nextAttemptAt)}` : "";
+        out(`webhook ${delivery.event} → ${delivery.url}: ${delivery.status} after ${delivery.attempts} attempt(s)${answer}${next}${delivery.lastError && delivery.status !== "delivered" ? `: ${truncate(delivery.lastError, 100)}` : ""}`);
       }
       if (view.answer) {
         out("");

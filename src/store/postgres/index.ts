@@ -23,6 +23,7 @@ import { PostgresRunStatsStore } from "./run-stats-store.js";
 import { PostgresScheduleStore } from "./schedule-store.js";
 import { PostgresWebhookOutbox } from "./webhook-outbox.js";
 import { PgBossWebhookQueue } from "./webhook-queue.js";
+import { PgBossScheduleQueue } from "./schedule-queue.js";
 
 /** The Postgres store, with the parts the contract suite and the scale-out tests look at. */
 export interface PostgresStore extends Store {
@@ -32,6 +33,8 @@ export interface PostgresStore extends Store {
   readonly threads: PgThreadLocks;
   /** Webhook deliveries as pg-boss jobs (troupe serve and troupe worker send them). */
   readonly webhookQueue: PgBossWebhookQueue;
+  /** Schedules' ticks as pg-boss jobs, made by pg-boss's scheduler (troupe serve runs it). */
+  readonly scheduleQueue: PgBossScheduleQueue;
   readonly url: string;
 }
 
@@ -57,12 +60,14 @@ export async function openPostgresStore(options: StoreOptions & { databaseUrl: s
   const checkpointer = new TroupePostgresSaver(pool);
   const threads = new PgThreadLocks(url);
   const webhookQueue = new PgBossWebhookQueue(() => queue.boss, notifications);
+  const scheduleQueue = new PgBossScheduleQueue(() => queue.boss, url);
   try {
     await pool.query("SELECT 1");
     await migratePostgres(pool, redactUrl(url), async () => {
       await checkpointer.setup();
       await queue.start();
       await webhookQueue.start();
+      await scheduleQueue.start();
     });
   } catch (error) {
     await queue.stop();
@@ -90,10 +95,11 @@ export async function openPostgresStore(options: StoreOptions & { databaseUrl: s
     memories,
     queue,
     webhookQueue,
+    scheduleQueue,
     url,
     grants: new PostgresGrantStore(pool),
     webhooks: new PostgresWebhookOutbox(pool),
-    schedules: new PostgresScheduleStore(pool),
+    schedules: new PostgresScheduleStore(pool, scheduleQueue),
     stats: new PostgresRunStatsStore(pool),
     retention: new PostgresRetentionStore(pool),
     control: new PgControlChannel(pool, notifications),
@@ -105,6 +111,7 @@ export async function openPostgresStore(options: StoreOptions & { databaseUrl: s
       closed ??= (async () => {
         await Promise.all([events.flush(), stash.flush(), audit.flush()]).catch(() => {});
         await threads.close();
+        await scheduleQueue.stopTimekeeping();
         await notifications.close();
         await queue.stop();
         await pool.end().catch(() => {});

@@ -141,6 +141,15 @@ export class PostgresRetentionStore implements RetentionStore {
     return Number(rows[0]?.bytes ?? 0);
   }
 
+  async claimTick(name: string, tick: number): Promise<boolean> {
+    const { rowCount } = await this.#pool.query(
+      `INSERT INTO maintenance (name, value, updated_at) VALUES ($1, $2, $3)
+       ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value, updated_at = EXCLUDED.updated_at WHERE maintenance.value::bigint < EXCLUDED.value::bigint`,
+      [name, String(tick), Date.now()],
+    );
+    return (rowCount ?? 0) > 0;
+  }
+
   async setState(name: string, value: unknown): Promise<void> {
     await this.#pool.query("INSERT INTO maintenance (name, value, updated_at) VALUES ($1, $2, $3) ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value, updated_at = EXCLUDED.updated_at", [
       name,

@@ -1,30 +1,46 @@
 import type pg from "pg";
 import type { Schedule } from "../../core/schedule.js";
 import { type NewSchedule, newScheduleId, SCHEDULE_INSERT, type ScheduleStore, ScheduleRow, scheduleValues } from "../schedule-store.js";
+import { inTransaction } from "./database.js";
+import type { PgBossScheduleQueue } from "./schedule-queue.js";
 
 const PLACEHOLDERS = "($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)";
 
-/** The schedules table on Postgres; a tick is claimed by one conditional UPDATE, whichever process comes first. */
+/**
+ * The schedules table on Postgres, each row with its pg-boss schedule made or removed in the same
+ * transaction; a tick is claimed by one conditional UPDATE, whichever process comes first.
+ */
 export class PostgresScheduleStore implements ScheduleStore {
   readonly #pool: pg.Pool;
+  readonly #queue: PgBossScheduleQueue | undefined;
 
-  constructor(pool: pg.Pool) {
+  constructor(pool: pg.Pool, queue?: PgBossScheduleQueue) {
     this.#pool = pool;
+    this.#queue = queue;
   }
 
   async add(schedule: NewSchedule): Promise<Schedule | undefined> {
     const id = newScheduleId();
-    const { rowCount } = await this.#pool.query(`${SCHEDULE_INSERT} ${PLACEHOLDERS} ON CONFLICT (name) DO NOTHING`, scheduleValues(id, schedule, Date.now()));
-    return (rowCount ?? 0) > 0 ? this.get(id) : undefined;
+    const added = await inTransaction(this.#pool, async (client) => {
+      const { rowCount } = await client.query(`${SCHEDULE_INSERT} ${PLACEHOLDERS} ON CONFLICT (name) DO NOTHING`, scheduleValues(id, schedule, Date.now()));
+      if ((rowCount ?? 0) === 0) return false;
+      await this.#queue?.register(client, { id, ...schedule });
+      return true;
+    });
+    return added ? this.get(id) : undefined;
   }
 
   async upsert(schedule: NewSchedule): Promise<Schedule> {
-    await this.#pool.query(
-      `${SCHEDULE_INSERT} ${PLACEHOLDERS}
-       ON CONFLICT (name) DO UPDATE SET cron = EXCLUDED.cron, timezone = EXCLUDED.timezone, task = EXCLUDED.task, request = EXCLUDED.request,
-         owner = EXCLUDED.owner, catch_up = EXCLUDED.catch_up, source = EXCLUDED.source, updated_at = EXCLUDED.updated_at`,
-      scheduleValues(newScheduleId(), schedule, Date.now()),
-    );
+    await inTransaction(this.#pool, async (client) => {
+      const { rows } = await client.query<{ id: string }>(
+        `${SCHEDULE_INSERT} ${PLACEHOLDERS}
+         ON CONFLICT (name) DO UPDATE SET cron = EXCLUDED.cron, timezone = EXCLUDED.timezone, task = EXCLUDED.task, request = EXCLUDED.request,
+           owner = EXCLUDED.owner, catch_up = EXCLUDED.catch_up, source = EXCLUDED.source, updated_at = EXCLUDED.updated_at
+         RETURNING id`,
+        scheduleValues(newScheduleId(), schedule, Date.now()),
+      );
+      if (rows[0]) await this.#queue?.register(client, { id: rows[0].id, ...schedule });
+    });
     return (await this.get(schedule.name)) as Schedule;
   }
 
@@ -51,8 +67,11 @@ export class PostgresScheduleStore implements ScheduleStore {
   async remove(idOrName: string): Promise<boolean> {
     const found = await this.get(idOrName);
     if (!found) return false;
-    const { rowCount } = await this.#pool.query("DELETE FROM schedules WHERE id = $1", [found.id]);
-    return (rowCount ?? 0) > 0;
+    return inTransaction(this.#pool, async (client) => {
+      const { rowCount } = await client.query("DELETE FROM schedules WHERE id = $1", [found.id]);
+      await this.#queue?.unregister(client, found.id);
+      return (rowCount ?? 0) > 0;
+    });
   }
 
   async claim(id: string, tick: number): Promise<boolean> {

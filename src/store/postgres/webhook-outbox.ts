@@ -1,6 +1,6 @@
 import type pg from "pg";
 import type { WebhookDelivery } from "../../core/webhook.js";
-import { type DeliveryOutcome, DeliveryRow, type WebhookOutbox } from "../webhook-outbox.js";
+import { type ClaimOptions, claimDecision, cutShort, type DeliveryOutcome, DeliveryRow, type WebhookOutbox } from "../webhook-outbox.js";
 import { inTransaction } from "./database.js";
 
 /** The outbox's rows on Postgres (what `runs show` lists); its deliveries are pg-boss jobs (`webhook-queue.ts`). */
@@ -21,20 +21,18 @@ export class PostgresWebhookOutbox implements WebhookOutbox {
     return rows[0] === undefined ? undefined : DeliveryRow.parse(rows[0]);
   }
 
-  async claim(id: string, now = Date.now()): Promise<WebhookDelivery | undefined> {
+  async claim(id: string, options: ClaimOptions = {}): Promise<WebhookDelivery | undefined> {
+    const now = options.now ?? Date.now();
     return inTransaction(this.#pool, async (client) => {
       const { rows } = await client.query("SELECT * FROM webhook_deliveries WHERE id = $1 FOR UPDATE", [id]);
       if (rows[0] === undefined) return undefined;
       const delivery = DeliveryRow.parse(rows[0]);
-      if (delivery.status === "sending") {
-        await client.query("UPDATE webhook_deliveries SET status = 'unknown', last_error = $1, updated_at = $2 WHERE id = $3", [
-          `attempt ${delivery.attempts} was cut short between sending and recording its answer (the process stopped); not sent again`,
-          now,
-          id,
-        ]);
+      const decision = claimDecision(delivery, options, now);
+      if (decision === "unknown") {
+        await client.query("UPDATE webhook_deliveries SET status = 'unknown', last_error = $1, updated_at = $2 WHERE id = $3", [cutShort(delivery), now, id]);
         return undefined;
       }
-      if (delivery.status !== "pending" || delivery.nextAttemptAt > now) return undefined;
+      if (decision === "leave") return undefined;
       await client.query("UPDATE webhook_deliveries SET status = 'sending', attempts = attempts + 1, updated_at = $1 WHERE id = $2", [now, id]);
       return { ...delivery, status: "sending" as const, attempts: delivery.attempts + 1, updatedAt: now };
     });
