@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { TroupeConfig } from "../src/config/config-file.js";
 import { verifyWebhookSignature } from "../src/core/webhook.js";
 import { Troupe } from "../src/runtime/engine.js";
 import { WebhookSender } from "../src/runtime/webhook-sender.js";
@@ -69,7 +70,7 @@ describe("webhooks", () => {
     });
     closers.push(hook.close);
     const directory = tempDir();
-    const config = { webhooks: { secretEnv: "TROUPE_TEST_WEBHOOK_SECRET", allowAddresses: ["127.0.0.1"], retryBaseMs: 20, retryMaxMs: 200, timeoutMs: 2_000 } };
+    const config = TroupeConfig.parse({ webhooks: { secretEnv: "TROUPE_TEST_WEBHOOK_SECRET", allowAddresses: ["127.0.0.1"], retryBaseMs: 20, retryMaxMs: 200, timeoutMs: 2_000 } });
     const model = new ScriptedChatModel({ steps: [planStep([subtask("s1", "execute", "One")]), finalStep("s1", "one"), reviewStep(0.9), answerStep("the answer")] });
     const troupe = await Troupe.create({ models: modelSetOf(model), dataDir: path.join(directory, "data"), workspace: path.join(directory, "ws"), config });
     const sender = new WebhookSender({ store: troupe.store, config: troupe.config.webhooks });

@@ -119,7 +119,9 @@ export function openSqliteStore(directory: string, options: MemorySetup = {}): S
     webhooks: new SqliteWebhookOutbox(db),
     schedules: new SqliteScheduleStore(db),
     stats: new SqliteRunStatsStore(db),
-    retention: new SqliteRetentionStore(db, `${resolved}/${DATABASE_FILE}`),
+    retention: new SqliteRetentionStore(db, `${resolved}/${DATABASE_FILE}`, async () => {
+      await Promise.all([events.flush(), stash.flush(), audit.flush()]);
+    }),
     ping: async () => {
       db.prepare("SELECT 1").get();
     },

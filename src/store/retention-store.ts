@@ -83,10 +83,13 @@ const list = (values: readonly unknown[]): string => values.map(() => "?").join(
 export class SqliteRetentionStore implements RetentionStore {
   readonly #db: Sqlite;
   readonly #file: string;
+  /** Writes what the other connections hold back (events, stash items, audit rows), so nothing of a deleted run lands after it. */
+  readonly #flush: () => Promise<void>;
 
-  constructor(db: Sqlite, file: string) {
+  constructor(db: Sqlite, file: string, flush: () => Promise<void> = async () => {}) {
     this.#db = db;
     this.#file = file;
+    this.#flush = flush;
   }
 
   async candidates(options: { cutoff: number; keep: readonly RunStatus[]; limit: number; after?: { updatedAt: number; id: string } }): Promise<Collectable[]> {
@@ -111,12 +114,14 @@ export class SqliteRetentionStore implements RetentionStore {
 
   async dependents(ids: string[]): Promise<Dependents> {
     if (ids.length === 0) return { events: 0, stashValues: 0, webhookDeliveries: 0 };
+    await this.#flush();
     const count = (table: string): number => (this.#db.prepare(`SELECT COUNT(*) AS n FROM ${table} WHERE run_id IN (${list(ids)})`).get(...ids) as { n: number }).n;
     return { events: count("events"), stashValues: count("stash") + count("stash_items"), webhookDeliveries: count("webhook_deliveries") };
   }
 
   async deleteRuns(ids: string[]): Promise<Deleted> {
     if (ids.length === 0) return { runs: [], events: 0, stashValues: 0, webhookDeliveries: 0 };
+    await this.#flush();
     return this.#db.transaction(() => {
       const runs = this.#db
         .prepare(`DELETE FROM runs WHERE id IN (${list(ids)}) AND status IN (${list(COLLECTABLE)}) RETURNING id, thread_id AS threadId, status, eval_id AS evalId, updated_at AS updatedAt`)

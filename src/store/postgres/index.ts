@@ -101,7 +101,9 @@ export async function openPostgresStore(options: StoreOptions & { databaseUrl: s
     webhooks: new PostgresWebhookOutbox(pool),
     schedules: new PostgresScheduleStore(pool, scheduleQueue),
     stats: new PostgresRunStatsStore(pool),
-    retention: new PostgresRetentionStore(pool),
+    retention: new PostgresRetentionStore(pool, async () => {
+      await Promise.all([events.flush(), stash.flush(), audit.flush()]);
+    }),
     control: new PgControlChannel(pool, notifications),
     workers: new PgWorkerRegistry(pool, leaseSeconds),
     ping: async () => {

@@ -13,9 +13,12 @@ const COLUMNS = "id, thread_id AS \"threadId\", status, eval_id AS \"evalId\", u
  */
 export class PostgresRetentionStore implements RetentionStore {
   readonly #pool: pg.Pool;
+  /** Writes what this process holds back (events, stash items, audit rows), so nothing of a deleted run lands after it. */
+  readonly #flush: () => Promise<void>;
 
-  constructor(pool: pg.Pool) {
+  constructor(pool: pg.Pool, flush: () => Promise<void> = async () => {}) {
     this.#pool = pool;
+    this.#flush = flush;
   }
 
   async candidates(options: { cutoff: number; keep: readonly RunStatus[]; limit: number; after?: { updatedAt: number; id: string } }): Promise<Collectable[]> {
@@ -37,6 +40,7 @@ export class PostgresRetentionStore implements RetentionStore {
 
   async dependents(ids: string[]): Promise<Dependents> {
     if (ids.length === 0) return { events: 0, stashValues: 0, webhookDeliveries: 0 };
+    await this.#flush();
     const { rows } = await this.#pool.query<{ events: number; stash: number; items: number; deliveries: number }>(
       `SELECT (SELECT COUNT(*)::int FROM events WHERE run_id = ANY($1)) AS events, (SELECT COUNT(*)::int FROM stash WHERE run_id = ANY($1)) AS stash,
               (SELECT COUNT(*)::int FROM stash_items WHERE run_id = ANY($1)) AS items, (SELECT COUNT(*)::int FROM webhook_deliveries WHERE run_id = ANY($1)) AS deliveries`,
@@ -48,6 +52,7 @@ export class PostgresRetentionStore implements RetentionStore {
 
   async deleteRuns(ids: string[]): Promise<Deleted> {
     if (ids.length === 0) return { runs: [], events: 0, stashValues: 0, webhookDeliveries: 0 };
+    await this.#flush();
     return inTransaction(this.#pool, async (client) => {
       const { rows: runs } = await client.query<Collectable>(`DELETE FROM runs WHERE id = ANY($1) AND status = ANY($2) RETURNING ${COLUMNS}`, [ids, COLLECTABLE]);
       const gone = runs.map((run) => run.id);
