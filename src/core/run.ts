@@ -7,6 +7,7 @@ import type { Retrieval } from "./memory.js";
 import type { ModelIncident } from "./model-incident.js";
 import type { SubtaskView } from "./plan.js";
 import type { CriticVerdict } from "./review.js";
+import type { EvidenceIndex } from "./evidence.js";
 import { OnBusy } from "./on-busy.js";
 import { WebhookSpec } from "./webhook.js";
 
@@ -165,6 +166,8 @@ export interface DecisionTrace {
   /** The messages agents posted on the run's shared board. */
   board: BoardMessage[];
   knownIssues: string[];
+  /** Each claim of a research answer and the sources it rests on (seed 002's evidence index); null when no research outcome was used. */
+  evidence?: EvidenceIndex | null;
   /** The long-term memories recalled for the planner (ids and texts), how, or why they could not be read; null without long-term memory. */
   memories?: { retrieval: Retrieval | null; items: Array<{ id: string; text: string; score: number }>; error?: string } | null;
 }

@@ -23,6 +23,7 @@ import type { ToolRegistry } from "../tools/registry.js";
 import type { AgentRegistry } from "../agents/define-agent.js";
 import { type ForkRequest, prepareFork, seedFork } from "./fork.js";
 import { checkWebhook } from "./webhook-sender.js";
+import { RunStatsRecorder } from "./run-stats.js";
 import { busyCheck, discardSuperseded, isBusy, localDrives, makeWay, SUPERSEDED, supersededPatch, untilReleased } from "./busy-thread.js";
 import { DEFAULT_ON_BUSY } from "../core/on-busy.js";
 import { hasStepsLeft, pendingInterrupts } from "./interrupts.js";
@@ -438,7 +439,10 @@ export class RunLifecycle {
     // to `onEvent` in that order once stored; the run's end waits for the last of them.
     let delivered: Promise<void> = Promise.resolve();
     let eventFailure: unknown;
+    // Verdicts and subtask durations feed the figures kept across runs (reflection statistics, plan estimates).
+    const stats = new RunStatsRecorder(this.#parts.store, record.id, async () => ((await this.#parts.graph.getState({ configurable: { thread_id: record.threadId } })).values as Partial<State>).reviews?.at(-1));
     const emit = (event: RunEvent): void => {
+      stats.event(event);
       const stored = this.#parts.store.events.append(record.id, event);
       delivered = delivered.then(
         () =>
@@ -483,6 +487,8 @@ export class RunLifecycle {
     let superseded: ReturnType<typeof supersededPatch>;
     let last: State | undefined;
     const ledger = await this.#openLedger(record, resumed, request.success ? request.data.budget : undefined);
+    // What the run's agents reach includes the runtime grants given since the last tool call.
+    await this.#parts.tools.refreshRuntimeGrants();
     try {
       const stream = await this.#parts.graph.stream(input as never, config);
       for await (const [mode, chunk] of stream as AsyncIterable<[string, unknown]>) {
@@ -565,6 +571,7 @@ export class RunLifecycle {
     });
     emit({ type: "run-end", status: result.status, stopReason: result.stopReason, metrics: result.metrics });
     await delivered;
+    await stats.settled();
     if (eventFailure !== undefined) process.emitWarning(`troupe: some events of run ${record.id} could not be stored: ${errorMessage(eventFailure)}`);
     return result;
   }

@@ -234,6 +234,20 @@ export const PlanResult = z.object({
   depth: z.number().describe("the longest chain of dependencies (waves of parallel work)"),
   question: z.string().nullable().describe("set when the planner needs a person's answer instead"),
   graph: TaskGraph,
+  estimates: z
+    .object({
+      steps: z.array(
+        z.object({
+          subtask_id: z.string(),
+          estimated_ms: z.number(),
+          basis: z.enum(["recorded", "default"]).describe("recorded: the mean of earlier subtasks of the same agent and tool; default: 1 s for a direct tool step, 5 s for a worker"),
+          samples: z.number(),
+        }),
+      ),
+      estimated_total_ms: z.number().describe("the longest chain of dependencies by the estimates (independent subtasks run side by side)"),
+      estimated_work_ms: z.number().describe("every step's estimate added up"),
+    })
+    .describe("how long the plan should take, from the durations recorded in earlier runs"),
 });
 
 export const ToolInfo = z.object({

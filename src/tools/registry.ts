@@ -387,8 +387,20 @@ export class ToolRegistry {
         trail.reason = `${name} needs a person's approval and this caller cannot ask for it`;
         return { ok: false, error: { code: "approval_required", message: `${name} is high-risk and needs a person's approval, which this caller cannot ask for` } };
       }
+      // What the call would do (an edit's diff), for the person to judge; a preview that fails refuses the call before anyone is asked.
+      let preview: Record<string, unknown> | undefined;
+      if (tool.preview) {
+        const { requestApproval: _requestApproval, ...rest } = context;
+        try {
+          preview = await tool.preview(parsed.data, rest);
+        } catch (error) {
+          trail.status = "error";
+          return { ok: false, error: isTroupeError(error) ? { code: error.code, message: error.message } : { code: "tool_failed", message: errorMessage(error) } };
+        }
+      }
       trail.suspended = true;
       const answer = await context.requestApproval({
+        ...(preview ? { preview } : {}),
         tool: name,
         agent,
         args: redact(parsed.data),
@@ -449,6 +461,11 @@ export class ToolRegistry {
     trail.status = outcome.ok ? "ok" : "error";
     if (cacheKey && outcome.ok) this.#cache.set(cacheKey, outcome, ttl);
     return outcome;
+  }
+
+  /** Reads the runtime grants now (a run about to start: what its agents reach includes grants given since the last call). */
+  async refreshRuntimeGrants(): Promise<void> {
+    if (this.#policy && this.#runtimeGrants) await this.#applyRuntimeGrants(this.#policy, this.#runtimeGrants);
   }
 
   /**

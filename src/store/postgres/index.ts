@@ -5,6 +5,7 @@ import { prepareDataDir } from "../database.js";
 import type { Store, StoreOptions } from "../index.js";
 import { memoryOf, memoryOptionsOf } from "../memories.js";
 import type { RunStore } from "../run-store.js";
+import type { RunStatsStore } from "../run-stats-store.js";
 import { PostgresAuditStore } from "./audit-store.js";
 import { TroupePostgresSaver } from "./checkpointer.js";
 import { PgControlChannel, PgWorkerRegistry } from "./control.js";
@@ -127,7 +128,7 @@ export async function openPostgresStore(options: StoreOptions & { databaseUrl: s
  * Reads runs or the audit trail without migrating anything (lookups that must not write): a
  * pool of one connection, closed after; undefined when troupe's tables are not there yet.
  */
-export async function withPostgresReadOnly<T>(databaseUrl: string, table: "runs" | "audit", read: (parts: { runs: RunStore; audit: AuditStore }) => Promise<T>): Promise<T | undefined> {
+export async function withPostgresReadOnly<T>(databaseUrl: string, table: "runs" | "audit" | "reflections", read: (parts: { runs: RunStore; audit: AuditStore; stats: RunStatsStore }) => Promise<T>): Promise<T | undefined> {
   const url = parseDatabaseUrl(databaseUrl);
   const pool = createPool(url, 2, "troupe-lookup");
   try {
@@ -139,7 +140,7 @@ export async function withPostgresReadOnly<T>(databaseUrl: string, table: "runs"
       throw openFailure(url, error);
     }
     if (!exists) return undefined;
-    return await read({ runs: new PostgresRunStore(pool, undefined), audit: new PostgresAuditStore(pool) });
+    return await read({ runs: new PostgresRunStore(pool, undefined), audit: new PostgresAuditStore(pool), stats: new PostgresRunStatsStore(pool) });
   } finally {
     await pool.end().catch(() => {});
   }
