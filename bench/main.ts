@@ -33,9 +33,10 @@ import { withTempDir } from "./support.js";
 import { measureToolCalls } from "./tool-calls.js";
 import { measureQueues } from "./queue-compare.js";
 import { measureScaleOut } from "./scale-out.js";
+import { measureOperations } from "./operations.js";
 import { startThrowawayPostgres, type ThrowawayPostgres } from "../src/testing/postgres-cluster.js";
 
-const BENCHMARKS = ["overhead", "fanout", "checkpoint", "prompt-tokens", "map", "prompt-size", "tools", "server", "adversarial", "offline-corpus", "byte-exact", "crash-trials", "eval", "critical-path", "discovery", "memory", "queues", "scale-out"];
+const BENCHMARKS = ["overhead", "fanout", "checkpoint", "prompt-tokens", "map", "prompt-size", "tools", "server", "adversarial", "offline-corpus", "byte-exact", "crash-trials", "eval", "critical-path", "discovery", "memory", "queues", "scale-out", "operations"];
 
 const { values } = parseArgs({
   options: {
@@ -108,6 +109,10 @@ const scaleOut = await bench("scale-out", "scale-out on Postgres (1, 2 and 4 wor
     log: progress,
   }),
 );
+let operationsDatabases = 0;
+const operations = await bench("operations", "operations over time (gc of 10,000 runs on SQLite and Postgres; webhook delivery latency)…", async () =>
+  measureOperations({ runs: 10_000, deliveries: 50, postgres: async () => (await cluster()).database(`operations_${(operationsDatabases += 1)}`), log: progress }),
+);
 await postgres?.destroy();
 
 // The CLI as a user runs it, from the same build as this benchmark (dist/bench → dist/src/cli).
@@ -139,6 +144,7 @@ const report: BenchReport = {
   memory,
   queues,
   scaleOut,
+  operations,
   targets: {
     overhead: overhead?.target.met,
     fanOut: fanOut?.target.met,
@@ -154,6 +160,7 @@ const report: BenchReport = {
     discovery: discovery?.target.met,
     memory: memory?.target.met,
     scaleOut: scaleOut?.targets.met,
+    operations: operations?.target.met,
   },
 };
 

@@ -7,6 +7,7 @@ import type { DiscoveryReport, WorkerPromptFigures } from "./discovery.js";
 import type { FanOutReport } from "./fan-out.js";
 import type { MapThroughputReport } from "./map-throughput.js";
 import type { MemoryBenchReport } from "./memory.js";
+import { type OperationsBenchReport, operationsSection } from "./operations.js";
 import type { OfflineCorpusReport } from "./offline-corpus.js";
 import type { OverheadReport, VariantFigures } from "./overhead.js";
 import type { PromptTokensReport } from "./prompt-tokens.js";
@@ -39,6 +40,7 @@ export interface BenchReport {
   memory?: MemoryBenchReport;
   queues?: QueueCompareReport;
   scaleOut?: ScaleOutReport;
+  operations?: OperationsBenchReport;
   /** Undefined for a benchmark left out with --only. */
   targets: {
     overhead?: boolean;
@@ -55,6 +57,7 @@ export interface BenchReport {
     discovery?: boolean;
     memory?: boolean;
     scaleOut?: boolean;
+    operations?: boolean;
   };
 }
 
@@ -503,12 +506,13 @@ export function renderReport(report: BenchReport): string {
     report.memory && memorySection(report.memory),
     report.queues && queuesSection(report.queues),
     report.scaleOut && scaleOutSection(report.scaleOut),
+    report.operations && operationsSection(report.operations),
   ].filter((section): section is string => Boolean(section));
   const { targets } = report;
   return [
     `troupe benchmark: node ${environment.node}, ${environment.platform}, ${environment.cpus} CPUs, ${environment.startedAt}`,
     "",
     ...sections.flatMap((section) => [section, ""]),
-    `targets: overhead ${verdict(targets.overhead)}, fan-out ${verdict(targets.fanOut)}, map throughput ${verdict(targets.mapThroughput)}, prompt size ${verdict(targets.promptSize)}, submit p95 ${verdict(targets.serverSubmitP95)}, adversarial lag ${verdict(targets.adversarialLag)}, offline corpus ${verdict(targets.offlineCorpus)}, byte-exact ${verdict(targets.byteExact)}, crash duplicates ${verdict(targets.crashDuplicates)}, eval ${verdict(targets.eval)}, critical path ${verdict(targets.criticalPath)}, discovery ${verdict(targets.discovery)}, memory ${verdict(targets.memory)}, scale-out ${verdict(targets.scaleOut)} (figures are reported, never enforced)`,
+    `targets: overhead ${verdict(targets.overhead)}, fan-out ${verdict(targets.fanOut)}, map throughput ${verdict(targets.mapThroughput)}, prompt size ${verdict(targets.promptSize)}, submit p95 ${verdict(targets.serverSubmitP95)}, adversarial lag ${verdict(targets.adversarialLag)}, offline corpus ${verdict(targets.offlineCorpus)}, byte-exact ${verdict(targets.byteExact)}, crash duplicates ${verdict(targets.crashDuplicates)}, eval ${verdict(targets.eval)}, critical path ${verdict(targets.criticalPath)}, discovery ${verdict(targets.discovery)}, memory ${verdict(targets.memory)}, scale-out ${verdict(targets.scaleOut)}, operations ${verdict(targets.operations)} (figures are reported, never enforced)`,
   ].join("\n");
 }

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
-import { z } from "zod";
+import type { z } from "zod";
 import { ConflictError, errorMessage, InputError, NotFoundError } from "../core/errors.js";
 import { latestTick, nextTick, type Schedule, ScheduleInput, type ScheduleSource } from "../core/schedule.js";
 import type { RunRecord, Store } from "../store/index.js";
