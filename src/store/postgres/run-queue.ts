@@ -135,22 +135,9 @@ export class PgBossRunQueue implements RunQueue {
   }
 
   wait(pollMs: number, signal?: AbortSignal): Promise<void> {
-    return new Promise<void>((resolve) => {
-      let done = false;
-      const finish = (): void => {
-        if (done) return;
-        done = true;
-        clearTimeout(timer);
-        unsubscribe();
-        signal?.removeEventListener("abort", finish);
-        resolve();
-      };
-      const timer = setTimeout(finish, pollMs);
-      const unsubscribe = this.#notifications.subscribe(JOBS_CHANNEL, finish);
-      signal?.addEventListener("abort", finish, { once: true });
-      if (signal?.aborted) finish();
-    });
+    return this.#notifications.next(JOBS_CHANNEL, pollMs, signal);
   }
+
 
   async depth(): Promise<number> {
     const { rows } = await this.#pool.query<{ n: number }>("SELECT COUNT(*)::int AS n FROM pgboss.job WHERE name = $1 AND state IN ('created', 'retry')", [RUN_QUEUE]);

@@ -57,20 +57,7 @@ export class PgBossWebhookQueue {
 
   /** Resolves on a new job's notification, or after `pollMs` (a job whose start time came). */
   wait(pollMs: number, signal?: AbortSignal): Promise<void> {
-    return new Promise<void>((resolve) => {
-      let done = false;
-      const finish = (): void => {
-        if (done) return;
-        done = true;
-        clearTimeout(timer);
-        unsubscribe();
-        signal?.removeEventListener("abort", finish);
-        resolve();
-      };
-      const timer = setTimeout(finish, pollMs);
-      const unsubscribe = this.#notifications.subscribe(WEBHOOK_CHANNEL, finish);
-      signal?.addEventListener("abort", finish, { once: true });
-      if (signal?.aborted) finish();
-    });
+    return this.#notifications.next(WEBHOOK_CHANNEL, pollMs, signal);
   }
+
 }
