@@ -136,7 +136,7 @@ export async function seedFork(parts: { store: Store; graph: TroupeGraph }, fork
   try {
     await parts.graph.updateState({ configurable: { thread_id: fork.threadId } }, fork.state.values, FORK_AS_NODE);
   } catch (error) {
-    await parts.store.retention.deleteThreadCheckpoints(fork.threadId).catch(() => {});
+    await parts.store.retention.deleteThreadCheckpoints([fork.threadId]).catch(() => {});
     throw error;
   }
 }

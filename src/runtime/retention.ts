@@ -50,29 +50,18 @@ function emptyReport(options: GcOptions, bytes: number): GcReport {
 }
 
 /**
- * Removes the checkpoints of threads whose runs were deleted: every checkpoint of a thread left
- * with no run (under the thread's hold, so no drive writes one meanwhile), else the deleted runs'
- * own checkpoints, found on LangGraph's history of the thread. Returns [deleted, pruned] threads.
+ * Removes the checkpoints of threads whose runs were deleted: every checkpoint of the threads left
+ * with no run, in one statement that checks there is still none (a drive writes a checkpoint only
+ * for a run already recorded), else the deleted runs' own checkpoints, found on LangGraph's
+ * history of the thread. Returns [deleted, pruned] threads.
  */
 async function settleThreads(parts: RetentionParts, deleted: Collectable[]): Promise<[number, number]> {
   const gone = new Set(deleted.map((run) => run.id));
   const threads = [...new Set(deleted.map((run) => run.threadId))];
-  const empty = new Set(await parts.store.retention.threadsWithoutRuns(threads));
-  let emptied = 0;
+  const empty = new Set(await parts.store.retention.deleteThreadCheckpoints(threads));
   let pruned = 0;
   for (const threadId of threads) {
-    if (empty.has(threadId)) {
-      const lease = await parts.store.threads.acquire(threadId);
-      if (!lease) continue; // a drive holds it: a run was started on it meanwhile; its checkpoints stay
-      try {
-        if ((await parts.store.retention.threadsWithoutRuns([threadId])).length === 0) continue;
-        await parts.store.retention.deleteThreadCheckpoints(threadId);
-        emptied += 1;
-      } finally {
-        await lease.release();
-      }
-      continue;
-    }
+    if (empty.has(threadId)) continue;
     const snapshots: StateSnapshot[] = [];
     for await (const snapshot of parts.graph.getStateHistory({ configurable: { thread_id: threadId } })) snapshots.push(snapshot);
     const owners = checkpointOwners(snapshots);
@@ -83,7 +72,7 @@ async function settleThreads(parts: RetentionParts, deleted: Collectable[]): Pro
     });
     if ((await parts.store.retention.deleteCheckpoints(threadId, ids)) > 0) pruned += 1;
   }
-  return [emptied, pruned];
+  return [empty.size, pruned];
 }
 
 /** Deletes runs (finished ones only: the store checks again) and their checkpoints; adds to the report. */
@@ -205,10 +194,7 @@ export async function deleteThread(parts: RetentionParts, threadId: string, opti
   const started = performance.now();
   const report = emptyReport({ cutoff: Date.now() }, await parts.store.retention.size());
   await deleteBatch(parts, runs.map((run) => run.id), report);
-  if (runs.length === 0) {
-    await parts.store.retention.deleteThreadCheckpoints(threadId);
-    report.threads.deleted += 1;
-  }
+  if (runs.length === 0) report.threads.deleted += (await parts.store.retention.deleteThreadCheckpoints([threadId])).length;
   await parts.store.retention.reclaim();
   report.bytesAfter = await parts.store.retention.size();
   report.durationMs = Math.round(performance.now() - started);

@@ -47,8 +47,11 @@ export interface RetentionStore {
   deleteRuns(ids: string[]): Promise<Deleted>;
   /** Of these threads, those with no run left. */
   threadsWithoutRuns(threadIds: string[]): Promise<string[]>;
-  /** Removes every checkpoint of a thread. */
-  deleteThreadCheckpoints(threadId: string): Promise<void>;
+  /**
+   * Removes every checkpoint of those threads that have no run left (checked in the delete, so a
+   * run written meanwhile keeps its thread's); returns the threads emptied. One transaction.
+   */
+  deleteThreadCheckpoints(threadIds: readonly string[]): Promise<string[]>;
   /**
    * Removes some checkpoints of a thread, with their pending writes (those of runs deleted, or of a
    * run discarded by a rollback); on Postgres the channel values no checkpoint left refers to go
@@ -149,11 +152,19 @@ export class SqliteRetentionStore implements RetentionStore {
     return this.#db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'writes'").get() !== undefined;
   }
 
-  async deleteThreadCheckpoints(threadId: string): Promise<void> {
-    if (!this.#hasCheckpoints()) return;
-    this.#db.transaction(() => {
-      this.#db.prepare("DELETE FROM checkpoints WHERE thread_id = ?").run(threadId);
-      this.#db.prepare("DELETE FROM writes WHERE thread_id = ?").run(threadId);
+  async deleteThreadCheckpoints(threadIds: readonly string[]): Promise<string[]> {
+    if (threadIds.length === 0 || !this.#hasCheckpoints()) return [];
+    return this.#db.transaction(() => {
+      const emptied: string[] = [];
+      for (let start = 0; start < threadIds.length; start += 500) {
+        const chunk = threadIds.slice(start, start + 500);
+        const free = (this.#db.prepare(`SELECT value AS id FROM json_each(?) WHERE NOT EXISTS (SELECT 1 FROM runs WHERE runs.thread_id = json_each.value)`).all(JSON.stringify(chunk)) as Array<{ id: string }>).map((row) => row.id);
+        if (free.length === 0) continue;
+        this.#db.prepare(`DELETE FROM checkpoints WHERE thread_id IN (${list(free)})`).run(...free);
+        this.#db.prepare(`DELETE FROM writes WHERE thread_id IN (${list(free)})`).run(...free);
+        emptied.push(...free);
+      }
+      return emptied;
     })();
   }
 

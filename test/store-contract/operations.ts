@@ -168,8 +168,11 @@ export function defineOperationsContract(name: string, factory: StoreFactory): v
       const left = await saver.getTuple({ configurable: { thread_id: "th" } });
       // The checkpoint left still has every channel, the one written by the first too.
       expect(left?.checkpoint.channel_values).toMatchObject({ step: "v2", constant: "same" });
-      await store.retention.deleteThreadCheckpoints("th");
+      // A thread that still has a run keeps its checkpoints; one without is emptied.
+      await saver.put({ configurable: { thread_id: "th2", checkpoint_ns: "" } }, { ...emptyCheckpoint(), id: uuid6(-1), channel_values: { x: 1 }, channel_versions: { x: 1 } }, { source: "loop", step: 0, parents: {} }, { x: 1 });
+      expect(await store.retention.deleteThreadCheckpoints(["th", "th2"])).toEqual(["th"]);
       expect(await saver.getTuple({ configurable: { thread_id: "th" } })).toBeUndefined();
+      expect(await saver.getTuple({ configurable: { thread_id: "th2" } })).toBeDefined();
       expect(await store.retention.size()).toBeGreaterThan(0);
       await store.retention.reclaim();
       expect(await store.retention.claimTick("retention.tick", 100)).toBe(true);

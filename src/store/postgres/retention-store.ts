@@ -74,11 +74,16 @@ export class PostgresRetentionStore implements RetentionStore {
     return unique.filter((id) => !busy.has(id));
   }
 
-  async deleteThreadCheckpoints(threadId: string): Promise<void> {
-    await inTransaction(this.#pool, async (client) => {
-      await client.query("DELETE FROM checkpoint_writes WHERE thread_id = $1", [threadId]);
-      await client.query("DELETE FROM checkpoints WHERE thread_id = $1", [threadId]);
-      await client.query("DELETE FROM checkpoint_blobs WHERE thread_id = $1", [threadId]);
+  async deleteThreadCheckpoints(threadIds: readonly string[]): Promise<string[]> {
+    if (threadIds.length === 0) return [];
+    return inTransaction(this.#pool, async (client) => {
+      const { rows } = await client.query<{ id: string }>("SELECT t AS id FROM unnest($1::text[]) AS t WHERE NOT EXISTS (SELECT 1 FROM runs WHERE runs.thread_id = t)", [threadIds]);
+      const free = rows.map((row) => row.id);
+      if (free.length === 0) return [];
+      await client.query("DELETE FROM checkpoint_writes WHERE thread_id = ANY($1)", [free]);
+      await client.query("DELETE FROM checkpoints WHERE thread_id = ANY($1)", [free]);
+      await client.query("DELETE FROM checkpoint_blobs WHERE thread_id = ANY($1)", [free]);
+      return free;
     });
   }
 
