@@ -1,4 +1,9 @@
+import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { Troupe } from "../src/runtime/engine.js";
+import { modelSetOf } from "../src/testing/model-set.js";
+import { ScriptedChatModel } from "../src/testing/scripted-chat-model.js";
+import { tempDir } from "./helpers.js";
 import { answerStep, finalStep, planStep, reviewStep, subtask } from "../src/testing/script.js";
 import { envelope, makeApp, waitFor, waitForStatus } from "./server-helpers.js";
 
@@ -100,5 +105,32 @@ describe("busy threads: a new task on a thread whose run is running or waiting",
     const planner = app.model?.calls.find((call) => call.role === "planner" && call.lastMessage.includes("corrected task"));
     expect(planner?.lastMessage).toContain("base task");
     expect(planner?.lastMessage).not.toContain("mistaken task");
+  });
+
+  it("in the library and CLI path: interrupt cancels a run waiting for a person, and the new run starts on the thread's state", async () => {
+    const directory = tempDir();
+    const model = new ScriptedChatModel({
+      steps: [
+        planStep([subtask("s1", "execute", "Wait for me")], { contains: "waiting task" }),
+        planStep([subtask("s1", "execute", "Now")], { contains: "replacing task" }),
+        finalStep("s1", "now", { contains: "Now" }),
+        reviewStep(0.9, {}, { contains: "replacing task" }),
+        answerStep("replaced", { contains: "replacing task" }),
+      ],
+    });
+    const troupe = await Troupe.create({ models: modelSetOf(model), dataDir: path.join(directory, "data"), workspace: path.join(directory, "ws") });
+    try {
+      const waiting = await troupe.run({ task: "the waiting task", threadId: "lib", approvePlan: true });
+      expect(waiting.status).toBe("interrupted");
+      await expect(troupe.run({ task: "x", threadId: "lib", onBusy: "reject" })).rejects.toMatchObject({ code: "thread_busy" });
+      const replacing = await troupe.run({ task: "the replacing task", threadId: "lib", onBusy: "interrupt" });
+      expect(replacing).toMatchObject({ status: "completed", answer: "replaced" });
+      expect(await troupe.store.runs.get(waiting.runId)).toMatchObject({ status: "cancelled", supersededBy: replacing.runId });
+      // The waiting run's pending approval was left behind: the new run planned and ran its own plan.
+      expect(replacing.plan.map((view) => view.label)).toEqual(["Now"]);
+      model.assertDone();
+    } finally {
+      await troupe.shutdown();
+    }
   });
 });
