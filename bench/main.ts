@@ -35,6 +35,7 @@ import { measureToolCalls } from "./tool-calls.js";
 import { measureQueues } from "./queue-compare.js";
 import { measureScaleOut } from "./scale-out.js";
 import { measurePeers } from "./peers/peers.js";
+import { measureOperations } from "./operations.js";
 import { startThrowawayPostgres, type ThrowawayPostgres } from "../src/testing/postgres-cluster.js";
 
 const BENCHMARKS = [
@@ -58,6 +59,7 @@ const BENCHMARKS = [
   "scale-out",
   "peers",
   "protocols",
+  "operations",
 ];
 
 const { values } = parseArgs({
@@ -134,6 +136,10 @@ const scaleOut = await bench("scale-out", "scale-out on Postgres (1, 2 and 4 wor
     log: progress,
   }),
 );
+let operationsDatabases = 0;
+const operations = await bench("operations", "operations over time (gc of 10,000 runs on SQLite and Postgres; webhook delivery latency)…", async () =>
+  measureOperations({ runs: 10_000, deliveries: 50, postgres: async () => (await cluster()).database(`operations_${(operationsDatabases += 1)}`), log: progress }),
+);
 await postgres?.destroy();
 
 // The CLI as a user runs it, from the same build as this benchmark (dist/bench → dist/src/cli).
@@ -167,6 +173,7 @@ const report: BenchReport = {
   scaleOut,
   peers,
   protocols,
+  operations,
   targets: {
     overhead: overhead?.target.met,
     fanOut: fanOut?.target.met,
@@ -184,6 +191,7 @@ const report: BenchReport = {
     scaleOut: scaleOut?.targets.met,
     peers: peers?.target.met,
     protocols: protocols?.target.met,
+    operations: operations?.target.met,
   },
 };
 

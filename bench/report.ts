@@ -7,6 +7,7 @@ import type { DiscoveryReport, WorkerPromptFigures } from "./discovery.js";
 import type { FanOutReport } from "./fan-out.js";
 import type { MapThroughputReport } from "./map-throughput.js";
 import type { MemoryBenchReport } from "./memory.js";
+import { type OperationsBenchReport, operationsSection } from "./operations.js";
 import type { OfflineCorpusReport } from "./offline-corpus.js";
 import type { OverheadReport, VariantFigures } from "./overhead.js";
 import type { PromptTokensReport } from "./prompt-tokens.js";
@@ -44,6 +45,7 @@ export interface BenchReport {
   scaleOut?: ScaleOutReport;
   peers?: PeersReport;
   protocols?: ProtocolsBenchReport;
+  operations?: OperationsBenchReport;
   /** Undefined for a benchmark left out with --only. */
   targets: {
     overhead?: boolean;
@@ -62,6 +64,7 @@ export interface BenchReport {
     scaleOut?: boolean;
     peers?: boolean;
     protocols?: boolean;
+    operations?: boolean;
   };
 }
 
@@ -512,6 +515,7 @@ export function renderReport(report: BenchReport): string {
     report.scaleOut && scaleOutSection(report.scaleOut),
     report.peers && peersSection(report.peers),
     report.protocols && protocolsSection(report.protocols),
+    report.operations && operationsSection(report.operations),
   ].filter((section): section is string => Boolean(section));
   const { targets } = report;
   return [
@@ -535,6 +539,7 @@ export function renderReport(report: BenchReport): string {
       ["scale-out", targets.scaleOut],
       ["peers", targets.peers],
       ["protocols", targets.protocols],
+      ["operations", targets.operations],
     ] as const).map(([name, met]) => `${name} ${verdict(met)}`).join(", ")} (figures are reported, never enforced)`,
   ].join("\n");
 }

@@ -89,6 +89,15 @@ describe("the web console in headless Chromium", () => {
       await page.screenshot({ path: path.join(ARTIFACTS, "console-completed.png"), fullPage: true });
       expect(readFileSync(path.join(directory, "workspace", "result.txt"), "utf8")).toBe("397.8");
 
+      // Re-run from s2: a fork on a new thread keeps s1's result and runs s2 again; this task stays as it is.
+      await page.click("#rerun-s2");
+      await page.waitForURL((url) => !url.hash.endsWith(taskId) && url.hash.startsWith("#/tasks/run-"));
+      const forkId = decodeURIComponent(page.url().split("#/tasks/")[1] ?? "");
+      await page.waitForSelector('#task-status [data-status="completed"]');
+      const fork = await troupe.store.runs.get(forkId);
+      expect(fork?.forkedFrom).toMatchObject({ runId: taskId, subtaskId: "s2" });
+      expect((await troupe.store.audit.list({ runId: forkId, tool: "calculator" })).length).toBe(0);
+
       // The list shows the task with its status.
       await page.click("text=← all tasks");
       await page.waitForSelector(`tr.task-row[data-id="${taskId}"] [data-status="completed"]`);

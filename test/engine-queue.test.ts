@@ -21,8 +21,8 @@ describe("queued runs (what the server builds on)", () => {
     try {
       const record = await troupe.enqueue({ task: "look", threadId: "shared", approvePlan: false }, { owner: "alice", idempotencyKey: "k1", requestHash: "h1" });
       expect(await troupe.store.runs.get(record.id)).toMatchObject({ status: "queued", owner: "alice", idempotencyKey: "k1", requestHash: "h1", startedAt: null });
-      await expect(troupe.enqueue({ task: "other", threadId: "shared" })).rejects.toThrow(/thread shared has a run that is queued/);
-      expect(() => troupe.enqueue({ task: "x", tools: ["calculator", "teleport"] })).toThrow(/unknown tool: teleport/);
+      await expect(troupe.enqueue({ task: "other", threadId: "shared", onBusy: "reject" })).rejects.toThrow(/thread shared has a run that is queued/);
+      await expect(troupe.enqueue({ task: "x", tools: ["calculator", "teleport"] })).rejects.toThrow(/unknown tool: teleport/);
       const result = await troupe.start(record.id);
       expect(result.status).toBe("completed");
       expect((await troupe.store.runs.get(record.id))?.startedAt).toEqual(expect.any(Number));

@@ -468,11 +468,12 @@ describe("POST /plan and tools", () => {
       "memory_forget",
       "memory_save",
       "memory_search",
+      "propose_edit",
       "text_stats",
       "thread_result",
       "web_search",
     ]);
-    expect(list.count).toBe(19);
+    expect(list.count).toBe(20);
     expect(list.tools.find((tool) => tool.name === "calculator")?.parameters.properties).toHaveProperty("expression");
     const call = await app.app.inject({ method: "POST", url: "/api/v1/tools/call", payload: { tool_name: "calculator", parameters: { expression: "17% of 2,340" } } });
     expect(call.statusCode).toBe(200);

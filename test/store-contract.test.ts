@@ -6,7 +6,8 @@ import { memoryNamespace } from "../src/core/memory.js";
 import { openStore } from "../src/store/index.js";
 import type { PostgresStore } from "../src/store/postgres/index.js";
 import { freshDatabase } from "./postgres.js";
-import { defineStoreContract } from "./store-contract/suite.js";
+import { defineStoreContract, type StoreFactory } from "./store-contract/suite.js";
+import { defineOperationsContract } from "./store-contract/operations.js";
 
 const directories: string[] = [];
 afterAll(() => {
@@ -19,21 +20,26 @@ const dataDir = (): string => {
   return directory;
 };
 
-// The same contract for every implementation of the store.
-defineStoreContract("SQLite", {
+const sqlite: StoreFactory = {
   fresh: async () => {
     const directory = dataDir();
     return { open: (memory = {}) => openStore({ dataDir: directory, ...memory }) };
   },
-});
+};
 
-defineStoreContract("Postgres", {
+const postgres: StoreFactory = {
   fresh: async () => {
     const databaseUrl = await freshDatabase("contract");
     const directory = dataDir();
     return { open: (memory = {}) => openStore({ dataDir: directory, databaseUrl, ...memory }) };
   },
-});
+};
+
+// The same contract for every implementation of the store.
+defineStoreContract("SQLite", sqlite);
+defineStoreContract("Postgres", postgres);
+defineOperationsContract("SQLite", sqlite);
+defineOperationsContract("Postgres", postgres);
 
 describe("the Postgres memory store", () => {
   it("says clearly when its table is gone, never answering empty", async () => {

@@ -21,13 +21,16 @@ export interface SynthesizerInput {
   promptBudget?: number;
   /** Each piece of the answer as the model streams it (when its provider streams). */
   onToken?: (text: string) => void;
+  /** The research outcomes the answer may cite by id (`[s1]`): the evidence index maps its claims to them. */
+  cite?: string[];
 }
 
-export function synthesizerPrompt(): string {
+export function synthesizerPrompt(cite: readonly string[] = []): string {
   return [
     roleLine("synthesizer"),
     "Write the final answer to the task from the subtask outcomes. Be direct and complete; use Markdown where it helps.",
     "Use only what the outcomes show. A subtask with items lists them; say which items failed and why.",
+    ...(cite.length > 0 ? [`End each sentence that rests on a research outcome with its id in brackets (${cite.slice(0, 3).map((id) => `[${id}]`).join(", ")}).`] : []),
     "If issues remain, state them plainly at the end under 'Known issues'.",
     "Do not describe your private reasoning.",
   ].join("\n");
@@ -35,7 +38,7 @@ export function synthesizerPrompt(): string {
 
 /** Writes the answer text. The decision trace beside it is built by code, not by the model. */
 export async function runSynthesizer(input: SynthesizerInput, options: CallOptions): Promise<string> {
-  const system = new SystemMessage(synthesizerPrompt());
+  const system = new SystemMessage(synthesizerPrompt(input.cite));
   const render = (detail: number) => {
     const parts = [section(SECTIONS.task, input.task)];
     if (input.context) parts.push(section(SECTIONS.context, truncate(input.context, scaled(LIMITS.contextMaxBytes, detail, 500))));

@@ -95,6 +95,8 @@ export async function driveAndReport(
     if (json) printJson(result);
     else printResult(result, progress.streamed());
     process.exitCode = exitCodeForResult(result);
+    // Its webhook's deliveries go now, once; a failed one waits in the outbox for troupe serve to retry.
+    await troupe.sendWebhooks(result.runId).catch(() => {});
   } finally {
     interrupt.dispose();
     // Everything written is flushed and every connection closed (Postgres's pool too) before the process ends.

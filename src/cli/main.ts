@@ -16,6 +16,9 @@ import { registerServe } from "./commands/serve.js";
 import { registerTools } from "./commands/tools.js";
 import { registerMigrate } from "./commands/migrate.js";
 import { registerWorker } from "./commands/worker.js";
+import { registerGc } from "./commands/gc.js";
+import { registerGrants } from "./commands/grants.js";
+import { registerSchedule } from "./commands/schedule.js";
 import { EXIT, exitCodeForError } from "./exit-codes.js";
 import { err } from "./io.js";
 
@@ -42,6 +45,9 @@ export function createProgram(): Command {
   registerWorker(program);
   registerMigrate(program);
   registerMcp(program);
+  registerGc(program);
+  registerSchedule(program);
+  registerGrants(program);
   return program;
 }
 

@@ -5,6 +5,9 @@ import { parse as parseJsonc, printParseErrorCode, type ParseError } from "jsonc
 import { z } from "zod";
 import { Budget } from "../core/budget.js";
 import { ConfigError, errorMessage } from "../core/errors.js";
+import { RetentionConfig } from "../core/retention.js";
+import { ScheduleInput } from "../core/schedule.js";
+import { WebhooksConfig } from "../core/webhook.js";
 
 /** How a provider is asked for machine-read answers: JSON-schema response format, forced tool call, or JSON mode. */
 export const StructuredMethod = z.enum(["jsonSchema", "functionCalling", "jsonMode"]);
@@ -169,6 +172,12 @@ export const TroupeConfig = z
       .optional(),
     /** Memory: the conversation's history budget, and the long-term store (its limits, an embeddings model). */
     memory: MemoryConfig.optional(),
+    /** How long finished runs are kept; `troupe serve` collects on its schedule (see core/retention.ts). */
+    retention: RetentionConfig.optional(),
+    /** Tasks run on cron schedules by `troupe serve` (kept in step with the store by name). */
+    schedules: z.array(ScheduleInput).max(200).optional(),
+    /** Signed webhooks: the secret, a default, where deliveries may go, retries (see core/webhook.ts). */
+    webhooks: WebhooksConfig.optional(),
   })
   .strict();
 export type TroupeConfig = z.infer<typeof TroupeConfig>;

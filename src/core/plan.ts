@@ -81,6 +81,16 @@ export interface Artifact {
   problem?: string;
 }
 
+/** A file a subtask could not write: why, and the content it was to hold, kept in the stash (seed 000 §1.5: not lost). */
+export interface UnwrittenFile {
+  path: string;
+  tool: string;
+  reason: string;
+  /** The stash handle of the content. */
+  ref?: string;
+  bytes: number;
+}
+
 /**
  * A mapped subtask's per-item outcome as the graph state keeps it: counts and a few failed
  * items (bounded previews). The full report lives in the stash.
@@ -116,6 +126,8 @@ export interface SubtaskResult {
   failureKind?: FailureKind;
   /** Workspace files its tool calls wrote or deleted (at most `LIMITS.artifactsKept`). */
   artifacts?: Artifact[];
+  /** Files it meant to write and could not: the reason, and where the content it meant them to hold is kept (the answer carries it). */
+  unwritten?: UnwrittenFile[];
   /** How it was assigned to an agent by capability and load (the plan's agent runs it otherwise). */
   assignment?: Assignment;
   /** The tools its worker was offered, and why (only when fewer than its agent's tools). */

@@ -7,6 +7,9 @@ import type { Retrieval } from "./memory.js";
 import type { ModelIncident } from "./model-incident.js";
 import type { SubtaskView } from "./plan.js";
 import type { CriticVerdict } from "./review.js";
+import type { EvidenceIndex } from "./evidence.js";
+import { OnBusy } from "./on-busy.js";
+import { WebhookSpec } from "./webhook.js";
 
 export const STOP_REASONS = ["completed", "max_iterations", "budget_exhausted", "rejected", "cancelled", "failed"] as const;
 export type StopReason = (typeof STOP_REASONS)[number];
@@ -78,6 +81,10 @@ export const RunRequest = z
       .min(0, { error: `the history budget must be between 0 and ${CONVERSATION_LIMITS.historyBudgetMax} tokens` })
       .max(CONVERSATION_LIMITS.historyBudgetMax, { error: `the history budget must be between 0 and ${CONVERSATION_LIMITS.historyBudgetMax} tokens` })
       .optional(),
+    /** Where the run's end (and waits for a person) are POSTed, signed (see core/webhook.ts); default from the config's `webhooks.default`. */
+    webhook: WebhookSpec.optional(),
+    /** What to do when the thread's run is running or waiting (default enqueue; see core/on-busy.ts). */
+    onBusy: OnBusy.optional(),
   })
   .strict();
 export type RunRequest = z.infer<typeof RunRequest>;
@@ -159,6 +166,8 @@ export interface DecisionTrace {
   /** The messages agents posted on the run's shared board. */
   board: BoardMessage[];
   knownIssues: string[];
+  /** Each claim of a research answer and the sources it rests on (seed 002's evidence index); null when no research outcome was used. */
+  evidence?: EvidenceIndex | null;
   /** The long-term memories recalled for the planner (ids and texts), how, or why they could not be read; null without long-term memory. */
   memories?: { retrieval: Retrieval | null; items: Array<{ id: string; text: string; score: number }>; error?: string } | null;
 }

@@ -35,6 +35,7 @@ interface IntendedContent {
  */
 export class ArtifactRecorder {
   readonly #byPath = new Map<string, Artifact>();
+  readonly #unwritten = new Map<string, { path: string; tool: string; reason: string; content: string }>();
   #dropped = 0;
 
   constructor(
@@ -74,10 +75,17 @@ export class ArtifactRecorder {
 
   /** Checks what a finished call wrote; a check that fails to read is noted on the artifact, never thrown. */
   async note(call: WorkerToolCall): Promise<void> {
-    if (!call.outcome.ok) return;
     const args = (typeof call.args === "object" && call.args !== null ? call.args : {}) as Record<string, unknown>;
     const written = this.tools.resources(call.tool, args)?.writes ?? [];
     if (written.length === 0) return;
+    if (!call.outcome.ok) {
+      // A file the call could not write keeps its content here, for the answer (seed 000 §1.5).
+      if (typeof args.content === "string" && call.outcome.error.code !== "rejected") {
+        for (const path of written) this.#unwritten.set(path, { path, tool: call.tool, reason: call.outcome.error.message, content: args.content });
+      }
+      return;
+    }
+    for (const path of written) this.#unwritten.delete(path);
     const intended = this.#intended(call, args);
     for (const requested of written) {
       let artifact: Artifact;
@@ -105,6 +113,11 @@ export class ArtifactRecorder {
 
   list(): Artifact[] {
     return [...this.#byPath.values()];
+  }
+
+  /** Files the subtask's calls could not write (and no later call wrote), with the content meant for them (at most five). */
+  unwritten(): Array<{ path: string; tool: string; reason: string; content: string }> {
+    return [...this.#unwritten.values()].slice(0, 5);
   }
 
   /** Files written beyond those kept. */

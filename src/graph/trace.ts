@@ -1,4 +1,6 @@
 import { describeBudgetStop } from "../core/budget.js";
+import { type EvidenceIndex, evidenceIndex } from "../core/evidence.js";
+import { researchSources } from "./evidence.js";
 import type { DecisionTrace, RunMetrics } from "../core/run.js";
 import { planView } from "./deps.js";
 import { statusOf } from "./schedule.js";
@@ -38,8 +40,15 @@ export function buildTrace(state: State): DecisionTrace {
     planNotes: state.planNotes ?? [],
     board: state.board ?? [],
     knownIssues,
+    evidence: evidenceOf(state),
     memories: state.recalled ? { retrieval: state.recalled.retrieval, items: state.recalled.items, ...(state.recalled.error ? { error: state.recalled.error } : {}) } : null,
   };
+}
+
+/** The evidence index of the run's answer over its research outcomes, or null when it used none. */
+function evidenceOf(state: State): EvidenceIndex | null {
+  const sources = researchSources(state);
+  return sources.length > 0 && state.answer ? evidenceIndex(state.answer, sources) : null;
 }
 
 /**

@@ -7,7 +7,7 @@ import { type Decision, decide } from "../agents/voter.js";
 import { isRemoteAgent, loadConfig, remoteAgentsOf, type TroupeConfig } from "../config/config-file.js";
 import { type Env, parseEnv } from "../config/env.js";
 import { resolveToolsConfig, type ToolsConfig } from "../config/tools-config.js";
-import { errorMessage, InputError } from "../core/errors.js";
+import { ConfigError, errorMessage, InputError } from "../core/errors.js";
 import { LIMITS } from "../core/limits.js";
 import type { ResumeDecision, RunRequestInput, RunResult } from "../core/run.js";
 import { type DecideRequestInput, parseDecideRequest } from "../core/vote.js";
@@ -29,6 +29,13 @@ import { memoryNamespaceFor, memoryStoreOptions, threadResultsOf } from "./memor
 import { type EnqueueOptions, type InvokeOptions, type ResumeOptions, RunLifecycle, type RunOptions } from "./run-lifecycle.js";
 import { type PendingInterrupt, runningSubtasks, showRun, threadInterrupts, type RunView } from "./run-queries.js";
 import { createToolPlatform, type ToolPlatform } from "./tool-platform.js";
+import { type ForkRequest, parseForkRequest, threadHistory } from "./fork.js";
+import { collectGarbage, deleteRun, deleteThread, type GcOptions } from "./retention.js";
+import { checkWebhook, WebhookSender } from "./webhook-sender.js";
+import { RuntimeGrants } from "./grants.js";
+import { Schedules } from "./schedules.js";
+import type { GcReport } from "../core/retention.js";
+import type { HistoryEntry } from "../graph/history.js";
 
 export type { ProviderSource } from "./model-selection.js";
 export { type Driver, type EnqueueOptions, type InvokeOptions, isAlive, type ResumeOptions, type RunOptions } from "./run-lifecycle.js";
@@ -82,6 +89,8 @@ export class Troupe {
   readonly toolsConfig: ToolsConfig;
   /** Why optional MCP servers were skipped. */
   readonly warnings: string[];
+  /** Grants given and revoked at runtime, kept in the store and audited (`troupe grants`). */
+  readonly grants: RuntimeGrants;
   /** How workers whose agents have many tools find the relevant ones. */
   readonly discovery: ToolDiscovery;
   readonly #maxWorkerSteps: number;
@@ -93,6 +102,12 @@ export class Troupe {
   readonly #ledgers: Map<string, RunLedger>;
   readonly #platform: ToolPlatform;
   readonly #lifecycle: RunLifecycle;
+
+  /** Schedules: cron tasks `troupe serve` fires (`troupe schedule`, `/api/v1/schedules`). */
+  get schedules(): Schedules {
+    return new Schedules(this.store);
+  }
+
   /** Whether this instance owns its store and tool platform (false for one made by `withWorkspace`). */
   readonly #owner: boolean;
 
@@ -114,7 +129,9 @@ export class Troupe {
     discovery: ToolDiscovery;
     providers?: ProviderRegistry;
     resolved?: Record<string, string>;
+    grants: RuntimeGrants;
   }) {
+    this.grants = fields.grants;
     this.env = fields.env;
     this.store = fields.store;
     this.graph = fields.graph;
@@ -134,7 +151,17 @@ export class Troupe {
     this.discovery = fields.discovery;
     this.#providers = fields.providers;
     this.#resolved = fields.resolved ?? {};
-    this.#lifecycle = new RunLifecycle({ store: this.store, graph: this.graph, tools: this.tools, models: this.models, config: this.config, maxWorkerSteps: this.#maxWorkerSteps, ledgers: this.#ledgers });
+    this.#lifecycle = new RunLifecycle({
+      store: this.store,
+      graph: this.graph,
+      tools: this.tools,
+      models: this.models,
+      config: this.config,
+      maxWorkerSteps: this.#maxWorkerSteps,
+      ledgers: this.#ledgers,
+      agents: this.agents,
+      workspace: this.workspace,
+    });
   }
 
   static async create(options: TroupeOptions = {}): Promise<Troupe> {
@@ -158,6 +185,14 @@ export class Troupe {
         : resolveToolsConfig(config.tools, { base: loaded.file ? path.dirname(loaded.file) : path.resolve(options.configDir ?? process.cwd()), file: loaded.file });
     // A workspace path that cannot be a folder is bad input, refused before anything is written.
     checkWorkspacePath(options.workspace ?? env.TROUPE_WORKSPACE);
+    // The config's default webhook needs its secret and a URL the network rules allow, or no task could be accepted.
+    if (config.webhooks?.default) {
+      try {
+        checkWebhook(config.webhooks.default.url, config.webhooks);
+      } catch (error) {
+        throw new ConfigError("invalid_config", `webhooks.default: ${errorMessage(error)}`, { setting: "webhooks.default" });
+      }
+    }
     // An embeddings model makes long-term memory's search hybrid; a bad one is a configuration error before anything opens.
     const memory = memoryStoreOptions(env, config, options.providers ?? [], options.embeddings);
     const databaseUrl = options.databaseUrl ?? env.TROUPE_DATABASE_URL;
@@ -185,6 +220,9 @@ export class Troupe {
         remote: { agents: remoteAgentsOf(config), tasks: store.remoteTasks },
       });
       const { tools, agents } = platform;
+      // Grants given and revoked at runtime (troupe grants), read by the registry before every call.
+      const grants = new RuntimeGrants({ store, agents, tools, policy: platform.policy });
+      tools.configure({ runtimeGrants: grants });
       const ledgers = new Map<string, RunLedger>();
       let graph: TroupeGraph;
       let discovery: ToolDiscovery;
@@ -202,7 +240,7 @@ export class Troupe {
         throw error;
       }
       const maxWorkerSteps = options.maxWorkerSteps ?? LIMITS.workerMaxSteps;
-      return new Troupe({ env, store, graph, tools, agents, models, providerSource, workspace, config, maxWorkerSteps, ledgers, platform, toolsConfig, discovery, ...(providers ? { providers } : {}), resolved });
+      return new Troupe({ env, store, graph, tools, agents, models, providerSource, workspace, config, maxWorkerSteps, ledgers, platform, toolsConfig, discovery, ...(providers ? { providers } : {}), resolved, grants });
     } catch (error) {
       await store.close();
       throw error;
@@ -242,6 +280,7 @@ export class Troupe {
       discovery: this.discovery,
       ...(this.#providers ? { providers: this.#providers } : {}),
       resolved: this.#resolved,
+      grants: this.grants,
     });
   }
 
@@ -269,6 +308,53 @@ export class Troupe {
    */
   resume(threadId: string, decision: ResumeDecision | undefined, options: ResumeOptions = {}): Promise<RunResult> {
     return this.#lifecycle.resume(threadId, decision, options);
+  }
+
+  /**
+   * Forks a run from one of its subtasks or checkpoints onto a new thread (`troupe runs fork`):
+   * the results upstream of the fork point are kept — no model or tool call is repeated for
+   * them —, the rest runs. The original run is untouched.
+   */
+  fork(runId: string, request: ForkRequest, options: RunOptions = {}): Promise<RunResult> {
+    return this.#lifecycle.fork(runId, parseForkRequest(request), options);
+  }
+
+  /** Forks a run and queues the fork (the server). */
+  enqueueFork(runId: string, request: ForkRequest, options: { owner?: string } = {}): Promise<RunRecord> {
+    return this.#lifecycle.enqueueFork(runId, parseForkRequest(request), options);
+  }
+
+  /** A thread's checkpoints, oldest first, each with what it followed (`troupe runs history`). */
+  history(threadId: string): Promise<HistoryEntry[]> {
+    return threadHistory(this.graph, threadId);
+  }
+
+  /**
+   * Sends a run's webhook deliveries that are due, once, now (the CLI before it exits: nothing else
+   * may be running to send them); what fails stays in the outbox for `troupe serve` to retry.
+   */
+  async sendWebhooks(runId: string): Promise<void> {
+    const sender = new WebhookSender({ store: this.store, config: this.config.webhooks });
+    try {
+      for (const delivery of await this.store.webhooks.forRun(runId)) if (delivery.status === "pending") await sender.attempt(delivery.id);
+    } finally {
+      await sender.stop();
+    }
+  }
+
+  /** Collects finished runs older than the cutoff, with their checkpoints, events and stash values (see retention.ts). */
+  gc(options: GcOptions): Promise<GcReport> {
+    return collectGarbage({ store: this.store, graph: this.graph }, options);
+  }
+
+  /** Deletes one finished run (`troupe runs delete`); `owner` must own it when given. */
+  deleteRun(runId: string, options: { owner?: string } = {}): Promise<GcReport> {
+    return deleteRun({ store: this.store, graph: this.graph }, runId, options);
+  }
+
+  /** Deletes a thread: its runs (all stopped) and its checkpoints. */
+  deleteThread(threadId: string, options: { owner?: string } = {}): Promise<GcReport> {
+    return deleteThread({ store: this.store, graph: this.graph }, threadId, options);
   }
 
   /** The interrupts a thread's run waits on, each with its id (several subtasks may wait for approval at once). */

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import type { BaseCallbackHandler } from "@langchain/core/callbacks/base";
-import { Command, GraphRecursionError, isGraphDrained, type RunControl } from "@langchain/langgraph";
+import { Command, GraphRecursionError, isGraphDrained, RunControl } from "@langchain/langgraph";
 import { z } from "zod";
 import { RunLedger } from "../agents/run-ledger.js";
 import type { TroupeConfig } from "../config/config-file.js";
@@ -20,6 +20,12 @@ import { choiceId, type ModelSet } from "../providers/registry.js";
 import { isAlive, type RunRecord, type Store, type ThreadLease } from "../store/index.js";
 import { finishedPatch, type NewRun } from "../store/run-store.js";
 import type { ToolRegistry } from "../tools/registry.js";
+import type { AgentRegistry } from "../agents/define-agent.js";
+import { type ForkRequest, prepareFork, seedFork } from "./fork.js";
+import { checkWebhook } from "./webhook-sender.js";
+import { RunStatsRecorder } from "./run-stats.js";
+import { busyCheck, discardSuperseded, isBusy, localDrives, makeWay, SUPERSEDED, supersededPatch, untilReleased } from "./busy-thread.js";
+import { DEFAULT_ON_BUSY } from "../core/on-busy.js";
 import { hasStepsLeft, pendingInterrupts } from "./interrupts.js";
 import { memoryNamespaceFor } from "./memory-owner.js";
 import { liveState, resultFromState } from "./result.js";
@@ -81,6 +87,9 @@ export interface LifecycleParts {
   maxWorkerSteps: number;
   /** The budget ledgers of the runs being driven, shared with the graph's nodes. */
   ledgers: Map<string, RunLedger>;
+  /** The agents (with the tools each reaches), for checking a fork's edited plan as the planner's is. */
+  agents: AgentRegistry;
+  workspace: string;
 }
 
 /**
@@ -99,6 +108,9 @@ export class RunLifecycle {
     const request = this.#parseRequest(input);
     const { owner, evalId, ...invoke } = options;
     const threadId = request.threadId ?? `thread-${randomUUID()}`;
+    if ((request.onBusy ?? DEFAULT_ON_BUSY) !== "reject" && isBusy(await this.#parts.store.runs.latestForThread(threadId), this.#parts.store.threads)) {
+      return this.#runWhenFree({ ...request, threadId }, options);
+    }
     const lease = await this.#hold(threadId, undefined, () => new ConflictError("thread_busy", `thread ${threadId} has a run that is running; resume it or use another thread`, {}));
     try {
       const record = await this.#createRecord(
@@ -119,6 +131,70 @@ export class RunLifecycle {
     }
   }
 
+  /**
+   * Forks a run (`fork.ts`): a new run on a new thread from one of its checkpoints, keeping the
+   * results it does not run again, driven at once. The original run and thread are untouched.
+   */
+  async fork(runId: string, input: ForkRequest, options: RunOptions = {}): Promise<RunResult> {
+    const { record, fork } = await this.#prepareFork(runId, input);
+    const lease = await this.#hold(fork.threadId, undefined, () => new ConflictError("thread_busy", `thread ${fork.threadId} is held by another drive`, {}));
+    try {
+      await seedFork(this.#parts, fork);
+      const created = await this.#parts.store.runs.create(this.#forkRecord(record, fork, { status: "running", pid: process.pid, host: hostname(), startedAt: Date.now(), owner: options.owner ?? record.owner, ...(options.worker !== undefined ? { worker: options.worker } : {}) }));
+      const { owner: _owner, evalId: _evalId, ...invoke } = options;
+      return await this.#drive(created, null, this.#concurrencyOf(created), false, invoke, lease);
+    } finally {
+      await lease.release();
+    }
+  }
+
+  /** Forks a run and queues the fork, to be started later with `start` (the server's queue). */
+  async enqueueFork(runId: string, input: ForkRequest, options: { owner?: string } = {}): Promise<RunRecord> {
+    const { record, fork } = await this.#prepareFork(runId, input);
+    // The new thread's state first: a worker may take the queued run the moment its record is written.
+    await seedFork(this.#parts, fork);
+    return this.#parts.store.runs.create(this.#forkRecord(record, fork, { status: "queued", pid: null, host: null, owner: options.owner ?? record.owner }));
+  }
+
+  async #prepareFork(runId: string, input: ForkRequest) {
+    const record = await this.#parts.store.runs.get(runId);
+    if (!record) throw new NotFoundError("unknown_run", `no run with id ${runId}`, { runId });
+    const ids = { runId: `run-${randomUUID()}`, threadId: input.threadId ?? `thread-${randomUUID()}` };
+    const deps = { models: this.#parts.models, tools: this.#parts.tools, agents: this.#parts.agents, workspace: this.#parts.workspace, stash: this.#parts.store.stash };
+    return { record, fork: await prepareFork({ store: this.#parts.store, graph: this.#parts.graph, deps }, record, input, ids) };
+  }
+
+  /** A fork's record: the original's request on the new thread, and where it came from. */
+  #forkRecord(original: RunRecord, fork: Awaited<ReturnType<typeof prepareFork>>, fields: Pick<NewRun, "status" | "pid" | "host"> & Partial<NewRun>): NewRun {
+    const { onBusy: _onBusy, ...request } = original.request;
+    return { id: fork.runId, threadId: fork.threadId, task: original.task, request: { ...request, threadId: fork.threadId }, forkedFrom: fork.origin, ...fields };
+  }
+
+  #concurrencyOf(record: RunRecord): number {
+    const request = StoredRequest.safeParse(record.request);
+    return (request.success ? request.data.concurrency : undefined) ?? LIMITS.subtaskConcurrency;
+  }
+
+  /**
+   * A run on a busy thread (not --on-busy reject): queued behind the thread's run, which is asked
+   * to make way as the strategy says, then started here once the store releases it. Cancelled
+   * (by the signal) while it waits, it is recorded cancelled and never runs.
+   */
+  async #runWhenFree(request: RunRequest, options: RunOptions): Promise<RunResult> {
+    const { owner, evalId: _evalId, ...invoke } = options;
+    const record = await this.#createRecord(request, { status: "queued", pid: null, host: null, ...(owner !== undefined ? { owner } : {}) });
+    if (record.waitsFor === null) return this.start(record.id, invoke);
+    await makeWay(this.#parts.store, record, request.onBusy ?? DEFAULT_ON_BUSY);
+    try {
+      await untilReleased(this.#parts.store, record.id, options.signal);
+    } catch (error) {
+      if (!options.signal?.aborted) throw error;
+      await this.#parts.store.runs.update(record.id, { status: "cancelled", stopReason: "cancelled", waitsFor: null, finishedAt: Date.now() }, { ifStatus: ["queued"] });
+      throw new ConflictError("cancelled_waiting", `cancelled while waiting for run ${record.waitsFor} on thread ${record.threadId}; run ${record.id} did not run`, { runId: record.id });
+    }
+    return this.start(record.id, invoke);
+  }
+
   /** Holds a thread for this drive, or refuses with `busy` when another drive holds it. */
   async #hold(threadId: string, latest: RunRecord | undefined, busy: () => Error): Promise<ThreadLease> {
     const lease = await this.#parts.store.threads.acquire(threadId, latest);
@@ -130,9 +206,12 @@ export class RunLifecycle {
    * Records a run as queued, to be started later with `start` (the server's queue). The record
    * is written (and synced) before this returns, so an accepted run survives a crash.
    */
-  enqueue(input: RunRequestInput, options: EnqueueOptions = {}): Promise<RunRecord> {
+  async enqueue(input: RunRequestInput, options: EnqueueOptions = {}): Promise<RunRecord> {
     const request = this.#parseRequest(input);
-    return this.#createRecord(request, { status: "queued", pid: null, host: null, ...options });
+    const record = await this.#createRecord(request, { status: "queued", pid: null, host: null, ...options });
+    // On a busy thread it waits: what it does to the runs in its way is the request's choice.
+    if (record.waitsFor !== null) await makeWay(this.#parts.store, record, request.onBusy ?? DEFAULT_ON_BUSY);
+    return record;
   }
 
   /** Starts a queued run that has never run. */
@@ -146,6 +225,7 @@ export class RunLifecycle {
       if (record.status !== "queued" || record.startedAt !== null) {
         throw new ConflictError("run_started", `run ${runId} has already started (${record.status}); resume it instead`, { runId });
       }
+      if (record.waitsFor !== null) throw new ConflictError("run_waiting", `run ${runId} waits for run ${record.waitsFor} on its thread to stop`, { runId, waitsFor: record.waitsFor });
       return await this.#startFresh(record, options, lease);
     } finally {
       await lease.release();
@@ -170,6 +250,17 @@ export class RunLifecycle {
     }
     const budget: Budget = { ...this.#parts.config.budget, ...request.budget };
     if (Object.keys(budget).length > 0) request.budget = budget;
+    // A webhook of the task's own is checked now (a secret to sign with, a host the rules allow); the config's default was checked at start.
+    if (request.webhook) {
+      try {
+        checkWebhook(request.webhook.url, this.#parts.config.webhooks);
+      } catch (error) {
+        const code = (error as { code?: string }).code;
+        throw new InputError(code === "webhook_secret_missing" ? code : "webhook_refused", `webhook: ${errorMessage(error)}`, { url: request.webhook.url });
+      }
+    } else if (this.#parts.config.webhooks?.default) {
+      request.webhook = this.#parts.config.webhooks.default;
+    }
     return request;
   }
 
@@ -190,13 +281,8 @@ export class RunLifecycle {
         request: { ...request, provider: `${choice.provider}:${choice.model}` },
         ...fields,
       },
-      {
-        check: (previous) => {
-          if (previous && (previous.status === "interrupted" || previous.status === "queued" || (previous.status === "running" && threads.mayBeRunning(previous)))) {
-            throw new ConflictError("thread_busy", `thread ${threadId} has a run that is ${previous.status}; resume it or use another thread`, { runId: previous.id });
-          }
-        },
-      },
+      // A busy thread refuses the run or queues it behind the thread's latest (busy-thread.ts).
+      { check: busyCheck(threadId, fields.status === "running" ? "reject" : request.onBusy, threads) },
     );
   }
 
@@ -204,8 +290,12 @@ export class RunLifecycle {
   async #startFresh(record: RunRecord, options: InvokeOptions, lease: ThreadLease): Promise<RunResult> {
     const stored = StoredRequest.safeParse(record.request);
     const request = RunRequest.parse({ ...(stored.success ? stored.data : {}), task: record.task });
+    // A rollback starts from the thread's state before the runs it stopped: those are discarded first.
+    if (request.onBusy === "rollback") await discardSuperseded(this.#parts, record);
     const startedAt = record.startedAt ?? Date.now();
     await this.#parts.store.runs.update(record.id, { status: "running", pid: process.pid, host: hostname(), startedAt, suspended: null, pendingDecision: null, worker: options.worker ?? null, cancelRequested: false });
+    // A fork's thread already holds its first state (seeded by updateState): the graph goes on from there.
+    if (record.forkedFrom !== null) return this.#drive({ ...record, status: "running", startedAt }, null, this.#concurrencyOf(record), false, options, lease);
     return this.#begin({ ...record, status: "running", startedAt }, request, options, lease);
   }
 
@@ -235,7 +325,7 @@ export class RunLifecycle {
    * last checkpoint when its process died or it was cancelled. Finished subtasks are not re-run.
    */
   async resume(threadId: string, decision: ResumeDecision | undefined, options: ResumeOptions = {}): Promise<RunResult> {
-    const found = await this.#parts.store.runs.latestForThread(threadId);
+    const found = await this.#resumable(threadId);
     if (!found) throw new NotFoundError("unknown_thread", `no run found for thread ${threadId}`, { threadId });
     if (found.evalId !== null) {
       // Its files are in its case's workspace, not this instance's: resuming it here would work on the wrong folder.
@@ -244,11 +334,22 @@ export class RunLifecycle {
     const lease = await this.#hold(threadId, found, () => new ConflictError("run_active", `run ${found.id} is still running in process ${found.pid}${found.worker ? ` (worker ${found.worker})` : ""}`, { runId: found.id }));
     try {
       // Read again under the hold: another process may have driven it meanwhile.
-      const record = (await this.#parts.store.runs.latestForThread(threadId)) ?? found;
+      const record = (await this.#resumable(threadId)) ?? found;
       return await this.#resumeHeld(record, threadId, decision, options, lease);
     } finally {
       await lease.release();
     }
+  }
+
+  /**
+   * The run a resume of the thread continues: its latest run that has started — runs queued behind
+   * it on a busy thread (never started) are not it.
+   */
+  async #resumable(threadId: string): Promise<RunRecord | undefined> {
+    const latest = await this.#parts.store.runs.latestForThread(threadId);
+    if (!latest || latest.status !== "queued" || latest.startedAt !== null) return latest;
+    const runs = await this.#parts.store.runs.list({ threadId, limit: 50 });
+    return runs.find((run) => !(run.status === "queued" && run.startedAt === null)) ?? latest;
   }
 
   async #resumeHeld(record: RunRecord, threadId: string, decision: ResumeDecision | undefined, options: ResumeOptions, lease: ThreadLease): Promise<RunResult> {
@@ -338,7 +439,10 @@ export class RunLifecycle {
     // to `onEvent` in that order once stored; the run's end waits for the last of them.
     let delivered: Promise<void> = Promise.resolve();
     let eventFailure: unknown;
+    // Verdicts and subtask durations feed the figures kept across runs (reflection statistics, plan estimates).
+    const stats = new RunStatsRecorder(this.#parts.store, record.id, async () => ((await this.#parts.graph.getState({ configurable: { thread_id: record.threadId } })).values as Partial<State>).reviews?.at(-1));
     const emit = (event: RunEvent): void => {
+      stats.event(event);
       const stored = this.#parts.store.events.append(record.id, event);
       delivered = delivered.then(
         () =>
@@ -353,7 +457,11 @@ export class RunLifecycle {
     };
     // A lost hold (the database session holding the thread ended) stops the run where it is: another process may take it now.
     const lost = lease.lost;
-    const signal = lost && options.signal ? AbortSignal.any([options.signal, lost]) : (lost ?? options.signal);
+    // Another run on the thread may ask this one to make way (busy-thread.ts): at a superstep boundary, or at once.
+    const control = options.control ?? new RunControl();
+    const makeWay = new AbortController();
+    const watch = this.#watchDrive(record.id, control, makeWay);
+    const signal = AbortSignal.any([makeWay.signal, ...(options.signal ? [options.signal] : []), ...(lost ? [lost] : [])]);
     emit({ type: "run-start", runId: record.id, threadId: record.threadId, task: record.task, resumed });
     if (resumed) {
       // Calls that began and never finished (the process died in them): each is settled by its call id when the step runs again.
@@ -370,14 +478,17 @@ export class RunLifecycle {
       recursionLimit: recursionLimitFor(LIMITS.maxSubtasks, maxIterations),
       maxConcurrency: concurrency,
       signal,
-      ...(options.control ? { control: options.control } : {}),
+      control,
       ...(options.callbacks ? { callbacks: options.callbacks } : {}),
     };
     let failure: string | undefined;
     let cancelled = false;
     let suspended = false;
+    let superseded: ReturnType<typeof supersededPatch>;
     let last: State | undefined;
     const ledger = await this.#openLedger(record, resumed, request.success ? request.data.budget : undefined);
+    // What the run's agents reach includes the runtime grants given since the last tool call.
+    await this.#parts.tools.refreshRuntimeGrants();
     try {
       const stream = await this.#parts.graph.stream(input as never, config);
       for await (const [mode, chunk] of stream as AsyncIterable<[string, unknown]>) {
@@ -385,13 +496,16 @@ export class RunLifecycle {
         else last = chunk as State;
       }
     } catch (error) {
-      if (isGraphDrained(error) || (signal?.aborted && (options.control?.drainRequested || lost?.aborted))) suspended = true;
+      if (superseded === undefined) superseded = supersededPatch(control.drainReason ?? (makeWay.signal.aborted ? String(makeWay.signal.reason) : undefined));
+      if (superseded) cancelled = true;
+      else if (isGraphDrained(error) || (signal?.aborted && (options.control?.drainRequested || lost?.aborted))) suspended = true;
       else if (signal?.aborted) cancelled = true;
       else if (error instanceof GraphRecursionError) failure = `the run exceeded its step limit (${config.recursionLimit} supersteps)`;
       else failure = errorMessage(error);
     } finally {
       ledger.dispose();
       this.#parts.ledgers.delete(record.id);
+      watch();
     }
     // A run that reached finalize is fully described by its last values; otherwise ask the
     // checkpoint, which also knows about a pending interrupt.
@@ -418,6 +532,7 @@ export class RunLifecycle {
     } else if (cancelled) {
       result.status = "cancelled";
       result.stopReason = "cancelled";
+      if (superseded) result.error = superseded.error;
     } else if (failure !== undefined) {
       result.status = "failed";
       result.stopReason = "failed";
@@ -452,11 +567,61 @@ export class RunLifecycle {
       worker: null,
       finishedAt: result.status === "interrupted" ? null : Date.now(),
       suspended: suspended && result.status === "interrupted" && !result.interrupt ? "shutdown" : null,
+      ...(superseded ? { supersededBy: superseded.supersededBy } : {}),
     });
     emit({ type: "run-end", status: result.status, stopReason: result.stopReason, metrics: result.metrics });
     await delivered;
+    await stats.settled();
     if (eventFailure !== undefined) process.emitWarning(`troupe: some events of run ${record.id} could not be stored: ${errorMessage(eventFailure)}`);
     return result;
+  }
+
+  /**
+   * Makes a drive reachable by runs that need its thread (--on-busy interrupt, rollback): through
+   * this process's registry, a control message from another process (Postgres), or — another
+   * process on SQLite — the flag on its record, read once a second. Returns the undo.
+   */
+  #watchDrive(runId: string, control: RunControl, abort: AbortController): () => void {
+    localDrives.set(runId, { drain: (reason) => control.requestDrain(reason), abort: (reason) => abort.abort(reason) });
+    const store = this.#parts.store;
+    RunLifecycle.#listen(store);
+    let timer: NodeJS.Timeout | undefined;
+    if (!store.control) {
+      timer = setInterval(() => {
+        void store.runs.get(runId).then(
+          (record) => {
+            if (!record?.supersededBy || control.drainRequested || abort.signal.aborted) return;
+            const strategy = (record.request as { onBusy?: string } | undefined)?.onBusy;
+            void store.runs.get(record.supersededBy).then((by) => {
+              const how = `${SUPERSEDED}:${record.supersededBy}:${(by?.request as { onBusy?: string } | undefined)?.onBusy ?? strategy ?? "interrupt"}`;
+              if (how.endsWith(":rollback")) abort.abort(how);
+              else control.requestDrain(how);
+            });
+          },
+          () => {},
+        );
+      }, 1_000);
+      timer.unref();
+    }
+    return () => {
+      localDrives.delete(runId);
+      if (timer) clearInterval(timer);
+    };
+  }
+
+  /** The stores whose control channel this process listens on for supersede messages (once each). */
+  static readonly #listening = new WeakSet<Store>();
+
+  static #listen(store: Store): void {
+    if (!store.control || RunLifecycle.#listening.has(store)) return;
+    RunLifecycle.#listening.add(store);
+    store.control.subscribe((message) => {
+      if (message.action !== "supersede" || !message.runId || !message.by) return;
+      const how = `${SUPERSEDED}:${message.by}:${message.mode === "cancel" ? "rollback" : "interrupt"}`;
+      const drive = localDrives.get(message.runId);
+      if (message.mode === "cancel") drive?.abort(how);
+      else drive?.drain(how);
+    });
   }
 
   /** The budget ledger of a run's stretch, carrying on from what a resumed run had used. */

@@ -25,6 +25,26 @@ export interface RunView {
   error?: string;
   createdAt: number;
   finishedAt: number | null;
+  /** Its webhook's deliveries: each event, its status, attempts and the last answer. */
+  webhooks: WebhookDeliveryView[];
+  /** Where a fork started (runs fork). */
+  forkedFrom?: RunRecord["forkedFrom"];
+  /** The run it waits for on its thread (queued behind it), or the one it made way for. */
+  waitsFor?: string;
+  supersededBy?: string;
+}
+
+/** A webhook delivery as runs show lists it. */
+export interface WebhookDeliveryView {
+  id: string;
+  event: string;
+  url: string;
+  status: string;
+  attempts: number;
+  lastStatus: number | null;
+  lastError: string | null;
+  nextAttemptAt: number | null;
+  deliveredAt: number | null;
 }
 
 /** An interrupt a thread waits on, with the id a decision can name it by. */
@@ -71,7 +91,21 @@ export async function showRun(store: Store, graph: TroupeGraph, runId: string): 
     graph: executionGraph,
     createdAt: record.createdAt,
     finishedAt: record.finishedAt,
+    webhooks: (await store.webhooks.forRun(record.id)).map((delivery) => ({
+      id: delivery.id,
+      event: delivery.event,
+      url: delivery.url,
+      status: delivery.status,
+      attempts: delivery.attempts,
+      lastStatus: delivery.lastStatus,
+      lastError: delivery.lastError,
+      nextAttemptAt: delivery.status === "pending" ? delivery.nextAttemptAt : null,
+      deliveredAt: delivery.deliveredAt,
+    })),
   };
+  if (record.forkedFrom) view.forkedFrom = record.forkedFrom;
+  if (record.waitsFor) view.waitsFor = record.waitsFor;
+  if (record.supersededBy) view.supersededBy = record.supersededBy;
   if (record.interrupt) view.interrupt = record.interrupt;
   if (record.error) view.error = record.error;
   return view;

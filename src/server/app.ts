@@ -28,6 +28,9 @@ import { registerHealthRoutes, registerSystemRoutes } from "./routes/system.js";
 import { registerTaskRoutes } from "./routes/tasks.js";
 import { registerToolRoutes } from "./routes/tools.js";
 import { registerWorkerRoutes } from "./routes/workers.js";
+import { registerForkRoutes } from "./routes/forks.js";
+import { registerGrantRoutes } from "./routes/grants.js";
+import { registerScheduleRoutes } from "./routes/schedules.js";
 import { TaskService } from "./task-service.js";
 import { NO_TELEMETRY, type Telemetry, traceOfRequest } from "./telemetry.js";
 
@@ -200,6 +203,9 @@ export async function createApp(options: CreateAppOptions): Promise<TroupeApp> {
         registerDecideRoutes(api, context);
         registerMemoryRoutes(api, context);
         registerWorkerRoutes(api, context);
+        registerForkRoutes(api, context);
+        registerScheduleRoutes(api, context);
+        registerGrantRoutes(api, context);
       },
       { prefix: "/api/v1" },
     );

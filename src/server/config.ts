@@ -66,6 +66,8 @@ export const ServerConfig = z.object({
   apiKeys: z.string().optional(),
   /** Require keys on loopback too; on any other address they are always required. */
   requireAuth: z.boolean().optional(),
+  /** Raw `TROUPE_ADMINS`: the principals (API key names) that may change runtime grants. */
+  admins: z.string().optional(),
   /** At most this many runs execute at once; the rest wait in the queue. */
   maxRunning: count(1).default(100),
   /**
@@ -105,6 +107,7 @@ export function serverConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Serve
   const requireAuth = pick("TROUPE_REQUIRE_AUTH");
   return {
     apiKeys: pick("TROUPE_API_KEYS"),
+    admins: pick("TROUPE_ADMINS"),
     requireAuth: requireAuth === undefined ? undefined : /^(1|true|yes)$/i.test(requireAuth),
     maxRunning: pick("TROUPE_MAX_RUNNING") as never,
     workers: pick("TROUPE_WORKERS") as never,

@@ -7,6 +7,7 @@ import type { StoredEvent } from "../core/events.js";
 export class EventHub<Event = StoredEvent> {
   readonly #listeners = new Map<string, Set<(event: Event) => void>>();
   readonly #keyOf: (event: Event) => string;
+  readonly #all = new Set<(event: Event) => void>();
 
   constructor(keyOf: (event: Event) => string = (event) => (event as StoredEvent).runId) {
     this.#keyOf = keyOf;
@@ -25,7 +26,20 @@ export class EventHub<Event = StoredEvent> {
     };
   }
 
+  /** Listens to every event, whatever its key (background work that follows every run). */
+  subscribeAll(listener: (event: Event) => void): () => void {
+    this.#all.add(listener);
+    return () => this.#all.delete(listener);
+  }
+
   publish(event: Event): void {
+    for (const listener of this.#all) {
+      try {
+        listener(event);
+      } catch {
+        // a listener's failure must not stop the streams
+      }
+    }
     const listeners = this.#listeners.get(this.#keyOf(event));
     if (!listeners) return;
     for (const listener of [...listeners]) {

@@ -13,6 +13,8 @@ export class ServerMetrics {
   readonly llmCalls: Counter<"provider" | "model" | "outcome">;
   readonly llmTokens: Counter<"kind">;
   readonly reflectionPassRate: Gauge;
+  readonly reflections: Gauge<"type" | "outcome">;
+  readonly reflectionConfidence: Gauge<"type">;
   readonly tasksRunning: Gauge;
   readonly tasksQueued: Gauge;
   readonly workerRunsHeld: Gauge<"worker">;
@@ -40,6 +42,13 @@ export class ServerMetrics {
     this.llmCalls = new Counter({ name: "agent_llm_calls_total", help: "Model calls, by provider, model and outcome", labelNames: ["provider", "model", "outcome"], registers });
     this.llmTokens = new Counter({ name: "agent_llm_tokens_used", help: "Model tokens used, by kind (prompt, completion)", labelNames: ["kind"], registers });
     this.reflectionPassRate = new Gauge({ name: "agent_reflection_pass_rate", help: "Share of critic verdicts that passed, since the server started", registers });
+    this.reflections = new Gauge({
+      name: "agent_reflections",
+      help: "Critic verdicts kept in the store, by type (validation: a plan's first review; correction: after a redo; improvement: after a re-plan) and outcome",
+      labelNames: ["type", "outcome"],
+      registers,
+    });
+    this.reflectionConfidence = new Gauge({ name: "agent_reflection_confidence_avg", help: "Average confidence of the critic verdicts kept in the store, by type", labelNames: ["type"], registers });
     this.tasksRunning = new Gauge({ name: "agent_tasks_running", help: "Tasks executing now", registers });
     this.tasksQueued = new Gauge({ name: "agent_tasks_queued", help: "Tasks waiting for a run slot", registers });
     this.workerRunsHeld = new Gauge({ name: "agent_worker_runs_held", help: "Runs each worker holds now (Postgres deployments; every worker's from the workers table)", labelNames: ["worker"], registers });

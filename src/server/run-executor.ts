@@ -205,7 +205,7 @@ export class RunExecutor {
     const taskId = active.record.id;
     active.observer.finish("failed", errorMessage(error));
     const code = isTroupeError(error) ? error.code : undefined;
-    if (code === "run_active" || code === "thread_busy") {
+    if (code === "run_active" || code === "thread_busy" || code === "run_waiting") {
       active.log.warn({ code }, "task is held by another process; left to it");
       return { record: undefined, unreachable: false, busy: true };
     }

@@ -6,6 +6,8 @@ import { CONVERSATION_LIMITS } from "../core/conversation.js";
 import { MEMORY_LIMITS, MemoryId, RETRIEVALS } from "../core/memory.js";
 import { MaxIterations, RUN_STATUSES, STOP_REASONS, TaskText } from "../core/run.js";
 import { DecideRequest, DecisionResult } from "../core/vote.js";
+import { OnBusy } from "../core/on-busy.js";
+import { WebhookSpec } from "../core/webhook.js";
 
 /**
  * The HTTP API's request and response shapes (snake_case, as in seed 001). Requests are parsed
@@ -51,6 +53,10 @@ export const ExecuteBody = z
       .max(CONVERSATION_LIMITS.historyBudgetMax)
       .optional()
       .describe(`prompt tokens the thread's earlier turns may take in the planner's prompt, 0-${CONVERSATION_LIMITS.historyBudgetMax} (default 2000; 0: none)`),
+    on_busy: OnBusy.optional().describe(
+      "when thread_id's run is running or waiting: reject (409 thread_busy), enqueue (the default: run after it), interrupt (stop it at its next step and run on its state), rollback (discard it and run from the state before it)",
+    ),
+    webhook: WebhookSpec.optional().describe("where the task's end (and waits for a person) are POSTed, signed with HMAC-SHA256 (default: the config's webhooks.default)"),
   })
   .strict();
 export type ExecuteBody = z.infer<typeof ExecuteBody>;
@@ -228,6 +234,20 @@ export const PlanResult = z.object({
   depth: z.number().describe("the longest chain of dependencies (waves of parallel work)"),
   question: z.string().nullable().describe("set when the planner needs a person's answer instead"),
   graph: TaskGraph,
+  estimates: z
+    .object({
+      steps: z.array(
+        z.object({
+          subtask_id: z.string(),
+          estimated_ms: z.number(),
+          basis: z.enum(["recorded", "default"]).describe("recorded: the mean of earlier subtasks of the same agent and tool; default: 1 s for a direct tool step, 5 s for a worker"),
+          samples: z.number(),
+        }),
+      ),
+      estimated_total_ms: z.number().describe("the longest chain of dependencies by the estimates (independent subtasks run side by side)"),
+      estimated_work_ms: z.number().describe("every step's estimate added up"),
+    })
+    .describe("how long the plan should take, from the durations recorded in earlier runs"),
 });
 
 export const ToolInfo = z.object({
@@ -417,3 +437,115 @@ export const MemoryParams = z.object({ id: MemoryId });
 
 export const MemorySaved = z.object({ memory: MemoryView, created: z.boolean().describe("false when a fact with the same subject was updated") });
 export const MemoryForgotten = z.object({ id: z.string(), forgotten: z.literal(true) });
+
+// Operating over time (issue 27): forks, history, retention.
+
+export const ForkBody = z
+  .object({
+    from: z.string().min(1).max(200).describe("a subtask id (it and what depends on it run again) or a checkpoint id from the thread's history (what followed it runs again)"),
+    plan: z.array(PlannedSubtask).min(1).max(LIMITS.maxSubtasks).optional().describe("a plan to run instead: subtasks whose definition changed run again, with everything downstream"),
+    args: z.record(z.string(), z.record(z.string(), z.unknown())).optional().describe('arguments to replace, by subtask: {"s2": {"x": 5}} (those subtasks run again)'),
+    thread_id: ThreadId.optional().describe("the fork's thread (default: a new one); it must hold nothing yet"),
+  })
+  .strict();
+export type ForkBody = z.infer<typeof ForkBody>;
+
+export const ForkAccepted = TaskAccepted.extend({
+  forked_from: z.object({ task_id: z.string(), thread_id: z.string(), checkpoint_id: z.string(), subtask_id: z.string().nullable() }),
+});
+
+export const HistoryEntryView = z.object({
+  checkpoint_id: z.string(),
+  parent_id: z.string().nullable(),
+  created_at: z.string().nullable(),
+  step: z.number(),
+  source: z.string().describe("input (a run's start), loop (a superstep), update or fork (a fork's first state)"),
+  task_id: z.string().nullable().describe("the run whose checkpoint it is"),
+  after: z.string().describe("what it followed: the node that ran and what came of it"),
+  ended: z.array(z.string()).describe("subtasks that ended in the superstep it closes"),
+  next: z.array(z.string()).describe("the nodes that run next from it (none: the run had ended)"),
+  waiting: z.array(z.string()).describe("what it waits for (interrupt kinds)"),
+});
+export const ThreadHistory = z.object({ thread_id: z.string(), checkpoints: z.array(HistoryEntryView) });
+
+export const ThreadParams = z.object({ id: ThreadId });
+
+export const DeletionReport = z.object({
+  runs: z.number(),
+  threads_deleted: z.number(),
+  threads_pruned: z.number(),
+  events: z.number(),
+  stash_values: z.number(),
+  webhook_deliveries: z.number(),
+  bytes_before: z.number(),
+  bytes_after: z.number(),
+});
+
+// Schedules and runtime grants (issue 27).
+
+export const ScheduleBody = z
+  .object({
+    cron: z.string().min(1).max(200).describe('five fields: minute hour day-of-month month day-of-week ("0 9 * * 1-5")'),
+    task: Task,
+    name: z.string().min(1).max(64).optional().describe("a name to find and remove it by (default: its id)"),
+    timezone: z.string().min(1).max(64).optional().describe("the time zone the cron is read in (default UTC)"),
+    catch_up: z.enum(["skip", "once"]).optional().describe("a tick missed while no server ran: run once when one starts, or skip (default)"),
+    thread_id: ThreadId.optional().describe("run each time on this thread (a conversation)"),
+    on_busy: OnBusy.optional().describe("when the thread's run is still going at a tick (default enqueue)"),
+    max_iterations: MaxIterations.optional(),
+    approve_plan: z.boolean().optional(),
+    approve_answer: z.boolean().optional(),
+  })
+  .strict();
+export type ScheduleBody = z.infer<typeof ScheduleBody>;
+
+export const ScheduleView = z.object({
+  id: z.string(),
+  name: z.string(),
+  cron: z.string(),
+  timezone: z.string(),
+  task: z.string(),
+  thread_id: z.string().nullable(),
+  on_busy: z.string().nullable(),
+  catch_up: z.enum(["skip", "once"]),
+  source: z.enum(["config", "cli", "api"]),
+  last_tick: Timestamp.nullable(),
+  last_fired_at: Timestamp.nullable(),
+  last_task_id: z.string().nullable(),
+  next_tick: Timestamp.nullable(),
+});
+export const ScheduleList = z.object({ items: z.array(ScheduleView), total: z.number() });
+export const ScheduleParams = z.object({ id: z.string().min(1).max(64) });
+
+export const GrantBody = z
+  .object({
+    agent: z.string().min(1).max(64),
+    tool: z.string().min(1).max(128).describe("a tool name, or a pattern with * (file_*, docs.*)"),
+    level: z.enum(["NONE", "READ", "WRITE", "EXECUTE", "ADMIN"]),
+    conditions: z.record(z.string(), z.unknown()).optional().describe("argument constraints and a time window, as in the config file's grants"),
+    expires_at: z.union([z.iso.datetime({ offset: true }), z.number().int().positive()]).optional().describe("when it ends (ISO 8601, or ms since the epoch)"),
+    reason: z.string().max(500).optional(),
+  })
+  .strict();
+export type GrantBody = z.infer<typeof GrantBody>;
+
+export const GrantView = z.object({
+  id: z.string().nullable().describe("a runtime grant's id (revoke it by this); null for the config's and the roles'"),
+  source: z.enum(["runtime", "config", "role"]),
+  agent: z.string(),
+  tool: z.string(),
+  level: z.string(),
+  conditions: z.record(z.string(), z.unknown()).nullable(),
+  expires_at: Timestamp.nullable(),
+  granted_by: z.string(),
+  created_at: Timestamp.nullable(),
+  reason: z.string().nullable(),
+  revoked_at: Timestamp.nullable(),
+  revoked_by: z.string().nullable(),
+  revoke_reason: z.string().nullable(),
+  live: z.boolean().describe("in force now: not revoked, not expired"),
+});
+export const GrantList = z.object({ items: z.array(GrantView), total: z.number() });
+export const GrantParams = z.object({ id: z.string().min(1).max(64) });
+export const GrantListQuery = z.object({ agent: z.string().min(1).max(64).optional(), all: z.enum(["true", "false"]).optional() }).strict();
+export const RevokeQuery = z.object({ reason: z.string().max(500).optional() }).strict();

@@ -2,6 +2,7 @@ import type { AddressInfo } from "node:net";
 import type { Logger } from "pino";
 import type { Troupe } from "../runtime/engine.js";
 import { createApp, type TroupeApp } from "./app.js";
+import { Background } from "./background.js";
 import type { ServerConfigInput } from "./config.js";
 import type { Telemetry } from "./telemetry.js";
 
@@ -14,6 +15,7 @@ export interface StartServerOptions {
 
 export interface RunningServer extends TroupeApp {
   url: string;
+  background: Background;
   /**
    * The graceful stop: new API requests get 503, running tasks stop at their next checkpoint
    * (or after the grace period, where they are), everything is recorded, the listener closes.
@@ -29,6 +31,9 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   // SQLite: what a previous server left; Postgres: this process's workers start taking runs from the shared queue.
   await tasks.start();
   await troupeApp.evals.recover();
+  // Webhook deliveries, schedules and retention run beside the API.
+  const background = new Background({ troupe: options.troupe, hub: troupeApp.hub, logger: app.log as Logger, tasks, serve: true });
+  await background.start();
   const address = app.server.address() as AddressInfo;
   const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
   let stopping: Promise<void> | undefined;
@@ -39,6 +44,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       await troupeApp.evals.shutdown();
       await tasks.shutdown(config.shutdownGraceMs);
       await troupeApp.mcp.closeAll();
+      await background.stop();
       await app.close();
       // The store, and the MCP servers' connections (stdio servers are stopped).
       await options.troupe.shutdown();
@@ -47,5 +53,5 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     })();
     return stopping;
   };
-  return { ...troupeApp, url: `http://${host}:${address.port}`, shutdown };
+  return { ...troupeApp, url: `http://${host}:${address.port}`, background, shutdown };
 }

@@ -76,6 +76,9 @@ export class TaskService {
   #pumpScheduled = false;
   /** Runs taken from the queue and waiting for their turn to start. */
   #starting = 0;
+  /** Queued runs waiting for another run of their thread to stop (busy threads, SQLite): started once released. */
+  readonly #parked = new Set<string>();
+  #parkedTimer: NodeJS.Timeout | undefined;
 
   constructor(options: TaskServiceOptions) {
     this.troupe = options.troupe;
@@ -174,6 +177,8 @@ export class TaskService {
     if (body.reviewers !== undefined) input.reviewers = body.reviewers;
     if (body.history_budget !== undefined) input.historyBudget = body.history_budget;
     if (extra.budget !== undefined) input.budget = extra.budget;
+    if (body.on_busy !== undefined) input.onBusy = body.on_busy;
+    if (body.webhook !== undefined) input.webhook = body.webhook;
     // The store writes the submissions of one turn in one transaction; the engine's check of the
     // thread runs inside it, after the submissions written before it in the same batch.
     const written = this.troupe.enqueue(input, { owner: principal.id, idempotencyKey, requestHash });
@@ -198,8 +203,17 @@ export class TaskService {
       }
       throw error;
     }
+    this.accepted(record, origin);
+    return { record, replayed: false };
+  }
+
+  /**
+   * A task written as queued (a submission, a fork) goes to the queue: this process's in memory
+   * (SQLite), or the shared one, where the store made its job with the record (Postgres).
+   */
+  accepted(record: RunRecord, origin: Origin = {}): void {
     this.#metrics.tasksSubmitted.inc();
-    this.#log.info({ taskId: record.id, threadId: record.threadId, requestId: origin.requestId, traceId: origin.traceId }, "task accepted");
+    this.#log.info({ taskId: record.id, threadId: record.threadId, requestId: origin.requestId, traceId: origin.traceId, waitsFor: record.waitsFor ?? undefined }, "task accepted");
     if (this.troupe.store.queue) {
       // Its job is in the shared queue: a worker (this process's, when it has one) takes it.
       this.dispatcher?.origin(record.id, origin);
@@ -207,7 +221,6 @@ export class TaskService {
       this.#origins.set(record.id, origin);
       this.#enqueue(record.id);
     }
-    return { record, replayed: false };
   }
 
   /** A principal's task; another principal's is as good as missing. */
@@ -468,12 +481,53 @@ export class TaskService {
       this.#pump();
       return;
     }
+    if (record.waitsFor !== null) {
+      // Its thread is busy: it starts once the run it waits for has stopped (the store releases it).
+      this.#park(record.id);
+      this.#starting -= 1;
+      this.#pump();
+      return;
+    }
     const origin = this.#origins.get(taskId) ?? {};
     this.#origins.delete(taskId);
     // The executor counts the run as active before it first waits: its slot passes from `starting` to it.
     const drive = this.executor.launch(record, { origin });
     this.#starting -= 1;
-    await drive;
+    const outcome = await drive;
+    // Held by another process (a CLI run on the same thread): tried again once that one lets go.
+    if (outcome.busy && this.#accepting) this.#park(record.id);
+    void this.#releaseParked();
     this.#pump();
+  }
+
+  /** Keeps a queued run aside until it may start; its record is looked at again every half second. */
+  #park(taskId: string): void {
+    this.#parked.add(taskId);
+    this.#parkedTimer ??= setInterval(() => void this.#releaseParked(), 500);
+    this.#parkedTimer.unref();
+  }
+
+  /** Queues again the parked runs released meanwhile (the run they waited for stopped), and drops those that will never start. */
+  async #releaseParked(): Promise<void> {
+    if (this.#parked.size === 0) return;
+    let records: RunRecord[];
+    try {
+      records = await this.troupe.store.runs.getMany([...this.#parked]);
+    } catch {
+      return;
+    }
+    const found = new Set(records.map((record) => record.id));
+    for (const id of this.#parked) if (!found.has(id)) this.#parked.delete(id);
+    for (const record of records) {
+      if (record.status !== "queued") this.#parked.delete(record.id);
+      else if (record.waitsFor === null && !this.executor.isActive(record.id) && !this.#queue.includes(record.id)) {
+        this.#parked.delete(record.id);
+        this.#enqueue(record.id);
+      }
+    }
+    if (this.#parked.size === 0 && this.#parkedTimer) {
+      clearInterval(this.#parkedTimer);
+      this.#parkedTimer = undefined;
+    }
   }
 }

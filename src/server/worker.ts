@@ -5,6 +5,7 @@ import type { Logger } from "pino";
 import { ConfigError } from "../core/errors.js";
 import type { Troupe } from "../runtime/engine.js";
 import { EvalService } from "./eval-service.js";
+import { Background } from "./background.js";
 import { EventHub } from "./event-hub.js";
 import { ServerMetrics } from "./metrics.js";
 import { healthOf, refreshMetrics } from "./routes/system.js";
@@ -72,6 +73,9 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
   dispatcher.onDrainRequested = () => requested();
   await tasks.start();
   await evals.recover();
+  // A worker sends webhook deliveries too (pg-boss jobs); schedules and retention are the API processes'.
+  const background = new Background({ troupe, hub, logger, serve: false });
+  await background.start();
   let stopping: Promise<void> | undefined;
   return {
     id: dispatcher.id,
@@ -84,6 +88,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
         logger.info({ reason, graceMs, worker: dispatcher.id }, "worker stopping: no new runs; runs held stop at their next checkpoint and go back to the queue");
         await evals.shutdown();
         await tasks.shutdown(graceMs);
+        await background.stop();
         await app.close();
         await troupe.shutdown();
         await telemetry.shutdown().catch(() => {});

@@ -13,6 +13,11 @@ import { SqliteRemoteTasks } from "./remote-task-store.js";
 import { type RunStore, SqliteRunStore } from "./run-store.js";
 import { SqliteStash, type StashStore } from "./stash-store.js";
 import { ProcessThreadLocks, type ThreadLocks } from "./thread-locks.js";
+import { type GrantStore, SqliteGrantStore } from "./grant-store.js";
+import { type RetentionStore, SqliteRetentionStore } from "./retention-store.js";
+import { type RunStatsStore, SqliteRunStatsStore } from "./run-stats-store.js";
+import { type ScheduleStore, SqliteScheduleStore } from "./schedule-store.js";
+import { SqliteWebhookOutbox, type WebhookOutbox } from "./webhook-outbox.js";
 
 /**
  * Everything a troupe instance keeps — checkpoints, runs, events, the data stash, the audit
@@ -45,6 +50,16 @@ export interface Store {
   readonly control?: ControlChannel;
   /** The worker processes sharing the store, with their heartbeats (Postgres). */
   readonly workers?: WorkerRegistry;
+  /** Grants added and revoked at runtime (`troupe grants`). */
+  readonly grants: GrantStore;
+  /** The webhook outbox: a delivery per run event a webhook asked for, written with the run's change. */
+  readonly webhooks: WebhookOutbox;
+  /** Cron schedules and the ticks they fired. */
+  readonly schedules: ScheduleStore;
+  /** Reflection statistics and subtask durations, kept across runs. */
+  readonly stats: RunStatsStore;
+  /** The data side of retention (gc, runs delete). */
+  readonly retention: RetentionStore;
   /** Asks the database something trivial; rejects when it does not answer. */
   ping(): Promise<void>;
   /** Writes what is pending and closes every connection. */
@@ -105,6 +120,13 @@ export function openSqliteStore(directory: string, options: MemorySetup = {}): S
     memoryStore,
     memories,
     remoteTasks: new SqliteRemoteTasks(db),
+    grants: new SqliteGrantStore(db),
+    webhooks: new SqliteWebhookOutbox(db),
+    schedules: new SqliteScheduleStore(db),
+    stats: new SqliteRunStatsStore(db),
+    retention: new SqliteRetentionStore(db, `${resolved}/${DATABASE_FILE}`, async () => {
+      await Promise.all([events.flush(), stash.flush(), audit.flush()]);
+    }),
     ping: async () => {
       db.prepare("SELECT 1").get();
     },
@@ -143,4 +165,9 @@ export type { AuditFilter, AuditRow, AuditStats, AuditStore } from "./audit-stor
 export { isAlive, type ThreadLease, type ThreadLocks } from "./thread-locks.js";
 export type { ControlChannel, ControlMessage, RunJob, RunQueue, WorkerInfo, WorkerRegistry } from "./run-queue.js";
 export { Memories, type MemorySetup, memoryKey, memoryOf, memoryOptionsOf } from "./memories.js";
+export type { GrantStore } from "./grant-store.js";
+export type { DeliveryOutcome, WebhookOutbox } from "./webhook-outbox.js";
+export type { NewSchedule, ScheduleStore } from "./schedule-store.js";
+export type { DurationStat, ReflectionRecord, RunStatsStore } from "./run-stats-store.js";
+export type { Collectable, RetentionStore } from "./retention-store.js";
 export { type MemoryIndexConfig, type MemoryStoreOptions, type RankedSearch, SqliteMemoryStore, TroupeMemoryStore } from "./memory-store.js";

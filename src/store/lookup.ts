@@ -1,6 +1,7 @@
 import { type AuditStore, SqliteAuditStore } from "./audit-store.js";
 import { openDatabaseReadOnly, type Sqlite } from "./database.js";
 import { type RunListOptions, type RunRecord, type RunStore, SqliteRunStore } from "./run-store.js";
+import { type RunStatsStore, SqliteRunStatsStore } from "./run-stats-store.js";
 
 /** Where a lookup reads: the data directory's SQLite database, or Postgres when a URL is given. */
 export interface LookupTarget {
@@ -11,7 +12,7 @@ export interface LookupTarget {
 const targetOf = (target: LookupTarget | string): LookupTarget => (typeof target === "string" ? { dataDir: target } : target);
 
 /** Reads the database without creating or migrating anything; undefined when there is no database or no such table yet. */
-async function withTableReadOnly<T>(target: LookupTarget, table: "runs" | "audit", read: (parts: { runs: RunStore; audit: AuditStore }) => Promise<T>): Promise<T | undefined> {
+async function withTableReadOnly<T>(target: LookupTarget, table: "runs" | "audit" | "reflections", read: (parts: { runs: RunStore; audit: AuditStore; stats: RunStatsStore }) => Promise<T>): Promise<T | undefined> {
   if (target.databaseUrl) {
     const { withPostgresReadOnly } = await import("./postgres/index.js");
     return withPostgresReadOnly(target.databaseUrl, table, read);
@@ -21,7 +22,7 @@ async function withTableReadOnly<T>(target: LookupTarget, table: "runs" | "audit
   try {
     const exists = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name = ?").get(table);
     if (!exists) return undefined;
-    return await read({ runs: new SqliteRunStore(db), audit: new SqliteAuditStore(db) });
+    return await read({ runs: new SqliteRunStore(db), audit: new SqliteAuditStore(db), stats: new SqliteRunStatsStore(db) });
   } finally {
     db.close();
   }
@@ -38,6 +39,11 @@ export function latestRunOfThread(target: LookupTarget | string, threadId: strin
 
 export async function listRuns(target: LookupTarget | string, options: RunListOptions): Promise<RunRecord[]> {
   return (await withRunsReadOnly(target, (runs) => runs.list(options))) ?? [];
+}
+
+/** Reads the reflection statistics without creating anything; undefined when there is no database or no such table yet. */
+export function withStatsReadOnly<T>(target: LookupTarget | string, read: (stats: RunStatsStore) => Promise<T>): Promise<T | undefined> {
+  return withTableReadOnly(targetOf(target), "reflections", (parts) => read(parts.stats));
 }
 
 /** Reads the audit trail without creating anything; undefined when there is no database or no audit table yet. */

@@ -38,9 +38,15 @@ export interface RunQueue {
 
 /** What an API process asks of the process holding a run. */
 export interface ControlMessage {
-  /** cancel: stop the run (recorded cancelled); drain: stop it at its next checkpoint and queue it again. */
-  action: "cancel" | "drain";
+  /**
+   * cancel: stop the run (recorded cancelled); drain: stop it at its next checkpoint and queue it
+   * again; supersede: stop it (at its next checkpoint, `mode` drain, or at once) to make way for
+   * run `by` on its thread (--on-busy interrupt or rollback), recorded cancelled.
+   */
+  action: "cancel" | "drain" | "supersede";
   runId?: string;
+  mode?: "drain" | "cancel";
+  by?: string;
   /** drain: a whole worker (its runs go back to the queue, it takes no more). */
   worker?: string;
 }

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { RUN_STATUSES, STOP_REASONS, type InterruptInfo, type ResumeDecision, type RunMetrics, type RunStatus, type StopReason } from "../core/run.js";
 import type { Sqlite } from "./database.js";
 import { RowFailure, TurnBatch } from "./turn-batch.js";
+import { DELIVERY_INSERT, deliveryFor, deliveryValues, type NewDelivery } from "./webhook-outbox.js";
 
 /** A person's decision accepted while a run waits for a slot, and which pending interrupt it answers. */
 export type PendingDecision = ResumeDecision & { interruptId?: string };
@@ -43,6 +44,20 @@ export interface RunRecord {
   worker: string | null;
   /** A cancel was asked for while another process held the run: whoever holds it next stops it. */
   cancelRequested: boolean;
+  /** The run and checkpoint this run was forked from (`troupe runs fork`); null for a run started from its task. */
+  forkedFrom: ForkOrigin | null;
+  /** A queued run waits for this run of its thread to stop before it starts (`--on-busy enqueue`). */
+  waitsFor: string | null;
+  /** The run that asked this one to stop and give way (`--on-busy interrupt` or `rollback`). */
+  supersededBy: string | null;
+}
+
+/** Where a fork started: the run, the checkpoint of its thread, and the subtask asked for (when it was one). */
+export interface ForkOrigin {
+  runId: string;
+  threadId: string;
+  checkpointId: string;
+  subtaskId?: string;
 }
 
 const json = <T extends z.ZodType>(schema: T) =>
@@ -86,6 +101,10 @@ export const RunRow = z
     // Added by migration 10.
     worker: z.string().nullable().default(null),
     cancel_requested: z.union([z.number(), z.boolean()]).nullable().default(null),
+    // Added by migration 18 (Postgres 7).
+    forked_from: json(z.custom<ForkOrigin>((value) => typeof value === "object" && value !== null)).default(null),
+    waits_for: z.string().nullable().default(null),
+    superseded_by: z.string().nullable().default(null),
   })
   .transform(
     (row): RunRecord => ({
@@ -116,6 +135,9 @@ export const RunRow = z
       evalId: row.eval_id,
       worker: row.worker,
       cancelRequested: Boolean(row.cancel_requested),
+      forkedFrom: row.forked_from,
+      waitsFor: row.waits_for,
+      supersededBy: row.superseded_by,
     }),
   );
 
@@ -148,6 +170,8 @@ export type RunPatch = Partial<
     | "crashes"
     | "worker"
     | "cancelRequested"
+    | "waitsFor"
+    | "supersededBy"
   >
 >;
 
@@ -177,6 +201,8 @@ export const RUN_COLUMNS: Record<keyof RunPatch, string> = {
   crashes: "crashes",
   worker: "worker",
   cancelRequested: "cancel_requested",
+  waitsFor: "waits_for",
+  supersededBy: "superseded_by",
 };
 
 /** The value stored for a patch field: JSON as text, flags as 0/1. */
@@ -210,6 +236,9 @@ export function newRunRecord(record: NewRun, now: number): RunRecord {
     crashes: 0,
     worker: record.worker ?? null,
     cancelRequested: false,
+    forkedFrom: record.forkedFrom ?? null,
+    waitsFor: record.waitsFor ?? null,
+    supersededBy: null,
   };
 }
 
@@ -221,9 +250,23 @@ export interface UpdateRunOptions {
 export interface CreateRunOptions {
   /**
    * Called inside the write's transaction with the thread's latest run (runs created before it in
-   * the same batch included); throws to refuse the run, which is then not written.
+   * the same batch included); throws to refuse the run, which is then not written. It may return
+   * fields the run is written with instead: the run it waits for (a busy thread's queue).
    */
-  check?: (latest: RunRecord | undefined) => void;
+  check?: (latest: RunRecord | undefined) => void | Pick<NewRun, "waitsFor">;
+}
+
+/** Statuses a run never leaves: the runs waiting for it may go. */
+export const TERMINAL_STATUSES: ReadonlySet<string> = new Set(["completed", "failed", "cancelled"]);
+
+/**
+ * What a change of a run's status brings with it, in the same transaction: the runs of its
+ * thread waiting for it are released (it ended), and its webhook's delivery is written (see
+ * webhook-outbox.ts). Undefined when the status did not change.
+ */
+export function consequencesOf(before: string | undefined, after: RunRecord): { release: boolean; delivery: NewDelivery | undefined } | undefined {
+  if (before === undefined || before === after.status) return undefined;
+  return { release: TERMINAL_STATUSES.has(after.status), delivery: deliveryFor(before, after) };
 }
 
 /**
@@ -266,7 +309,7 @@ export interface RunStore {
 }
 
 export type NewRun = Pick<RunRecord, "id" | "threadId" | "task" | "status" | "request" | "pid" | "host"> &
-  Partial<Pick<RunRecord, "owner" | "idempotencyKey" | "requestHash" | "startedAt" | "evalId" | "worker">>;
+  Partial<Pick<RunRecord, "owner" | "idempotencyKey" | "requestHash" | "startedAt" | "evalId" | "worker" | "forkedFrom" | "waitsFor">>;
 
 /** The WHERE clause and values of a listing. */
 export function filters(options: Pick<RunListOptions, "status" | "threadId" | "owner">): { where: string; values: Record<string, unknown> } {
@@ -330,11 +373,11 @@ export class SqliteRunStore implements RunStore {
   }
 
   #insert({ record, check }: Creation): RunRecord {
-    check?.(this.#latestForThread(record.threadId));
-    const created = newRunRecord(record, Date.now());
+    const fields = check?.(this.#latestForThread(record.threadId));
+    const created = newRunRecord({ ...record, ...(fields ?? {}) }, Date.now());
     this.#statement(
-      `INSERT INTO runs (id, thread_id, task, status, request, pid, host, owner, idempotency_key, request_hash, started_at, starts, eval_id, worker, created_at, updated_at)
-       VALUES (@id, @threadId, @task, @status, @request, @pid, @host, @owner, @idempotencyKey, @requestHash, @startedAt, @starts, @evalId, @worker, @now, @now)`,
+      `INSERT INTO runs (id, thread_id, task, status, request, pid, host, owner, idempotency_key, request_hash, started_at, starts, eval_id, worker, forked_from, waits_for, created_at, updated_at)
+       VALUES (@id, @threadId, @task, @status, @request, @pid, @host, @owner, @idempotencyKey, @requestHash, @startedAt, @starts, @evalId, @worker, @forkedFrom, @waitsFor, @now, @now)`,
     ).run({
       id: created.id,
       threadId: created.threadId,
@@ -350,6 +393,8 @@ export class SqliteRunStore implements RunStore {
       starts: created.starts,
       evalId: created.evalId,
       worker: created.worker,
+      forkedFrom: created.forkedFrom === null ? null : JSON.stringify(created.forkedFrom),
+      waitsFor: created.waitsFor,
       now: created.createdAt,
     });
     return created;
@@ -367,7 +412,18 @@ export class SqliteRunStore implements RunStore {
       values[key] = columnValue(key, value);
     }
     const guard = options.ifStatus ? ` AND status IN (${options.ifStatus.map((status) => `'${status}'`).join(", ")})` : "";
-    return this.#statement(`UPDATE runs SET ${sets.join(", ")} WHERE id = @id${guard}`).run(values).changes > 0;
+    const update = this.#statement(`UPDATE runs SET ${sets.join(", ")} WHERE id = @id${guard}`);
+    if (patch.status === undefined) return update.run(values).changes > 0;
+    // A change of status and what it brings (waiters released, a webhook's delivery) commit together.
+    return this.#db.transaction(() => {
+      const before = (this.#statement("SELECT status FROM runs WHERE id = ?").get(id) as { status: string } | undefined)?.status;
+      if (update.run(values).changes === 0) return false;
+      const after = this.#statement("SELECT * FROM runs WHERE id = ?").get(id);
+      const consequences = after === undefined ? undefined : consequencesOf(before, RunRow.parse(after));
+      if (consequences?.release) this.#statement("UPDATE runs SET waits_for = NULL, updated_at = @now WHERE waits_for = @id").run({ id, now: values.updatedAt });
+      if (consequences?.delivery) this.#statement(`${DELIVERY_INSERT} (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(deliveryValues(consequences.delivery) as never);
+      return true;
+    })();
   }
 
   async getMany(ids: string[]): Promise<RunRecord[]> {

@@ -35,6 +35,12 @@ export const ItemRow = z
 export interface StashStore extends Stash {
   /** Commits the items waiting to be written, and tells their writers. */
   flush(): Promise<void>;
+  /**
+   * Copies subtasks' results (and their map items) from one run to another — a fork keeps the
+   * results it does not run again under its own run, so the first run can be deleted. Returns
+   * how many results were copied.
+   */
+  copyResults(fromRunId: string, toRunId: string, subtaskIds: readonly string[]): Promise<number>;
 }
 
 type ItemValues = [runId: string, subtaskId: string, index: number, fingerprint: string, round: number, status: string, input: string, output: string | null, error: string | null, durationMs: number, createdAt: number];
@@ -52,8 +58,21 @@ export class SqliteStash implements StashStore {
   readonly #get: Statement<[string, string], { value: string }>;
   readonly #items: Statement<[string, string], unknown>;
   readonly #batch: TurnBatch<ItemValues>;
+  readonly #db: Sqlite;
+  readonly #copy: Statement<[string, string, string]>;
+  readonly #copyItems: Statement<[string, string, string]>;
 
   constructor(db: Sqlite) {
+    this.#db = db;
+    this.#copy = db.prepare(
+      `INSERT OR REPLACE INTO stash (run_id, subtask_id, value, bytes, created_at)
+       SELECT ?, subtask_id, value, bytes, created_at FROM stash WHERE run_id = ? AND subtask_id IN (SELECT value FROM json_each(?))`,
+    );
+    this.#copyItems = db.prepare(
+      `INSERT OR REPLACE INTO stash_items (run_id, subtask_id, item_index, fingerprint, round, status, input, output, error, duration_ms, created_at)
+       SELECT ?, subtask_id, item_index, fingerprint, round, status, input, output, error, duration_ms, created_at FROM stash_items
+       WHERE run_id = ? AND subtask_id IN (SELECT value FROM json_each(?))`,
+    );
     this.#put = db.prepare(
       `INSERT INTO stash (run_id, subtask_id, value, bytes, created_at) VALUES (?, ?, ?, ?, ?)
        ON CONFLICT (run_id, subtask_id) DO UPDATE SET value = excluded.value, bytes = excluded.bytes, created_at = excluded.created_at`,
@@ -108,6 +127,17 @@ export class SqliteStash implements StashStore {
       Date.now(),
     ];
     return this.#batch.add(values);
+  }
+
+  async copyResults(fromRunId: string, toRunId: string, subtaskIds: readonly string[]): Promise<number> {
+    if (subtaskIds.length === 0) return 0;
+    void this.#batch.flush();
+    const ids = JSON.stringify(subtaskIds);
+    return this.#db.transaction(() => {
+      const copied = this.#copy.run(toRunId, fromRunId, ids).changes;
+      this.#copyItems.run(toRunId, fromRunId, ids);
+      return copied;
+    })();
   }
 
   async items(key: StashKey): Promise<MapItemRecord[]> {

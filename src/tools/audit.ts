@@ -8,7 +8,7 @@ import { truncate } from "../core/text.js";
  * and completed afterwards, so a crash in between leaves a `started` row behind.
  */
 
-export const AUDIT_DECISIONS = ["allowed", "denied", "approved", "rejected"] as const;
+export const AUDIT_DECISIONS = ["allowed", "denied", "approved", "rejected", "granted", "revoked"] as const;
 export const AUDIT_STATUSES = ["ok", "error", "not_run", "started"] as const;
 
 export const AuditEntry = z.object({
@@ -22,7 +22,7 @@ export const AuditEntry = z.object({
   tool: z.string(),
   /** The arguments as JSON, secrets redacted, bounded. */
   args: z.string(),
-  /** allowed / denied by the policy; approved / rejected by a person. */
+  /** allowed / denied by the policy; approved / rejected by a person; granted / revoked: a runtime grant changed (tool `troupe.grants`). */
   decision: z.enum(AUDIT_DECISIONS),
   /**
    * ok: it ran and succeeded; error: it ran (or was refused) and failed; not_run: refused before

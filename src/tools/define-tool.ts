@@ -24,6 +24,8 @@ export interface ApprovalRequest {
   reason: string;
   runId?: string;
   subtaskId?: string;
+  /** What the call would do, for the person to see (the tool's `preview`: a diff of an edit). */
+  preview?: Record<string, unknown>;
 }
 
 /** A person's answer to an approval request. */
@@ -136,6 +138,8 @@ export interface ToolDefinition<Schema extends z.ZodType = z.ZodType> {
   retries?: number;
   /** The level one call needs, when it depends on the arguments (an HTTP POST writes). */
   levelFor?(args: z.infer<Schema>): PermissionLevel;
+  /** What a call would do, shown to the person asked to approve it (computed before they are asked; nothing is changed). */
+  preview?(args: z.infer<Schema>, context: ToolContext): Promise<Record<string, unknown>>;
   /** The JSON schema shown to models, when it is not derived from `schema` (MCP tools). */
   parameters?: Record<string, unknown>;
   /**

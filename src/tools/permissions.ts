@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { levelRank, PERMISSION_LEVELS, type PermissionLevel, RISK_LEVELS, type ToolDefinition } from "./define-tool.js";
+import { describeGrant, type RuntimeGrant } from "./runtime-grants.js";
 
 /**
  * Per-agent tool permissions. A grant gives an agent a level on a tool (or a pattern of tools),
@@ -106,7 +107,7 @@ export type ApprovalRules = z.infer<typeof ApprovalRules>;
 
 export type PermissionDecision =
   | { allowed: true; level: PermissionLevel; grant?: Grant; needsApproval: boolean; reason: string }
-  | { allowed: false; level: PermissionLevel; code: "permission_denied" | "grant_expired" | "condition_failed" | "no_agent"; reason: string };
+  | { allowed: false; level: PermissionLevel; code: "permission_denied" | "grant_expired" | "grant_revoked" | "condition_failed" | "no_agent"; reason: string };
 
 /** Whether a tool name matches a pattern where `*` stands for any run of characters. */
 export function matchesPattern(pattern: string, name: string): boolean {
@@ -193,6 +194,9 @@ export interface PermissionPolicyOptions {
 /** The grants in force and the approval rules; answers "may this agent make this call?". */
 export class PermissionPolicy {
   readonly #grants: Grant[] = [];
+  /** Grants given at runtime (the store's), in force and revoked, by the grant they carry. */
+  #runtime = new Map<Grant, RuntimeGrant>();
+  #runtimeLive: Grant[] = [];
   readonly defaultLevel: PermissionLevel;
   readonly approval: ApprovalRules;
 
@@ -223,7 +227,39 @@ export class PermissionPolicy {
   }
 
   grants(agent?: string): Grant[] {
-    return this.#grants.filter((grant) => agent === undefined || grant.agent === agent || grant.agent === "*");
+    return [...this.#grants, ...this.#runtimeLive].filter((grant) => agent === undefined || grant.agent === agent || grant.agent === "*");
+  }
+
+  /** The runtime grants in force from now on (the registry sets them before each call's check). */
+  setRuntime(grants: readonly RuntimeGrant[]): void {
+    this.#runtime = new Map(grants.map((runtime) => [runtime.grant, runtime]));
+    this.#runtimeLive = grants.filter((runtime) => runtime.revokedAt === null).map((runtime) => runtime.grant);
+  }
+
+  /**
+   * Why a grant that would have covered this call does not: it expired, or it was revoked — the
+   * one most recently ended, named, so the caller knows what changed (not "holds READ").
+   */
+  #ended(agent: string, tool: Pick<ToolDefinition, "name">, level: PermissionLevel, now: Date): PermissionDecision | undefined {
+    const covering = (grant: Grant): boolean => (grant.agent === agent || grant.agent === "*") && matchesPattern(grant.tool, tool.name) && levelRank(grant.level) >= levelRank(level);
+    const ended: Array<{ at: number; decision: PermissionDecision }> = [];
+    for (const grant of [...this.#grants, ...this.#runtime.keys()]) {
+      if (!covering(grant)) continue;
+      const runtime = this.#runtime.get(grant);
+      if (runtime?.revokedAt != null) {
+        const why = runtime.revokeReason ? `: ${runtime.revokeReason}` : "";
+        ended.push({
+          at: runtime.revokedAt,
+          decision: { allowed: false, level, code: "grant_revoked", reason: `${agent}'s ${describeGrant(grant, runtime)} was revoked by ${runtime.revokedBy ?? "someone"} at ${new Date(runtime.revokedAt).toISOString()}${why}` },
+        });
+      } else if (grant.expiresAt !== undefined && grant.expiresAt <= now.getTime()) {
+        ended.push({
+          at: grant.expiresAt,
+          decision: { allowed: false, level, code: "grant_expired", reason: `${agent}'s ${describeGrant(grant, runtime)} expired at ${new Date(grant.expiresAt).toISOString()}` },
+        });
+      }
+    }
+    return ended.sort((a, b) => b.at - a.at)[0]?.decision;
   }
 
   /** Whether a call to this tool waits for a person (the operator never does). */
@@ -243,15 +279,13 @@ export class PermissionPolicy {
       return { allowed: true, level, needsApproval, reason: `${tool.name} needs ${level}, which every agent holds` };
     }
     const matching = this.grants(agent).filter((grant) => matchesPattern(grant.tool, tool.name));
-    if (matching.length === 0) {
-      return { allowed: false, level, code: "permission_denied", reason: `${agent} has no grant for ${tool.name} (it needs ${level})` };
-    }
     const live = matching.filter((grant) => grant.expiresAt === undefined || grant.expiresAt > now.getTime());
-    if (live.length === 0) {
-      return { allowed: false, level, code: "grant_expired", reason: `${agent}'s grant for ${tool.name} expired` };
-    }
     const strong = live.filter((grant) => levelRank(grant.level) >= levelRank(level));
     if (strong.length === 0) {
+      // A grant that would have covered the call and has ended is what the caller needs to hear about.
+      const ended = this.#ended(agent, tool, level, now);
+      if (ended) return ended;
+      if (live.length === 0) return { allowed: false, level, code: "permission_denied", reason: `${agent} has no grant for ${tool.name} (it needs ${level})` };
       const best = live.map((grant) => grant.level).sort((a, b) => levelRank(b) - levelRank(a))[0];
       return { allowed: false, level, code: "permission_denied", reason: `${agent} holds ${best} on ${tool.name}, which needs ${level}` };
     }
@@ -259,7 +293,8 @@ export class PermissionPolicy {
     for (const grant of strong) {
       const reason = conditionProblem(grant.conditions, args, now);
       if (reason === undefined) {
-        return { allowed: true, level, grant, needsApproval, reason: `granted ${grant.level} on ${grant.tool} by ${grant.grantedBy}` };
+        const runtime = this.#runtime.get(grant);
+        return { allowed: true, level, grant, needsApproval, reason: `granted ${grant.level} on ${grant.tool} by ${grant.grantedBy}${runtime ? ` (grant ${runtime.id})` : ""}` };
       }
       problem ||= reason;
     }

@@ -8,6 +8,7 @@ import { Semaphore, sleep } from "./concurrency.js";
 import type { PermissionLevel, ToolContext, ToolDefinition, ToolOutcome } from "./define-tool.js";
 import type { PermissionPolicy } from "./permissions.js";
 import { ResultCache } from "./result-cache.js";
+import type { RuntimeGrantSource } from "./runtime-grants.js";
 import { jsonSizeWithin } from "./result-size.js";
 
 /** The largest value a tool may hand back unless it says otherwise (`maxResultBytes`). */
@@ -32,6 +33,8 @@ export interface ToolRegistryOptions {
   concurrency?: number;
   /** The first retry's delay; it doubles each time, with jitter. */
   retryBaseMs?: number;
+  /** Grants added and revoked at runtime (the store's), read as each call starts. */
+  runtimeGrants?: RuntimeGrantSource;
 }
 
 /** Options for one call. */
@@ -114,6 +117,7 @@ export class ToolRegistry {
   #policy: PermissionPolicy | undefined;
   #audit: AuditSink | undefined;
   #retryBaseMs: number;
+  #runtimeGrants: RuntimeGrantSource | undefined;
 
   constructor(options: ToolRegistryOptions = {}) {
     if (options.onCall) this.#listeners.push(options.onCall);
@@ -121,10 +125,12 @@ export class ToolRegistry {
     this.#audit = options.audit;
     this.#slots = new Semaphore(options.concurrency ?? LIMITS.toolConcurrency);
     this.#retryBaseMs = options.retryBaseMs ?? 100;
+    this.#runtimeGrants = options.runtimeGrants;
   }
 
   /** Sets the policy, the audit sink or the concurrency limit (the engine wires them after creating the store). */
-  configure(options: Pick<ToolRegistryOptions, "policy" | "audit" | "concurrency" | "retryBaseMs">): this {
+  configure(options: Pick<ToolRegistryOptions, "policy" | "audit" | "concurrency" | "retryBaseMs" | "runtimeGrants">): this {
+    if (options.runtimeGrants !== undefined) this.#runtimeGrants = options.runtimeGrants;
     if (options.policy !== undefined) this.#policy = options.policy;
     if (options.audit !== undefined) this.#audit = options.audit;
     if (options.concurrency !== undefined) this.#slots.limit = options.concurrency;
@@ -357,6 +363,7 @@ export class ToolRegistry {
       return { ok: false, error: { code: "tool_not_allowed", message: `${name} is not among the tools this run may use (${context.allowedTools.join(", ") || "none"})` } };
     }
     let needsApproval = false;
+    if (this.#policy && this.#runtimeGrants) await this.#applyRuntimeGrants(this.#policy, this.#runtimeGrants);
     if (this.#policy) {
       const decision = this.#policy.check(agent, tool, trail.level, parsed.success ? parsed.data : args);
       trail.reason = decision.reason;
@@ -380,8 +387,20 @@ export class ToolRegistry {
         trail.reason = `${name} needs a person's approval and this caller cannot ask for it`;
         return { ok: false, error: { code: "approval_required", message: `${name} is high-risk and needs a person's approval, which this caller cannot ask for` } };
       }
+      // What the call would do (an edit's diff), for the person to judge; a preview that fails refuses the call before anyone is asked.
+      let preview: Record<string, unknown> | undefined;
+      if (tool.preview) {
+        const { requestApproval: _requestApproval, ...rest } = context;
+        try {
+          preview = await tool.preview(parsed.data, rest);
+        } catch (error) {
+          trail.status = "error";
+          return { ok: false, error: isTroupeError(error) ? { code: error.code, message: error.message } : { code: "tool_failed", message: errorMessage(error) } };
+        }
+      }
       trail.suspended = true;
       const answer = await context.requestApproval({
+        ...(preview ? { preview } : {}),
         tool: name,
         agent,
         args: redact(parsed.data),
@@ -442,6 +461,24 @@ export class ToolRegistry {
     trail.status = outcome.ok ? "ok" : "error";
     if (cacheKey && outcome.ok) this.#cache.set(cacheKey, outcome, ttl);
     return outcome;
+  }
+
+  /** Reads the runtime grants now (a run about to start: what its agents reach includes grants given since the last call). */
+  async refreshRuntimeGrants(): Promise<void> {
+    if (this.#policy && this.#runtimeGrants) await this.#applyRuntimeGrants(this.#policy, this.#runtimeGrants);
+  }
+
+  /**
+   * Runtime grants, as the store has them when this call starts: one added or revoked before it
+   * applies to it. When the store cannot be read, no runtime grant is in force (closed, not
+   * open: a revocation missed must not let a call through); the config's grants still apply.
+   */
+  async #applyRuntimeGrants(policy: PermissionPolicy, source: RuntimeGrantSource): Promise<void> {
+    try {
+      policy.setRuntime(await source.current());
+    } catch {
+      policy.setRuntime([]);
+    }
   }
 
   /** One attempt under the tool's timeout. `retryable` says whether a retry could help (timeouts, unexpected faults). */

@@ -136,6 +136,17 @@ export function renderTask(main, taskId) {
     followUpMessage,
   );
   const conversationSection = h("section", { class: "card", id: "conversation-card" }, h("h2", {}, "Conversation"), conversation, followUpForm);
+  // Time travel: each subtask of a stopped task can be re-run, with what depends on it, on a new thread (a fork).
+  const rerunList = h("ol", { id: "rerun-list", class: "plan" });
+  const rerunMessage = h("div");
+  const rerunSection = h(
+    "section",
+    { class: "card", id: "rerun-card", hidden: true },
+    h("h2", {}, "Subtasks"),
+    h("p", { class: "muted" }, "Re-run from a subtask: a new task on a new thread keeps the results before it and runs it and what depends on it again; this task stays as it is."),
+    rerunList,
+    rerunMessage,
+  );
   const memories = h("div", { id: "memories" });
   const memoriesSection = h("section", { class: "card", id: "memories-card", hidden: true }, h("h2", {}, "Memories used"), memories);
 
@@ -146,6 +157,7 @@ export function renderTask(main, taskId) {
     notice,
     approval,
     h("section", { class: "card" }, h("h2", {}, "Execution graph"), graph, h("h3", { class: "gantt-heading" }, "Where the time went"), gantt),
+    rerunSection,
     answerSection,
     metrics,
     boardSection,
@@ -183,6 +195,45 @@ export function renderTask(main, taskId) {
     );
   }
 
+  /** The plan's subtasks, each with a button that forks the task from it (once the task has stopped). */
+  function renderRerun() {
+    const plan = view.plan ?? [];
+    const stopped = !["queued", "running"].includes(view.status);
+    rerunSection.hidden = plan.length === 0 || !stopped;
+    rerunList.replaceChildren(
+      ...plan.map((subtask) =>
+        h(
+          "li",
+          { dataset: { id: subtask.id } },
+          h("b", {}, `${subtask.id} · ${subtask.agent}`),
+          ` ${subtask.label} `,
+          badge(subtask.status),
+          " ",
+          h(
+            "button",
+            {
+              type: "button",
+              class: "rerun",
+              id: `rerun-${subtask.id}`,
+              onclick: async (event) => {
+                event.target.disabled = true;
+                rerunMessage.replaceChildren();
+                try {
+                  const forked = await api(`/tasks/${encodeURIComponent(taskId)}/fork`, { method: "POST", body: { from: subtask.id } });
+                  location.hash = `#/tasks/${forked.task_id}`;
+                } catch (error) {
+                  event.target.disabled = false;
+                  rerunMessage.replaceChildren(errorBox(error));
+                }
+              },
+            },
+            "Re-run from here",
+          ),
+        ),
+      ),
+    );
+  }
+
   /** What long-term memory gave the planner, and how it was found. */
   function renderMemories() {
     const recalled = view.memories;
@@ -213,6 +264,7 @@ export function renderTask(main, taskId) {
     const m = view.metrics;
     metrics.textContent = m ? `${m.llmCalls} model calls · ${m.toolCalls} tool calls · ${m.promptTokens} + ${m.completionTokens} tokens · ${m.durationMs} ms` : "";
     renderConversation();
+    renderRerun();
     renderMemories();
     renderApproval();
   }

@@ -114,9 +114,13 @@ export function registerAudit(program: Command): void {
   withFilters(stats).action(async (flags: FilterFlags) => {
     const { directory, filter } = await filterOf(flags);
     const { withAuditReadOnly } = await import("../../store/lookup.js");
-    const result = (await withAuditReadOnly(directory, (store) => store.stats(filter))) ?? {
+    const calls = (await withAuditReadOnly(directory, (store) => store.stats(filter))) ?? {
       total: 0, succeeded: 0, failed: 0, denied: 0, successRate: 0, approved: 0, rejected: 0, cached: 0, averageMs: 0, byAgent: {}, byTool: {},
     };
+    // The critic's verdicts by type (seed 001 §3.1), for the run asked about or all of them.
+    const { withStatsReadOnly } = await import("../../store/lookup.js");
+    const reflections = (await withStatsReadOnly(directory, (store) => store.reflections(filter.runId ? { runId: filter.runId } : {}))) ?? null;
+    const result = { ...calls, reflections };
     if (flags.json) {
       printJson(result);
       return;
@@ -128,6 +132,12 @@ export function registerAudit(program: Command): void {
       out(`${title}:`);
       for (const [name, counts] of Object.entries(groups)) {
         out(`  ${name.padEnd(18)} ${String(counts.total).padStart(6)} calls  ${String(counts.succeeded).padStart(6)} ok  ${String(counts.failed).padStart(6)} failed  ${String(counts.denied).padStart(6)} denied  ${percent(counts.successRate).padStart(7)}`);
+      }
+    }
+    if (reflections) {
+      out(`reflections: ${reflections.total} · passed ${reflections.passed} · failed ${reflections.failed} · pass rate ${percent(reflections.passRate)} · average confidence ${reflections.avgConfidence}`);
+      for (const [type, counts] of Object.entries(reflections.byType)) {
+        out(`  ${type.padEnd(18)} ${String(counts.total).padStart(6)} verdicts  ${String(counts.passed).padStart(6)} passed  ${percent(counts.passRate).padStart(7)}  confidence ${counts.avgConfidence}`);
       }
     }
   });

@@ -2,6 +2,7 @@ import type { Command } from "commander";
 import { Budget } from "../../core/budget.js";
 import { InputError } from "../../core/errors.js";
 import { MaxIterations, RunRequest, type RunRequestInput } from "../../core/run.js";
+import { ON_BUSY, type OnBusy } from "../../core/on-busy.js";
 import { addEngineFlags, driveAndReport, type EngineFlags, openEngine } from "../engine-flags.js";
 import { LIMITS } from "../../core/limits.js";
 import { parseNumberFlag, readStdin } from "../io.js";
@@ -22,6 +23,8 @@ interface RunFlags extends EngineFlags {
   maxTime?: string;
   reviewers?: string;
   historyBudget?: string;
+  onBusy?: string;
+  webhook?: string;
 }
 
 /** The budget flags as a Budget; a bad value names its flag. */
@@ -62,6 +65,11 @@ export function parseRunRequest(task: string, flags: RunFlags): RunRequestInput 
   if (flags.thread !== undefined) input.threadId = flags.thread;
   if (flags.reviewers !== undefined) input.reviewers = parseNumberFlag(flags.reviewers);
   if (flags.context !== undefined) input.context = flags.context;
+  if (flags.onBusy !== undefined) {
+    if (!(ON_BUSY as readonly string[]).includes(flags.onBusy)) throw new InputError("invalid_on_busy", `--on-busy must be one of ${ON_BUSY.join(", ")}`);
+    input.onBusy = flags.onBusy as OnBusy;
+  }
+  if (flags.webhook !== undefined) input.webhook = { url: flags.webhook };
   const budget = budgetFromFlags(flags);
   if (budget) input.budget = budget;
   const checked = RunRequest.safeParse(input);
@@ -92,7 +100,9 @@ export function registerRun(program: Command): void {
     .option("--max-tokens <n>", "budget: stop after this many tokens (prompt + completion)")
     .option("--max-cost <usd>", "budget: stop after this much cost in US dollars")
     .option("--max-time <seconds>", "budget: stop after this much running time")
-    .option("--reviewers <n>", "reviewers on the critic's panel, 1–7: their verdicts are combined by vote (default 1)");
+    .option("--reviewers <n>", "reviewers on the critic's panel, 1–7: their verdicts are combined by vote (default 1)")
+    .option("--on-busy <strategy>", "when the thread's run is running or waiting: reject, enqueue (default: run after it), interrupt (stop it at its next step, run on its state), rollback (discard it, run from the state before it)")
+    .option("--webhook <url>", "POST the run's end (and waits for a person) to this URL, signed with the secret in webhooks.secretEnv (default TROUPE_WEBHOOK_SECRET)");
   addEngineFlags(command).action(async (task: string, flags: RunFlags) => {
     // "-": the task is what stdin holds (a task is at most 5,000 characters; a little more is read so the error says so).
     const text = task === "-" ? await readStdin(LIMITS.taskMaxChars * 4 + 1_024, "task") : task;

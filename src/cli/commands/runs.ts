@@ -8,6 +8,8 @@ import { addEngineFlags, type EngineFlags, lookupTarget, openEngine } from "../e
 import { formatMs, out, parseNumberFlag, printJson } from "../io.js";
 import { ganttLines } from "../gantt.js";
 import { planLines, unfinishedLine } from "../render.js";
+import { registerRunsTimeTravel } from "./runs-time-travel.js";
+import { registerRunsDelete } from "./gc.js";
 
 interface ListFlags extends EngineFlags {
   json?: boolean;
@@ -139,6 +141,8 @@ export function registerRuns(program: Command): void {
       out(`task: ${view.task}`);
       out(`status: ${view.status}${view.stopReason ? ` (stop reason: ${view.stopReason})` : ""} · started ${when(view.createdAt)}${view.finishedAt ? ` · finished ${when(view.finishedAt)}` : ""}`);
       if (view.error) out(`error: ${view.error}`);
+      if (view.forkedFrom) out(`forked from run ${view.forkedFrom.runId} at ${view.forkedFrom.subtaskId ? `subtask ${view.forkedFrom.subtaskId}` : `checkpoint ${view.forkedFrom.checkpointId}`}`);
+      if (view.waitsFor) out(`waits for run ${view.waitsFor} on its thread to stop`);
       if (view.plan.length > 0) {
         out("plan:");
         for (const line of planLines(view.plan)) out(line);
@@ -150,6 +154,11 @@ export function registerRuns(program: Command): void {
         const metrics = view.metrics;
         out(`calls: ${metrics.llmCalls} model, ${metrics.toolCalls} tool · tokens: ${metrics.promptTokens} + ${metrics.completionTokens} · reviews: ${metrics.reflectionCount} redo round(s) · ${formatMs(metrics.durationMs)}`);
       }
+      for (const delivery of view.webhooks) {
+        const answer = delivery.lastStatus !== null ? ` (last answer ${delivery.lastStatus})` : "";
+        const next = delivery.nextAttemptAt !== null ? `, next attempt ${when(delivery.nextAttemptAt)}` : "";
+        out(`webhook ${delivery.event} → ${delivery.url}: ${delivery.status} after ${delivery.attempts} attempt(s)${answer}${next}${delivery.lastError && delivery.status !== "delivered" ? `: ${truncate(delivery.lastError, 100)}` : ""}`);
+      }
       if (view.answer) {
         out("");
         out(view.answer);
@@ -158,4 +167,6 @@ export function registerRuns(program: Command): void {
       await troupe.shutdown();
     }
   });
+  registerRunsTimeTravel(runs);
+  registerRunsDelete(runs);
 }

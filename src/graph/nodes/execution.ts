@@ -16,7 +16,9 @@ import { preview, stableStringify, truncate } from "../../core/text.js";
 import { routeForModel } from "../../providers/registry.js";
 import type { ToolContext, ToolOutcome } from "../../tools/define-tool.js";
 import { announceBudgetStop, callOptions, createMeter, emit, firstPassOf, type GraphDeps, threadIdOf } from "../deps.js";
+import type { AgentDefinition } from "../../agents/define-agent.js";
 import { artifactProblem, ArtifactRecorder } from "../artifacts.js";
+import { keepUnwritten } from "../unwritten.js";
 import { LiveBoard } from "../board.js";
 import { approvalByInterrupt, durableStep, remoteInputByInterrupt } from "../durable.js";
 import { type ItemOutcome, runMap } from "../map-run.js";
@@ -110,11 +112,22 @@ function mapSummary(tally: MapTally): string {
  * Whether a subtask may wait for a person's approval of a tool call: a direct step of a tool
  * that needs one for its agent, or a worker whose agent reaches such a tool (a map never waits).
  */
+/**
+ * An agent as it stands now: its tools those it was given when troupe started and those a grant
+ * given since (troupe grants) lets it reach, so a worker is offered a tool it was just granted.
+ */
+export function liveAgent(deps: Pick<GraphDeps, "agents" | "tools">, name: string): AgentDefinition | undefined {
+  const agent = deps.agents.get(name);
+  if (!agent) return undefined;
+  const granted = deps.tools.reachable(name).filter((tool) => !agent.tools.includes(tool));
+  return granted.length === 0 ? agent : { ...agent, tools: [...agent.tools, ...granted] };
+}
+
 export function subtaskMayPause(deps: GraphDeps, subtask: PlannedSubtask, allowedTools?: readonly string[] | null): boolean {
   if (subtask.mapOver !== undefined) return false;
   const usable = (name: string): boolean => allowedTools?.includes(name) ?? true;
   if (subtask.tool !== undefined) return usable(subtask.tool) && deps.tools.needsApproval(subtask.tool, subtask.agent);
-  const agent = deps.agents.get(subtask.agent);
+  const agent = liveAgent(deps, subtask.agent);
   // A remote agent may ask for a person's input at any time.
   if (agent?.remote) return true;
   return agent !== undefined && agent.tools.some((name) => usable(name) && deps.tools.needsApproval(name, subtask.agent));
@@ -145,7 +158,7 @@ export function createRunSubtask(deps: GraphDeps) {
     let toolCallCount = 0;
     let tracedFailures = 0;
     const mapped = subtask.mapOver !== undefined;
-    const agent = deps.agents.get(subtask.agent);
+    const agent = liveAgent(deps, subtask.agent);
     const allowedTools = payload.allowedTools ?? undefined;
     const mayPause = subtaskMayPause(deps, subtask, allowedTools);
     // Other subtasks skip the checkpoint writes durable steps cost.
@@ -341,6 +354,8 @@ export function createRunSubtask(deps: GraphDeps) {
     if (artifacts.length > 0) result.artifacts = artifacts;
     if (payload.assignment) result.assignment = payload.assignment;
     if (offer) result.offer = offer;
+    const unwritten = recorder?.unwritten() ?? [];
+    if (unwritten.length > 0) result.unwritten = await keepUnwritten(deps, payload.runId, subtask.id, unwritten);
     if (attempt.status === "done" || attempt.value !== undefined) {
       try {
         const entry = await deps.stash.put({ runId: payload.runId, subtaskId: subtask.id }, attempt.value ?? null);

@@ -11,6 +11,9 @@ import { choiceId, routeFor } from "../../providers/registry.js";
 import { currentArtifacts } from "../artifacts.js";
 import { announceBudgetStop, callOptions, createMeter, emit, type GraphDeps, outcomeSources, planView } from "../deps.js";
 import { allSettled, dependentsOf, statusOf } from "../schedule.js";
+import { evidenceIndex, evidenceSection } from "../../core/evidence.js";
+import { researchSources } from "../evidence.js";
+import { unwrittenSection } from "../unwritten.js";
 import type { State, Update } from "../state.js";
 
 /** Whether an issue names a subtask id as a word. */
@@ -159,8 +162,17 @@ export function createSynthesizerNode(deps: GraphDeps) {
     const meter = createMeter(config);
     const visit = (update: Update): Update => ({ ...update, nodes: ["synthesizer"], modelIncidents: meter.incidents, metrics: { nodeVisits: 1, ...meter.usage } });
     const views = planView(state);
+    const sources = researchSources(state);
+    // Written by code after the model's answer (and streamed after it): the evidence behind a research answer, and files that could not be written.
+    const appended = async (answer: string, evidence: boolean): Promise<string> => {
+      const parts = [evidence && sources.length > 0 ? evidenceSection(evidenceIndex(answer, sources)) : "", await unwrittenSection(state, deps.stash)].filter(Boolean);
+      if (parts.length === 0) return answer;
+      const tail = `\n\n${parts.join("\n\n")}`;
+      emit(config, { type: "answer-token", text: tail });
+      return `${answer}${tail}`;
+    };
     if (state.stopReason === "budget_exhausted") {
-      const answer = bestAnswerSoFar(state.task, views, state.budgetStop, openIssues(state));
+      const answer = await appended(bestAnswerSoFar(state.task, views, state.budgetStop, openIssues(state)), false);
       emit(config, { type: "answer", text: answer });
       return visit({ answer, answerStatus: "draft" });
     }
@@ -175,21 +187,22 @@ export function createSynthesizerNode(deps: GraphDeps) {
           feedback: state.answerFeedback,
           promptBudget: state.settings.promptBudget,
           onToken: (text) => emit(config, { type: "answer-token", text }),
+          cite: sources.map((source) => source.id),
         },
         callOptions(deps, state.runId, config, meter),
-      );
+      ).then((text) => appended(text, true));
       emit(config, { type: "answer", text: answer });
       return visit({ answer, answerStatus: "draft" });
     } catch (error) {
       if (config.signal?.aborted) throw error;
       if (isBudgetExhausted(error)) {
         announceBudgetStop(deps, state.runId, config, error);
-        const answer = bestAnswerSoFar(state.task, views, error.stop, openIssues(state));
+        const answer = await appended(bestAnswerSoFar(state.task, views, error.stop, openIssues(state)), false);
         emit(config, { type: "answer", text: answer });
         return visit({ answer, answerStatus: "draft", stopReason: "budget_exhausted", budgetStop: error.stop });
       }
       const lines = views.map((view) => `- ${view.id} ${view.label}: ${view.status === "done" ? (view.summary ?? "done") : `${view.status} ${view.error ?? ""}`}`);
-      const answer = [`The synthesizer failed (${errorMessage(error)}). Results of the subtasks:`, ...lines].join("\n");
+      const answer = await appended([`The synthesizer failed (${errorMessage(error)}). Results of the subtasks:`, ...lines].join("\n"), false);
       return visit({ answer, answerStatus: "draft", stopReason: state.stopReason ?? "failed", failure: `the synthesizer failed: ${errorMessage(error)}` });
     }
   };

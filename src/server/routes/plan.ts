@@ -6,6 +6,7 @@ import type { RouteContext } from "../route-context.js";
 import { PlanBody, PlanResult } from "../schemas.js";
 import { renderExecutionGraph } from "../../core/execution-graph.js";
 import { parseRequestPart } from "../validation.js";
+import { estimatePlan } from "../../core/plan-estimates.js";
 
 /** POST /plan: the plan only (subtasks with dependencies), nothing executed or stored. */
 export function registerPlanRoutes(api: FastifyInstance, { troupe, docs, metrics }: RouteContext): void {
@@ -36,6 +37,8 @@ export function registerPlanRoutes(api: FastifyInstance, { troupe, docs, metrics
       metrics.llmCalls.inc({ provider: choice.provider, model: choice.model, outcome: "ok" }, result.usage.llmCalls);
       metrics.llmTokens.inc({ kind: "prompt" }, result.usage.promptTokens);
       metrics.llmTokens.inc({ kind: "completion" }, result.usage.completionTokens);
+      // Each step's time from what the same agent and tool took in earlier runs (seed 001 §2.2).
+      const estimate = estimatePlan(result.subtasks, await troupe.store.stats.durations().catch(() => []));
       return ok({
         task: body.task,
         subtasks: result.subtasks,
@@ -43,6 +46,11 @@ export function registerPlanRoutes(api: FastifyInstance, { troupe, docs, metrics
         depth: planDepth(result.subtasks),
         question: result.question,
         graph: renderExecutionGraph(result.subtasks, {}),
+        estimates: {
+          steps: estimate.steps.map((step) => ({ subtask_id: step.id, estimated_ms: step.estimatedMs, basis: step.basis, samples: step.samples })),
+          estimated_total_ms: estimate.totalMs,
+          estimated_work_ms: estimate.workMs,
+        },
       });
     } finally {
       reply.raw.off("close", onClose);

@@ -141,6 +141,15 @@ export async function refreshMetrics(context: Pick<RouteContext, "troupe" | "tas
       metrics.workers.set({ state: "silent" }, list.filter((worker) => !worker.alive).length);
     }
   }
+  // Every verdict the store keeps (all processes', since the store began), by type: seed 001's reflection statistics.
+  const reflections = await troupe.store.stats.reflections().catch(() => undefined);
+  if (reflections) {
+    for (const [type, counts] of Object.entries(reflections.byType)) {
+      metrics.reflections.set({ type, outcome: "passed" }, counts.passed);
+      metrics.reflections.set({ type, outcome: "failed" }, counts.failed);
+      metrics.reflectionConfidence.set({ type }, counts.avgConfidence);
+    }
+  }
 }
 
 /** GET /metrics (Prometheus) and GET /openapi.json, behind the API key like the API. */

@@ -6,7 +6,13 @@ import type { Notifications } from "./notifications.js";
 /** The channel control messages travel on. */
 export const CONTROL_CHANNEL = "troupe_control";
 
-const Message = z.object({ action: z.enum(["cancel", "drain"]), runId: z.string().optional(), worker: z.string().optional() });
+const Message = z.object({
+  action: z.enum(["cancel", "drain", "supersede"]),
+  runId: z.string().optional(),
+  worker: z.string().optional(),
+  mode: z.enum(["drain", "cancel"]).optional(),
+  by: z.string().optional(),
+});
 
 /** Control messages over NOTIFY: every process listens; the one holding the run (or the named worker) acts. */
 export class PgControlChannel implements ControlChannel {

@@ -5,6 +5,7 @@ import { prepareDataDir } from "../database.js";
 import type { Store, StoreOptions } from "../index.js";
 import { memoryOf, memoryOptionsOf } from "../memories.js";
 import type { RunStore } from "../run-store.js";
+import type { RunStatsStore } from "../run-stats-store.js";
 import { PostgresAuditStore } from "./audit-store.js";
 import { TroupePostgresSaver } from "./checkpointer.js";
 import { PgControlChannel, PgWorkerRegistry } from "./control.js";
@@ -18,6 +19,13 @@ import { PgBossRunQueue } from "./run-queue.js";
 import { PostgresRemoteTasks } from "./remote-task-store.js";
 import { PostgresStash } from "./stash-store.js";
 import { PgThreadLocks } from "./thread-locks.js";
+import { PostgresGrantStore } from "./grant-store.js";
+import { PostgresRetentionStore } from "./retention-store.js";
+import { PostgresRunStatsStore } from "./run-stats-store.js";
+import { PostgresScheduleStore } from "./schedule-store.js";
+import { PostgresWebhookOutbox } from "./webhook-outbox.js";
+import { PgBossWebhookQueue } from "./webhook-queue.js";
+import { PgBossScheduleQueue } from "./schedule-queue.js";
 
 /** The Postgres store, with the parts the contract suite and the scale-out tests look at. */
 export interface PostgresStore extends Store {
@@ -25,6 +33,11 @@ export interface PostgresStore extends Store {
   readonly pool: pg.Pool;
   readonly queue: PgBossRunQueue;
   readonly threads: PgThreadLocks;
+  /** Webhook deliveries as pg-boss jobs (troupe serve and troupe worker send them). */
+  readonly webhookQueue: PgBossWebhookQueue;
+  /** Schedules' ticks as pg-boss jobs, made by pg-boss's scheduler (troupe serve runs it). */
+  readonly scheduleQueue: PgBossScheduleQueue;
+  readonly url: string;
 }
 
 /** Wraps what fails while opening: a connection failure is the deployment's (exit 2), the rest a system fault. */
@@ -48,11 +61,15 @@ export async function openPostgresStore(options: StoreOptions & { databaseUrl: s
   const queue = new PgBossRunQueue({ url, pool, notifications, leaseSeconds, supervise: true });
   const checkpointer = new TroupePostgresSaver(pool);
   const threads = new PgThreadLocks(url);
+  const webhookQueue = new PgBossWebhookQueue(() => queue.boss, notifications);
+  const scheduleQueue = new PgBossScheduleQueue(() => queue.boss, url);
   try {
     await pool.query("SELECT 1");
     await migratePostgres(pool, redactUrl(url), async () => {
       await checkpointer.setup();
       await queue.start();
+      await webhookQueue.start();
+      await scheduleQueue.start();
     });
   } catch (error) {
     await queue.stop();
@@ -70,7 +87,7 @@ export async function openPostgresStore(options: StoreOptions & { databaseUrl: s
     location: redactUrl(url),
     pool,
     checkpointer,
-    runs: new PostgresRunStore(pool, queue),
+    runs: new PostgresRunStore(pool, queue, webhookQueue),
     events,
     stash,
     audit,
@@ -80,6 +97,16 @@ export async function openPostgresStore(options: StoreOptions & { databaseUrl: s
     memories,
     remoteTasks: new PostgresRemoteTasks(pool),
     queue,
+    webhookQueue,
+    scheduleQueue,
+    url,
+    grants: new PostgresGrantStore(pool),
+    webhooks: new PostgresWebhookOutbox(pool),
+    schedules: new PostgresScheduleStore(pool, scheduleQueue),
+    stats: new PostgresRunStatsStore(pool),
+    retention: new PostgresRetentionStore(pool, async () => {
+      await Promise.all([events.flush(), stash.flush(), audit.flush()]);
+    }),
     control: new PgControlChannel(pool, notifications),
     workers: new PgWorkerRegistry(pool, leaseSeconds),
     ping: async () => {
@@ -89,6 +116,7 @@ export async function openPostgresStore(options: StoreOptions & { databaseUrl: s
       closed ??= (async () => {
         await Promise.all([events.flush(), stash.flush(), audit.flush()]).catch(() => {});
         await threads.close();
+        await scheduleQueue.stopTimekeeping();
         await notifications.close();
         await queue.stop();
         await pool.end().catch(() => {});
@@ -102,7 +130,7 @@ export async function openPostgresStore(options: StoreOptions & { databaseUrl: s
  * Reads runs or the audit trail without migrating anything (lookups that must not write): a
  * pool of one connection, closed after; undefined when troupe's tables are not there yet.
  */
-export async function withPostgresReadOnly<T>(databaseUrl: string, table: "runs" | "audit", read: (parts: { runs: RunStore; audit: AuditStore }) => Promise<T>): Promise<T | undefined> {
+export async function withPostgresReadOnly<T>(databaseUrl: string, table: "runs" | "audit" | "reflections", read: (parts: { runs: RunStore; audit: AuditStore; stats: RunStatsStore }) => Promise<T>): Promise<T | undefined> {
   const url = parseDatabaseUrl(databaseUrl);
   const pool = createPool(url, 2, "troupe-lookup");
   try {
@@ -114,7 +142,7 @@ export async function withPostgresReadOnly<T>(databaseUrl: string, table: "runs"
       throw openFailure(url, error);
     }
     if (!exists) return undefined;
-    return await read({ runs: new PostgresRunStore(pool, undefined), audit: new PostgresAuditStore(pool) });
+    return await read({ runs: new PostgresRunStore(pool, undefined), audit: new PostgresAuditStore(pool), stats: new PostgresRunStatsStore(pool) });
   } finally {
     await pool.end().catch(() => {});
   }

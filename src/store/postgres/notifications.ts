@@ -36,6 +36,25 @@ export class Notifications {
     return () => listeners.delete(listener);
   }
 
+  /** Resolves on the next notification on `channel`, after `pollMs`, or when `signal` aborts, whichever comes first. */
+  next(channel: string, pollMs: number, signal?: AbortSignal): Promise<void> {
+    return new Promise<void>((resolve) => {
+      let done = false;
+      const finish = (): void => {
+        if (done) return;
+        done = true;
+        clearTimeout(timer);
+        unsubscribe();
+        signal?.removeEventListener("abort", finish);
+        resolve();
+      };
+      const timer = setTimeout(finish, pollMs);
+      const unsubscribe = this.subscribe(channel, finish);
+      signal?.addEventListener("abort", finish, { once: true });
+      if (signal?.aborted) finish();
+    });
+  }
+
   /** Called after each reconnection (notifications may have been missed). */
   onReconnect(listener: () => void): () => void {
     this.#reconnected.add(listener);

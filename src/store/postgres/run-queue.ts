@@ -17,7 +17,7 @@ interface JobData {
 }
 
 /** Runs statements of pg-boss on a transaction's client. */
-function onClient(client: pg.ClientBase): { executeSql: (text: string, values?: unknown[]) => Promise<{ rows: unknown[] }> } {
+export function onClient(client: pg.ClientBase): { executeSql: (text: string, values?: unknown[]) => Promise<{ rows: unknown[] }> } {
   return { executeSql: (text, values) => client.query(text, values) };
 }
 
@@ -60,6 +60,11 @@ export class PgBossRunQueue implements RunQueue {
     });
     // Connection errors of its timers (the database restarted) are retried on the next pass.
     this.#boss.on("error", () => {});
+  }
+
+  /** The pg-boss instance, for the other queues on the same schema (webhook deliveries). */
+  get boss(): PgBoss {
+    return this.#boss;
   }
 
   /** Installs or migrates pg-boss's schema and the runs queue (its settings from the lease). */
@@ -130,22 +135,9 @@ export class PgBossRunQueue implements RunQueue {
   }
 
   wait(pollMs: number, signal?: AbortSignal): Promise<void> {
-    return new Promise<void>((resolve) => {
-      let done = false;
-      const finish = (): void => {
-        if (done) return;
-        done = true;
-        clearTimeout(timer);
-        unsubscribe();
-        signal?.removeEventListener("abort", finish);
-        resolve();
-      };
-      const timer = setTimeout(finish, pollMs);
-      const unsubscribe = this.#notifications.subscribe(JOBS_CHANNEL, finish);
-      signal?.addEventListener("abort", finish, { once: true });
-      if (signal?.aborted) finish();
-    });
+    return this.#notifications.next(JOBS_CHANNEL, pollMs, signal);
   }
+
 
   async depth(): Promise<number> {
     const { rows } = await this.#pool.query<{ n: number }>("SELECT COUNT(*)::int AS n FROM pgboss.job WHERE name = $1 AND state IN ('created', 'retry')", [RUN_QUEUE]);

@@ -2,6 +2,7 @@ import type pg from "pg";
 import { ConflictError } from "../../core/errors.js";
 import {
   columnValue,
+  consequencesOf,
   type CreateRunOptions,
   filters,
   type NewRun,
@@ -16,7 +17,13 @@ import {
   type UpdateRunOptions,
 } from "../run-store.js";
 import { RowFailure, TurnBatch } from "../turn-batch.js";
+import { DELIVERY_INSERT, deliveryValues } from "../webhook-outbox.js";
 import type { PgBossRunQueue } from "./run-queue.js";
+
+/** Makes the job that sends a webhook delivery, in the caller's transaction (webhook-queue.ts). */
+export interface DeliveryJobs {
+  send(client: pg.ClientBase, deliveryId: string): Promise<void>;
+}
 
 interface Creation {
   record: NewRun;
@@ -49,11 +56,13 @@ const parse = (row: unknown): RunRecord => RunRow.parse(row);
 export class PostgresRunStore implements RunStore {
   readonly #pool: pg.Pool;
   readonly #queue: PgBossRunQueue | undefined;
+  readonly #deliveries: DeliveryJobs | undefined;
   readonly #creations: TurnBatch<Creation, RunRecord>;
 
-  constructor(pool: pg.Pool, queue: PgBossRunQueue | undefined) {
+  constructor(pool: pg.Pool, queue: PgBossRunQueue | undefined, deliveries?: DeliveryJobs) {
     this.#pool = pool;
     this.#queue = queue;
+    this.#deliveries = deliveries;
     this.#creations = new TurnBatch<Creation, RunRecord>((creations) => this.#createAll(creations));
   }
 
@@ -113,13 +122,14 @@ export class PostgresRunStore implements RunStore {
     const results: Array<RunRecord | RowFailure> = [];
     const accepted: RunRecord[] = [];
     for (const { record, check } of creations) {
+      let fields: Partial<NewRun> | void;
       try {
-        check?.(latest.get(record.threadId));
+        fields = check?.(latest.get(record.threadId));
       } catch (error) {
         results.push(new RowFailure(error));
         continue;
       }
-      const created = newRunRecord(record, now);
+      const created = newRunRecord({ ...record, ...(fields ?? {}) }, now);
       latest.set(created.threadId, created);
       accepted.push(created);
       results.push(created);
@@ -127,9 +137,9 @@ export class PostgresRunStore implements RunStore {
     if (accepted.length > 0) {
       const values = (pick: (run: RunRecord) => unknown) => accepted.map(pick);
       await client.query(
-        `INSERT INTO runs (id, thread_id, task, status, request, pid, host, owner, idempotency_key, request_hash, started_at, starts, eval_id, worker, created_at, updated_at)
-         SELECT *, created_at FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int[], $7::text[], $8::text[], $9::text[], $10::text[], $11::bigint[], $12::int[], $13::text[], $14::text[], $15::bigint[])
-           AS batch (id, thread_id, task, status, request, pid, host, owner, idempotency_key, request_hash, started_at, starts, eval_id, worker, created_at)`,
+        `INSERT INTO runs (id, thread_id, task, status, request, pid, host, owner, idempotency_key, request_hash, started_at, starts, eval_id, worker, forked_from, waits_for, created_at, updated_at)
+         SELECT *, created_at FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int[], $7::text[], $8::text[], $9::text[], $10::text[], $11::bigint[], $12::int[], $13::text[], $14::text[], $16::text[], $17::text[], $15::bigint[])
+           AS batch (id, thread_id, task, status, request, pid, host, owner, idempotency_key, request_hash, started_at, starts, eval_id, worker, forked_from, waits_for, created_at)`,
         [
           values((run) => run.id),
           values((run) => run.threadId),
@@ -146,9 +156,12 @@ export class PostgresRunStore implements RunStore {
           values((run) => run.evalId),
           values((run) => run.worker),
           values((run) => run.createdAt),
+          values((run) => (run.forkedFrom === null ? null : JSON.stringify(run.forkedFrom))),
+          values((run) => run.waitsFor),
         ],
       );
-      const queued = accepted.filter((run) => run.status === "queued").map((run) => ({ runId: run.id, threadId: run.threadId }));
+      // A run waiting for another of its thread gets its job when that one ends (see update).
+      const queued = accepted.filter((run) => run.status === "queued" && run.waitsFor === null).map((run) => ({ runId: run.id, threadId: run.threadId }));
       await this.#queue?.sendMany(client, queued);
     }
     return results;
@@ -158,11 +171,11 @@ export class PostgresRunStore implements RunStore {
     // One creation per thread at a time, across processes, until this transaction ends.
     await client.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [`troupe.thread-create:${record.threadId}`]);
     const latest = await client.query("SELECT * FROM runs WHERE thread_id = $1 ORDER BY created_at DESC, row_order DESC LIMIT 1", [record.threadId]);
-    check?.(latest.rows[0] === undefined ? undefined : parse(latest.rows[0]));
-    const created = newRunRecord(record, Date.now());
+    const fields = check?.(latest.rows[0] === undefined ? undefined : parse(latest.rows[0]));
+    const created = newRunRecord({ ...record, ...(fields ?? {}) }, Date.now());
     await client.query(
-      `INSERT INTO runs (id, thread_id, task, status, request, pid, host, owner, idempotency_key, request_hash, started_at, starts, eval_id, worker, created_at, updated_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $15)`,
+      `INSERT INTO runs (id, thread_id, task, status, request, pid, host, owner, idempotency_key, request_hash, started_at, starts, eval_id, worker, created_at, updated_at, forked_from, waits_for)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $15, $16, $17)`,
       [
         created.id,
         created.threadId,
@@ -179,9 +192,11 @@ export class PostgresRunStore implements RunStore {
         created.evalId,
         created.worker,
         created.createdAt,
+        created.forkedFrom === null ? null : JSON.stringify(created.forkedFrom),
+        created.waitsFor,
       ],
     );
-    if (created.status === "queued") await this.#queue?.send(client, created.id, created.threadId);
+    if (created.status === "queued" && created.waitsFor === null) await this.#queue?.send(client, created.id, created.threadId);
     return created;
   }
 
@@ -197,17 +212,38 @@ export class PostgresRunStore implements RunStore {
     }
     const guard = options.ifStatus ? ` AND status = ANY(@ifStatus)` : "";
     if (options.ifStatus) values.ifStatus = [...options.ifStatus];
-    const statement = numbered(`UPDATE runs SET ${sets.join(", ")} WHERE id = @id${guard} RETURNING thread_id`, values);
-    if (patch.status !== "queued" || !this.#queue) {
+    const statement = numbered(`UPDATE runs SET ${sets.join(", ")} WHERE id = @id${guard} RETURNING *`, values);
+    // A plain change (no status, or no queue to feed): one statement.
+    const released = patch.waitsFor === null;
+    if (patch.status === undefined && !released) {
       const result = await this.#pool.query(statement.text, statement.values);
       return (result.rowCount ?? 0) > 0;
     }
-    // Queued again (a person's decision, a drained run): its job is made with the update.
+    // A change of status and what it brings — the job of a run queued again (a person's decision,
+    // a drained run, a waiter released), the jobs of the runs waiting for one that ended, a
+    // webhook's delivery — in one transaction.
     const client = await this.#pool.connect();
     try {
       await client.query("BEGIN");
-      const { rows } = await client.query<{ thread_id: string }>(statement.text, statement.values);
-      if (rows[0]) await this.#queue.send(client, id, rows[0].thread_id);
+      const before = patch.status === undefined ? undefined : (await client.query<{ status: string }>("SELECT status FROM runs WHERE id = $1 FOR UPDATE", [id])).rows[0]?.status;
+      const { rows } = await client.query(statement.text, statement.values);
+      const after = rows[0] === undefined ? undefined : parse(rows[0]);
+      if (after && after.status === "queued" && after.waitsFor === null && (patch.status === "queued" || released)) await this.#queue?.send(client, id, after.threadId);
+      const consequences = after ? consequencesOf(before, after) : undefined;
+      if (consequences?.release) {
+        const waiting = await client.query<{ id: string; thread_id: string; status: string }>(
+          "UPDATE runs SET waits_for = NULL, updated_at = $2 WHERE waits_for = $1 RETURNING id, thread_id, status",
+          [id, Date.now()],
+        );
+        await this.#queue?.sendMany(
+          client,
+          waiting.rows.filter((row) => row.status === "queued").map((row) => ({ runId: row.id, threadId: row.thread_id })),
+        );
+      }
+      if (consequences?.delivery) {
+        await client.query(`${DELIVERY_INSERT} ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`, deliveryValues(consequences.delivery));
+        await this.#deliveries?.send(client, consequences.delivery.id);
+      }
       await client.query("COMMIT");
       return rows.length > 0;
     } catch (error) {

@@ -72,6 +72,33 @@ export class PostgresStash implements StashStore {
     return this.#batch.add({ key, item });
   }
 
+  async copyResults(fromRunId: string, toRunId: string, subtaskIds: readonly string[]): Promise<number> {
+    if (subtaskIds.length === 0) return 0;
+    await this.flush();
+    const client = await this.#pool.connect();
+    try {
+      await client.query("BEGIN");
+      const { rowCount } = await client.query(
+        `INSERT INTO stash (run_id, subtask_id, value, bytes, created_at) SELECT $1, subtask_id, value, bytes, created_at FROM stash WHERE run_id = $2 AND subtask_id = ANY($3)
+         ON CONFLICT (run_id, subtask_id) DO UPDATE SET value = EXCLUDED.value, bytes = EXCLUDED.bytes, created_at = EXCLUDED.created_at`,
+        [toRunId, fromRunId, subtaskIds],
+      );
+      await client.query(
+        `INSERT INTO stash_items (run_id, subtask_id, item_index, fingerprint, round, status, input, output, error, duration_ms, created_at)
+         SELECT $1, subtask_id, item_index, fingerprint, round, status, input, output, error, duration_ms, created_at FROM stash_items WHERE run_id = $2 AND subtask_id = ANY($3)
+         ON CONFLICT (run_id, subtask_id, item_index) DO NOTHING`,
+        [toRunId, fromRunId, subtaskIds],
+      );
+      await client.query("COMMIT");
+      return rowCount ?? 0;
+    } catch (error) {
+      await client.query("ROLLBACK").catch(() => {});
+      throw error;
+    } finally {
+      client.release();
+    }
+  }
+
   async items(key: StashKey): Promise<MapItemRecord[]> {
     await this.flush();
     const { rows } = await this.#pool.query(

@@ -16,6 +16,7 @@ import { jsonTool } from "./json.js";
 import { createMemoryTools, type NamespaceOf } from "./memory.js";
 import { createThreadResultTool, type ThreadResults } from "./thread-result.js";
 import { textStatsTool } from "./text-stats.js";
+import { proposeEditTool } from "./propose-edit.js";
 import { createWebSearchTool, type WebSearchOptions } from "./web-search.js";
 
 /** Settings of the built-in tools that have any (from the config file's `tools` section). */
@@ -42,6 +43,7 @@ export function createBuiltinTools(settings: BuiltinToolSettings = {}): ToolDefi
     fileDeleteTool as ToolDefinition,
     fileMoveTool as ToolDefinition,
     fileCopyTool as ToolDefinition,
+    proposeEditTool as ToolDefinition,
     createCodeRunTool(settings.sandbox) as ToolDefinition,
     createHttpFetchTool(settings.fetch) as ToolDefinition,
     createWebSearchTool(settings.search) as ToolDefinition,

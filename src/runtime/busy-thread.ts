@@ -1,0 +1,124 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import type { StateSnapshot } from "@langchain/langgraph";
+import { ConflictError } from "../core/errors.js";
+import { DEFAULT_ON_BUSY, type OnBusy } from "../core/on-busy.js";
+import type { TroupeGraph } from "../graph/build-graph.js";
+import { checkpointOwners } from "../graph/history.js";
+import type { RunRecord, Store } from "../store/index.js";
+import type { NewRun, RunPatch } from "../store/run-store.js";
+import type { ThreadLocks } from "../store/thread-locks.js";
+
+/**
+ * Busy threads: what a new task does when its thread's run is running or waiting (LangGraph's
+ * double-texting strategies, core/on-busy.ts). Its record is written queued, waiting for the
+ * thread's latest run (`waitsFor`); the store releases it when that run ends. `interrupt` asks
+ * the runs in the way to stop at their next superstep boundary (a drain), `rollback` stops them
+ * at once; both record them cancelled, superseded by the new run, and a rollback's run discards
+ * them before it starts, so it starts from the thread's state before them.
+ */
+
+/** How a drive in this process is asked to stop. */
+export interface DriveHandle {
+  drain(reason: string): void;
+  abort(reason: string): void;
+}
+
+/** The drives of this process, by run id (every instance's: the server's and the library's alike). */
+export const localDrives = new Map<string, DriveHandle>();
+
+/** The drain reason a superseded run stops with. */
+export const SUPERSEDED = "superseded";
+
+/** Statuses of a run still in the way of a new one on its thread. */
+const UNFINISHED = new Set(["queued", "running", "interrupted"]);
+
+/** Whether the thread's latest run keeps a new run from starting now. */
+export function isBusy(latest: RunRecord | undefined, threads: ThreadLocks): boolean {
+  if (!latest) return false;
+  return latest.status === "interrupted" || latest.status === "queued" || (latest.status === "running" && threads.mayBeRunning(latest));
+}
+
+/**
+ * The check a new run's record is written with, in the store's transaction: a busy thread
+ * refuses it (`reject`) or makes it wait for the thread's latest run.
+ */
+export function busyCheck(threadId: string, strategy: OnBusy | undefined, threads: ThreadLocks): (latest: RunRecord | undefined) => void | Pick<NewRun, "waitsFor"> {
+  return (latest) => {
+    if (!latest || !isBusy(latest, threads)) return;
+    if ((strategy ?? DEFAULT_ON_BUSY) === "reject") {
+      throw new ConflictError("thread_busy", `thread ${threadId} has a run that is ${latest.status}; resume it, use another thread, or choose what to do (--on-busy enqueue|interrupt|rollback)`, {
+        runId: latest.id,
+      });
+    }
+    return { waitsFor: latest.id };
+  };
+}
+
+/**
+ * What a new run waiting on a busy thread does to the runs in its way, once its record is
+ * written: nothing (`enqueue`); or each of them queued or waiting for a person is cancelled at
+ * once, and each running one asked to stop — at its next superstep boundary (`interrupt`) or at
+ * once (`rollback`) — wherever it runs: this process, another on Postgres (a control message), or
+ * another on SQLite (the flag on its record, which its drive watches).
+ */
+export async function makeWay(store: Store, record: RunRecord, strategy: OnBusy): Promise<void> {
+  if (strategy === "enqueue" || strategy === "reject" || record.waitsFor === null) return;
+  const others = (await store.runs.list({ threadId: record.threadId, limit: 200 })).filter((run) => run.id !== record.id && UNFINISHED.has(run.status));
+  const reason = `stopped to make way for run ${record.id} (--on-busy ${strategy})`;
+  for (const run of others) {
+    if (run.status !== "running") {
+      const stopped: RunPatch = { status: "cancelled", stopReason: "cancelled", error: reason, supersededBy: record.id, interrupt: null, suspended: null, pendingDecision: null, pid: null, worker: null, finishedAt: Date.now() };
+      if (await store.runs.update(run.id, stopped, { ifStatus: [run.status] })) {
+        await store.events.append(run.id, { type: "run-end", status: "cancelled", stopReason: "cancelled", metrics: run.metrics ?? { llmCalls: 0, toolCalls: 0, promptTokens: 0, completionTokens: 0, costUsd: 0, reflectionCount: 0, nodeVisits: 0, durationMs: run.activeMs } });
+        continue;
+      }
+      // It started meanwhile: asked to stop like a running one.
+    }
+    await store.runs.update(run.id, { supersededBy: record.id });
+    const how = `${SUPERSEDED}:${record.id}:${strategy}`;
+    const local = localDrives.get(run.id);
+    if (local) {
+      if (strategy === "interrupt") local.drain(how);
+      else local.abort(how);
+    } else {
+      await store.control?.send({ action: "supersede", runId: run.id, mode: strategy === "interrupt" ? "drain" : "cancel", by: record.id });
+    }
+  }
+}
+
+/** The patch a drive records when it stopped to make way for another run (its drain or abort reason says whose). */
+export function supersededPatch(reason: string | undefined): { error: string; supersededBy: string } | undefined {
+  const match = /^superseded:([^:]+):(\w+)$/.exec(reason ?? "");
+  if (!match) return undefined;
+  return { supersededBy: match[1] as string, error: `stopped to make way for run ${match[1]} (--on-busy ${match[2]})` };
+}
+
+/**
+ * Before a rollback's run starts: the runs it superseded are discarded — their checkpoints (found
+ * on the thread's history) and their records, events and stash values — so the thread's state is
+ * the one before them.
+ */
+export async function discardSuperseded(parts: { store: Store; graph: TroupeGraph }, record: RunRecord): Promise<void> {
+  const superseded = (await parts.store.runs.list({ threadId: record.threadId, limit: 200 })).filter((run) => run.supersededBy === record.id);
+  if (superseded.length === 0) return;
+  const gone = new Set(superseded.map((run) => run.id));
+  const snapshots: StateSnapshot[] = [];
+  for await (const snapshot of parts.graph.getStateHistory({ configurable: { thread_id: record.threadId } })) snapshots.push(snapshot);
+  const owners = checkpointOwners(snapshots);
+  const ids = snapshots.flatMap((snapshot, index) => {
+    const id = snapshot.config.configurable?.checkpoint_id as string | undefined;
+    const owner = owners[index];
+    return id !== undefined && owner !== null && owner !== undefined && gone.has(owner) ? [id] : [];
+  });
+  await parts.store.retention.deleteCheckpoints(record.threadId, ids);
+  await parts.store.retention.deleteRuns([...gone]);
+}
+
+/** Waits until a queued run is released (the run it waits for ended), polling its record; returns it. */
+export async function untilReleased(store: Store, runId: string, signal?: AbortSignal): Promise<RunRecord | undefined> {
+  for (;;) {
+    const record = await store.runs.get(runId);
+    if (!record || record.waitsFor === null || record.status !== "queued") return record;
+    await sleep(200, undefined, signal ? { signal } : {});
+  }
+}

@@ -1,0 +1,192 @@
+import { createHash } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
+import type { z } from "zod";
+import { ConflictError, errorMessage, InputError, NotFoundError } from "../core/errors.js";
+import { latestTick, nextTick, type Schedule, ScheduleInput, type ScheduleSource } from "../core/schedule.js";
+import type { RunRecord, Store } from "../store/index.js";
+import type { PostgresStore } from "../store/postgres/index.js";
+
+/** A schedule as listed: its row and when it fires next. */
+export type ScheduleView = Schedule & { nextTick: number | null };
+
+/** A schedule input checked; a bad one is an InputError naming the field. */
+export function parseScheduleInput(input: unknown): z.infer<typeof ScheduleInput> {
+  const parsed = ScheduleInput.safeParse(input);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new InputError("invalid_schedule", `${issue?.path.join(".") || "schedule"}: ${issue?.message ?? "invalid"}`, { path: issue?.path.join(".") });
+  }
+  return parsed.data;
+}
+
+/** A config schedule's name when it gives none: stable for the same cron and task. */
+function derivedName(input: z.infer<typeof ScheduleInput>): string {
+  return `config-${createHash("sha256").update(`${input.cron}\n${input.timezone}\n${input.task}`).digest("hex").slice(0, 10)}`;
+}
+
+function viewOf(schedule: Schedule): ScheduleView {
+  return { ...schedule, nextTick: nextTick(schedule.cron, schedule.timezone, Date.now()) ?? null };
+}
+
+/** Schedules as troupe's surfaces use them: checked, owned, and the config's kept in step with the file. */
+export class Schedules {
+  readonly #store: Store;
+
+  constructor(store: Store) {
+    this.#store = store;
+  }
+
+  async add(input: unknown, options: { owner?: string | null; source: ScheduleSource }): Promise<ScheduleView> {
+    const checked = parseScheduleInput(input);
+    const { name, cron, timezone, task, catchUp, ...request } = checked;
+    const added = await this.#store.schedules.add({
+      name: name ?? `sch-${createHash("sha256").update(`${Date.now()}${Math.random()}`).digest("hex").slice(0, 8)}`,
+      cron,
+      timezone,
+      task,
+      catchUp,
+      request,
+      owner: options.owner ?? null,
+      source: options.source,
+    });
+    if (!added) throw new ConflictError("schedule_exists", `a schedule named ${name} already exists; remove it first or choose another name`, { name });
+    return viewOf(added);
+  }
+
+  async list(options: { owner?: string } = {}): Promise<ScheduleView[]> {
+    return (await this.#store.schedules.list(options)).map(viewOf);
+  }
+
+  async get(idOrName: string, options: { owner?: string } = {}): Promise<ScheduleView> {
+    const found = await this.#store.schedules.get(idOrName);
+    if (!found || (options.owner !== undefined && found.owner !== options.owner)) throw new NotFoundError("schedule_not_found", `no schedule ${idOrName}`, { schedule: idOrName });
+    return viewOf(found);
+  }
+
+  async remove(idOrName: string, options: { owner?: string } = {}): Promise<ScheduleView> {
+    const found = await this.get(idOrName, options);
+    if (found.source === "config" && options.owner !== undefined) {
+      throw new ConflictError("schedule_from_config", `schedule ${found.name} comes from the config file; remove it there`, { schedule: found.name });
+    }
+    await this.#store.schedules.remove(found.id);
+    return found;
+  }
+
+  /** Makes the store's config schedules those of the config file: written by name, the ones gone from it removed. */
+  async syncConfig(inputs: readonly unknown[] | undefined): Promise<void> {
+    const wanted = new Set<string>();
+    for (const input of inputs ?? []) {
+      const checked = parseScheduleInput(input);
+      const { name, cron, timezone, task, catchUp, ...request } = checked;
+      const named = name ?? derivedName(checked);
+      wanted.add(named);
+      await this.#store.schedules.upsert({ name: named, cron, timezone, task, catchUp, request, owner: null, source: "config" });
+    }
+    for (const schedule of await this.#store.schedules.list({ source: "config" })) {
+      if (!wanted.has(schedule.name)) await this.#store.schedules.remove(schedule.id);
+    }
+  }
+}
+
+/** A tick a few seconds late still fires as on time; one older than this was missed while nothing ran. */
+const ON_TIME_MS = 90_000;
+
+export interface ScheduleRunnerOptions {
+  store: Store;
+  /** Starts the run a tick asks for; returns its record. */
+  submit: (schedule: Schedule) => Promise<RunRecord>;
+  onFire?: (report: { schedule: Schedule; tick: number; runId: string | null; error?: string; skipped?: boolean }) => void;
+  /** SQLite: how often the schedules are looked at; Postgres: pg-boss's cron pass interval (seconds, 1-45). */
+  checkSeconds?: number;
+}
+
+/**
+ * Fires schedules: inside `troupe serve` on SQLite (a timer looks at every schedule each
+ * `checkSeconds`), through pg-boss's scheduler on Postgres (its jobs, one per tick). Either way a
+ * tick is claimed in the schedules table before its run is submitted, so it fires once.
+ */
+export class ScheduleRunner {
+  readonly #options: ScheduleRunnerOptions;
+  #running = false;
+  #stop = new AbortController();
+  #loop: Promise<void> | undefined;
+
+  constructor(options: ScheduleRunnerOptions) {
+    this.#options = options;
+  }
+
+  /** Fires a tick if this process claims it. */
+  async fire(schedule: Schedule, tick: number, options: { skip?: boolean } = {}): Promise<boolean> {
+    if (!(await this.#options.store.schedules.claim(schedule.id, tick))) return false;
+    if (options.skip) {
+      this.#options.onFire?.({ schedule, tick, runId: null, skipped: true });
+      return true;
+    }
+    try {
+      const record = await this.#options.submit(schedule);
+      await this.#options.store.schedules.fired(schedule.id, record.id, Date.now());
+      this.#options.onFire?.({ schedule, tick, runId: record.id });
+    } catch (error) {
+      await this.#options.store.schedules.fired(schedule.id, null, Date.now());
+      this.#options.onFire?.({ schedule, tick, runId: null, error: errorMessage(error) });
+    }
+    return true;
+  }
+
+  /**
+   * Looks at every schedule once (SQLite): a tick due now fires; a tick missed while nothing ran
+   * fires once or is skipped, as its `catchUp` says; a schedule's ticks from before it existed never fire.
+   */
+  async check(now = Date.now()): Promise<void> {
+    for (const schedule of await this.#options.store.schedules.list()) {
+      const latest = latestTick(schedule.cron, schedule.timezone, now);
+      if (latest === undefined || (schedule.lastTick !== null && latest <= schedule.lastTick)) continue;
+      if (schedule.lastTick === null && latest < schedule.createdAt) {
+        await this.#options.store.schedules.claim(schedule.id, latest);
+        continue;
+      }
+      const missed = now - latest > ON_TIME_MS;
+      await this.fire(schedule, latest, { skip: missed && schedule.catchUp === "skip" });
+    }
+  }
+
+  start(): void {
+    if (this.#running) return;
+    this.#running = true;
+    this.#stop = new AbortController();
+    this.#loop = (this.#options.store.kind === "postgres" ? this.#jobs(this.#options.store as PostgresStore) : this.#timer()).catch(() => {});
+  }
+
+  async #timer(): Promise<void> {
+    while (this.#running) {
+      await this.check().catch(() => {});
+      await sleep((this.#options.checkSeconds ?? 1) * 1_000, undefined, { signal: this.#stop.signal }).catch(() => {});
+    }
+  }
+
+  async #jobs(store: PostgresStore): Promise<void> {
+    const queue = store.scheduleQueue;
+    await queue.startTimekeeping(this.#options.checkSeconds ?? 30);
+    while (this.#running) {
+      try {
+        const jobs = await queue.take(5);
+        for (const job of jobs) {
+          const schedule = await store.schedules.get(job.scheduleId);
+          const tick = schedule ? latestTick(schedule.cron, schedule.timezone, job.createdOn) : undefined;
+          if (schedule && tick !== undefined) await this.fire(schedule, tick);
+          await queue.complete(job);
+        }
+        if (jobs.length === 0) await sleep(1_000, undefined, { signal: this.#stop.signal }).catch(() => {});
+      } catch {
+        await sleep(1_000, undefined, { signal: this.#stop.signal }).catch(() => {});
+      }
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.#running = false;
+    this.#stop.abort();
+    await this.#loop;
+    if (this.#options.store.kind === "postgres") await (this.#options.store as PostgresStore).scheduleQueue.stopTimekeeping();
+  }
+}

@@ -1,0 +1,76 @@
+import type { FastifyInstance } from "fastify";
+import type { ScheduleView as RuntimeScheduleView } from "../../runtime/schedules.js";
+import { envelopeOf, ok } from "../envelope.js";
+import type { RouteContext } from "../route-context.js";
+import { ScheduleBody, ScheduleList, ScheduleParams, ScheduleView } from "../schemas.js";
+import { parseRequestPart } from "../validation.js";
+
+const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
+
+function view(schedule: RuntimeScheduleView) {
+  return {
+    id: schedule.id,
+    name: schedule.name,
+    cron: schedule.cron,
+    timezone: schedule.timezone,
+    task: schedule.task,
+    thread_id: schedule.request.threadId ?? null,
+    on_busy: schedule.request.onBusy ?? null,
+    catch_up: schedule.catchUp,
+    source: schedule.source,
+    last_tick: iso(schedule.lastTick),
+    last_fired_at: iso(schedule.lastFiredAt),
+    last_task_id: schedule.lastRunId,
+    next_tick: iso(schedule.nextTick),
+  };
+}
+
+/** /schedules: the caller's schedules; their runs are the caller's tasks. */
+export function registerScheduleRoutes(api: FastifyInstance, { troupe, docs }: RouteContext): void {
+  docs.add({ method: "get", path: "/api/v1/schedules", summary: "The caller's schedules, with their last and next ticks", tags: ["schedules"], responses: { 200: { description: "the schedules", schema: envelopeOf(ScheduleList) } } });
+  api.get("/schedules", async (request) => {
+    const items = await troupe.schedules.list({ owner: request.principal.id });
+    return ok({ items: items.map(view), total: items.length });
+  });
+
+  docs.add({
+    method: "post",
+    path: "/api/v1/schedules",
+    summary: "Run a task on a cron schedule (troupe serve fires each tick once, whatever the number of processes)",
+    tags: ["schedules"],
+    body: ScheduleBody,
+    responses: { 201: { description: "the schedule", schema: envelopeOf(ScheduleView) } },
+  });
+  api.post("/schedules", async (request, reply) => {
+    const body = parseRequestPart(ScheduleBody, request.body);
+    const added = await troupe.schedules.add(
+      {
+        cron: body.cron,
+        task: body.task,
+        ...(body.name !== undefined ? { name: body.name } : {}),
+        ...(body.timezone !== undefined ? { timezone: body.timezone } : {}),
+        ...(body.catch_up !== undefined ? { catchUp: body.catch_up } : {}),
+        ...(body.thread_id !== undefined ? { threadId: body.thread_id } : {}),
+        ...(body.on_busy !== undefined ? { onBusy: body.on_busy } : {}),
+        ...(body.max_iterations !== undefined ? { maxIterations: body.max_iterations } : {}),
+        ...(body.approve_plan !== undefined ? { approvePlan: body.approve_plan } : {}),
+        ...(body.approve_answer !== undefined ? { approveAnswer: body.approve_answer } : {}),
+      },
+      { owner: request.principal.id, source: "api" },
+    );
+    reply.code(201).header("location", `/api/v1/schedules/${added.id}`);
+    return ok(view(added), "scheduled");
+  });
+
+  docs.add({ method: "get", path: "/api/v1/schedules/{id}", summary: "One schedule (by id or name)", tags: ["schedules"], params: ScheduleParams, responses: { 200: { description: "the schedule", schema: envelopeOf(ScheduleView) } } });
+  api.get("/schedules/:id", async (request) => {
+    const { id } = parseRequestPart(ScheduleParams, request.params);
+    return ok(view(await troupe.schedules.get(id, { owner: request.principal.id })));
+  });
+
+  docs.add({ method: "delete", path: "/api/v1/schedules/{id}", summary: "Stop a schedule", tags: ["schedules"], params: ScheduleParams, responses: { 200: { description: "the schedule removed", schema: envelopeOf(ScheduleView) } } });
+  api.delete("/schedules/:id", async (request) => {
+    const { id } = parseRequestPart(ScheduleParams, request.params);
+    return ok(view(await troupe.schedules.remove(id, { owner: request.principal.id })), "removed");
+  });
+}
