@@ -117,7 +117,9 @@ describe("troupe serve configuration", () => {
     ["--require-auth without keys", ["--require-auth"], {}, /^troupe: --require-auth \(TROUPE_REQUIRE_AUTH\) requires API keys: set TROUPE_API_KEYS .*, or serve 127\.0\.0\.1 without --require-auth$/m],
     ["a port that is not one", ["--port", "http"], {}, /^troupe: port:/],
     ["a bad TROUPE_MAX_RUNNING", [], { TROUPE_MAX_RUNNING: "0" }, /maxRunning/],
-    ["a bad TROUPE_API_KEYS", [], { TROUPE_API_KEYS: "alice=" }, /TROUPE_API_KEYS/],
+    ["a bad TROUPE_API_KEYS", [], { TROUPE_API_KEYS: "alice:" }, /TROUPE_API_KEYS entry 1 \(alice\): no key/],
+    // The old form read this base64 key as the principal P2DNbwhv9ajp9rEF5vFfjg with the key "=".
+    ["an unnamed base64 key", [], { TROUPE_API_KEYS: "P2DNbwhv9ajp9rEF5vFfjg==" }, /^troupe: TROUPE_API_KEYS entry 1: no name; each entry is name:key[^P]*$/m],
   ];
   for (const [name, args, env, message] of cases) {
     it(`refuses ${name} with exit 2 and writes nothing`, async () => {
