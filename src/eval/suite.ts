@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { InputError } from "../core/errors.js";
+import { patternProblem } from "../core/linear-regex.js";
 import { LIMITS } from "../core/limits.js";
 import { TaskText } from "../core/run.js";
 import { checkRelativePath } from "../tools/workspace.js";
@@ -36,12 +37,10 @@ const Phrases = z
   })
   .transform((value) => (typeof value === "string" ? [value] : value));
 
+/** A regular expression run on RE2 (linear time): a suite is a program its submitter wrote. */
 const RegexSource = z.string({ error: required("a regular expression (a string)") }).superRefine((value, context) => {
-  try {
-    new RegExp(value);
-  } catch (error) {
-    context.addIssue({ code: "custom", message: `is not a valid regular expression: ${(error as Error).message}` });
-  }
+  const problem = patternProblem(value);
+  if (problem !== undefined) context.addIssue({ code: "custom", message: `is not a regular expression troupe can run: ${problem}` });
 });
 
 const Rubric = z.string({ error: required("a text") }).min(1, { error: "must not be empty" }).max(2_000, { error: "must be at most 2,000 characters" });
