@@ -164,18 +164,45 @@ export interface PlanRules {
   profiles?: readonly AgentProfile[];
   /** The tools that read and write workspace files (a worker that declares paths needs one). */
   files?: FileTools;
+  /** The model calls the run's budget leaves for the plan's workers (`maxModelCalls`), when it has that limit. */
+  modelCallsLeft?: number;
+}
+
+/**
+ * The fewest model calls a plan's workers make: one per subtask without a direct tool, one per
+ * item of such a subtask mapped over a literal list (a list from a reference counts once).
+ */
+export function workerModelCalls(subtasks: readonly PlannedSubtask[]): number {
+  let calls = 0;
+  for (const subtask of subtasks) {
+    if (subtask.tool !== undefined) continue;
+    const mapped = subtask.mapOver !== undefined ? subtask.args[subtask.mapOver] : undefined;
+    calls += mapped && !isArgRef(mapped) && Array.isArray(mapped.value) ? mapped.value.length : 1;
+  }
+  return calls;
 }
 
 /**
  * Every reason a plan cannot run, as sentences the planner can act on.
  * An empty list means the plan is valid.
+ *
+ * With `prefix`, the subtasks are the start of a plan still streaming in, and only the reasons
+ * that the rest of the plan cannot take away are given: too many subtasks, a repeated id, an
+ * unknown agent or tool, an agent without the tools it needs, a reference outside `dependsOn`, a
+ * bad path or `mapOver`, a cycle among them, more worker calls than the budget leaves. A
+ * dependency on a subtask not yet arrived may still come.
  */
-export function validatePlan(subtasks: readonly PlannedSubtask[], rules: PlanRules): string[] {
+export function validatePlan(subtasks: readonly PlannedSubtask[], rules: PlanRules, options: { prefix?: boolean } = {}): string[] {
   const errors: string[] = [];
+  const prefix = options.prefix === true;
   const maxSubtasks = rules.maxSubtasks ?? LIMITS.maxSubtasks;
-  if (subtasks.length === 0) errors.push("the plan has no subtasks");
+  if (subtasks.length === 0 && !prefix) errors.push("the plan has no subtasks");
   if (subtasks.length > maxSubtasks) {
-    errors.push(`the plan has ${subtasks.length} subtasks; at most ${maxSubtasks} are allowed`);
+    errors.push(
+      prefix
+        ? `the plan has more than ${maxSubtasks} subtasks (stopped at subtask ${subtasks[maxSubtasks]?.id ?? subtasks.length}, number ${maxSubtasks + 1}); at most ${maxSubtasks} are allowed`
+        : `the plan has ${subtasks.length} subtasks; at most ${maxSubtasks} are allowed`,
+    );
   }
   const ids = new Set<string>();
   for (const subtask of subtasks) {
@@ -194,11 +221,11 @@ export function validatePlan(subtasks: readonly PlannedSubtask[], rules: PlanRul
     if (rules.profiles && unknownTools.length === 0) errors.push(...fitProblems(subtask, rules.profiles, rules.files ?? { readers: [], writers: [] }));
     for (const dependency of subtask.dependsOn) {
       if (dependency === subtask.id) errors.push(`subtask ${subtask.id} depends on itself`);
-      else if (!ids.has(dependency)) errors.push(`subtask ${subtask.id} depends on "${dependency}", which is not in the plan`);
+      else if (!ids.has(dependency) && !prefix) errors.push(`subtask ${subtask.id} depends on "${dependency}", which is not in the plan`);
     }
     for (const [name, arg] of Object.entries(subtask.args)) {
       if (!isArgRef(arg)) continue;
-      if (!ids.has(arg.ref)) {
+      if (!ids.has(arg.ref) && !prefix) {
         errors.push(`subtask ${subtask.id}: argument "${name}" refers to "${arg.ref}", which is not in the plan`);
       } else if (!subtask.dependsOn.includes(arg.ref)) {
         errors.push(`subtask ${subtask.id}: argument "${name}" refers to "${arg.ref}", which is not in its dependsOn`);
@@ -213,6 +240,14 @@ export function validatePlan(subtasks: readonly PlannedSubtask[], rules: PlanRul
       } else if (!isArgRef(mapped) && !Array.isArray(mapped.value)) {
         errors.push(`subtask ${subtask.id}: mapOver names "${subtask.mapOver}", whose value is not a list`);
       }
+    }
+  }
+  if (rules.modelCallsLeft !== undefined) {
+    const needed = workerModelCalls(subtasks);
+    if (needed > rules.modelCallsLeft) {
+      errors.push(
+        `the plan's workers need at least ${needed} model calls${prefix ? " so far" : ""} (one per subtask without a tool, one per item of a mapped one), and the run's budget leaves ${Math.max(0, rules.modelCallsLeft)}; plan fewer worker subtasks, or direct tool steps`,
+      );
     }
   }
   const cycle = findCycle(subtasks);

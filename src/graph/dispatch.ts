@@ -160,6 +160,10 @@ export class Dispatcher {
   readonly #speculative: boolean;
   readonly #confirmed: Promise<void>;
   #confirm: () => void = () => undefined;
+  /** Settles when the plan is judged: resolved once valid, rejected when dropped (calls with effects wait on it). */
+  readonly #effects: Promise<void>;
+  #allowEffects: () => void = () => undefined;
+  #refuseEffects: (reason: Error) => void = () => undefined;
   #stopped = false;
   /** The board while these subtasks run: the state's messages and what they post. */
   readonly #board: LiveBoard;
@@ -173,7 +177,16 @@ export class Dispatcher {
     this.#deps = deps;
     this.#speculative = options.speculative === true;
     this.#confirmed = new Promise<void>((resolve) => (this.#confirm = resolve));
-    if (!this.#speculative) this.#confirm();
+    this.#effects = new Promise<void>((resolve, reject) => {
+      this.#allowEffects = resolve;
+      this.#refuseEffects = reject;
+    });
+    // Nobody may wait on it at all (a plan dropped before any call with an effect): not an unhandled rejection.
+    this.#effects.catch(() => undefined);
+    if (!this.#speculative) {
+      this.#confirm();
+      this.#allowEffects();
+    }
     this.#runSubtask = createRunSubtask(deps);
     this.#context = context;
     this.#signal = config.signal ? AbortSignal.any([config.signal, this.#abort.signal]) : this.#abort.signal;
@@ -224,14 +237,16 @@ export class Dispatcher {
     return this.#calls.has(id);
   }
 
-  /** The plan is valid as a whole: subtasks that may ask a person go on too. */
+  /** The plan is valid as a whole: subtasks that may ask a person go on too, and calls with effects run. */
   confirm(): void {
     this.#confirm();
+    this.#allowEffects();
   }
 
-  /** Stops what was started (a speculative start from a plan that turned out invalid); their results are not kept. */
+  /** Stops what was started (a speculative start from a plan that turned out invalid); their results are not kept, and their held effects never happen. */
   abort(reason: string): void {
     this.#stopped = true;
+    this.#refuseEffects(new Error(reason));
     this.#abort.abort(new Error(reason));
     this.#confirm();
   }
@@ -294,7 +309,11 @@ export class Dispatcher {
           if (assigned.assignment) emit(config, { type: "agent-assign", subtaskId: subtask.id, ...assigned.assignment });
           const payload = subtaskPayload({ ...state, plan: [...this.#context.plan()] }, assigned.subtask, this.#known);
           if (assigned.assignment) payload.assignment = assigned.assignment;
-          return await this.#runSubtask(payload, config, { board: this.#board, planIds: () => this.#context.plan().map((item) => item.id) });
+          return await this.#runSubtask(payload, config, {
+            board: this.#board,
+            planIds: () => this.#context.plan().map((item) => item.id),
+            ...(this.#speculative ? { effectsAllowed: () => this.#effects } : {}),
+          });
         } finally {
           if (agent !== undefined) this.#running.set(agent, (this.#running.get(agent) ?? 1) - 1);
           release();

@@ -82,6 +82,12 @@ export interface ToolContext {
   requestApproval?: (request: ApprovalRequest) => ApprovalAnswer | Promise<ApprovalAnswer>;
   /** The run's shared board, inside a run's subtask (`board_post`, `board_read`); absent elsewhere. */
   board?: BoardAccess;
+  /**
+   * Awaited before a call that can have an effect (it needs more than READ, or is not
+   * idempotent) runs: a subtask started from a plan still streaming in waits here until the plan
+   * has passed the checks that can still fail it. A rejection refuses the call (`plan_dropped`).
+   */
+  effectsAllowed?: () => Promise<void>;
 }
 
 export interface ToolErrorInfo {

@@ -5,7 +5,7 @@ import { preview, truncate } from "../core/text.js";
 import type { ToolSpec } from "../core/tool-spec.js";
 import { type AuditEntry, type AuditSink, auditArgs, type CallEffect, type RecordedCall, redact } from "./audit.js";
 import { Semaphore, sleep } from "./concurrency.js";
-import type { PermissionLevel, ToolContext, ToolDefinition, ToolOutcome } from "./define-tool.js";
+import { levelRank, type PermissionLevel, type ToolContext, type ToolDefinition, type ToolOutcome } from "./define-tool.js";
 import type { PermissionPolicy } from "./permissions.js";
 import { ResultCache } from "./result-cache.js";
 import { jsonSizeWithin } from "./result-size.js";
@@ -314,6 +314,23 @@ export class ToolRegistry {
     };
   }
 
+  /**
+   * A call with an effect (above READ, or not idempotent) waits for `context.effectsAllowed`: a
+   * subtask of a plan still streaming in does its reading and thinking early, and its writes once
+   * the plan is known to stand. Refused, with nothing run, when the plan is dropped.
+   */
+  async #holdEffect(name: string, context: ToolContext, trail: Trail, idempotent: boolean): Promise<ToolOutcome | undefined> {
+    if (!context.effectsAllowed || (idempotent && levelRank(trail.level) <= levelRank("READ"))) return undefined;
+    try {
+      await context.effectsAllowed();
+      return undefined;
+    } catch (error) {
+      trail.decision = "denied";
+      trail.reason = `held until the plan was judged whole, and the plan was dropped: ${errorMessage(error)}`;
+      return { ok: false, error: { code: "plan_dropped", message: `${name} did not run: the plan it belonged to was dropped (${errorMessage(error)})` } };
+    }
+  }
+
   /** Writes the call's row ahead, as `started`, once it is about to run (after any earlier row of the same call id is settled). */
   async #begin(tool: ToolDefinition, args: unknown, context: ToolContext, trail: Trail, idempotent: boolean): Promise<ToolOutcome | undefined> {
     const sink = this.#audit;
@@ -400,6 +417,8 @@ export class ToolRegistry {
       trail.decision = "approved";
     }
     const idempotent = tool.idempotentFor ? tool.idempotentFor(parsed.data) : tool.idempotent;
+    const held = await this.#holdEffect(name, context, trail, idempotent);
+    if (held) return held;
     const ttl = typeof tool.cacheTtlMs === "function" ? tool.cacheTtlMs(parsed.data) : (tool.cacheTtlMs ?? 0);
     const cacheKey = idempotent && ttl > 0 ? ResultCache.key(name, parsed.data, context.workspace) : undefined;
     if (cacheKey) {

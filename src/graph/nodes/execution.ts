@@ -50,6 +50,8 @@ export interface SubtaskPayload {
 export interface SubtaskLive {
   board: LiveBoard;
   planIds: () => readonly string[];
+  /** Set while the plan still streams in: its calls with effects wait for it (see `ToolContext.effectsAllowed`). */
+  effectsAllowed?: () => Promise<void>;
 }
 
 /** How one attempt ended, before it is written to the state. */
@@ -183,6 +185,7 @@ export function createRunSubtask(deps: GraphDeps) {
       ...(allowedTools ? { allowedTools } : {}),
       ...(payload.memoryNamespace ? { memoryNamespace: payload.memoryNamespace } : {}),
       ...(mapped ? {} : { requestApproval: approvalByInterrupt }),
+      ...(live?.effectsAllowed ? { effectsAllowed: live.effectsAllowed } : {}),
     };
     /** The tool context of the subtask, or of one item of its map, with its seat at the board. */
     const contextFor = (item?: number): ToolContext => ({
