@@ -5,7 +5,7 @@ import { preview, truncate } from "../core/text.js";
 import type { ToolSpec } from "../core/tool-spec.js";
 import { type AuditEntry, type AuditSink, auditArgs, type CallEffect, type RecordedCall, redact } from "./audit.js";
 import { Semaphore, sleep } from "./concurrency.js";
-import { levelRank, type PermissionLevel, type ToolContext, type ToolDefinition, type ToolOutcome } from "./define-tool.js";
+import { callRisk, levelRank, type PermissionLevel, type ToolContext, type ToolDefinition, type ToolOutcome } from "./define-tool.js";
 import type { PermissionPolicy } from "./permissions.js";
 import { ResultCache } from "./result-cache.js";
 import { jsonSizeWithin } from "./result-size.js";
@@ -62,6 +62,8 @@ interface Trail {
   keepsOutcome?: boolean;
   /** The earlier completed row the call was answered from: nothing new is written. */
   replayed?: RecordedCall;
+  /** What the call's effect recorded before it ran, released once its row is complete. */
+  effect?: CallEffect;
 }
 
 /** The largest outcome kept in the audit row for answering the same call id again. */
@@ -226,6 +228,8 @@ export class ToolRegistry {
         // Answered from its earlier row: that row already stands for the call.
       } else if (trail.rowId !== undefined && this.#audit?.complete) {
         await this.#audit.complete(trail.rowId, { entry: audit, outcome: context.callId && trail.keepsOutcome ? keptOutcome(outcome) : null });
+        // The row now answers the call: what its effect kept for settling can go.
+        if (trail.effect) await this.#tools.get(name)?.effect?.release?.(trail.effect);
       } else await this.#audit?.record(audit);
     } catch {
       // the audit sink's fault must not change the outcome; the store reports its own failures
@@ -289,7 +293,21 @@ export class ToolRegistry {
       return { ok: false, error: { code: "outcome_unknown", message: `${tool.name} already ran as call ${callId} (audit row ${previous.id}) and its result was not kept; it is not run twice` } };
     }
     trail.rowId = previous.id;
-    if (tool.effect && previous.effect) {
+    if (tool.effect && previous.effect) trail.effect = previous.effect;
+    if (tool.effect?.settle && previous.effect) {
+      // The tool settles it itself (finishing what it journaled, or finding nothing done).
+      const { requestApproval: _requestApproval, ...rest } = context;
+      const settled = await tool.effect.settle(args, previous.effect, rest).catch(() => ({ state: "other" as const }));
+      if (settled.state === "after") {
+        addReason(trail, "settled after a crash: its journaled effect was completed, so it did not run again");
+        trail.status = "ok";
+        return { ok: true, value: settled.value, summary: tool.summarize ? tool.summarize(settled.value, args) : preview(settled.value, LIMITS.previewChars) };
+      }
+      if (settled.state === "before") {
+        addReason(trail, "run again after a crash: it had changed nothing");
+        return undefined;
+      }
+    } else if (tool.effect && previous.effect) {
       const { requestApproval: _requestApproval, ...rest } = context;
       const state = await tool.effect.check(previous.effect, rest).catch(() => "other" as const);
       if (state === "after") {
@@ -350,6 +368,7 @@ export class ToolRegistry {
       // A target that cannot be described now (outside, a bad path) fails the call itself in a moment.
       effect = await tool.effect.capture(args, rest).catch(() => undefined);
     }
+    if (effect) trail.effect = effect;
     try {
       trail.rowId = await sink.begin(this.#entry(tool.name, args, context, trail), effect);
     } catch {
@@ -374,8 +393,10 @@ export class ToolRegistry {
       return { ok: false, error: { code: "tool_not_allowed", message: `${name} is not among the tools this run may use (${context.allowedTools.join(", ") || "none"})` } };
     }
     let needsApproval = false;
+    // The risk of this call: what it can do with these arguments (a script with a read-only workspace is not one that can delete).
+    const risk = parsed.success ? callRisk(tool, parsed.data, context) : { level: tool.riskLevel, why: `declared ${tool.riskLevel}-risk` };
     if (this.#policy) {
-      const decision = this.#policy.check(agent, tool, trail.level, parsed.success ? parsed.data : args);
+      const decision = this.#policy.check(agent, { name: tool.name, riskLevel: risk.level }, trail.level, parsed.success ? parsed.data : args);
       trail.reason = decision.reason;
       if (!decision.allowed) {
         trail.decision = "denied";
@@ -403,8 +424,8 @@ export class ToolRegistry {
         agent,
         args: redact(parsed.data),
         level: trail.level,
-        riskLevel: tool.riskLevel,
-        reason: `${name} is ${tool.riskLevel}-risk and needs approval before it runs`,
+        riskLevel: risk.level,
+        reason: `${name} is ${risk.level}-risk (it ${risk.why}) and needs approval before it runs`,
         ...(context.runId !== undefined ? { runId: context.runId } : {}),
         ...(context.subtaskId !== undefined ? { subtaskId: context.subtaskId } : {}),
       });

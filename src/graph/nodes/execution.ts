@@ -186,6 +186,7 @@ export function createRunSubtask(deps: GraphDeps) {
       ...(payload.memoryNamespace ? { memoryNamespace: payload.memoryNamespace } : {}),
       ...(mapped ? {} : { requestApproval: approvalByInterrupt }),
       ...(live?.effectsAllowed ? { effectsAllowed: live.effectsAllowed } : {}),
+      ...(subtask.writes && subtask.writes.length > 0 ? { writes: subtask.writes } : {}),
     };
     /** The tool context of the subtask, or of one item of its map, with its seat at the board. */
     const contextFor = (item?: number): ToolContext => ({

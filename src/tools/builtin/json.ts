@@ -34,7 +34,7 @@ export const jsonTool = defineTool({
   description: "Validate JSON text (reporting where it breaks, and against a JSON Schema when given), pretty-print it, or query it with a JSONPath.",
   schema: JsonArgs,
   permission: "NONE",
-  riskLevel: "low",
+  powers: [],
   idempotent: true,
   // Its failures are its input's (a timeout comes back the same): retrying them only costs time.
   retries: 0,
