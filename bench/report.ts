@@ -332,13 +332,14 @@ function byteExactSection(report: ByteExactReport): string {
 function crashTrialsSection(report: CrashTrialsReport): string {
   const kills = report.trials.reduce((sum, trial) => sum + trial.kills.length, 0);
   return [
-    `12. Crash trials: ${report.trials.length} runs whose workers append to files (four in turn to one file, three to their own), each killed`,
-    "    with SIGKILL at random moments after it started (up to three times, its resumes too) and resumed until it ended.",
-    `    SIGKILLs: ${kills}; runs completed after resume: ${report.completed} / ${report.trials.length}`,
-    `    duplicate side effects (a line appended twice): ${report.duplicates}; lines missing: ${report.missing}`,
+    `12. Crash trials: ${report.trials.length} runs whose workers append to files (four in turn to one file, three to their own), one worker's`,
+    "    python script appends to a file, and a map of 12 items runs one such script each; each run killed with SIGKILL at random",
+    "    moments after it started (up to three times, its resumes too) and resumed until it ended.",
+    `    SIGKILLs: ${kills}; runs completed after resume: ${report.completed} / ${report.trials.length} (${(report.completionRate * 100).toFixed(0)} %)`,
+    `    duplicate side effects (a line appended twice): ${report.duplicates}; effects missing (a line never appended): ${report.missing}`,
     `    trials whose audit rows differ from the tool calls in the trace: ${report.auditMismatches}`,
     ...report.trials.filter((trial) => !trial.completed).map((trial) => `    not completed (killed after ${trial.kills.join(", ")} ms): ${trial.ending ?? "no run to show"}`),
-    `    target: ${report.target.duplicates} duplicate side effects, every run completed, no line missing → ${verdict(report.target.met)}`,
+    `    target: ${report.target.completionRate * 100} % completed, ${report.target.duplicates} duplicates, ${report.target.missing} missing → ${verdict(report.target.met)}`,
   ].join("\n");
 }
 

@@ -94,6 +94,12 @@ export interface MapTally {
   failures: Array<{ index: number; input: string; error: string }>;
 }
 
+/** The files a mapped subtask's items were to make and the workspace does not hold: how many items, and the first paths. */
+export interface Unwritten {
+  items: number;
+  paths: string[];
+}
+
 /**
  * The outcome of one subtask attempt, as kept in the graph state: a handle to the result in the
  * stash, its size and a bounded summary — never the result itself.
@@ -116,6 +122,8 @@ export interface SubtaskResult {
   failureKind?: FailureKind;
   /** Workspace files its tool calls wrote or deleted (at most `LIMITS.artifactsKept`). */
   artifacts?: Artifact[];
+  /** A map whose items were to make files the workspace does not hold: the review cannot pass while it has these. */
+  unwritten?: Unwritten;
   /** How it was assigned to an agent by capability and load (the plan's agent runs it otherwise). */
   assignment?: Assignment;
   /** The tools its worker was offered, and why (only when fewer than its agent's tools). */
@@ -134,6 +142,7 @@ export interface SubtaskView extends PlannedSubtask {
   error?: string;
   failureKind?: FailureKind;
   artifacts?: Artifact[];
+  unwritten?: Unwritten;
   durationMs?: number;
   /** Stash handle and size of the result. */
   ref?: string;

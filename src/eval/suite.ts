@@ -21,10 +21,10 @@ export const DEFAULT_JUDGE_MIN_SCORE = LIMITS.passThreshold;
 
 const required = (what: string) => (issue: { input: unknown }) => (issue.input === undefined ? "is required" : `must be ${what}`);
 
-/** A path inside the case's workspace: relative, no `..`. */
+/** A file inside the case's workspace: relative, no `..`, and naming a file (not `.`, the workspace itself). */
 const WorkspacePath = z.string().superRefine((value, context) => {
   try {
-    checkRelativePath(value);
+    if (checkRelativePath(value).length === 0) context.addIssue({ code: "custom", message: `"${value}" names the workspace itself, not a file in it` });
   } catch (error) {
     context.addIssue({ code: "custom", message: `"${value}" is not a path inside the workspace: ${(error as Error).message}` });
   }

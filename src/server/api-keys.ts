@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { readUserFileSync } from "../config/user-files.js";
 import { ConfigError } from "../core/errors.js";
 
 /** A caller of the API: who owns the tasks it submits. */
@@ -109,9 +109,10 @@ export function parseApiKeys(text: string | undefined): ApiKey[] {
 export function keyFileEntries(file: string): KeyEntry[] {
   let text: string;
   try {
-    text = readFileSync(file, "utf8");
+    text = readUserFileSync(file, 1024 * 1024);
   } catch (error) {
-    throw new ConfigError("invalid_api_keys", `TROUPE_API_KEYS_FILE: cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, { file });
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new ConfigError("invalid_api_keys", `TROUPE_API_KEYS_FILE: cannot read ${file}: ${code === "ENOTREG" || code === "EISDIR" || code === "EFBIG" ? (error as Error).message : (code ?? (error as Error).message)}`, { file });
   }
   return text
     .split(/\r?\n/)

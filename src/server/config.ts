@@ -28,6 +28,8 @@ export const ServerConfig = z.object({
   requireAuth: z.boolean().optional(),
   /** At most this many runs execute at once; the rest wait in the queue. */
   maxRunning: count(1).default(100),
+  /** At most this many of them one API key's; waiting runs start round-robin across keys (default `maxRunning`). */
+  maxRunningPerKey: count(1).optional(),
   /**
    * Runs this process drives at once (its worker slots): on Postgres, 0 makes an API process
    * that only accepts, queries and streams; default `maxRunning`. On SQLite the server is the only
@@ -66,6 +68,7 @@ export function serverConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Serve
     apiKeysFile: pick("TROUPE_API_KEYS_FILE"),
     requireAuth: requireAuth === undefined ? undefined : /^(1|true|yes)$/i.test(requireAuth),
     maxRunning: pick("TROUPE_MAX_RUNNING") as never,
+    maxRunningPerKey: pick("TROUPE_MAX_RUNNING_PER_KEY") as never,
     workers: pick("TROUPE_WORKERS") as never,
     rateLimitPerMinute: pick("TROUPE_RATE_LIMIT") as never,
     maxEventLoopDelayMs: pick("TROUPE_MAX_EVENT_LOOP_DELAY_MS") as never,

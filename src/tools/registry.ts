@@ -349,6 +349,36 @@ export class ToolRegistry {
     }
   }
 
+  /**
+   * A call a crash cut short whose effect nothing can tell (a tool that keeps no journal and is
+   * not idempotent): only a person can say whether to run it again. With someone to ask (the
+   * graph's approval), the run waits for them — approved, it runs once more; rejected, it stays
+   * failed. Without (a map's item, a direct call), it fails as `outcome_unknown`.
+   */
+  async #askAboutUnknown(tool: ToolDefinition, args: unknown, context: ToolContext, previous: RecordedCall, trail: Trail, unknown: ToolOutcome): Promise<ToolOutcome | undefined> {
+    if (!context.requestApproval) return unknown;
+    trail.suspended = true;
+    const answer = await context.requestApproval({
+      tool: tool.name,
+      agent: context.agent ?? "",
+      args: redact(args),
+      level: trail.level,
+      riskLevel: tool.riskLevel,
+      reason: `${tool.name} began before troupe stopped (audit row ${previous.id}) and whether it had its effect cannot be told from the workspace: approve to run it again, reject to leave it failed`,
+      ...(context.runId !== undefined ? { runId: context.runId } : {}),
+      ...(context.subtaskId !== undefined ? { subtaskId: context.subtaskId } : {}),
+    });
+    trail.suspended = false;
+    if (answer.approved) {
+      trail.decision = "approved";
+      trail.status = "not_run";
+      addReason(trail, "run again after a crash: its outcome was unknown, and a person approved running it again");
+      return undefined;
+    }
+    trail.decision = "rejected";
+    return { ok: false, error: { code: "outcome_unknown", message: `${unknown.ok ? "" : unknown.error.message}; a person chose not to run it again${answer.feedback ? `: ${answer.feedback}` : ""}` } };
+  }
+
   /** Writes the call's row ahead, as `started`, once it is about to run (after any earlier row of the same call id is settled). */
   async #begin(tool: ToolDefinition, args: unknown, context: ToolContext, trail: Trail, idempotent: boolean): Promise<ToolOutcome | undefined> {
     const sink = this.#audit;
@@ -358,6 +388,7 @@ export class ToolRegistry {
       const previous = await sink.findCall(context.callId);
       if (previous) {
         const settled = await this.#settle(tool, args, context, previous, trail, idempotent);
+        if (settled && !settled.ok && settled.error.code === "outcome_unknown" && previous.status === "started") return this.#askAboutUnknown(tool, args, context, previous, trail, settled);
         if (settled) return settled;
       }
     }

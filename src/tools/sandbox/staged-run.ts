@@ -1,8 +1,9 @@
 import { createHash } from "node:crypto";
-import { mkdir, open, readFile, rm } from "node:fs/promises";
+import { open, readFile, rm } from "node:fs/promises";
 import path from "node:path";
 import { pipeline } from "node:stream/promises";
 import { z } from "zod";
+import { ensureDirectory } from "../../config/user-files.js";
 import { isTroupeError, ToolError } from "../../core/errors.js";
 import { openDirectory, openFileForRead } from "../workspace.js";
 import { deleteWorkspaceEntry, writeFileAtomic, writeWorkspaceFile } from "../workspace-files.js";
@@ -48,7 +49,7 @@ export class Stage {
    */
   async copyFrom(workspace: string, maxBytes: number): Promise<Map<string, EntryInfo>> {
     await rm(this.directory, { recursive: true, force: true });
-    await mkdir(this.tree, { recursive: true, mode: 0o755 });
+    await ensureDirectory(this.tree);
     const quota = workspaceQuota(workspace);
     const scan = await scanWorkspace(workspace, quota.maxFiles + 1);
     if (scan.bytes > maxBytes) {
@@ -59,7 +60,7 @@ export class Stage {
       const entry = scan.entries.get(relative) as EntryInfo;
       const target = path.join(this.tree, relative);
       if (entry.directory) {
-        await mkdir(target, { recursive: true, mode: 0o755 });
+        await ensureDirectory(target);
         continue;
       }
       let file;
