@@ -83,7 +83,11 @@ export interface CrashTrialsReport {
   completionRate: number;
   duplicates: number;
   missing: number;
-  /** Trials whose audit rows did not equal the tool calls in the trace. */
+  /**
+   * Trials with fewer audit rows than tool calls in the trace: a call that ran without its row.
+   * (More rows is expected: a map's items kept from before a crash are in the audit, and not
+   * traced again by the pass that resumed.)
+   */
   auditMismatches: number;
   /** Met with no duplicate side effect, every run completed and no line missing. */
   target: { duplicates: 0; missing: 0; completionRate: 1; met: boolean };
@@ -190,7 +194,7 @@ export async function measureCrashTrials(cli: string, trials: number, makeDirect
     completionRate: results.length > 0 ? completed / results.length : 0,
     duplicates,
     missing,
-    auditMismatches: results.filter((trial) => trial.auditRows !== trial.traceCalls).length,
+    auditMismatches: results.filter((trial) => trial.auditRows < trial.traceCalls).length,
     target: { duplicates: 0, missing: 0, completionRate: 1, met: duplicates === 0 && missing === 0 && completed === results.length },
   };
 }

@@ -28,6 +28,9 @@ import { measurePromptTokens } from "./prompt-tokens.js";
 import { measurePromptSize } from "./prompt-size.js";
 import { type BenchReport, renderReport } from "./report.js";
 import { measureAdversarial } from "./adversarial.js";
+import { measureFairQueues } from "./fair-queues.js";
+import { measureHostileInputs } from "./hostile-inputs.js";
+import { measureStreamedHolds } from "./streamed-holds.js";
 import { measureServer } from "./server.js";
 import { withTempDir } from "./support.js";
 import { measureToolCalls } from "./tool-calls.js";
@@ -35,13 +38,13 @@ import { measureQueues } from "./queue-compare.js";
 import { measureScaleOut } from "./scale-out.js";
 import { startThrowawayPostgres, type ThrowawayPostgres } from "../src/testing/postgres-cluster.js";
 
-const BENCHMARKS = ["overhead", "fanout", "checkpoint", "prompt-tokens", "map", "prompt-size", "tools", "server", "adversarial", "offline-corpus", "byte-exact", "crash-trials", "eval", "critical-path", "discovery", "memory", "queues", "scale-out"];
+const BENCHMARKS = ["overhead", "fanout", "checkpoint", "prompt-tokens", "map", "prompt-size", "tools", "server", "adversarial", "offline-corpus", "byte-exact", "crash-trials", "eval", "critical-path", "discovery", "memory", "queues", "scale-out", "hostile", "fairness", "holds"];
 
 const { values } = parseArgs({
   options: {
     json: { type: "boolean", default: false },
     runs: { type: "string", default: "20" },
-    /** Which benchmarks to run (comma-separated): overhead, fanout, checkpoint, prompt-tokens, map, prompt-size, tools, server, adversarial, offline-corpus, byte-exact, crash-trials, eval, critical-path, discovery, memory, queues, scale-out. */
+    /** Which benchmarks to run (comma-separated): overhead, fanout, checkpoint, prompt-tokens, map, prompt-size, tools, server, adversarial, offline-corpus, byte-exact, crash-trials, eval, critical-path, discovery, memory, queues, scale-out, hostile, fairness, holds. */
     only: { type: "string", default: BENCHMARKS.join(",") },
   },
 });
@@ -89,6 +92,9 @@ const criticalPath = await bench("critical-path", "critical path (uneven DAGs on
 );
 const discovery = await bench("discovery", "tool discovery (worker prompts with 200 more tools, recall, the examples' tool tokens)…", () => measureDiscovery());
 const memory = await bench("memory", "memory (20 turns of one thread; search among 10,000 facts)…", () => measureMemory({ turns: 20, historyBudget: 2_000, items: 10_000, searches: 200 }));
+const hostile = await bench("hostile", "hostile inputs (one key's programs in disguise while another key polls /health)…", () => measureHostileInputs());
+const fairness = await bench("fairness", "fair queues (another key's flood of evals and tasks, then one small one)…", () => measureFairQueues({ evals: 4, casesEach: 25, tasks: 40, maxRunning: 4 }));
+const holds = await bench("holds", "held effects in streamed planning (writes wait for the plan, reads do not)…", () => measureStreamedHolds({ planMs: 400, runs: Math.max(3, Math.ceil(runs / 4)) }));
 const adversarial = await bench("adversarial", "adversarial tasks (three 5,000-character tasks while /health is polled)…", () => measureAdversarial({ chars: 5_000, pollMs: 50 }));
 
 // The Postgres benchmarks share one throwaway cluster (synced commits, as a real deployment has them).
@@ -139,6 +145,9 @@ const report: BenchReport = {
   memory,
   queues,
   scaleOut,
+  hostile,
+  fairness,
+  holds,
   targets: {
     overhead: overhead?.target.met,
     fanOut: fanOut?.target.met,
@@ -154,6 +163,7 @@ const report: BenchReport = {
     discovery: discovery?.target.met,
     memory: memory?.target.met,
     scaleOut: scaleOut?.targets.met,
+    hostileHealth: hostile?.target.met,
   },
 };
 

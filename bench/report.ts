@@ -16,6 +16,9 @@ import type { AdversarialBenchReport } from "./adversarial.js";
 import type { ToolCallsReport } from "./tool-calls.js";
 import type { QueueCompareReport } from "./queue-compare.js";
 import type { ScaleOutReport } from "./scale-out.js";
+import { type FairQueuesReport, fairQueuesSection } from "./fair-queues.js";
+import { type HostileInputsReport, hostileInputsSection } from "./hostile-inputs.js";
+import { type StreamedHoldsReport, streamedHoldsSection } from "./streamed-holds.js";
 import { formatNumber as number, formatTable, type Summary } from "./support.js";
 
 /** Everything one `npm run bench` measures; `--json` prints exactly this. */
@@ -39,6 +42,9 @@ export interface BenchReport {
   memory?: MemoryBenchReport;
   queues?: QueueCompareReport;
   scaleOut?: ScaleOutReport;
+  hostile?: HostileInputsReport;
+  fairness?: FairQueuesReport;
+  holds?: StreamedHoldsReport;
   /** Undefined for a benchmark left out with --only. */
   targets: {
     overhead?: boolean;
@@ -55,6 +61,7 @@ export interface BenchReport {
     discovery?: boolean;
     memory?: boolean;
     scaleOut?: boolean;
+    hostileHealth?: boolean;
   };
 }
 
@@ -337,7 +344,7 @@ function crashTrialsSection(report: CrashTrialsReport): string {
     "    moments after it started (up to three times, its resumes too) and resumed until it ended.",
     `    SIGKILLs: ${kills}; runs completed after resume: ${report.completed} / ${report.trials.length} (${(report.completionRate * 100).toFixed(0)} %)`,
     `    duplicate side effects (a line appended twice): ${report.duplicates}; effects missing (a line never appended): ${report.missing}`,
-    `    trials whose audit rows differ from the tool calls in the trace: ${report.auditMismatches}`,
+    `    trials with fewer audit rows than tool calls in the trace (a call that ran without its row): ${report.auditMismatches}`,
     ...report.trials.filter((trial) => !trial.completed).map((trial) => `    not completed (killed after ${trial.kills.join(", ")} ms): ${trial.ending ?? "no run to show"}`),
     `    target: ${report.target.completionRate * 100} % completed, ${report.target.duplicates} duplicates, ${report.target.missing} missing → ${verdict(report.target.met)}`,
   ].join("\n");
@@ -498,6 +505,9 @@ export function renderReport(report: BenchReport): string {
     report.offlineCorpus && offlineCorpusSection(report.offlineCorpus),
     report.byteExact && byteExactSection(report.byteExact),
     report.crashTrials && crashTrialsSection(report.crashTrials),
+    report.hostile && hostileInputsSection(report.hostile),
+    report.fairness && fairQueuesSection(report.fairness),
+    report.holds && streamedHoldsSection(report.holds),
     report.eval && evalSection(report.eval),
     report.criticalPath && criticalPathSection(report.criticalPath),
     report.discovery && discoverySection(report.discovery),
@@ -510,6 +520,6 @@ export function renderReport(report: BenchReport): string {
     `troupe benchmark: node ${environment.node}, ${environment.platform}, ${environment.cpus} CPUs, ${environment.startedAt}`,
     "",
     ...sections.flatMap((section) => [section, ""]),
-    `targets: overhead ${verdict(targets.overhead)}, fan-out ${verdict(targets.fanOut)}, map throughput ${verdict(targets.mapThroughput)}, prompt size ${verdict(targets.promptSize)}, submit p95 ${verdict(targets.serverSubmitP95)}, adversarial lag ${verdict(targets.adversarialLag)}, offline corpus ${verdict(targets.offlineCorpus)}, byte-exact ${verdict(targets.byteExact)}, crash duplicates ${verdict(targets.crashDuplicates)}, eval ${verdict(targets.eval)}, critical path ${verdict(targets.criticalPath)}, discovery ${verdict(targets.discovery)}, memory ${verdict(targets.memory)}, scale-out ${verdict(targets.scaleOut)} (figures are reported, never enforced)`,
+    `targets: overhead ${verdict(targets.overhead)}, fan-out ${verdict(targets.fanOut)}, map throughput ${verdict(targets.mapThroughput)}, prompt size ${verdict(targets.promptSize)}, submit p95 ${verdict(targets.serverSubmitP95)}, adversarial lag ${verdict(targets.adversarialLag)}, offline corpus ${verdict(targets.offlineCorpus)}, byte-exact ${verdict(targets.byteExact)}, crash duplicates ${verdict(targets.crashDuplicates)}, eval ${verdict(targets.eval)}, critical path ${verdict(targets.criticalPath)}, discovery ${verdict(targets.discovery)}, memory ${verdict(targets.memory)}, scale-out ${verdict(targets.scaleOut)}, hostile-input /health ${verdict(targets.hostileHealth)} (figures are reported, never enforced)`,
   ].join("\n");
 }

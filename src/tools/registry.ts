@@ -333,12 +333,13 @@ export class ToolRegistry {
   }
 
   /**
-   * A call with an effect (above READ, or not idempotent) waits for `context.effectsAllowed`: a
-   * subtask of a plan still streaming in does its reading and thinking early, and its writes once
-   * the plan is known to stand. Refused, with nothing run, when the plan is dropped.
+   * A call with an effect (above READ, or not idempotent), or that a person must approve, waits
+   * for `context.effectsAllowed`: a subtask of a plan still streaming in does its reading and
+   * thinking early, and its writes (and its questions) once the plan is known to stand. Refused,
+   * with nothing run and nobody asked, when the plan is dropped.
    */
-  async #holdEffect(name: string, context: ToolContext, trail: Trail, idempotent: boolean): Promise<ToolOutcome | undefined> {
-    if (!context.effectsAllowed || (idempotent && levelRank(trail.level) <= levelRank("READ"))) return undefined;
+  async #holdEffect(name: string, context: ToolContext, trail: Trail, idempotent: boolean, needsApproval: boolean): Promise<ToolOutcome | undefined> {
+    if (!context.effectsAllowed || (idempotent && levelRank(trail.level) <= levelRank("READ") && !needsApproval)) return undefined;
     try {
       await context.effectsAllowed();
       return undefined;
@@ -443,6 +444,10 @@ export class ToolRegistry {
     if (!parsed.success) {
       return { ok: false, error: { code: "invalid_arguments", message: `invalid arguments for ${name}: ${z.prettifyError(parsed.error)}` } };
     }
+    const idempotent = tool.idempotentFor ? tool.idempotentFor(parsed.data) : tool.idempotent;
+    // Before a person is asked, too: nobody is asked about a call of a plan that is then dropped.
+    const held = await this.#holdEffect(name, context, trail, idempotent, needsApproval);
+    if (held) return held;
     if (needsApproval) {
       if (!context.requestApproval) {
         trail.decision = "denied";
@@ -468,9 +473,6 @@ export class ToolRegistry {
       }
       trail.decision = "approved";
     }
-    const idempotent = tool.idempotentFor ? tool.idempotentFor(parsed.data) : tool.idempotent;
-    const held = await this.#holdEffect(name, context, trail, idempotent);
-    if (held) return held;
     const ttl = typeof tool.cacheTtlMs === "function" ? tool.cacheTtlMs(parsed.data) : (tool.cacheTtlMs ?? 0);
     const cacheKey = idempotent && ttl > 0 ? ResultCache.key(name, parsed.data, context.workspace) : undefined;
     if (cacheKey) {
