@@ -1,5 +1,5 @@
 import { LIMITS } from "../core/limits.js";
-import type { Artifact, FailureKind, Unwritten } from "../core/plan.js";
+import type { Artifact, FailureKind, MissingFiles } from "../core/plan.js";
 import { isMappedReport, type MappedExecutionReport } from "../core/map-report.js";
 import { preview, truncate } from "../core/text.js";
 import { scaled } from "./prompt-budget.js";
@@ -49,7 +49,7 @@ export interface OutcomeSource extends Omit<OutcomeView, "items" | "extract" | "
   value?: unknown;
   artifacts?: Artifact[];
   /** Files its map's items were to make and the workspace does not hold. */
-  unwritten?: Unwritten;
+  missingFiles?: MissingFiles;
 }
 
 function artifactView(artifact: Artifact): ArtifactView {

@@ -95,7 +95,7 @@ export interface MapTally {
 }
 
 /** The files a mapped subtask's items were to make and the workspace does not hold: how many items, and the first paths. */
-export interface Unwritten {
+export interface MissingFiles {
   items: number;
   paths: string[];
 }
@@ -123,7 +123,7 @@ export interface SubtaskResult {
   /** Workspace files its tool calls wrote or deleted (at most `LIMITS.artifactsKept`). */
   artifacts?: Artifact[];
   /** A map whose items were to make files the workspace does not hold: the review cannot pass while it has these. */
-  unwritten?: Unwritten;
+  missingFiles?: MissingFiles;
   /** How it was assigned to an agent by capability and load (the plan's agent runs it otherwise). */
   assignment?: Assignment;
   /** The tools its worker was offered, and why (only when fewer than its agent's tools). */
@@ -142,7 +142,7 @@ export interface SubtaskView extends PlannedSubtask {
   error?: string;
   failureKind?: FailureKind;
   artifacts?: Artifact[];
-  unwritten?: Unwritten;
+  missingFiles?: MissingFiles;
   durationMs?: number;
   /** Stash handle and size of the result. */
   ref?: string;

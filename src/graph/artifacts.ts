@@ -3,7 +3,7 @@ import type { WorkerToolCall } from "../agents/worker.js";
 import { errorMessage } from "../core/errors.js";
 import { LIMITS } from "../core/limits.js";
 import type { MappedExecutionReport } from "../core/map-report.js";
-import { type Artifact, isArgRef, type PlannedSubtask, type SubtaskResult, type Unwritten } from "../core/plan.js";
+import { type Artifact, isArgRef, type PlannedSubtask, type SubtaskResult, type MissingFiles } from "../core/plan.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import { fileDigest } from "../tools/workspace-files.js";
 
@@ -165,13 +165,13 @@ export async function currentArtifacts(workspace: string, results: Record<string
  * from before a crash included, which this pass did not run and so did not check. Only tools that
  * leave a path present count (a delete's target is meant to be gone).
  */
-export async function unwrittenByItems(
+export async function missingItemFiles(
   tools: ToolRegistry,
   workspace: string,
   tool: string,
   argsOf: (index: number) => Record<string, unknown>,
   report: MappedExecutionReport,
-): Promise<Unwritten | undefined> {
+): Promise<MissingFiles | undefined> {
   if (tools.get(tool)?.powers?.includes("workspace.delete")) return undefined;
   const paths: string[] = [];
   let items = 0;

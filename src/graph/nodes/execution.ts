@@ -7,14 +7,14 @@ import { type BudgetStop, isBudgetExhausted } from "../../core/budget.js";
 import { errorMessage } from "../../core/errors.js";
 import { ArgReferenceError, describeShape } from "../../core/json-path.js";
 import { LIMITS } from "../../core/limits.js";
-import { type FailureKind, isArgRef, type MapTally, type PlannedSubtask, type SubtaskResult, type ToolOffer, type Unwritten } from "../../core/plan.js";
+import { type FailureKind, isArgRef, type MapTally, type PlannedSubtask, type SubtaskResult, type ToolOffer, type MissingFiles } from "../../core/plan.js";
 import { resolveArgs } from "../../core/refs.js";
 import type { ToolCallRecord } from "../../core/run.js";
 import { preview, stableStringify, truncate } from "../../core/text.js";
 import { routeForModel } from "../../providers/registry.js";
 import type { ToolContext, ToolOutcome } from "../../tools/define-tool.js";
 import { announceBudgetStop, callOptions, createMeter, emit, firstPassOf, type GraphDeps, threadIdOf } from "../deps.js";
-import { artifactProblem, ArtifactRecorder, unwrittenByItems } from "../artifacts.js";
+import { artifactProblem, ArtifactRecorder, missingItemFiles } from "../artifacts.js";
 import { LiveBoard } from "../board.js";
 import { approvalByInterrupt, durableStep } from "../durable.js";
 import { type ItemOutcome, runMap } from "../map-run.js";
@@ -258,7 +258,7 @@ export function createRunSubtask(deps: GraphDeps) {
     };
 
     let attempt: Attempt;
-    let unwritten: Unwritten | undefined;
+    let missingFiles: MissingFiles | undefined;
     try {
       const values = await dependencyValues(deps, payload);
       const args = resolveArgs(subtask, (id) => values.get(id));
@@ -289,7 +289,7 @@ export function createRunSubtask(deps: GraphDeps) {
         });
         const summary = mapSummary(tally);
         // The files its items were asked to make, checked for every item (those kept from before a crash too).
-        if (subtask.tool !== undefined) unwritten = await unwrittenByItems(deps.tools, deps.workspace, subtask.tool, (index) => ({ ...args, [argument]: list[index] }), report);
+        if (subtask.tool !== undefined) missingFiles = await missingItemFiles(deps.tools, deps.workspace, subtask.tool, (index) => ({ ...args, [argument]: list[index] }), report);
         attempt =
           tally.overallStatus === "ALL_FAILURE"
             ? { status: "failed", value: report, summary, error: `all ${tally.total} items failed; ${tally.failures[0] ? `${tally.failures[0].input}: ${tally.failures[0].error}` : ""}`, failureKind: "error", map: tally }
@@ -322,7 +322,7 @@ export function createRunSubtask(deps: GraphDeps) {
     if (attempt.status === "failed") result.failureKind = attempt.failureKind ?? "error";
     if (attempt.map !== undefined) result.map = attempt.map;
     if (artifacts.length > 0) result.artifacts = artifacts;
-    if (unwritten !== undefined) result.unwritten = unwritten;
+    if (missingFiles !== undefined) result.missingFiles = missingFiles;
     if (payload.assignment) result.assignment = payload.assignment;
     if (offer) result.offer = offer;
     if (attempt.status === "done" || attempt.value !== undefined) {
