@@ -29,6 +29,9 @@ import { measurePromptSize } from "./prompt-size.js";
 import { type BenchReport, renderReport } from "./report.js";
 import { measureAdversarial } from "./adversarial.js";
 import { measureProtocols } from "./protocols.js";
+import { measureFairQueues } from "./fair-queues.js";
+import { measureHostileInputs } from "./hostile-inputs.js";
+import { measureStreamedHolds } from "./streamed-holds.js";
 import { measureServer } from "./server.js";
 import { withTempDir } from "./support.js";
 import { measureToolCalls } from "./tool-calls.js";
@@ -60,6 +63,9 @@ const BENCHMARKS = [
   "peers",
   "protocols",
   "operations",
+  "hostile",
+  "fairness",
+  "holds",
 ];
 
 const { values } = parseArgs({
@@ -117,6 +123,9 @@ const memory = await bench("memory", "memory (20 turns of one thread; search amo
 // The same tasks through troupe, a LangGraph supervisor, the Agents SDK and a ReAct agent; three runs each for a median makespan.
 const peers = await bench("peers", "side by side with the peers (13 tasks through troupe, langgraph-supervisor, the Agents SDK, a ReAct agent)…", () => measurePeers({ repeats: 3, log: progress }));
 const protocols = await bench("protocols", "protocols (the README task over REST, MCP and A2A; a subtask delegated over A2A)…", () => measureProtocols({ runs: Math.max(30, runs * 3), warmupRuns: 3 }));
+const hostile = await bench("hostile", "hostile inputs (one key's programs in disguise while another key polls /health)…", () => measureHostileInputs());
+const fairness = await bench("fairness", "fair queues (another key's flood of evals and tasks, then one small one)…", () => measureFairQueues({ evals: 4, casesEach: 25, tasks: 40, maxRunning: 4 }));
+const holds = await bench("holds", "held effects in streamed planning (writes wait for the plan, reads do not)…", () => measureStreamedHolds({ planMs: 400, runs: Math.max(3, Math.ceil(runs / 4)) }));
 const adversarial = await bench("adversarial", "adversarial tasks (three 5,000-character tasks while /health is polled)…", () => measureAdversarial({ chars: 5_000, pollMs: 50 }));
 
 // The Postgres benchmarks share one throwaway cluster (synced commits, as a real deployment has them).
@@ -174,6 +183,9 @@ const report: BenchReport = {
   peers,
   protocols,
   operations,
+  hostile,
+  fairness,
+  holds,
   targets: {
     overhead: overhead?.target.met,
     fanOut: fanOut?.target.met,
@@ -192,6 +204,7 @@ const report: BenchReport = {
     peers: peers?.target.met,
     protocols: protocols?.target.met,
     operations: operations?.target.met,
+    hostileHealth: hostile?.target.met,
   },
 };
 

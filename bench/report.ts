@@ -20,6 +20,9 @@ import type { ScaleOutReport } from "./scale-out.js";
 import type { PeersReport } from "./peers/peers.js";
 import { peersSection } from "./peers/render.js";
 import { type ProtocolsBenchReport, protocolsSection } from "./protocols.js";
+import { type FairQueuesReport, fairQueuesSection } from "./fair-queues.js";
+import { type HostileInputsReport, hostileInputsSection } from "./hostile-inputs.js";
+import { type StreamedHoldsReport, streamedHoldsSection } from "./streamed-holds.js";
 import { formatNumber as number, formatTable, type Summary } from "./support.js";
 
 /** Everything one `npm run bench` measures; `--json` prints exactly this. */
@@ -46,6 +49,9 @@ export interface BenchReport {
   peers?: PeersReport;
   protocols?: ProtocolsBenchReport;
   operations?: OperationsBenchReport;
+  hostile?: HostileInputsReport;
+  fairness?: FairQueuesReport;
+  holds?: StreamedHoldsReport;
   /** Undefined for a benchmark left out with --only. */
   targets: {
     overhead?: boolean;
@@ -65,6 +71,7 @@ export interface BenchReport {
     peers?: boolean;
     protocols?: boolean;
     operations?: boolean;
+    hostileHealth?: boolean;
   };
 }
 
@@ -342,13 +349,14 @@ function byteExactSection(report: ByteExactReport): string {
 function crashTrialsSection(report: CrashTrialsReport): string {
   const kills = report.trials.reduce((sum, trial) => sum + trial.kills.length, 0);
   return [
-    `12. Crash trials: ${report.trials.length} runs whose workers append to files (four in turn to one file, three to their own), each killed`,
-    "    with SIGKILL at random moments after it started (up to three times, its resumes too) and resumed until it ended.",
-    `    SIGKILLs: ${kills}; runs completed after resume: ${report.completed} / ${report.trials.length}`,
-    `    duplicate side effects (a line appended twice): ${report.duplicates}; lines missing: ${report.missing}`,
-    `    trials whose audit rows differ from the tool calls in the trace: ${report.auditMismatches}`,
+    `12. Crash trials: ${report.trials.length} runs whose workers append to files (four in turn to one file, three to their own), one worker's`,
+    "    python script appends to a file, and a map of 12 items runs one such script each; each run killed with SIGKILL at random",
+    "    moments after it started (up to three times, its resumes too) and resumed until it ended.",
+    `    SIGKILLs: ${kills}; runs completed after resume: ${report.completed} / ${report.trials.length} (${(report.completionRate * 100).toFixed(0)} %)`,
+    `    duplicate side effects (a line appended twice): ${report.duplicates}; effects missing (a line never appended): ${report.missing}`,
+    `    trials with fewer audit rows than tool calls in the trace (a call that ran without its row): ${report.auditMismatches}`,
     ...report.trials.filter((trial) => !trial.completed).map((trial) => `    not completed (killed after ${trial.kills.join(", ")} ms): ${trial.ending ?? "no run to show"}`),
-    `    target: ${report.target.duplicates} duplicate side effects, every run completed, no line missing → ${verdict(report.target.met)}`,
+    `    target: ${report.target.completionRate * 100} % completed, ${report.target.duplicates} duplicates, ${report.target.missing} missing → ${verdict(report.target.met)}`,
   ].join("\n");
 }
 
@@ -507,6 +515,9 @@ export function renderReport(report: BenchReport): string {
     report.offlineCorpus && offlineCorpusSection(report.offlineCorpus),
     report.byteExact && byteExactSection(report.byteExact),
     report.crashTrials && crashTrialsSection(report.crashTrials),
+    report.hostile && hostileInputsSection(report.hostile),
+    report.fairness && fairQueuesSection(report.fairness),
+    report.holds && streamedHoldsSection(report.holds),
     report.eval && evalSection(report.eval),
     report.criticalPath && criticalPathSection(report.criticalPath),
     report.discovery && discoverySection(report.discovery),
@@ -540,6 +551,7 @@ export function renderReport(report: BenchReport): string {
       ["peers", targets.peers],
       ["protocols", targets.protocols],
       ["operations", targets.operations],
+      ["hostile-input /health", targets.hostileHealth],
     ] as const).map(([name, met]) => `${name} ${verdict(met)}`).join(", ")} (figures are reported, never enforced)`,
   ].join("\n");
 }

@@ -43,7 +43,7 @@ describe("troupe as an A2A agent (the @a2a-js/sdk client)", () => {
     const legacy = (await (await fetch(`${open}/.well-known/agent-card.json`)).json()) as { protocolVersion: string; url: string; preferredTransport: string };
     expect(legacy).toMatchObject({ protocolVersion: "0.3", url: `${open}/a2a/jsonrpc`, preferredTransport: "JSONRPC" });
 
-    const keyed = await listen(await makeApp({ config: { apiKeys: "alice=alice-key" } }));
+    const keyed = await listen(await makeApp({ config: { apiKeys: "alice:alice-key" } }));
     const secured = (await (await fetch(`${keyed}/.well-known/agent-card.json`, { headers: { "A2A-Version": "1.0" } })).json()) as Record<string, unknown>;
     expect(secured.securitySchemes).toEqual({ bearer: { httpAuthSecurityScheme: expect.objectContaining({ scheme: "Bearer" }) } });
     expect(secured.securityRequirements).toEqual([{ schemes: { bearer: {} } }]);
@@ -144,7 +144,7 @@ describe("troupe as an A2A agent (the @a2a-js/sdk client)", () => {
   });
 
   it("answers bad input with protocol errors and loses nothing; a task belongs to its key", { timeout: 60_000 }, async () => {
-    const app = await makeApp({ config: { apiKeys: "alice=alice-key,bob=bob-key" } });
+    const app = await makeApp({ config: { apiKeys: "alice:alice-key,bob:bob-key" } });
     const base = await listen(app);
     const rpc = (body: string, key = "alice-key") => fetch(`${base}/a2a/jsonrpc`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${key}`, "A2A-Version": "1.0" }, body });
     const notJson = await rpc("{nope");

@@ -45,7 +45,7 @@ describe("two troupe servers, one delegating a subtask to the other over A2A", (
       reviewStep(1),
       answerStep("wrote tricky.txt"),
     ]);
-    const remote = await serveProcess(remoteDir, { TROUPE_PROVIDER: "scripted", TROUPE_SCRIPT: remoteScript, TROUPE_API_KEYS: "delegator=remote-secret" });
+    const remote = await serveProcess(remoteDir, { TROUPE_PROVIDER: "scripted", TROUPE_SCRIPT: remoteScript, TROUPE_API_KEYS: "delegator:remote-secret" });
     const localDir = tempDir();
     writeFileSync(
       path.join(localDir, "troupe.config.json"),

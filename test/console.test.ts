@@ -40,7 +40,7 @@ describe("the web console in headless Chromium", () => {
     let server: RunningServer | undefined;
     let browser: BrowserContext | undefined;
     try {
-      server = await startServer({ troupe, config: { port: 0, apiKeys: "console=console-key-1", rateLimitPerMinute: 0 }, logger: createLogger("warn") });
+      server = await startServer({ troupe, config: { port: 0, apiKeys: "console:console-key-1", rateLimitPerMinute: 0 }, logger: createLogger("warn") });
       browser = await launch(directory);
       const page = await browser.newPage();
       const errors: string[] = [];
@@ -299,7 +299,7 @@ describe("the web console's evals", () => {
     let server: RunningServer | undefined;
     let browser: BrowserContext | undefined;
     try {
-      server = await startServer({ troupe, config: { port: 0, apiKeys: "console=console-key-1", rateLimitPerMinute: 0 }, logger: createLogger("warn") });
+      server = await startServer({ troupe, config: { port: 0, apiKeys: "console:console-key-1", rateLimitPerMinute: 0 }, logger: createLogger("warn") });
       browser = await launch(directory);
       const page = await browser.newPage();
       const errors: string[] = [];

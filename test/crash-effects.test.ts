@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 import Database from "better-sqlite3";
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
@@ -14,6 +14,9 @@ describe("a worker killed after a tool's side effect", () => {
     const workspace = path.join(directory, "workspace");
     mkdirSync(workspace, { recursive: true });
     const log = path.join(directory, "calls.jsonl");
+    // No tool waits for approval here, so the worker's steps are not durable: it runs again from
+    // its start on resume, and the call id is what settles its append.
+    writeFileSync(path.join(directory, "troupe.config.json"), JSON.stringify({ tools: { approval: { riskLevels: [] } } }));
     // The worker appends, then its next model call takes a minute: the process is killed in it.
     const steps = [
       planStep([subtask("s1", "execute", "Log the start, then report")]),

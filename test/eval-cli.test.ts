@@ -170,7 +170,7 @@ describe("troupe eval on the offline model", () => {
       { name: "a line that is not JSON", lines: [JSON.stringify(good), "", '{"id": "b", task: 1}'], message: /^troupe: suite\.jsonl line 3: not a JSON object \(/ },
       { name: "a missing task", lines: [JSON.stringify({ id: "x" })], message: /^troupe: suite\.jsonl line 1: task: / },
       { name: "a duplicate id", lines: [JSON.stringify(good), JSON.stringify(good)], message: /^troupe: suite\.jsonl line 2: id "ok" is already used \(suite\.jsonl line 1\)\n$/ },
-      { name: "a bad regular expression", lines: [JSON.stringify({ ...good, expect: { answer_matches: "(" } })], message: /^troupe: suite\.jsonl line 1: expect\.answer_matches: is not a valid regular expression/ },
+      { name: "a bad regular expression", lines: [JSON.stringify({ ...good, expect: { answer_matches: "(" } })], message: /^troupe: suite\.jsonl line 1: expect\.answer_matches: is not a regular expression troupe can run: error parsing regexp: missing closing \)/ },
       { name: "a file outside the workspace", lines: [JSON.stringify({ ...good, files: { "../x.txt": "x" } })], message: /^troupe: suite\.jsonl line 1: files\["\.\.\/x\.txt"\]: "\.\.\/x\.txt" is not a path inside the workspace: "\.\.\/x\.txt" leaves the workspace \("\.\."\)\n$/ },
       { name: "a bad status", lines: [JSON.stringify({ ...good, expect: { status: "done" } })], message: /^troupe: suite\.jsonl line 1: expect\.status: must be one of completed, failed, interrupted\n$/ },
       { name: "an empty suite", lines: [""], message: /^troupe: suite\.jsonl: the suite has no cases\n$/ },

@@ -157,7 +157,7 @@ describe("troupe as an MCP server over Streamable HTTP (the SDK's Client)", () =
   });
 
   it("refuses a caller without a key, and a key sees only its own runs and sessions", { timeout: 60_000 }, async () => {
-    const app = await makeApp({ config: { apiKeys: "alice=alice-key,bob=bob-key" } });
+    const app = await makeApp({ config: { apiKeys: "alice:alice-key,bob:bob-key" } });
     const base = await listen(app);
     await expect(mcpClient(base)).rejects.toMatchObject({ code: 401, message: expect.stringMatching(/unauthorized: an API key is required/) });
     await expect(mcpClient(base, { key: "wrong-key" })).rejects.toMatchObject({ code: 401, message: expect.stringMatching(/invalid_api_key/) });

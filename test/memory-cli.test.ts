@@ -132,8 +132,8 @@ describe("long-term memory from the CLI", () => {
     await runCli(["run", "compute 1+1", "--data-dir", damaged], { cwd: directory });
     writeFileSync(path.join(damaged, "troupe.db"), Buffer.alloc(64 * 1024, 0x5a));
     const broken = await runCli(["memory", "list", "--data-dir", damaged], { cwd: directory });
-    expect(broken.code).toBe(1);
-    expect(broken.stderr).toMatch(/troupe: cannot open the database .*not a database/);
+    expect(broken.code).toBe(2);
+    expect(broken.stderr).toMatch(/troupe: the database .*troupe\.db cannot be used \(file is not a database\): restore it from a copy/);
     const empty = await runCli(["memory", "search", " ", "--data-dir", path.join(directory, ".troupe")], { cwd: directory });
     expect(empty.code).toBe(2);
   });

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { envelope, makeApp, type TestApp, waitForStatus } from "./server-helpers.js";
 import type { SqliteStore } from "../src/store/index.js";
 
-const keys = { apiKeys: "alice=key-alice-123,bob=key-bob-456" };
+const keys = { apiKeys: "alice:key-alice-123,bob:key-bob-456" };
 const alice = { authorization: "Bearer key-alice-123" };
 const bob = { authorization: "Bearer key-bob-456" };
 

@@ -5,7 +5,7 @@ import { envelope, makeApp, waitForStatus } from "./server-helpers.js";
 describe("forks, history and deletes over HTTP", () => {
   it("forks a task from a subtask (owner only), lists a thread's history, and deletes tasks and threads that have stopped", async () => {
     const app = await makeApp({
-      config: { apiKeys: "alice=a-key,bob=b-key" },
+      config: { apiKeys: "alice:a-key,bob:b-key" },
       steps: [
         planStep([subtask("s1", "execute", "First"), subtask("s2", "execute", "Second", { dependsOn: ["s1"] })]),
         finalStep("s1", "one"),

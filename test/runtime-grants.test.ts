@@ -77,7 +77,7 @@ describe("runtime grants", () => {
   });
 
   it("/api/v1/grants needs an admin key; an admin's grant applies at once and is audited with the admin's name", async () => {
-    const app = await makeApp({ config: { apiKeys: "alice=a-key,ops=o-key", admins: "ops" } });
+    const app = await makeApp({ config: { apiKeys: "alice:a-key,ops:o-key", admins: "ops" } });
     const as = (key: string) => ({ authorization: `Bearer ${key}` });
     const refused = await app.app.inject({ method: "POST", url: "/api/v1/grants", headers: as("a-key"), payload: { agent: "research", tool: "file_write", level: "WRITE" } });
     expect([refused.statusCode, envelope(refused).code]).toEqual([403, "admin_required"]);

@@ -64,7 +64,7 @@ describe("schedules", () => {
   });
 
   it("/api/v1/schedules: the caller's schedules only", async () => {
-    const app = await makeApp({ config: { apiKeys: "alice=a-key,bob=b-key" } });
+    const app = await makeApp({ config: { apiKeys: "alice:a-key,bob:b-key" } });
     const as = (key: string) => ({ authorization: `Bearer ${key}` });
     const made = await app.app.inject({ method: "POST", url: "/api/v1/schedules", headers: as("a-key"), payload: { name: "daily", cron: "0 9 * * 1-5", timezone: "Europe/Paris", task: "compute 1+1", thread_id: "mornings" } });
     expect(made.statusCode).toBe(201);

@@ -163,7 +163,7 @@ describe("validation: every bad request is a 400 with a stable code (body limit 
 });
 
 describe("API keys", () => {
-  const keys = { apiKeys: "alice=key-alice-123,bob=key-bob-456" };
+  const keys = { apiKeys: "alice:key-alice-123,bob:key-bob-456" };
   const alice = { authorization: "Bearer key-alice-123" };
   const bob = { authorization: "Bearer key-bob-456" };
 
@@ -187,6 +187,18 @@ describe("API keys", () => {
     expect([vendor.statusCode, vendor.headers["content-type"]]).toEqual([200, "text/javascript; charset=utf-8"]);
     expect((await app.app.inject({ method: "GET", url: "/api/v1/tools", headers: alice })).statusCode).toBe(200);
     expect(await app.troupe.store.runs.count()).toBe(0);
+  });
+
+  it("a base64 key ending in '=' is the key, and '=' alone is no key (on main, 'Bearer =' wrote memories)", async () => {
+    const app = await makeApp({ config: { apiKeys: "alice:P2DNbwhv9ajp9rEF5vFfjg==,bob:two words" } });
+    const as = (key: string) => ({ authorization: `Bearer ${key}` });
+    const save = (key: string) => app.app.inject({ method: "POST", url: "/api/v1/memory", payload: { text: "the vault code is 1234" }, headers: as(key) });
+    expect((await save("=")).statusCode).toBe(401);
+    expect((await save("P2DNbwhv9ajp9rEF5vFfjg")).statusCode).toBe(401);
+    expect((await save("P2DNbwhv9ajp9rEF5vFfjg==")).statusCode).toBe(201);
+    // A key with an inner space is carried whole by the header.
+    expect((await app.app.inject({ method: "GET", url: "/api/v1/memory", headers: as("two words") })).statusCode).toBe(200);
+    expect((await app.app.inject({ method: "GET", url: "/api/v1/memory", headers: as("two") })).statusCode).toBe(401);
   });
 
   it("keeps tasks to the key that created them: another key gets 404 everywhere, its thread included", async () => {
@@ -216,7 +228,7 @@ describe("API keys", () => {
 
 describe("rate limit", () => {
   it("answers 429 with Retry-After past the limit per key, and counts each key apart", async () => {
-    const app = await makeApp({ config: { apiKeys: "alice=key-alice-123,bob=key-bob-456", rateLimitPerMinute: 3 } });
+    const app = await makeApp({ config: { apiKeys: "alice:key-alice-123,bob:key-bob-456", rateLimitPerMinute: 3 } });
     const alice = { authorization: "Bearer key-alice-123" };
     for (let index = 0; index < 3; index += 1) {
       expect((await app.app.inject({ method: "GET", url: "/api/v1/tasks", headers: alice })).statusCode).toBe(200);
@@ -491,7 +503,7 @@ describe("POST /plan and tools", () => {
 
   it("goes through permissions and the audit trail: the API key's name as the principal, the operator by default, an agent's grants when named, and a high-risk call refused at once", async () => {
     // execute may delete files, but only with a person's approval (file_delete is high-risk).
-    const app = await makeApp({ config: { apiKeys: "alice=key-alice-123" }, toolsConfig: { permissions: { grants: [{ agent: "execute", tool: "file_delete", level: "WRITE" }] } } });
+    const app = await makeApp({ config: { apiKeys: "alice:key-alice-123" }, toolsConfig: { permissions: { grants: [{ agent: "execute", tool: "file_delete", level: "WRITE" }] } } });
     const alice = { authorization: "Bearer key-alice-123" };
     const listed = envelope<{ tools: Array<{ name: string; permission: string; risk_level: string; needs_approval: boolean; agents: string[] }> }>(
       await app.app.inject({ method: "GET", url: "/api/v1/tools", headers: alice }),

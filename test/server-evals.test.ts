@@ -5,7 +5,7 @@ import { EvalAccepted, EvalList, EvalView, TaskView } from "../src/server/schema
 import { answerStep, finalStep, planStep, reviewStep, subtask } from "../src/testing/script.js";
 import { envelope, makeApp, parseSse, waitFor } from "./server-helpers.js";
 
-const KEYS = { apiKeys: "alice=key-alice-123,bob=key-bob-456" };
+const KEYS = { apiKeys: "alice:key-alice-123,bob:key-bob-456" };
 const ALICE = { authorization: "Bearer key-alice-123" };
 const BOB = { authorization: "Bearer key-bob-456" };
 

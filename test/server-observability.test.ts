@@ -42,7 +42,7 @@ describe("GET /metrics", () => {
 
 describe("GET /health", () => {
   it("is ready while the database answers and tasks are accepted; shutting down makes it 503 and the API answers 503 with Retry-After", async () => {
-    const app = await makeApp({ config: { apiKeys: "ops=key-ops-1" } });
+    const app = await makeApp({ config: { apiKeys: "ops:key-ops-1" } });
     const ready = await app.app.inject({ method: "GET", url: "/health" });
     expect(ready.statusCode).toBe(200);
     const body = Health.parse(ready.json());

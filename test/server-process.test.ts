@@ -90,7 +90,9 @@ describe("troupe serve configuration", () => {
     ["--require-auth without keys", ["--require-auth"], {}, /^troupe: --require-auth \(TROUPE_REQUIRE_AUTH\) requires API keys: set TROUPE_API_KEYS .*, or serve 127\.0\.0\.1 without --require-auth$/m],
     ["a port that is not one", ["--port", "http"], {}, /^troupe: port:/],
     ["a bad TROUPE_MAX_RUNNING", [], { TROUPE_MAX_RUNNING: "0" }, /maxRunning/],
-    ["a bad TROUPE_API_KEYS", [], { TROUPE_API_KEYS: "alice=" }, /TROUPE_API_KEYS/],
+    ["a bad TROUPE_API_KEYS", [], { TROUPE_API_KEYS: "alice:" }, /TROUPE_API_KEYS entry 1 \(alice\): no key/],
+    // The old form read this base64 key as the principal P2DNbwhv9ajp9rEF5vFfjg with the key "=".
+    ["an unnamed base64 key", [], { TROUPE_API_KEYS: "P2DNbwhv9ajp9rEF5vFfjg==" }, /^troupe: TROUPE_API_KEYS entry 1: no name; each entry is name:key[^P]*$/m],
   ];
   for (const [name, args, env, message] of cases) {
     it(`refuses ${name} with exit 2 and writes nothing`, async () => {
@@ -286,12 +288,20 @@ describe("a poison task", () => {
     return { directory, env, callCount };
   }
 
-  it("a call that killed the process is not run again after the restart: its outcome is unknown, and the task ends without another crash", { timeout: 120_000 }, async () => {
+  it("a call that killed the process is not run again after the restart: its outcome is unknown, a person is asked, and the task ends without another crash", { timeout: 120_000 }, async () => {
     const { directory, env, callCount } = crashSetup("crash.kill_host");
     const first = await serveProcess(directory, env);
     const id = await submit(first.url, { task: "run the poison tool" });
     expect((await first.exited).signal).toBe("SIGKILL");
     const second = await serveProcess(directory, env);
+    // Whether it had its effect cannot be told: the task waits for a person instead of guessing.
+    const waiting = await until(async () => {
+      const response = await call<{ status: string; interrupt: { kind: string; payload: { reason: string } } | null }>(`${second.url}/api/v1/tasks/${id}`);
+      return response.body.data.status === "interrupted" ? response.body.data : undefined;
+    }, "the task to wait for a person");
+    expect(waiting.interrupt).toMatchObject({ kind: "tool-approval", payload: { reason: expect.stringContaining("cannot be told from the workspace: approve to run it again, reject to leave it failed") } });
+    expect(callCount()).toBe(1);
+    await call(`${second.url}/api/v1/tasks/${id}/resume`, { method: "POST", body: { decision: "reject" } });
     const view = await until(async () => {
       const response = await call<{ status: string; plan: Array<{ id: string; status: string; error?: string }> }>(`${second.url}/api/v1/tasks/${id}`);
       return response.body.data.status === "failed" ? response.body.data : undefined;

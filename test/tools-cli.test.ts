@@ -92,6 +92,9 @@ describe("troupe tools and troupe audit", () => {
     expect(tools.find((tool) => tool.name === "file_write")?.agents).toEqual(["research", "code", "execute"]);
     expect(tools.find((tool) => tool.name === "notes.echo")).toMatchObject({ source: "mcp:notes", agents: ["research", "execute"] });
     expect(tools.find((tool) => tool.name === "file_delete")?.needsApproval).toBe(true);
+    // Risk follows what a tool can do: code_run can change or delete any workspace file, like file_delete.
+    expect(tools.find((tool) => tool.name === "code_run")).toMatchObject({ riskLevel: "high", riskWhy: "runs code that can change or delete any workspace file", riskPerCall: true, needsApproval: true });
+    expect(tools.find((tool) => tool.name === "file_write")).toMatchObject({ riskLevel: "medium", riskWhy: "creates or overwrites workspace files", powers: ["workspace.write"] });
     const call = await runCli(["tools", "call", "notes.echo", "--args", '{"message":"cli"}'], { cwd: directory });
     expect(call.stdout).toContain("echo: cli");
     const written = await runCli(["tools", "call", "file_write", "--as", "research", "--args", '{"path":"a.txt","content":"ok"}'], { cwd: directory });

@@ -1,5 +1,5 @@
 import { LIMITS } from "../core/limits.js";
-import type { Artifact, FailureKind } from "../core/plan.js";
+import type { Artifact, FailureKind, MissingFiles } from "../core/plan.js";
 import { isMappedReport, type MappedExecutionReport } from "../core/map-report.js";
 import { preview, truncate } from "../core/text.js";
 import { scaled } from "./prompt-budget.js";
@@ -48,6 +48,8 @@ export interface ArtifactView {
 export interface OutcomeSource extends Omit<OutcomeView, "items" | "extract" | "files"> {
   value?: unknown;
   artifacts?: Artifact[];
+  /** Files its map's items were to make and the workspace does not hold. */
+  missingFiles?: MissingFiles;
 }
 
 function artifactView(artifact: Artifact): ArtifactView {

@@ -178,9 +178,13 @@ function streamedSubtasks(schema: PlanWireSchema, onSubtask: (subtask: PlannedSu
       if (stopped) return;
       const text = (chunk.tool_call_chunks ?? []).filter((piece) => (piece.index ?? 0) === 0).map((piece) => piece.args ?? "").join("") || (typeof chunk.content === "string" ? chunk.content : "");
       if (!text) return;
-      for (const element of reader.push(text)) {
-        if (reader.count <= handed) continue;
-        handed = reader.count;
+      const found = reader.push(text);
+      // One piece can complete several elements: each is handed over in turn (by its index, so a retried stream skips those handed already).
+      let index = reader.count - found.length;
+      for (const element of found) {
+        index += 1;
+        if (index <= handed) continue;
+        handed = index;
         // The element in the wire shape (a plan around it needs its question, null), or in the internal one.
         const wire = readPlanAnswer({ subtasks: [element], question: null }, schema);
         const read = wire.success ? wire : readPlanAnswer({ subtasks: [element] }, schema);

@@ -28,7 +28,8 @@ export function createProgram(): Command {
     .name("troupe")
     .description("A multi-agent problem solver: plans a task as a graph of subtasks, runs them in parallel, reviews, and answers.")
     .version("0.1.0")
-    .showHelpAfterError("(run with --help for usage)")
+    // One line on stderr for a usage error, like every other bad input (exit 2).
+    .configureOutput({ outputError: (text, write) => write(`troupe: ${text.replace(/^error: /, "").trim()} (run with --help for usage)\n`) })
     .exitOverride();
   registerRun(program);
   registerResume(program);

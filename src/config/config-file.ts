@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { parse as parseJsonc, printParseErrorCode, type ParseError } from "jsonc-parser";
@@ -8,6 +8,7 @@ import { ConfigError, errorMessage } from "../core/errors.js";
 import { RetentionConfig } from "../core/retention.js";
 import { ScheduleInput } from "../core/schedule.js";
 import { WebhooksConfig } from "../core/webhook.js";
+import { readUserFileSync } from "./user-files.js";
 
 /** How a provider is asked for machine-read answers: JSON-schema response format, forced tool call, or JSON mode. */
 export const StructuredMethod = z.enum(["jsonSchema", "functionCalling", "jsonMode"]);
@@ -193,7 +194,12 @@ export function defineConfig(config: z.input<typeof TroupeConfig>): z.input<type
 async function readConfigSource(file: string): Promise<unknown> {
   if (file.endsWith(".json")) {
     const errors: ParseError[] = [];
-    const text = readFileSync(file, "utf8");
+    let text: string;
+    try {
+      text = readUserFileSync(file);
+    } catch (error) {
+      throw new ConfigError("invalid_config", `cannot read the config file: ${(error as Error).message}`, { path: file });
+    }
     const value: unknown = parseJsonc(text, errors, { allowTrailingComma: false });
     const first = errors[0];
     if (first) {

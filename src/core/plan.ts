@@ -104,6 +104,12 @@ export interface MapTally {
   failures: Array<{ index: number; input: string; error: string }>;
 }
 
+/** The files a mapped subtask's items were to make and the workspace does not hold: how many items, and the first paths. */
+export interface MissingFiles {
+  items: number;
+  paths: string[];
+}
+
 /**
  * The outcome of one subtask attempt, as kept in the graph state: a handle to the result in the
  * stash, its size and a bounded summary — never the result itself.
@@ -128,6 +134,8 @@ export interface SubtaskResult {
   artifacts?: Artifact[];
   /** Files it meant to write and could not: the reason, and where the content it meant them to hold is kept (the answer carries it). */
   unwritten?: UnwrittenFile[];
+  /** A map whose items were to make files the workspace does not hold: the review cannot pass while it has these. */
+  missingFiles?: MissingFiles;
   /** How it was assigned to an agent by capability and load (the plan's agent runs it otherwise). */
   assignment?: Assignment;
   /** The tools its worker was offered, and why (only when fewer than its agent's tools). */
@@ -146,6 +154,7 @@ export interface SubtaskView extends PlannedSubtask {
   error?: string;
   failureKind?: FailureKind;
   artifacts?: Artifact[];
+  missingFiles?: MissingFiles;
   durationMs?: number;
   /** Stash handle and size of the result. */
   ref?: string;
@@ -176,18 +185,45 @@ export interface PlanRules {
   profiles?: readonly AgentProfile[];
   /** The tools that read and write workspace files (a worker that declares paths needs one). */
   files?: FileTools;
+  /** The model calls the run's budget leaves for the plan's workers (`maxModelCalls`), when it has that limit. */
+  modelCallsLeft?: number;
+}
+
+/**
+ * The fewest model calls a plan's workers make: one per subtask without a direct tool, one per
+ * item of such a subtask mapped over a literal list (a list from a reference counts once).
+ */
+export function workerModelCalls(subtasks: readonly PlannedSubtask[]): number {
+  let calls = 0;
+  for (const subtask of subtasks) {
+    if (subtask.tool !== undefined) continue;
+    const mapped = subtask.mapOver !== undefined ? subtask.args[subtask.mapOver] : undefined;
+    calls += mapped && !isArgRef(mapped) && Array.isArray(mapped.value) ? mapped.value.length : 1;
+  }
+  return calls;
 }
 
 /**
  * Every reason a plan cannot run, as sentences the planner can act on.
  * An empty list means the plan is valid.
+ *
+ * With `prefix`, the subtasks are the start of a plan still streaming in, and only the reasons
+ * that the rest of the plan cannot take away are given: too many subtasks, a repeated id, an
+ * unknown agent or tool, an agent without the tools it needs, a reference outside `dependsOn`, a
+ * bad path or `mapOver`, a cycle among them, more worker calls than the budget leaves. A
+ * dependency on a subtask not yet arrived may still come.
  */
-export function validatePlan(subtasks: readonly PlannedSubtask[], rules: PlanRules): string[] {
+export function validatePlan(subtasks: readonly PlannedSubtask[], rules: PlanRules, options: { prefix?: boolean } = {}): string[] {
   const errors: string[] = [];
+  const prefix = options.prefix === true;
   const maxSubtasks = rules.maxSubtasks ?? LIMITS.maxSubtasks;
-  if (subtasks.length === 0) errors.push("the plan has no subtasks");
+  if (subtasks.length === 0 && !prefix) errors.push("the plan has no subtasks");
   if (subtasks.length > maxSubtasks) {
-    errors.push(`the plan has ${subtasks.length} subtasks; at most ${maxSubtasks} are allowed`);
+    errors.push(
+      prefix
+        ? `the plan has more than ${maxSubtasks} subtasks (stopped at subtask ${subtasks[maxSubtasks]?.id ?? subtasks.length}, number ${maxSubtasks + 1}); at most ${maxSubtasks} are allowed`
+        : `the plan has ${subtasks.length} subtasks; at most ${maxSubtasks} are allowed`,
+    );
   }
   const ids = new Set<string>();
   for (const subtask of subtasks) {
@@ -206,11 +242,11 @@ export function validatePlan(subtasks: readonly PlannedSubtask[], rules: PlanRul
     if (rules.profiles && unknownTools.length === 0) errors.push(...fitProblems(subtask, rules.profiles, rules.files ?? { readers: [], writers: [] }));
     for (const dependency of subtask.dependsOn) {
       if (dependency === subtask.id) errors.push(`subtask ${subtask.id} depends on itself`);
-      else if (!ids.has(dependency)) errors.push(`subtask ${subtask.id} depends on "${dependency}", which is not in the plan`);
+      else if (!ids.has(dependency) && !prefix) errors.push(`subtask ${subtask.id} depends on "${dependency}", which is not in the plan`);
     }
     for (const [name, arg] of Object.entries(subtask.args)) {
       if (!isArgRef(arg)) continue;
-      if (!ids.has(arg.ref)) {
+      if (!ids.has(arg.ref) && !prefix) {
         errors.push(`subtask ${subtask.id}: argument "${name}" refers to "${arg.ref}", which is not in the plan`);
       } else if (!subtask.dependsOn.includes(arg.ref)) {
         errors.push(`subtask ${subtask.id}: argument "${name}" refers to "${arg.ref}", which is not in its dependsOn`);
@@ -225,6 +261,14 @@ export function validatePlan(subtasks: readonly PlannedSubtask[], rules: PlanRul
       } else if (!isArgRef(mapped) && !Array.isArray(mapped.value)) {
         errors.push(`subtask ${subtask.id}: mapOver names "${subtask.mapOver}", whose value is not a list`);
       }
+    }
+  }
+  if (rules.modelCallsLeft !== undefined) {
+    const needed = workerModelCalls(subtasks);
+    if (needed > rules.modelCallsLeft) {
+      errors.push(
+        `the plan's workers need at least ${needed} model calls${prefix ? " so far" : ""} (one per subtask without a tool, one per item of a mapped one), and the run's budget leaves ${Math.max(0, rules.modelCallsLeft)}; plan fewer worker subtasks, or direct tool steps`,
+      );
     }
   }
   const cycle = findCycle(subtasks);

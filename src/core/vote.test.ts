@@ -28,6 +28,11 @@ describe("tallying votes", () => {
     expect(tallyVotes("?", ["a", "b"], [])).toMatchObject({ outcome: "no_votes" });
   });
 
+  it("does not overflow with huge weights (1e308 made no_consensus on main), and refuses a weight past 100", () => {
+    expect(tallyVotes("?", ["a", "b"], [vote("1", "a", 1e308), vote("2", "a", 1e308), vote("3", "b", 1)])).toMatchObject({ decision: "a", outcome: "decided", consensus: 1 });
+    expect(() => parseDecideRequest({ question: "go?", options: ["a", "b"], weights: [1e308, 1] })).toThrow("a weight is at most 100");
+  });
+
   it("sends a strict-compatible vote schema whose choice is an enum of the options", () => {
     const schema = voteSchema(["ship", "wait"]);
     expect(voteSchema(["ship", "wait"])).toBe(schema);

@@ -78,6 +78,9 @@ export const DecisionResult = z.object({
 });
 export type DecisionResult = z.infer<typeof DecisionResult>;
 
+/** A voter's weight: relative (2 counts twice 1), so at most 100 — as in the config file — and never a sum that overflows. */
+const Weight = z.number().min(0, { error: "a weight cannot be negative" }).max(100, { error: "a weight is at most 100 (weights are relative: 2 counts twice as much as 1)" });
+
 /** The consensus threshold: a share in (0, 1]. */
 export const ConsensusThreshold = z
   .number({ error: "the threshold must be a number" })
@@ -95,16 +98,18 @@ export function tallyVotes(question: string, options: readonly string[], votes: 
   const counts = Object.fromEntries(options.map((option) => [option, 0])) as Record<string, number>;
   const weighted = Object.fromEntries(options.map((option) => [option, 0])) as Record<string, number>;
   let total = 0;
+  // Summed relative to the largest weight, so no sum of finite weights overflows to Infinity (and a share to NaN).
+  const scale = Math.max(0, ...votes.map((vote) => vote.weight)) || 1;
   for (const vote of votes) {
-    total += vote.weight;
+    total += vote.weight / scale;
     if (vote.choice === null || !(vote.choice in counts)) continue;
     counts[vote.choice] = (counts[vote.choice] ?? 0) + 1;
-    weighted[vote.choice] = (weighted[vote.choice] ?? 0) + vote.weight;
+    weighted[vote.choice] = (weighted[vote.choice] ?? 0) + vote.weight / scale;
   }
   const top = Math.max(0, ...Object.values(weighted));
   const leading = top > 0 ? options.filter((option) => weighted[option] === top) : [];
   const consensus = total > 0 ? round(top / total) : 0;
-  const base = { question, options: [...options], consensus, threshold, leading, votes: [...votes], counts, weighted: Object.fromEntries(Object.entries(weighted).map(([option, weight]) => [option, round(weight)])) };
+  const base = { question, options: [...options], consensus, threshold, leading, votes: [...votes], counts, weighted: Object.fromEntries(Object.entries(weighted).map(([option, weight]) => [option, round(weight * scale)])) };
   if (leading.length === 0) return { ...base, decision: null, reached: false, outcome: "no_votes" };
   if (leading.length > 1) return { ...base, decision: null, reached: false, outcome: "tie" };
   const reached = consensus >= threshold;
@@ -147,7 +152,7 @@ export const DecideRequest = z
       .optional(),
     threshold: ConsensusThreshold.optional(),
     /** Each voter's weight, in the voters' order, or by voter name (1 when not given). */
-    weights: z.union([z.array(z.number().min(0, { error: "a weight cannot be negative" })).min(1), z.record(z.string(), z.number().min(0, { error: "a weight cannot be negative" }))]).optional(),
+    weights: z.union([z.array(Weight).min(1), z.record(z.string(), Weight)]).optional(),
   })
   .strict();
 export type DecideRequest = z.infer<typeof DecideRequest>;

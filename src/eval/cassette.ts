@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
-import { readFile, rename, writeFile } from "node:fs/promises";
+import { rename, writeFile } from "node:fs/promises";
 import path from "node:path";
+import { readUserFile } from "../config/user-files.js";
 import type { BaseMessage } from "@langchain/core/messages";
 import { z } from "zod";
 import { InputError } from "../core/errors.js";
@@ -90,7 +91,7 @@ export function cassettePath(directory: string, caseId: string): string {
 export async function readCassette(file: string): Promise<CassetteFile | undefined> {
   let text: string;
   try {
-    text = await readFile(file, "utf8");
+    text = await readUserFile(file);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
     throw new InputError("cassette_unreadable", `${file}: ${(error as Error).message}`, { path: file });

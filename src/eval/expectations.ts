@@ -1,4 +1,5 @@
 import { isTroupeError } from "../core/errors.js";
+import { compileLinearRegExp } from "../core/linear-regex.js";
 import type { RunResult } from "../core/run.js";
 import { truncate } from "../core/text.js";
 import { readContainedFile } from "../tools/workspace-read.js";
@@ -45,7 +46,7 @@ export async function checkExpectations(evalCase: EvalCase, result: RunResult, w
   const answer = result.answer ?? "";
   for (const phrase of expect.answer_includes ?? []) if (!answer.includes(phrase)) fail("answer_includes", `the answer does not include ${shown(phrase)}`);
   for (const phrase of expect.answer_excludes ?? []) if (answer.includes(phrase)) fail("answer_excludes", `the answer includes ${shown(phrase)}`);
-  if (expect.answer_matches !== undefined && !new RegExp(expect.answer_matches).test(answer)) fail("answer_matches", `the answer does not match /${expect.answer_matches}/`);
+  if (expect.answer_matches !== undefined && !compileLinearRegExp(expect.answer_matches).test(answer)) fail("answer_matches", `the answer does not match /${truncate(expect.answer_matches, 200)}/`);
   for (const [file, expected] of Object.entries(expect.files ?? {})) {
     const actual = await readText(workspace, file);
     if (expected === null) {

@@ -1,7 +1,8 @@
 import { randomUUID } from "node:crypto";
-import { mkdir, writeFile } from "node:fs/promises";
+import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import pMap from "p-map";
+import { ensureDirectory } from "../config/user-files.js";
 import { errorMessage } from "../core/errors.js";
 import { LIMITS } from "../core/limits.js";
 import { emptyMetrics, type RunResult } from "../core/run.js";
@@ -54,10 +55,10 @@ export function evalDirectory(troupe: Troupe, evalId: string): string {
 
 /** Makes the case's fresh workspace with the files it starts from. */
 async function seedWorkspace(workspace: string, files: Record<string, string>): Promise<void> {
-  await mkdir(workspace, { recursive: true });
+  await ensureDirectory(workspace);
   for (const [name, text] of Object.entries(files)) {
     const target = path.join(workspace, ...checkRelativePath(name));
-    await mkdir(path.dirname(target), { recursive: true });
+    await ensureDirectory(path.dirname(target));
     await writeFile(target, text);
   }
 }

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { InputError } from "../core/errors.js";
+import { patternProblem } from "../core/linear-regex.js";
 import { LIMITS } from "../core/limits.js";
 import { TaskText } from "../core/run.js";
 import { checkRelativePath } from "../tools/workspace.js";
@@ -20,10 +21,10 @@ export const DEFAULT_JUDGE_MIN_SCORE = LIMITS.passThreshold;
 
 const required = (what: string) => (issue: { input: unknown }) => (issue.input === undefined ? "is required" : `must be ${what}`);
 
-/** A path inside the case's workspace: relative, no `..`. */
+/** A file inside the case's workspace: relative, no `..`, and naming a file (not `.`, the workspace itself). */
 const WorkspacePath = z.string().superRefine((value, context) => {
   try {
-    checkRelativePath(value);
+    if (checkRelativePath(value).length === 0) context.addIssue({ code: "custom", message: `"${value}" names the workspace itself, not a file in it` });
   } catch (error) {
     context.addIssue({ code: "custom", message: `"${value}" is not a path inside the workspace: ${(error as Error).message}` });
   }
@@ -36,12 +37,10 @@ const Phrases = z
   })
   .transform((value) => (typeof value === "string" ? [value] : value));
 
+/** A regular expression run on RE2 (linear time): a suite is a program its submitter wrote. */
 const RegexSource = z.string({ error: required("a regular expression (a string)") }).superRefine((value, context) => {
-  try {
-    new RegExp(value);
-  } catch (error) {
-    context.addIssue({ code: "custom", message: `is not a valid regular expression: ${(error as Error).message}` });
-  }
+  const problem = patternProblem(value);
+  if (problem !== undefined) context.addIssue({ code: "custom", message: `is not a regular expression troupe can run: ${problem}` });
 });
 
 const Rubric = z.string({ error: required("a text") }).min(1, { error: "must not be empty" }).max(2_000, { error: "must be at most 2,000 characters" });

@@ -2,7 +2,8 @@ import { createHash } from "node:crypto";
 import type { WorkerToolCall } from "../agents/worker.js";
 import { errorMessage } from "../core/errors.js";
 import { LIMITS } from "../core/limits.js";
-import { type Artifact, isArgRef, type PlannedSubtask, type SubtaskResult } from "../core/plan.js";
+import type { MappedExecutionReport } from "../core/map-report.js";
+import { type Artifact, isArgRef, type PlannedSubtask, type SubtaskResult, type MissingFiles } from "../core/plan.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import { fileDigest } from "../tools/workspace-files.js";
 
@@ -169,4 +170,37 @@ export async function currentArtifacts(workspace: string, results: Record<string
     );
   }
   return current;
+}
+
+/**
+ * The files a map of a direct tool step was asked to make and does not hold: each failed item's
+ * (it never made them), and each succeeded item's that is not in the workspace now — items kept
+ * from before a crash included, which this pass did not run and so did not check. Only tools that
+ * leave a path present count (a delete's target is meant to be gone).
+ */
+export async function missingItemFiles(
+  tools: ToolRegistry,
+  workspace: string,
+  tool: string,
+  argsOf: (index: number) => Record<string, unknown>,
+  report: MappedExecutionReport,
+): Promise<MissingFiles | undefined> {
+  if (tools.get(tool)?.powers?.includes("workspace.delete")) return undefined;
+  const paths: string[] = [];
+  let items = 0;
+  for (const [index, entry] of report.results.entries()) {
+    const writes = tools.resources(tool, argsOf(index))?.writes ?? [];
+    if (writes.length === 0) continue;
+    const missing = entry.status === "error" ? writes : await absent(workspace, writes);
+    if (missing.length === 0) continue;
+    items += 1;
+    for (const path of missing) if (paths.length < LIMITS.mapFailuresKept) paths.push(path);
+  }
+  return items > 0 ? { items, paths } : undefined;
+}
+
+async function absent(workspace: string, paths: readonly string[]): Promise<string[]> {
+  const missing: string[] = [];
+  for (const path of paths) if ((await fileDigest(workspace, path).catch(() => undefined)) === undefined) missing.push(path);
+  return missing;
 }

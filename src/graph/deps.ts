@@ -82,6 +82,7 @@ export function planView(state: Pick<State, "plan" | "results">): SubtaskView[] 
     if (result?.error !== undefined) view.error = result.error;
     if (result?.failureKind !== undefined && view.status === "failed") view.failureKind = result.failureKind;
     if (result?.artifacts !== undefined && view.status !== "pending") view.artifacts = result.artifacts;
+    if (result?.missingFiles !== undefined && view.status !== "pending") view.missingFiles = result.missingFiles;
     if (result?.startedAt !== undefined && result.endedAt !== undefined) view.durationMs = result.endedAt - result.startedAt;
     if (result?.ref !== undefined) view.ref = result.ref;
     if (result?.bytes !== undefined) view.bytes = result.bytes;
@@ -96,8 +97,9 @@ export function planView(state: Pick<State, "plan" | "results">): SubtaskView[] 
  */
 export async function outcomeSources(state: Pick<State, "plan" | "results">, stash: Stash): Promise<OutcomeSource[]> {
   return Promise.all(
-    planView(state).map(async ({ id, label, agent, status, attempts, summary, error, failureKind, artifacts, ref, bytes }) => {
+    planView(state).map(async ({ id, label, agent, status, attempts, summary, error, failureKind, artifacts, missingFiles, ref, bytes }) => {
       const source: OutcomeSource = { id, label, agent, status, attempts };
+      if (missingFiles !== undefined) source.missingFiles = missingFiles;
       if (summary !== undefined) source.summary = summary;
       if (error !== undefined) source.error = error;
       if (failureKind !== undefined) source.failureKind = failureKind;

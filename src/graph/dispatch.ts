@@ -11,7 +11,7 @@ import { Semaphore } from "../tools/concurrency.js";
 import { LiveBoard } from "./board.js";
 import { emit, firstPassOf, type GraphDeps } from "./deps.js";
 import { durableStep } from "./durable.js";
-import { createRunSubtask, type SubtaskPayload, subtaskMayPause } from "./nodes/execution.js";
+import { createRunSubtask, type SubtaskPayload } from "./nodes/execution.js";
 import { statusOf } from "./schedule.js";
 import type { State, Update } from "./state.js";
 
@@ -158,8 +158,10 @@ export class Dispatcher {
   readonly #deps: GraphDeps;
   /** Started before its plan is known to be valid (a streamed plan): see `confirm`. */
   readonly #speculative: boolean;
-  readonly #confirmed: Promise<void>;
-  #confirm: () => void = () => undefined;
+  /** Settles when the plan is judged: resolved once valid, rejected when dropped (calls with effects wait on it). */
+  readonly #effects: Promise<void>;
+  #allowEffects: () => void = () => undefined;
+  #refuseEffects: (reason: Error) => void = () => undefined;
   #stopped = false;
   /** The board while these subtasks run: the state's messages and what they post. */
   readonly #board: LiveBoard;
@@ -172,8 +174,13 @@ export class Dispatcher {
   constructor(deps: GraphDeps, context: DispatchContext, config: LangGraphRunnableConfig, options: { speculative?: boolean } = {}) {
     this.#deps = deps;
     this.#speculative = options.speculative === true;
-    this.#confirmed = new Promise<void>((resolve) => (this.#confirm = resolve));
-    if (!this.#speculative) this.#confirm();
+    this.#effects = new Promise<void>((resolve, reject) => {
+      this.#allowEffects = resolve;
+      this.#refuseEffects = reject;
+    });
+    // Nobody may wait on it at all (a plan dropped before any call with an effect): not an unhandled rejection.
+    this.#effects.catch(() => undefined);
+    if (!this.#speculative) this.#allowEffects();
     this.#runSubtask = createRunSubtask(deps);
     this.#context = context;
     this.#signal = config.signal ? AbortSignal.any([config.signal, this.#abort.signal]) : this.#abort.signal;
@@ -224,16 +231,16 @@ export class Dispatcher {
     return this.#calls.has(id);
   }
 
-  /** The plan is valid as a whole: subtasks that may ask a person go on too. */
+  /** The plan is valid as a whole: calls with effects (and those a person must approve) go on. */
   confirm(): void {
-    this.#confirm();
+    this.#allowEffects();
   }
 
-  /** Stops what was started (a speculative start from a plan that turned out invalid); their results are not kept. */
+  /** Stops what was started (a speculative start from a plan that turned out invalid); their results are not kept, and their held effects never happen. */
   abort(reason: string): void {
     this.#stopped = true;
+    this.#refuseEffects(new Error(reason));
     this.#abort.abort(new Error(reason));
-    this.#confirm();
   }
 
   #held(reason: string): never {
@@ -272,8 +279,6 @@ export class Dispatcher {
     const attempt = (state.results[subtask.id]?.attempts ?? 0) + 1;
     const run = task(subtaskTaskName(subtask, attempt), async (): Promise<SubtaskUpdate> => {
       try {
-        // A subtask that may ask a person waits for the whole plan to be valid: no approval is asked for a plan that is then dropped.
-        if (this.#speculative && subtaskMayPause(this.#deps, subtask, state.settings.allowedTools)) await this.#confirmed;
         const inputs = await Promise.all(subtask.dependsOn.map(async (id) => ({ id, result: await this.#resultOf(id) })));
         const blocker = inputs.find(({ result }) => result?.status === "failed" || result?.status === "skipped");
         if (blocker) {
@@ -294,7 +299,11 @@ export class Dispatcher {
           if (assigned.assignment) emit(config, { type: "agent-assign", subtaskId: subtask.id, ...assigned.assignment });
           const payload = subtaskPayload({ ...state, plan: [...this.#context.plan()] }, assigned.subtask, this.#known);
           if (assigned.assignment) payload.assignment = assigned.assignment;
-          return await this.#runSubtask(payload, config, { board: this.#board, planIds: () => this.#context.plan().map((item) => item.id) });
+          return await this.#runSubtask(payload, config, {
+            board: this.#board,
+            planIds: () => this.#context.plan().map((item) => item.id),
+            ...(this.#speculative ? { effectsAllowed: () => this.#effects } : {}),
+          });
         } finally {
           if (agent !== undefined) this.#running.set(agent, (this.#running.get(agent) ?? 1) - 1);
           release();

@@ -1,6 +1,7 @@
 import { type AgentDefinition, AgentRegistry, defineAgent } from "../agents/define-agent.js";
 import { isRemoteAgent, type TroupeConfig } from "../config/config-file.js";
 import { ConfigError, errorMessage } from "../core/errors.js";
+import type { ProviderRegistry } from "../providers/registry.js";
 import type { ToolRegistry } from "../tools/registry.js";
 
 /**
@@ -41,5 +42,21 @@ export function checkAgentTools(config: TroupeConfig, tools: ToolRegistry): void
     if (isRemoteAgent(agent)) return;
     const unknown = agent.tools.filter((name) => !tools.has(name));
     if (unknown.length > 0) throw new ConfigError("invalid_config", `agents.${index} (${agent.name}): unknown tool${unknown.length > 1 ? "s" : ""} ${unknown.join(", ")}`, { setting: `agents.${index}.tools` });
+  });
+}
+
+/**
+ * A config agent's `model` must name a provider that exists (`provider:model`; a bare name is a
+ * model of the main provider): checked where the models are not made, as `troupe agents list`.
+ */
+export function checkAgentModels(config: TroupeConfig, providers: Pick<ProviderRegistry, "has" | "ids">): void {
+  (config.agents ?? []).forEach((agent, index) => {
+    if (isRemoteAgent(agent) || !agent.model) return;
+    const colon = agent.model.indexOf(":");
+    if (colon < 0) return;
+    const id = agent.model.slice(0, colon).trim();
+    if (!providers.has(id)) {
+      throw new ConfigError("invalid_config", `agents.${index} (${agent.name}): model "${agent.model}" names an unknown provider "${id}" (known: ${providers.ids().join(", ")})`, { setting: `agents.${index}.model` });
+    }
   });
 }

@@ -1,4 +1,5 @@
 import path from "node:path";
+import { createHash } from "node:crypto";
 import type { AgentRegistry } from "../agents/define-agent.js";
 import { createAgentRegistry } from "../agents/index.js";
 import type { RunLedger } from "../agents/run-ledger.js";
@@ -212,6 +213,8 @@ export class Troupe {
         agents: withConfigAgents(options.agents ?? createAgentRegistry(), config, resolved),
         tools: options.tools,
         audit: store.audit,
+        // Per workspace: two engines on one data directory work in their own folders.
+        stagingDir: path.join(path.resolve(options.dataDir ?? env.TROUPE_DATA_DIR), "stages", createHash("sha256").update(workspace).digest("hex").slice(0, 16)),
         builtins: {
           // A run's calls reach its owner's namespace; a direct call its principal's (the local user's without one).
           memory: { memory: store.memories, namespaceOf: (context) => context.memoryNamespace ?? memoryNamespaceFor(context.principal) },

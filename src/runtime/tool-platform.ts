@@ -33,6 +33,8 @@ export interface ToolPlatformOptions {
   builtins?: Pick<BuiltinToolSettings, "memory" | "threadResults">;
   /** Remote (A2A) agents of the config file, and where their tasks are kept by call id. */
   remote?: { agents: RemoteAgentConfig[]; tasks?: RemoteTasks };
+  /** Where scripts that write run on a staged copy of the workspace (beside the data, so a crash leaves their journals). */
+  stagingDir?: string;
 }
 
 /** An agent's role defaults as grants: the config's replacement when it has one, else the agent's own. */
@@ -51,7 +53,8 @@ export function roleGrants(agent: AgentDefinition, tools: ToolRegistry, config: 
 /** Builds the registry (built-ins, then each configured MCP server's tools), the policy and the effective agents. */
 export async function createToolPlatform(options: ToolPlatformOptions): Promise<ToolPlatform> {
   const { config } = options;
-  const tools = options.tools ?? createBuiltinRegistry({ settings: { sandbox: config.sandbox, fetch: config.fetch, search: config.search, ...options.builtins } });
+  const sandbox = options.stagingDir !== undefined ? { ...config.sandbox, stagingDir: options.stagingDir } : config.sandbox;
+  const tools = options.tools ?? createBuiltinRegistry({ settings: { sandbox, fetch: config.fetch, search: config.search, ...options.builtins } });
   const mcp: McpConnection[] = [];
   const warnings: string[] = [];
   const close = async (): Promise<void> => {

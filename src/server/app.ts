@@ -95,6 +95,7 @@ export async function createApp(options: CreateAppOptions): Promise<TroupeApp> {
   const tasks = new TaskService({
     troupe: options.troupe,
     maxRunning: config.maxRunning,
+    ...(config.maxRunningPerKey !== undefined ? { maxRunningPerKey: config.maxRunningPerKey } : {}),
     ...(config.workers !== undefined ? { workers: config.workers } : {}),
     maxCrashes: config.maxCrashes,
     metrics,

@@ -1,7 +1,8 @@
 import { timingSafeEqual } from "node:crypto";
 import type { FastifyRequest } from "fastify";
 import { TroupeError } from "../core/errors.js";
-import { type AuthPolicy, digestOf, LOCAL_PRINCIPAL, type Principal } from "./config.js";
+import { digestOf, LOCAL_PRINCIPAL, type Principal } from "./api-keys.js";
+import type { AuthPolicy } from "./config.js";
 
 declare module "fastify" {
   interface FastifyRequest {
@@ -24,7 +25,8 @@ export function createAuthHook(policy: AuthPolicy) {
       return;
     }
     const header = request.headers.authorization;
-    const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
+    // The key is the rest of the header (a key may hold inner spaces); HTTP trims its ends.
+    const match = header ? /^Bearer[ \t]+(.*[^ \t])[ \t]*$/i.exec(header) : null;
     if (!match) {
       throw new TroupeError("denied", "unauthorized", "an API key is required: send the header Authorization: Bearer <key>");
     }

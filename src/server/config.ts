@@ -1,51 +1,9 @@
-import { createHash } from "node:crypto";
 import { isIP } from "node:net";
 import { z } from "zod";
 import { ConfigError } from "../core/errors.js";
+import { type ApiKey, keyFileEntries, keyListEntries, parseKeyEntries } from "./api-keys.js";
 
-/** A caller of the API: who owns the tasks it submits. */
-export interface Principal {
-  /** Stable id stored with the principal's tasks (a name, or a digest of the key; never the key). */
-  id: string;
-}
-
-/** The principal of every request when the API is open (loopback without keys). */
-export const LOCAL_PRINCIPAL: Principal = { id: "local" };
-
-export interface ApiKey {
-  principal: Principal;
-  /** sha256 of the key, compared in constant time. */
-  digest: Buffer;
-}
-
-export function digestOf(key: string): Buffer {
-  return createHash("sha256").update(key, "utf8").digest();
-}
-
-/**
- * Parses `TROUPE_API_KEYS`: comma-separated entries, each `key` or `name=key`. A named key's
- * tasks belong to `name`; an unnamed key's to `key-<first 12 hex digits of its sha256>`.
- */
-export function parseApiKeys(text: string | undefined): ApiKey[] {
-  if (!text) return [];
-  const keys: ApiKey[] = [];
-  const seen = new Set<string>();
-  for (const entry of text.split(",").map((part) => part.trim()).filter(Boolean)) {
-    const equals = entry.indexOf("=");
-    const name = equals > 0 ? entry.slice(0, equals).trim() : undefined;
-    const key = equals > 0 ? entry.slice(equals + 1).trim() : entry;
-    if (key.length === 0) throw new ConfigError("invalid_api_keys", `TROUPE_API_KEYS: the entry for ${name ?? "a key"} has no key`);
-    if (name !== undefined && !/^[A-Za-z0-9._-]{1,64}$/.test(name)) {
-      throw new ConfigError("invalid_api_keys", `TROUPE_API_KEYS: "${name}" is not a valid name (letters, digits, '.', '_', '-')`);
-    }
-    const digest = digestOf(key);
-    const id = name ?? `key-${digest.toString("hex").slice(0, 12)}`;
-    if (seen.has(id)) throw new ConfigError("invalid_api_keys", `TROUPE_API_KEYS: "${id}" appears twice`);
-    seen.add(id);
-    keys.push({ principal: { id }, digest });
-  }
-  return keys;
-}
+export { type ApiKey, digestOf, LOCAL_PRINCIPAL, parseApiKeys, type Principal } from "./api-keys.js";
 
 /** Whether a host to bind to only accepts connections from this machine. */
 export function isLoopback(host: string): boolean {
@@ -62,14 +20,18 @@ const count = (minimum: number) => z.coerce.number().int().min(minimum);
 export const ServerConfig = z.object({
   host: z.string().min(1).default("127.0.0.1"),
   port: count(0).max(65_535).default(8003),
-  /** Raw `TROUPE_API_KEYS`. */
+  /** Raw `TROUPE_API_KEYS`: comma-separated `name:key`. */
   apiKeys: z.string().optional(),
+  /** `TROUPE_API_KEYS_FILE`: a file of `name:key` lines. */
+  apiKeysFile: z.string().min(1).optional(),
   /** Require keys on loopback too; on any other address they are always required. */
   requireAuth: z.boolean().optional(),
   /** Raw `TROUPE_ADMINS`: the principals (API key names) that may change runtime grants. */
   admins: z.string().optional(),
   /** At most this many runs execute at once; the rest wait in the queue. */
   maxRunning: count(1).default(100),
+  /** At most this many of them one API key's; waiting runs start round-robin across keys (default `maxRunning`). */
+  maxRunningPerKey: count(1).optional(),
   /**
    * Runs this process drives at once (its worker slots): on Postgres, 0 makes an API process
    * that only accepts, queries and streams; default `maxRunning`. On SQLite the server is the only
@@ -108,8 +70,10 @@ export function serverConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Serve
   return {
     apiKeys: pick("TROUPE_API_KEYS"),
     admins: pick("TROUPE_ADMINS"),
+    apiKeysFile: pick("TROUPE_API_KEYS_FILE"),
     requireAuth: requireAuth === undefined ? undefined : /^(1|true|yes)$/i.test(requireAuth),
     maxRunning: pick("TROUPE_MAX_RUNNING") as never,
+    maxRunningPerKey: pick("TROUPE_MAX_RUNNING_PER_KEY") as never,
     workers: pick("TROUPE_WORKERS") as never,
     rateLimitPerMinute: pick("TROUPE_RATE_LIMIT") as never,
     maxEventLoopDelayMs: pick("TROUPE_MAX_EVENT_LOOP_DELAY_MS") as never,
@@ -142,7 +106,7 @@ export interface AuthPolicy {
  * `requireAuth` is set. Requiring keys without any configured is a configuration error.
  */
 export function authPolicy(config: ServerConfig): AuthPolicy {
-  const keys = parseApiKeys(config.apiKeys);
+  const keys = parseKeyEntries([...keyListEntries(config.apiKeys), ...(config.apiKeysFile ? keyFileEntries(config.apiKeysFile) : [])]);
   const loopback = isLoopback(config.host);
   const required = !loopback || keys.length > 0 || config.requireAuth === true;
   if (config.requireAuth === false && !loopback) {
@@ -153,8 +117,8 @@ export function authPolicy(config: ServerConfig): AuthPolicy {
     throw new ConfigError(
       "api_keys_missing",
       loopback
-        ? `--require-auth (TROUPE_REQUIRE_AUTH) requires API keys: set TROUPE_API_KEYS (comma-separated, each "key" or "name=key"), or serve ${config.host} without --require-auth`
-        : `serving on ${config.host} requires API keys: set TROUPE_API_KEYS (comma-separated, each "key" or "name=key"), or bind to 127.0.0.1`,
+        ? `--require-auth (TROUPE_REQUIRE_AUTH) requires API keys: set TROUPE_API_KEYS (comma-separated, each "name:key") or TROUPE_API_KEYS_FILE, or serve ${config.host} without --require-auth`
+        : `serving on ${config.host} requires API keys: set TROUPE_API_KEYS (comma-separated, each "name:key") or TROUPE_API_KEYS_FILE, or bind to 127.0.0.1`,
     );
   }
   return { required: required && config.requireAuth !== false, keys };

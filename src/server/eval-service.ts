@@ -9,13 +9,14 @@ import type { Troupe } from "../runtime/engine.js";
 import type { EvalRecord } from "../store/index.js";
 import type { Principal } from "./config.js";
 import type { EventHub } from "./event-hub.js";
+import { FairQueue, KeyedCounts, NO_OWNER } from "./fair-queue.js";
 import { EVAL_HTTP_LIMITS, type EvalBody, type EvalCaseView, type EvalListQuery, type EvalSummary, type EvalView } from "./schemas.js";
 
 export interface EvalServiceOptions {
   troupe: Troupe;
   hub: EventHub<StoredEvalEvent>;
   logger: Logger;
-  /** Evals run at once; the rest wait their turn (default 2). */
+  /** Evals run at once, at most one per API key; the rest wait their turn, taken round-robin across keys (default 4). */
   maxRunning?: number;
   /**
    * Whether this process runs evals (default true). On Postgres an API process that only serves
@@ -56,7 +57,9 @@ export class EvalService {
   readonly #hub: EventHub<StoredEvalEvent>;
   readonly #log: Logger;
   readonly #maxRunning: number;
-  readonly #queue: string[] = [];
+  /** Evals waiting, by owner: taken round-robin, one running per owner at a time (a key's flood waits behind its own evals, not another key's). */
+  readonly #queue = new FairQueue<string>();
+  readonly #running = new KeyedCounts();
   readonly #active = new Map<string, ActiveEval>();
   readonly #runs: boolean;
   #accepting = true;
@@ -67,7 +70,7 @@ export class EvalService {
     this.#troupe = options.troupe;
     this.#hub = options.hub;
     this.#log = options.logger;
-    this.#maxRunning = options.maxRunning ?? 2;
+    this.#maxRunning = options.maxRunning ?? 4;
     this.#runs = options.runs ?? true;
   }
 
@@ -92,7 +95,7 @@ export class EvalService {
       suite: suite.cases,
     });
     this.#log.info({ evalId: record.id, cases: record.total }, "eval accepted");
-    if (this.#runs) this.#enqueue(record.id);
+    if (this.#runs) this.#enqueue(record.id, record.owner);
     return record;
   }
 
@@ -168,8 +171,7 @@ export class EvalService {
       active.controller.abort();
       await active.settled;
     } else {
-      const index = this.#queue.indexOf(evalId);
-      if (index >= 0) this.#queue.splice(index, 1);
+      this.#queue.remove(evalId);
       if (record.status === "queued" || !this.#shared) {
         await this.#finish(evalId, "cancelled", undefined, ["queued"].concat(this.#shared ? [] : ["running"]) as EvalRecord["status"][]);
       }
@@ -201,7 +203,7 @@ export class EvalService {
       if (this.#active.has(record.id) || this.#queue.includes(record.id)) continue;
       if (record.status === "queued") {
         if (!this.#runs) continue;
-        this.#enqueue(record.id);
+        this.#enqueue(record.id, record.owner);
         queued += 1;
         continue;
       }
@@ -231,7 +233,7 @@ export class EvalService {
       void this.#troupe.store.evals
         .listUnsettled()
         .then((records) => {
-          for (const record of records) if (record.status === "queued" && !this.#active.has(record.id) && !this.#queue.includes(record.id)) this.#enqueue(record.id);
+          for (const record of records) if (record.status === "queued" && !this.#active.has(record.id) && !this.#queue.includes(record.id)) this.#enqueue(record.id, record.owner);
         })
         .catch(() => {});
     }, EVAL_POLL_MS);
@@ -264,14 +266,17 @@ export class EvalService {
     this.#hub.publish({ ...(await this.#troupe.store.events.appendTo(evalId, event)), evalId });
   }
 
-  #enqueue(evalId: string): void {
-    this.#queue.push(evalId);
+  #enqueue(evalId: string, owner: string | null): void {
+    this.#queue.push(owner ?? NO_OWNER, evalId);
     setImmediate(() => this.#pump());
   }
 
   #pump(): void {
-    while (this.#accepting && this.#active.size < this.#maxRunning && this.#queue.length > 0) {
-      const evalId = this.#queue.shift() as string;
+    while (this.#accepting && this.#active.size < this.#maxRunning) {
+      const next = this.#queue.take((owner) => this.#running.count(owner) === 0);
+      if (!next) break;
+      const evalId = next.item;
+      this.#running.start(next.key);
       // Held as active while it is claimed, so the slot counts at once.
       let settle: () => void = () => {};
       const placeholder: ActiveEval = { controller: new AbortController(), settled: new Promise<void>((resolve) => (settle = resolve)) };
@@ -280,7 +285,9 @@ export class EvalService {
         .catch((error: unknown) => this.#log.error({ err: error, evalId }, "eval could not start"))
         .finally(() => {
           if (this.#active.get(evalId) === placeholder) this.#active.delete(evalId);
+          this.#running.end(next.key);
           settle();
+          this.#pump();
         });
     }
   }

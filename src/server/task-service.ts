@@ -11,6 +11,7 @@ import { stableStringify } from "../core/text.js";
 import { isAlive, type Troupe } from "../runtime/engine.js";
 import type { RunRecord } from "../store/index.js";
 import type { Principal } from "./config.js";
+import { FairQueue, KeyedCounts, NO_OWNER } from "./fair-queue.js";
 import { decisionFor } from "./decisions.js";
 import type { EventHub } from "./event-hub.js";
 import type { ServerMetrics } from "./metrics.js";
@@ -42,6 +43,8 @@ export interface TaskServiceOptions {
   workers?: number;
   /** A run whose process died this many times in a row while it ran is failed instead of taken up again (default 2). */
   maxCrashes?: number;
+  /** The most runs one API key's owner drives at once here (default `maxRunning`); waiting runs start round-robin across owners. */
+  maxRunningPerKey?: number;
   metrics: ServerMetrics;
   telemetry: Telemetry;
   hub: EventHub;
@@ -67,7 +70,12 @@ export class TaskService {
   readonly #metrics: ServerMetrics;
   readonly #hub: EventHub;
   readonly #log: Logger;
-  readonly #queue: string[] = [];
+  /** Runs waiting for a slot, taken round-robin across their owners (SQLite). */
+  readonly #queue = new FairQueue<string>();
+  /** Runs each owner has taken from the queue and not finished, against `maxRunningPerKey`. */
+  readonly #running = new KeyedCounts();
+  /** The most runs one owner drives at once here; the slots it cannot use go to the others. */
+  readonly maxRunningPerKey: number;
   /** Trace of each submission until its run starts. */
   readonly #origins = new Map<string, Origin>();
   /** Submissions with an Idempotency-Key whose batch is not committed yet. */
@@ -83,6 +91,7 @@ export class TaskService {
   constructor(options: TaskServiceOptions) {
     this.troupe = options.troupe;
     this.maxRunning = options.maxRunning;
+    this.maxRunningPerKey = Math.min(options.maxRunningPerKey ?? options.maxRunning, options.maxRunning);
     this.#maxCrashes = options.maxCrashes ?? 2;
     this.#metrics = options.metrics;
     this.#hub = options.hub;
@@ -108,7 +117,7 @@ export class TaskService {
   /** Runs driven in this process, and runs waiting for one of its slots (SQLite) — the shared queue's depth is the dispatcher's. */
   stats(): { running: number; queued: number } {
     if (this.dispatcher) return { running: this.dispatcher.executor.size, queued: 0 };
-    return { running: this.executor.size, queued: this.#queue.length + this.#starting };
+    return { running: this.executor.size, queued: this.#queue.size + this.#starting };
   }
 
   /** Starts taking runs: the in-memory queue's leftovers (SQLite) or the shared queue (Postgres, with workers). */
@@ -219,7 +228,7 @@ export class TaskService {
       this.dispatcher?.origin(record.id, origin);
     } else {
       this.#origins.set(record.id, origin);
-      this.#enqueue(record.id);
+      this.#enqueue(record.id, record.owner);
     }
   }
 
@@ -318,7 +327,7 @@ export class TaskService {
     const queued = await this.troupe.store.runs.update(record.id, { status: "queued", pendingDecision, interrupt: null }, { ifStatus: ["interrupted"] });
     if (!queued) throw new ConflictError("task_not_waiting", "the task is not waiting for a person: it was answered meanwhile", { status: (await this.record(principal, taskId)).status });
     this.#log.info({ taskId: record.id, threadId: record.threadId, decision: decision.decision, interruptId: body.interrupt_id }, "task resumed by a person");
-    if (!this.troupe.store.queue) this.#enqueue(record.id, true);
+    if (!this.troupe.store.queue) this.#enqueue(record.id, record.owner, true);
     return (await this.troupe.store.runs.get(record.id)) as RunRecord;
   }
 
@@ -336,9 +345,8 @@ export class TaskService {
       await driving.cancel(record.id);
       return (await this.troupe.store.runs.get(record.id)) as RunRecord;
     }
-    const index = this.#queue.indexOf(record.id);
-    if (index >= 0) this.#queue.splice(index, 1);
-    this.#metrics.tasksQueued.set(this.#queue.length);
+    this.#queue.remove(record.id);
+    this.#metrics.tasksQueued.set(this.#queue.size);
     // Only while it waits (queued, or for a person): a worker may have started it meanwhile.
     const stopped = await this.troupe.store.runs.update(
       record.id,
@@ -398,7 +406,7 @@ export class TaskService {
       } else {
         queued += 1;
       }
-      this.#enqueue(record.id);
+      this.#enqueue(record.id, record.owner);
     }
     if (resumed + queued > 0) this.#log.info({ resumed, queued }, "took up unfinished tasks");
     return { resumed, queued, crashed };
@@ -417,7 +425,7 @@ export class TaskService {
     const [here, there] = await Promise.all([local, shared]);
     const drained = here.drained + there.drained;
     const stopped = here.stopped + there.stopped;
-    this.#log.info({ drained, stopped, queued: this.#queue.length }, "tasks suspended for shutdown");
+    this.#log.info({ drained, stopped, queued: this.#queue.size }, "tasks suspended for shutdown");
     return { drained, stopped };
   }
 
@@ -438,10 +446,9 @@ export class TaskService {
     if (!this.#accepting) throw new TroupeError("system", "shutting_down", "the server is shutting down; retry shortly", { retryAfterSeconds: 5 });
   }
 
-  #enqueue(taskId: string, first = false): void {
-    if (first) this.#queue.unshift(taskId);
-    else this.#queue.push(taskId);
-    this.#metrics.tasksQueued.set(this.#queue.length);
+  #enqueue(taskId: string, owner: string | null, first = false): void {
+    this.#queue.push(owner ?? NO_OWNER, taskId, first);
+    this.#metrics.tasksQueued.set(this.#queue.size);
     if (this.#pumpScheduled) return;
     this.#pumpScheduled = true;
     // The 202 goes out first; runs start on the next turn of the event loop.
@@ -452,14 +459,20 @@ export class TaskService {
   }
 
   #pump(): void {
-    while (this.#accepting && this.executor.size + this.#starting < this.maxRunning && this.#queue.length > 0) {
-      const taskId = this.#queue.shift() as string;
+    while (this.#accepting && this.executor.size + this.#starting < this.maxRunning) {
+      // Round-robin across owners, each held to its share: one key's flood waits behind the others' runs, not before them.
+      const next = this.#queue.take((owner) => this.#running.count(owner) < this.maxRunningPerKey);
+      if (!next) break;
+      this.#running.start(next.key);
       // Starting a run reads and writes the database before its first step: one start per turn
       // of the event loop, like every step, so a burst of starts does not hold up requests.
       this.#starting += 1;
-      void this.executor.gate.pass().then(() => this.#launch(taskId));
+      void this.executor.gate.pass().then(() => this.#launch(next.item).finally(() => {
+        this.#running.end(next.key);
+        this.#pump();
+      }));
     }
-    this.#metrics.tasksQueued.set(this.#queue.length);
+    this.#metrics.tasksQueued.set(this.#queue.size);
     this.#metrics.tasksRunning.set(this.executor.size);
   }
 
@@ -522,7 +535,7 @@ export class TaskService {
       if (record.status !== "queued") this.#parked.delete(record.id);
       else if (record.waitsFor === null && !this.executor.isActive(record.id) && !this.#queue.includes(record.id)) {
         this.#parked.delete(record.id);
-        this.#enqueue(record.id);
+        this.#enqueue(record.id, record.owner);
       }
     }
     if (this.#parked.size === 0 && this.#parkedTimer) {

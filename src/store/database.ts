@@ -1,4 +1,5 @@
-import { closeSync, existsSync, mkdirSync, openSync, statSync, unlinkSync } from "node:fs";
+import { closeSync, existsSync, openSync, statSync, unlinkSync } from "node:fs";
+import { ensureDirectorySync } from "../config/user-files.js";
 import path from "node:path";
 import Database from "better-sqlite3";
 import { ConfigError } from "../core/errors.js";
@@ -347,7 +348,7 @@ export function prepareDataDir(directory: string, create: boolean): string {
   }
   if (!create) return resolved;
   try {
-    mkdirSync(resolved, { recursive: true });
+    ensureDirectorySync(resolved);
   } catch (error) {
     const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
     throw new ConfigError("data_dir_unwritable", `the data directory ${resolved} cannot be created (${reason})`, { path: resolved });

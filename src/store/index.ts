@@ -3,6 +3,7 @@ import { SystemError, isTroupeError } from "../core/errors.js";
 import { type AuditStore, SqliteAuditStore } from "./audit-store.js";
 import { TroupeCheckpointer } from "./checkpointer.js";
 import { checkDatabaseFile, DATABASE_FILE, openDatabase, openEventConnection, prepareDataDir, type Sqlite } from "./database.js";
+import { damagedDatabase, isDamagedDatabase } from "./database-errors.js";
 import { type EvalStore, SqliteEvalStore } from "./eval-store.js";
 import { type EventStore, SqliteEventStore } from "./event-store.js";
 import { type Memories, type MemorySetup, memoryOf, memoryOptionsOf } from "./memories.js";
@@ -98,6 +99,7 @@ export function openSqliteStore(directory: string, options: MemorySetup = {}): S
     stashDb = openEventConnection(resolved);
   } catch (error) {
     if (isTroupeError(error)) throw error;
+    if (isDamagedDatabase(error)) throw damagedDatabase(error, `${resolved}/${DATABASE_FILE}`);
     throw new SystemError("database_unavailable", `cannot open the database in ${resolved}: ${(error as Error).message}`, { path: resolved }, { cause: error });
   }
   const events = new SqliteEventStore(eventsDb);

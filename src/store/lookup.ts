@@ -1,5 +1,7 @@
 import { type AuditStore, SqliteAuditStore } from "./audit-store.js";
-import { openDatabaseReadOnly, type Sqlite } from "./database.js";
+import path from "node:path";
+import { DATABASE_FILE, openDatabaseReadOnly, type Sqlite } from "./database.js";
+import { damagedDatabase, isDamagedDatabase } from "./database-errors.js";
 import { type RunListOptions, type RunRecord, type RunStore, SqliteRunStore } from "./run-store.js";
 import { type RunStatsStore, SqliteRunStatsStore } from "./run-stats-store.js";
 
@@ -17,14 +19,18 @@ async function withTableReadOnly<T>(target: LookupTarget, table: "runs" | "audit
     const { withPostgresReadOnly } = await import("./postgres/index.js");
     return withPostgresReadOnly(target.databaseUrl, table, read);
   }
-  const db: Sqlite | undefined = openDatabaseReadOnly(target.dataDir);
-  if (!db) return undefined;
+  let db: Sqlite | undefined;
   try {
+    db = openDatabaseReadOnly(target.dataDir);
+    if (!db) return undefined;
     const exists = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name = ?").get(table);
     if (!exists) return undefined;
     return await read({ runs: new SqliteRunStore(db), audit: new SqliteAuditStore(db), stats: new SqliteRunStatsStore(db) });
+  } catch (error) {
+    if (isDamagedDatabase(error)) throw damagedDatabase(error, path.join(path.resolve(target.dataDir), DATABASE_FILE));
+    throw error;
   } finally {
-    db.close();
+    db?.close();
   }
 }
 

@@ -44,6 +44,9 @@ export interface ScriptedCall {
   item: number | undefined;
   startedAt: number;
   endedAt?: number;
+  /** Pieces of a streamed structured answer sent, and how many it had (`streamPieces`): fewer when the caller stopped reading. */
+  piecesSent?: number;
+  piecesTotal?: number;
   tools: string[];
   lastMessage: string;
 }
@@ -183,7 +186,7 @@ export class ScriptedChatModel extends ToolCallingChatModel {
     const finish = { response_metadata: { finish_reason: (message.tool_calls ?? []).length > 0 ? "tool_calls" : "stop" } };
     const step = this.steps[(llmOutput as { scriptStep?: number } | undefined)?.scriptStep ?? -1];
     if ((message.tool_calls ?? []).length > 0 && step?.streamPieces) {
-      yield* this.#streamToolCalls(message, step.streamPieces, step.pieceDelayMs ?? 0, finish, options, runManager);
+      yield* this.#streamToolCalls(message, step.streamPieces, step.pieceDelayMs ?? 0, finish, options, runManager, this.calls.at(-1));
       return;
     }
     if ((message.tool_calls ?? []).length > 0 || text === "") {
@@ -210,8 +213,13 @@ export class ScriptedChatModel extends ToolCallingChatModel {
     finish: { response_metadata: Record<string, unknown> },
     options: ToolCallingCallOptions,
     runManager?: CallbackManagerForLLMRun,
+    record?: ScriptedCall,
   ): AsyncGenerator<ChatGenerationChunk> {
     const calls = message.tool_calls ?? [];
+    if (record) {
+      record.piecesSent = 0;
+      record.piecesTotal = calls.reduce((total, call) => total + Math.ceil(JSON.stringify(call.args).length / size), 0);
+    }
     for (const [index, call] of calls.entries()) {
       const text = JSON.stringify(call.args);
       for (let offset = 0; offset < text.length; offset += size) {
@@ -224,6 +232,7 @@ export class ScriptedChatModel extends ToolCallingChatModel {
           ...(last ? { ...finish, ...(message.usage_metadata ? { usage_metadata: message.usage_metadata } : {}) } : {}),
         });
         const chunk = new ChatGenerationChunk({ text: "", message: piece });
+        if (record) record.piecesSent = (record.piecesSent ?? 0) + 1;
         yield chunk;
         await runManager?.handleLLMNewToken("", undefined, undefined, undefined, undefined, { chunk });
       }

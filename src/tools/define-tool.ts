@@ -1,6 +1,7 @@
 import type { z } from "zod";
 import type { BoardMessage, BoardPostArgs, BoardReadArgs } from "../core/board.js";
 import type { CallEffect } from "./audit.js";
+import { riskOf, riskRank, type ToolPower } from "./tool-powers.js";
 
 /** Permission levels, lowest to highest. A tool declares the level it needs. */
 export const PERMISSION_LEVELS = ["NONE", "READ", "WRITE", "EXECUTE", "ADMIN"] as const;
@@ -84,6 +85,14 @@ export interface ToolContext {
   requestApproval?: (request: ApprovalRequest) => ApprovalAnswer | Promise<ApprovalAnswer>;
   /** The run's shared board, inside a run's subtask (`board_post`, `board_read`); absent elsewhere. */
   board?: BoardAccess;
+  /**
+   * Awaited before a call that can have an effect (it needs more than READ, or is not
+   * idempotent) runs: a subtask started from a plan still streaming in waits here until the plan
+   * has passed the checks that can still fail it. A rejection refuses the call (`plan_dropped`).
+   */
+  effectsAllowed?: () => Promise<void>;
+  /** The workspace paths the caller's subtask declares it writes (its plan's `writes`): a script may write those. */
+  writes?: readonly string[];
 }
 
 export interface ToolErrorInfo {
@@ -109,6 +118,14 @@ export interface ToolEffect<Args = unknown> {
   check(effect: CallEffect, context: ToolContext): Promise<EffectState>;
   /** The value the call returns, derived from its arguments and effect, when the effect is found done. */
   derive(args: Args, effect: CallEffect): unknown;
+  /**
+   * Settles a call a crash cut short in one step, when checking is not enough: it may finish the
+   * call's effect from what it journaled (`after`, with the call's value), or find that nothing
+   * happened (`before`: run it). Used instead of `check` and `derive` when present.
+   */
+  settle?(args: Args, effect: CallEffect, context: ToolContext): Promise<{ state: "before" } | { state: "after"; value: unknown } | { state: "other" }>;
+  /** Called once the call's row is complete: what the effect kept for settling (a journal) can go. */
+  release?(effect: CallEffect): Promise<void>;
 }
 
 export interface ToolDefinition<Schema extends z.ZodType = z.ZodType> {
@@ -116,7 +133,12 @@ export interface ToolDefinition<Schema extends z.ZodType = z.ZodType> {
   description: string;
   schema: Schema;
   permission: PermissionLevel;
+  /** The risk of its riskiest call: derived from `powers` when it has them (see `defineTool`). */
   riskLevel: RiskLevel;
+  /** What it can do (its riskiest calls); its risk follows from them. */
+  powers?: readonly ToolPower[];
+  /** What one call can do, when it depends on the arguments or the caller (a script given a read-only workspace). */
+  powersFor?(args: z.infer<Schema>, context: ToolContext): readonly ToolPower[];
   /** Safe to call twice with the same arguments (no side effects, or the same ones): it may be retried. */
   idempotent: boolean;
   timeoutMs: number;
@@ -168,10 +190,30 @@ export function pathArgs(args: Record<string, unknown>, ...names: string[]): str
   return names.flatMap((name) => (typeof args[name] === "string" ? [args[name] as string] : []));
 }
 
-/** Declares a tool. The registry validates arguments with `schema` before `execute` runs. */
-export function defineTool<Schema extends z.ZodType>(definition: ToolDefinition<Schema>): ToolDefinition<Schema> {
+/** A tool as declared: its risk may be left to its powers. */
+export type ToolDeclaration<Schema extends z.ZodType> = Omit<ToolDefinition<Schema>, "riskLevel"> & { riskLevel?: RiskLevel };
+
+/**
+ * Declares a tool. The registry validates arguments with `schema` before `execute` runs. A tool
+ * with `powers` gets the risk they make it (a declared risk may only be higher); one without
+ * them (an MCP tool) must declare its risk.
+ */
+export function defineTool<Schema extends z.ZodType>(definition: ToolDeclaration<Schema>): ToolDefinition<Schema> {
   if (!/^[a-zA-Z][a-zA-Z0-9_.-]{0,63}$/.test(definition.name)) {
     throw new Error(`invalid tool name "${definition.name}": letters, digits, '_', '.', '-', starting with a letter`);
   }
-  return definition;
+  const derived = definition.powers ? riskOf(definition.powers).level : undefined;
+  const riskLevel = definition.riskLevel ?? derived;
+  if (riskLevel === undefined) throw new Error(`tool "${definition.name}" declares neither its powers nor its risk`);
+  if (derived !== undefined && riskRank(riskLevel) < riskRank(derived)) {
+    throw new Error(`tool "${definition.name}" declares risk ${riskLevel}, below the ${derived} its powers make it (${riskOf(definition.powers ?? []).why})`);
+  }
+  return { ...definition, riskLevel };
+}
+
+/** The risk of one call, and why: from what this call can do when the tool says, else the tool's. */
+export function callRisk(tool: Pick<ToolDefinition, "riskLevel" | "powers" | "powersFor">, args: unknown, context: ToolContext): { level: RiskLevel; why: string } {
+  const powers = tool.powersFor ? tool.powersFor(args as never, context) : tool.powers;
+  if (!powers) return { level: tool.riskLevel, why: `declared ${tool.riskLevel}-risk` };
+  return riskOf(powers);
 }

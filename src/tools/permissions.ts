@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { compileLinearRegExp, patternProblem } from "../core/linear-regex.js";
 import { levelRank, PERMISSION_LEVELS, type PermissionLevel, RISK_LEVELS, type ToolDefinition } from "./define-tool.js";
 import { describeGrant, type RuntimeGrant } from "./runtime-grants.js";
 
@@ -46,17 +47,13 @@ export const ArgumentConstraint = z
   .object({
     equals: z.unknown().optional(),
     oneOf: z.array(z.unknown()).min(1).optional(),
-    /** A regular expression the (string) value must match. */
+    /** A regular expression the (string) value must match, run on RE2 (linear time; no lookaround or backreferences). */
     pattern: z
       .string()
-      .refine((source) => {
-        try {
-          new RegExp(source, "u");
-          return true;
-        } catch {
-          return false;
-        }
-      }, { error: "invalid regular expression" })
+      .superRefine((source, context) => {
+        const problem = patternProblem(source, "u");
+        if (problem !== undefined) context.addIssue({ code: "custom", message: `invalid regular expression: ${problem}` });
+      })
       .optional(),
     /** The (string) value must start with one of these. */
     prefix: z.union([z.string(), z.array(z.string()).min(1)]).optional(),
@@ -112,8 +109,28 @@ export type PermissionDecision =
 /** Whether a tool name matches a pattern where `*` stands for any run of characters. */
 export function matchesPattern(pattern: string, name: string): boolean {
   if (!pattern.includes("*")) return pattern === name;
-  const source = pattern.split("*").map((part) => part.replace(/[.+?^${}()|[\]\\]/g, "\\$&")).join(".*");
-  return new RegExp(`^${source}$`).test(name);
+  // Greedy matching with one backtrack point (the last '*'): linear in practice, never exponential
+  // the way `^.*a.*a.*…$` is on a backtracking engine.
+  let at = 0;
+  let from = 0;
+  let star = -1;
+  let resume = 0;
+  while (at < name.length) {
+    if (from < pattern.length && pattern[from] !== "*" && pattern[from] === name[at]) {
+      at += 1;
+      from += 1;
+    } else if (from < pattern.length && pattern[from] === "*") {
+      star = from;
+      resume = at;
+      from += 1;
+    } else if (star >= 0) {
+      from = star + 1;
+      resume += 1;
+      at = resume;
+    } else return false;
+  }
+  while (from < pattern.length && pattern[from] === "*") from += 1;
+  return from === pattern.length;
 }
 
 function valueAt(args: unknown, path: string): unknown {
@@ -133,7 +150,7 @@ function sameValue(a: unknown, b: unknown): boolean {
 function argumentProblem(name: string, value: unknown, constraint: ArgumentConstraint): string | undefined {
   if (constraint.equals !== undefined && !sameValue(value, constraint.equals)) return `${name} must be ${JSON.stringify(constraint.equals)}`;
   if (constraint.oneOf && !constraint.oneOf.some((option) => sameValue(option, value))) return `${name} must be one of ${JSON.stringify(constraint.oneOf)}`;
-  if (constraint.pattern !== undefined && (typeof value !== "string" || !new RegExp(constraint.pattern, "u").test(value))) {
+  if (constraint.pattern !== undefined && (typeof value !== "string" || !compileLinearRegExp(constraint.pattern, "u").test(value))) {
     return `${name} must match /${constraint.pattern}/`;
   }
   if (constraint.prefix !== undefined) {

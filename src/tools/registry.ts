@@ -5,7 +5,7 @@ import { preview, truncate } from "../core/text.js";
 import type { ToolSpec } from "../core/tool-spec.js";
 import { type AuditEntry, type AuditSink, auditArgs, type CallEffect, type RecordedCall, redact } from "./audit.js";
 import { Semaphore, sleep } from "./concurrency.js";
-import type { PermissionLevel, ToolContext, ToolDefinition, ToolOutcome } from "./define-tool.js";
+import { callRisk, levelRank, type PermissionLevel, type ToolContext, type ToolDefinition, type ToolOutcome } from "./define-tool.js";
 import type { PermissionPolicy } from "./permissions.js";
 import { ResultCache } from "./result-cache.js";
 import type { RuntimeGrantSource } from "./runtime-grants.js";
@@ -65,6 +65,8 @@ interface Trail {
   keepsOutcome?: boolean;
   /** The earlier completed row the call was answered from: nothing new is written. */
   replayed?: RecordedCall;
+  /** What the call's effect recorded before it ran, released once its row is complete. */
+  effect?: CallEffect;
 }
 
 /** The largest outcome kept in the audit row for answering the same call id again. */
@@ -232,6 +234,8 @@ export class ToolRegistry {
         // Answered from its earlier row: that row already stands for the call.
       } else if (trail.rowId !== undefined && this.#audit?.complete) {
         await this.#audit.complete(trail.rowId, { entry: audit, outcome: context.callId && trail.keepsOutcome ? keptOutcome(outcome) : null });
+        // The row now answers the call: what its effect kept for settling can go.
+        if (trail.effect) await this.#tools.get(name)?.effect?.release?.(trail.effect);
       } else await this.#audit?.record(audit);
     } catch {
       // the audit sink's fault must not change the outcome; the store reports its own failures
@@ -295,7 +299,21 @@ export class ToolRegistry {
       return { ok: false, error: { code: "outcome_unknown", message: `${tool.name} already ran as call ${callId} (audit row ${previous.id}) and its result was not kept; it is not run twice` } };
     }
     trail.rowId = previous.id;
-    if (tool.effect && previous.effect) {
+    if (tool.effect && previous.effect) trail.effect = previous.effect;
+    if (tool.effect?.settle && previous.effect) {
+      // The tool settles it itself (finishing what it journaled, or finding nothing done).
+      const { requestApproval: _requestApproval, ...rest } = context;
+      const settled = await tool.effect.settle(args, previous.effect, rest).catch(() => ({ state: "other" as const }));
+      if (settled.state === "after") {
+        addReason(trail, "settled after a crash: its journaled effect was completed, so it did not run again");
+        trail.status = "ok";
+        return { ok: true, value: settled.value, summary: tool.summarize ? tool.summarize(settled.value, args) : preview(settled.value, LIMITS.previewChars) };
+      }
+      if (settled.state === "before") {
+        addReason(trail, "run again after a crash: it had changed nothing");
+        return undefined;
+      }
+    } else if (tool.effect && previous.effect) {
       const { requestApproval: _requestApproval, ...rest } = context;
       const state = await tool.effect.check(previous.effect, rest).catch(() => "other" as const);
       if (state === "after") {
@@ -320,6 +338,54 @@ export class ToolRegistry {
     };
   }
 
+  /**
+   * A call with an effect (above READ, or not idempotent), or that a person must approve, waits
+   * for `context.effectsAllowed`: a subtask of a plan still streaming in does its reading and
+   * thinking early, and its writes (and its questions) once the plan is known to stand. Refused,
+   * with nothing run and nobody asked, when the plan is dropped.
+   */
+  async #holdEffect(name: string, context: ToolContext, trail: Trail, idempotent: boolean, needsApproval: boolean): Promise<ToolOutcome | undefined> {
+    if (!context.effectsAllowed || (idempotent && levelRank(trail.level) <= levelRank("READ") && !needsApproval)) return undefined;
+    try {
+      await context.effectsAllowed();
+      return undefined;
+    } catch (error) {
+      trail.decision = "denied";
+      trail.reason = `held until the plan was judged whole, and the plan was dropped: ${errorMessage(error)}`;
+      return { ok: false, error: { code: "plan_dropped", message: `${name} did not run: the plan it belonged to was dropped (${errorMessage(error)})` } };
+    }
+  }
+
+  /**
+   * A call a crash cut short whose effect nothing can tell (a tool that keeps no journal and is
+   * not idempotent): only a person can say whether to run it again. With someone to ask (the
+   * graph's approval), the run waits for them — approved, it runs once more; rejected, it stays
+   * failed. Without (a map's item, a direct call), it fails as `outcome_unknown`.
+   */
+  async #askAboutUnknown(tool: ToolDefinition, args: unknown, context: ToolContext, previous: RecordedCall, trail: Trail, unknown: ToolOutcome): Promise<ToolOutcome | undefined> {
+    if (!context.requestApproval) return unknown;
+    trail.suspended = true;
+    const answer = await context.requestApproval({
+      tool: tool.name,
+      agent: context.agent ?? "",
+      args: redact(args),
+      level: trail.level,
+      riskLevel: tool.riskLevel,
+      reason: `${tool.name} began before troupe stopped (audit row ${previous.id}) and whether it had its effect cannot be told from the workspace: approve to run it again, reject to leave it failed`,
+      ...(context.runId !== undefined ? { runId: context.runId } : {}),
+      ...(context.subtaskId !== undefined ? { subtaskId: context.subtaskId } : {}),
+    });
+    trail.suspended = false;
+    if (answer.approved) {
+      trail.decision = "approved";
+      trail.status = "not_run";
+      addReason(trail, "run again after a crash: its outcome was unknown, and a person approved running it again");
+      return undefined;
+    }
+    trail.decision = "rejected";
+    return { ok: false, error: { code: "outcome_unknown", message: `${unknown.ok ? "" : unknown.error.message}; a person chose not to run it again${answer.feedback ? `: ${answer.feedback}` : ""}` } };
+  }
+
   /** Writes the call's row ahead, as `started`, once it is about to run (after any earlier row of the same call id is settled). */
   async #begin(tool: ToolDefinition, args: unknown, context: ToolContext, trail: Trail, idempotent: boolean): Promise<ToolOutcome | undefined> {
     const sink = this.#audit;
@@ -329,6 +395,7 @@ export class ToolRegistry {
       const previous = await sink.findCall(context.callId);
       if (previous) {
         const settled = await this.#settle(tool, args, context, previous, trail, idempotent);
+        if (settled && !settled.ok && settled.error.code === "outcome_unknown" && previous.status === "started") return this.#askAboutUnknown(tool, args, context, previous, trail, settled);
         if (settled) return settled;
       }
     }
@@ -339,6 +406,7 @@ export class ToolRegistry {
       // A target that cannot be described now (outside, a bad path) fails the call itself in a moment.
       effect = await tool.effect.capture(args, rest).catch(() => undefined);
     }
+    if (effect) trail.effect = effect;
     try {
       trail.rowId = await sink.begin(this.#entry(tool.name, args, context, trail), effect);
     } catch {
@@ -364,8 +432,10 @@ export class ToolRegistry {
     }
     let needsApproval = false;
     if (this.#policy && this.#runtimeGrants) await this.#applyRuntimeGrants(this.#policy, this.#runtimeGrants);
+    // The risk of this call: what it can do with these arguments (a script with a read-only workspace is not one that can delete).
+    const risk = parsed.success ? callRisk(tool, parsed.data, context) : { level: tool.riskLevel, why: `declared ${tool.riskLevel}-risk` };
     if (this.#policy) {
-      const decision = this.#policy.check(agent, tool, trail.level, parsed.success ? parsed.data : args);
+      const decision = this.#policy.check(agent, { name: tool.name, riskLevel: risk.level }, trail.level, parsed.success ? parsed.data : args);
       trail.reason = decision.reason;
       if (!decision.allowed) {
         trail.decision = "denied";
@@ -381,6 +451,10 @@ export class ToolRegistry {
     if (!parsed.success) {
       return { ok: false, error: { code: "invalid_arguments", message: `invalid arguments for ${name}: ${z.prettifyError(parsed.error)}` } };
     }
+    const idempotent = tool.idempotentFor ? tool.idempotentFor(parsed.data) : tool.idempotent;
+    // Before a person is asked, too: nobody is asked about a call of a plan that is then dropped.
+    const held = await this.#holdEffect(name, context, trail, idempotent, needsApproval);
+    if (held) return held;
     if (needsApproval) {
       if (!context.requestApproval) {
         trail.decision = "denied";
@@ -405,8 +479,8 @@ export class ToolRegistry {
         agent,
         args: redact(parsed.data),
         level: trail.level,
-        riskLevel: tool.riskLevel,
-        reason: `${name} is ${tool.riskLevel}-risk and needs approval before it runs`,
+        riskLevel: risk.level,
+        reason: `${name} is ${risk.level}-risk (it ${risk.why}) and needs approval before it runs`,
         ...(context.runId !== undefined ? { runId: context.runId } : {}),
         ...(context.subtaskId !== undefined ? { subtaskId: context.subtaskId } : {}),
       });
@@ -418,7 +492,6 @@ export class ToolRegistry {
       }
       trail.decision = "approved";
     }
-    const idempotent = tool.idempotentFor ? tool.idempotentFor(parsed.data) : tool.idempotent;
     const ttl = typeof tool.cacheTtlMs === "function" ? tool.cacheTtlMs(parsed.data) : (tool.cacheTtlMs ?? 0);
     const cacheKey = idempotent && ttl > 0 ? ResultCache.key(name, parsed.data, context.workspace) : undefined;
     if (cacheKey) {

@@ -6,11 +6,19 @@
  */
 export function jsonSizeWithin(value: unknown, limit: number): { bytes: number; over: boolean } {
   let bytes = 0;
-  const seen = new Set<object>();
+  // The objects on the path from the root: a cycle is skipped (JSON.stringify would refuse it),
+  // but an object reached twice by two paths is counted twice, as JSON.stringify writes it twice
+  // (a query's matches share subtrees: `$..*` of a deep document).
+  const ancestors = new Set<object>();
+  const EXIT = Symbol("exit");
   const stack: unknown[] = [value];
   while (stack.length > 0) {
     if (bytes > limit) return { bytes, over: true };
     const current = stack.pop();
+    if (current === EXIT) {
+      ancestors.delete(stack.pop() as object);
+      continue;
+    }
     switch (typeof current) {
       case "string":
         bytes += Buffer.byteLength(current, "utf8") + 2;
@@ -32,12 +40,13 @@ export function jsonSizeWithin(value: unknown, limit: number): { bytes: number; 
       bytes += 4;
       continue;
     }
-    if (seen.has(current)) continue; // JSON.stringify would refuse a cycle; the size is what matters here
-    seen.add(current);
+    if (ancestors.has(current)) continue;
     if (ArrayBuffer.isView(current)) {
       bytes += current.byteLength * 4; // a typed array serializes as {"0":n,…}
       continue;
     }
+    ancestors.add(current);
+    stack.push(current, EXIT);
     if (Array.isArray(current)) {
       bytes += 2 + Math.max(0, current.length - 1);
       for (let index = current.length - 1; index >= 0; index -= 1) stack.push(current[index]);

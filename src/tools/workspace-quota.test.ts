@@ -47,7 +47,7 @@ describe("the workspace quota", () => {
     expect(await call(root, "file_write", { path: "f.txt", content: "f" })).toMatchObject({ ok: false, error: { code: "quota_exceeded", message: expect.stringContaining("6 files and folders, over the workspace quota of 5") } });
   });
 
-  it("rolls back a script's writes when the run leaves the workspace over its quota", async () => {
+  it("applies none of a script's writes when the run would leave the workspace over its quota (it ran on a staged copy)", async () => {
     const root = await workspace({ maxBytes: 3 * 1024 * 1024 });
     writeFileSync(path.join(root, "log.txt"), "kept\n");
     mkdirSync(path.join(root, "old"));
@@ -63,7 +63,7 @@ describe("the workspace quota", () => {
     ].join("\n");
     const outcome = await call(root, "code_run", { language: "python", code: script });
     expect(outcome).toMatchObject({ ok: false, error: { code: "quota_exceeded" } });
-    expect(!outcome.ok && outcome.error.message).toMatch(/^the script left the workspace holding \d+ bytes \(quota 3145728\), over its quota \(tools\.quota in the config file\); its writes were rolled back: 8 new entries removed, 1 grown files cut back$/);
+    expect(!outcome.ok && outcome.error.message).toMatch(/^the script would leave the workspace holding \d+ bytes \(quota 3145728\), over its quota \(tools\.quota in the config file\); nothing it wrote was applied$/);
     expect(readdirSync(root).sort()).toEqual(["log.txt", "old"]);
     expect(readdirSync(path.join(root, "old"))).toEqual(["keep.txt"]);
     expect(readFileSync(path.join(root, "log.txt"), "utf8")).toBe("kept\n");

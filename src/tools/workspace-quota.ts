@@ -1,17 +1,13 @@
 import { constants as fsConstants } from "node:fs";
-import { type FileHandle, lstat, open, readdir, rmdir, unlink } from "node:fs/promises";
+import { type FileHandle, lstat, open, readdir } from "node:fs/promises";
 import { ToolError } from "../core/errors.js";
 import { directoryAt, type OpenDirectory, openDirectory } from "./workspace.js";
 
 /**
  * The workspace's quota: bytes of regular files and entries (files, folders, links) under it.
- * The file tools check it before they write (workspace-files.ts); sandboxed scripts are checked
- * after each run, and a run that left the workspace over it has its writes rolled back
- * (`rollBack`): the entries it created are removed and the files it grew are cut back to their
- * old size. A file a script rewrote in place cannot be restored that way; it is named in the
- * error. (A size-limited tmpfs would stop the writes as they happen, but the workspace is the
- * user's own folder, bound into the sandbox; copying it into a tmpfs and back for every run
- * would cost more than the run.)
+ * The file tools check it before they write (workspace-files.ts); a sandboxed script that may
+ * write runs on a staged copy (sandbox/staged-run.ts), which is measured against it before any
+ * of its changes is applied.
  */
 
 export interface WorkspaceQuota {
@@ -33,18 +29,7 @@ export function workspaceQuota(root: string): WorkspaceQuota {
   return quotas.get(root) ?? DEFAULT_WORKSPACE_QUOTA;
 }
 
-const { O_RDONLY, O_WRONLY, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK } = fsConstants;
-
-/** Cuts a file back through a descriptor opened without following a link. */
-async function truncateEntry(path: string, size: number): Promise<void> {
-  const handle = await open(path, O_WRONLY | O_NOFOLLOW | O_NONBLOCK);
-  try {
-    if (!(await handle.stat()).isFile()) throw new Error("not a regular file");
-    await handle.truncate(size);
-  } finally {
-    await handle.close();
-  }
-}
+const { O_RDONLY, O_DIRECTORY, O_NOFOLLOW } = fsConstants;
 
 export interface EntryInfo {
   ino: number;
@@ -150,60 +135,4 @@ export async function reserveQuota(root: string, added: Usage): Promise<void> {
   if (growing && (usage.bytes + added.bytes > quota.maxBytes || usage.files + added.files > quota.maxFiles)) throw quotaError(root, usage, added);
   const cached = usages.get(root);
   if (cached) cached.usage = { bytes: Math.max(0, usage.bytes + added.bytes), files: Math.max(0, usage.files + added.files) };
-}
-
-/**
- * After a script ran: when the workspace is over its quota, rolls back what the run changed
- * against the manifest taken before it, and throws `quota_exceeded` saying what was undone.
- */
-export async function enforceAfterRun(root: string, before: Map<string, EntryInfo>): Promise<void> {
-  forgetUsage(root);
-  const quota = workspaceQuota(root);
-  const after = await scanWorkspace(root, quota.maxFiles * 2 + 1);
-  if (after.bytes <= quota.maxBytes && after.entries.size <= quota.maxFiles && after.complete) return;
-  const undone = await rollBack(root, before, after.entries);
-  forgetUsage(root);
-  const over = after.bytes > quota.maxBytes ? `${after.bytes} bytes (quota ${quota.maxBytes})` : `more than ${quota.maxFiles} files and folders (quota ${quota.maxFiles})`;
-  const kept = undone.unrestored.length > 0 ? `; rewritten in place, not restored: ${undone.unrestored.slice(0, 10).join(", ")}${undone.unrestored.length > 10 ? ", …" : ""}` : "";
-  throw new ToolError(
-    "quota_exceeded",
-    `the script left the workspace holding ${over}, over its quota (tools.quota in the config file); its writes were rolled back: ${undone.removed} new entries removed, ${undone.truncated} grown files cut back${kept}`,
-    { ...quota, bytes: after.bytes, files: after.entries.size, ...undone },
-  );
-}
-
-/** Undoes a run's changes: entries not in `before` (or replaced: another inode) are removed, deepest first; grown files are cut back. */
-async function rollBack(root: string, before: Map<string, EntryInfo>, after: Map<string, EntryInfo>): Promise<{ removed: number; truncated: number; unrestored: string[] }> {
-  let removed = 0;
-  let truncated = 0;
-  const unrestored: string[] = [];
-  const paths = [...after.keys()].sort((a, b) => b.split("/").length - a.split("/").length || b.localeCompare(a));
-  for (const relative of paths) {
-    const now = after.get(relative) as EntryInfo;
-    const then = before.get(relative);
-    const segments = relative.split("/");
-    const name = segments.pop() as string;
-    if (then && then.ino === now.ino) {
-      if (now.directory || now.mtimeMs === then.mtimeMs) continue;
-      if (now.size > then.size) {
-        await inDirectory(root, segments, (anchor) => truncateEntry(`${anchor}/${name}`, then.size)).then(() => (truncated += 1), () => unrestored.push(relative));
-      } else if (now.size !== then.size || now.mtimeMs !== then.mtimeMs) unrestored.push(relative);
-      continue;
-    }
-    const done = await inDirectory(root, segments, (anchor) => (now.directory ? rmdir(`${anchor}/${name}`) : unlink(`${anchor}/${name}`))).then(
-      () => true,
-      () => false,
-    );
-    if (done) removed += 1;
-  }
-  return { removed, truncated, unrestored };
-}
-
-async function inDirectory<T>(root: string, segments: string[], work: (anchor: string) => Promise<T>): Promise<T> {
-  const directory = await openDirectory(root, segments);
-  try {
-    return await work(directory.anchor);
-  } finally {
-    await directory.close();
-  }
 }

@@ -1,6 +1,7 @@
 import { constants as fsConstants, existsSync, statSync } from "node:fs";
 import { type FileHandle, lstat, mkdir, open, realpath } from "node:fs/promises";
 import path from "node:path";
+import { ensureDirectory } from "../config/user-files.js";
 import { ConfigError, errorMessage, ToolError } from "../core/errors.js";
 
 /**
@@ -99,7 +100,7 @@ export function checkWorkspacePath(directory: string): void {
 /** The real path of the workspace root, created if missing; a path that is not a folder is a ConfigError. */
 export async function workspaceRoot(directory: string): Promise<string> {
   try {
-    await mkdir(directory, { recursive: true });
+    await ensureDirectory(directory);
     return await realpath(directory);
   } catch (error) {
     const code = errnoOf(error);

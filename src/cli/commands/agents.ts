@@ -20,9 +20,11 @@ export function registerAgents(program: Command): void {
       const { resolveToolsConfig } = await import("../../config/tools-config.js");
       const { createAgentRegistry } = await import("../../agents/index.js");
       const { createToolPlatform } = await import("../../runtime/tool-platform.js");
-      const { checkAgentTools, withConfigAgents } = await import("../../runtime/config-agents.js");
+      const { checkAgentModels, checkAgentTools, withConfigAgents } = await import("../../runtime/config-agents.js");
+      const { registryFor } = await import("../../runtime/model-selection.js");
       const path = await import("node:path");
       const { config, file } = await loadConfig(process.cwd(), flags.config ?? process.env.TROUPE_CONFIG);
+      checkAgentModels(config, registryFor(config));
       const toolsConfig = resolveToolsConfig(config.tools, { base: file ? path.dirname(file) : process.cwd(), file });
       const platform = await createToolPlatform({ config: toolsConfig, agents: withConfigAgents(createAgentRegistry(), config, {}), remote: { agents: remoteAgentsOf(config) } });
       try {

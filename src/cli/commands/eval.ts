@@ -1,6 +1,7 @@
-import { mkdir, readFile, stat } from "node:fs/promises";
+import { stat } from "node:fs/promises";
 import path from "node:path";
 import type { Command } from "commander";
+import { ensureDirectory, readUserFile } from "../../config/user-files.js";
 import { InputError } from "../../core/errors.js";
 import { LIMITS } from "../../core/limits.js";
 import type { Comparison } from "../../eval/compare.js";
@@ -44,10 +45,10 @@ function parseConcurrency(value: string | undefined): number {
 async function readSuite(file: string): Promise<Suite> {
   let text: string;
   try {
-    text = await readFile(file, "utf8");
+    text = await readUserFile(file);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    throw new InputError("suite_unreadable", `cannot read the suite ${file}: ${code === "ENOENT" ? "no such file" : code === "EISDIR" ? "it is a folder" : (error as Error).message}`);
+    throw new InputError("suite_unreadable", `cannot read the suite ${file}: ${code === "ENOENT" ? "no such file" : code === "EISDIR" ? "it is a folder" : code === "ENOTREG" ? "it is not a regular file (a FIFO, a socket or a device)" : (error as Error).message}`);
   }
   return parseSuite(text, path.basename(file));
 }
@@ -55,7 +56,7 @@ async function readSuite(file: string): Promise<Suite> {
 async function readEarlier(file: string): Promise<EarlierResults> {
   let value: unknown;
   try {
-    value = JSON.parse(await readFile(file, "utf8"));
+    value = JSON.parse(await readUserFile(file));
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     throw new InputError("compare_unreadable", `--compare ${file}: ${code === "ENOENT" ? "no such file" : error instanceof SyntaxError ? `not JSON (${error.message})` : (error as Error).message}`);
@@ -130,7 +131,7 @@ export function registerEval(program: Command): void {
       const troupe = await openEngine({ provider: flags.provider, model: flags.model, dataDir, workspace: path.join(dataDir, "evals", evalId) }, env);
       const interrupt = abortOnInterrupt();
       try {
-        if (flags.record !== undefined) await mkdir(flags.record, { recursive: true });
+        if (flags.record !== undefined) await ensureDirectory(flags.record);
         const cassettes =
           flags.record !== undefined
             ? { mode: "record" as const, directory: flags.record }

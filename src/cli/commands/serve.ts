@@ -6,6 +6,7 @@ interface ServeFlags extends EngineFlags {
   host?: string;
   port?: string;
   maxRunning?: string;
+  maxRunningPerKey?: string;
   rateLimit?: string;
   maxCrashes?: string;
   requireAuth?: boolean;
@@ -19,6 +20,7 @@ export function registerServe(program: Command): void {
     .option("--host <host>", "address to listen on (default 127.0.0.1; any other needs TROUPE_API_KEYS)")
     .option("--port <port>", "port to listen on, 0 for any free one (default 8003)")
     .option("--max-running <n>", "tasks executed at once; the rest wait in the queue (default 100, TROUPE_MAX_RUNNING)")
+    .option("--max-running-per-key <n>", "of those, at most this many one API key's; waiting tasks start round-robin across keys (default --max-running, TROUPE_MAX_RUNNING_PER_KEY)")
     .option("--rate-limit <n>", "requests per minute per API key, 0 for none (default 100, TROUPE_RATE_LIMIT)")
     .option("--max-crashes <n>", "fail a task whose process died this many times in a row while it ran, instead of taking it up again (default 2, TROUPE_MAX_CRASHES)")
     .option("--workers <n>", "runs this process drives at once; on Postgres (TROUPE_DATABASE_URL) 0 serves the API only and `troupe worker` processes run the tasks (default --max-running, TROUPE_WORKERS)")
@@ -38,6 +40,7 @@ export function registerServe(program: Command): void {
       ...(flags.host !== undefined ? { host: flags.host } : {}),
       ...(flags.port !== undefined ? { port: flags.port as never } : {}),
       ...(flags.maxRunning !== undefined ? { maxRunning: flags.maxRunning as never } : {}),
+      ...(flags.maxRunningPerKey !== undefined ? { maxRunningPerKey: flags.maxRunningPerKey as never } : {}),
       ...(flags.rateLimit !== undefined ? { rateLimitPerMinute: flags.rateLimit as never } : {}),
       ...(flags.maxCrashes !== undefined ? { maxCrashes: flags.maxCrashes as never } : {}),
       ...(flags.workers !== undefined ? { workers: flags.workers as never } : {}),

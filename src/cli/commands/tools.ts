@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import { InputError } from "../../core/errors.js";
+import { riskOf } from "../../tools/tool-powers.js";
 import { truncate } from "../../core/text.js";
 import { addEngineFlags, type EngineFlags } from "../engine-flags.js";
 import { EXIT } from "../exit-codes.js";
@@ -40,13 +41,19 @@ export function registerTools(program: Command): void {
         for (const warning of platform.warnings) err(`warning: ${warning}`);
         const { tools: registry, agents } = platform;
         const reachedBy = (name: string): string[] => agents.list().filter((agent) => agent.tools.includes(name)).map((agent) => agent.name);
+        // Its risk, from what it can do (an MCP tool's from its server's annotations).
+        const riskWhy = (tool: (typeof tools)[number]): string => (tool.powers ? riskOf(tool.powers).why : `declared by ${tool.source ?? "its definition"}`);
+        const tools = registry.list();
         if (flags.json) {
           printJson(
-            registry.list().map((tool) => ({
+            tools.map((tool) => ({
               name: tool.name,
               description: tool.description,
               permission: tool.permission,
               riskLevel: tool.riskLevel,
+              riskWhy: riskWhy(tool),
+              powers: tool.powers ?? null,
+              riskPerCall: tool.powersFor !== undefined,
               idempotent: tool.idempotent,
               timeoutMs: tool.timeoutMs,
               source: tool.source ?? "builtin",
@@ -57,9 +64,14 @@ export function registerTools(program: Command): void {
           );
           return;
         }
-        for (const tool of registry.list()) {
-          const approval = platform.policy.needsApproval(tool, "agent") ? " (approval)" : "";
-          out(`${tool.name.padEnd(18)} ${tool.permission.padEnd(8)} ${`${tool.riskLevel}${approval}`.padEnd(17)} ${(reachedBy(tool.name).join(",") || "-").padEnd(22)} ${truncate(tool.description, 100)}`);
+        for (const tool of tools) {
+          // A tool whose calls differ in risk (code_run with or without writes) waits for approval only on its risky calls.
+          const approval = platform.policy.needsApproval(tool, "agent") ? (tool.powersFor ? " (approval*)" : " (approval)") : "";
+          out(`${tool.name.padEnd(18)} ${tool.permission.padEnd(8)} ${`${tool.riskLevel}${approval}`.padEnd(18)} ${(reachedBy(tool.name).join(",") || "-").padEnd(22)} ${truncate(tool.description, 100)}`);
+          out(`${"".padEnd(28)}risk: ${riskWhy(tool)}`);
+        }
+        if (tools.some((tool) => tool.powersFor && platform.policy.needsApproval(tool, "agent"))) {
+          out("* only the calls that reach that risk wait for approval: code_run with writes: true, for one");
         }
       } finally {
         await platform.close();

@@ -9,7 +9,7 @@ import { type BudgetStop, isBudgetExhausted } from "../../core/budget.js";
 import { errorMessage } from "../../core/errors.js";
 import { ArgReferenceError, describeShape } from "../../core/json-path.js";
 import { LIMITS } from "../../core/limits.js";
-import { type FailureKind, isArgRef, type MapTally, type PlannedSubtask, type SubtaskResult, type ToolOffer } from "../../core/plan.js";
+import { type FailureKind, isArgRef, type MapTally, type PlannedSubtask, type SubtaskResult, type ToolOffer, type MissingFiles } from "../../core/plan.js";
 import { resolveArgs } from "../../core/refs.js";
 import type { ToolCallRecord } from "../../core/run.js";
 import { preview, stableStringify, truncate } from "../../core/text.js";
@@ -17,7 +17,7 @@ import { routeForModel } from "../../providers/registry.js";
 import type { ToolContext, ToolOutcome } from "../../tools/define-tool.js";
 import { announceBudgetStop, callOptions, createMeter, emit, firstPassOf, type GraphDeps, threadIdOf } from "../deps.js";
 import type { AgentDefinition } from "../../agents/define-agent.js";
-import { artifactProblem, ArtifactRecorder } from "../artifacts.js";
+import { artifactProblem, ArtifactRecorder, missingItemFiles } from "../artifacts.js";
 import { keepUnwritten } from "../unwritten.js";
 import { LiveBoard } from "../board.js";
 import { approvalByInterrupt, durableStep, remoteInputByInterrupt } from "../durable.js";
@@ -54,6 +54,8 @@ export interface SubtaskPayload {
 export interface SubtaskLive {
   board: LiveBoard;
   planIds: () => readonly string[];
+  /** Set while the plan still streams in: its calls with effects wait for it (see `ToolContext.effectsAllowed`). */
+  effectsAllowed?: () => Promise<void>;
 }
 
 /** How one attempt ended, before it is written to the state. */
@@ -200,6 +202,8 @@ export function createRunSubtask(deps: GraphDeps) {
       ...(allowedTools ? { allowedTools } : {}),
       ...(payload.memoryNamespace ? { memoryNamespace: payload.memoryNamespace } : {}),
       ...(mapped ? {} : { requestApproval: approvalByInterrupt }),
+      ...(live?.effectsAllowed ? { effectsAllowed: live.effectsAllowed } : {}),
+      ...(subtask.writes && subtask.writes.length > 0 ? { writes: subtask.writes } : {}),
     };
     /** The tool context of the subtask, or of one item of its map, with its seat at the board. */
     const contextFor = (item?: number): ToolContext => ({
@@ -291,6 +295,7 @@ export function createRunSubtask(deps: GraphDeps) {
     };
 
     let attempt: Attempt;
+    let missingFiles: MissingFiles | undefined;
     try {
       const values = await dependencyValues(deps, payload);
       const args = resolveArgs(subtask, (id) => values.get(id));
@@ -320,6 +325,8 @@ export function createRunSubtask(deps: GraphDeps) {
           },
         });
         const summary = mapSummary(tally);
+        // The files its items were asked to make, checked for every item (those kept from before a crash too).
+        if (subtask.tool !== undefined) missingFiles = await missingItemFiles(deps.tools, deps.workspace, subtask.tool, (index) => ({ ...args, [argument]: list[index] }), report);
         attempt =
           tally.overallStatus === "ALL_FAILURE"
             ? { status: "failed", value: report, summary, error: `all ${tally.total} items failed; ${tally.failures[0] ? `${tally.failures[0].input}: ${tally.failures[0].error}` : ""}`, failureKind: "error", map: tally }
@@ -352,6 +359,7 @@ export function createRunSubtask(deps: GraphDeps) {
     if (attempt.status === "failed") result.failureKind = attempt.failureKind ?? "error";
     if (attempt.map !== undefined) result.map = attempt.map;
     if (artifacts.length > 0) result.artifacts = artifacts;
+    if (missingFiles !== undefined) result.missingFiles = missingFiles;
     if (payload.assignment) result.assignment = payload.assignment;
     if (offer) result.offer = offer;
     const unwritten = recorder?.unwritten() ?? [];

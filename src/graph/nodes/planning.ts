@@ -7,7 +7,7 @@ import type { ModelIncident } from "../../core/model-incident.js";
 import { stableStringify } from "../../core/text.js";
 import { errorMessage } from "../../core/errors.js";
 import { routeFor } from "../../providers/registry.js";
-import { fitProblems, PlannedSubtask, type PlanOutput, validatePlan } from "../../core/plan.js";
+import { PlannedSubtask, type PlanOutput, type PlanRules, validatePlan } from "../../core/plan.js";
 import { describeAdded, orderByResources } from "../../core/resources.js";
 import { ResumeDecision, type InterruptInfo } from "../../core/run.js";
 import { z } from "zod";
@@ -16,8 +16,11 @@ import { announceBudgetStop, callOptions, createMeter, emit, type GraphDeps, pla
 import { agentProfiles, Dispatcher, executed, fileTools } from "../dispatch.js";
 import type { State, Update } from "../state.js";
 
-/** What the planner's call left: the plan, or why there is none; with its usage, so a replay counts it. */
-type PlanStep = ({ output: PlanOutput } | { error: string } | { budget: BudgetStop }) & { usage: ModelUsage; incidents: ModelIncident[] };
+/**
+ * What the planner's call left: the plan, or why there is none — among them `refused`, a plan
+ * stopped while it streamed by a check its start already failed; with its usage, so a replay counts it.
+ */
+type PlanStep = ({ output: PlanOutput } | { error: string } | { budget: BudgetStop } | { refused: string[] }) & { usage: ModelUsage; incidents: ModelIncident[] };
 
 /** Subtasks handed over one at a time by a producer, read by a consumer with `for await`. */
 class SubtaskQueue implements AsyncIterable<PlannedSubtask> {
@@ -48,18 +51,13 @@ class SubtaskQueue implements AsyncIterable<PlannedSubtask> {
 
 /**
  * A streamed subtask as it will run, given those before it, or undefined when it cannot start
- * before the whole plan is judged: its id repeats, its agent or tool is not known, or the
- * workspace paths it shares with an earlier subtask make the order unclear. It gets the
- * dependencies the resource check adds (only ever to the later subtask, so the prefix checked
- * now is what the whole plan will give).
+ * before the whole plan is judged: the workspace paths it shares with an earlier subtask make the
+ * order unclear. (Everything a prefix can already fail — a repeated id, an unknown agent or tool,
+ * an agent without the tools it needs, the size and budget limits — has been checked by then, and
+ * stops the plan.) It gets the dependencies the resource check adds (only ever to the later
+ * subtask, so the prefix checked now is what the whole plan will give).
  */
-function acceptStreamed(arrived: readonly PlannedSubtask[], subtask: PlannedSubtask, deps: GraphDeps, state: Pick<State, "settings">): PlannedSubtask | undefined {
-  if (arrived.some((other) => other.id === subtask.id) || subtask.dependsOn.includes(subtask.id)) return undefined;
-  if (!deps.agents.names().includes(subtask.agent)) return undefined;
-  const tools = state.settings.allowedTools ?? deps.tools.names();
-  if (subtask.tool !== undefined && !tools.includes(subtask.tool)) return undefined;
-  const rules = planRules(deps, state);
-  if (fitProblems(subtask, rules.profiles, rules.files).length > 0) return undefined;
+function acceptStreamed(arrived: readonly PlannedSubtask[], subtask: PlannedSubtask, deps: GraphDeps): PlannedSubtask | undefined {
   const ordered = orderByResources([...arrived, subtask], (tool, args) => deps.tools.resources(tool, args));
   return ordered.errors.length > 0 ? undefined : ordered.subtasks.at(-1);
 }
@@ -126,11 +124,26 @@ export function createPlannerNode(deps: GraphDeps) {
       // Its own meter, so the usage is kept with the step; retries and fallbacks are still told as they happen.
       const stepMeter = new UsageMeter((incident) => meter.note(incident));
       const kept = (): Pick<PlanStep, "usage" | "incidents"> => ({ usage: stepMeter.usage, incidents: stepMeter.incidents });
+      // Every check a streaming plan's start can already fail is made as each subtask arrives: the
+      // first one past a limit stops the model's stream, and nothing after it is handed over.
+      const prefix = new PrefixCheck(planRules(deps, state));
+      const stream = new AbortController();
+      const onSubtask = (subtask: PlannedSubtask): void => {
+        if (!prefix.accept(subtask)) {
+          stream.abort(new Error("the plan broke a limit while it streamed"));
+          queue.close();
+          return;
+        }
+        queue.push(subtask);
+      };
+      const signal = config.signal ? AbortSignal.any([config.signal, stream.signal]) : stream.signal;
       try {
-        const output = await runPlanner(plannerInput(deps, state), callOptions(deps, state.runId, config, stepMeter), streaming ? (subtask) => queue.push(subtask) : undefined);
+        const output = await runPlanner(plannerInput(deps, state), callOptions(deps, state.runId, { ...config, signal }, stepMeter), streaming ? onSubtask : undefined);
+        if (prefix.refused) return { refused: prefix.refused, ...kept() };
         return { output, ...kept() };
       } catch (error) {
         if (config.signal?.aborted) throw error;
+        if (prefix.refused) return { refused: prefix.refused, ...kept() };
         if (isBudgetExhausted(error)) return { budget: error.stop, ...kept() };
         return { error: errorMessage(error), ...kept() };
       } finally {
@@ -144,7 +157,7 @@ export function createPlannerNode(deps: GraphDeps) {
       let accepting = streaming;
       for await (const subtask of queue) {
         if (!accepting) continue;
-        const next = acceptStreamed(arrived, subtask, deps, state);
+        const next = acceptStreamed(arrived, subtask, deps);
         if (!next) {
           accepting = false;
           continue;
@@ -176,6 +189,10 @@ export function createPlannerNode(deps: GraphDeps) {
     if ("error" in step) {
       await drop("the planner failed");
       return invalid([`the planner failed: ${step.error}`]);
+    }
+    if ("refused" in step) {
+      await drop("the plan broke a limit while it streamed");
+      return invalid(step.refused);
     }
     const { output } = step;
     if (output.subtasks.length === 0 && output.question) {
@@ -218,7 +235,7 @@ function addUsage(metrics: Record<string, number>, more: Record<string, number> 
  * workspace paths its subtasks read and write — a missing read-after-write or write-after-write
  * dependency is added (and noted), an unclear one is an error for the planner to settle.
  */
-export function checkPlan(subtasks: PlannedSubtask[], deps: GraphDeps, state: Pick<State, "settings">): { subtasks: PlannedSubtask[]; notes: string[] } | { errors: string[] } {
+export function checkPlan(subtasks: PlannedSubtask[], deps: GraphDeps, state: Pick<State, "settings" | "runId" | "metrics">): { subtasks: PlannedSubtask[]; notes: string[] } | { errors: string[] } {
   const errors = validatePlan(subtasks, planRules(deps, state));
   if (errors.length > 0) return { errors };
   const ordered = orderByResources(subtasks, (tool, args) => deps.tools.resources(tool, args));
@@ -226,10 +243,42 @@ export function checkPlan(subtasks: PlannedSubtask[], deps: GraphDeps, state: Pi
   return { subtasks: ordered.subtasks, notes: describeAdded(ordered.added) };
 }
 
-/** What a plan is checked against: the agents (with the tools each may use in this run, and their capabilities), the tools, the size bound. */
-function planRules(deps: GraphDeps, state: Pick<State, "settings">) {
+/**
+ * What a plan is checked against: the agents (with the tools each may use in this run, and their
+ * capabilities), the tools, the size bound, and the model calls the budget leaves its workers —
+ * from the state (what the run had used when this planner attempt began, and its own call), so a
+ * node run again judges the same plan the same way.
+ */
+function planRules(deps: GraphDeps, state: Pick<State, "settings" | "runId" | "metrics">): PlanRules {
   const allowed = state.settings.allowedTools ?? undefined;
-  return { agents: deps.agents.names(), tools: allowed ?? deps.tools.names(), maxSubtasks: state.settings.maxSubtasks, profiles: agentProfiles(deps, allowed), files: fileTools(deps) };
+  const maxModelCalls = deps.ledgers?.get(state.runId)?.budget.maxModelCalls;
+  return {
+    agents: deps.agents.names(),
+    tools: allowed ?? deps.tools.names(),
+    maxSubtasks: state.settings.maxSubtasks,
+    profiles: agentProfiles(deps, allowed),
+    files: fileTools(deps),
+    ...(maxModelCalls !== undefined ? { modelCallsLeft: maxModelCalls - (state.metrics?.llmCalls ?? 0) - 1 } : {}),
+  };
+}
+
+/** The start of a plan streaming in, judged as each subtask arrives: the first that breaks a rule the rest cannot mend refuses it. */
+class PrefixCheck {
+  readonly #rules: PlanRules;
+  readonly #seen: PlannedSubtask[] = [];
+  refused: string[] | undefined;
+
+  constructor(rules: PlanRules) {
+    this.#rules = rules;
+  }
+
+  accept(subtask: PlannedSubtask): boolean {
+    if (this.refused) return false;
+    this.#seen.push(subtask);
+    const problems = validatePlan(this.#seen, this.#rules, { prefix: true });
+    if (problems.length > 0) this.refused = problems;
+    return this.refused === undefined;
+  }
 }
 
 /** Interrupts the run; the engine reports the request and validates the person's decision on resume. */

@@ -3,7 +3,7 @@ import { runCritic } from "../../agents/critic.js";
 import { bestAnswerSoFar, runSynthesizer } from "../../agents/synthesizer.js";
 import { isBudgetExhausted } from "../../core/budget.js";
 import { errorMessage } from "../../core/errors.js";
-import type { SubtaskResult } from "../../core/plan.js";
+import type { SubtaskResult, MissingFiles } from "../../core/plan.js";
 import { combinePanel, type CriticOutput, type CriticVerdict, type PanelReview, toVerdict } from "../../core/review.js";
 import { LIMITS } from "../../core/limits.js";
 import { ResumeDecision } from "../../core/run.js";
@@ -136,14 +136,22 @@ export function createCriticNode(deps: GraphDeps) {
 
 /**
  * A verdict cannot pass while work the answer rests on is not done: whatever the scores, a
- * failed or skipped subtask keeps the review from passing, and is named in its issues.
+ * failed or skipped subtask keeps the review from passing, and is named in its issues. So does a
+ * map whose items were to make files the workspace does not hold (a partly failed map is done for
+ * its dependents, but not for the files it was asked for); it is sent back to run those items again.
  */
-export function withUnfinishedWork(verdict: CriticVerdict, outcomes: ReadonlyArray<{ id: string; status: string; error?: string }>): CriticVerdict {
+export function withUnfinishedWork(verdict: CriticVerdict, outcomes: ReadonlyArray<{ id: string; status: string; error?: string; missingFiles?: MissingFiles }>): CriticVerdict {
   const unfinished = outcomes.filter((outcome) => outcome.status !== "done");
-  if (unfinished.length === 0) return verdict;
+  const incomplete = outcomes.filter((outcome) => outcome.status === "done" && outcome.missingFiles !== undefined);
+  if (unfinished.length === 0 && incomplete.length === 0) return verdict;
   const named = unfinished.filter((outcome) => !verdict.issues.some((issue) => mentions(issue, outcome.id)));
-  const issues = [...verdict.issues, ...named.map((outcome) => `${outcome.id} is ${outcome.status}${outcome.error ? `: ${outcome.error}` : ""}`)];
-  return { ...verdict, issues, passed: false };
+  const issues = [
+    ...verdict.issues,
+    ...named.map((outcome) => `${outcome.id} is ${outcome.status}${outcome.error ? `: ${outcome.error}` : ""}`),
+    ...incomplete.map(({ id, missingFiles: missing }) => `${id}: ${missing?.items} of its items did not leave the files they were to make (${missing?.paths.join(", ")}${(missing?.items ?? 0) > (missing?.paths.length ?? 0) ? ", …" : ""})`),
+  ];
+  const redo = [...verdict.redo, ...incomplete.map((outcome) => outcome.id).filter((id) => !verdict.redo.includes(id))];
+  return { ...verdict, issues, redo, passed: false };
 }
 
 /** The issues still open when the answer is written: those of the last verdict, unless it passed. */

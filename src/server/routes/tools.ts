@@ -6,7 +6,7 @@ import { ToolCallBody, ToolCallResult, ToolList } from "../schemas.js";
 import { parseRequestPart } from "../validation.js";
 
 /** Tool failures that are the caller's doing (its arguments, its rights), not the tool's. */
-const INPUT_CODES = new Set(["invalid_arguments", "unknown_tool"]);
+const INPUT_CODES = new Set(["invalid_arguments", "unknown_tool", "invalid_schema", "invalid_path", "path_too_costly"]);
 const DENIED_CODES = new Set(["permission_denied", "grant_expired", "condition_failed", "no_agent", "approval_required", "tool_not_allowed"]);
 
 /**

@@ -23,7 +23,7 @@ export const boardPostTool = defineTool({
   description: "Post a message on the run's shared board for other subtasks: to a subtask id or an agent name (to), to a topic, or to everyone (neither).",
   schema: BoardPostArgs,
   permission: "NONE",
-  riskLevel: "low",
+  powers: ["run.write"],
   // Posting again gives the message the same id (the subtask, its attempt and the post's number), which the board keeps once.
   idempotent: true,
   timeoutMs: 1_000,
@@ -43,7 +43,7 @@ export const boardReadTool = defineTool({
   description: "Read the messages other subtasks posted for you (to your subtask, your agent or everyone) and, with topics, those on these topics.",
   schema: BoardReadArgs,
   permission: "NONE",
-  riskLevel: "low",
+  powers: ["run.read"],
   idempotent: true,
   timeoutMs: 1_000,
   async execute(args, context) {

@@ -20,7 +20,7 @@ export const calculatorTool = defineTool({
     "factorial, and functions sqrt, cbrt, abs, round, floor, ceil, min, max, sum, avg, pow, exp, ln, log, sin, cos, tan.",
   schema: CalculatorArgs,
   permission: "NONE",
-  riskLevel: "low",
+  powers: [],
   idempotent: true,
   timeoutMs: 1_000,
   async execute({ expression }) {

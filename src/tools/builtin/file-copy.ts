@@ -24,7 +24,7 @@ export const fileCopyTool = defineTool({
   description: "Copy a file inside the workspace byte for byte (atomic: the copy appears whole or not at all).",
   schema: FileCopyArgs,
   permission: "WRITE",
-  riskLevel: "medium",
+  powers: ["workspace.read", "workspace.write"],
   idempotent: true,
   timeoutMs: 10_000,
   resources: (args) => ({ reads: pathArgs(args, "from"), writes: pathArgs(args, "to") }),

@@ -20,7 +20,7 @@ export const fileDeleteTool = defineTool({
   description: "Delete a file or (with recursive: true) a folder in the workspace. A symlink is removed, never what it points to.",
   schema: FileDeleteArgs,
   permission: "WRITE",
-  riskLevel: "high",
+  powers: ["workspace.delete"],
   idempotent: false,
   timeoutMs: 10_000,
   resources: (args) => ({ writes: pathArgs(args, "path") }),

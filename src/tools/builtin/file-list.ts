@@ -22,7 +22,7 @@ export const fileListTool = defineTool({
   description: "List the files in a workspace folder (optionally recursive). Paths are relative to the workspace.",
   schema: FileListArgs,
   permission: "READ",
-  riskLevel: "low",
+  powers: ["workspace.read"],
   idempotent: true,
   timeoutMs: 5_000,
   resources: (args) => ({ reads: args.path === undefined ? ["."] : pathArgs(args, "path") }),

@@ -19,7 +19,7 @@ export const fileMoveTool = defineTool({
   description: "Move or rename a file or folder inside the workspace (atomic rename).",
   schema: FileMoveArgs,
   permission: "WRITE",
-  riskLevel: "medium",
+  powers: ["workspace.write"],
   idempotent: false,
   timeoutMs: 5_000,
   resources: (args) => ({ writes: pathArgs(args, "from", "to") }),

@@ -55,7 +55,7 @@ export const fileReadTool = defineTool({
     "Read a file from the workspace, exactly as it is. Paths are relative to the workspace; nothing outside it can be read. Text must be UTF-8; use encoding base64 for other bytes.",
   schema: FileReadArgs,
   permission: "READ",
-  riskLevel: "low",
+  powers: ["workspace.read"],
   idempotent: true,
   timeoutMs: 5_000,
   resources: (args) => ({ reads: pathArgs(args, "path") }),

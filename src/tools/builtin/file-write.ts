@@ -50,7 +50,7 @@ export const fileWriteTool = defineTool({
   description: "Write a file in the workspace with exactly the content given (atomic: readers see the old or the new content, never a torn file).",
   schema: FileWriteArgs,
   permission: "WRITE",
-  riskLevel: "medium",
+  powers: ["workspace.write"],
   idempotent: true,
   timeoutMs: 5_000,
   resources: (args) => ({ writes: pathArgs(args, "path") }),
@@ -67,7 +67,7 @@ export const fileAppendTool = defineTool({
   description: "Append content to a file in the workspace (created when missing). Atomic like file_write.",
   schema: FileAppendArgs,
   permission: "WRITE",
-  riskLevel: "medium",
+  powers: ["workspace.write"],
   // Appending twice appends twice: never retried.
   idempotent: false,
   timeoutMs: 5_000,

@@ -45,7 +45,7 @@ export function createMemoryTools(memory: Memory, namespaceOf: NamespaceOf): Too
       "Remember a fact across conversations (long-term memory): one full sentence, with its subject so a later fact about the same thing replaces it. Returns the fact's id.",
     schema: MemorySaveArgs,
     permission: "WRITE",
-    riskLevel: "medium",
+    powers: ["memory.write"],
     // A fact without a subject gets a new id each time: a retry would keep it twice.
     idempotent: false,
     idempotentFor: (args) => args.subject !== undefined,
@@ -70,7 +70,7 @@ export function createMemoryTools(memory: Memory, namespaceOf: NamespaceOf): Too
     description: "Search long-term memory (facts remembered in earlier conversations) for what is known about something. Returns the best matches with their ids.",
     schema: MemorySearchArgs,
     permission: "READ",
-    riskLevel: "low",
+    powers: ["memory.read"],
     idempotent: true,
     timeoutMs: 10_000,
     async execute(args, context) {
@@ -89,7 +89,7 @@ export function createMemoryTools(memory: Memory, namespaceOf: NamespaceOf): Too
     description: "Forget a fact in long-term memory, by its id (from memory_search). High-risk: a person approves it first.",
     schema: MemoryForgetArgs,
     permission: "WRITE",
-    riskLevel: "high",
+    powers: ["memory.delete"],
     idempotent: true,
     timeoutMs: 10_000,
     async execute(args, context) {

@@ -31,7 +31,7 @@ export const textStatsTool = defineTool({
   description: "Count the lines, words and characters of a text file in the workspace (exact, for files of any size).",
   schema: TextStatsArgs,
   permission: "READ",
-  riskLevel: "low",
+  powers: ["workspace.read"],
   idempotent: true,
   timeoutMs: 5_000,
   resources: (args) => ({ reads: pathArgs(args, "path") }),

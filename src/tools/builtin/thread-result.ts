@@ -29,7 +29,7 @@ export function createThreadResultTool(results: ThreadResults): ToolDefinition {
     description: "Take the result of an earlier turn of this conversation, by its handle (stash:run-…/s1): what \"it\", \"the result\" or \"the total\" of a follow-up refers to.",
     schema: ThreadResultArgs,
     permission: "READ",
-    riskLevel: "low",
+    powers: ["run.read"],
     idempotent: true,
     timeoutMs: 5_000,
     async execute({ handle }, context) {

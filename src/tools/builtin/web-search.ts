@@ -43,7 +43,9 @@ export function createWebSearchTool(options: Partial<WebSearchOptions> = {}): To
         : "Search the local knowledge folder and the workspace (offline full-text search). Returns titles, paths and snippets.",
     schema: WebSearchArgs,
     permission: "READ",
-    riskLevel: "low",
+    // An online search sends its query to the provider; a local one reads files.
+    powers: online.length > 0 ? ["workspace.read", "network.read"] : ["workspace.read"],
+    powersFor: (args) => ((args.provider ?? fallback) === "local" ? ["workspace.read"] : ["network.read"]),
     idempotent: true,
     // Online results are cached for a while; local files can change at any moment, so never.
     cacheTtlMs: (args) => ((args.provider ?? fallback) === "local" ? 0 : 5 * 60_000),

@@ -202,8 +202,8 @@ export class Bubblewrap {
     return realpathSync(found);
   }
 
-  /** Runs a script (its source) with the workspace mounted writable at /workspace; input goes to stdin as JSON. */
-  async runScript(language: ScriptLanguage, source: string, workspace: string, input: unknown, limits: ProcessLimits, signal?: AbortSignal): Promise<ScriptResult> {
+  /** Runs a script (its source) with the workspace mounted at /workspace (writable unless `readOnly`); input goes to stdin as JSON. */
+  async runScript(language: ScriptLanguage, source: string, workspace: string, input: unknown, limits: ProcessLimits, signal?: AbortSignal, mount: { readOnly?: boolean } = {}): Promise<ScriptResult> {
     const problem = await this.unavailable();
     if (problem) throw new ToolError("sandbox_unavailable", problem);
     const bwrap = findOnPath(this.#options.bwrapPath ?? "bwrap") as string;
@@ -254,7 +254,7 @@ export class Bubblewrap {
         "--tmpfs",
         "/tmp",
         ...interpreterMounts(interpreter),
-        "--bind",
+        mount.readOnly ? "--ro-bind" : "--bind",
         workspace,
         "/workspace",
         "--ro-bind",
