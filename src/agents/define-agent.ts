@@ -33,6 +33,11 @@ export interface AgentDefinition {
   role?: ModelRole;
   /** Where it was declared: `builtin`, `config` (the config file) or `code` (the default). */
   source?: "builtin" | "config" | "code";
+  /**
+   * In a running engine, the tools it names itself (as declared, among those it can reach), as
+   * opposed to those a pattern grant reaches: a worker is always offered these.
+   */
+  coreTools?: readonly string[];
 }
 
 export function defineAgent(definition: AgentDefinition): AgentDefinition {

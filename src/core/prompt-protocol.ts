@@ -25,6 +25,8 @@ export const SECTIONS = {
   conversation: "Conversation",
   /** Long-term memories that may bear on the task. */
   memories: "Remembered facts",
+  /** A worker that may use more tools than it was offered: how to find them. */
+  moreTools: "More tools",
 } as const;
 
 /** Names of the structured-output functions the planner and critic answer through. */

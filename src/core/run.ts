@@ -102,6 +102,12 @@ export interface RunMetrics {
   reflectionCount: number;
   nodeVisits: number;
   durationMs: number;
+  /** Of the prompt tokens, those the providers served from their prompt caches (absent in runs recorded before they were counted). */
+  cachedPromptTokens?: number;
+  /** Of the prompt tokens, those written to a provider's cache (Anthropic). */
+  cacheWriteTokens?: number;
+  /** Of the completion tokens, those reasoning models thought with. */
+  reasoningTokens?: number;
 }
 
 export function emptyMetrics(): RunMetrics {
@@ -114,7 +120,18 @@ export function emptyMetrics(): RunMetrics {
     reflectionCount: 0,
     nodeVisits: 0,
     durationMs: 0,
+    cachedPromptTokens: 0,
+    cacheWriteTokens: 0,
+    reasoningTokens: 0,
   };
+}
+
+/** A run's tokens in words: prompt (and how much of it a cache served) and completion (and how much was reasoning). */
+export function describeTokens(metrics: Pick<RunMetrics, "promptTokens" | "completionTokens" | "cachedPromptTokens" | "reasoningTokens">): string {
+  const cached = metrics.cachedPromptTokens ?? 0;
+  const reasoning = metrics.reasoningTokens ?? 0;
+  const prompt = `${metrics.promptTokens} prompt${cached > 0 ? ` (${cached} cached)` : ""}`;
+  return `${prompt} + ${metrics.completionTokens} completion${reasoning > 0 ? ` (${reasoning} reasoning)` : ""}`;
 }
 
 export type InterruptKind = "plan-approval" | "answer-approval" | "question" | "tool-approval";
@@ -133,6 +150,8 @@ export interface ToolCallRecord {
   preview: string;
   durationMs: number;
   at: number;
+  /** How arguments were brought to the types the tool takes (`content: the number 397.8 given as the text "397.8"`). */
+  notes?: string[];
 }
 
 /** The decision trace the synthesizer's answer comes with. Built by code from the state; no chain-of-thought. */
@@ -145,6 +164,10 @@ export interface DecisionTrace {
   toolCallCount: number;
   promptTokens: number;
   completionTokens: number;
+  /** Of the prompt tokens, those served from the providers' prompt caches. */
+  cachedPromptTokens?: number;
+  /** Of the completion tokens, those reasoning models thought with. */
+  reasoningTokens?: number;
   costUsd: number;
   /** The `provider:model` that served each role. */
   models: Record<string, string>;

@@ -161,6 +161,9 @@ export const TroupeState = Annotation.Root({
       reflectionCount: 0,
       nodeVisits: 0,
       durationMs: 0,
+      cachedPromptTokens: 0,
+      cacheWriteTokens: 0,
+      reasoningTokens: 0,
     }),
   }),
 });

@@ -129,6 +129,22 @@ export function classifyFailure(error: unknown): FailureClass {
   return { retryable: false, reason: messageOf(error).split("\n")[0]?.slice(0, 200) ?? "failed" };
 }
 
+const CONTEXT_OVERFLOW = /context[_ ]length[_ ]exceeded|maximum context length|context window|prompt is too long|too many (?:input )?tokens|input length and `?max_tokens`? exceed/i;
+
+/**
+ * Whether a failure says the prompt does not fit the model's context window (OpenAI's
+ * `context_length_exceeded`, Anthropic's "prompt is too long", and the wordings of
+ * OpenAI-compatible servers). Not worth the same call again: the prompt must shrink first.
+ */
+export function isContextOverflow(error: unknown): boolean {
+  const status = statusOf(error);
+  if (status !== undefined && status !== 400 && status !== 413) return false;
+  const object = asObject(error);
+  const code = object?.code ?? asObject(object?.error)?.code;
+  if (code === "context_length_exceeded") return true;
+  return status !== undefined && CONTEXT_OVERFLOW.test(messageOf(error));
+}
+
 /**
  * The wait before retry `retry` (1 for the first): exponential from `backoffBaseMs` with full
  * jitter in its upper half, capped; never shorter than what the server asked for.

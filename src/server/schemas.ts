@@ -134,6 +134,9 @@ const Metrics = z.object({
   reflectionCount: z.number(),
   nodeVisits: z.number(),
   durationMs: z.number(),
+  cachedPromptTokens: z.number().optional().describe("of the prompt tokens, those served from the providers' prompt caches"),
+  cacheWriteTokens: z.number().optional().describe("of the prompt tokens, those written to a provider's cache"),
+  reasoningTokens: z.number().optional().describe("of the completion tokens, those reasoning models thought with"),
 });
 
 export const SubtaskView = PlannedSubtask.extend({

@@ -7,7 +7,7 @@ import type { ModelIncident } from "../../core/model-incident.js";
 import { stableStringify } from "../../core/text.js";
 import { errorMessage } from "../../core/errors.js";
 import { routeFor } from "../../providers/registry.js";
-import { fitProblems, PlannedSubtask, type PlanOutput, validatePlan } from "../../core/plan.js";
+import { fitProblems, isConfigurationGap, PlannedSubtask, type PlanOutput, validatePlan } from "../../core/plan.js";
 import { describeAdded, orderByResources } from "../../core/resources.js";
 import { ResumeDecision, type InterruptInfo } from "../../core/run.js";
 import { z } from "zod";
@@ -108,6 +108,9 @@ export function createPlannerNode(deps: GraphDeps) {
     });
     const invalid = (errors: string[]): Update => {
       emit(config, { type: "plan-invalid", attempt, errors });
+      // No plan can mend a tool no agent may use: the run stops at once, saying which setting to change.
+      const gaps = errors.filter(isConfigurationGap);
+      if (gaps.length > 0) return base({ planStatus: "invalid", planErrors: errors, stopReason: "failed", failure: `the configuration stops this task: ${gaps.join("; ")}` });
       if (attempt > LIMITS.planRepairAttempts) {
         return base({
           planStatus: "invalid",
