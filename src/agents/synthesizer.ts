@@ -2,7 +2,9 @@ import { HumanMessage, SystemMessage } from "@langchain/core/messages";
 import { type BudgetStop, describeBudgetStop } from "../core/budget.js";
 import { LIMITS } from "../core/limits.js";
 import { roleLine, SECTIONS, section } from "../core/prompt-protocol.js";
-import type { ModelRoute } from "../providers/registry.js";
+import { ModelError } from "../core/errors.js";
+import { isEmptyAnswer } from "../providers/answer-shape.js";
+import { choiceId, type ModelRoute } from "../providers/registry.js";
 import { type CallOptions, callModel } from "./model-call.js";
 import { type OutcomeSource, renderOutcomes, SYNTHESIZER_EXTRACTS } from "./outcomes.js";
 import { fitToBudget, scaled } from "./prompt-budget.js";
@@ -45,9 +47,17 @@ export async function runSynthesizer(input: SynthesizerInput, options: CallOptio
     return [system, new HumanMessage(parts.join("\n\n"))];
   };
   const { messages } = await fitToBudget(render, input.promptBudget ?? LIMITS.promptTokenBudget);
-  const { message } = await callModel(input.model, messages, options, { onToken: input.onToken });
-  return (typeof message.content === "string" ? message.content : message.text).trim();
+  let reply = await callModel(input.model, messages, options, { onToken: input.onToken });
+  // An empty answer is asked for once more; a second one, or an answer cut off even with more room, is a failed step, never a short answer.
+  if (isEmptyAnswer(reply.message)) reply = await callModel(input.model, [...messages, reply.message, new HumanMessage(EMPTY_NUDGE)], options, { onToken: input.onToken });
+  const text = (typeof reply.message.content === "string" ? reply.message.content : reply.message.text).trim();
+  if (text === "") throw new ModelError("empty_answer", `${choiceId(reply.candidate.choice)} answered with nothing, twice`);
+  if (reply.cutOff) throw new ModelError("answer_cut_off", `${choiceId(reply.candidate.choice)}'s answer was cut off at its output limit, even with more room`);
+  return text;
 }
+
+/** What a model that answered with nothing is told when asked again. */
+export const EMPTY_NUDGE = "Your answer was empty. Answer now.";
 
 /**
  * The best answer a run can give once its budget is spent, written by code so it costs nothing:

@@ -13,9 +13,10 @@ import { fitToolArgs } from "../tools/arg-fit.js";
 import type { ToolContext, ToolOutcome } from "../tools/define-tool.js";
 import { ToolIndex } from "../tools/discovery.js";
 import type { ToolRegistry } from "../tools/registry.js";
+import { isEmptyAnswer } from "../providers/answer-shape.js";
 import type { ModelCandidate, ModelRoute } from "../providers/registry.js";
 import type { AgentDefinition } from "./define-agent.js";
-import { type CallOptions, callModel, ContextOverflowError, type ModelUsage, modelFailure, UsageMeter } from "./model-call.js";
+import { type CallOptions, callModel, ContextOverflowError, ModelRefusalError, type ModelUsage, modelFailure, UsageMeter } from "./model-call.js";
 import { fitToBudget, HANDLE_KEY, isValueHandle, type PreparedValue, prepareValue, promptValue, scaled } from "./prompt-budget.js";
 import { fitToSchema } from "../core/schema-fit.js";
 import { invokeStructured } from "./structured-output.js";
@@ -80,7 +81,7 @@ export interface WorkerInput {
  * it, where it would fail the whole superstep). Usage and incidents come along so a replay
  * counts them again.
  */
-type ModelStep = ({ message: AIMessage } | { error: string } | { budget: BudgetStop }) & { usage: ModelUsage; incidents: ModelIncident[] };
+type ModelStep = ({ message: AIMessage } | { error: string; refused?: true } | { budget: BudgetStop }) & { usage: ModelUsage; incidents: ModelIncident[] };
 
 /** A tool step as it is kept: the call, its outcome bounded for the checkpoint, and whether the value was cut. */
 interface ToolStep extends WorkerToolCall {
@@ -106,8 +107,8 @@ export interface WorkerOutcome {
   exact?: boolean;
   summary: string;
   error?: string;
-  /** Why a failed worker did not finish: it tried (`error`), cannot do such work (`unable`), or a person rejected its tool call (`rejected`). */
-  failureKind?: "error" | "unable" | "rejected";
+  /** Why a failed worker did not finish: it tried (`error`), cannot do such work (`unable`), a person rejected its tool call (`rejected`), or its model refused (`refused`). */
+  failureKind?: "error" | "unable" | "rejected" | "refused";
   toolCalls: WorkerToolCall[];
   steps: number;
   /** The tools it was offered, when fewer than it may use, and why. */
@@ -303,6 +304,40 @@ function substituteHandles(
   return { args: fitted.args, notes: fitted.notes, ...(Object.keys(used).length > 0 ? { handles: used } : {}) };
 }
 
+/** What a worker that answered with nothing is told when asked again. */
+const EMPTY_WORKER_NUDGE = `Your answer was empty. Call one of your tools, or end the subtask with ${SUBMIT_RESULT}.`;
+
+/** A tool name reduced to what a misremembering model keeps of it: lower case, letters and digits, without a `tool` suffix. */
+function looseName(name: string): string {
+  return name
+    .toLowerCase()
+    .replace(/[^a-z0-9]/g, "")
+    .replace(/(?:tool|function)$/, "");
+}
+
+/**
+ * The reply with each call of a tool that does not exist renamed to the one tool it plainly
+ * means (`filewrite`, `file-write`, `file_write_tool` → `file_write`), and which were renamed;
+ * a name that matches none, or several, is left for the registry to refuse.
+ */
+function withKnownNames(response: AIMessage, known: ReadonlySet<string>): { message: AIMessage; renamed: Array<{ id: string | undefined; note: string }> } {
+  const renamed: Array<{ id: string | undefined; note: string }> = [];
+  const calls = (response.tool_calls ?? []).map((call) => {
+    if (known.has(call.name)) return call;
+    const matches = [...known].filter((name) => looseName(name) === looseName(call.name));
+    if (matches.length !== 1) return call;
+    renamed.push({ id: call.id, note: `the model called ${call.name}, which does not exist; read as ${matches[0]}` });
+    return { ...call, name: matches[0] as string };
+  });
+  if (renamed.length === 0) return { message: response, renamed };
+  // Providers that keep calls as content blocks (Anthropic's tool_use) send those back: they are renamed too.
+  const names = new Map(calls.flatMap((call) => (call.id !== undefined ? [[call.id, call.name] as const] : [])));
+  const content = Array.isArray(response.content)
+    ? response.content.map((block) => (block.type === "tool_use" && typeof block.id === "string" && names.has(block.id) ? { ...block, name: names.get(block.id) } : block))
+    : response.content;
+  return { message: new AIMessage({ content, tool_calls: calls, additional_kwargs: response.additional_kwargs, response_metadata: response.response_metadata, ...(response.id ? { id: response.id } : {}) }), renamed };
+}
+
 /**
  * The tool calls of a reply as the worker runs them: those the model made, or — when it made
  * none — the ones it spelled out in its text (`{"name", "arguments"}`, `<tool_call>`) for tools
@@ -344,7 +379,7 @@ function modelStep(
       // A cancelled run is not a failed step: it throws, so nothing is saved and a resume calls again.
       if (options.signal?.aborted) throw error;
       if (isBudgetExhausted(error)) return { budget: error.stop, ...kept() };
-      return { error: modelFailure(error), ...kept() };
+      return { error: modelFailure(error), ...(error instanceof ModelRefusalError ? { refused: true as const } : {}), ...kept() };
     }
   });
 }
@@ -464,11 +499,19 @@ export async function runWorker(input: WorkerInput, options: CallOptions): Promi
   };
   const seen = new Map<string, number>();
   for (let turnNumber = 1; turnNumber <= input.maxSteps; turnNumber += 1) {
-    const { value: reply, replayed: modelReplayed } = await modelStep(step, options, async (meter) => (await ask(meter)).message);
+    const { value: reply, replayed: modelReplayed } = await modelStep(step, options, async (meter) => {
+      const first = await ask(meter);
+      // An empty answer is asked for once more, as in every role; what comes back is taken as it is.
+      return isEmptyAnswer(first.message) ? (await ask(meter, [first.message, new HumanMessage(EMPTY_WORKER_NUDGE)])).message : first.message;
+    });
     account(reply, modelReplayed);
-    if ("error" in reply) return failed(`model call failed: ${reply.error}`, turnNumber);
+    if ("error" in reply) return reply.refused ? failed(reply.error, turnNumber, "refused") : failed(`model call failed: ${reply.error}`, turnNumber);
     let response = (reply as { message: AIMessage }).message;
-    const { calls, spelled } = callsOf(response, new Set([...offeredSet, SUBMIT_RESULT, FIND_TOOLS]), turnNumber);
+    const known = new Set([...offeredSet, SUBMIT_RESULT, FIND_TOOLS]);
+    const named = withKnownNames(response, known);
+    if (named.renamed.length > 0) response = named.message;
+    const renamedNotes = new Map(named.renamed.flatMap(({ id, note }) => (id !== undefined ? [[id, note] as const] : [])));
+    const { calls, spelled } = callsOf(response, known, turnNumber);
     // Calls spelled out in the text become real ones in the conversation, so each result answers a call (thinking blocks stay first).
     if (spelled) response = new AIMessage({ content: keptBlocks(response), tool_calls: calls.map(({ sameAs: _sameAs, ...call }) => call) });
     if (calls.length === 0) {
@@ -488,7 +531,10 @@ export async function runWorker(input: WorkerInput, options: CallOptions): Promi
           return new AIMessage({ content: "", tool_calls: [{ id: "submit_result_asked", name: SUBMIT_RESULT, args: answer, type: "tool_call" }] });
         });
         account(asked, replayed);
-        if ("error" in asked) return failed(`the worker answered in plain text and did not say how the subtask ended (${asked.error}): ${truncate(text, 300)}`, turnNumber);
+        if ("error" in asked) {
+          if (asked.refused) return failed(asked.error, turnNumber, "refused");
+          return failed(`the worker answered in plain text and did not say how the subtask ended (${asked.error}): ${truncate(text, 300)}`, turnNumber);
+        }
         const args = (asked as { message: AIMessage }).message.tool_calls?.[0]?.args;
         const parsed = SubmittedResult.safeParse(args);
         if (!parsed.success) return failed(`the worker's outcome was not valid: ${parsed.error.message}`, turnNumber);
@@ -565,7 +611,8 @@ export async function runWorker(input: WorkerInput, options: CallOptions): Promi
           outcome = await input.tools.call(call.name, substituted.args, context);
         }
         const durationMs = performance.now() - started;
-        const notes = "notes" in substituted && substituted.notes.length > 0 ? substituted.notes : undefined;
+        const fitted = [...(renamedNotes.has(call.id) ? [renamedNotes.get(call.id) as string] : []), ...("notes" in substituted ? substituted.notes : [])];
+        const notes = fitted.length > 0 ? fitted : undefined;
         fresh.call = { tool: call.name, args, outcome, durationMs, ...("handles" in substituted && substituted.handles ? { handles: substituted.handles } : {}), ...(notes ? { notes } : {}) };
         const keptOutcome = keeps ? bounded(outcome) : { outcome, cut: false };
         // The model's own arguments are kept: a handle stands for a value the checkpoint need not hold twice.

@@ -33,6 +33,8 @@ export const ProviderSettings = z
     thinkingBudget: z.number().int().min(1_024).max(200_000).optional(),
     /** Anthropic: mark prompt-cache breakpoints (the system prompt and the latest message); true by default. */
     promptCaching: z.boolean().optional(),
+    /** false: answers come in one piece (for a server that streams badly); the synthesizer's answer then does not stream either. */
+    streaming: z.boolean().optional(),
     /** The model's context window in tokens, when troupe's table does not know it (a prompt over it is compacted first). */
     contextWindow: z.number().int().min(1_000).max(10_000_000).optional(),
   })

@@ -55,10 +55,11 @@ export type SubtaskStatus = "pending" | "running" | "done" | "failed" | "skipped
 /**
  * Why a subtask is not done: it failed (`error`), its worker could not do this kind of work
  * (`unable`, e.g. it needs a language model), it finished without the value its dependents need
- * (`empty`), a person rejected one of its tool calls (`rejected`), a file it wrote is missing or
+ * (`empty`), a person rejected one of its tool calls (`rejected`), its model refused the work
+ * (`refused`: asking the same model again would only ask it to change its mind), a file it wrote is missing or
  * differs from its source (`artifact`), or the run's budget ran out (`budget`).
  */
-export const FAILURE_KINDS = ["error", "unable", "empty", "rejected", "artifact", "budget"] as const;
+export const FAILURE_KINDS = ["error", "unable", "empty", "rejected", "refused", "artifact", "budget"] as const;
 export type FailureKind = (typeof FAILURE_KINDS)[number];
 
 /**

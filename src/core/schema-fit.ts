@@ -42,6 +42,21 @@ function typeFits(value: unknown, types: readonly string[]): boolean {
   return types.includes(type) || (type === "integer" && types.includes("number"));
 }
 
+/** Of object branches, the one whose properties a value's keys fit best: all its keys known and every required one there, else the most keys known. */
+function closestObject(value: Record<string, unknown>, branches: readonly Schema[]): Schema | undefined {
+  const keys = Object.keys(value);
+  let best: { branch: Schema; score: number } | undefined;
+  for (const branch of branches) {
+    const properties = isSchema(branch.properties) ? branch.properties : {};
+    const required = Array.isArray(branch.required) ? (branch.required as string[]) : [];
+    const known = keys.filter((key) => key in properties).length;
+    const complete = known === keys.length && required.every((key) => key in value);
+    const score = (complete ? 1_000 : 0) + known;
+    if (!best || score > best.score) best = { branch, score };
+  }
+  return best?.branch;
+}
+
 function shown(value: unknown): string {
   const text = typeof value === "string" ? JSON.stringify(value) : (JSON.stringify(value) ?? String(value));
   return text.length > 60 ? `${text.slice(0, 59)}…` : text;
@@ -93,8 +108,9 @@ function fitAt(value: unknown, schema: Schema, at: string, changes: string[], de
   if (depth > MAX_DEPTH || value === undefined) return value;
   if (Array.isArray(schema.anyOf)) {
     const branches = schema.anyOf.filter(isSchema);
-    // A branch the value's type already fits is taken as it is; otherwise the first it can be brought to.
-    const fitting = branches.find((branch) => typeFits(value, typesOf(branch)) && (!Array.isArray(branch.enum) || branch.enum.includes(value)));
+    // A branch the value's type already fits is taken as it is (an object: the one whose properties it has); otherwise the first it can be brought to.
+    const typed = branches.filter((branch) => typeFits(value, typesOf(branch)) && (!Array.isArray(branch.enum) || branch.enum.includes(value)));
+    const fitting = isSchema(value) && typed.length > 1 ? closestObject(value, typed) : typed[0];
     if (fitting) return fitAt(value, fitting, at, changes, depth + 1);
     for (const branch of branches) {
       const before = changes.length;

@@ -53,6 +53,7 @@ export const anthropicProvider = defineProvider({
       maxRetries: 0,
       clientOptions: { timeout: timeoutMs, maxRetries: 0, ...(settings.headers ? { defaultHeaders: settings.headers } : {}) },
       ...(settings.thinkingBudget !== undefined ? { thinking: { type: "enabled", budget_tokens: settings.thinkingBudget } } : {}),
+      ...(settings.streaming === false ? { disableStreaming: true } : {}),
       // Automatic caching: a breakpoint on the last block of every request, advancing as a worker's conversation grows.
       ...(settings.promptCaching === false ? {} : { invocationKwargs: { cache_control: { type: "ephemeral" } } }),
     });

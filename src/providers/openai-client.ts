@@ -19,6 +19,20 @@ export class RefusalAwareCompletions extends ChatOpenAICompletions {
     return converted;
   }
 
+  /**
+   * A JSON-schema answer asked for without streaming goes through the client's plain `create`,
+   * not its `parse`: `parse` throws away an answer it cannot read (fenced JSON, a refusal, one cut
+   * off at the length limit) and troupe reads those itself, from the content and the finish reason.
+   */
+  override async completionWithRetry(request: never, requestOptions?: never): Promise<never> {
+    const params = request as { stream?: boolean; response_format?: { type?: string } };
+    if (params.stream === true || params.response_format?.type !== "json_schema") return (await super.completionWithRetry(request, requestOptions)) as never;
+    const { maxRetries, ...sdkOptions } = (requestOptions ?? {}) as { maxRetries?: number } & Record<string, unknown>;
+    const clientOptions = this._getClientOptions(sdkOptions);
+    const client = this.client as unknown as { chat: { completions: { create: (body: unknown, options: unknown) => Promise<unknown> } } };
+    return (await this.caller.callWithOptions({ ...(maxRetries !== undefined ? { maxRetries } : {}) }, () => client.chat.completions.create(request, clientOptions))) as never;
+  }
+
   protected override _convertCompletionsDeltaToBaseMessageChunk(delta: Record<string, unknown>, rawResponse: CompletionsResponse, defaultRole?: string): BaseMessageChunk {
     const chunk = super._convertCompletionsDeltaToBaseMessageChunk(delta, rawResponse as never, defaultRole as never);
     if (typeof delta.refusal === "string" && delta.refusal !== "") chunk.additional_kwargs = { ...chunk.additional_kwargs, refusal: delta.refusal };

@@ -57,6 +57,7 @@ export function openAICompatibleProvider(id = "openai-compatible"): ProviderDefi
         streamUsage: true,
         ...(settings.maxTokens !== undefined ? { maxTokens: settings.maxTokens } : {}),
         ...(settings.reasoningEffort !== undefined ? { reasoning: { effort: settings.reasoningEffort } } : {}),
+        ...(settings.streaming === false ? { disableStreaming: true } : {}),
       });
     },
     // The model named, or the settings' embeddingModel (such servers have no default one).

@@ -42,6 +42,7 @@ export const openaiProvider = defineProvider({
       streamUsage: true,
       ...(settings.maxTokens !== undefined ? { maxTokens: settings.maxTokens } : {}),
       ...(settings.reasoningEffort !== undefined ? { reasoning: { effort: settings.reasoningEffort } } : {}),
+      ...(settings.streaming === false ? { disableStreaming: true } : {}),
     });
   },
   // The model named (long-term memory's), or the default one that ranks tools for discovery besides BM25

@@ -216,7 +216,7 @@ export class ProviderRegistry {
           structuredMethod,
           strict: strictDefault !== undefined && (settings.strict ?? strictDefault),
           ...(provider.strictUnsupported ? { strictUnsupported: provider.strictUnsupported } : {}),
-          streams: provider.streams ?? false,
+          streams: (provider.streams ?? false) && settings.streaming !== false,
           price: priceFor(choice.provider, choice.model, options.prices),
           ...(maxOutputTokens !== undefined ? { maxOutputTokens } : {}),
           ...(limit ? { withOutputLimit: (maxTokens: number) => limit(model, maxTokens) } : {}),

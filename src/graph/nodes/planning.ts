@@ -1,5 +1,5 @@
 import { interrupt, type LangGraphRunnableConfig, task } from "@langchain/langgraph";
-import { type ModelUsage, UsageMeter } from "../../agents/model-call.js";
+import { ModelRefusalError, type ModelUsage, UsageMeter } from "../../agents/model-call.js";
 import { runPlanner } from "../../agents/planner.js";
 import { BudgetExhaustedError, type BudgetStop, isBudgetExhausted } from "../../core/budget.js";
 import { LIMITS } from "../../core/limits.js";
@@ -17,7 +17,7 @@ import { agentProfiles, Dispatcher, executed, fileTools } from "../dispatch.js";
 import type { State, Update } from "../state.js";
 
 /** What the planner's call left: the plan, or why there is none; with its usage, so a replay counts it. */
-type PlanStep = ({ output: PlanOutput } | { error: string } | { budget: BudgetStop }) & { usage: ModelUsage; incidents: ModelIncident[] };
+type PlanStep = ({ output: PlanOutput } | { error: string; refused?: true } | { budget: BudgetStop }) & { usage: ModelUsage; incidents: ModelIncident[] };
 
 /** Subtasks handed over one at a time by a producer, read by a consumer with `for await`. */
 class SubtaskQueue implements AsyncIterable<PlannedSubtask> {
@@ -135,7 +135,7 @@ export function createPlannerNode(deps: GraphDeps) {
       } catch (error) {
         if (config.signal?.aborted) throw error;
         if (isBudgetExhausted(error)) return { budget: error.stop, ...kept() };
-        return { error: errorMessage(error), ...kept() };
+        return { error: errorMessage(error), ...(error instanceof ModelRefusalError ? { refused: true as const } : {}), ...kept() };
       } finally {
         queue.close();
       }
@@ -178,6 +178,8 @@ export function createPlannerNode(deps: GraphDeps) {
     }
     if ("error" in step) {
       await drop("the planner failed");
+      // A refusal is the model's answer: asking again would only ask it to change its mind.
+      if (step.refused) return base({ planStatus: "invalid", planErrors: [step.error], stopReason: "failed", failure: `the planner's model refused the task: ${step.error}` });
       return invalid([`the planner failed: ${step.error}`]);
     }
     const { output } = step;

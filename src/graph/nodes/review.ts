@@ -29,10 +29,15 @@ export function applyVerdict(state: State, verdict: CriticVerdict): { update: Up
   const done = (update: Update = {}) => ({ update, anotherRound: false });
   if (verdict.passed) return done();
   if (verdict.iteration >= state.settings.maxIterations) return done({ stopReason: "max_iterations" });
-  const rejected = state.plan.filter((subtask) => state.results[subtask.id]?.failureKind === "rejected");
+  // A person's rejection and a model's refusal stand: neither is asked again without a new plan.
+  const rejected = state.plan.filter((subtask) => ["rejected", "refused"].includes(state.results[subtask.id]?.failureKind ?? ""));
   if (verdict.replan) {
     // The person's rejections go to the planner, which must find another way.
-    const rejections = rejected.map((subtask) => `a person rejected a tool call of ${subtask.id} (${subtask.label}): ${state.results[subtask.id]?.error ?? ""}`);
+    const rejections = rejected.map((subtask) =>
+      state.results[subtask.id]?.failureKind === "refused"
+        ? `the model refused ${subtask.id} (${subtask.label}): ${state.results[subtask.id]?.error ?? ""}`
+        : `a person rejected a tool call of ${subtask.id} (${subtask.label}): ${state.results[subtask.id]?.error ?? ""}`,
+    );
     const update: Update = {
       plan: [],
       planStatus: "none",

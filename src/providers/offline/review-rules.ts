@@ -44,7 +44,7 @@ const round = (value: number): number => Math.round(value * 100) / 100;
 /** Failures that come out the same every time: a retry would not change them. */
 const DETERMINISTIC = /\((?:invalid_expression|invalid_arguments|invalid_path|not_found|not_text|path_outside_workspace|exists|too_large|unknown_tool|tool_not_allowed)\)|no content to write|no JSON text|has no \w+ tool|matched nothing|not a valid JSONPath|no list of records|no field of the records holds|is not valid JSON|too large to (?:check|query|compute)/;
 /** Failures a retry by the same rules cannot change: work beyond the offline model, a person's rejection, no result, a wrong file. */
-const FINAL_KINDS = new Set(["unable", "rejected", "empty", "artifact", "budget"]);
+const FINAL_KINDS = new Set(["unable", "rejected", "refused", "empty", "artifact", "budget"]);
 
 /** What is wrong with a file a subtask wrote, as the prompt shows it, or undefined. */
 function fileProblem(file: FileLine): string | undefined {
