@@ -13,6 +13,8 @@ export interface StructuredRequest<Schema extends z.ZodType, Output = z.infer<Sc
   route: ModelRoute;
   /** What the provider is sent, as JSON schema (see wireJsonSchema); it also reads the answer unless `read` is given. */
   schema: Schema;
+  /** A JSON Schema to send instead of `schema`'s (a user's output schema); `read` then reads the answer. */
+  jsonSchema?: JsonSchema;
   /** Reads the answer into what the caller wants, or says what is wrong with it (sent back in the repair round). */
   read?: (answer: unknown) => { success: true; data: Output } | { success: false; error: string };
   name: string;
@@ -36,7 +38,7 @@ export function jsonSchemaOf(schema: z.ZodType): JsonSchema {
 
 type StructuredRunnable = Runnable<BaseLanguageModelInput, { raw: AIMessage; parsed: unknown }>;
 /** By model, then by schema object (schemas built per call are memoised by their content), then by method, strictness and name. */
-const runnableCache = new WeakMap<object, WeakMap<z.ZodType, Map<string, StructuredRunnable>>>();
+const runnableCache = new WeakMap<object, WeakMap<object, Map<string, StructuredRunnable>>>();
 
 /** Whether this candidate's request for `parameters` asks for strict adherence: when its provider has strict mode on and the schema fits it. */
 export function strictFor(candidate: ModelCandidate, parameters: JsonSchema): boolean {
@@ -52,7 +54,7 @@ export function strictFor(candidate: ModelCandidate, parameters: JsonSchema): bo
  * A model that thinks first (Anthropic extended thinking) cannot be forced to call a tool: it is
  * offered the tool, and its answer — a call, or the JSON in its text — is read the same way.
  */
-function structuredRunnable(candidate: ModelCandidate, name: string, description: string, schema: z.ZodType): StructuredRunnable {
+function structuredRunnable(candidate: ModelCandidate, name: string, description: string, schema: object, parameters: JsonSchema): StructuredRunnable {
   let bySchema = runnableCache.get(candidate.model);
   if (!bySchema) {
     bySchema = new WeakMap();
@@ -63,7 +65,6 @@ function structuredRunnable(candidate: ModelCandidate, name: string, description
     byKey = new Map();
     bySchema.set(schema, byKey);
   }
-  const parameters = jsonSchemaOf(schema);
   const strict = strictFor(candidate, parameters);
   const offered = candidate.thinks === true && candidate.structuredMethod === "functionCalling";
   const key = `${candidate.structuredMethod} ${strict} ${offered} ${(candidate.strictUnsupported ?? []).join(",")} ${name} ${description}`;
@@ -135,6 +136,8 @@ function repairMessages(raw: AIMessage | undefined, problem: string, name: strin
  */
 export async function invokeStructured<Schema extends z.ZodType, Output = z.infer<Schema>>(request: StructuredRequest<Schema, Output>, options: CallOptions): Promise<Output> {
   const { route, schema, name, description } = request;
+  const parameters = request.jsonSchema ?? jsonSchemaOf(schema);
+  const key: object = request.jsonSchema ?? schema;
   const read = request.read ?? ((answer: unknown) => {
     const parsed = schema.safeParse(answer);
     return parsed.success ? { success: true as const, data: parsed.data as Output } : { success: false as const, error: z.prettifyError(parsed.error) };
@@ -147,7 +150,7 @@ export async function invokeStructured<Schema extends z.ZodType, Output = z.infe
     let answer: { value: unknown } | { problem: string };
     try {
       const stream = round === 0 ? request.stream : undefined;
-      const reply = await callModel(route, messages, options, { prepare: (candidate) => structuredRunnable(candidate, name, description, schema), ...stream });
+      const reply = await callModel(route, messages, options, { prepare: (candidate) => structuredRunnable(candidate, name, description, key, parameters), ...stream });
       const output = reply.output as { raw: AIMessage; parsed: unknown };
       raw = output.raw;
       answered = reply.candidate;
@@ -159,7 +162,7 @@ export async function invokeStructured<Schema extends z.ZodType, Output = z.infe
     }
     if ("value" in answer) {
       // A value of the wrong type where a person would read it plainly ("0.9" for a number) is taken as meant.
-      const parsed = read(fitToSchema(answer.value, jsonSchemaOf(schema)).value);
+      const parsed = read(fitToSchema(answer.value, parameters).value);
       if (parsed.success) return parsed.data;
       lastProblem = parsed.error;
     } else {

@@ -35,6 +35,7 @@ export const STRUCTURED_OUTPUT = {
   review: "submit_review",
   result: "submit_result",
   vote: "submit_vote",
+  answer: "submit_answer",
 } as const;
 
 /** The key a model passes back, as `{ "$stash": key }`, to have the full value put in a tool argument or its result. */

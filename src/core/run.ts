@@ -31,6 +31,33 @@ export const MaxIterations = z
   .min(LIMITS.maxIterationsMin, { error: `max_iterations must be between ${LIMITS.maxIterationsMin} and ${LIMITS.maxIterationsMax}` })
   .max(LIMITS.maxIterationsMax, { error: `max_iterations must be between ${LIMITS.maxIterationsMin} and ${LIMITS.maxIterationsMax}` });
 
+/** The largest output schema a run takes (its JSON text), and how deep it may nest. */
+export const OUTPUT_SCHEMA_LIMITS = { maxBytes: 64 * 1024, maxDepth: 32 } as const;
+
+function depthOf(value: unknown): number {
+  let deepest = 0;
+  const stack: Array<{ value: unknown; depth: number }> = [{ value, depth: 1 }];
+  while (stack.length > 0) {
+    const { value: current, depth } = stack.pop() as { value: unknown; depth: number };
+    if (typeof current !== "object" || current === null) continue;
+    deepest = Math.max(deepest, depth);
+    if (deepest > OUTPUT_SCHEMA_LIMITS.maxDepth) return deepest;
+    for (const child of Object.values(current)) stack.push({ value: child, depth: depth + 1 });
+  }
+  return deepest;
+}
+
+/**
+ * A JSON Schema the run's answer must match (the synthesizer answers through structured output
+ * with it): an object, at most 64 KiB of JSON and 32 levels deep. Whether it compiles is checked
+ * where runs are started.
+ */
+export const OutputSchema = z
+  .record(z.string(), z.unknown(), { error: "the output schema must be a JSON Schema object" })
+  .refine((schema) => Buffer.byteLength(JSON.stringify(schema), "utf8") <= OUTPUT_SCHEMA_LIMITS.maxBytes, { error: `the output schema is larger than ${OUTPUT_SCHEMA_LIMITS.maxBytes / 1024} KiB` })
+  .refine((schema) => depthOf(schema) <= OUTPUT_SCHEMA_LIMITS.maxDepth, { error: `the output schema nests deeper than ${OUTPUT_SCHEMA_LIMITS.maxDepth} levels` });
+export type OutputSchema = z.infer<typeof OutputSchema>;
+
 export const RunRequest = z
   .object({
     task: TaskText,
@@ -78,6 +105,8 @@ export const RunRequest = z
       .min(0, { error: `the history budget must be between 0 and ${CONVERSATION_LIMITS.historyBudgetMax} tokens` })
       .max(CONVERSATION_LIMITS.historyBudgetMax, { error: `the history budget must be between 0 and ${CONVERSATION_LIMITS.historyBudgetMax} tokens` })
       .optional(),
+    /** A JSON Schema the answer must match: the answer is then JSON (`output`), or the run fails with the validation errors. */
+    outputSchema: OutputSchema.optional(),
   })
   .strict();
 export type RunRequest = z.infer<typeof RunRequest>;
@@ -202,6 +231,8 @@ export interface RunResult {
   status: Extract<RunStatus, "completed" | "interrupted" | "failed" | "cancelled">;
   stopReason: StopReason | null;
   answer: string | null;
+  /** With an output schema: the answer as JSON, valid against it. */
+  output?: unknown;
   interrupt?: InterruptInfo;
   plan: SubtaskView[];
   metrics: RunMetrics;

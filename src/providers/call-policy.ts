@@ -1,3 +1,5 @@
+import { ContextOverflowError } from "@langchain/core/errors";
+
 /** How troupe calls a model: per-call timeout, retries and backoff. The same for every provider. */
 export interface CallPolicy {
   /** Per attempt; for a stream, the longest wait for the next piece. */
@@ -137,6 +139,8 @@ const CONTEXT_OVERFLOW = /context[_ ]length[_ ]exceeded|maximum context length|c
  * OpenAI-compatible servers). Not worth the same call again: the prompt must shrink first.
  */
 export function isContextOverflow(error: unknown): boolean {
+  // The provider packages wrap what they recognise in LangChain's own error.
+  if (ContextOverflowError.isInstance(error)) return true;
   const status = statusOf(error);
   if (status !== undefined && status !== 400 && status !== 413) return false;
   const object = asObject(error);

@@ -4,7 +4,7 @@ import { LIMITS } from "../core/limits.js";
 import { PlannedSubtask } from "../core/plan.js";
 import { CONVERSATION_LIMITS } from "../core/conversation.js";
 import { MEMORY_LIMITS, MemoryId, RETRIEVALS } from "../core/memory.js";
-import { MaxIterations, RUN_STATUSES, STOP_REASONS, TaskText } from "../core/run.js";
+import { MaxIterations, OutputSchema, RUN_STATUSES, STOP_REASONS, TaskText } from "../core/run.js";
 import { DecideRequest, DecisionResult } from "../core/vote.js";
 
 /**
@@ -51,6 +51,7 @@ export const ExecuteBody = z
       .max(CONVERSATION_LIMITS.historyBudgetMax)
       .optional()
       .describe(`prompt tokens the thread's earlier turns may take in the planner's prompt, 0-${CONVERSATION_LIMITS.historyBudgetMax} (default 2000; 0: none)`),
+    output_schema: OutputSchema.optional().describe("a JSON Schema the answer must match: the answer is written as JSON (the run's `output`), or the run fails with the validation errors"),
   })
   .strict();
 export type ExecuteBody = z.infer<typeof ExecuteBody>;

@@ -161,6 +161,7 @@ export class TaskService {
     if (body.tools !== undefined) input.tools = body.tools;
     if (body.reviewers !== undefined) input.reviewers = body.reviewers;
     if (body.history_budget !== undefined) input.historyBudget = body.history_budget;
+    if (body.output_schema !== undefined) input.outputSchema = body.output_schema;
     // The store writes the submissions of one turn in one transaction; the engine's check of the
     // thread runs inside it, after the submissions written before it in the same batch.
     const written = this.troupe.enqueue(input, { owner: principal.id, idempotencyKey, requestHash });

@@ -24,7 +24,9 @@ export type Fault =
   /** A streamed answer sends its first half, then waits for `release` before the rest. */
   | { kind: "hold"; release: Promise<void>; reached?: () => void }
   /** The answer misbehaves the way real models do (see misbehaviour.ts), in the wire format, streaming or not. */
-  | { kind: "misbehave"; as: Misbehaviour };
+  | { kind: "misbehave"; as: Misbehaviour }
+  /** The prompt is refused as larger than the model's context window, with the provider's own error. */
+  | { kind: "context-overflow" };
 
 export interface FaultRule {
   fault: Fault;
@@ -250,6 +252,11 @@ export abstract class FakeProviderServer {
     if (fault?.kind === "delay") {
       await sleep(fault.ms, undefined, { signal: gone.signal }).catch(() => undefined);
       if (response.destroyed) return;
+    }
+    if (fault?.kind === "context-overflow") {
+      const tokens = fakeTokens(this.promptUnits(body).map((unit) => unit.text).join(""));
+      this.sendContextOverflow(response, tokens, Math.max(1, tokens - 1));
+      return;
     }
     const units = this.promptUnits(body);
     const promptText = units.map((unit) => unit.text).join("");

@@ -170,19 +170,24 @@ export function createSynthesizerNode(deps: GraphDeps) {
       return visit({ answer, answerStatus: "draft" });
     }
     try {
-      const answer = await runSynthesizer(
-        {
-          model: routeFor(deps.models, "synthesizer"),
-          task: state.task,
-          context: state.context ?? undefined,
-          outcomes: await outcomeSources(state, deps.stash),
-          issues: openIssues(state),
-          feedback: state.answerFeedback,
-          promptBudget: state.settings.promptBudget,
-          onToken: (text) => emit(config, { type: "answer-token", text }),
-        },
-        callOptions(deps, state.runId, config, meter),
-      );
+      const input = {
+        model: routeFor(deps.models, "synthesizer"),
+        task: state.task,
+        context: state.context ?? undefined,
+        outcomes: await outcomeSources(state, deps.stash),
+        issues: openIssues(state),
+        feedback: state.answerFeedback,
+        promptBudget: state.settings.promptBudget,
+        onToken: (text: string) => emit(config, { type: "answer-token", text }),
+      };
+      const schema = state.settings.outputSchema;
+      if (schema) {
+        // A typed answer: JSON valid against the run's schema, or a failed step with the validation errors.
+        const typed = await runSynthesizer({ ...input, outputSchema: schema }, callOptions(deps, state.runId, config, meter));
+        emit(config, { type: "answer", text: typed.text });
+        return visit({ answer: typed.text, output: typed.output ?? null, answerStatus: "draft" });
+      }
+      const answer = await runSynthesizer(input, callOptions(deps, state.runId, config, meter));
       emit(config, { type: "answer", text: answer });
       return visit({ answer, answerStatus: "draft" });
     } catch (error) {
