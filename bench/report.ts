@@ -7,6 +7,7 @@ import type { DiscoveryReport, WorkerPromptFigures } from "./discovery.js";
 import type { FanOutReport } from "./fan-out.js";
 import type { MapThroughputReport } from "./map-throughput.js";
 import type { MemoryBenchReport } from "./memory.js";
+import type { MisbehaviourReport } from "./misbehaviour.js";
 import type { OfflineCorpusReport } from "./offline-corpus.js";
 import type { OverheadReport, VariantFigures } from "./overhead.js";
 import type { PromptTokensReport } from "./prompt-tokens.js";
@@ -37,6 +38,7 @@ export interface BenchReport {
   criticalPath?: CriticalPathReport;
   discovery?: DiscoveryReport;
   memory?: MemoryBenchReport;
+  misbehaviour?: MisbehaviourReport;
   queues?: QueueCompareReport;
   scaleOut?: ScaleOutReport;
   /** Undefined for a benchmark left out with --only. */
@@ -53,6 +55,7 @@ export interface BenchReport {
     eval?: boolean;
     criticalPath?: boolean;
     discovery?: boolean;
+    misbehaviour?: boolean;
     memory?: boolean;
     scaleOut?: boolean;
   };
@@ -416,6 +419,39 @@ function discoverySection(report: DiscoveryReport): string {
   ].join("\n");
 }
 
+function misbehaviourSection(report: MisbehaviourReport): string {
+  const classes = formatTable(
+    ["misbehaviour", "runs held", "completed", "misbehaving answers", "extra calls", "extra per answer", "target"],
+    report.classes.map((entry) => [
+      entry.misbehaviour,
+      `${entry.held}/${entry.total}`,
+      String(entry.completed),
+      String(entry.misbehavingAnswers),
+      String(entry.extraCalls),
+      number(entry.extraPerAnswer),
+      verdict(entry.met),
+    ]),
+  );
+  const cache = formatTable(
+    ["ten-subtask run", "model calls", "prompt tokens", "from cache", "share", "cost", "cost without the cache"],
+    report.cache.map((entry) => [entry.wire === "openai" ? "OpenAI wire (automatic prefix cache)" : "Anthropic wire (troupe's breakpoints)", String(entry.calls), String(entry.promptTokens), String(entry.cachedPromptTokens), `${number(entry.share * 100)} %`, `$${entry.costUsd.toFixed(5)}`, `$${entry.uncachedCostUsd.toFixed(5)}`]),
+  );
+  return [
+    "19. Misbehaving models: each class played by the fake OpenAI and Anthropic servers, streaming and not (4 whole runs of the README's task per class,",
+    "    the offline model as the servers' brain, through the real clients); held = completed with the right file and answer, or failed saying why.",
+    "    Extra calls are counted on the runs that completed, against a clean run on the same wire.",
+    "",
+    classes,
+    "",
+    ...report.classes.flatMap((entry) => entry.broken.map((line) => `      ${entry.misbehaviour} did not hold: ${line}`)),
+    "    Prompt cache over a ten-subtask run (the fakes' caches, counted in their tokens):",
+    "",
+    cache,
+    "",
+    `    target: every run held (${report.target.heldRate * 100} %), 0 extra calls for fenced JSON and a call as text, ≤ ${report.target.maxExtraPerAnswer} per misbehaving answer otherwise, a cache share ≥ ${report.target.minCacheShare * 100} % → ${verdict(report.target.met)}`,
+  ].join("\n");
+}
+
 function memorySection(report: MemoryBenchReport): string {
   const table = formatTable(
     ["turn", "task", "status", "planner prompt tokens", "history tokens", "turns kept", "summarised"],
@@ -503,12 +539,13 @@ export function renderReport(report: BenchReport): string {
     report.memory && memorySection(report.memory),
     report.queues && queuesSection(report.queues),
     report.scaleOut && scaleOutSection(report.scaleOut),
+    report.misbehaviour && misbehaviourSection(report.misbehaviour),
   ].filter((section): section is string => Boolean(section));
   const { targets } = report;
   return [
     `troupe benchmark: node ${environment.node}, ${environment.platform}, ${environment.cpus} CPUs, ${environment.startedAt}`,
     "",
     ...sections.flatMap((section) => [section, ""]),
-    `targets: overhead ${verdict(targets.overhead)}, fan-out ${verdict(targets.fanOut)}, map throughput ${verdict(targets.mapThroughput)}, prompt size ${verdict(targets.promptSize)}, submit p95 ${verdict(targets.serverSubmitP95)}, adversarial lag ${verdict(targets.adversarialLag)}, offline corpus ${verdict(targets.offlineCorpus)}, byte-exact ${verdict(targets.byteExact)}, crash duplicates ${verdict(targets.crashDuplicates)}, eval ${verdict(targets.eval)}, critical path ${verdict(targets.criticalPath)}, discovery ${verdict(targets.discovery)}, memory ${verdict(targets.memory)}, scale-out ${verdict(targets.scaleOut)} (figures are reported, never enforced)`,
+    `targets: overhead ${verdict(targets.overhead)}, fan-out ${verdict(targets.fanOut)}, map throughput ${verdict(targets.mapThroughput)}, prompt size ${verdict(targets.promptSize)}, submit p95 ${verdict(targets.serverSubmitP95)}, adversarial lag ${verdict(targets.adversarialLag)}, offline corpus ${verdict(targets.offlineCorpus)}, byte-exact ${verdict(targets.byteExact)}, crash duplicates ${verdict(targets.crashDuplicates)}, eval ${verdict(targets.eval)}, critical path ${verdict(targets.criticalPath)}, discovery ${verdict(targets.discovery)}, memory ${verdict(targets.memory)}, scale-out ${verdict(targets.scaleOut)}, misbehaviour ${verdict(targets.misbehaviour)} (figures are reported, never enforced)`,
   ].join("\n");
 }
