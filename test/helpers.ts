@@ -6,7 +6,7 @@ import { fileURLToPath } from "node:url";
 import { afterEach } from "vitest";
 import { z } from "zod";
 import type { StoredEvent } from "../src/core/events.js";
-import type { RunRequestInput, RunResult } from "../src/core/run.js";
+import type { RunResult } from "../src/core/run.js";
 import { type LibraryRunRequest, Troupe } from "../src/runtime/engine.js";
 import { modelSetOf } from "../src/testing/model-set.js";
 import { type ScriptStep, ScriptedChatModel } from "../src/testing/scripted-chat-model.js";

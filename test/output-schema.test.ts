@@ -6,6 +6,7 @@ import { STRUCTURED_OUTPUT } from "../src/core/prompt-protocol.js";
 import { finalStep, planStep, reviewStep, subtask } from "../src/testing/script.js";
 import type { ScriptStep } from "../src/testing/scripted-chat-model.js";
 import { runCli, runScripted, tempDir, writeScript } from "./helpers.js";
+import { envelope, makeApp, waitForStatus } from "./server-helpers.js";
 
 /** The synthesizer's typed answer: a call of submit_answer, as structured output makes it. */
 function typedAnswer(args: Record<string, unknown>, extra: Partial<ScriptStep> = {}): ScriptStep {
@@ -67,5 +68,18 @@ describe("typed answers", () => {
     const missing = await runCli(["run", "compute 17% of 2,340", "--output-schema", "nowhere.json"], { cwd: directory, env: env(WORK, "unused2.json") });
     expect(missing.code).toBe(2);
     expect(missing.stderr).toMatch(/--output-schema nowhere\.json: no such file/);
+  });
+});
+
+describe("typed answers over HTTP", () => {
+  it("output_schema: the finished task's result has the JSON as output; a schema that is not one is a 400", async () => {
+    const app = await makeApp({ steps: [...WORK, typedAnswer({ value: 397.8, unit: "absolute" })] });
+    const accepted = envelope<{ task_id: string }>(await app.app.inject({ method: "POST", url: "/api/v1/execute", payload: { task: "compute 17% of 2,340", output_schema: SCHEMA } }));
+    const done = await waitForStatus(app, accepted.data.task_id, ["completed", "failed"]);
+    expect(done.status).toBe("completed");
+    expect(done.result).toEqual({ answer: JSON.stringify({ value: 397.8, unit: "absolute" }, null, 2), output: { value: 397.8, unit: "absolute" } });
+    const refused = await app.app.inject({ method: "POST", url: "/api/v1/execute", payload: { task: "t", output_schema: { type: "object", properties: { a: { type: 7 } } } } });
+    expect(refused.statusCode).toBe(400);
+    expect(envelope(refused).message).toMatch(/the output schema is not a valid JSON Schema/);
   });
 });

@@ -197,7 +197,10 @@ export const TaskView = TaskSummary.extend({
   interrupt: Interrupt.nullable().describe("what the run waits for, when status is interrupted (the first of interrupts: what a decision answers by default)"),
   interrupts: z.array(PendingInterrupt).describe("everything the run waits for, each with its id (several tool calls may wait for approval at once)"),
   plan: z.array(SubtaskView),
-  result: z.object({ answer: z.string().nullable() }).nullable().describe("set once the run has finished"),
+  result: z
+    .object({ answer: z.string().nullable(), output: z.unknown().optional().describe("with an output_schema: the answer as JSON, valid against it") })
+    .nullable()
+    .describe("set once the run has finished"),
   error: z.string().nullable(),
   metrics: Metrics.nullable(),
   request: z.object({
