@@ -4,6 +4,11 @@ import { describe, expect, it } from "vitest";
 import type { TroupeConfig } from "../src/config/config-file.js";
 import type { FakeProviderServer } from "../src/testing/fake-server.js";
 import { MISBEHAVIOURS, type Misbehaviour } from "../src/testing/misbehaviour.js";
+import { parseEnv } from "../src/config/env.js";
+import { STRUCTURED_OUTPUT } from "../src/core/prompt-protocol.js";
+import { Troupe } from "../src/runtime/engine.js";
+import { ScriptedChatModel } from "../src/testing/scripted-chat-model.js";
+import { tempDir } from "./helpers.js";
 import { envFor, fakeAnthropic, fakeOpenAI, type ProviderRun, runOnProvider } from "./provider-helpers.js";
 
 const TASK = "compute 17% of 2,340 and save it to result.txt";
@@ -98,4 +103,27 @@ describe.each([
 
 it("plays every misbehaviour it names", () => {
   expect([...MISBEHAVIOURS].sort()).toEqual([...READ_AS_IS, "truncated", "empty", "refusal", "schema-filler"].sort());
+});
+
+describe("a voter whose model wraps its JSON in a fence after a sentence", () => {
+  it("is read as it is: the vote counts, with no repair call", async () => {
+    const vote = { choice: "yes", confidence: 0.8, reason: "the tests pass" };
+    const voters = () => new ScriptedChatModel({ steps: [0, 1, 2].map(() => ({ role: "voter", toolCalls: [{ name: STRUCTURED_OUTPUT.vote, args: vote }] })) });
+    for (const wire of ["openai", "anthropic"] as const) {
+      const server = wire === "openai" ? await fakeOpenAI(voters()) : await fakeAnthropic(voters());
+      server.inject({ kind: "misbehave", as: "fenced-json" }, { times: 3 });
+      const env = wire === "openai" ? envFor({ openai: server as never }, { TROUPE_PROVIDER: "openai" }) : envFor({ anthropic: server as never }, { TROUPE_PROVIDER: "anthropic" });
+      const directory = tempDir();
+      const troupe = await Troupe.create({ env: parseEnv(env), config: {}, dataDir: path.join(directory, "data"), workspace: path.join(directory, "workspace") });
+      try {
+        const decision = await troupe.decide({ question: "Ship the release on Friday?", options: ["yes", "no"], voters: 3 });
+        expect(decision.decision).toBe("yes");
+        expect(decision.votes.every((entry) => entry.choice === "yes" && !entry.abstained)).toBe(true);
+        expect(server.requests).toHaveLength(3);
+        expect(server.requests.every((request) => request.fault === "misbehave")).toBe(true);
+      } finally {
+        troupe.close();
+      }
+    }
+  });
 });

@@ -235,3 +235,17 @@ describe("a server that answers from the request's own JSON schema", () => {
     expect(result.plan[0]?.agent).toBe("research");
   });
 });
+
+describe("a careless server that fills every field the schema allows", () => {
+  it("can no longer write an argument with both a value and a ref, nor map over a name that is no argument; what is left is refused naming the field", async () => {
+    const server = await fakeOpenAI(SchemaFollowingChatModel.filling("everything"));
+    const { result, events } = await runOnProvider(envFor({ openai: server }, { TROUPE_PROVIDER: "openai-compatible:generic-7b" }), { task: "summarise the notes" });
+    expect(result.status).toBe("failed");
+    const errors = eventsOf(events, "plan-invalid").flatMap((event) => event.errors);
+    expect(errors.length).toBeGreaterThan(0);
+    for (const error of errors) {
+      expect(error).not.toMatch(/both a value and a ref|mapOver/);
+      expect(error).toMatch(/dependsOn|depends on|agent "|argument "|writes|reads/);
+    }
+  });
+});
