@@ -42,7 +42,7 @@ describe("tools found by retrieval", () => {
     expect(calls[2]?.tools).toContain("gmail.send_email");
     expect(calls[0]?.tools).not.toContain("gmail.send_email");
     const offer = result.plan[0]?.offer;
-    expect(offer).toMatchObject({ via: "retrieval", total: 209 });
+    expect(offer).toMatchObject({ via: "retrieval", total: 211 });
     expect(offer?.offered).toHaveLength(own.length + 5);
     expect(offer?.offered.find((tool) => tool.name === "file_read")?.why).toBe("its agent's own tool");
     expect(offer?.offered.find((tool) => tool.name === "calendar.create_event")?.why).toMatch(/^BM25 [\d.]+ on schedul/);

@@ -195,7 +195,9 @@ export function validatePlan(subtasks: readonly PlannedSubtask[], rules: PlanRul
     if (unknownTools.length > 0) {
       errors.push(`subtask ${subtask.id}: unknown tool${unknownTools.length > 1 ? "s" : ""} ${unknownTools.map((tool) => `"${tool}"`).join(", ")} in tools (known: ${listed(rules.tools ?? [])})`);
     }
-    if (rules.profiles && unknownTools.length === 0) errors.push(...fitProblems(subtask, rules.profiles, rules.files ?? { readers: [], writers: [] }));
+    // A tool the run may not use is an unknown tool, not a gap in who may use it.
+    const toolUnknown = subtask.tool !== undefined && rules.tools !== undefined && !rules.tools.includes(subtask.tool);
+    if (rules.profiles && unknownTools.length === 0 && !toolUnknown) errors.push(...fitProblems(subtask, rules.profiles, rules.files ?? { readers: [], writers: [] }));
     for (const dependency of subtask.dependsOn) {
       if (dependency === subtask.id) errors.push(`subtask ${subtask.id} depends on itself (dependsOn may name: ${others(subtask.id)})`);
       else if (!ids.has(dependency)) errors.push(`subtask ${subtask.id} depends on "${dependency}", which is not in the plan (dependsOn may name: ${others(subtask.id)})`);
