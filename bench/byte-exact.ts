@@ -92,9 +92,9 @@ export interface ByteExactOutcome {
 }
 
 /**
- * Runs one case through the CLI in its own folders and checks the file it leaves with `cmp`.
- * Text must be copied exactly and the run `completed` (exit 0); binary "read and save" must
- * fail (exit 1) naming the problem, and leave no file.
+ * Runs one case through the CLI in its own folders and checks the file it leaves with `cmp`:
+ * text and binary alike must be copied exactly and the run `completed` (exit 0) — a binary file
+ * read and saved travels as base64 with its encoding, and is written back as its bytes.
  */
 export async function runByteExactCase(entry: ByteExactCase, cli: string, directory: string): Promise<ByteExactOutcome> {
   const workspace = path.join(directory, "workspace");
@@ -126,10 +126,6 @@ export async function runByteExactCase(entry: ByteExactCase, cli: string, direct
     // no JSON: the detail says so below
   }
   const copy = path.join(workspace, "copy.dat");
-  if (entry.binary && entry.task === "read-and-save") {
-    const held = code === 1 && status === "failed" && /not UTF-8 text/.test(failure) && !existsSync(copy);
-    return { name: entry.name, held, detail: `exit ${code}, ${status}: ${failure || "no reason"}${existsSync(copy) ? "; a file was written" : ""}`, ms };
-  }
   let same = false;
   let compared = "no copy";
   if (existsSync(copy)) {
@@ -141,7 +137,7 @@ export async function runByteExactCase(entry: ByteExactCase, cli: string, direct
       compared = `cmp: ${((error as { stdout?: string }).stdout ?? "differ").trim()}`;
     }
   }
-  return { name: entry.name, held: code === 0 && status === "completed" && same, detail: `exit ${code}, ${status}; ${compared}`, ms };
+  return { name: entry.name, held: code === 0 && status === "completed" && same, detail: `exit ${code}, ${status}; ${compared}${failure ? `; ${failure}` : ""}`, ms };
 }
 
 export interface ByteExactReport {

@@ -22,6 +22,7 @@ import { runEvalBench } from "./eval.js";
 import { measureFanOut } from "./fan-out.js";
 import { measureMapThroughput } from "./map-throughput.js";
 import { measureMemory } from "./memory.js";
+import { measureMisbehaviour } from "./misbehaviour.js";
 import { runOfflineCorpus } from "./offline-corpus.js";
 import { measureOverhead } from "./overhead.js";
 import { measurePromptTokens } from "./prompt-tokens.js";
@@ -66,6 +67,7 @@ const BENCHMARKS = [
   "hostile",
   "fairness",
   "holds",
+  "misbehaviour",
 ];
 
 const { values } = parseArgs({
@@ -126,6 +128,7 @@ const protocols = await bench("protocols", "protocols (the README task over REST
 const hostile = await bench("hostile", "hostile inputs (one key's programs in disguise while another key polls /health)…", () => measureHostileInputs());
 const fairness = await bench("fairness", "fair queues (another key's flood of evals and tasks, then one small one)…", () => measureFairQueues({ evals: 4, casesEach: 25, tasks: 40, maxRunning: 4 }));
 const holds = await bench("holds", "held effects in streamed planning (writes wait for the plan, reads do not)…", () => measureStreamedHolds({ planMs: 400, runs: Math.max(3, Math.ceil(runs / 4)) }));
+const misbehaviour = await bench("misbehaviour", "misbehaving models (ten classes on both wires, streaming and not) and the prompt cache over a ten-subtask run…", () => measureMisbehaviour());
 const adversarial = await bench("adversarial", "adversarial tasks (three 5,000-character tasks while /health is polled)…", () => measureAdversarial({ chars: 5_000, pollMs: 50 }));
 
 // The Postgres benchmarks share one throwaway cluster (synced commits, as a real deployment has them).
@@ -186,6 +189,7 @@ const report: BenchReport = {
   hostile,
   fairness,
   holds,
+  misbehaviour,
   targets: {
     overhead: overhead?.target.met,
     fanOut: fanOut?.target.met,
@@ -205,6 +209,7 @@ const report: BenchReport = {
     protocols: protocols?.target.met,
     operations: operations?.target.met,
     hostileHealth: hostile?.target.met,
+    misbehaviour: misbehaviour?.target.met,
   },
 };
 

@@ -8,6 +8,7 @@ import type { FanOutReport } from "./fan-out.js";
 import type { MapThroughputReport } from "./map-throughput.js";
 import type { MemoryBenchReport } from "./memory.js";
 import { type OperationsBenchReport, operationsSection } from "./operations.js";
+import type { MisbehaviourReport } from "./misbehaviour.js";
 import type { OfflineCorpusReport } from "./offline-corpus.js";
 import type { OverheadReport, VariantFigures } from "./overhead.js";
 import type { PromptTokensReport } from "./prompt-tokens.js";
@@ -44,6 +45,7 @@ export interface BenchReport {
   criticalPath?: CriticalPathReport;
   discovery?: DiscoveryReport;
   memory?: MemoryBenchReport;
+  misbehaviour?: MisbehaviourReport;
   queues?: QueueCompareReport;
   scaleOut?: ScaleOutReport;
   peers?: PeersReport;
@@ -66,6 +68,7 @@ export interface BenchReport {
     eval?: boolean;
     criticalPath?: boolean;
     discovery?: boolean;
+    misbehaviour?: boolean;
     memory?: boolean;
     scaleOut?: boolean;
     peers?: boolean;
@@ -434,6 +437,39 @@ function discoverySection(report: DiscoveryReport): string {
   ].join("\n");
 }
 
+function misbehaviourSection(report: MisbehaviourReport): string {
+  const classes = formatTable(
+    ["misbehaviour", "runs held", "completed", "misbehaving answers", "extra calls", "extra per answer", "target"],
+    report.classes.map((entry) => [
+      entry.misbehaviour,
+      `${entry.held}/${entry.total}`,
+      String(entry.completed),
+      String(entry.misbehavingAnswers),
+      String(entry.extraCalls),
+      number(entry.extraPerAnswer),
+      verdict(entry.met),
+    ]),
+  );
+  const cache = formatTable(
+    ["ten-subtask run", "model calls", "prompt tokens", "from cache", "share", "cost", "cost without the cache"],
+    report.cache.map((entry) => [entry.wire === "openai" ? "OpenAI wire (automatic prefix cache)" : "Anthropic wire (troupe's breakpoints)", String(entry.calls), String(entry.promptTokens), String(entry.cachedPromptTokens), `${number(entry.share * 100)} %`, `$${entry.costUsd.toFixed(5)}`, `$${entry.uncachedCostUsd.toFixed(5)}`]),
+  );
+  return [
+    "19. Misbehaving models: each class played by the fake OpenAI and Anthropic servers, streaming and not (4 whole runs of the README's task per class,",
+    "    the offline model as the servers' brain, through the real clients); held = completed with the right file and answer, or failed saying why.",
+    "    Extra calls are counted on the runs that completed, against a clean run on the same wire.",
+    "",
+    classes,
+    "",
+    ...report.classes.flatMap((entry) => entry.broken.map((line) => `      ${entry.misbehaviour} did not hold: ${line}`)),
+    "    Prompt cache over a ten-subtask run (the fakes' caches, counted in their tokens):",
+    "",
+    cache,
+    "",
+    `    target: every run held (${report.target.heldRate * 100} %), 0 extra calls for fenced JSON and a call as text, ≤ ${report.target.maxExtraPerAnswer} per misbehaving answer otherwise, a cache share ≥ ${report.target.minCacheShare * 100} % → ${verdict(report.target.met)}`,
+  ].join("\n");
+}
+
 function memorySection(report: MemoryBenchReport): string {
   const table = formatTable(
     ["turn", "task", "status", "planner prompt tokens", "history tokens", "turns kept", "summarised"],
@@ -527,6 +563,7 @@ export function renderReport(report: BenchReport): string {
     report.peers && peersSection(report.peers),
     report.protocols && protocolsSection(report.protocols),
     report.operations && operationsSection(report.operations),
+    report.misbehaviour && misbehaviourSection(report.misbehaviour),
   ].filter((section): section is string => Boolean(section));
   const { targets } = report;
   return [
@@ -552,6 +589,7 @@ export function renderReport(report: BenchReport): string {
       ["protocols", targets.protocols],
       ["operations", targets.operations],
       ["hostile-input /health", targets.hostileHealth],
+      ["misbehaviour", targets.misbehaviour],
     ] as const).map(([name, met]) => `${name} ${verdict(met)}`).join(", ")} (figures are reported, never enforced)`,
   ].join("\n");
 }

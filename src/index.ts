@@ -1,5 +1,5 @@
 /** The troupe library: create an engine, run tasks, and extend it with tools, agents and providers. */
-export { Troupe, createTroupe, type TroupeOptions, type InvokeOptions, type RunView } from "./runtime/engine.js";
+export { Troupe, createTroupe, type TroupeOptions, type InvokeOptions, type RunView, type LibraryRunRequest } from "./runtime/engine.js";
 export { defineTool, type ToolDefinition, type ToolContext, type ToolOutcome, type PermissionLevel, type RiskLevel } from "./tools/define-tool.js";
 export { ToolRegistry, type ToolCallReport } from "./tools/registry.js";
 export { createBuiltinRegistry, createBuiltinTools, type BuiltinToolSettings } from "./tools/builtin/index.js";

@@ -58,7 +58,7 @@ describe("agents declared in the config file", () => {
     ]);
     const events: StoredEvent[] = [];
     try {
-      expect(troupe.agents.names()).toEqual(["research", "code", "execute", "memory", "summarizer", "digest"]);
+      expect(troupe.agents.names()).toEqual(["research", "code", "execute", "memory", "cleanup", "summarizer", "digest"]);
       expect(troupe.agents.get("summarizer")).toMatchObject({ source: "config", capabilities: ["summarise-notes"], instructions: "Read the notes you are given with file_read and answer with a three-line summary." });
       // Its tools are what its grants reach: file_read and file_list, and the tools open to every agent.
       expect(troupe.agents.get("summarizer")?.tools).toEqual(["board_post", "board_read", "calculator", "file_list", "file_read", "json"]);
@@ -153,7 +153,7 @@ describe("agents declared in the config file", () => {
       const body = openai.requestsFor("planner")[0]?.body as { response_format: { json_schema: { strict: boolean; schema: Record<string, unknown> } } };
       expect(body.response_format.json_schema.strict).toBe(true);
       const subtasks = (body.response_format.json_schema.schema.properties as Record<string, { items: { properties: Record<string, { enum?: string[]; anyOf?: Array<{ enum?: string[] }> }> } }>).subtasks;
-      expect(subtasks?.items.properties.agent?.enum).toEqual(["research", "code", "execute", "memory", "summarizer", "digest"]);
+      expect(subtasks?.items.properties.agent?.enum).toEqual(["research", "code", "execute", "memory", "cleanup", "summarizer", "digest"]);
       expect(subtasks?.items.properties.capability?.anyOf?.[0]?.enum).toContain("summarise-notes");
       const system = (openai.requestsFor("planner")[0]?.body.messages as Array<{ role: string; content: string }>)[0]?.content ?? "";
       expect(system).toContain("- summarizer: reads notes in the workspace and summarises them; never writes (capabilities: summarise-notes; tools: board_post, board_read, calculator, file_list, file_read, json)");
@@ -173,10 +173,11 @@ describe("agents declared in the config file", () => {
       ["code", "builtin"],
       ["execute", "builtin"],
       ["memory", "builtin"],
+      ["cleanup", "builtin"],
       ["summarizer", "config"],
       ["digest", "config"],
     ]);
-    expect(agents[5]).toMatchObject({ capabilities: ["summarise-notes"], tools: ["board_post", "board_read", "calculator", "file_read", "json"], model: "the critic role's" });
+    expect(agents[6]).toMatchObject({ capabilities: ["summarise-notes"], tools: ["board_post", "board_read", "calculator", "file_read", "json"], model: "the critic role's" });
     const text = await runCli(["agents", "list"], { cwd: directory });
     expect(text.stdout).toMatch(/summarizer\s+config\s+reads notes/);
     writeFileSync(path.join(directory, "troupe.config.json"), JSON.stringify({ agents: [{ ...CONFIG.agents?.[0], tools: ["file_reed"] }] }));

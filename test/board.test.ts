@@ -40,8 +40,12 @@ describe("the shared board", () => {
     ]);
     expect(eventsOf(events, "board-post").map((event) => event.message.id)).toEqual(["s1.1.1"]);
     expect(result.trace.toolCalls.find((call) => call.tool === "board_read")).toMatchObject({ subtaskId: "s2", ok: true, preview: "1 message" });
-    // Each worker was offered what its plan named, and find_tools for more.
-    expect(model.callsFor("execute", "s2")[0]?.tools).toEqual(["board_read", "find_tools", "submit_result"]);
+    // Each worker was offered its agent's own tools and what its plan named, and find_tools for more.
+    const offered = model.callsFor("execute", "s2")[0]?.tools ?? [];
+    expect(offered.slice(-2)).toEqual(["find_tools", "submit_result"]);
+    expect(offered).toContain("board_read");
+    expect(offered).toContain("calculator");
+    expect(offered).not.toContain("web_search");
   });
 
   it("addresses messages to a subtask, an agent, a topic or everyone; a reader sees only its own, and a later subtask finds them in its prompt", async () => {

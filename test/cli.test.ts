@@ -328,7 +328,7 @@ describe("other commands", () => {
     const list = await runCli(["tools", "list", "--json"], { cwd: directory });
     const tools = JSON.parse(list.stdout) as Array<{ name: string; schema: { properties: Record<string, unknown> } }>;
     expect(tools.map((tool) => tool.name)).toEqual([
-      "board_post", "board_read", "calculator", "code_run", "file_append", "file_copy", "file_delete", "file_list", "file_move", "file_read", "file_write", "http_fetch", "json", "propose_edit", "text_stats", "web_search",
+      "board_post", "board_read", "calculator", "code_run", "file_append", "file_copy", "file_delete", "file_list", "file_move", "file_read", "file_write", "http_fetch", "json", "memory_forget", "memory_save", "memory_search", "propose_edit", "text_stats", "thread_result", "web_search",
     ]);
     expect(tools.find((tool) => tool.name === "calculator")?.schema.properties).toHaveProperty("expression");
     const call = await runCli(["tools", "call", "calculator", "--args", '{"expression":"17% of 2,340"}'], { cwd: directory });

@@ -331,7 +331,7 @@ describe("streamed planning", () => {
       const result = await troupe.run({ task: "look it up" }, { onEvent: (event) => events.push(event) });
       model.assertDone();
       expect(result.status).toBe("completed");
-      expect(eventsOf(events, "plan-invalid")[0]?.errors).toEqual(['subtask s2 depends on "s9", which is not in the plan']);
+      expect(eventsOf(events, "plan-invalid")[0]?.errors).toEqual(['subtask s2 depends on "s9", which is not in the plan (dependsOn may name: s1)']);
       // Both streamed subtasks were taken (s2 waiting for a s9 that never came); s1 started, then was dropped with the plan.
       expect(eventsOf(events, "subtask-planned").map((event) => event.subtask.label)).toEqual(["Early lookup", "Uses a ghost"]);
       expect(eventsOf(events, "subtask-start").map((event) => event.label)).toEqual(["Early lookup", "Repaired lookup"]);

@@ -216,9 +216,9 @@ describe("references", () => {
       expect(invalid?.errors).toEqual(
         expect.arrayContaining([
           expect.stringMatching(/^subtask s2: argument "names" has path "\$\.users\[\?\(@\.name==\)\]"; the filter .* does not parse/),
-          'subtask s2: argument "who" refers to "s7", which is not in the plan',
-          'subtask s3: argument "n" refers to "s1", which is not in its dependsOn',
-          'subtask s3: mapOver names "missing", which is not one of its args',
+          'subtask s2: argument "who" refers to "s7", which is not in the plan (its ref may name: s1, s3)',
+          'subtask s3: argument "n" refers to "s1", which is not in its dependsOn (add "s1" to dependsOn)',
+          'subtask s3: mapOver names "missing", which is not one of its args (n)',
         ]),
       );
       expect(argumentsOf(model.callsFor("execute", "s2")[0]?.lastMessage ?? "")).toEqual({ names: ["Ada", "Linus"] });

@@ -7,8 +7,8 @@ import { fileURLToPath } from "node:url";
 import { afterEach } from "vitest";
 import { z } from "zod";
 import type { StoredEvent } from "../src/core/events.js";
-import type { RunRequestInput, RunResult } from "../src/core/run.js";
-import { Troupe } from "../src/runtime/engine.js";
+import type { RunResult } from "../src/core/run.js";
+import { type LibraryRunRequest, Troupe } from "../src/runtime/engine.js";
 import { modelSetOf } from "../src/testing/model-set.js";
 import { type ScriptStep, ScriptedChatModel } from "../src/testing/scripted-chat-model.js";
 import { createBuiltinRegistry } from "../src/tools/builtin/index.js";
@@ -40,7 +40,7 @@ export interface ScriptedRun {
 /** Runs a task in-process with a scripted model for every role, in temporary directories. */
 export async function runScripted(
   steps: ScriptStep[],
-  request: Omit<RunRequestInput, "task"> & { task?: string } = {},
+  request: Omit<LibraryRunRequest, "task"> & { task?: string } = {},
   options: { maxWorkerSteps?: number; workspaceFiles?: Record<string, string>; extraTools?: ToolDefinition[] } = {},
 ): Promise<ScriptedRun> {
   const model = new ScriptedChatModel({ steps });

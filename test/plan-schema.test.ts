@@ -15,7 +15,7 @@ import { envFor, fakeAnthropic, fakeOpenAI, runOnProvider } from "./provider-hel
 
 const TASK = "compute 17% of 2,340 and save it to result.txt";
 /** The agents runOnProvider registers: the built-in workers and its `payments` agent. */
-const AGENTS = ["research", "code", "execute", "memory", "payments"];
+const AGENTS = ["research", "code", "execute", "memory", "cleanup", "payments"];
 
 type Schema = Record<string, unknown>;
 
@@ -73,12 +73,14 @@ describe("the plan and review schemas sent to providers", () => {
     expect(result.status).toBe("completed");
     const plan = openAISchema(openai.requestsFor("planner")[0]);
     expect(plan.strict).toBe(true);
-    expectStrictShape(plan.schema, 3);
+    expectStrictShape(plan.schema, 5);
     const subtask = subtaskSchema(plan.schema);
     expect(enumOf(subtask.agent as Schema)).toEqual(AGENTS);
     expect(enumOf(subtask.tool as Schema)).toEqual([...troupe.tools.names(), null]);
     expect((plan.schema.properties as Record<string, Schema>).subtasks?.maxItems).toBe(50);
-    expect(Object.keys(subtask).sort()).toEqual(["agent", "args", "capability", "dependsOn", "id", "label", "mapOver", "reads", "tool", "tools", "writes"]);
+    expect(Object.keys(subtask).sort()).toEqual(["agent", "args", "capability", "dependsOn", "id", "label", "reads", "tool", "tools", "writes"]);
+    // An argument is a literal or a reference, two closed shapes; the map is a flag on the argument it runs over.
+    expect((((subtask.args as Schema).items as Schema).anyOf as Schema[]).map((shape) => shape.required)).toEqual([["name", "value"], ["name", "items"], ["name", "ref", "path", "each"]]);
     // The tools a worker needs: an enum of the same names; the capability: an enum of the agents' capabilities.
     expect(((((subtask.tools as Schema).anyOf as Schema[])[0] as Schema).items as Schema).enum).toEqual(troupe.tools.names());
     expect(enumOf(subtask.capability as Schema)).toEqual([...troupe.agents.capabilities(), null]);
@@ -141,7 +143,7 @@ describe("the plan and review schemas sent to providers", () => {
     expect(result.status).toBe("completed");
     const plan = anthropicTool(anthropic.requestsFor("planner")[0]);
     expect(plan.strict).toBe(true);
-    expectStrictShape(plan.input_schema, 3);
+    expectStrictShape(plan.input_schema, 5);
     const subtask = subtaskSchema(plan.input_schema);
     expect(enumOf(subtask.agent as Schema)).toEqual(AGENTS);
     expect(enumOf(subtask.tool as Schema)).toContain("calculator");
@@ -171,7 +173,7 @@ describe("the plan and review schemas sent to providers", () => {
 describe("ollama", () => {
   it("sends the plan schema with its enums as the JSON-schema format, and reads the wire answer into the internal plan", async () => {
     const bodies: Array<Record<string, unknown>> = [];
-    const answer = { subtasks: [{ id: "s1", label: "Count the lines of notes.txt", agent: "execute", dependsOn: [], args: [{ name: "path", value: "notes.txt", ref: null, path: null }], tool: "text_stats", tools: [], capability: null, mapOver: null, reads: ["notes.txt"], writes: [] }], question: null };
+    const answer = { subtasks: [{ id: "s1", label: "Count the lines of notes.txt", agent: "execute", dependsOn: [], args: [{ name: "path", value: "notes.txt" }], tool: "text_stats", tools: [], capability: null, reads: ["notes.txt"], writes: [] }], question: null };
     // Ollama's /api/chat, streamed as NDJSON the way the ollama client reads it.
     const server = createServer((request, response) => {
       const chunks: Buffer[] = [];
@@ -196,7 +198,7 @@ describe("ollama", () => {
       );
       expect(plan).toEqual({ subtasks: [{ id: "s1", label: "Count the lines of notes.txt", agent: "execute", dependsOn: [], args: { path: { value: "notes.txt" } }, tool: "text_stats", reads: ["notes.txt"] }] });
       const format = bodies[0]?.format as Schema;
-      expectStrictShape(format, 3);
+      expectStrictShape(format, 5);
       const subtask = subtaskSchema(format);
       expect(enumOf(subtask.agent as Schema)).toEqual(agents.map((agent) => agent.name));
       expect(enumOf(subtask.tool as Schema)).toEqual([...tools.names(), null]);
@@ -218,7 +220,7 @@ describe("a server that answers from the request's own JSON schema", () => {
     expect(eventsOf(events, "plan-invalid")).toEqual([]);
     expect(server.requestsFor("planner")).toHaveLength(1);
     expect(result.status).toBe("completed");
-    expect(result.plan.map(({ id, agent, tool, args }) => ({ id, agent, tool, args }))).toEqual([{ id: "ok id", agent: "research", tool: undefined, args: { "ok name": { value: null } } }]);
+    expect(result.plan.map(({ id, agent, tool, args }) => ({ id, agent, tool, args }))).toEqual([{ id: "ok id", agent: "research", tool: undefined, args: {} }]);
     // The brain read the enums from the wire: the first agent, and the redo ids of the plan. Its
     // worker answered in plain text, so the worker asked for the outcome through structured output.
     expect(brain.calls.map((call) => call.name)).toEqual(["submit_plan", "submit_result", "submit_review"]);
@@ -231,5 +233,19 @@ describe("a server that answers from the request's own JSON schema", () => {
     expect(eventsOf(events, "plan-invalid")).toEqual([]);
     expect(result.status).toBe("completed");
     expect(result.plan[0]?.agent).toBe("research");
+  });
+});
+
+describe("a careless server that fills every field the schema allows", () => {
+  it("can no longer write an argument with both a value and a ref, nor map over a name that is no argument; what is left is refused naming the field", async () => {
+    const server = await fakeOpenAI(SchemaFollowingChatModel.filling("everything"));
+    const { result, events } = await runOnProvider(envFor({ openai: server }, { TROUPE_PROVIDER: "openai-compatible:generic-7b" }), { task: "summarise the notes" });
+    expect(result.status).toBe("failed");
+    const errors = eventsOf(events, "plan-invalid").flatMap((event) => event.errors);
+    expect(errors.length).toBeGreaterThan(0);
+    for (const error of errors) {
+      expect(error).not.toMatch(/both a value and a ref|mapOver/);
+      expect(error).toMatch(/dependsOn|depends on|agent "|argument "|writes|reads/);
+    }
   });
 });

@@ -79,7 +79,7 @@ export interface ProviderRun {
 export async function runOnProvider(
   env: Record<string, string>,
   request: RunRequestInput,
-  options: { config?: TroupeConfig; policy?: Partial<CallPolicy>; signal?: AbortSignal; onEvent?: (event: StoredEvent) => void } = {},
+  options: { config?: TroupeConfig; policy?: Partial<CallPolicy>; signal?: AbortSignal; onEvent?: (event: StoredEvent) => void; prepare?: (workspace: string) => void } = {},
 ): Promise<ProviderRun> {
   const directory = tempDir();
   const workspace = path.join(directory, "workspace");
@@ -98,6 +98,7 @@ export async function runOnProvider(
   });
   const events: StoredEvent[] = [];
   try {
+    options.prepare?.(workspace);
     const result = await troupe.run(request, {
       signal: options.signal,
       onEvent: (event) => {

@@ -508,7 +508,7 @@ describe("POST /plan and tools", () => {
     const listed = envelope<{ tools: Array<{ name: string; permission: string; risk_level: string; needs_approval: boolean; agents: string[] }> }>(
       await app.app.inject({ method: "GET", url: "/api/v1/tools", headers: alice }),
     ).data.tools;
-    expect(listed.find((tool) => tool.name === "file_delete")).toMatchObject({ permission: "WRITE", risk_level: "high", needs_approval: true, agents: ["execute"] });
+    expect(listed.find((tool) => tool.name === "file_delete")).toMatchObject({ permission: "WRITE", risk_level: "high", needs_approval: true, agents: ["execute", "cleanup"] });
     expect(listed.find((tool) => tool.name === "file_read")?.agents).toEqual(["research", "code", "execute"]);
     const call = (payload: Record<string, unknown>) => app.app.inject({ method: "POST", url: "/api/v1/tools/call", payload, headers: alice });
 

@@ -14,8 +14,8 @@ import { eventsOf, runScripted, tempDir } from "./helpers.js";
 const CATALOGUE = catalogueTools();
 
 describe("tools found by retrieval", () => {
-  it("offers a worker whose agent may use 200+ tools only the top 5 for its subtask and find_tools; what it finds is offered next; the trace says why", async () => {
-    const { result, model, events } = await runScripted(
+  it("offers a worker whose agent may use 200+ tools its own tools, the top 5 of the others for its subtask and find_tools; what it finds is offered next; the trace says why", async () => {
+    const { result, model, events, troupe } = await runScripted(
       [
         planStep([subtask("s1", "research", "Schedule a team meeting on Friday at 10:00 with Ana and Bo, and tell them")]),
         toolStep("s1", "calendar.create_event", { title: "Team meeting", start: "Friday 10:00", attendees: ["Ana", "Bo"] }),
@@ -31,16 +31,20 @@ describe("tools found by retrieval", () => {
     model.assertDone();
     expect(result.status).toBe("completed");
     const calls = model.callsFor("research", "s1");
-    // The first call: five tools found for the subtask, find_tools and submit_result — not the 209 research may use.
-    expect(calls[0]?.tools).toHaveLength(7);
+    const own = troupe.agents.get("research")?.coreTools ?? [];
+    expect(own).toEqual(["web_search", "http_fetch", "file_read", "file_list", "text_stats", "json", "calculator"]);
+    // The first call: its own tools, five found for the subtask, find_tools and submit_result — not the 209 research may use.
+    expect(calls[0]?.tools).toHaveLength(own.length + 5 + 2);
+    for (const name of own) expect(calls[0]?.tools).toContain(name);
     expect(calls[0]?.tools).toContain("calendar.create_event");
     expect(calls[0]?.tools.slice(-2)).toEqual(["find_tools", STRUCTURED_OUTPUT.result]);
     // After find_tools, the tool it found is offered too.
     expect(calls[2]?.tools).toContain("gmail.send_email");
     expect(calls[0]?.tools).not.toContain("gmail.send_email");
     const offer = result.plan[0]?.offer;
-    expect(offer).toMatchObject({ via: "retrieval", total: 209 });
-    expect(offer?.offered).toHaveLength(5);
+    expect(offer).toMatchObject({ via: "retrieval", total: 211 });
+    expect(offer?.offered).toHaveLength(own.length + 5);
+    expect(offer?.offered.find((tool) => tool.name === "file_read")?.why).toBe("its agent's own tool");
     expect(offer?.offered.find((tool) => tool.name === "calendar.create_event")?.why).toMatch(/^BM25 [\d.]+ on schedul/);
     expect(offer?.found).toEqual([{ query: "send an email to people", names: expect.arrayContaining(["gmail.send_email"]) }]);
     expect(eventsOf(events, "tools-offer").map((event) => event.offer.found.length)).toEqual([0, 1]);
@@ -111,7 +115,8 @@ describe("tools found by retrieval", () => {
       expect(offer?.via).toBe("retrieval");
       expect(offer?.offered.find((tool) => tool.name === "translate.translate_text")?.why).toMatch(/BM25 .*; embedding similarity 0\.\d+/);
       const worker = openai.requestsFor("research")[0]?.body.tools as Array<{ function: { name: string } }>;
-      expect(worker.map((tool) => tool.function.name)).toHaveLength(7);
+      // Its own 7 tools, the 5 found, find_tools and submit_result.
+      expect(worker.map((tool) => tool.function.name)).toHaveLength(14);
     } finally {
       troupe.close();
     }

@@ -77,6 +77,8 @@ describe("a worker's outcome is explicit", () => {
         subtask("s2", "execute", "Use the value", { dependsOn: ["s1"], args: { value: { ref: "s1", path: "$" } } }),
       ]),
       { role: "research", subtask: "s1", content: "   " },
+      // An empty answer is asked for once more; a second one is a plain answer like any other.
+      { role: "research", subtask: "s1", content: "   ", contains: "Your answer was empty" },
       outcomeStep("s1", { status: "done" }, { contains: "Report how the subtask ended" }),
       reviewStep(0.9),
       answerStep("nothing"),

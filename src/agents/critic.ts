@@ -34,8 +34,8 @@ export function criticPrompt(): string {
     "List concrete issues. To fix them, name the subtasks to redo (only those, and the subtasks that use their results, run again), or set replan when the plan itself is wrong.",
     "A subtask with items ran once per item; naming it in redo runs only its failed items again and merges them into its report.",
     "Judge only what the outcomes show; do not redo subtasks that succeeded unless their result is wrong.",
-    "A failed subtask says why (failureKind): error (it tried), unable (beyond its worker), empty (no result for what needs it), rejected (a person refused one of its tool calls), artifact (a file it wrote is wrong), budget.",
-    "The review cannot pass while any subtask is failed or skipped. A rejected subtask is never redone: set replan to find another way (the planner sees the person's words), or leave it as an issue.",
+    "A failed subtask says why (failureKind): error (it tried), unable (beyond its worker), empty (no result for what needs it), rejected (a person refused one of its tool calls), refused (its model declined the work), artifact (a file it wrote is wrong), budget.",
+    "The review cannot pass while any subtask is failed or skipped. A rejected or refused subtask is never redone: set replan to find another way (the planner sees why), or leave it as an issue.",
     "files lists what each subtask wrote or deleted, as checked on disk: bytes, the source its content came from with that source's size, whether the file holds it exactly (identical), and any problem (gone, changed since). The files the task asks for must exist with the right content; an empty or different file is an issue.",
     `Answer by calling ${STRUCTURED_OUTPUT.review}.`,
   ].join("\n");

@@ -38,6 +38,11 @@ export interface AgentDefinition {
    * not worked by a model here. `url` is its card's.
    */
   remote?: { url: string; tool: string };
+  /**
+   * In a running engine, the tools it names itself (as declared, among those it can reach), as
+   * opposed to those a pattern grant reaches: a worker is always offered these.
+   */
+  coreTools?: readonly string[];
 }
 
 export function defineAgent(definition: AgentDefinition): AgentDefinition {

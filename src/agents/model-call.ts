@@ -7,8 +7,10 @@ import { type AIMessage, AIMessageChunk, type BaseMessage } from "@langchain/cor
 import type { Runnable } from "@langchain/core/runnables";
 import { isBudgetExhausted } from "../core/budget.js";
 import { errorMessage, ModelError } from "../core/errors.js";
+import { truncate } from "../core/text.js";
 import type { ModelIncident } from "../core/model-incident.js";
-import { backoffDelay, classifyFailure, type FailureClass, TruncatedStreamError } from "../providers/call-policy.js";
+import { isCutOff, refusalOf, withCacheBreakpoint } from "../providers/answer-shape.js";
+import { backoffDelay, classifyFailure, type FailureClass, isContextOverflow, TruncatedStreamError } from "../providers/call-policy.js";
 import { costOf } from "../providers/prices.js";
 import { choiceId, type ModelCandidate, type ModelRoute } from "../providers/registry.js";
 import { countMessageTokens } from "../providers/token-count.js";
@@ -19,11 +21,20 @@ export interface ModelUsage {
   promptTokens: number;
   completionTokens: number;
   costUsd: number;
+  /** Of the prompt tokens, those the provider served from its prompt cache. */
+  cachedPromptTokens?: number;
+  /** Of the prompt tokens, those written to the provider's cache (Anthropic charges for them). */
+  cacheWriteTokens?: number;
+  /** Of the completion tokens, those a reasoning model thought with. */
+  reasoningTokens?: number;
 }
+
+/** The usage kept per call beside the four every call has. */
+const DETAIL_KEYS = ["cachedPromptTokens", "cacheWriteTokens", "reasoningTokens"] as const;
 
 /** Adds up the model calls of one node, and what went wrong on the way (retries, fallbacks). */
 export class UsageMeter {
-  readonly usage: ModelUsage = { llmCalls: 0, promptTokens: 0, completionTokens: 0, costUsd: 0 };
+  readonly usage: Required<ModelUsage> = { llmCalls: 0, promptTokens: 0, completionTokens: 0, costUsd: 0, cachedPromptTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 };
   readonly incidents: ModelIncident[] = [];
   readonly #onIncident: ((incident: ModelIncident) => void) | undefined;
 
@@ -37,6 +48,7 @@ export class UsageMeter {
     this.usage.promptTokens += usage.promptTokens ?? 0;
     this.usage.completionTokens += usage.completionTokens ?? 0;
     this.usage.costUsd += usage.costUsd ?? 0;
+    for (const key of DETAIL_KEYS) this.usage[key] += usage[key] ?? 0;
   }
 
   note(incident: ModelIncident): void {
@@ -61,6 +73,24 @@ export interface ModelReply {
   message: AIMessage;
   output: unknown;
   candidate: ModelCandidate;
+  /** The answer was cut off at the output limit, even after it was asked again with more room. */
+  cutOff?: boolean;
+}
+
+/** A prompt larger than the model's context window (the provider said so, or troupe counted it first). */
+export class ContextOverflowError extends ModelError {
+  constructor(message: string, data: Record<string, unknown> = {}, options?: ErrorOptions) {
+    super("context_overflow", message, data, options);
+    this.name = "ContextOverflowError";
+  }
+}
+
+/** A model that declined to answer; its words are in the message. Not retried: it is an answer. */
+export class ModelRefusalError extends ModelError {
+  constructor(model: string, refusal: string) {
+    super("model_refused", `${model} refused: ${truncate(refusal, 300)}`, { model, refusal: truncate(refusal, 2_000) });
+    this.name = "ModelRefusalError";
+  }
 }
 
 export interface CallShape {
@@ -109,8 +139,12 @@ function messageOf(output: unknown): AIMessage {
  */
 export function isInvalidAnswerError(error: unknown): boolean {
   if (error instanceof SyntaxError) return true;
-  const name = (error as { constructor?: { name?: string } } | undefined)?.constructor?.name ?? "";
+  const name = errorClassName(error);
   return name === "LengthFinishReasonError" || name === "ContentFilterFinishReasonError" || name === "OutputParserException";
+}
+
+function errorClassName(error: unknown): string {
+  return (error as { constructor?: { name?: string } } | undefined)?.constructor?.name ?? "";
 }
 
 /**
@@ -167,11 +201,33 @@ async function attempt(
   }
 }
 
-/** Tokens of a call: as the provider reported them, else counted with gpt-tokenizer (cl100k_base). */
-async function usageOf(messages: BaseMessage[], message: AIMessage): Promise<{ promptTokens: number; completionTokens: number }> {
+/** A call's tokens, with what the provider served from or wrote to its cache and what a reasoning model thought with. */
+type CallUsage = Pick<ModelUsage, "promptTokens" | "completionTokens" | "cachedPromptTokens" | "cacheWriteTokens" | "reasoningTokens">;
+
+/**
+ * Tokens of a call: as the provider reported them (LangChain's usage metadata: OpenAI's
+ * `cached_tokens` and `reasoning_tokens`, Anthropic's `cache_read_input_tokens` and
+ * `cache_creation_input_tokens`, each part of the totals), else counted with gpt-tokenizer
+ * (cl100k_base).
+ */
+async function usageOf(messages: BaseMessage[], message: AIMessage): Promise<CallUsage> {
   const reported = message.usage_metadata;
-  if (reported && reported.input_tokens > 0) return { promptTokens: reported.input_tokens, completionTokens: reported.output_tokens };
+  if (reported && reported.input_tokens > 0) {
+    const usage: CallUsage = { promptTokens: reported.input_tokens, completionTokens: reported.output_tokens };
+    const cached = reported.input_token_details?.cache_read ?? 0;
+    const written = reported.input_token_details?.cache_creation ?? 0;
+    const reasoning = reported.output_token_details?.reasoning ?? 0;
+    if (cached > 0) usage.cachedPromptTokens = cached;
+    if (written > 0) usage.cacheWriteTokens = written;
+    if (reasoning > 0) usage.reasoningTokens = reasoning;
+    return usage;
+  }
   return { promptTokens: await countMessageTokens(messages), completionTokens: Math.max(0, (await countMessageTokens([message])) - 3) };
+}
+
+/** The output limit an answer cut off at `limit` (or, unknown, after `used` tokens) is asked again with. */
+function largerLimit(limit: number | undefined, used: number): number {
+  return Math.min(Math.max(2 * (limit ?? 0), 2 * used, 1_024), 128_000);
 }
 
 /**
@@ -186,42 +242,66 @@ export async function callModel(route: ModelRoute, messages: BaseMessage[], opti
   const { ledger } = options;
   const chain = route.candidates.filter((candidate, index) => index === route.candidates.length - 1 || !ledger?.isSkipped(choiceId(candidate.choice)));
   const first = chain[0] as ModelCandidate;
-  const reservation = ledger ? ledger.admit(ledger.needsEstimate ? await estimate(messages, first) : undefined) : undefined;
+  const held: { reservation?: Reservation } = {};
+  if (ledger) held.reservation = ledger.admit(ledger.needsEstimate ? await estimate(messages, first) : undefined);
   try {
-    return await callChain(route, chain, messages, options, shape, reservation);
+    return await callChain(route, chain, messages, options, shape, held);
   } finally {
     // A call that ended without a settled answer gives its reservation back.
-    ledger?.release(reservation);
+    ledger?.release(held.reservation);
   }
 }
 
-async function callChain(route: ModelRoute, chain: ModelCandidate[], messages: BaseMessage[], options: CallOptions, shape: CallShape, reservation: Reservation | undefined): Promise<ModelReply> {
+async function callChain(route: ModelRoute, chain: ModelCandidate[], messages: BaseMessage[], options: CallOptions, shape: CallShape, held: { reservation?: Reservation }): Promise<ModelReply> {
   const { meter, ledger } = options;
   const signals = [options.signal, ledger?.signal].filter((signal): signal is AbortSignal => signal !== undefined);
   const { policy } = route;
   let lastFailure: { id: string; failure: FailureClass; error: unknown; attempts: number } | undefined;
-  for (const [position, candidate] of chain.entries()) {
-    const id = choiceId(candidate.choice);
-    const runnable = shape.prepare ? shape.prepare(candidate) : candidate.model;
+  for (const [position, first] of chain.entries()) {
+    const id = choiceId(first.choice);
+    let candidate = first;
+    let runnable = shape.prepare ? shape.prepare(candidate) : candidate.model;
     const onToken = shape.onToken && candidate.streams ? shape.onToken : undefined;
+    // Anthropic caches what comes before a breakpoint: the tools and the system prompt, the stable start of every call.
+    const sent = candidate.promptCaching === "anthropic" ? withCacheBreakpoint(messages) : messages;
+    /** An answer cut off at the output limit is asked again once, with more room. */
+    let enlarged = false;
+    const enlarge = async (used: number): Promise<boolean> => {
+      if (enlarged || !candidate.withOutputLimit) return false;
+      enlarged = true;
+      const limit = largerLimit(candidate.maxOutputTokens, used);
+      meter.note({ kind: "retry", role: route.role, model: id, attempt: 1, reason: `the answer was cut off at the output limit; asked again with room for ${limit} tokens`, delayMs: 0, ...(options.subtaskId ? { subtaskId: options.subtaskId } : {}), at: Date.now() });
+      candidate = { ...candidate, model: candidate.withOutputLimit(limit), maxOutputTokens: limit };
+      runnable = shape.prepare ? shape.prepare(candidate) : candidate.model;
+      // The second call is a call of its own: admitted against the budget like the first.
+      if (ledger) held.reservation = ledger.admit(ledger.needsEstimate ? await estimate(messages, candidate) : undefined);
+      return true;
+    };
     for (let attemptNumber = 1; ; attemptNumber += 1) {
       let failure: FailureClass;
       let caught: unknown;
       try {
         shape.onAttempt?.(attemptNumber);
-        const result = await attempt(runnable, messages, signals, policy.timeoutMs, onToken, shape.onChunk);
+        const result = await attempt(runnable, sent, signals, policy.timeoutMs, onToken, shape.onChunk);
         if ("output" in result) {
           const message = messageOf(result.output);
-          const { promptTokens, completionTokens } = await usageOf(messages, message);
-          const costUsd = costOf(candidate.price, promptTokens, completionTokens);
-          meter.add({ llmCalls: 1, promptTokens, completionTokens, costUsd });
-          ledger?.settle({ promptTokens, completionTokens, costUsd }, reservation);
-          return { message, output: result.output, candidate };
+          const usage = await usageOf(messages, message);
+          const costUsd = costOf(candidate.price, usage);
+          meter.add({ llmCalls: 1, ...usage, costUsd });
+          ledger?.settle({ ...usage, costUsd }, held.reservation);
+          const refusal = refusalOf(message);
+          if (refusal !== undefined) throw new ModelRefusalError(id, refusal);
+          if (isCutOff(message) && (await enlarge(usage.completionTokens))) {
+            attemptNumber = 0;
+            continue;
+          }
+          return { message, output: result.output, candidate, ...(isCutOff(message) ? { cutOff: true } : {}) };
         }
         caught = result.error;
         failure = { retryable: true, reason: `timed out after ${formatSeconds(policy.timeoutMs)}` };
       } catch (error) {
         caught = error;
+        if (error instanceof ModelRefusalError) throw error;
         if (options.signal?.aborted) {
           meter.add({ llmCalls: 1 });
           throw error;
@@ -230,9 +310,25 @@ async function callChain(route: ModelRoute, chain: ModelCandidate[], messages: B
           meter.add({ llmCalls: 1 });
           ledger.refuse(ledger.wallTimeStop());
         }
-        if (isInvalidAnswerError(error) || isBudgetExhausted(error)) {
+        if (isBudgetExhausted(error)) throw error;
+        if (errorClassName(error) === "LengthFinishReasonError") {
+          // A structured answer cut off before it could be read (the OpenAI client's parse): asked again with more room, once.
+          const promptTokens = await countMessageTokens(messages);
+          meter.add({ llmCalls: 1, promptTokens });
+          ledger?.settle({ promptTokens, completionTokens: 0, costUsd: 0 }, held.reservation);
+          if (await enlarge(candidate.maxOutputTokens ?? 0)) {
+            attemptNumber = 0;
+            continue;
+          }
+          throw error;
+        }
+        if (isInvalidAnswerError(error)) {
           meter.add({ llmCalls: 1, promptTokens: await countMessageTokens(messages) });
           throw error;
+        }
+        if (isContextOverflow(error)) {
+          meter.add({ llmCalls: 1 });
+          throw new ContextOverflowError(`${id}: the prompt is larger than the model's context window (${modelFailure(error)})`, { model: id }, { cause: error });
         }
         failure = classifyFailure(error);
         if (failure.retryAfterMs !== undefined && failure.retryAfterMs > policy.retryAfterMaxMs) {
@@ -268,7 +364,7 @@ async function callChain(route: ModelRoute, chain: ModelCandidate[], messages: B
 /** The prompt's tokens and cost, for admitting a call under a token or cost limit. */
 async function estimate(messages: BaseMessage[], candidate: ModelCandidate): Promise<{ tokens: number; costUsd: number }> {
   const tokens = await countMessageTokens(messages);
-  return { tokens, costUsd: costOf(candidate.price, tokens, 0) };
+  return { tokens, costUsd: costOf(candidate.price, { promptTokens: tokens, completionTokens: 0 }) };
 }
 
 /** Waits out a backoff; cancellation or the end of the run's wall time cuts it short. */

@@ -11,6 +11,8 @@ export interface OutcomeView {
   agent: string;
   status: string;
   attempts: number;
+  /** The subtasks whose results it took (absent when none). */
+  dependsOn?: string[];
   summary?: string;
   error?: string;
   /** Why a failed subtask did not finish (`unable`: beyond its worker; `rejected`: by a person; `empty`: no result). */

@@ -1,8 +1,10 @@
 import type { BaseLanguageModelInput } from "@langchain/core/language_models/base";
 import { type AIMessage, type BaseMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
-import type { Runnable } from "@langchain/core/runnables";
+import { type Runnable, RunnableLambda } from "@langchain/core/runnables";
 import { z } from "zod";
 import { ModelError } from "../core/errors.js";
+import { answerInText } from "../core/json-text.js";
+import { fitToSchema } from "../core/schema-fit.js";
 import { describeKeywords, isStrictCompatible, type JsonSchema, wireJsonSchema } from "../core/wire-schema.js";
 import type { ModelCandidate, ModelRoute } from "../providers/registry.js";
 import { type CallOptions, type CallShape, callModel, isInvalidAnswerError } from "./model-call.js";
@@ -11,6 +13,8 @@ export interface StructuredRequest<Schema extends z.ZodType, Output = z.infer<Sc
   route: ModelRoute;
   /** What the provider is sent, as JSON schema (see wireJsonSchema); it also reads the answer unless `read` is given. */
   schema: Schema;
+  /** A JSON Schema to send instead of `schema`'s (a user's output schema); `read` then reads the answer. */
+  jsonSchema?: JsonSchema;
   /** Reads the answer into what the caller wants, or says what is wrong with it (sent back in the repair round). */
   read?: (answer: unknown) => { success: true; data: Output } | { success: false; error: string };
   name: string;
@@ -34,7 +38,7 @@ export function jsonSchemaOf(schema: z.ZodType): JsonSchema {
 
 type StructuredRunnable = Runnable<BaseLanguageModelInput, { raw: AIMessage; parsed: unknown }>;
 /** By model, then by schema object (schemas built per call are memoised by their content), then by method, strictness and name. */
-const runnableCache = new WeakMap<object, WeakMap<z.ZodType, Map<string, StructuredRunnable>>>();
+const runnableCache = new WeakMap<object, WeakMap<object, Map<string, StructuredRunnable>>>();
 
 /** Whether this candidate's request for `parameters` asks for strict adherence: when its provider has strict mode on and the schema fits it. */
 export function strictFor(candidate: ModelCandidate, parameters: JsonSchema): boolean {
@@ -47,8 +51,10 @@ export function strictFor(candidate: ModelCandidate, parameters: JsonSchema): bo
  * in strict mode where the provider has it (OpenAI `strict: true`, Anthropic strict tools; the
  * keywords its strict mode refuses move into descriptions). It gets the JSON schema, not the
  * zod schema, so troupe validates the answer itself and can send the model its exact mistakes.
+ * A model that thinks first (Anthropic extended thinking) cannot be forced to call a tool: it is
+ * offered the tool, and its answer — a call, or the JSON in its text — is read the same way.
  */
-function structuredRunnable(candidate: ModelCandidate, name: string, description: string, schema: z.ZodType): StructuredRunnable {
+function structuredRunnable(candidate: ModelCandidate, name: string, description: string, schema: object, parameters: JsonSchema): StructuredRunnable {
   let bySchema = runnableCache.get(candidate.model);
   if (!bySchema) {
     bySchema = new WeakMap();
@@ -59,17 +65,25 @@ function structuredRunnable(candidate: ModelCandidate, name: string, description
     byKey = new Map();
     bySchema.set(schema, byKey);
   }
-  const parameters = jsonSchemaOf(schema);
   const strict = strictFor(candidate, parameters);
-  const key = `${candidate.structuredMethod} ${strict} ${(candidate.strictUnsupported ?? []).join(",")} ${name} ${description}`;
+  const offered = candidate.thinks === true && candidate.structuredMethod === "functionCalling";
+  const key = `${candidate.structuredMethod} ${strict} ${offered} ${(candidate.strictUnsupported ?? []).join(",")} ${name} ${description}`;
   let runnable = byKey.get(key);
   if (!runnable) {
     const sent = strict ? describeKeywords(parameters, candidate.strictUnsupported ?? []) : parameters;
-    // The name goes as `name` (every provider takes it from there); a `title` too would be sent inside the parameters again.
-    runnable = candidate.model.withStructuredOutput(
-      { ...sent, description },
-      { name, method: candidate.structuredMethod, includeRaw: true, ...(strict ? { strict: true } : {}) },
-    ) as StructuredRunnable;
+    if (offered && typeof candidate.model.bindTools === "function") {
+      const tool = { type: "function" as const, function: { name, description, parameters: sent } };
+      runnable = candidate.model
+        // `strict` is a call option of the tool-calling providers (Anthropic, OpenAI), not of every chat model.
+        .bindTools([tool], (strict ? { strict: true } : {}) as Record<string, never>)
+        .pipe(RunnableLambda.from((raw: AIMessage) => ({ raw, parsed: null }))) as unknown as StructuredRunnable;
+    } else {
+      // The name goes as `name` (every provider takes it from there); a `title` too would be sent inside the parameters again.
+      runnable = candidate.model.withStructuredOutput(
+        { ...sent, description },
+        { name, method: candidate.structuredMethod, includeRaw: true, ...(strict ? { strict: true } : {}) },
+      ) as StructuredRunnable;
+    }
     byKey.set(key, runnable);
   }
   return runnable;
@@ -79,20 +93,26 @@ function contentText(message: AIMessage): string {
   return typeof message.content === "string" ? message.content : message.text;
 }
 
-/** The answer a structured reply carries, or why there is none. */
-function answerOf(raw: AIMessage, parsed: unknown, name: string, candidate: ModelCandidate): { value: unknown } | { problem: string } {
+/**
+ * The answer a structured reply carries, read the way real models give it, or why there is
+ * none: the client's parse; a call of `name` (the first of duplicates), or the one call made
+ * under another name; JSON in the text — bare, fenced, after prose, or a call spelled out —
+ * where a call or JSON content was asked for.
+ */
+function answerOf(raw: AIMessage, parsed: unknown, name: string, cutOff: boolean): { value: unknown } | { problem: string } {
   if (parsed !== null && parsed !== undefined) return { value: parsed };
-  if (candidate.structuredMethod === "functionCalling") {
-    const invalid = raw.invalid_tool_calls?.find((call) => call.name === name);
-    if (invalid) return { problem: `the arguments of ${name} were not valid JSON${invalid.error ? ` (${invalid.error})` : ""}` };
-    const call = raw.tool_calls?.find((toolCall) => toolCall.name === name);
-    return call ? { value: call.args } : { problem: `the answer did not call ${name}` };
-  }
-  try {
-    return { value: JSON.parse(contentText(raw)) };
-  } catch (error) {
-    return { problem: `the answer was not valid JSON (${(error as Error).message})` };
-  }
+  const calls = raw.tool_calls ?? [];
+  const call = calls.find((toolCall) => toolCall.name === name) ?? (calls.length === 1 ? calls[0] : undefined);
+  if (call) return { value: call.args };
+  const text = contentText(raw);
+  const inText = answerInText(text, name);
+  if (inText) return inText;
+  if (cutOff) return { problem: `the answer was cut off at the output limit before it was complete; give it again, more briefly` };
+  const invalid = raw.invalid_tool_calls?.find((toolCall) => toolCall.name === name);
+  if (invalid) return { problem: `the arguments of ${name} were not valid JSON${invalid.error ? ` (${invalid.error})` : ""}` };
+  if (text.trim() === "" && calls.length === 0) return { problem: `the answer was empty: answer with ${name}` };
+  if (calls.length > 1) return { problem: `the answer called ${calls.map((other) => other.name).join(", ")}, not ${name}` };
+  return { problem: `the answer held no JSON and did not call ${name}` };
 }
 
 /** Messages that tell the model what was wrong, in the shape its method needs. */
@@ -116,6 +136,8 @@ function repairMessages(raw: AIMessage | undefined, problem: string, name: strin
  */
 export async function invokeStructured<Schema extends z.ZodType, Output = z.infer<Schema>>(request: StructuredRequest<Schema, Output>, options: CallOptions): Promise<Output> {
   const { route, schema, name, description } = request;
+  const parameters = request.jsonSchema ?? jsonSchemaOf(schema);
+  const key: object = request.jsonSchema ?? schema;
   const read = request.read ?? ((answer: unknown) => {
     const parsed = schema.safeParse(answer);
     return parsed.success ? { success: true as const, data: parsed.data as Output } : { success: false as const, error: z.prettifyError(parsed.error) };
@@ -128,18 +150,19 @@ export async function invokeStructured<Schema extends z.ZodType, Output = z.infe
     let answer: { value: unknown } | { problem: string };
     try {
       const stream = round === 0 ? request.stream : undefined;
-      const reply = await callModel(route, messages, options, { prepare: (candidate) => structuredRunnable(candidate, name, description, schema), ...stream });
+      const reply = await callModel(route, messages, options, { prepare: (candidate) => structuredRunnable(candidate, name, description, key, parameters), ...stream });
       const output = reply.output as { raw: AIMessage; parsed: unknown };
       raw = output.raw;
       answered = reply.candidate;
-      answer = answerOf(output.raw, output.parsed, name, reply.candidate);
+      answer = answerOf(output.raw, output.parsed, name, reply.cutOff === true);
     } catch (error) {
       if (!isInvalidAnswerError(error)) throw error;
       answered = route.candidates[0] as ModelCandidate;
       answer = { problem: `the answer could not be read: ${(error as Error).message}` };
     }
     if ("value" in answer) {
-      const parsed = read(answer.value);
+      // A value of the wrong type where a person would read it plainly ("0.9" for a number) is taken as meant.
+      const parsed = read(fitToSchema(answer.value, parameters).value);
       if (parsed.success) return parsed.data;
       lastProblem = parsed.error;
     } else {

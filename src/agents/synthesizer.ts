@@ -1,12 +1,17 @@
-import { HumanMessage, SystemMessage } from "@langchain/core/messages";
+import { type BaseMessage, HumanMessage, SystemMessage } from "@langchain/core/messages";
+import { z } from "zod";
 import { type BudgetStop, describeBudgetStop } from "../core/budget.js";
 import { LIMITS } from "../core/limits.js";
-import { roleLine, SECTIONS, section } from "../core/prompt-protocol.js";
-import type { ModelRoute } from "../providers/registry.js";
+import { roleLine, SECTIONS, STRUCTURED_OUTPUT, section } from "../core/prompt-protocol.js";
+import { ModelError } from "../core/errors.js";
+import { isEmptyAnswer } from "../providers/answer-shape.js";
+import { choiceId, type ModelRoute } from "../providers/registry.js";
 import { type CallOptions, callModel } from "./model-call.js";
 import { type OutcomeSource, renderOutcomes, SYNTHESIZER_EXTRACTS } from "./outcomes.js";
 import { fitToBudget, scaled } from "./prompt-budget.js";
 import { truncate } from "../core/text.js";
+import { violationsOf } from "../tools/json-schema.js";
+import { invokeStructured } from "./structured-output.js";
 
 export interface SynthesizerInput {
   model: ModelRoute;
@@ -23,6 +28,14 @@ export interface SynthesizerInput {
   onToken?: (text: string) => void;
   /** The research outcomes the answer may cite by id (`[s1]`): the evidence index maps its claims to them. */
   cite?: string[];
+  /** A JSON Schema the answer must match: it is then written as JSON through structured output. */
+  outputSchema?: Record<string, unknown>;
+}
+
+/** The synthesizer's answer: its text, and with an output schema the JSON it stands for. */
+export interface SynthesizedAnswer {
+  text: string;
+  output?: unknown;
 }
 
 export function synthesizerPrompt(cite: readonly string[] = []): string {
@@ -37,8 +50,10 @@ export function synthesizerPrompt(cite: readonly string[] = []): string {
 }
 
 /** Writes the answer text. The decision trace beside it is built by code, not by the model. */
-export async function runSynthesizer(input: SynthesizerInput, options: CallOptions): Promise<string> {
-  const system = new SystemMessage(synthesizerPrompt(input.cite));
+export async function runSynthesizer(input: SynthesizerInput & { outputSchema: Record<string, unknown> }, options: CallOptions): Promise<SynthesizedAnswer>;
+export async function runSynthesizer(input: SynthesizerInput, options: CallOptions): Promise<string>;
+export async function runSynthesizer(input: SynthesizerInput, options: CallOptions): Promise<string | SynthesizedAnswer> {
+  const system = new SystemMessage(input.outputSchema ? `${synthesizerPrompt(input.cite)}\n${TYPED_ANSWER}` : synthesizerPrompt(input.cite));
   const render = (detail: number) => {
     const parts = [section(SECTIONS.task, input.task)];
     if (input.context) parts.push(section(SECTIONS.context, truncate(input.context, scaled(LIMITS.contextMaxBytes, detail, 500))));
@@ -48,8 +63,49 @@ export async function runSynthesizer(input: SynthesizerInput, options: CallOptio
     return [system, new HumanMessage(parts.join("\n\n"))];
   };
   const { messages } = await fitToBudget(render, input.promptBudget ?? LIMITS.promptTokenBudget);
-  const { message } = await callModel(input.model, messages, options, { onToken: input.onToken });
-  return (typeof message.content === "string" ? message.content : message.text).trim();
+  if (input.outputSchema) return typedAnswer(input.model, messages, input.outputSchema, options);
+  let reply = await callModel(input.model, messages, options, { onToken: input.onToken });
+  // An empty answer is asked for once more; a second one, or an answer cut off even with more room, is a failed step, never a short answer.
+  if (isEmptyAnswer(reply.message)) reply = await callModel(input.model, [...messages, reply.message, new HumanMessage(EMPTY_NUDGE)], options, { onToken: input.onToken });
+  const text = (typeof reply.message.content === "string" ? reply.message.content : reply.message.text).trim();
+  if (text === "") throw new ModelError("empty_answer", `${choiceId(reply.candidate.choice)} answered with nothing, twice`);
+  if (reply.cutOff) throw new ModelError("answer_cut_off", `${choiceId(reply.candidate.choice)}'s answer was cut off at its output limit, even with more room`);
+  return text;
+}
+
+/** What a model that answered with nothing is told when asked again. */
+export const EMPTY_NUDGE = "Your answer was empty. Answer now.";
+
+const TYPED_ANSWER = `The answer is data: call ${STRUCTURED_OUTPUT.answer} with JSON that matches its schema exactly, taking every value from the outcomes.`;
+
+/**
+ * The answer as JSON valid against `schema`, through structured output (strict where the
+ * provider has it and the schema fits). A schema that is not an object at its root goes inside
+ * `{ "answer": … }` (structured outputs take objects). An answer that does not match gets one
+ * repair round with the validation errors; a second one fails the step with them.
+ */
+async function typedAnswer(route: ModelRoute, messages: BaseMessage[], schema: Record<string, unknown>, options: CallOptions): Promise<SynthesizedAnswer> {
+  const { $schema: _dialect, ...body } = schema;
+  const wrapped = body.type !== "object";
+  const sent = wrapped ? { type: "object", properties: { answer: body }, required: ["answer"], additionalProperties: false } : body;
+  const output = await invokeStructured(
+    {
+      route,
+      schema: z.unknown(),
+      jsonSchema: sent,
+      read: (value) => {
+        const answer = wrapped ? (value as { answer?: unknown } | null)?.answer : value;
+        const violations = violationsOf(answer, schema);
+        if (violations.length === 0) return { success: true, data: answer };
+        return { success: false, error: violations.slice(0, 20).map((violation) => `at ${violation.path}: ${violation.message}`).join("\n") };
+      },
+      name: STRUCTURED_OUTPUT.answer,
+      description: "Submit the answer as JSON matching the schema.",
+      messages,
+    },
+    options,
+  );
+  return { text: JSON.stringify(output, null, 2), output };
 }
 
 /**

@@ -23,7 +23,7 @@ export const FIND_TOOLS_SPEC: ToolSpec = {
 /** How workers find their tools: the index over every tool, and when to use it. */
 export interface ToolDiscovery {
   index: ToolIndex;
-  /** An agent with more tools than this is offered the `topK` most relevant (default 15). */
+  /** An agent that may use more than this many tools besides its own is offered the `topK` most relevant of those (default 15). */
   threshold: number;
   topK: number;
   /** Embeddings of the provider, when it has them (fused with BM25). */
@@ -45,25 +45,38 @@ export function offerQuery(subtask: Pick<PlannedSubtask, "label">, args: Record<
 
 /**
  * The tools a worker is offered for its subtask, among those it may use (`available`: its
- * agent's, under the permissions and the run's allowed tools). The tools the plan named for the
- * subtask, when it named any; otherwise every available tool while they are no more than the
- * threshold, and beyond it the `topK` most relevant to the subtask. When it is offered fewer
- * than it may use, it also gets `find_tools` to ask for more — never a tool it may not use.
+ * agent's, under the permissions and the run's allowed tools). Never fewer than its agent's own
+ * tools (`core`: those it names, as opposed to those a pattern grant reaches) and the tools the
+ * plan named for the subtask. Beyond those:
+ * - when the plan named the subtask's tools, nothing more (and `find_tools` for the rest);
+ * - otherwise every other tool it may use while they are no more than the threshold, and beyond
+ *   it — a large catalogue: MCP servers, the config's tools — the `topK` most relevant to the
+ *   subtask, and `find_tools`. A lexical search can miss; it only ever adds.
+ * The offer keeps the order of `available`, so a worker's tool definitions — the start of every
+ * request it sends — are the same from one subtask to the next (what a provider caches).
  */
-export async function offerTools(available: readonly string[], subtask: Pick<PlannedSubtask, "label" | "tools">, args: Record<string, unknown>, discovery: ToolDiscovery | undefined): Promise<OfferedTools> {
+export async function offerTools(available: readonly string[], core: readonly string[], subtask: Pick<PlannedSubtask, "label" | "tools">, args: Record<string, unknown>, discovery: ToolDiscovery | undefined): Promise<OfferedTools> {
   const total = available.length;
+  const own = new Set(core.filter((name) => available.includes(name)));
+  const planned = new Set((subtask.tools ?? []).filter((name) => available.includes(name)));
+  const base = new Set([...own, ...planned]);
+  const rest = available.filter((name) => !base.has(name));
+  const inOrder = (chosen: ReadonlySet<string>): string[] => available.filter((name) => chosen.has(name));
+  const why = (name: string): string => (planned.has(name) ? "named by the plan" : "its agent's own tool");
+  if (rest.length === 0) return { names: [...available], findTools: false };
   if (subtask.tools !== undefined) {
-    const names = subtask.tools.filter((name) => available.includes(name));
-    if (names.length === total) return { names, findTools: false };
-    return { names, findTools: true, offer: { via: "planned", total, offered: names.map((name) => ({ name, why: "named by the plan" })), found: [] } };
+    const names = inOrder(base);
+    return { names, findTools: true, offer: { via: "planned", total, offered: names.map((name) => ({ name, why: why(name) })), found: [] } };
   }
   const threshold = discovery?.threshold ?? LIMITS.toolDiscoveryThreshold;
-  if (!discovery || total <= threshold) return { names: [...available], findTools: false };
-  const matches = await discovery.index.search(offerQuery(subtask, args), { among: new Set(available), k: discovery.topK, ...(discovery.embedder ? { embedder: discovery.embedder } : {}) });
+  if (!discovery || rest.length <= threshold) return { names: [...available], findTools: false };
+  const matches = await discovery.index.search(offerQuery(subtask, args), { among: new Set(rest), k: discovery.topK, ...(discovery.embedder ? { embedder: discovery.embedder } : {}) });
+  const found = new Map(matches.map((match) => [match.name, match.why]));
+  const names = inOrder(new Set([...base, ...found.keys()]));
   return {
-    names: matches.map((match) => match.name),
+    names,
     findTools: true,
-    offer: { via: "retrieval", total, offered: matches.map(({ name, why }) => ({ name, why })), found: [] },
+    offer: { via: "retrieval", total, offered: names.map((name) => ({ name, why: found.get(name) ?? why(name) })), found: [] },
   };
 }
 

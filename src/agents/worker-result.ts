@@ -108,14 +108,14 @@ export function readSubmission(submitted: SubmittedResult, values: HandleValues)
   const from = submitted.from?.trim();
   if (from) {
     const key = from.startsWith(`${HANDLE_KEY}:`) ? from.slice(HANDLE_KEY.length + 1) : from;
-    if (values.lost.has(key)) return { problem: `"${key}" was too large to keep across the pause; call the tool that produced it again` };
-    if (!values.handles.has(key)) return { problem: `"${key}" is not a handle of this subtask; known: ${[...values.handles.keys()].join(", ") || "none"}` };
+    if (values.lost.has(key)) return { problem: `from: "${key}" was too large to keep across the pause; call the tool that produced it again` };
+    if (!values.handles.has(key)) return { problem: `from: "${key}" is not a handle of this subtask; known: ${[...values.handles.keys()].join(", ") || "none"}` };
     const path = submitted.path?.trim() || "$";
     let value: unknown;
     try {
       value = selectPath(values.handles.get(key), path, key);
     } catch (error) {
-      return { problem: (error as Error).message };
+      return { problem: `path: ${(error as Error).message}` };
     }
     const plain = value === null || typeof value !== "object";
     const described = submitted.result?.trim();

@@ -1,5 +1,5 @@
 import type { BaseLanguageModelInput } from "@langchain/core/language_models/base";
-import { AIMessage, type BaseMessage, HumanMessage, SystemMessage, ToolMessage } from "@langchain/core/messages";
+import { AIMessage, type BaseMessage, HumanMessage, SystemMessage, ToolMessage, type ToolCall } from "@langchain/core/messages";
 import type { Runnable } from "@langchain/core/runnables";
 import { type BoardMessage, describeAudience } from "../core/board.js";
 import { BudgetExhaustedError, type BudgetStop, isBudgetExhausted } from "../core/budget.js";
@@ -7,14 +7,18 @@ import type { ModelIncident } from "../core/model-incident.js";
 import { LIMITS } from "../core/limits.js";
 import type { PlannedSubtask, ToolOffer } from "../core/plan.js";
 import { roleLine, SECTIONS, section } from "../core/prompt-protocol.js";
+import { toolCallsInText } from "../core/json-text.js";
 import { preview, stableStringify, truncate } from "../core/text.js";
+import { fitToolArgs } from "../tools/arg-fit.js";
 import type { ToolContext, ToolOutcome } from "../tools/define-tool.js";
 import { ToolIndex } from "../tools/discovery.js";
 import type { ToolRegistry } from "../tools/registry.js";
+import { isEmptyAnswer } from "../providers/answer-shape.js";
 import type { ModelCandidate, ModelRoute } from "../providers/registry.js";
 import type { AgentDefinition } from "./define-agent.js";
-import { type CallOptions, callModel, type ModelUsage, modelFailure, UsageMeter } from "./model-call.js";
+import { type CallOptions, callModel, ContextOverflowError, ModelRefusalError, type ModelUsage, modelFailure, UsageMeter } from "./model-call.js";
 import { fitToBudget, HANDLE_KEY, isValueHandle, type PreparedValue, prepareValue, promptValue, scaled } from "./prompt-budget.js";
+import { fitToSchema } from "../core/schema-fit.js";
 import { invokeStructured } from "./structured-output.js";
 import { FIND_TOOLS, FIND_TOOLS_SPEC, findMoreTools, offerTools, type ToolDiscovery } from "./tool-offer.js";
 import { answerValue, prefixedOutcome, readSubmission, SUBMIT_RESULT, SUBMIT_RESULT_SPEC, SubmittedResult } from "./worker-result.js";
@@ -77,7 +81,7 @@ export interface WorkerInput {
  * it, where it would fail the whole superstep). Usage and incidents come along so a replay
  * counts them again.
  */
-type ModelStep = ({ message: AIMessage } | { error: string } | { budget: BudgetStop }) & { usage: ModelUsage; incidents: ModelIncident[] };
+type ModelStep = ({ message: AIMessage } | { error: string; refused?: true } | { budget: BudgetStop }) & { usage: ModelUsage; incidents: ModelIncident[] };
 
 /** A tool step as it is kept: the call, its outcome bounded for the checkpoint, and whether the value was cut. */
 interface ToolStep extends WorkerToolCall {
@@ -92,6 +96,8 @@ export interface WorkerToolCall {
   durationMs: number;
   /** The arguments the model gave as handles, and the handle of each (`content` → `args.text`). */
   handles?: Record<string, string>;
+  /** How its arguments were brought to the types the tool takes. */
+  notes?: string[];
 }
 
 export interface WorkerOutcome {
@@ -101,8 +107,8 @@ export interface WorkerOutcome {
   exact?: boolean;
   summary: string;
   error?: string;
-  /** Why a failed worker did not finish: it tried (`error`), cannot do such work (`unable`), or a person rejected its tool call (`rejected`). */
-  failureKind?: "error" | "unable" | "rejected";
+  /** Why a failed worker did not finish: it tried (`error`), cannot do such work (`unable`), a person rejected its tool call (`rejected`), or its model refused (`refused`). */
+  failureKind?: "error" | "unable" | "rejected" | "refused";
   toolCalls: WorkerToolCall[];
   steps: number;
   /** The tools it was offered, when fewer than it may use, and why. */
@@ -120,12 +126,17 @@ const ARG_PREVIEW_CHARS = 1_500;
 /** Board messages a worker's prompt shows at full detail (the newest); board_read has the rest. */
 const BOARD_SHOWN = 5;
 
-function workerPrompt(agent: AgentDefinition, tools: string[], maxSteps: number, notOffered: number): string {
-  const more = notOffered > 0 ? ` You may use ${notOffered} more: call ${FIND_TOOLS} with what you need, and the tools it finds are yours from the next step.` : "";
+/**
+ * The worker's system prompt: the same for every subtask of its agent in a run (the offered
+ * tools are bound as definitions, and what differs per subtask is in the subtask message), so
+ * the tools and this prompt — the start of every request — are what a provider's prompt cache
+ * serves again.
+ */
+function workerPrompt(agent: AgentDefinition, maxSteps: number): string {
   return [
     roleLine(`${agent.name} worker`),
     agent.instructions,
-    `Your tools: ${tools.length > 0 ? tools.join(", ") : "none"}.${more} You have at most ${maxSteps} steps.`,
+    `Your tools are the functions you are given. You have at most ${maxSteps} steps.`,
     `End the subtask by calling ${SUBMIT_RESULT} alone: status done with the result, or failed (you tried and it did not work) or unable (this kind of work is beyond your tools) with the reason.`,
     `Every tool output comes with its handle ("${HANDLE_KEY}": "results.N"), and every argument has one ("args.<name>"). To hand on a value exactly — a file's content, a computed figure — never retype it:`,
     `pass {"${HANDLE_KEY}": "<handle>"} as a tool argument, or name the handle in ${SUBMIT_RESULT}'s \`from\` (with a JSONPath in \`path\`, e.g. "$.content").`,
@@ -136,13 +147,17 @@ function workerPrompt(agent: AgentDefinition, tools: string[], maxSteps: number,
 interface PreparedInput {
   input: WorkerInput;
   args: Array<[string, PreparedValue]>;
+  /** Tools it may use beyond those it is offered (find_tools finds them), when there are any. */
+  notOffered: () => number;
 }
 
-function subtaskMessage({ input, args }: PreparedInput, detail: number): string {
+function subtaskMessage({ input, args, notOffered }: PreparedInput, detail: number): string {
   const parts = [
     section(SECTIONS.task, truncate(input.task, scaled(LIMITS.taskMaxChars, detail, 300))),
     section(SECTIONS.subtask, `${input.subtask.id} (${input.subtask.agent}): ${input.subtask.label}`),
   ];
+  const more = notOffered();
+  if (more > 0) parts.push(section(SECTIONS.moreTools, `You may use ${more} more tools than you are given: call ${FIND_TOOLS} with what you need, and the tools it finds are yours from the next step.`));
   if (input.item) {
     parts.push(section(SECTIONS.mapItem, `item ${input.item.index + 1} of ${input.item.total}: the argument "${input.item.argument}" is this item`));
   }
@@ -219,20 +234,50 @@ interface Turn {
   results: ToolResult[];
 }
 
-function conversation(system: SystemMessage, prepared: PreparedInput, turns: Turn[], detail: number): BaseMessage[] {
+/**
+ * A tool result compacted to what a worker needs to go on: its handle (to pass the value on, or
+ * read it again with a tool) and the tool's summary; a failure keeps its code and a short message.
+ */
+function compactReply(result: ToolResult): string {
+  const { outcome } = result;
+  if (!outcome.ok) return JSON.stringify({ ok: false, error: { code: outcome.error.code, message: truncate(outcome.error.message, 200) } });
+  return JSON.stringify({ ok: true, summary: truncate(outcome.summary, 200), compacted: true, ...(result.handle ? { [HANDLE_KEY]: result.handle } : {}) });
+}
+
+/** The worker's conversation at a level of detail; `compact`: earlier turns' tool results as their handles and summaries only. */
+function conversation(system: SystemMessage, prepared: PreparedInput, turns: Turn[], detail: number, compact: boolean): BaseMessage[] {
   const messages: BaseMessage[] = [system, new HumanMessage(subtaskMessage(prepared, detail))];
   turns.forEach((turn, index) => {
     messages.push(turn.response);
     const latest = index === turns.length - 1;
     const max = latest ? scaled(TOOL_RESULT_CHARS, detail, 300) : scaled(OLDER_TOOL_RESULT_CHARS, detail, 200);
-    for (const result of turn.results) messages.push(new ToolMessage({ tool_call_id: result.id, name: result.name, content: toolReply(result, max) }));
+    for (const result of turn.results) messages.push(new ToolMessage({ tool_call_id: result.id, name: result.name, content: compact && !latest ? compactReply(result) : toolReply(result, max) }));
   });
   return messages;
 }
 
+/** The content blocks of a reply that must go back with its tool calls: an Anthropic model's thinking. */
+function keptBlocks(response: AIMessage): AIMessage["content"] {
+  if (!Array.isArray(response.content)) return "";
+  const thinking = response.content.filter((block) => block.type === "thinking" || block.type === "redacted_thinking");
+  return thinking.length > 0 ? thinking : "";
+}
+
+/**
+ * The prompt budget of a worker's calls: the run's, or less when its model's context window is
+ * smaller (leaving room for the answer), so a long loop is compacted before the provider refuses it.
+ */
+function effectiveBudget(budget: number, route: ModelRoute): number {
+  const candidate = route.candidates[0];
+  if (!candidate?.contextWindow) return budget;
+  return Math.max(1_000, Math.min(budget, candidate.contextWindow - (candidate.maxOutputTokens ?? 4_096) - 512));
+}
+
 /**
  * A tool call's arguments with every handle the model passed back (`{"$stash": key}`) replaced by
- * the full value; a value for a parameter the tool takes as a string is given as text.
+ * the full value, then brought to the types the tool takes (`fitToolArgs`: a read file's value
+ * given for text is its content, base64 bytes keep their encoding, a number where text is wanted
+ * is its decimal text, "42" where a number is wanted is 42) — each change noted for the trace.
  */
 function substituteHandles(
   tools: ToolRegistry,
@@ -240,10 +285,8 @@ function substituteHandles(
   args: Record<string, unknown>,
   handles: Map<string, unknown>,
   lost: ReadonlySet<string>,
-): { args: Record<string, unknown>; handles?: Record<string, string> } | { error: string } {
-  if (!Object.values(args).some(isValueHandle)) return { args };
+): { args: Record<string, unknown>; handles?: Record<string, string>; notes: string[] } | { error: string } {
   const used: Record<string, string> = {};
-  const properties = ((tools.has(name) ? tools.spec(name).function.parameters : {}) as { properties?: Record<string, { type?: unknown }> }).properties ?? {};
   const resolved: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(args)) {
     if (!isValueHandle(value)) {
@@ -253,12 +296,71 @@ function substituteHandles(
     const handle = value[HANDLE_KEY];
     if (lost.has(handle)) return { error: `"${handle}" was too large to keep across the pause in this subtask; call the tool that produced it again` };
     if (!handles.has(handle)) return { error: `"${handle}" is not a handle of this subtask; known: ${[...handles.keys()].join(", ") || "none"}` };
-    const full = handles.get(handle);
+    resolved[key] = handles.get(handle);
     used[key] = handle;
-    const wantsText = properties[key]?.type === "string";
-    resolved[key] = wantsText && typeof full !== "string" ? (typeof full === "object" && full !== null ? JSON.stringify(full, null, 2) : String(full)) : full;
   }
-  return { args: resolved, handles: used };
+  if (!tools.has(name)) return { args: resolved, notes: [], ...(Object.keys(used).length > 0 ? { handles: used } : {}) };
+  const fitted = fitToolArgs(tools.spec(name).function.parameters as Record<string, unknown>, resolved);
+  return { args: fitted.args, notes: fitted.notes, ...(Object.keys(used).length > 0 ? { handles: used } : {}) };
+}
+
+/** What a worker that answered with nothing is told when asked again. */
+const EMPTY_WORKER_NUDGE = `Your answer was empty. Call one of your tools, or end the subtask with ${SUBMIT_RESULT}.`;
+
+/** A tool name reduced to what a misremembering model keeps of it: lower case, letters and digits, without a `tool` suffix. */
+function looseName(name: string): string {
+  return name
+    .toLowerCase()
+    .replace(/[^a-z0-9]/g, "")
+    .replace(/(?:tool|function)$/, "");
+}
+
+/**
+ * The reply with each call of a tool that does not exist renamed to the one tool it plainly
+ * means (`filewrite`, `file-write`, `file_write_tool` → `file_write`), and which were renamed;
+ * a name that matches none, or several, is left for the registry to refuse.
+ */
+function withKnownNames(response: AIMessage, known: ReadonlySet<string>): { message: AIMessage; renamed: Array<{ id: string | undefined; note: string }> } {
+  const renamed: Array<{ id: string | undefined; note: string }> = [];
+  const calls = (response.tool_calls ?? []).map((call) => {
+    if (known.has(call.name)) return call;
+    const matches = [...known].filter((name) => looseName(name) === looseName(call.name));
+    if (matches.length !== 1) return call;
+    renamed.push({ id: call.id, note: `the model called ${call.name}, which does not exist; read as ${matches[0]}` });
+    return { ...call, name: matches[0] as string };
+  });
+  if (renamed.length === 0) return { message: response, renamed };
+  // Providers that keep calls as content blocks (Anthropic's tool_use) send those back: they are renamed too.
+  const names = new Map(calls.flatMap((call) => (call.id !== undefined ? [[call.id, call.name] as const] : [])));
+  const content = Array.isArray(response.content)
+    ? response.content.map((block) => (block.type === "tool_use" && typeof block.id === "string" && names.has(block.id) ? { ...block, name: names.get(block.id) } : block))
+    : response.content;
+  return { message: new AIMessage({ content, tool_calls: calls, additional_kwargs: response.additional_kwargs, response_metadata: response.response_metadata, ...(response.id ? { id: response.id } : {}) }), renamed };
+}
+
+/**
+ * The tool calls of a reply as the worker runs them: those the model made, or — when it made
+ * none — the ones it spelled out in its text (`{"name", "arguments"}`, `<tool_call>`) for tools
+ * it was given; a call repeated in one reply (same tool, same arguments) runs once, and the
+ * repeats get its result (`sameAs`).
+ */
+function callsOf(response: AIMessage, known: ReadonlySet<string>, turnNumber: number): { calls: Array<ToolCall & { id: string; sameAs?: string }>; spelled: boolean } {
+  let calls: ToolCall[] = response.tool_calls ?? [];
+  let spelled = false;
+  if (calls.length === 0) {
+    const text = typeof response.content === "string" ? response.content : response.text;
+    calls = toolCallsInText(text, known).map((call, index) => ({ id: `text_call_${turnNumber}_${index + 1}`, name: call.name, args: call.args, type: "tool_call" as const }));
+    spelled = calls.length > 0;
+  }
+  const first = new Map<string, string>();
+  const marked = calls.map((call, index) => {
+    const id = call.id ?? `${call.name}_${turnNumber}_${index + 1}`;
+    const key = `${call.name} ${stableStringify(call.args)}`;
+    const earlier = first.get(key);
+    if (earlier === undefined) first.set(key, id);
+    return { ...call, id, ...(earlier !== undefined ? { sameAs: earlier } : {}) };
+  });
+  return { calls: marked, spelled };
 }
 
 /** A model step's reply: a message, or why there is none. */
@@ -277,7 +379,7 @@ function modelStep(
       // A cancelled run is not a failed step: it throws, so nothing is saved and a resume calls again.
       if (options.signal?.aborted) throw error;
       if (isBudgetExhausted(error)) return { budget: error.stop, ...kept() };
-      return { error: modelFailure(error), ...kept() };
+      return { error: modelFailure(error), ...(error instanceof ModelRefusalError ? { refused: true as const } : {}), ...kept() };
     }
   });
 }
@@ -303,24 +405,28 @@ export async function runWorker(input: WorkerInput, options: CallOptions): Promi
   const keeps = step !== immediateStep;
   const allowed = input.agent.tools.filter((name) => input.tools.has(name) && name !== SUBMIT_RESULT && name !== FIND_TOOLS && (input.allowedTools?.includes(name) ?? true));
   const toolCalls: WorkerToolCall[] = [];
-  // What it is offered: every tool it may use, or — when the plan named its tools, or it may use more than the threshold — fewer, and find_tools.
-  const offered = await offerTools(allowed, input.subtask, input.args, input.discovery);
+  // What it is offered: its agent's own tools and those the plan named, and — for a large catalogue — the most relevant of the rest.
+  const offered = await offerTools(allowed, input.agent.coreTools ?? input.agent.tools, input.subtask, input.args, input.discovery);
   const offeredSet = new Set(offered.names);
   const offer = offered.offer;
   if (offer) input.onOffer?.(offer);
   let discovery = input.discovery;
-  const systemNow = (): SystemMessage => new SystemMessage(workerPrompt(input.agent, [...offeredSet], input.maxSteps, offered.findTools ? allowed.length - offeredSet.size : 0));
-  let system = systemNow();
-  const prepared: PreparedInput = { input, args: Object.entries(input.args).map(([name, value]) => [name, prepareValue(value)]) };
+  const system = new SystemMessage(workerPrompt(input.agent, input.maxSteps));
+  const prepared: PreparedInput = {
+    input,
+    args: Object.entries(input.args).map(([name, value]) => [name, prepareValue(value)]),
+    notOffered: () => (offered.findTools ? allowed.length - offeredSet.size : 0),
+  };
   const handles = new Map<string, unknown>(Object.entries(input.args).map(([name, value]) => [`args.${name}`, value]));
   /** Handles to results that were cut for a checkpoint and replayed after a pause: their full value is gone. */
   const lost = new Set<string>();
   /** The tools' own summaries of their outputs, by handle. */
   const summaries = new Map<string, string>();
-  const budget = input.promptBudget ?? LIMITS.promptTokenBudget;
+  const budget = effectiveBudget(input.promptBudget ?? LIMITS.promptTokenBudget, input.model);
   const turns: Turn[] = [];
-  // The tools bound to the model, again when find_tools adds some.
-  let specs = [...[...offeredSet].map((name) => input.tools.spec(name)), ...(offered.findTools ? [FIND_TOOLS_SPEC] : []), SUBMIT_RESULT_SPEC];
+  // The tools bound to the model, in the offer's order (the same from one subtask to the next), again when find_tools adds some.
+  const specsNow = () => [...allowed.filter((name) => offeredSet.has(name)).map((name) => input.tools.spec(name)), ...(offered.findTools ? [FIND_TOOLS_SPEC] : []), SUBMIT_RESULT_SPEC];
+  let specs = specsNow();
   let bound = new Map<ModelCandidate, Runnable<BaseLanguageModelInput, unknown>>();
   const prepare = (candidate: ModelCandidate): Runnable<BaseLanguageModelInput, unknown> => {
     let runnable = bound.get(candidate);
@@ -330,6 +436,25 @@ export async function runWorker(input: WorkerInput, options: CallOptions): Promi
       bound.set(candidate, runnable);
     }
     return runnable;
+  };
+  /**
+   * One model call on the conversation so far (with `extra` messages after it). A prompt the
+   * model's context window cannot take — the provider said so, or it would not fit — is sent
+   * again once with its history compacted: earlier tool results as their handles and summaries.
+   */
+  const ask = async (meter: UsageMeter, extra: BaseMessage[] = []): Promise<{ messages: BaseMessage[]; message: AIMessage }> => {
+    const render = (compact: boolean) => fitToBudget((detail) => [...conversation(system, prepared, turns, detail, compact), ...extra], compact ? Math.max(1, Math.floor(budget / 2)) : budget);
+    const fitted = await render(false);
+    const call = async (messages: BaseMessage[]) => ({ messages, message: (await callModel(input.model, messages, { ...options, meter }, { prepare })).message });
+    if (!fitted.overBudget) {
+      try {
+        return await call(fitted.messages);
+      } catch (error) {
+        if (!(error instanceof ContextOverflowError) || turns.length === 0) throw error;
+        meter.note({ kind: "retry", role: input.model.role, model: String(error.data.model ?? ""), attempt: 1, reason: "the prompt was larger than the model's context window: earlier tool results compacted to their handles", delayMs: 0, subtaskId: input.subtask.id, at: Date.now() });
+      }
+    }
+    return call((await render(true)).messages);
   };
   /** find_tools: the most relevant tools it may use and was not offered, offered from the next step. */
   const findTools = async (query: string): Promise<string[]> => {
@@ -341,9 +466,8 @@ export async function runWorker(input: WorkerInput, options: CallOptions): Promi
       input.onOffer?.(offer);
     }
     if (names.length > 0) {
-      specs = [...[...offeredSet].map((name) => input.tools.spec(name)), FIND_TOOLS_SPEC, SUBMIT_RESULT_SPEC];
+      specs = specsNow();
       bound = new Map();
-      system = systemNow();
     }
     return names;
   };
@@ -376,13 +500,20 @@ export async function runWorker(input: WorkerInput, options: CallOptions): Promi
   const seen = new Map<string, number>();
   for (let turnNumber = 1; turnNumber <= input.maxSteps; turnNumber += 1) {
     const { value: reply, replayed: modelReplayed } = await modelStep(step, options, async (meter) => {
-      const { messages } = await fitToBudget((detail) => conversation(system, prepared, turns, detail), budget);
-      return (await callModel(input.model, messages, { ...options, meter }, { prepare })).message;
+      const first = await ask(meter);
+      // An empty answer is asked for once more, as in every role; what comes back is taken as it is.
+      return isEmptyAnswer(first.message) ? (await ask(meter, [first.message, new HumanMessage(EMPTY_WORKER_NUDGE)])).message : first.message;
     });
     account(reply, modelReplayed);
-    if ("error" in reply) return failed(`model call failed: ${reply.error}`, turnNumber);
-    const response = (reply as { message: AIMessage }).message;
-    const calls = response.tool_calls ?? [];
+    if ("error" in reply) return reply.refused ? failed(reply.error, turnNumber, "refused") : failed(`model call failed: ${reply.error}`, turnNumber);
+    let response = (reply as { message: AIMessage }).message;
+    const known = new Set([...offeredSet, SUBMIT_RESULT, FIND_TOOLS]);
+    const named = withKnownNames(response, known);
+    if (named.renamed.length > 0) response = named.message;
+    const renamedNotes = new Map(named.renamed.flatMap(({ id, note }) => (id !== undefined ? [[id, note] as const] : [])));
+    const { calls, spelled } = callsOf(response, known, turnNumber);
+    // Calls spelled out in the text become real ones in the conversation, so each result answers a call (thinking blocks stay first).
+    if (spelled) response = new AIMessage({ content: keptBlocks(response), tool_calls: calls.map(({ sameAs: _sameAs, ...call }) => call) });
     if (calls.length === 0) {
       // A plain-text answer: its prefix says how it ended, or the model is asked, once, through structured output.
       const text = (typeof response.content === "string" ? response.content : response.text).trim();
@@ -391,7 +522,7 @@ export async function runWorker(input: WorkerInput, options: CallOptions): Promi
       if (declared) submitted = declared;
       else {
         const { value: asked, replayed } = await modelStep(step, options, async (meter) => {
-          const { messages } = await fitToBudget((detail) => conversation(system, prepared, turns, detail), budget);
+          const { messages } = await fitToBudget((detail) => conversation(system, prepared, turns, detail, false), budget);
           const question = new HumanMessage(`Report how the subtask ended by calling ${SUBMIT_RESULT}: done with the result, or failed or unable with the reason.`);
           const answer = await invokeStructured(
             { route: input.model, schema: SubmittedResult, name: SUBMIT_RESULT, description: SUBMIT_RESULT_SPEC.function.description, messages: [...messages, response, question] },
@@ -400,7 +531,10 @@ export async function runWorker(input: WorkerInput, options: CallOptions): Promi
           return new AIMessage({ content: "", tool_calls: [{ id: "submit_result_asked", name: SUBMIT_RESULT, args: answer, type: "tool_call" }] });
         });
         account(asked, replayed);
-        if ("error" in asked) return failed(`the worker answered in plain text and did not say how the subtask ended (${asked.error}): ${truncate(text, 300)}`, turnNumber);
+        if ("error" in asked) {
+          if (asked.refused) return failed(asked.error, turnNumber, "refused");
+          return failed(`the worker answered in plain text and did not say how the subtask ended (${asked.error}): ${truncate(text, 300)}`, turnNumber);
+        }
         const args = (asked as { message: AIMessage }).message.tool_calls?.[0]?.args;
         const parsed = SubmittedResult.safeParse(args);
         if (!parsed.success) return failed(`the worker's outcome was not valid: ${parsed.error.message}`, turnNumber);
@@ -417,19 +551,29 @@ export async function runWorker(input: WorkerInput, options: CallOptions): Promi
     }
     const turn: Turn = { response, results: [] };
     turns.push(turn);
-    const submission = calls.find((call) => call.name === SUBMIT_RESULT);
-    if (submission && calls.length === 1) {
-      const parsed = SubmittedResult.safeParse(submission.args);
+    const distinct = calls.filter((call) => call.sameAs === undefined);
+    const submission = distinct.length === 1 && distinct[0]?.name === SUBMIT_RESULT ? distinct[0] : undefined;
+    if (submission) {
+      const fitted = fitToSchema(submission.args, SUBMIT_RESULT_SPEC.function.parameters as Record<string, unknown>).value;
+      const parsed = SubmittedResult.safeParse(fitted);
       const settled = parsed.success ? settle(parsed.data, turnNumber) : { problem: `the arguments do not match ${SUBMIT_RESULT}: ${parsed.error.issues.map((issue) => `${issue.path.join(".") || "args"}: ${issue.message}`).join("; ")}` };
       if (!("problem" in settled)) return settled;
       const error: ToolOutcome = { ok: false, error: { code: "invalid_result", message: settled.problem } };
-      turn.results.push({ id: submission.id ?? `${SUBMIT_RESULT}_${turnNumber}`, name: SUBMIT_RESULT, outcome: error, handle: "", text: JSON.stringify(error) });
+      for (const call of calls) turn.results.push({ id: call.id, name: SUBMIT_RESULT, outcome: error, handle: "", text: JSON.stringify(error) });
       continue;
     }
+    /** The results of this reply's calls by id, for the repeats of a call (run once). */
+    const answered = new Map<string, ToolResult>();
     for (const call of calls) {
+      const earlier = call.sameAs !== undefined ? answered.get(call.sameAs) : undefined;
+      if (earlier) {
+        // The same call twice in one reply (parallel duplicates): it ran once; the repeat gets that result.
+        turn.results.push({ ...earlier, id: call.id });
+        continue;
+      }
       if (call.name === SUBMIT_RESULT) {
         const error: ToolOutcome = { ok: false, error: { code: "invalid_result", message: `call ${SUBMIT_RESULT} alone, once your other tool calls have returned` } };
-        turn.results.push({ id: call.id ?? `${SUBMIT_RESULT}_${turnNumber}`, name: SUBMIT_RESULT, outcome: error, handle: "", text: JSON.stringify(error) });
+        turn.results.push({ id: call.id, name: SUBMIT_RESULT, outcome: error, handle: "", text: JSON.stringify(error) });
         continue;
       }
       const key = `${call.name} ${stableStringify(call.args)}`;
@@ -446,7 +590,9 @@ export async function runWorker(input: WorkerInput, options: CallOptions): Promi
         const reply: ToolOutcome = query.trim() === ""
           ? { ok: false, error: { code: "invalid_arguments", message: "find_tools needs a query: what the tool should do" } }
           : { ok: true, value: { found }, summary: names.length > 0 ? `found ${names.join(", ")}: offered from your next step` : "no other tool of yours matches; try other words" };
-        turn.results.push({ id: call.id ?? `${FIND_TOOLS}_${turnNumber}`, name: FIND_TOOLS, outcome: reply, handle: "", text: JSON.stringify(reply) });
+        const result: ToolResult = { id: call.id, name: FIND_TOOLS, outcome: reply, handle: "", text: JSON.stringify(reply) };
+        turn.results.push(result);
+        answered.set(call.id, result);
         continue;
       }
       // The live call, with the full value (for handles); the step keeps a bounded copy.
@@ -465,13 +611,15 @@ export async function runWorker(input: WorkerInput, options: CallOptions): Promi
           outcome = await input.tools.call(call.name, substituted.args, context);
         }
         const durationMs = performance.now() - started;
-        fresh.call = { tool: call.name, args, outcome, durationMs, ...("handles" in substituted && substituted.handles ? { handles: substituted.handles } : {}) };
+        const fitted = [...(renamedNotes.has(call.id) ? [renamedNotes.get(call.id) as string] : []), ...("notes" in substituted ? substituted.notes : [])];
+        const notes = fitted.length > 0 ? fitted : undefined;
+        fresh.call = { tool: call.name, args, outcome, durationMs, ...("handles" in substituted && substituted.handles ? { handles: substituted.handles } : {}), ...(notes ? { notes } : {}) };
         const keptOutcome = keeps ? bounded(outcome) : { outcome, cut: false };
         // The model's own arguments are kept: a handle stands for a value the checkpoint need not hold twice.
-        return { tool: call.name, args: call.args, outcome: keptOutcome.outcome, durationMs, cut: keptOutcome.cut };
+        return { tool: call.name, args: call.args, outcome: keptOutcome.outcome, durationMs, cut: keptOutcome.cut, ...(notes ? { notes } : {}) };
       });
       const live = fresh.call;
-      const record: WorkerToolCall = live ?? { tool: kept.tool, args: kept.args, outcome: kept.outcome, durationMs: kept.durationMs };
+      const record: WorkerToolCall = live ?? { tool: kept.tool, args: kept.args, outcome: kept.outcome, durationMs: kept.durationMs, ...(kept.notes ? { notes: kept.notes } : {}) };
       toolCalls.push(record);
       await input.onToolCall?.(record, replayed);
       const handle = `results.${toolCalls.length}`;
@@ -484,7 +632,9 @@ export async function runWorker(input: WorkerInput, options: CallOptions): Promi
         return failed(record.outcome.error.message, turnNumber, "rejected");
       }
       const shown = record.outcome.ok ? { ...record.outcome, [HANDLE_KEY]: handle } : record.outcome;
-      turn.results.push({ id: call.id ?? `${call.name}_${turnNumber}`, name: call.name, outcome: record.outcome, handle, text: JSON.stringify(shown) });
+      const result: ToolResult = { id: call.id, name: call.name, outcome: record.outcome, handle, text: JSON.stringify(shown) };
+      turn.results.push(result);
+      answered.set(call.id, result);
     }
   }
   return failed(`stopped: no outcome after ${input.maxSteps} steps`, input.maxSteps);

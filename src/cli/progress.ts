@@ -43,6 +43,7 @@ export function printProgress(event: StoredEvent): void {
       break;
     case "tool-call":
       err(color.dim(`    · ${event.subtaskId ?? ""} ${event.tool} ${event.ok ? "ok" : "failed"} (${formatMs(event.durationMs)}): ${oneLine(event.preview, 90)}`));
+      for (const note of event.notes ?? []) err(color.dim(`      ${oneLine(note, 120)}`));
       break;
     case "subtask-planned":
       err(color.dim(`    planned ${event.subtask.id} [${event.subtask.agent}] ${oneLine(event.subtask.label, 80)} (starts while the plan is written)`));

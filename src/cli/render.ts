@@ -1,6 +1,6 @@
 import { describeAudience } from "../core/board.js";
 import type { SubtaskView } from "../core/plan.js";
-import type { RunResult, UnfinishedSubtask } from "../core/run.js";
+import { describeTokens, type RunResult, type UnfinishedSubtask } from "../core/run.js";
 import { truncate } from "../core/text.js";
 import { describeDecision } from "../core/vote.js";
 import { color, formatMs, out } from "./io.js";
@@ -97,7 +97,7 @@ export function printResult(result: RunResult, streamedAnswer = ""): void {
   out(`nodes: ${trace.nodes.join(" → ")}`);
   const metrics = result.metrics;
   out(
-    `calls: ${metrics.llmCalls} model${retries > 0 ? ` (${retries} retried)` : ""}, ${metrics.toolCalls} tool · tokens: ${metrics.promptTokens} prompt + ${metrics.completionTokens} completion · cost $${metrics.costUsd.toFixed(4)} · ${formatMs(metrics.durationMs)}`,
+    `calls: ${metrics.llmCalls} model${retries > 0 ? ` (${retries} retried)` : ""}, ${metrics.toolCalls} tool · tokens: ${describeTokens(metrics)} · cost $${metrics.costUsd.toFixed(4)} · ${formatMs(metrics.durationMs)}`,
   );
   out(`status: ${result.status} (stop reason: ${result.stopReason ?? "none"}) · run ${result.runId} · thread ${result.threadId}`);
 }

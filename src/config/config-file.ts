@@ -29,6 +29,18 @@ export const ProviderSettings = z
     headers: z.record(z.string(), z.string()).optional(),
     /** The model that makes embeddings for tool discovery (OpenAI: text-embedding-3-small by default; Ollama: none unless named); null: none. */
     embeddingModel: z.string().min(1).nullable().optional(),
+    /** The most tokens one answer may take (Anthropic: 4,096 by default); an answer cut off at it is asked again with twice as many. */
+    maxTokens: z.number().int().min(16).max(1_000_000).optional(),
+    /** Reasoning models (OpenAI o-series and gpt-5): how hard they think (`reasoning_effort`). */
+    reasoningEffort: z.enum(["minimal", "low", "medium", "high"]).optional(),
+    /** Anthropic extended thinking: the tokens a model may think with before it answers (at least 1,024); its thinking blocks are kept and sent back with tool results. */
+    thinkingBudget: z.number().int().min(1_024).max(200_000).optional(),
+    /** Anthropic: mark prompt-cache breakpoints (the system prompt and the latest message); true by default. */
+    promptCaching: z.boolean().optional(),
+    /** false: answers come in one piece (for a server that streams badly); the synthesizer's answer then does not stream either. */
+    streaming: z.boolean().optional(),
+    /** The model's context window in tokens, when troupe's table does not know it (a prompt over it is compacted first). */
+    contextWindow: z.number().int().min(1_000).max(10_000_000).optional(),
   })
   .strict();
 export type ProviderSettings = z.infer<typeof ProviderSettings>;
@@ -38,6 +50,10 @@ export const ModelPrice = z
   .object({
     input: z.number().min(0, { error: "a price cannot be negative" }),
     output: z.number().min(0, { error: "a price cannot be negative" }),
+    /** Prompt tokens served from the provider's cache (default: the input price). */
+    cachedInput: z.number().min(0, { error: "a price cannot be negative" }).optional(),
+    /** Prompt tokens written to the cache, where the provider charges for that (Anthropic; default: the input price). */
+    cacheWrite: z.number().min(0, { error: "a price cannot be negative" }).optional(),
   })
   .strict();
 export type ModelPrice = z.infer<typeof ModelPrice>;

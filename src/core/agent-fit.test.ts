@@ -15,7 +15,7 @@ describe("agents fit by the tools a subtask needs and its capability", () => {
     const [research] = profiles;
     expect(missingFor(research!, subtask({ tool: "file_write" }), files)).toEqual(["cannot use file_write"]);
     expect(missingFor(research!, subtask({ tools: ["web_search", "calculator"] }), files)).toEqual(["cannot use calculator"]);
-    expect(missingFor(research!, subtask({ writes: ["out.txt"] }), files)).toEqual(["has no tool that writes files (file_write, file_append)"]);
+    expect(missingFor(research!, subtask({ writes: ["out.txt"] }), files)).toEqual(["declares writes but has no tool that writes files (file_write, file_append)"]);
     expect(missingFor(research!, subtask({ reads: ["in.txt"], capability: "compute" }), files)).toEqual(['does not have the capability "compute"']);
     expect(fittingAgents(profiles, subtask({ capability: "files", writes: ["a.txt"] }), files).map((agent) => agent.name)).toEqual(["execute", "notes"]);
   });
@@ -40,7 +40,7 @@ describe("agents fit by the tools a subtask needs and its capability", () => {
     expect(validatePlan([subtask({ capability: "read", tools: ["calculator"] })], rules)).toEqual([
       'subtask s1: no agent with the capability "read" has the tools it needs: research cannot use calculator',
     ]);
-    expect(validatePlan([subtask({ tools: ["rm"] })], rules)).toEqual(['subtask s1: unknown tool "rm" in tools']);
+    expect(validatePlan([subtask({ tools: ["rm"] })], rules)).toEqual(['subtask s1: unknown tool "rm" in tools (known: web_search, file_read, file_write, calculator)']);
     expect(validatePlan([subtask({ capability: "files", tools: ["file_write"] })], rules)).toEqual([]);
   });
 });

@@ -31,8 +31,8 @@ export function missingFor(agent: AgentProfile, subtask: PlannedSubtask, files: 
   if (lacking.length > 0) problems.push(`cannot use ${lacking.join(", ")}`);
   if (subtask.tool === undefined) {
     // A worker that declares files it writes (or reads) needs a tool that does.
-    if ((subtask.writes ?? []).length > 0 && files.writers.length > 0 && !files.writers.some(has)) problems.push(`has no tool that writes files (${files.writers.join(", ")})`);
-    if ((subtask.reads ?? []).length > 0 && files.readers.length > 0 && !files.readers.some(has)) problems.push(`has no tool that reads files (${files.readers.join(", ")})`);
+    if ((subtask.writes ?? []).length > 0 && files.writers.length > 0 && !files.writers.some(has)) problems.push(`declares writes but has no tool that writes files (${files.writers.join(", ")})`);
+    if ((subtask.reads ?? []).length > 0 && files.readers.length > 0 && !files.readers.some(has)) problems.push(`declares reads but has no tool that reads files (${files.readers.join(", ")})`);
   }
   if (subtask.capability !== undefined && !agent.capabilities.includes(subtask.capability)) problems.push(`does not have the capability "${subtask.capability}"`);
   return problems;

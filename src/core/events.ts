@@ -33,7 +33,7 @@ export type RunEvent =
     }
   | { type: "subtask-skip"; subtaskId: string; reason: string }
   | { type: "map-item"; subtaskId: string; index: number; total: number; status: "success" | "error"; durationMs: number; error?: string }
-  | { type: "tool-call"; subtaskId?: string; agent?: string; tool: string; ok: boolean; durationMs: number; preview: string }
+  | { type: "tool-call"; subtaskId?: string; agent?: string; tool: string; ok: boolean; durationMs: number; preview: string; notes?: string[] }
   /** A subtask that asked for a capability went to the least busy agent that has it. */
   | ({ type: "agent-assign"; subtaskId: string } & Assignment)
   /** The tools a worker is offered for its subtask (fewer than its agent's: those the plan named, or the most relevant), and those find_tools added. */

@@ -22,13 +22,12 @@ const wire = {
       agent: "execute",
       dependsOn: [],
       args: [
-        { name: "path", value: "data", ref: null, path: null },
-        { name: "recursive", value: false, ref: null, path: null },
+        { name: "path", value: "data" },
+        { name: "recursive", value: false },
       ],
       tool: "file_list",
       tools: [],
       capability: null,
-      mapOver: null,
       reads: ["data"],
       writes: [],
     },
@@ -37,11 +36,10 @@ const wire = {
       label: "Count each file's lines",
       agent: "execute",
       dependsOn: ["A"],
-      args: [{ name: "path", value: null, ref: "A", path: "$.entries[*].path" }],
+      args: [{ name: "path", ref: "A", path: "$.entries[*].path", each: true }],
       tool: "text_stats",
       tools: [],
       capability: null,
-      mapOver: "path",
       reads: [],
       writes: [],
     },
@@ -66,7 +64,7 @@ describe("the plan's wire shape", () => {
   it("leaves out what the wire says is unused, and keeps a question", () => {
     const read = readPlanAnswer({ subtasks: [], question: "Which folder?" }, schema);
     expect(read).toEqual({ success: true, data: { subtasks: [], question: "Which folder?" } });
-    const plan = fromPlanWire({ subtasks: [{ ...wire.subtasks[1]!, tool: null, mapOver: null, writes: ["out.txt"] }], question: null });
+    const plan = fromPlanWire({ subtasks: [{ ...wire.subtasks[1]!, tool: null, args: [{ name: "path", ref: "A", path: "$.entries[*].path", each: false }], writes: ["out.txt"] }], question: null });
     expect(plan).toEqual({ subtasks: [{ id: "B", label: "Count each file's lines", agent: "execute", dependsOn: ["A"], args: { path: { ref: "A", path: "$.entries[*].path" } }, writes: ["out.txt"], tools: [] }] });
     // null: the worker is offered every tool of its agent, as when the plan names none.
     const open = fromPlanWire({ subtasks: [{ ...wire.subtasks[1]!, tool: null, tools: null }], question: null });
@@ -75,9 +73,9 @@ describe("the plan's wire shape", () => {
 
   it("carries the tools a worker needs and a capability, each an enum of what exists", () => {
     const withCapabilities = planWireSchema({ agents: ["research", "execute"], tools: ["file_list", "text_stats"], maxSubtasks: 3, capabilities: ["search", "compute"] });
-    const worker = { ...wire.subtasks[1]!, tool: null, mapOver: null, tools: ["text_stats"], capability: "compute" };
+    const worker = { ...wire.subtasks[1]!, tool: null, tools: ["text_stats"], capability: "compute" };
     const read = readPlanAnswer({ subtasks: [worker], question: null }, withCapabilities);
-    expect(read.success && read.data.subtasks[0]).toMatchObject({ tools: ["text_stats"], capability: "compute" });
+    expect(read.success && read.data.subtasks[0]).toMatchObject({ tools: ["text_stats"], capability: "compute", mapOver: "path" });
     const unknown = readPlanAnswer({ subtasks: [{ ...worker, tools: ["rm_rf"], capability: "flying" }], question: null }, withCapabilities);
     expect(unknown.success).toBe(false);
     expect(!unknown.success && unknown.error).toContain("→ at subtasks[0].tools[0]");
@@ -85,21 +83,25 @@ describe("the plan's wire shape", () => {
     expect(isStrictCompatible(wireJsonSchema(withCapabilities))).toBe(true);
   });
 
-  it("takes a ref without a path as the whole result", () => {
-    const answer = { ...wire, subtasks: [wire.subtasks[0], { ...wire.subtasks[1], args: [{ name: "path", value: null, ref: "A", path: null }] }] };
-    const read = readPlanAnswer(answer, schema);
-    expect(read.success && read.data.subtasks[1]?.args).toEqual({ path: { ref: "A", path: "$" } });
+  it("sends an argument as one of three closed shapes, a literal, a list to run over or a reference, and the map as the argument it runs over", () => {
+    const json = wireJsonSchema(schema) as { properties: { subtasks: { items: { properties: Record<string, { items?: { anyOf?: Array<{ properties: object; required: string[] }> } }> } } } };
+    const shapes = json.properties.subtasks.items.properties.args?.items?.anyOf ?? [];
+    expect(shapes.map((shape) => shape.required)).toEqual([["name", "value"], ["name", "items"], ["name", "ref", "path", "each"]]);
+    expect(json.properties.subtasks.items.properties).not.toHaveProperty("mapOver");
   });
 
   it("round-trips an internal plan; objects travel as JSON text", () => {
     expect(fromPlanWire(toPlanWire(PlanOutput.parse(legacy)))).toEqual(PlanOutput.parse(legacy));
     const objects = toPlanWire({ subtasks: [{ id: "s1", label: "Fetch", agent: "research", dependsOn: [], args: { headers: { value: { accept: "text/plain" } }, ids: { value: [1, 2] }, rows: { value: [{ a: 1 }] } } }] });
     expect(objects.subtasks[0]?.args).toEqual([
-      { name: "headers", value: '{"accept":"text/plain"}', ref: null, path: null },
-      { name: "ids", value: [1, 2], ref: null, path: null },
-      { name: "rows", value: '[{"a":1}]', ref: null, path: null },
+      { name: "headers", value: '{"accept":"text/plain"}' },
+      { name: "ids", value: [1, 2] },
+      { name: "rows", value: '[{"a":1}]' },
     ]);
     expect(schema.safeParse(objects).success).toBe(true);
+    const mapped = toPlanWire({ subtasks: [{ id: "s1", label: "Square each", agent: "execute", dependsOn: [], args: { n: { value: [1, 2, 3] } }, mapOver: "n" }] });
+    expect(mapped.subtasks[0]?.args).toEqual([{ name: "n", items: [1, 2, 3] }]);
+    expect(fromPlanWire(mapped).subtasks[0]).toMatchObject({ args: { n: { value: [1, 2, 3] } }, mapOver: "n" });
   });
 
   it("names the field and the allowed values when a wire answer names an unknown agent or tool", () => {
@@ -110,24 +112,29 @@ describe("the plan's wire shape", () => {
     expect(error).toContain("→ at subtasks[0].tool");
   });
 
-  it("refuses an argument with both a value and a ref, a path without a ref, and a name given twice", () => {
+  it("refuses an argument with both a value and a ref, a path without a ref, a name given twice, and two maps", () => {
     const args = [
-      { name: "path", value: "data", ref: "A", path: "$" },
-      { name: "limit", value: 2, ref: null, path: "$.x" },
-      { name: "limit", value: 3, ref: null, path: null },
+      { name: "path", value: "data", ref: "A", path: "$", each: false },
+      { name: "limit", value: 2, path: "$.x" },
+      { name: "limit", value: 3 },
     ];
     const error = errorOf({ ...wire, subtasks: [wire.subtasks[0], { ...wire.subtasks[1], args }] });
-    expect(error).toContain('argument "path" has both a value and a ref; a reference takes value null');
-    expect(error).toContain("→ at subtasks[1].args[0].value");
-    expect(error).toContain('argument "limit" has a path but no ref');
-    expect(error).toContain('argument "limit" is given more than once');
+    expect(error).toContain('"path" has both a value and a ref');
+    expect(error).toContain("→ at subtasks[1].args[0]");
+    expect(error).toContain('Unrecognized key: "path"');
+    expect(error).toContain("→ at subtasks[1].args[1]");
+    const twice = errorOf({ ...wire, subtasks: [{ ...wire.subtasks[0], args: [{ name: "n", value: 1 }, { name: "n", value: 2 }] }] });
+    expect(twice).toContain('argument "n" is given more than once');
+    const maps = errorOf({ ...wire, subtasks: [{ ...wire.subtasks[0], args: [{ name: "a", items: [1] }, { name: "b", ref: "A", path: "$", each: true }] }] });
+    expect(maps).toContain('the subtask would run over "a" and "b"; it runs over one list at most');
+    expect(maps).toContain("→ at subtasks[0].args[1]");
   });
 
   it("refuses more subtasks than the plan limit, and an object where a value must be a scalar or a list", () => {
     const many = { ...wire, subtasks: [0, 1, 2, 3].map((index) => ({ ...wire.subtasks[0], id: `s${index}` })) };
     expect(errorOf(many)).toContain("→ at subtasks");
-    const object = { ...wire, subtasks: [{ ...wire.subtasks[0], args: [{ name: "headers", value: { accept: "x" }, ref: null, path: null }] }] };
-    expect(errorOf(object)).toContain("→ at subtasks[0].args[0].value");
+    const object = { ...wire, subtasks: [{ ...wire.subtasks[0], args: [{ name: "headers", value: { accept: "x" } }] }] };
+    expect(errorOf(object)).toContain("→ at subtasks[0].args[0]");
   });
 
   it("reports an internal-shape answer's errors in its own terms", () => {

@@ -3,10 +3,14 @@ import { isArgRef, type PlannedSubtask, PlanOutput, type SubtaskArg } from "./pl
 
 /**
  * The plan as the planner model answers it ("the wire shape"), built per call from the agents
- * and tools it was told about, so strict structured output can keep the model to them: `agent`
- * and `tool` are enums, every property is required (absent values are null or []), and `args`
- * is a list of `{ name, value, ref, path }` rather than an open record. `fromPlanWire` turns it
- * into the internal `PlanOutput`; `readPlanAnswer` also accepts the internal shape itself.
+ * and tools it was told about, so strict structured output keeps the model to what can run:
+ * `agent`, `tool`, `tools` and `capability` are enums, every property is required (absent values
+ * are null or []), and `args` is a list of arguments each of which is one of three closed shapes —
+ * a literal `{ name, value }`, a literal list the subtask runs over `{ name, items }`, or a
+ * reference `{ name, ref, path, each }` — so an argument with both a value and a reference
+ * cannot be written, and a map is the argument it runs over (`items`, or `each` on a
+ * reference), never a free name. `fromPlanWire` turns it into the internal `PlanOutput`;
+ * `readPlanAnswer` also accepts the internal shape itself.
  */
 
 /** What a literal argument can be on the wire: a scalar or a list of scalars (objects go as JSON text). */
@@ -14,12 +18,38 @@ const WireScalar = z.union([z.string(), z.number(), z.boolean(), z.null()]);
 export const WireValue = z.union([z.string(), z.number(), z.boolean(), z.null(), z.array(WireScalar)]);
 export type WireValue = z.infer<typeof WireValue>;
 
-const WireArg = z.object({
-  name: z.string().min(1).max(64),
-  value: WireValue.describe("a literal (an object as JSON text), or null"),
-  ref: z.string().min(1).nullable().describe("the earlier subtask whose result it takes, or null"),
-  path: z.string().min(1).nullable().describe("JSONPath into that result, or null"),
+const ArgName = z.string().min(1).max(64);
+
+/** A literal argument: its value as written. */
+export const WireLiteral = z.strictObject({
+  name: ArgName,
+  value: WireValue.describe("text, a number, true/false, null or a list of those; an object as JSON text"),
 });
+/** A literal list the subtask runs over: once per item, the argument set to the item. */
+export const WireItems = z.strictObject({
+  name: ArgName,
+  items: z.array(WireScalar).describe("the subtask runs once per item, this argument set to the item"),
+});
+/** A reference into an earlier subtask's result; with `each`, the subtask runs once per item of the list it selects. */
+export const WireReference = z.strictObject({
+  name: ArgName,
+  ref: z.string().min(1).describe("an earlier subtask (also in dependsOn) whose result it takes"),
+  path: z.string().min(1).describe("JSONPath into that result; $ is all of it"),
+  each: z.boolean().describe("true: the subtask runs once per item of the list the path selects"),
+});
+
+/** Why an argument fits none of the shapes, as the repair round says it. */
+function argProblem(input: unknown): string {
+  const shapes = "a literal {name, value}, a list to run over {name, items}, or a reference {name, ref, path, each}";
+  if (typeof input !== "object" || input === null || Array.isArray(input)) return `an argument is an object: ${shapes}`;
+  const keys = Object.keys(input);
+  const name = typeof (input as { name?: unknown }).name === "string" ? `"${(input as { name: string }).name}"` : "an argument";
+  if (keys.includes("ref") && (keys.includes("value") || keys.includes("items"))) return `${name} has both a value and a ref: it is ${shapes}`;
+  return `${name} is none of ${shapes}`;
+}
+
+const WireArg = z.union([WireLiteral, WireItems, WireReference], { error: (issue) => (issue.code === "invalid_union" ? argProblem(issue.input) : undefined) });
+type WireArg = z.infer<typeof WireArg>;
 
 export interface PlanWireOptions {
   /** The agent names the planner was told about. */
@@ -32,12 +62,21 @@ export interface PlanWireOptions {
   capabilities?: readonly string[];
 }
 
+function isReference(arg: WireArg): arg is z.infer<typeof WireReference> {
+  return "ref" in arg;
+}
+
+/** Whether the subtask runs once per item of this argument. */
+function isMapped(arg: WireArg): boolean {
+  return "items" in arg || ("each" in arg && arg.each);
+}
+
 function buildPlanWire({ agents, tools, maxSubtasks, capabilities = [] }: PlanWireOptions) {
   const agent = agents.length > 0 ? z.enum(agents as [string, ...string[]]) : z.string().min(1);
   const toolName = tools.length > 0 ? z.enum(tools as [string, ...string[]]) : undefined;
   const tool = toolName ? toolName.nullable() : z.null();
   const capability = capabilities.length > 0 ? z.enum(capabilities as [string, ...string[]]).nullable() : z.null();
-  const WireSubtask = z.object({
+  const WireSubtask = z.strictObject({
     id: z.string().min(1).max(64).describe("s1, s2, …"),
     label: z.string().min(1).max(500).describe("a complete instruction to its worker"),
     agent: agent,
@@ -46,27 +85,24 @@ function buildPlanWire({ agents, tools, maxSubtasks, capabilities = [] }: PlanWi
     tool: tool,
     tools: (toolName ? z.array(toolName) : z.array(z.string()).max(0)).nullable().describe("the tools its worker needs; null: all its agent's"),
     capability: capability,
-    mapOver: z.string().min(1).nullable().describe("a list argument to map over, or null"),
     reads: z.array(z.string().min(1)),
     writes: z.array(z.string().min(1)),
   });
   return z
-    .object({
+    .strictObject({
       subtasks: z.array(WireSubtask).max(maxSubtasks).describe("[] only when asking a question"),
       question: z.string().min(1).nullable().describe("null, unless asking the person"),
     })
     .superRefine((plan, context) => {
       plan.subtasks.forEach((subtask, index) => {
         const names = new Set<string>();
+        const mapped = subtask.args.filter(isMapped);
         subtask.args.forEach((arg, position) => {
           const at = ["subtasks", index, "args", position];
           if (names.has(arg.name)) context.addIssue({ code: "custom", path: [...at, "name"], message: `argument "${arg.name}" is given more than once` });
           names.add(arg.name);
-          if (arg.ref !== null && arg.value !== null) {
-            context.addIssue({ code: "custom", path: [...at, "value"], message: `argument "${arg.name}" has both a value and a ref; a reference takes value null` });
-          }
-          if (arg.ref === null && arg.path !== null) {
-            context.addIssue({ code: "custom", path: [...at, "path"], message: `argument "${arg.name}" has a path but no ref; a literal takes path null` });
+          if (isMapped(arg) && mapped.length > 1) {
+            context.addIssue({ code: "custom", path: at, message: `the subtask would run over ${mapped.map((other) => `"${other.name}"`).join(" and ")}; it runs over one list at most` });
           }
         });
       });
@@ -94,13 +130,16 @@ export function planWireSchema(options: PlanWireOptions): PlanWireSchema {
   return schema;
 }
 
-/** A wire plan as the internal PlanOutput: args as a record, nulls and empty lists left out. */
+/** A wire plan as the internal PlanOutput: args as a record, the map as `mapOver`, nulls and empty lists left out. */
 export function fromPlanWire(wire: PlanWire): PlanOutput {
   const subtasks = wire.subtasks.map((subtask) => {
-    const args = Object.fromEntries(subtask.args.map((arg): [string, SubtaskArg] => [arg.name, arg.ref !== null ? { ref: arg.ref, path: arg.path ?? "$" } : { value: arg.value }]));
+    const args = Object.fromEntries(
+      subtask.args.map((arg): [string, SubtaskArg] => [arg.name, isReference(arg) ? { ref: arg.ref, path: arg.path } : { value: "items" in arg ? arg.items : arg.value }]),
+    );
     const planned: PlannedSubtask = { id: subtask.id, label: subtask.label, agent: subtask.agent, dependsOn: subtask.dependsOn, args };
     if (subtask.tool !== null) planned.tool = subtask.tool;
-    if (subtask.mapOver !== null) planned.mapOver = subtask.mapOver;
+    const mapped = subtask.args.find(isMapped);
+    if (mapped) planned.mapOver = mapped.name;
     if (subtask.reads.length > 0) planned.reads = subtask.reads;
     if (subtask.writes.length > 0) planned.writes = subtask.writes;
     // [] is "the worker needs no tool", null "every tool its agent has"; a direct step's tools are its own.
@@ -131,11 +170,15 @@ export function toPlanWire(plan: PlanOutput): PlanWire {
       label: subtask.label,
       agent: subtask.agent,
       dependsOn: subtask.dependsOn,
-      args: Object.entries(subtask.args).map(([name, arg]) => (isArgRef(arg) ? { name, value: null, ref: arg.ref, path: arg.path } : { name, value: wireValueOf(arg.value), ref: null, path: null })),
+      args: Object.entries(subtask.args).map(([name, arg]): WireArg => {
+        const each = subtask.mapOver === name;
+        if (isArgRef(arg)) return { name, ref: arg.ref, path: arg.path, each };
+        const value = wireValueOf(arg.value);
+        return each && Array.isArray(value) ? { name, items: value } : { name, value };
+      }),
       tool: subtask.tool ?? null,
       tools: subtask.tools ?? null,
       capability: subtask.capability ?? null,
-      mapOver: subtask.mapOver ?? null,
       reads: subtask.reads ?? [],
       writes: subtask.writes ?? [],
     })),
@@ -152,7 +195,7 @@ function looksLikeWire(answer: unknown): boolean {
   return subtasks.some((subtask) => {
     if (typeof subtask !== "object" || subtask === null) return false;
     const fields = subtask as Record<string, unknown>;
-    return Array.isArray(fields.args) || fields.tool === null || fields.mapOver === null;
+    return Array.isArray(fields.args) || fields.tool === null || fields.capability === null;
   });
 }
 
@@ -161,8 +204,8 @@ export type ReadResult<T> = { success: true; data: T } | { success: false; error
 /**
  * Reads the planner's answer: the wire shape (checked against the enums it was sent with) or
  * the internal shape (a record of args, absent fields — as scripted plans are written), either
- * way as the internal PlanOutput. Otherwise the errors, as zod words them, of the shape the
- * answer was meant in.
+ * way as the internal PlanOutput. Otherwise the errors, as zod words them (each with the field
+ * it is at), of the shape the answer was meant in.
  */
 export function readPlanAnswer(answer: unknown, wire: PlanWireSchema): ReadResult<PlanOutput> {
   const parsed = wire.safeParse(answer);

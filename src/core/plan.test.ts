@@ -25,14 +25,14 @@ describe("validatePlan", () => {
     expect(errors).toEqual(
       expect.arrayContaining([
         'subtask id "s3" is used more than once',
-        'subtask s1: unknown agent "poet" (known: research, code, execute, memory)',
-        'subtask s2 depends on "s9", which is not in the plan',
-        "subtask s2 depends on itself",
-        'subtask s3: argument "x" refers to "s1", which is not in its dependsOn',
-        'subtask s3: argument "y" refers to "s8", which is not in the plan',
+        'subtask s1: unknown agent "poet" (known: research, code, execute, memory, cleanup)',
+        'subtask s2 depends on "s9", which is not in the plan (dependsOn may name: s1, s3, s4)',
+        "subtask s2 depends on itself (dependsOn may name: s1, s3, s4)",
+        'subtask s3: argument "x" refers to "s1", which is not in its dependsOn (add "s1" to dependsOn)',
+        'subtask s3: argument "y" refers to "s8", which is not in the plan (its ref may name: s1, s2, s4)',
         'subtask s3: argument "z" has path "x"; a JSONPath starts with $',
-        'subtask s4: unknown tool "rm_rf"',
-        'subtask s4: mapOver names "items", which is not one of its args',
+        'subtask s4: unknown tool "rm_rf" (known: calculator, file_write)',
+        'subtask s4: mapOver names "items", which is not one of its args (none)',
       ]),
     );
   });

@@ -5,7 +5,7 @@ import { LIMITS } from "./limits.js";
 import type { OverallStatus } from "./map-report.js";
 
 /** The built-in worker agents. Custom agents add their names to the registry the planner validates against. */
-export const BUILTIN_AGENTS = ["research", "code", "execute", "memory"] as const;
+export const BUILTIN_AGENTS = ["research", "code", "execute", "memory", "cleanup"] as const;
 
 /** A subtask argument: a literal value, or a reference into an earlier subtask's result. */
 export const ArgValue = z.object({ value: z.unknown() }).strict();
@@ -55,10 +55,11 @@ export type SubtaskStatus = "pending" | "running" | "done" | "failed" | "skipped
 /**
  * Why a subtask is not done: it failed (`error`), its worker could not do this kind of work
  * (`unable`, e.g. it needs a language model), it finished without the value its dependents need
- * (`empty`), a person rejected one of its tool calls (`rejected`), a file it wrote is missing or
+ * (`empty`), a person rejected one of its tool calls (`rejected`), its model refused the work
+ * (`refused`: asking the same model again would only ask it to change its mind), a file it wrote is missing or
  * differs from its source (`artifact`), or the run's budget ran out (`budget`).
  */
-export const FAILURE_KINDS = ["error", "unable", "empty", "rejected", "artifact", "budget"] as const;
+export const FAILURE_KINDS = ["error", "unable", "empty", "rejected", "refused", "artifact", "budget"] as const;
 export type FailureKind = (typeof FAILURE_KINDS)[number];
 
 /**
@@ -230,26 +231,31 @@ export function validatePlan(subtasks: readonly PlannedSubtask[], rules: PlanRul
     if (ids.has(subtask.id)) errors.push(`subtask id "${subtask.id}" is used more than once`);
     ids.add(subtask.id);
   }
+  const others = (id: string): string => listed([...ids].filter((other) => other !== id));
   for (const subtask of subtasks) {
     if (!rules.agents.includes(subtask.agent)) {
       errors.push(`subtask ${subtask.id}: unknown agent "${subtask.agent}" (known: ${rules.agents.join(", ")})`);
     }
     if (subtask.tool !== undefined && rules.tools !== undefined && !rules.tools.includes(subtask.tool)) {
-      errors.push(`subtask ${subtask.id}: unknown tool "${subtask.tool}"`);
+      errors.push(`subtask ${subtask.id}: unknown tool "${subtask.tool}" (known: ${listed(rules.tools)})`);
     }
     const unknownTools = (subtask.tools ?? []).filter((tool) => rules.tools !== undefined && !rules.tools.includes(tool));
-    if (unknownTools.length > 0) errors.push(`subtask ${subtask.id}: unknown tool${unknownTools.length > 1 ? "s" : ""} ${unknownTools.map((tool) => `"${tool}"`).join(", ")} in tools`);
-    if (rules.profiles && unknownTools.length === 0) errors.push(...fitProblems(subtask, rules.profiles, rules.files ?? { readers: [], writers: [] }));
+    if (unknownTools.length > 0) {
+      errors.push(`subtask ${subtask.id}: unknown tool${unknownTools.length > 1 ? "s" : ""} ${unknownTools.map((tool) => `"${tool}"`).join(", ")} in tools (known: ${listed(rules.tools ?? [])})`);
+    }
+    // A tool the run may not use is an unknown tool, not a gap in who may use it.
+    const toolUnknown = subtask.tool !== undefined && rules.tools !== undefined && !rules.tools.includes(subtask.tool);
+    if (rules.profiles && unknownTools.length === 0 && !toolUnknown) errors.push(...fitProblems(subtask, rules.profiles, rules.files ?? { readers: [], writers: [] }));
     for (const dependency of subtask.dependsOn) {
-      if (dependency === subtask.id) errors.push(`subtask ${subtask.id} depends on itself`);
-      else if (!ids.has(dependency) && !prefix) errors.push(`subtask ${subtask.id} depends on "${dependency}", which is not in the plan`);
+      if (dependency === subtask.id) errors.push(`subtask ${subtask.id} depends on itself (dependsOn may name: ${others(subtask.id)})`);
+      else if (!ids.has(dependency) && !prefix) errors.push(`subtask ${subtask.id} depends on "${dependency}", which is not in the plan (dependsOn may name: ${others(subtask.id)})`);
     }
     for (const [name, arg] of Object.entries(subtask.args)) {
       if (!isArgRef(arg)) continue;
-      if (!ids.has(arg.ref) && !prefix) {
-        errors.push(`subtask ${subtask.id}: argument "${name}" refers to "${arg.ref}", which is not in the plan`);
+      if (arg.ref === subtask.id || (!ids.has(arg.ref) && !prefix)) {
+        errors.push(`subtask ${subtask.id}: argument "${name}" refers to "${arg.ref}", which ${arg.ref === subtask.id ? "is this subtask" : "is not in the plan"} (its ref may name: ${others(subtask.id)})`);
       } else if (!subtask.dependsOn.includes(arg.ref)) {
-        errors.push(`subtask ${subtask.id}: argument "${name}" refers to "${arg.ref}", which is not in its dependsOn`);
+        errors.push(`subtask ${subtask.id}: argument "${name}" refers to "${arg.ref}", which is not in its dependsOn (add "${arg.ref}" to dependsOn)`);
       }
       const problem = pathProblem(arg.path);
       if (problem !== undefined) errors.push(`subtask ${subtask.id}: argument "${name}" has path "${arg.path}"; ${problem}`);
@@ -257,7 +263,7 @@ export function validatePlan(subtasks: readonly PlannedSubtask[], rules: PlanRul
     if (subtask.mapOver !== undefined) {
       const mapped = subtask.args[subtask.mapOver];
       if (mapped === undefined) {
-        errors.push(`subtask ${subtask.id}: mapOver names "${subtask.mapOver}", which is not one of its args`);
+        errors.push(`subtask ${subtask.id}: mapOver names "${subtask.mapOver}", which is not one of its args (${listed(Object.keys(subtask.args))})`);
       } else if (!isArgRef(mapped) && !Array.isArray(mapped.value)) {
         errors.push(`subtask ${subtask.id}: mapOver names "${subtask.mapOver}", whose value is not a list`);
       }
@@ -276,8 +282,30 @@ export function validatePlan(subtasks: readonly PlannedSubtask[], rules: PlanRul
   return errors;
 }
 
+/** Names for an error message: at most 30, then how many more. */
+function listed(names: readonly string[]): string {
+  if (names.length === 0) return "none";
+  return names.length <= 30 ? names.join(", ") : `${names.slice(0, 30).join(", ")}, … ${names.length - 30} more`;
+}
+
+/** The words that mark a plan error as a gap in the configuration (no agent may use a tool the task needs), not a planning mistake. */
+export const CONFIGURATION_GAP = "a configuration gap";
+
+/** Whether a plan error says the configuration lacks something (see CONFIGURATION_GAP). */
+export function isConfigurationGap(error: string): boolean {
+  return error.includes(CONFIGURATION_GAP);
+}
+
 /** Why a subtask's agent cannot run it (or, when it asks for a capability, why no agent can). */
 export function fitProblems(subtask: PlannedSubtask, profiles: readonly AgentProfile[], files: FileTools): string[] {
+  const unreachable = [...(subtask.tool !== undefined ? [subtask.tool] : []), ...(subtask.tools ?? [])].filter((tool) => !profiles.some((profile) => profile.tools.includes(tool)));
+  if (unreachable.length > 0) {
+    const tools = [...new Set(unreachable)];
+    const names = tools.join(", ");
+    return [
+      `subtask ${subtask.id}: no agent may use ${names} — ${CONFIGURATION_GAP}, not a planning mistake: grant ${tools.length > 1 ? "them" : "it"} to an agent in the config file's tools.permissions (roles.<agent> or grants, e.g. {"agent": "${subtask.agent}", "tool": "${tools[0]}", "level": "WRITE"})`,
+    ];
+  }
   if (subtask.capability !== undefined) {
     const holders = profiles.filter((profile) => profile.capabilities.includes(subtask.capability as string));
     if (holders.length === 0) {

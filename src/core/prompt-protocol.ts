@@ -25,6 +25,8 @@ export const SECTIONS = {
   conversation: "Conversation",
   /** Long-term memories that may bear on the task. */
   memories: "Remembered facts",
+  /** A worker that may use more tools than it was offered: how to find them. */
+  moreTools: "More tools",
 } as const;
 
 /** Names of the structured-output functions the planner and critic answer through. */
@@ -33,6 +35,7 @@ export const STRUCTURED_OUTPUT = {
   review: "submit_review",
   result: "submit_result",
   vote: "submit_vote",
+  answer: "submit_answer",
 } as const;
 
 /** The key a model passes back, as `{ "$stash": key }`, to have the full value put in a tool argument or its result. */

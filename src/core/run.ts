@@ -34,6 +34,33 @@ export const MaxIterations = z
   .min(LIMITS.maxIterationsMin, { error: `max_iterations must be between ${LIMITS.maxIterationsMin} and ${LIMITS.maxIterationsMax}` })
   .max(LIMITS.maxIterationsMax, { error: `max_iterations must be between ${LIMITS.maxIterationsMin} and ${LIMITS.maxIterationsMax}` });
 
+/** The largest output schema a run takes (its JSON text), and how deep it may nest. */
+export const OUTPUT_SCHEMA_LIMITS = { maxBytes: 64 * 1024, maxDepth: 32 } as const;
+
+function depthOf(value: unknown): number {
+  let deepest = 0;
+  const stack: Array<{ value: unknown; depth: number }> = [{ value, depth: 1 }];
+  while (stack.length > 0) {
+    const { value: current, depth } = stack.pop() as { value: unknown; depth: number };
+    if (typeof current !== "object" || current === null) continue;
+    deepest = Math.max(deepest, depth);
+    if (deepest > OUTPUT_SCHEMA_LIMITS.maxDepth) return deepest;
+    for (const child of Object.values(current)) stack.push({ value: child, depth: depth + 1 });
+  }
+  return deepest;
+}
+
+/**
+ * A JSON Schema the run's answer must match (the synthesizer answers through structured output
+ * with it): an object, at most 64 KiB of JSON and 32 levels deep. Whether it compiles is checked
+ * where runs are started.
+ */
+export const OutputSchema = z
+  .record(z.string(), z.unknown(), { error: "the output schema must be a JSON Schema object" })
+  .refine((schema) => Buffer.byteLength(JSON.stringify(schema), "utf8") <= OUTPUT_SCHEMA_LIMITS.maxBytes, { error: `the output schema is larger than ${OUTPUT_SCHEMA_LIMITS.maxBytes / 1024} KiB` })
+  .refine((schema) => depthOf(schema) <= OUTPUT_SCHEMA_LIMITS.maxDepth, { error: `the output schema nests deeper than ${OUTPUT_SCHEMA_LIMITS.maxDepth} levels` });
+export type OutputSchema = z.infer<typeof OutputSchema>;
+
 export const RunRequest = z
   .object({
     task: TaskText,
@@ -85,6 +112,8 @@ export const RunRequest = z
     webhook: WebhookSpec.optional(),
     /** What to do when the thread's run is running or waiting (default enqueue; see core/on-busy.ts). */
     onBusy: OnBusy.optional(),
+    /** A JSON Schema the answer must match: the answer is then JSON (`output`), or the run fails with the validation errors. */
+    outputSchema: OutputSchema.optional(),
   })
   .strict();
 export type RunRequest = z.infer<typeof RunRequest>;
@@ -109,6 +138,12 @@ export interface RunMetrics {
   reflectionCount: number;
   nodeVisits: number;
   durationMs: number;
+  /** Of the prompt tokens, those the providers served from their prompt caches (absent in runs recorded before they were counted). */
+  cachedPromptTokens?: number;
+  /** Of the prompt tokens, those written to a provider's cache (Anthropic). */
+  cacheWriteTokens?: number;
+  /** Of the completion tokens, those reasoning models thought with. */
+  reasoningTokens?: number;
 }
 
 export function emptyMetrics(): RunMetrics {
@@ -121,7 +156,18 @@ export function emptyMetrics(): RunMetrics {
     reflectionCount: 0,
     nodeVisits: 0,
     durationMs: 0,
+    cachedPromptTokens: 0,
+    cacheWriteTokens: 0,
+    reasoningTokens: 0,
   };
+}
+
+/** A run's tokens in words: prompt (and how much of it a cache served) and completion (and how much was reasoning). */
+export function describeTokens(metrics: Pick<RunMetrics, "promptTokens" | "completionTokens" | "cachedPromptTokens" | "reasoningTokens">): string {
+  const cached = metrics.cachedPromptTokens ?? 0;
+  const reasoning = metrics.reasoningTokens ?? 0;
+  const prompt = `${metrics.promptTokens} prompt${cached > 0 ? ` (${cached} cached)` : ""}`;
+  return `${prompt} + ${metrics.completionTokens} completion${reasoning > 0 ? ` (${reasoning} reasoning)` : ""}`;
 }
 
 export type InterruptKind = "plan-approval" | "answer-approval" | "question" | "tool-approval";
@@ -140,6 +186,8 @@ export interface ToolCallRecord {
   preview: string;
   durationMs: number;
   at: number;
+  /** How arguments were brought to the types the tool takes (`content: the number 397.8 given as the text "397.8"`). */
+  notes?: string[];
 }
 
 /** The decision trace the synthesizer's answer comes with. Built by code from the state; no chain-of-thought. */
@@ -152,6 +200,10 @@ export interface DecisionTrace {
   toolCallCount: number;
   promptTokens: number;
   completionTokens: number;
+  /** Of the prompt tokens, those served from the providers' prompt caches. */
+  cachedPromptTokens?: number;
+  /** Of the completion tokens, those reasoning models thought with. */
+  reasoningTokens?: number;
   costUsd: number;
   /** The `provider:model` that served each role. */
   models: Record<string, string>;
@@ -188,6 +240,8 @@ export interface RunResult {
   status: Extract<RunStatus, "completed" | "interrupted" | "failed" | "cancelled">;
   stopReason: StopReason | null;
   answer: string | null;
+  /** With an output schema: the answer as JSON, valid against it. */
+  output?: unknown;
   interrupt?: InterruptInfo;
   plan: SubtaskView[];
   metrics: RunMetrics;

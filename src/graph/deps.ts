@@ -97,9 +97,10 @@ export function planView(state: Pick<State, "plan" | "results">): SubtaskView[] 
  */
 export async function outcomeSources(state: Pick<State, "plan" | "results">, stash: Stash): Promise<OutcomeSource[]> {
   return Promise.all(
-    planView(state).map(async ({ id, label, agent, status, attempts, summary, error, failureKind, artifacts, missingFiles, ref, bytes }) => {
+    planView(state).map(async ({ id, label, agent, status, attempts, summary, error, failureKind, artifacts, missingFiles, ref, bytes, dependsOn }) => {
       const source: OutcomeSource = { id, label, agent, status, attempts };
       if (missingFiles !== undefined) source.missingFiles = missingFiles;
+      if (dependsOn.length > 0) source.dependsOn = dependsOn;
       if (summary !== undefined) source.summary = summary;
       if (error !== undefined) source.error = error;
       if (failureKind !== undefined) source.failureKind = failureKind;

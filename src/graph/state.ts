@@ -32,6 +32,8 @@ export interface RunSettings {
   historyBudget?: number;
   /** The long-term memory namespace of the run's owner (null: no long-term memory). */
   memoryNamespace?: string[] | null;
+  /** A JSON Schema the answer must match (the run's `outputSchema`). */
+  outputSchema?: Record<string, unknown> | null;
 }
 
 /** Settings of a run whose checkpoint predates a setting get its default. */
@@ -50,6 +52,7 @@ export function settingsWithDefaults(settings: Partial<RunSettings>): RunSetting
     ...(settings.allowedTools ? { allowedTools: settings.allowedTools } : {}),
     ...(settings.reviewers !== undefined && settings.reviewers > 1 ? { reviewers: settings.reviewers } : {}),
     ...(settings.consensusThreshold !== undefined ? { consensusThreshold: settings.consensusThreshold } : {}),
+    ...(settings.outputSchema ? { outputSchema: settings.outputSchema } : {}),
   };
 }
 
@@ -133,6 +136,8 @@ export const TroupeState = Annotation.Root({
   reviews: Annotation<CriticVerdict[], CriticVerdict[] | Overwrite<CriticVerdict[]>>(append<CriticVerdict>()),
 
   answer: Annotation<string | null>(replace<string | null>(() => null)),
+  /** The answer as JSON, when the run has an output schema. */
+  output: Annotation<unknown>(replace<unknown>(() => null)),
   answerStatus: Annotation<AnswerStatus>(replace<AnswerStatus>(() => "none")),
   answerFeedback: Annotation<string[]>(replace<string[]>(() => [])),
   stopReason: Annotation<StopReason | null>(replace<StopReason | null>(() => null)),
@@ -161,6 +166,9 @@ export const TroupeState = Annotation.Root({
       reflectionCount: 0,
       nodeVisits: 0,
       durationMs: 0,
+      cachedPromptTokens: 0,
+      cacheWriteTokens: 0,
+      reasoningTokens: 0,
     }),
   }),
 });

@@ -30,6 +30,8 @@ export function buildTrace(state: State): DecisionTrace {
     toolCallCount: metrics.toolCalls,
     promptTokens: metrics.promptTokens,
     completionTokens: metrics.completionTokens,
+    cachedPromptTokens: metrics.cachedPromptTokens ?? 0,
+    reasoningTokens: metrics.reasoningTokens ?? 0,
     costUsd: metrics.costUsd,
     models: state.settings.models ?? {},
     modelIncidents: state.modelIncidents ?? [],

@@ -1,3 +1,5 @@
+import { ContextOverflowError } from "@langchain/core/errors";
+
 /** How troupe calls a model: per-call timeout, retries and backoff. The same for every provider. */
 export interface CallPolicy {
   /** Per attempt; for a stream, the longest wait for the next piece. */
@@ -127,6 +129,24 @@ export function classifyFailure(error: unknown): FailureClass {
   if (name === "APIConnectionError" || /^(fetch failed|terminated|Connection error\.?)$/i.test(messageOf(error))) return { retryable: true, reason: "connection failed" };
   if (name === "TruncatedStreamError") return { retryable: true, reason: messageOf(error) };
   return { retryable: false, reason: messageOf(error).split("\n")[0]?.slice(0, 200) ?? "failed" };
+}
+
+const CONTEXT_OVERFLOW = /context[_ ]length[_ ]exceeded|maximum context length|context window|prompt is too long|too many (?:input )?tokens|input length and `?max_tokens`? exceed/i;
+
+/**
+ * Whether a failure says the prompt does not fit the model's context window (OpenAI's
+ * `context_length_exceeded`, Anthropic's "prompt is too long", and the wordings of
+ * OpenAI-compatible servers). Not worth the same call again: the prompt must shrink first.
+ */
+export function isContextOverflow(error: unknown): boolean {
+  // The provider packages wrap what they recognise in LangChain's own error.
+  if (ContextOverflowError.isInstance(error)) return true;
+  const status = statusOf(error);
+  if (status !== undefined && status !== 400 && status !== 413) return false;
+  const object = asObject(error);
+  const code = object?.code ?? asObject(object?.error)?.code;
+  if (code === "context_length_exceeded") return true;
+  return status !== undefined && CONTEXT_OVERFLOW.test(messageOf(error));
 }
 
 /**

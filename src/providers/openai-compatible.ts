@@ -1,6 +1,7 @@
-import { ChatOpenAICompletions, OpenAIEmbeddings } from "@langchain/openai";
+import { OpenAIEmbeddings } from "@langchain/openai";
 import { ConfigError } from "../core/errors.js";
 import { envValue, parseBaseUrl } from "./base-url.js";
+import { RefusalAwareCompletions, withOpenAIOutputLimit } from "./openai-client.js";
 import { defineProvider, type ProviderDefinition } from "./provider.js";
 
 /** Local servers take no key, but the OpenAI client insists on one. */
@@ -29,6 +30,8 @@ export function openAICompatibleProvider(id = "openai-compatible"): ProviderDefi
     // A JSON-schema response format asks for strict adherence; strict tools only when the config says so.
     strict: { jsonSchema: true, functionCalling: false },
     streams: true,
+    outputLimit: (settings) => settings.maxTokens,
+    withOutputLimit: withOpenAIOutputLimit,
     // A key is required only where the config names its variable; local servers need none.
     requiredEnv: (_env, settings) => (settings.apiKeyEnv ? [settings.apiKeyEnv] : []),
     validate: (env, settings) => {
@@ -45,13 +48,16 @@ export function openAICompatibleProvider(id = "openai-compatible"): ProviderDefi
     createModel: ({ model, env, settings, timeoutMs }) => {
       const { value, source } = baseUrlOf(env, settings.baseUrl);
       const apiKey = envValue(env, settings.apiKeyEnv ?? (builtin ? "OPENAI_COMPATIBLE_API_KEY" : "")) ?? NO_KEY;
-      return new ChatOpenAICompletions({
+      return new RefusalAwareCompletions({
         model,
         apiKey,
         configuration: { baseURL: parseBaseUrl(value ?? "", source), ...(settings.headers ? { defaultHeaders: settings.headers } : {}) },
         maxRetries: 0,
         timeout: timeoutMs,
         streamUsage: true,
+        ...(settings.maxTokens !== undefined ? { maxTokens: settings.maxTokens } : {}),
+        ...(settings.reasoningEffort !== undefined ? { reasoning: { effort: settings.reasoningEffort } } : {}),
+        ...(settings.streaming === false ? { disableStreaming: true } : {}),
       });
     },
     // The model named, or the settings' embeddingModel (such servers have no default one).

@@ -38,6 +38,14 @@ export interface ProviderDefinition {
   strictUnsupported?: readonly string[];
   /** Whether its models stream tokens (troupe's own models answer in one piece). */
   streams?: boolean;
+  /** The output limit its models answer within, by default and with these settings (undefined: the server's own). */
+  outputLimit?: (settings: ProviderSettings) => number | undefined;
+  /** A model like `model` with another output limit (for an answer cut off at the limit, asked again with more room). */
+  withOutputLimit?: (model: BaseChatModel, maxTokens: number) => BaseChatModel;
+  /** `anthropic`: requests mark prompt-cache breakpoints (`cache_control`); otherwise the provider caches prompt prefixes by itself. */
+  promptCaching?: (settings: ProviderSettings) => "anthropic" | undefined;
+  /** Whether its models think before answering (Anthropic extended thinking), which rules out forcing a tool call. */
+  thinks?: (settings: ProviderSettings) => boolean;
   createModel(options: CreateModelOptions): BaseChatModel;
   /**
    * An embeddings model of this provider: the one `model` names (long-term memory's semantic

@@ -8,6 +8,7 @@ import { offlineProvider } from "./offline/index.js";
 import { ollamaProvider } from "./ollama.js";
 import { openaiProvider } from "./openai.js";
 import { openAICompatibleProvider, openaiCompatibleProvider } from "./openai-compatible.js";
+import { contextWindowOf } from "./context-windows.js";
 import { priceFor } from "./prices.js";
 import type { Embedder } from "../core/embedder.js";
 import { MODEL_ROLES, type ModelRole, type ProviderDefinition } from "./provider.js";
@@ -35,6 +36,16 @@ export interface ModelCandidate {
   streams: boolean;
   /** Undefined when the price is unknown (its cost is counted as 0). */
   price: ModelPrice | undefined;
+  /** The output limit its answers are made within, when troupe knows it. */
+  maxOutputTokens?: number;
+  /** The same model with a larger output limit, when its provider can make one (an answer cut off is asked again with more room). */
+  withOutputLimit?: (maxTokens: number) => BaseChatModel;
+  /** `anthropic`: its requests mark prompt-cache breakpoints. */
+  promptCaching?: "anthropic";
+  /** It thinks before answering (Anthropic extended thinking): structured answers cannot force a tool call. */
+  thinks?: boolean;
+  /** Its context window in tokens, when known. */
+  contextWindow?: number;
 }
 
 /** The chat model for each role of a run. */
@@ -194,14 +205,24 @@ export class ProviderRegistry {
         this.check(choice, env, settings);
         const structuredMethod = settings.structuredOutput ?? provider.structuredMethod ?? "functionCalling";
         const strictDefault = provider.strict?.[structuredMethod];
+        const model = provider.createModel({ model: choice.model, role, env, settings, timeoutMs: policy.timeoutMs });
+        const maxOutputTokens = provider.outputLimit?.(settings);
+        const limit = provider.withOutputLimit;
+        const caching = provider.promptCaching?.(settings);
+        const contextWindow = settings.contextWindow ?? contextWindowOf(choice.model);
         made = {
           choice,
-          model: provider.createModel({ model: choice.model, role, env, settings, timeoutMs: policy.timeoutMs }),
+          model,
           structuredMethod,
           strict: strictDefault !== undefined && (settings.strict ?? strictDefault),
           ...(provider.strictUnsupported ? { strictUnsupported: provider.strictUnsupported } : {}),
-          streams: provider.streams ?? false,
+          streams: (provider.streams ?? false) && settings.streaming !== false,
           price: priceFor(choice.provider, choice.model, options.prices),
+          ...(maxOutputTokens !== undefined ? { maxOutputTokens } : {}),
+          ...(limit ? { withOutputLimit: (maxTokens: number) => limit(model, maxTokens) } : {}),
+          ...(caching ? { promptCaching: caching } : {}),
+          ...(provider.thinks?.(settings) ? { thinks: true } : {}),
+          ...(contextWindow !== undefined ? { contextWindow } : {}),
         };
         cache.set(key, made);
       }

@@ -11,6 +11,7 @@ import { resolveToolsConfig, type ToolsConfig } from "../config/tools-config.js"
 import { ConfigError, errorMessage, InputError } from "../core/errors.js";
 import { LIMITS } from "../core/limits.js";
 import type { ResumeDecision, RunRequestInput, RunResult } from "../core/run.js";
+import { z } from "zod";
 import { type DecideRequestInput, parseDecideRequest } from "../core/vote.js";
 import { buildGraph, type TroupeGraph } from "../graph/build-graph.js";
 import type { CallPolicy } from "../providers/call-policy.js";
@@ -73,6 +74,18 @@ export interface TroupeOptions {
   leaseSeconds?: number;
   /** An open store to use instead of opening one (it is closed with the instance). */
   store?: Store;
+}
+
+/** A run request as the library takes it: its output schema a JSON Schema or a zod schema. */
+export type LibraryRunRequest = Omit<RunRequestInput, "outputSchema"> & { outputSchema?: RunRequestInput["outputSchema"] | z.ZodType };
+
+/** The request with a zod output schema turned into the JSON Schema a run keeps. */
+function withJsonOutputSchema(input: LibraryRunRequest): RunRequestInput {
+  const { outputSchema, ...rest } = input;
+  if (outputSchema === undefined) return rest;
+  if (!(outputSchema instanceof z.ZodType)) return { ...rest, outputSchema };
+  const { $schema: _dialect, ...json } = z.toJSONSchema(outputSchema, { io: "output", unrepresentable: "any" }) as Record<string, unknown>;
+  return { ...rest, outputSchema: json };
 }
 
 /** A troupe instance: one compiled graph, its store, tools, agents and models. */
@@ -287,17 +300,20 @@ export class Troupe {
     });
   }
 
-  /** Starts a run and drives it until it finishes or waits for a person. */
-  run(input: RunRequestInput, options: RunOptions = {}): Promise<RunResult> {
-    return this.#lifecycle.run(input, options);
+  /**
+   * Starts a run and drives it until it finishes or waits for a person. `outputSchema` may be a
+   * zod schema as well as a JSON Schema: the answer is then JSON valid against it (`output`).
+   */
+  run(input: LibraryRunRequest, options: RunOptions = {}): Promise<RunResult> {
+    return this.#lifecycle.run(withJsonOutputSchema(input), options);
   }
 
   /**
    * Records a run as queued, to be started later with `start` (the server's queue). The record
    * is written (and synced) before this returns, so an accepted run survives a crash.
    */
-  enqueue(input: RunRequestInput, options: EnqueueOptions = {}): Promise<RunRecord> {
-    return this.#lifecycle.enqueue(input, options);
+  enqueue(input: LibraryRunRequest, options: EnqueueOptions = {}): Promise<RunRecord> {
+    return this.#lifecycle.enqueue(withJsonOutputSchema(input), options);
   }
 
   /** Starts a queued run that has never run. */

@@ -35,7 +35,7 @@ describe("model selection", () => {
     expect(() => createModels(registryFor(config), { env: parseEnv({}), config })).toThrow('provider "deepseek" needs DEEPSEEK_API_KEY; set it in the environment');
     const { models } = createModels(registryFor(config), { env: parseEnv({ DEEPSEEK_API_KEY: "sk-ds" }), config });
     expect(choiceId(models.choice.worker)).toBe("deepseek:deepseek-chat");
-    expect(models.chains?.worker[0]?.price).toEqual({ input: 0.27, output: 1.1 });
+    expect(models.chains?.worker[0]?.price).toEqual({ input: 0.27, output: 1.1, cachedInput: 0.07 });
   });
 
   it("reads OLLAMA_HOST as Ollama does and checks it", () => {

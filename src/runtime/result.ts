@@ -16,6 +16,7 @@ export function resultFromState(record: RunRecord, state: State, activeMs: numbe
     status: "failed",
     stopReason: sameRun ? (state.stopReason ?? null) : record.stopReason,
     answer: sameRun ? (state.answer ?? null) : record.answer,
+    ...(sameRun && state.output !== null && state.output !== undefined ? { output: state.output } : {}),
     plan: sameRun ? planView(state) : [],
     metrics,
     trace: buildTrace(state),

@@ -19,6 +19,7 @@ import { MODEL_ROLES } from "../providers/provider.js";
 import { choiceId, type ModelSet } from "../providers/registry.js";
 import { isAlive, type RunRecord, type Store, type ThreadLease } from "../store/index.js";
 import { finishedPatch, type NewRun } from "../store/run-store.js";
+import { schemaProblem } from "../tools/json-schema.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import type { AgentRegistry } from "../agents/define-agent.js";
 import { type ForkRequest, prepareFork, seedFork } from "./fork.js";
@@ -261,6 +262,10 @@ export class RunLifecycle {
     } else if (this.#parts.config.webhooks?.default) {
       request.webhook = this.#parts.config.webhooks.default;
     }
+    if (request.outputSchema) {
+      const problem = schemaProblem(request.outputSchema);
+      if (problem) throw new InputError("invalid_output_schema", `the output schema is not a valid JSON Schema: ${problem}`);
+    }
     return request;
   }
 
@@ -315,6 +320,7 @@ export class RunLifecycle {
       historyBudget: request.historyBudget ?? this.#parts.config.memory?.historyBudget ?? CONVERSATION_LIMITS.historyBudget,
       // Long-term memory is the owner's (an API principal's, or the local user's); an eval case has its own.
       memoryNamespace: record.evalId !== null ? evalCaseNamespace(record.evalId, record.threadId) : memoryNamespaceFor(record.owner),
+      ...(request.outputSchema ? { outputSchema: request.outputSchema } : {}),
     };
     const graphInput = { runId: record.id, task: request.task, context: request.context ?? null, settings, startedAt: Date.now() };
     return this.#drive(record, graphInput, request.concurrency, false, options, lease);

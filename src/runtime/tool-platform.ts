@@ -106,6 +106,9 @@ export async function createToolPlatform(options: ToolPlatformOptions): Promise<
   const policy = new PermissionPolicy({ grants, defaultLevel: config.permissions.defaultLevel, approval: config.approval });
   tools.configure({ policy, concurrency: config.execution.concurrency, ...(options.audit ? { audit: options.audit } : {}) });
   const agents = new AgentRegistry();
-  for (const agent of declared.list()) agents.register({ ...agent, tools: policy.reachable(agent.name, tools.list()) });
+  for (const agent of declared.list()) {
+    const reachable = policy.reachable(agent.name, tools.list());
+    agents.register({ ...agent, tools: reachable, coreTools: agent.tools.filter((name) => reachable.includes(name)) });
+  }
   return { tools, policy, agents, mcp, warnings, close };
 }

@@ -40,7 +40,7 @@ export class ServerMetrics {
     });
     this.toolCalls = new Counter({ name: "agent_tool_calls_total", help: "Tool calls, by tool and outcome (ok or the error code)", labelNames: ["tool", "outcome"], registers });
     this.llmCalls = new Counter({ name: "agent_llm_calls_total", help: "Model calls, by provider, model and outcome", labelNames: ["provider", "model", "outcome"], registers });
-    this.llmTokens = new Counter({ name: "agent_llm_tokens_used", help: "Model tokens used, by kind (prompt, completion)", labelNames: ["kind"], registers });
+    this.llmTokens = new Counter({ name: "agent_llm_tokens_used", help: "Model tokens used, by kind (prompt, completion; cached: the prompt tokens a provider served from its cache, reasoning: the completion tokens a reasoning model thought with)", labelNames: ["kind"], registers });
     this.reflectionPassRate = new Gauge({ name: "agent_reflection_pass_rate", help: "Share of critic verdicts that passed, since the server started", registers });
     this.reflections = new Gauge({
       name: "agent_reflections",

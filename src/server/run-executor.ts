@@ -187,6 +187,9 @@ export class RunExecutor {
     active.observer.finish(result.status, result.error);
     this.#metrics.llmTokens.inc({ kind: "prompt" }, Math.max(0, result.metrics.promptTokens - (before?.promptTokens ?? 0)));
     this.#metrics.llmTokens.inc({ kind: "completion" }, Math.max(0, result.metrics.completionTokens - (before?.completionTokens ?? 0)));
+    // Parts of the two above, counted apart: prompt tokens a provider's cache served, completion tokens spent reasoning.
+    this.#metrics.llmTokens.inc({ kind: "cached" }, Math.max(0, (result.metrics.cachedPromptTokens ?? 0) - (before?.cachedPromptTokens ?? 0)));
+    this.#metrics.llmTokens.inc({ kind: "reasoning" }, Math.max(0, (result.metrics.reasoningTokens ?? 0) - (before?.reasoningTokens ?? 0)));
     if (TERMINAL.has(result.status)) {
       this.#metrics.tasksTotal.inc({ status: result.status });
       this.#metrics.tasksDuration.observe({ status: result.status }, result.metrics.durationMs / 1000);

@@ -4,7 +4,7 @@ import { LIMITS } from "../core/limits.js";
 import { PlannedSubtask } from "../core/plan.js";
 import { CONVERSATION_LIMITS } from "../core/conversation.js";
 import { MEMORY_LIMITS, MemoryId, RETRIEVALS } from "../core/memory.js";
-import { MaxIterations, RUN_STATUSES, STOP_REASONS, TaskText } from "../core/run.js";
+import { MaxIterations, OutputSchema, RUN_STATUSES, STOP_REASONS, TaskText } from "../core/run.js";
 import { DecideRequest, DecisionResult } from "../core/vote.js";
 import { OnBusy } from "../core/on-busy.js";
 import { WebhookSpec } from "../core/webhook.js";
@@ -57,6 +57,7 @@ export const ExecuteBody = z
       "when thread_id's run is running or waiting: reject (409 thread_busy), enqueue (the default: run after it), interrupt (stop it at its next step and run on its state), rollback (discard it and run from the state before it)",
     ),
     webhook: WebhookSpec.optional().describe("where the task's end (and waits for a person) are POSTed, signed with HMAC-SHA256 (default: the config's webhooks.default)"),
+    output_schema: OutputSchema.optional().describe("a JSON Schema the answer must match: the answer is written as JSON (the run's `output`), or the run fails with the validation errors"),
   })
   .strict();
 export type ExecuteBody = z.infer<typeof ExecuteBody>;
@@ -140,6 +141,9 @@ const Metrics = z.object({
   reflectionCount: z.number(),
   nodeVisits: z.number(),
   durationMs: z.number(),
+  cachedPromptTokens: z.number().optional().describe("of the prompt tokens, those served from the providers' prompt caches"),
+  cacheWriteTokens: z.number().optional().describe("of the prompt tokens, those written to a provider's cache"),
+  reasoningTokens: z.number().optional().describe("of the completion tokens, those reasoning models thought with"),
 });
 
 export const SubtaskView = PlannedSubtask.extend({
@@ -199,7 +203,10 @@ export const TaskView = TaskSummary.extend({
   interrupt: Interrupt.nullable().describe("what the run waits for, when status is interrupted (the first of interrupts: what a decision answers by default)"),
   interrupts: z.array(PendingInterrupt).describe("everything the run waits for, each with its id (several tool calls may wait for approval at once)"),
   plan: z.array(SubtaskView),
-  result: z.object({ answer: z.string().nullable() }).nullable().describe("set once the run has finished"),
+  result: z
+    .object({ answer: z.string().nullable(), output: z.unknown().optional().describe("with an output_schema: the answer as JSON, valid against it") })
+    .nullable()
+    .describe("set once the run has finished"),
   error: z.string().nullable(),
   metrics: Metrics.nullable(),
   request: z.object({

@@ -188,6 +188,7 @@ export class TaskService {
     if (extra.budget !== undefined) input.budget = extra.budget;
     if (body.on_busy !== undefined) input.onBusy = body.on_busy;
     if (body.webhook !== undefined) input.webhook = body.webhook;
+    if (body.output_schema !== undefined) input.outputSchema = body.output_schema;
     // The store writes the submissions of one turn in one transaction; the engine's check of the
     // thread runs inside it, after the submissions written before it in the same batch.
     const written = this.troupe.enqueue(input, { owner: principal.id, idempotencyKey, requestHash });

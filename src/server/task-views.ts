@@ -42,12 +42,22 @@ export interface LiveRun {
   runningSubtasks: string[];
 }
 
+/** A completed run's typed answer (its request had an output schema): the answer, which is that JSON. */
+function typedOutput(record: RunRecord, typed: boolean): { output?: unknown } {
+  if (!typed || record.status !== "completed" || record.answer === null) return {};
+  try {
+    return { output: JSON.parse(record.answer) as unknown };
+  } catch {
+    return {};
+  }
+}
+
 /** The full task: the record, its plan with statuses (from the checkpoint), progress and result. */
 export function taskView(record: RunRecord, plan: SubtaskView[], live: LiveRun | undefined, interrupts: PendingInterrupt[] = []): Omit<TaskView, "conversation" | "memories"> {
   const running = new Set(live?.runningSubtasks ?? []);
   const withLive = plan.map((subtask) => (running.has(subtask.id) && subtask.status === "pending" ? { ...subtask, status: "running" as const } : subtask));
   const count = (status: SubtaskView["status"]): number => withLive.filter((subtask) => subtask.status === status).length;
-  const request = record.request as { tools?: string[]; maxIterations?: number; approvePlan?: boolean; approveAnswer?: boolean };
+  const request = record.request as { tools?: string[]; maxIterations?: number; approvePlan?: boolean; approveAnswer?: boolean; outputSchema?: object };
   const finished = record.status === "completed" || record.status === "failed" || record.status === "cancelled";
   return {
     ...taskSummary(record),
@@ -62,7 +72,7 @@ export function taskView(record: RunRecord, plan: SubtaskView[], live: LiveRun |
     interrupt: record.status === "interrupted" ? record.interrupt : null,
     interrupts: record.status === "interrupted" ? interrupts : [],
     plan: withLive,
-    result: finished ? { answer: record.answer } : null,
+    result: finished ? { answer: record.answer, ...typedOutput(record, request.outputSchema !== undefined) } : null,
     error: record.error,
     metrics: record.metrics,
     request: {

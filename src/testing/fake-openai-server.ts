@@ -1,7 +1,8 @@
 import type { ServerResponse } from "node:http";
 import { AIMessage, type BaseMessage, HumanMessage, SystemMessage, ToolMessage } from "@langchain/core/messages";
 import type { ToolSpec } from "../core/tool-spec.js";
-import { type BrainReply, type BrainRequest, type Fault, FakeProviderServer, type FakeRequest, fakeTokens, pieces } from "./fake-server.js";
+import { type BrainRequest, type Fault, FakeProviderServer, type FakeRequest, type FakeUsage, fakeTokens, pieces, type PromptUnit } from "./fake-server.js";
+import type { WireAnswer } from "./misbehaviour.js";
 import { HashingEmbeddings } from "./hashing-embeddings.js";
 
 type WireMessage = {
@@ -113,31 +114,62 @@ export class FakeOpenAIServer extends FakeProviderServer {
     response.end(JSON.stringify({ error: { message, type, param: null, code: type } }));
   }
 
-  protected async respond(
-    response: ServerResponse,
-    body: Record<string, unknown>,
-    request: BrainRequest,
-    reply: BrainReply,
-    usage: { input: number; output: number },
-    fault: Fault | undefined,
-  ): Promise<void> {
-    const invalid = fault?.kind === "invalid-json";
-    const jsonSchema = this.structuredKind(body) === "json_schema";
-    let content: string | null = reply.text;
-    let toolCalls = reply.toolCalls.map((call) => ({ id: call.id, type: "function" as const, function: { name: call.name, arguments: JSON.stringify(call.args) } }));
-    if (jsonSchema) {
-      // The JSON-schema response format answers in the content, not through a tool.
-      const structured = reply.toolCalls.find((call) => call.name === request.structuredName);
-      content = invalid ? '{"subtasks": [ {"id": "s1", ' : structured ? JSON.stringify(structured.args) : reply.text;
-      toolCalls = [];
-    } else if (invalid && toolCalls[0]) {
-      toolCalls[0].function.arguments = '{"subtasks": [ {"id": ';
-    }
-    const finishReason = toolCalls.length > 0 ? "tool_calls" : "stop";
+  protected sendContextOverflow(response: ServerResponse, tokens: number, window: number): void {
+    response.writeHead(400, { "content-type": "application/json" });
+    response.end(
+      JSON.stringify({
+        error: {
+          message: `This model's maximum context length is ${window} tokens. However, your messages resulted in ${tokens} tokens. Please reduce the length of the messages.`,
+          type: "invalid_request_error",
+          param: "messages",
+          code: "context_length_exceeded",
+        },
+      }),
+    );
+  }
+
+  /** Tools, then each message, as OpenAI reads them (its cache keys on that prefix). */
+  protected promptUnits(body: Record<string, unknown>): PromptUnit[] {
+    const units: PromptUnit[] = [];
+    if (body.tools !== undefined) units.push({ text: JSON.stringify(body.tools) });
+    if (body.response_format !== undefined) units.push({ text: JSON.stringify(body.response_format) });
+    for (const message of (body.messages ?? []) as unknown[]) units.push({ text: JSON.stringify(message) });
+    return units;
+  }
+
+  protected maxTokensOf(body: Record<string, unknown>): number | undefined {
+    const limit = body.max_completion_tokens ?? body.max_tokens;
+    return typeof limit === "number" ? limit : undefined;
+  }
+
+  /** Reasoning models (o-series, gpt-5) refuse a temperature other than 1 and `max_tokens`, as OpenAI's API does. */
+  protected override refuseRequest(body: Record<string, unknown>): string | undefined {
+    if (!isReasoningModel(String(body.model ?? ""))) return undefined;
+    if (body.temperature !== undefined && body.temperature !== 1) return `Unsupported value: 'temperature' does not support ${String(body.temperature)} with this model. Only the default (1) value is supported.`;
+    if (body.max_tokens !== undefined) return "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.";
+    return undefined;
+  }
+
+  /** A reasoning model thinks before it answers: its usage names the tokens (`completion_tokens_details.reasoning_tokens`). */
+  protected override reasoningTokens(body: Record<string, unknown>): number {
+    return isReasoningModel(String(body.model ?? "")) ? 64 : 0;
+  }
+
+  protected async respond(response: ServerResponse, body: Record<string, unknown>, _request: BrainRequest, answer: WireAnswer, usage: FakeUsage, fault: Fault | undefined): Promise<void> {
+    const toolCalls = answer.calls.map((call) => ({ id: call.id, type: "function" as const, function: { name: call.name, arguments: call.arguments } }));
+    const finishReason = answer.finish === "refusal" ? "stop" : answer.finish;
+    const content = answer.finish === "refusal" ? null : answer.text;
+    const refusal = answer.refusal ?? null;
     const model = String(body.model ?? "fake");
     const id = `chatcmpl-fake-${this.requests.length}`;
     const created = Math.floor(Date.now() / 1000);
-    const wireUsage = { prompt_tokens: usage.input, completion_tokens: usage.output, total_tokens: usage.input + usage.output };
+    const wireUsage = {
+      prompt_tokens: usage.input,
+      completion_tokens: usage.output,
+      total_tokens: usage.input + usage.output,
+      prompt_tokens_details: { cached_tokens: usage.cacheRead, audio_tokens: 0 },
+      completion_tokens_details: { reasoning_tokens: usage.reasoning, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
+    };
     if (body.stream !== true) {
       response.writeHead(200, { "content-type": "application/json" });
       response.end(
@@ -146,7 +178,7 @@ export class FakeOpenAIServer extends FakeProviderServer {
           object: "chat.completion",
           created,
           model,
-          choices: [{ index: 0, message: { role: "assistant", content: toolCalls.length > 0 && !content ? null : content, refusal: null, ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}) }, logprobs: null, finish_reason: finishReason }],
+          choices: [{ index: 0, message: { role: "assistant", content: toolCalls.length > 0 && !content ? null : content, refusal, ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}) }, logprobs: null, finish_reason: finishReason }],
           usage: wireUsage,
         }),
       );
@@ -155,6 +187,7 @@ export class FakeOpenAIServer extends FakeProviderServer {
     const chunk = (delta: Record<string, unknown>, finish: string | null = null) => ({ id, object: "chat.completion.chunk", created, model, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] });
     this.startStream(response);
     this.sendEvent(response, chunk({ role: "assistant", content: "" }));
+    for (const part of pieces(refusal ?? "")) this.sendEvent(response, chunk({ refusal: part }));
     const parts = pieces(content ?? "");
     const half = Math.ceil(parts.length / 2);
     for (const [index, part] of parts.entries()) {
@@ -172,6 +205,11 @@ export class FakeOpenAIServer extends FakeProviderServer {
     this.sendEvent(response, "[DONE]");
     response.end();
   }
+}
+
+/** Whether OpenAI treats the model as a reasoning model (o-series, gpt-5 but not its chat variant). */
+function isReasoningModel(model: string): boolean {
+  return /^o\d/.test(model) || (model.startsWith("gpt-5") && !model.startsWith("gpt-5-chat"));
 }
 
 function safeJson(text: string): Record<string, unknown> {

@@ -3,8 +3,11 @@ import type { AddressInfo } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import type { AIMessage, BaseMessage } from "@langchain/core/messages";
+import { createHash } from "node:crypto";
 import { roleOf } from "../core/prompt-protocol.js";
 import type { ToolSpec } from "../core/tool-spec.js";
+import { type Misbehaviour, misbehave, type WireAnswer } from "./misbehaviour.js";
+import { valueFromSchema } from "./schema-following-chat-model.js";
 
 /** A failure a fake provider server plays instead of (or in the middle of) a normal answer. */
 export type Fault =
@@ -19,7 +22,11 @@ export type Fault =
   /** A streamed answer stops half way: the connection is reset, or (`end`) closed without the end marker. */
   | { kind: "truncate"; mode?: "reset" | "end" }
   /** A streamed answer sends its first half, then waits for `release` before the rest. */
-  | { kind: "hold"; release: Promise<void>; reached?: () => void };
+  | { kind: "hold"; release: Promise<void>; reached?: () => void }
+  /** The answer misbehaves the way real models do (see misbehaviour.ts), in the wire format, streaming or not. */
+  | { kind: "misbehave"; as: Misbehaviour }
+  /** The prompt is refused as larger than the model's context window, with the provider's own error. */
+  | { kind: "context-overflow" };
 
 export interface FaultRule {
   fault: Fault;
@@ -42,13 +49,36 @@ export interface FakeRequest {
   /** How a structured answer was asked for, if it was. */
   structured: "tool" | "json_schema" | undefined;
   fault: Fault["kind"] | undefined;
-  /** Tokens the fake reported for it (input, output); absent for failed requests. */
-  usage?: { input: number; output: number };
+  /** Tokens the fake reported for it (input, output; of the input, read from and written to its prompt cache); absent for failed requests. */
+  usage?: FakeUsage;
+  /** The output limit the request asked for (max_tokens, max_completion_tokens). */
+  maxTokens?: number;
   /** The client went away before the answer was complete (a cancelled or timed-out call). */
   abandoned: boolean;
   /** When the request arrived (Date.now()). */
   receivedAt: number;
 }
+
+/** Tokens of one answered request: input (cached and written parts included) and output. */
+export interface FakeUsage {
+  input: number;
+  output: number;
+  /** Of the input, the tokens served from the fake's prompt cache. */
+  cacheRead: number;
+  /** Of the input, the tokens written to it (a wire with explicit breakpoints). */
+  cacheWrite: number;
+  /** Of the output, the tokens a reasoning model thought with. */
+  reasoning: number;
+}
+
+/** A piece of a request's prompt in the order the provider reads it (tools, system, messages), and whether it ends at a cache breakpoint. */
+export interface PromptUnit {
+  text: string;
+  breakpoint?: boolean;
+}
+
+/** The smallest prefix a provider caches, in tokens. */
+const MIN_CACHED_TOKENS = 1024;
 
 /** What the brain answered, in protocol-neutral form. */
 export interface BrainReply {
@@ -81,6 +111,15 @@ export abstract class FakeProviderServer {
   readonly #rules: FaultRule[] = [];
   #server: Server | undefined;
   #port = 0;
+  /**
+   * Caches prompt prefixes as the provider does (off by default, so costs stay the plain ones):
+   * `automatic` (OpenAI: any prefix of 1,024 tokens or more, in steps of 128) or `breakpoints`
+   * (Anthropic: prefixes that end at a `cache_control` breakpoint), reported in the usage.
+   */
+  caching: "automatic" | "breakpoints" | undefined;
+  /** Requests whose prompt is larger than this many tokens are refused as the provider refuses them (context_length_exceeded). */
+  contextWindow: number | undefined;
+  readonly #cachedPrefixes = new Set<string>();
 
   constructor(brain: BaseChatModel) {
     this.#brain = brain;
@@ -214,10 +253,97 @@ export abstract class FakeProviderServer {
       await sleep(fault.ms, undefined, { signal: gone.signal }).catch(() => undefined);
       if (response.destroyed) return;
     }
-    const reply = await this.think(brainRequest);
-    const usage = { input: fakeTokens(JSON.stringify(body.messages ?? "") + JSON.stringify(body.system ?? "")), output: fakeTokens(reply.text + JSON.stringify(reply.toolCalls.map((call) => call.args))) };
+    if (fault?.kind === "context-overflow") {
+      const tokens = fakeTokens(this.promptUnits(body).map((unit) => unit.text).join(""));
+      this.sendContextOverflow(response, tokens, Math.max(1, tokens - 1));
+      return;
+    }
+    const units = this.promptUnits(body);
+    const promptText = units.map((unit) => unit.text).join("");
+    const maxTokens = this.maxTokensOf(body);
+    if (maxTokens !== undefined) record.maxTokens = maxTokens;
+    if (this.contextWindow !== undefined && fakeTokens(promptText) > this.contextWindow) {
+      this.sendContextOverflow(response, fakeTokens(promptText), this.contextWindow);
+      return;
+    }
+    const refused = this.refuseRequest(body);
+    if (refused) {
+      this.sendError(response, 400, refused);
+      return;
+    }
+    const misbehaviour = fault?.kind === "misbehave" ? fault.as : undefined;
+    const reply = misbehaviour === "schema-filler" ? this.fillSchema(brainRequest) : await this.think(brainRequest);
+    let answer = this.shapeAnswer(brainRequest, reply, record.structured, fault?.kind === "invalid-json");
+    if (misbehaviour) answer = misbehave(answer, misbehaviour);
+    const reasoning = this.reasoningTokens(body);
+    const output = fakeTokens(answer.text + (answer.refusal ?? "") + answer.calls.map((call) => call.arguments).join("")) + reasoning;
+    const usage: FakeUsage = { input: fakeTokens(promptText), output, cacheRead: 0, cacheWrite: 0, reasoning };
+    if (this.caching) Object.assign(usage, this.#cache(units, this.caching));
     record.usage = usage;
-    await this.respond(response, body, brainRequest, reply, usage, fault);
+    await this.respond(response, body, brainRequest, answer, usage, fault);
+  }
+
+  /** The brain's answer in wire-neutral form: a JSON-schema answer as content, every call with its arguments as JSON text. */
+  protected shapeAnswer(request: BrainRequest, reply: BrainReply, structured: FakeRequest["structured"], invalid: boolean): WireAnswer {
+    let text = reply.text;
+    let calls = reply.toolCalls.map((call) => ({ id: call.id, name: call.name, arguments: JSON.stringify(call.args), input: call.args }));
+    if (structured === "json_schema") {
+      // The JSON-schema response format answers in the content, not through a tool.
+      const answer = calls.find((call) => call.name === request.structuredName);
+      text = invalid ? '{"subtasks": [ {"id": "s1", ' : answer ? answer.arguments : text;
+      calls = [];
+    } else if (invalid && calls[0]) {
+      calls[0] = { ...calls[0], arguments: '{"subtasks": [ {"id": ', input: { unexpected: "not the requested shape" } };
+    }
+    return { text, calls, finish: calls.length > 0 ? "tool_calls" : "stop" };
+  }
+
+  /** A careless schema-following server's answer: every field the request's schema allows filled; plain text when it asks for none. */
+  protected fillSchema(request: BrainRequest): BrainReply {
+    const tool = request.tools.find((spec) => spec.function.name === request.structuredName);
+    if (!request.structuredName || !tool) return { text: "ok", toolCalls: [] };
+    const args = valueFromSchema((tool.function.parameters ?? {}) as Record<string, unknown>, "value", "everything") as Record<string, unknown>;
+    return { text: "", toolCalls: [{ id: `call_${this.requests.length}_filled`, name: request.structuredName, args }] };
+  }
+
+  /**
+   * The prompt cache's part of a request's usage: the longest prefix an earlier request left in
+   * the cache (at a unit boundary, or — with breakpoints — at one of this request's breakpoints
+   * or up to 20 units before one), and what this one writes there.
+   */
+  #cache(units: readonly PromptUnit[], mode: "automatic" | "breakpoints"): Pick<FakeUsage, "cacheRead" | "cacheWrite"> {
+    const prefixes: Array<{ key: string; tokens: number; breakpoint: boolean }> = [];
+    const hash = createHash("sha256");
+    let text = "";
+    for (const unit of units) {
+      hash.update(unit.text);
+      text += unit.text;
+      prefixes.push({ key: hash.copy().digest("hex"), tokens: fakeTokens(text), breakpoint: unit.breakpoint === true });
+    }
+    const breakpoints = prefixes.flatMap((prefix, index) => (prefix.breakpoint ? [index] : []));
+    let read = 0;
+    if (mode === "automatic") {
+      for (const prefix of prefixes) if (prefix.tokens >= MIN_CACHED_TOKENS && this.#cachedPrefixes.has(prefix.key)) read = Math.floor(prefix.tokens / 128) * 128;
+      for (const prefix of prefixes) if (prefix.tokens >= MIN_CACHED_TOKENS) this.#cachedPrefixes.add(prefix.key);
+      return { cacheRead: read, cacheWrite: 0 };
+    }
+    for (const at of breakpoints) {
+      for (let index = at; index >= Math.max(0, at - 20); index -= 1) {
+        const prefix = prefixes[index] as (typeof prefixes)[number];
+        if (this.#cachedPrefixes.has(prefix.key)) {
+          read = Math.max(read, prefix.tokens);
+          break;
+        }
+      }
+    }
+    let written = 0;
+    for (const at of breakpoints) {
+      const prefix = prefixes[at] as (typeof prefixes)[number];
+      if (prefix.tokens < MIN_CACHED_TOKENS || this.#cachedPrefixes.has(prefix.key)) continue;
+      this.#cachedPrefixes.add(prefix.key);
+      written = Math.max(written, prefix.tokens - read);
+    }
+    return { cacheRead: read, cacheWrite: written };
   }
 
   /**
@@ -260,6 +386,20 @@ export abstract class FakeProviderServer {
     return response.destroyed;
   }
 
+  /** The request's prompt in the order the provider reads it, for token counts and the prompt cache. */
+  protected abstract promptUnits(body: Record<string, unknown>): PromptUnit[];
+  /** The output limit a request asks for. */
+  protected abstract maxTokensOf(body: Record<string, unknown>): number | undefined;
+  /** Refuses a request as the provider would (a parameter it does not take), with the message; undefined to answer it. */
+  protected refuseRequest(_body: Record<string, unknown>): string | undefined {
+    return undefined;
+  }
+  /** The tokens a reasoning model thinks with before it answers (none by default); part of the output tokens. */
+  protected reasoningTokens(_body: Record<string, unknown>): number {
+    return 0;
+  }
+  /** The provider's answer to a prompt larger than its context window. */
+  protected abstract sendContextOverflow(response: ServerResponse, tokens: number, window: number): void;
   protected abstract route(method: string, path: string): boolean;
   /** A route that is not a chat call (an embeddings endpoint): its role in the request log and how it answers. */
   protected otherRoute(_method: string, _path: string): { role: string; respond: (body: Record<string, unknown>, response: ServerResponse) => Promise<void> } | undefined {
@@ -268,14 +408,7 @@ export abstract class FakeProviderServer {
   protected abstract parseRequest(body: Record<string, unknown>): BrainRequest;
   protected abstract structuredKind(body: Record<string, unknown>): FakeRequest["structured"];
   protected abstract sendError(response: ServerResponse, status: number, message: string, headers?: Record<string, string>): void;
-  protected abstract respond(
-    response: ServerResponse,
-    body: Record<string, unknown>,
-    request: BrainRequest,
-    reply: BrainReply,
-    usage: { input: number; output: number },
-    fault: Fault | undefined,
-  ): Promise<void>;
+  protected abstract respond(response: ServerResponse, body: Record<string, unknown>, request: BrainRequest, answer: WireAnswer, usage: FakeUsage, fault: Fault | undefined): Promise<void>;
 }
 
 /** Splits text into pieces of a few characters, as streaming APIs send it. */

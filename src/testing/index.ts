@@ -6,5 +6,6 @@ export { FakeOpenAIServer, fakeEmbedding } from "./fake-openai-server.js";
 export { catalogueTools, LABELLED_SUBTASKS, type LabelledSubtask } from "./tool-catalogue.js";
 export { FakeAnthropicServer } from "./fake-anthropic-server.js";
 export { type Fault, type FakeRequest, FakeProviderServer } from "./fake-server.js";
-export { SchemaFollowingChatModel, type SchemaFollowingCall, valueFromSchema } from "./schema-following-chat-model.js";
+export { type SchemaFill, SchemaFollowingChatModel, type SchemaFollowingCall, valueFromSchema } from "./schema-following-chat-model.js";
 export { HashingEmbeddings } from "./hashing-embeddings.js";
+export { MISBEHAVIOURS, type Misbehaviour, misbehave, type WireAnswer } from "./misbehaviour.js";

@@ -29,32 +29,48 @@ function isNullable(schema: Schema): boolean {
 }
 
 /**
- * A value that fits `schema`, made without reading the prompt: what a server that only follows
- * the request's JSON schema would answer. Enums take their first value, nullable fields are
- * null, strings are `ok <field>`, numbers the largest allowed (1 when unbounded), booleans
- * false; an object gets its required properties; a list of objects gets one item, a list of
- * plain values none (each as far as minItems and maxItems allow).
+ * How much of a schema a generated answer fills: `required` fills only what it must (nullable
+ * fields null, optional properties left out, lists of plain values empty) — a careful model;
+ * `everything` fills every field the schema allows (a nullable field gets its other branch, every
+ * optional property is there, every list has an item, booleans are true) — a careless one.
  */
-export function valueFromSchema(schema: Schema, field = "value"): unknown {
+export type SchemaFill = "required" | "everything";
+
+/**
+ * A value that fits `schema`, made without reading the prompt: what a server that only follows
+ * the request's JSON schema would answer. Enums take their first value, strings are
+ * `ok <field>`, numbers the largest allowed (1 when unbounded); with `required` (the default)
+ * nullable fields are null, booleans false, an object gets its required properties, a list of
+ * objects one item and a list of plain values none; with `everything` see SchemaFill. Lists keep
+ * within minItems and maxItems.
+ */
+export function valueFromSchema(schema: Schema, field = "value", fill: SchemaFill = "required", depth = 0): unknown {
   if ("const" in schema) return schema.const;
   if (Array.isArray(schema.enum)) return schema.enum[0];
-  if (isNullable(schema)) return null;
-  if (Array.isArray(schema.anyOf) && schema.anyOf.length > 0) return valueFromSchema(schema.anyOf[0] as Schema, field);
-  const type = Array.isArray(schema.type) ? schema.type[0] : schema.type;
+  const everything = fill === "everything";
+  if (depth > 32) return null;
+  if (!everything && isNullable(schema)) return null;
+  if (Array.isArray(schema.anyOf) && schema.anyOf.length > 0) {
+    const branches = schema.anyOf as Schema[];
+    const branch = everything ? (branches.find((candidate) => !isNullable(candidate)) ?? branches[0]) : branches[0];
+    return valueFromSchema(branch as Schema, field, fill, depth + 1);
+  }
+  const types = Array.isArray(schema.type) ? (schema.type as string[]) : [schema.type as string];
+  const type = everything ? (types.find((name) => name !== "null") ?? types[0]) : types[0];
   switch (type) {
     case "object": {
       const properties = (schema.properties ?? {}) as Record<string, Schema>;
       const required = new Set(Array.isArray(schema.required) ? (schema.required as string[]) : []);
-      return Object.fromEntries(Object.entries(properties).flatMap(([name, property]) => (required.has(name) ? [[name, valueFromSchema(property, name)]] : [])));
+      return Object.fromEntries(Object.entries(properties).flatMap(([name, property]) => (everything || required.has(name) ? [[name, valueFromSchema(property, name, fill, depth + 1)]] : [])));
     }
     case "array": {
       const items = (schema.items ?? {}) as Schema;
       const itemType = Array.isArray(items.type) ? items.type[0] : items.type;
-      const wanted = itemType === "object" ? 1 : 0;
+      const wanted = everything || itemType === "object" ? 1 : 0;
       const min = typeof schema.minItems === "number" ? schema.minItems : 0;
       const max = typeof schema.maxItems === "number" ? schema.maxItems : Number.POSITIVE_INFINITY;
       const count = Math.min(Math.max(wanted, min), max);
-      return Array.from({ length: count }, () => valueFromSchema(items, field));
+      return Array.from({ length: count }, () => valueFromSchema(items, field, fill, depth + 1));
     }
     case "string":
       return `ok ${field}`;
@@ -62,7 +78,7 @@ export function valueFromSchema(schema: Schema, field = "value"): unknown {
     case "integer":
       return typeof schema.maximum === "number" ? schema.maximum : typeof schema.minimum === "number" ? schema.minimum : 1;
     case "boolean":
-      return false;
+      return everything;
     case "null":
       return null;
     default:
@@ -78,6 +94,15 @@ export function valueFromSchema(schema: Schema, field = "value"): unknown {
  */
 export class SchemaFollowingChatModel extends ToolCallingChatModel {
   readonly calls: SchemaFollowingCall[] = [];
+  /** How much of each schema its answers fill (see SchemaFill). */
+  fill: SchemaFill = "required";
+
+  /** A careful brain (`required`) or a careless one (`everything`). */
+  static filling(fill: SchemaFill): SchemaFollowingChatModel {
+    const model = new SchemaFollowingChatModel({});
+    model.fill = fill;
+    return model;
+  }
 
   static override lc_name(): string {
     return "TroupeSchemaFollowingChatModel";
@@ -92,7 +117,7 @@ export class SchemaFollowingChatModel extends ToolCallingChatModel {
     const tool = (options.tools ?? []).find((spec: ToolSpec) => spec.function.name === name);
     if (!name || !tool) return { generations: [{ text: "ok", message: new AIMessageChunk("ok") }] };
     const schema = (tool.function.parameters ?? {}) as Schema;
-    const answer = valueFromSchema(schema);
+    const answer = valueFromSchema(schema, "value", this.fill);
     this.calls.push({ name, schema, answer });
     const message = new AIMessageChunk({ content: "", tool_calls: [{ id: `schema_${this.calls.length}`, name, args: answer as Record<string, unknown>, type: "tool_call" }] });
     return { generations: [{ text: "", message }] };

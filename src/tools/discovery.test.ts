@@ -30,7 +30,7 @@ describe("tool discovery by retrieval", () => {
 
   it("finds the right tool in the top 5 for labelled subtasks among 200 registered tools and the built-ins (recall ≥ 0.9)", async () => {
     const registry = registryWithCatalogue();
-    expect(registry.names()).toHaveLength(216);
+    expect(registry.names()).toHaveLength(220);
     const index = new ToolIndex(registry.names().map((name) => registry.spec(name)));
     const { recall, misses } = await recallAt(index, new Set(registry.names()), 5);
     expect(recall, misses.join("\n")).toBeGreaterThanOrEqual(0.9);
@@ -59,7 +59,7 @@ describe("tool discovery by retrieval", () => {
     await index.search("another query", { among: new Set(registry.names()), k: 3, embedder });
     // The tools are embedded once per embedder, in one batch.
     expect(calls).toHaveLength(1);
-    expect(calls[0]).toHaveLength(216);
+    expect(calls[0]).toHaveLength(220);
   });
 
   it("falls back to BM25 alone, saying so, when the embeddings fail", async () => {

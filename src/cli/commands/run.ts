@@ -1,7 +1,8 @@
+import { readFileSync, statSync } from "node:fs";
 import type { Command } from "commander";
 import { Budget } from "../../core/budget.js";
 import { InputError } from "../../core/errors.js";
-import { MaxIterations, RunRequest, type RunRequestInput } from "../../core/run.js";
+import { MaxIterations, OUTPUT_SCHEMA_LIMITS, RunRequest, type RunRequestInput } from "../../core/run.js";
 import { ON_BUSY, type OnBusy } from "../../core/on-busy.js";
 import { addEngineFlags, driveAndReport, type EngineFlags, openEngine } from "../engine-flags.js";
 import { LIMITS } from "../../core/limits.js";
@@ -25,6 +26,7 @@ interface RunFlags extends EngineFlags {
   historyBudget?: string;
   onBusy?: string;
   webhook?: string;
+  outputSchema?: string;
 }
 
 /** The budget flags as a Budget; a bad value names its flag. */
@@ -44,6 +46,27 @@ function budgetFromFlags(flags: RunFlags): Budget | undefined {
     throw new InputError("invalid_budget", `${flag}: ${message}`);
   }
   return parsed.data;
+}
+
+/** The JSON Schema in the file --output-schema names; a missing, unreadable or non-JSON file is bad input. */
+function readOutputSchema(file: string): Record<string, unknown> {
+  let text: string;
+  try {
+    const size = statSync(file).size;
+    if (size > OUTPUT_SCHEMA_LIMITS.maxBytes * 4) throw new InputError("invalid_output_schema", `--output-schema ${file}: the file is ${size} bytes; a schema is at most ${OUTPUT_SCHEMA_LIMITS.maxBytes / 1024} KiB`);
+    text = readFileSync(file, "utf8");
+  } catch (error) {
+    if (error instanceof InputError) throw error;
+    throw new InputError("invalid_output_schema", `--output-schema ${file}: ${(error as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (error as Error).message}`);
+  }
+  let schema: unknown;
+  try {
+    schema = JSON.parse(text);
+  } catch (error) {
+    throw new InputError("invalid_output_schema", `--output-schema ${file} is not JSON: ${(error as Error).message}`);
+  }
+  if (typeof schema !== "object" || schema === null || Array.isArray(schema)) throw new InputError("invalid_output_schema", `--output-schema ${file} must hold a JSON Schema object`);
+  return schema as Record<string, unknown>;
 }
 
 /** Checks the request before anything is opened or written. */
@@ -70,6 +93,7 @@ export function parseRunRequest(task: string, flags: RunFlags): RunRequestInput 
     input.onBusy = flags.onBusy as OnBusy;
   }
   if (flags.webhook !== undefined) input.webhook = { url: flags.webhook };
+  if (flags.outputSchema !== undefined) input.outputSchema = readOutputSchema(flags.outputSchema);
   const budget = budgetFromFlags(flags);
   if (budget) input.budget = budget;
   const checked = RunRequest.safeParse(input);
@@ -102,7 +126,8 @@ export function registerRun(program: Command): void {
     .option("--max-time <seconds>", "budget: stop after this much running time")
     .option("--reviewers <n>", "reviewers on the critic's panel, 1–7: their verdicts are combined by vote (default 1)")
     .option("--on-busy <strategy>", "when the thread's run is running or waiting: reject, enqueue (default: run after it), interrupt (stop it at its next step, run on its state), rollback (discard it, run from the state before it)")
-    .option("--webhook <url>", "POST the run's end (and waits for a person) to this URL, signed with the secret in webhooks.secretEnv (default TROUPE_WEBHOOK_SECRET)");
+    .option("--webhook <url>", "POST the run's end (and waits for a person) to this URL, signed with the secret in webhooks.secretEnv (default TROUPE_WEBHOOK_SECRET)")
+    .option("--output-schema <file>", "a JSON Schema the answer must match: it is written as JSON (the result's `output`), or the run fails with the validation errors");
   addEngineFlags(command).action(async (task: string, flags: RunFlags) => {
     // "-": the task is what stdin holds (a task is at most 5,000 characters; a little more is read so the error says so).
     const text = task === "-" ? await readStdin(LIMITS.taskMaxChars * 4 + 1_024, "task") : task;

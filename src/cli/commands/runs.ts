@@ -2,7 +2,7 @@ import type { Command } from "commander";
 import { describeBudgetStop } from "../../core/budget.js";
 import { InputError } from "../../core/errors.js";
 import type { StoredEvent } from "../../core/events.js";
-import { RUN_STATUSES, type RunStatus } from "../../core/run.js";
+import { describeTokens, RUN_STATUSES, type RunStatus } from "../../core/run.js";
 import { truncate } from "../../core/text.js";
 import { addEngineFlags, type EngineFlags, lookupTarget, openEngine } from "../engine-flags.js";
 import { formatMs, out, parseNumberFlag, printJson } from "../io.js";
@@ -152,7 +152,7 @@ export function registerRuns(program: Command): void {
       }
       if (view.metrics) {
         const metrics = view.metrics;
-        out(`calls: ${metrics.llmCalls} model, ${metrics.toolCalls} tool · tokens: ${metrics.promptTokens} + ${metrics.completionTokens} · reviews: ${metrics.reflectionCount} redo round(s) · ${formatMs(metrics.durationMs)}`);
+        out(`calls: ${metrics.llmCalls} model, ${metrics.toolCalls} tool · tokens: ${describeTokens(metrics)} · cost $${metrics.costUsd.toFixed(4)} · reviews: ${metrics.reflectionCount} redo round(s) · ${formatMs(metrics.durationMs)}`);
       }
       for (const delivery of view.webhooks) {
         const answer = delivery.lastStatus !== null ? ` (last answer ${delivery.lastStatus})` : "";

@@ -9,11 +9,12 @@ import { type BudgetStop, isBudgetExhausted } from "../../core/budget.js";
 import { errorMessage } from "../../core/errors.js";
 import { ArgReferenceError, describeShape } from "../../core/json-path.js";
 import { LIMITS } from "../../core/limits.js";
-import { type FailureKind, isArgRef, type MapTally, type PlannedSubtask, type SubtaskResult, type ToolOffer, type MissingFiles } from "../../core/plan.js";
-import { resolveArgs } from "../../core/refs.js";
+import { type FailureKind, isArgRef, type MapTally, type MissingFiles, type PlannedSubtask, type SubtaskResult, type ToolOffer } from "../../core/plan.js";
+import { carriedEncodings, resolveArgs } from "../../core/refs.js";
 import type { ToolCallRecord } from "../../core/run.js";
 import { preview, stableStringify, truncate } from "../../core/text.js";
 import { routeForModel } from "../../providers/registry.js";
+import { fitToolArgs } from "../../tools/arg-fit.js";
 import type { ToolContext, ToolOutcome } from "../../tools/define-tool.js";
 import { announceBudgetStop, callOptions, createMeter, emit, firstPassOf, type GraphDeps, threadIdOf } from "../deps.js";
 import type { AgentDefinition } from "../../agents/define-agent.js";
@@ -85,6 +86,7 @@ function traceRecord(subtask: PlannedSubtask, call: WorkerToolCall, at: number):
     preview: call.outcome.ok ? truncate(call.outcome.summary, LIMITS.previewChars) : `${call.outcome.error.code}: ${call.outcome.error.message}`,
     durationMs: Math.round(call.durationMs),
     at,
+    ...(call.notes && call.notes.length > 0 ? { notes: call.notes.slice(0, 10).map((note) => truncate(note, 200)) } : {}),
   };
 }
 
@@ -181,7 +183,7 @@ export function createRunSubtask(deps: GraphDeps) {
         records.push(record);
         if (mapped && !call.outcome.ok) tracedFailures += 1;
       }
-      if (!mapped && !replayed) emit(config, { type: "tool-call", subtaskId: subtask.id, agent: subtask.agent, tool: call.tool, ok: call.outcome.ok, durationMs: record.durationMs, preview: record.preview });
+      if (!mapped && !replayed) emit(config, { type: "tool-call", subtaskId: subtask.id, agent: subtask.agent, tool: call.tool, ok: call.outcome.ok, durationMs: record.durationMs, preview: record.preview, ...(record.notes ? { notes: record.notes } : {}) });
       if (call.tool === "board_post" && call.outcome.ok) {
         const posted = BoardMessage.safeParse(call.outcome.value);
         if (posted.success && !posts.some((message) => message.id === posted.data.id)) {
@@ -223,10 +225,14 @@ export function createRunSubtask(deps: GraphDeps) {
     // Call ids that a run of this attempt after a crash gives its calls again: the registry settles a call that had begun.
     const callIdFor = (scope: string) => (ordinal: number, tool: string, args: unknown): string =>
       `${payload.runId}/${subtask.id}/${payload.attempt}${scope}/${ordinal}/${createHash("sha256").update(`${tool} ${stableStringify(args)}`).digest("hex").slice(0, 16)}`;
-    const callTool = async (tool: string, args: Record<string, unknown>, scope: string, context: ToolContext): Promise<ToolOutcome> => {
+    /** Encodings the references carry (content read as base64), set once the arguments are resolved. */
+    let encodings: Record<string, string> = {};
+    const callTool = async (tool: string, given: Record<string, unknown>, scope: string, context: ToolContext): Promise<ToolOutcome> => {
       const started = performance.now();
+      // A referenced value reaches the tool in the type it takes (a number as its decimal text, bytes with their encoding); the trace says so.
+      const { args, notes } = deps.tools.has(tool) ? fitToolArgs(deps.tools.spec(tool).function.parameters as Record<string, unknown>, given, encodings) : { args: given, notes: [] };
       const outcome = await deps.tools.call(tool, args, { ...context, callId: callIdFor(scope)(1, tool, args) });
-      await onToolCall({ tool, args, outcome, durationMs: performance.now() - started });
+      await onToolCall({ tool, args, outcome, durationMs: performance.now() - started, ...(notes.length > 0 ? { notes } : {}) });
       return outcome;
     };
     const work = async (args: Record<string, unknown>, item?: { index: number; total: number; argument: string }): Promise<Attempt> => {
@@ -299,6 +305,7 @@ export function createRunSubtask(deps: GraphDeps) {
     try {
       const values = await dependencyValues(deps, payload);
       const args = resolveArgs(subtask, (id) => values.get(id));
+      encodings = carriedEncodings(subtask, (id) => values.get(id));
       recorder = new ArtifactRecorder(deps.tools, deps.workspace, subtask, args);
       if (subtask.mapOver === undefined) {
         attempt = await work(args);

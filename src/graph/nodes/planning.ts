@@ -1,5 +1,5 @@
 import { interrupt, type LangGraphRunnableConfig, task } from "@langchain/langgraph";
-import { type ModelUsage, UsageMeter } from "../../agents/model-call.js";
+import { ModelRefusalError, type ModelUsage, UsageMeter } from "../../agents/model-call.js";
 import { runPlanner } from "../../agents/planner.js";
 import { BudgetExhaustedError, type BudgetStop, isBudgetExhausted } from "../../core/budget.js";
 import { LIMITS } from "../../core/limits.js";
@@ -7,7 +7,7 @@ import type { ModelIncident } from "../../core/model-incident.js";
 import { stableStringify } from "../../core/text.js";
 import { errorMessage } from "../../core/errors.js";
 import { routeFor } from "../../providers/registry.js";
-import { PlannedSubtask, type PlanOutput, type PlanRules, validatePlan } from "../../core/plan.js";
+import { isConfigurationGap, PlannedSubtask, type PlanOutput, type PlanRules, validatePlan } from "../../core/plan.js";
 import { describeAdded, orderByResources } from "../../core/resources.js";
 import { ResumeDecision, type InterruptInfo } from "../../core/run.js";
 import { z } from "zod";
@@ -17,10 +17,11 @@ import { agentProfiles, Dispatcher, executed, fileTools } from "../dispatch.js";
 import type { State, Update } from "../state.js";
 
 /**
- * What the planner's call left: the plan, or why there is none — among them `refused`, a plan
- * stopped while it streamed by a check its start already failed; with its usage, so a replay counts it.
+ * What the planner's call left: the plan, or why there is none — among them `broken`, a plan
+ * stopped while it streamed by a check its start already failed, and an error that is the model's
+ * refusal; with its usage, so a replay counts it.
  */
-type PlanStep = ({ output: PlanOutput } | { error: string } | { budget: BudgetStop } | { refused: string[] }) & { usage: ModelUsage; incidents: ModelIncident[] };
+type PlanStep = ({ output: PlanOutput } | { error: string; refused?: true } | { budget: BudgetStop } | { broken: string[] }) & { usage: ModelUsage; incidents: ModelIncident[] };
 
 /** Subtasks handed over one at a time by a producer, read by a consumer with `for await`. */
 class SubtaskQueue implements AsyncIterable<PlannedSubtask> {
@@ -106,6 +107,9 @@ export function createPlannerNode(deps: GraphDeps) {
     });
     const invalid = (errors: string[]): Update => {
       emit(config, { type: "plan-invalid", attempt, errors });
+      // No plan can mend a tool no agent may use: the run stops at once, saying which setting to change.
+      const gaps = errors.filter(isConfigurationGap);
+      if (gaps.length > 0) return base({ planStatus: "invalid", planErrors: errors, stopReason: "failed", failure: `the configuration stops this task: ${gaps.join("; ")}` });
       if (attempt > LIMITS.planRepairAttempts) {
         return base({
           planStatus: "invalid",
@@ -139,13 +143,13 @@ export function createPlannerNode(deps: GraphDeps) {
       const signal = config.signal ? AbortSignal.any([config.signal, stream.signal]) : stream.signal;
       try {
         const output = await runPlanner(plannerInput(deps, state), callOptions(deps, state.runId, { ...config, signal }, stepMeter), streaming ? onSubtask : undefined);
-        if (prefix.refused) return { refused: prefix.refused, ...kept() };
+        if (prefix.problems) return { broken: prefix.problems, ...kept() };
         return { output, ...kept() };
       } catch (error) {
         if (config.signal?.aborted) throw error;
-        if (prefix.refused) return { refused: prefix.refused, ...kept() };
+        if (prefix.problems) return { broken: prefix.problems, ...kept() };
         if (isBudgetExhausted(error)) return { budget: error.stop, ...kept() };
-        return { error: errorMessage(error), ...kept() };
+        return { error: errorMessage(error), ...(error instanceof ModelRefusalError ? { refused: true as const } : {}), ...kept() };
       } finally {
         queue.close();
       }
@@ -188,11 +192,13 @@ export function createPlannerNode(deps: GraphDeps) {
     }
     if ("error" in step) {
       await drop("the planner failed");
+      // A refusal is the model's answer: asking again would only ask it to change its mind.
+      if (step.refused) return base({ planStatus: "invalid", planErrors: [step.error], stopReason: "failed", failure: `the planner's model refused the task: ${step.error}` });
       return invalid([`the planner failed: ${step.error}`]);
     }
-    if ("refused" in step) {
+    if ("broken" in step) {
       await drop("the plan broke a limit while it streamed");
-      return invalid(step.refused);
+      return invalid(step.broken);
     }
     const { output } = step;
     if (output.subtasks.length === 0 && output.question) {
@@ -266,18 +272,18 @@ function planRules(deps: GraphDeps, state: Pick<State, "settings" | "runId" | "m
 class PrefixCheck {
   readonly #rules: PlanRules;
   readonly #seen: PlannedSubtask[] = [];
-  refused: string[] | undefined;
+  problems: string[] | undefined;
 
   constructor(rules: PlanRules) {
     this.#rules = rules;
   }
 
   accept(subtask: PlannedSubtask): boolean {
-    if (this.refused) return false;
+    if (this.problems) return false;
     this.#seen.push(subtask);
     const problems = validatePlan(this.#seen, this.#rules, { prefix: true });
-    if (problems.length > 0) this.refused = problems;
-    return this.refused === undefined;
+    if (problems.length > 0) this.problems = problems;
+    return this.problems === undefined;
   }
 }
 

@@ -32,10 +32,15 @@ export function applyVerdict(state: State, verdict: CriticVerdict): { update: Up
   const done = (update: Update = {}) => ({ update, anotherRound: false });
   if (verdict.passed) return done();
   if (verdict.iteration >= state.settings.maxIterations) return done({ stopReason: "max_iterations" });
-  const rejected = state.plan.filter((subtask) => state.results[subtask.id]?.failureKind === "rejected");
+  // A person's rejection and a model's refusal stand: neither is asked again without a new plan.
+  const rejected = state.plan.filter((subtask) => ["rejected", "refused"].includes(state.results[subtask.id]?.failureKind ?? ""));
   if (verdict.replan) {
     // The person's rejections go to the planner, which must find another way.
-    const rejections = rejected.map((subtask) => `a person rejected a tool call of ${subtask.id} (${subtask.label}): ${state.results[subtask.id]?.error ?? ""}`);
+    const rejections = rejected.map((subtask) =>
+      state.results[subtask.id]?.failureKind === "refused"
+        ? `the model refused ${subtask.id} (${subtask.label}): ${state.results[subtask.id]?.error ?? ""}`
+        : `a person rejected a tool call of ${subtask.id} (${subtask.label}): ${state.results[subtask.id]?.error ?? ""}`,
+    );
     const update: Update = {
       plan: [],
       planStatus: "none",
@@ -185,20 +190,25 @@ export function createSynthesizerNode(deps: GraphDeps) {
       return visit({ answer, answerStatus: "draft" });
     }
     try {
-      const answer = await runSynthesizer(
-        {
-          model: routeFor(deps.models, "synthesizer"),
-          task: state.task,
-          context: state.context ?? undefined,
-          outcomes: await outcomeSources(state, deps.stash),
-          issues: openIssues(state),
-          feedback: state.answerFeedback,
-          promptBudget: state.settings.promptBudget,
-          onToken: (text) => emit(config, { type: "answer-token", text }),
-          cite: sources.map((source) => source.id),
-        },
-        callOptions(deps, state.runId, config, meter),
-      ).then((text) => appended(text, true));
+      const input = {
+        model: routeFor(deps.models, "synthesizer"),
+        task: state.task,
+        context: state.context ?? undefined,
+        outcomes: await outcomeSources(state, deps.stash),
+        issues: openIssues(state),
+        feedback: state.answerFeedback,
+        promptBudget: state.settings.promptBudget,
+        onToken: (text: string) => emit(config, { type: "answer-token", text }),
+        cite: sources.map((source) => source.id),
+      };
+      const schema = state.settings.outputSchema;
+      if (schema) {
+        // A typed answer: JSON valid against the run's schema, or a failed step with the validation errors.
+        const typed = await runSynthesizer({ ...input, outputSchema: schema }, callOptions(deps, state.runId, config, meter));
+        emit(config, { type: "answer", text: typed.text });
+        return visit({ answer: typed.text, output: typed.output ?? null, answerStatus: "draft" });
+      }
+      const answer = await runSynthesizer(input, callOptions(deps, state.runId, config, meter)).then((text) => appended(text, true));
       emit(config, { type: "answer", text: answer });
       return visit({ answer, answerStatus: "draft" });
     } catch (error) {

@@ -168,6 +168,22 @@ const WITH_AMOUNT: Array<[RegExp, (amount: string) => string | undefined]> = [
   [/^subtract (.+)$/, (amount) => `{a} - ${amount}`],
 ];
 
+/**
+ * A continuation whose amount is not arithmetic but a figure the task has to find first — "multiply
+ * it by the number of lines in log.txt", "add the number of users in users.json to it" — as its
+ * template over the previous result `{a}` and the figure `{b}`, and the words of the figure.
+ */
+export function figureContinuation(clause: string): { template: string; figure: string } | undefined {
+  const text = core(clause);
+  for (const [pattern, build] of WITH_AMOUNT) {
+    const amount = pattern.exec(text)?.[1];
+    if (amount === undefined || amount.endsWith("%") || operandExpression(amount) !== undefined) continue;
+    const template = build("{b}");
+    if (template !== undefined) return { template, figure: amount };
+  }
+  return undefined;
+}
+
 /** The operators a continuation may start with ("×2", "times 3", "minus 4", "squared"). */
 const LEADING_OPERATOR = /^(?:[*×/÷^+]|[-−]\s|x(?=\s*\d)|(?:plus|minus|times|multiplied by|divided by|over|to the power of|raised to|squared|cubed|mod|modulo)\b)/;
 

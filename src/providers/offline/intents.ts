@@ -5,7 +5,7 @@
  * only grammar.
  */
 
-import { combination, computations, continuation, toExpression } from "./arithmetic.js";
+import { combination, computations, continuation, figureContinuation, toExpression } from "./arithmetic.js";
 import { fileOperations } from "./file-operations.js";
 import type { ClauseContext, CountUnit, Intent } from "./intent-types.js";
 import { jsonQuestion } from "./json-questions.js";
@@ -356,15 +356,34 @@ function eachFileClause(clause: string): Intent | undefined {
 }
 
 /**
+ * Arithmetic on the previous result with a figure the task must find first ("multiply it by the
+ * number of lines in log.txt"): the figure's own intent (a count, a question over a JSON file's
+ * records), then the computation over the last two numbers — the previous result and the figure.
+ * Undefined when the amount is not a figure these rules can find.
+ */
+export function figureChain(clause: string): Intent[] | undefined {
+  const found = figureContinuation(clause);
+  if (!found) return undefined;
+  // The figure's words are its subtask's label, which its worker reads again by the same rules.
+  const figure = parseClause(found.figure);
+  const numeric = figure.kind === "count" || (figure.kind === "query" && (figure.question.count || figure.question.aggregate !== undefined));
+  if (!numeric) return undefined;
+  const chained = { expression: found.template, operands: { kind: "pair" as const } };
+  return [figure, { kind: "compute", clause, expression: found.template, usesPrevious: true, chained }];
+}
+
+/**
  * One clause as the intents it stands for: the same work on every file of a folder (a map),
- * several files moved or deleted, several computations ("2^10 and 3^5"), several files read or
- * counted — else the one intent of the clause.
+ * several files moved or deleted, several computations ("2^10 and 3^5"), arithmetic with a
+ * figure found first, several files read or counted — else the one intent of the clause.
  */
 function clauseIntents(clause: string): Intent[] {
   const each = eachFileClause(clause);
   if (each) return [each];
   const operations = fileOperations(clause);
   if (operations) return operations;
+  const chain = figureChain(clause);
+  if (chain) return chain;
   const several = computations(clause);
   if (several) return several.map(({ part, expression }) => ({ kind: "compute", clause: `Compute ${part}`, expression, usesPrevious: false }));
   return perUnit(clause) ?? perFile(clause) ?? [parseClause(clause)];

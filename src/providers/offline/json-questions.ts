@@ -206,10 +206,16 @@ function spellings(words: string): string[] {
   return [...new Set(forms.flatMap((form) => [form, singular(form), `${form}s`]))];
 }
 
-/** The data's own key for a field named in words, or undefined. */
-function keyFor(keys: Map<string, unknown>, words: string): string | undefined {
+/** A key's plural spellings: sku → skus, status → statuses, city → cities. */
+function plurals(key: string): string[] {
+  const lower = key.toLowerCase();
+  return [`${lower}s`, `${lower}es`, ...(lower.endsWith("y") ? [`${lower.slice(0, -1)}ies`] : [])];
+}
+
+/** The data's own key for a field named in words (in the singular or the plural), or undefined. */
+export function keyFor(keys: ReadonlyMap<string, unknown>, words: string): string | undefined {
   const wanted = spellings(words);
-  return [...keys.keys()].find((key) => wanted.includes(key.toLowerCase()) || wanted.includes(singular(key)));
+  return [...keys.keys()].find((key) => wanted.includes(key.toLowerCase()) || wanted.includes(singular(key)) || plurals(key).some((plural) => wanted.includes(plural)));
 }
 
 function namesMatch(name: string | undefined, noun: string | undefined): boolean {

@@ -102,8 +102,8 @@ describe("OfflineChatModel", () => {
     const planner = model.withStructuredOutput(schema, { name: STRUCTURED_OUTPUT.plan });
     const wire = await planner.invoke([new SystemMessage(roleLine("planner")), new HumanMessage(section(SECTIONS.task, "compute 23% of 1,200 and save it to share.txt"))]);
     expect(wire.subtasks[1]?.args).toEqual([
-      { name: "path", value: "share.txt", ref: null, path: null },
-      { name: "content", value: null, ref: "s1", path: "$" },
+      { name: "path", value: "share.txt" },
+      { name: "content", ref: "s1", path: "$", each: false },
     ]);
     expect(fromPlanWire(wire).subtasks.map((subtask) => subtask.args)).toEqual([
       { expression: { value: "23% of 1,200" } },

@@ -16,8 +16,9 @@ function agentFor(intent: Intent): string {
   switch (intent.kind) {
     case "copy":
     case "move":
-    case "delete":
       return "execute";
+    case "delete":
+      return "cleanup";
     case "remember":
     case "forget":
       return "memory";
@@ -185,7 +186,7 @@ function mapSubtasks(intent: Extract<Intent, { kind: "map" }>, listId: string, m
   const label = eachFileLabel(intent.action || "read it", intent.folder);
   // Running each file is code work; changing files is the executor's; the rest reads.
   const work = parseClause(label, { path: `${intent.folder}/file.txt` });
-  const agent = /^\s*(?:run|execute)\b/i.test(label) ? "code" : work.kind === "copy" || work.kind === "move" || work.kind === "write" || work.kind === "delete" ? "execute" : "research";
+  const agent = /^\s*(?:run|execute)\b/i.test(label) ? "code" : work.kind === "delete" ? "cleanup" : work.kind === "copy" || work.kind === "move" || work.kind === "write" ? "execute" : "research";
   return [
     {
       id: listId,

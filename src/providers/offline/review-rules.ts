@@ -1,5 +1,7 @@
 import type { CriticOutput } from "../../core/review.js";
-import { parseTask } from "./intents.js";
+import { continuation } from "./arithmetic.js";
+import { figureChain, parseClause, parseTask } from "./intents.js";
+import { keyFor } from "./json-questions.js";
 
 /** A file as the critic's prompt lists it. */
 export interface FileLine {
@@ -19,6 +21,7 @@ export interface OutcomeLine {
   agent: string;
   status: string;
   attempts?: number;
+  dependsOn?: string[];
   summary?: string;
   error?: string;
   failureKind?: string;
@@ -44,7 +47,7 @@ const round = (value: number): number => Math.round(value * 100) / 100;
 /** Failures that come out the same every time: a retry would not change them. */
 const DETERMINISTIC = /\((?:invalid_expression|invalid_arguments|invalid_path|not_found|not_text|path_outside_workspace|exists|too_large|unknown_tool|tool_not_allowed)\)|no content to write|no JSON text|has no \w+ tool|matched nothing|not a valid JSONPath|no list of records|no field of the records holds|is not valid JSON|too large to (?:check|query|compute)/;
 /** Failures a retry by the same rules cannot change: work beyond the offline model, a person's rejection, no result, a wrong file. */
-const FINAL_KINDS = new Set(["unable", "rejected", "empty", "artifact", "budget"]);
+const FINAL_KINDS = new Set(["unable", "rejected", "refused", "empty", "artifact", "budget"]);
 
 /** What is wrong with a file a subtask wrote, as the prompt shows it, or undefined. */
 function fileProblem(file: FileLine): string | undefined {
@@ -53,6 +56,50 @@ function fileProblem(file: FileLine): string | undefined {
   if (file.bytes === 0 && (file.sourceBytes ?? 0) > 0) return `${file.path} is empty, but its source ${file.source} has ${file.sourceBytes} bytes`;
   if (file.identical === false) return `${file.path} differs from its source ${file.source}`;
   return undefined;
+}
+
+/** A done subtask's result as the prompt shows it: its extract (JSON) when whole, else its summary, parsed when JSON. */
+function shownValue(outcome: OutcomeLine): unknown {
+  for (const text of [outcome.extract, outcome.summary]) {
+    if (text === undefined) continue;
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      // not whole JSON: the next, or the text itself
+    }
+  }
+  return outcome.summary;
+}
+
+function isNumberLike(value: unknown): boolean {
+  return typeof value === "number" || (typeof value === "string" && /^\s*-?\d[\d,]*(?:\.\d+)?(?:e[+-]?\d+)?\s*$/i.test(value));
+}
+
+/**
+ * Whether a done subtask's result answers what its label asks, by the planner's own reading of
+ * the label: arithmetic on an earlier result must take one ("multiply it by …" with nothing
+ * before it computes on nothing), a count or a computation gives a number, and a question for a
+ * field of the records gives that field's values, not the records. Empty when it does, or when
+ * the rules cannot tell.
+ */
+function resultProblems(outcome: OutcomeLine): string[] {
+  if (outcome.status !== "done" || outcome.items) return [];
+  const label = outcome.label;
+  const takes = outcome.dependsOn?.length ?? 0;
+  if (figureChain(label) && takes < 2) return [`${outcome.id} ("${label}") works on an earlier result and a figure found first, but takes ${takes === 0 ? "neither" : "only one"}`];
+  if (continuation(label) && takes === 0) return [`${outcome.id} ("${label}") works on an earlier result, but takes none`];
+  const intent = parseClause(label);
+  const value = shownValue(outcome);
+  if ((intent.kind === "count" || (intent.kind === "compute" && !intent.usesPrevious)) && !isNumberLike(value)) {
+    return [`${outcome.id} ("${label}") should give a number, but gave ${JSON.stringify(value)?.slice(0, 80) ?? "nothing"}`];
+  }
+  if (intent.kind === "query" && !intent.question.count && Array.isArray(value)) {
+    const named = intent.question.field ?? intent.question.collection;
+    const records = value.filter((item): item is Record<string, unknown> => typeof item === "object" && item !== null && !Array.isArray(item));
+    const keys = new Map(records.flatMap((record) => Object.keys(record)).map((key) => [key, null]));
+    if (named !== undefined && records.length > 0 && keyFor(keys, named) !== undefined) return [`${outcome.id} ("${label}") was asked for the ${named} but gave whole records`];
+  }
+  return [];
 }
 
 /** The files the task asks to be written, by the same reading of it the planner uses. */
@@ -84,6 +131,7 @@ export function reviewOutcomes(outcomes: OutcomeLine[], task = ""): CriticOutput
   const itemShare = (outcome: OutcomeLine): number => (outcome.items && outcome.items.total > 0 ? outcome.items.succeeded / outcome.items.total : 0);
   const kept = partial.filter((outcome) => !retry.includes(outcome));
   const fileIssues = outcomes.flatMap((outcome) => (outcome.files ?? []).flatMap((file) => fileProblem(file) ?? []));
+  const wrongResults = outcomes.flatMap(resultProblems);
   const written = new Map(outcomes.flatMap((outcome) => (outcome.status === "done" ? (outcome.files ?? []) : [])).map((file) => [file.path, file]));
   const missing = requestedFiles(task).flatMap(({ path, mayBeEmpty }) => {
     const file = written.get(path.replace(/^\.\//, ""));
@@ -92,7 +140,7 @@ export function reviewOutcomes(outcomes: OutcomeLine[], task = ""): CriticOutput
     return [];
   });
   const done = outcomes.filter((outcome) => outcome.status === "done" && !partial.includes(outcome)).length + kept.reduce((sum, outcome) => sum + itemShare(outcome), 0);
-  const wrong = failed.length + retry.length + kept.reduce((sum, outcome) => sum + 1 - itemShare(outcome), 0) + fileIssues.length + missing.length;
+  const wrong = failed.length + retry.length + kept.reduce((sum, outcome) => sum + 1 - itemShare(outcome), 0) + fileIssues.length + missing.length + wrongResults.length;
   const failedItems = (outcome: OutcomeLine): string => {
     const listed = (outcome.items?.listed ?? []).filter((item) => item.status === "error").slice(0, 3);
     return listed.map((item) => `${item.input} (${item.error ?? "failed"})`).join("; ");
@@ -109,11 +157,13 @@ export function reviewOutcomes(outcomes: OutcomeLine[], task = ""): CriticOutput
     ...skipped.map((outcome) => `${outcome.id} did not run because a subtask it depends on failed`),
     ...fileIssues,
     ...missing,
+    ...wrongResults,
   ];
   const retryable = failed.filter((outcome) => !FINAL_KINDS.has(outcome.failureKind ?? "error") && !DETERMINISTIC.test(outcome.error ?? ""));
   return {
     scores: {
-      accuracy: round(Math.max(0, 1 - wrong / total)),
+      // A result that does not answer what it was asked makes the work wrong, however much else is right.
+      accuracy: wrongResults.length > 0 ? 0 : round(Math.max(0, 1 - wrong / total)),
       completeness: round(Math.max(0, done - missing.length) / total),
       relevance: unable.length > 0 ? 0.5 : done > 0 ? 1 : 0.5,
       logic: round(1 - skipped.length / total),

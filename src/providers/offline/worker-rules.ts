@@ -293,8 +293,12 @@ function finalSubmission(intent: Intent, replies: ToolReply[]): Submission {
   switch (last.tool) {
     case "calculator":
       return { status: "done", from: handle, path: "$" };
-    case "file_read":
-      return { status: "done", from: handle, path: "$.content" };
+    case "file_read": {
+      // Bytes that are not text came base64-encoded: the whole read value goes on, so whatever writes it keeps the encoding.
+      const value = last.value as { encoding?: unknown } | undefined;
+      const base64 = value?.encoding === "base64" || /\(base64\)/.test(last.summary ?? "");
+      return { status: "done", from: handle, path: base64 ? "$" : "$.content" };
+    }
     case "text_stats": {
       const unit = intent.kind === "count" ? intent.unit : "lines";
       return { status: "done", from: handle, path: `$.${unit}` };

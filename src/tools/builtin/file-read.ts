@@ -14,9 +14,9 @@ export const FileReadArgs = z.object({
     .optional()
     .describe(`read only the first maxBytes bytes (without it the whole file is read, up to ${FILE_LIMITS.readMaxBytes} bytes)`),
   encoding: z
-    .enum(FILE_ENCODINGS)
-    .default("utf8")
-    .describe("utf8 (default): the content as text; a file that is not valid UTF-8 is refused. base64: any bytes, base64-encoded"),
+    .enum(["auto", ...FILE_ENCODINGS])
+    .default("auto")
+    .describe("auto (default): UTF-8 text as it is, any other bytes base64-encoded (the value's encoding says which). utf8: text only; other bytes are refused. base64: any bytes, base64-encoded"),
 });
 
 export interface FileReadValue {
@@ -47,12 +47,14 @@ function characterBoundary(buffer: Buffer, length: number): number {
 /**
  * Reads a file inside the workspace (through descriptors held open, so a swapped symlink cannot
  * lead out), byte-exact: UTF-8 text is returned as it is — trailing whitespace, CRLF and all —
- * and bytes that are not UTF-8 are refused rather than replaced, unless base64 is asked for.
+ * and bytes that are not UTF-8 are never replaced: base64-encoded (the value says so), or
+ * refused when UTF-8 was asked for. A value read as base64 passed on to file_write keeps its
+ * encoding, so read-and-save copies any file byte for byte.
  */
 export const fileReadTool = defineTool({
   name: "file_read",
   description:
-    "Read a file from the workspace, exactly as it is. Paths are relative to the workspace; nothing outside it can be read. Text must be UTF-8; use encoding base64 for other bytes.",
+    "Read a file from the workspace, exactly as it is. Paths are relative to the workspace; nothing outside it can be read. UTF-8 text comes as it is; other bytes come base64-encoded (encoding says which).",
   schema: FileReadArgs,
   permission: "READ",
   powers: ["workspace.read"],
@@ -85,9 +87,10 @@ export const fileReadTool = defineTool({
       try {
         content = strictUtf8.decode(buffer.subarray(0, end));
       } catch {
+        if (encoding === "auto") return { path: file.relative, content: buffer.subarray(0, length).toString("base64"), encoding: "base64", bytes: file.size, truncated };
         throw new ToolError("not_text", `"${requested}" is not UTF-8 text; read it with encoding base64`, { path: requested });
       }
-      return { path: file.relative, content, encoding, bytes: file.size, truncated };
+      return { path: file.relative, content, encoding: "utf8", bytes: file.size, truncated };
     } finally {
       await file.handle.close();
     }

@@ -1,3 +1,4 @@
+import { ToolError } from "../../core/errors.js";
 import type { Memory } from "../../core/memory.js";
 import type { ToolDefinition } from "../define-tool.js";
 import { ToolRegistry, type ToolRegistryOptions } from "../registry.js";
@@ -24,13 +25,35 @@ export interface BuiltinToolSettings {
   sandbox?: Partial<CodeRunOptions>;
   fetch?: Partial<HttpFetchOptions>;
   search?: Partial<WebSearchOptions>;
-  /** Long-term memory: with it, memory_save, memory_search and memory_forget (each in the caller's namespace). */
+  /** Long-term memory, for memory_save, memory_search and memory_forget (each in the caller's namespace); without it they say there is no store. */
   memory?: { memory: Memory; namespaceOf: NamespaceOf };
-  /** Earlier turns' results: with it, thread_result. */
+  /** Earlier turns' results, for thread_result; without it the tool says there is no store. */
   threadResults?: ThreadResults;
 }
 
-/** The built-in tools, in the order they are listed; the file tools with their effects (for settling a call a crash cut short). */
+/**
+ * Long-term memory where there is no store to hold it (`troupe tools list`, a registry made by
+ * hand): the memory tools are listed all the same — the tool list does not depend on what exists
+ * on disk — and a call says what is missing.
+ */
+const NO_MEMORY: Memory = {
+  save: () => Promise.reject(noStore("long-term memory")),
+  get: () => Promise.reject(noStore("long-term memory")),
+  search: () => Promise.reject(noStore("long-term memory")),
+  list: () => Promise.reject(noStore("long-term memory")),
+  forget: () => Promise.reject(noStore("long-term memory")),
+};
+const NO_THREAD_RESULTS: ThreadResults = { read: () => Promise.reject(noStore("earlier turns' results")) };
+
+function noStore(what: string): ToolError {
+  return new ToolError("no_store", `${what} needs troupe's store, which this caller has not opened (run it through troupe run, troupe serve or an engine)`);
+}
+
+/**
+ * The built-in tools, in the order they are listed; the file tools with their effects (for
+ * settling a call a crash cut short). The same tools whatever the settings: without a store,
+ * the memory tools and thread_result say so when called.
+ */
 export function createBuiltinTools(settings: BuiltinToolSettings = {}): ToolDefinition[] {
   const tools: ToolDefinition[] = [
     calculatorTool as ToolDefinition,
@@ -49,8 +72,8 @@ export function createBuiltinTools(settings: BuiltinToolSettings = {}): ToolDefi
     createWebSearchTool(settings.search) as ToolDefinition,
     boardPostTool as ToolDefinition,
     boardReadTool as ToolDefinition,
-    ...(settings.memory ? createMemoryTools(settings.memory.memory, settings.memory.namespaceOf) : []),
-    ...(settings.threadResults ? [createThreadResultTool(settings.threadResults)] : []),
+    ...createMemoryTools(settings.memory?.memory ?? NO_MEMORY, settings.memory?.namespaceOf ?? (() => [])),
+    createThreadResultTool(settings.threadResults ?? NO_THREAD_RESULTS),
   ];
   return tools.map((tool) => (FILE_EFFECTS[tool.name] && !tool.effect ? { ...tool, effect: FILE_EFFECTS[tool.name] } : tool));
 }
