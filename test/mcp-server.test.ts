@@ -128,6 +128,9 @@ describe("troupe as an MCP server over Streamable HTTP (the SDK's Client)", () =
     const schema = { type: "object", properties: { product: { type: "number" } }, required: ["product"] };
     const outcome = structured<Outcome>(await client.callTool({ name: "run_task", arguments: { task: "multiply 6 by 7", output_schema: schema } }));
     expect(outcome).toMatchObject({ status: "completed", structured_answer: { product: 42 } });
+    // The schema went into the run: its answer is the typed output REST shows too.
+    const view = await app.app.inject({ method: "GET", url: `/api/v1/tasks/${outcome.run_id}` });
+    expect(view.json().data.result.output).toEqual({ product: 42 });
     for (const [bad, code] of [
       [{ type: "object", properties: { a: { type: "string", pattern: "^(a+)+$" } } }, "output_schema_unsafe_pattern"],
       [{ type: "no-such-type" }, "output_schema_invalid"],

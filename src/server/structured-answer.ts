@@ -5,9 +5,9 @@ import { InputError } from "../core/errors.js";
 /**
  * Typed answers for protocol clients (MCP's `run_task` with `output_schema`). The schema is a
  * caller's program in disguise, so it is bounded before it is compiled: its size, its depth, and
- * every regular expression in it (star height, through safe-regex2). `structuredAnswerOf` is the
- * one place an answer becomes a value of the schema; when runs produce typed answers themselves
- * (`--output-schema`), it is the function to point at them.
+ * every regular expression in it (star height, through safe-regex2). The run itself is given the
+ * schema (`output_schema`: its synthesizer answers in JSON valid against it, or the run fails with
+ * the validation errors); `structuredAnswerOf` reads that JSON back as the value for the client.
  */
 
 const MAX_SCHEMA_BYTES = 32 * 1024;

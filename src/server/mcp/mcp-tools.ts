@@ -123,7 +123,7 @@ export function registerRunTools(server: McpServer, context: McpContext): void {
         max_iterations: z.number().int().optional().describe("review rounds, 1-50 (default 3)"),
         tools: z.array(z.string()).optional().describe("the tools the run may use (default: every tool)"),
         budget: BudgetInput.optional().describe("limits on model calls, tokens, cost and running time; the run stops cleanly at the first one reached"),
-        output_schema: z.record(z.string(), z.unknown()).optional().describe("a JSON Schema the answer should be a value of: structured_answer holds it"),
+        output_schema: z.record(z.string(), z.unknown()).optional().describe("a JSON Schema the answer must be a value of: the run answers in JSON valid against it (structured_answer holds the value), or fails with the validation errors"),
         wait_seconds: WaitSeconds,
       },
       outputSchema: RunOutcome.shape,
@@ -140,6 +140,8 @@ export function registerRunTools(server: McpServer, context: McpContext): void {
           ...(input.approve_answer !== undefined ? { approve_answer: input.approve_answer } : {}),
           ...(input.max_iterations !== undefined ? { max_iterations: input.max_iterations } : {}),
           ...(input.tools !== undefined ? { tools: input.tools } : {}),
+          // The run answers in JSON valid against it (strict structured output), or fails with the validation errors.
+          ...(input.output_schema !== undefined ? { output_schema: input.output_schema } : {}),
         });
         const budget = budgetOf(input.budget);
         const { record } = await tasks.submit(principal, body, undefined, {}, budget ? { budget } : {});
