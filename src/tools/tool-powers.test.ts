@@ -24,6 +24,12 @@ describe("a tool's risk follows from what it can do", () => {
       web_search: ["low", "reads workspace files"],
       board_post: ["low", "posts to this run's shared board"],
       board_read: ["low", "reads what this run or thread holds"],
+      // Declared above its power (a write): its point is that a person approves each diff before it is applied.
+      propose_edit: ["high", "(declared)"],
+      memory_search: ["low", "reads long-term memory"],
+      memory_save: ["medium", "writes long-term memory"],
+      memory_forget: ["high", "deletes long-term memory"],
+      thread_result: ["low", "reads what this run or thread holds"],
     });
   });
 
