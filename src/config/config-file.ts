@@ -5,6 +5,7 @@ import { parse as parseJsonc, printParseErrorCode, type ParseError } from "jsonc
 import { z } from "zod";
 import { Budget } from "../core/budget.js";
 import { ConfigError, errorMessage } from "../core/errors.js";
+import { TrustConfig } from "./trust-config.js";
 
 /** How a provider is asked for machine-read answers: JSON-schema response format, forced tool call, or JSON mode. */
 export const StructuredMethod = z.enum(["jsonSchema", "functionCalling", "jsonMode"]);
@@ -122,6 +123,8 @@ export const TroupeConfig = z
       .optional(),
     /** Memory: the conversation's history budget, and the long-term store (its limits, an embeddings model). */
     memory: MemoryConfig.optional(),
+    /** Untrusted workspace paths, and what a call steered by untrusted data does (docs/trust.md). */
+    trust: TrustConfig.optional(),
   })
   .strict();
 export type TroupeConfig = z.infer<typeof TroupeConfig>;

@@ -133,6 +133,8 @@ export interface ToolCallRecord {
   preview: string;
   durationMs: number;
   at: number;
+  /** The untrusted sources of its output, when it has any (docs/trust.md). */
+  untrusted?: string;
 }
 
 /** The decision trace the synthesizer's answer comes with. Built by code from the state; no chain-of-thought. */

@@ -86,6 +86,7 @@ export function planView(state: Pick<State, "plan" | "results">): SubtaskView[] 
     if (result?.ref !== undefined) view.ref = result.ref;
     if (result?.bytes !== undefined) view.bytes = result.bytes;
     if (result?.map !== undefined && view.status !== "pending") view.map = result.map;
+    if (result?.provenance !== undefined && view.status !== "pending") view.provenance = result.provenance;
     return view;
   });
 }
@@ -96,8 +97,9 @@ export function planView(state: Pick<State, "plan" | "results">): SubtaskView[] 
  */
 export async function outcomeSources(state: Pick<State, "plan" | "results">, stash: Stash): Promise<OutcomeSource[]> {
   return Promise.all(
-    planView(state).map(async ({ id, label, agent, status, attempts, summary, error, failureKind, artifacts, ref, bytes }) => {
+    planView(state).map(async ({ id, label, agent, status, attempts, summary, error, failureKind, artifacts, ref, bytes, provenance }) => {
       const source: OutcomeSource = { id, label, agent, status, attempts };
+      if (provenance !== undefined) source.provenance = provenance;
       if (summary !== undefined) source.summary = summary;
       if (error !== undefined) source.error = error;
       if (failureKind !== undefined) source.failureKind = failureKind;

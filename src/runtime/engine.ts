@@ -177,6 +177,7 @@ export class Troupe {
         agents: withConfigAgents(options.agents ?? createAgentRegistry(), config, resolved),
         tools: options.tools,
         audit: store.audit,
+        ...(config.trust ? { trust: config.trust } : {}),
         builtins: {
           // A run's calls reach its owner's namespace; a direct call its principal's (the local user's without one).
           memory: { memory: store.memories, namespaceOf: (context) => context.memoryNamespace ?? memoryNamespaceFor(context.principal) },

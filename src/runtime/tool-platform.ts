@@ -1,10 +1,12 @@
 import { AgentRegistry, type AgentDefinition } from "../agents/define-agent.js";
 import type { ToolsConfig } from "../config/tools-config.js";
+import type { TrustConfig } from "../config/trust-config.js";
 import type { AuditSink } from "../tools/audit.js";
 import { type BuiltinToolSettings, createBuiltinRegistry } from "../tools/builtin/index.js";
 import { connectMcpServer, type McpConnection } from "../tools/mcp/mcp-client.js";
 import { type Grant, PermissionPolicy } from "../tools/permissions.js";
 import type { ToolRegistry } from "../tools/registry.js";
+import { TrustPolicy } from "../tools/trust-policy.js";
 
 /** The tools of an engine, wired: built-ins and MCP tools in one registry, under one policy and one audit sink. */
 export interface ToolPlatform {
@@ -26,6 +28,8 @@ export interface ToolPlatformOptions {
   audit?: AuditSink;
   /** The built-in tools that need the store: long-term memory and earlier turns' results. */
   builtins?: Pick<BuiltinToolSettings, "memory" | "threadResults">;
+  /** The config's `trust` section: untrusted workspace paths and the policy for steered calls. */
+  trust?: Partial<TrustConfig>;
 }
 
 /** An agent's role defaults as grants: the config's replacement when it has one, else the agent's own. */
@@ -66,7 +70,7 @@ export async function createToolPlatform(options: ToolPlatformOptions): Promise<
   }
   const grants = [...options.agents.list().flatMap((agent) => roleGrants(agent, tools, config)), ...config.permissions.grants];
   const policy = new PermissionPolicy({ grants, defaultLevel: config.permissions.defaultLevel, approval: config.approval });
-  tools.configure({ policy, concurrency: config.execution.concurrency, ...(options.audit ? { audit: options.audit } : {}) });
+  tools.configure({ policy, trust: new TrustPolicy(options.trust), concurrency: config.execution.concurrency, ...(options.audit ? { audit: options.audit } : {}) });
   const agents = new AgentRegistry();
   for (const agent of options.agents.list()) agents.register({ ...agent, tools: policy.reachable(agent.name, tools.list()) });
   return { tools, policy, agents, mcp, warnings, close };

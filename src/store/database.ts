@@ -212,6 +212,14 @@ END;`,
 ALTER TABLE runs ADD COLUMN worker TEXT;
 ALTER TABLE runs ADD COLUMN cancel_requested INTEGER NOT NULL DEFAULT 0;`,
   },
+  {
+    // Issue 23: provenance labels (src/core/provenance.ts) on stashed results and map items, as
+    // JSON text; NULL on rows stored before labels, which read as untrusted (unlabelled).
+    version: 14,
+    sql: `
+ALTER TABLE stash ADD COLUMN label TEXT;
+ALTER TABLE stash_items ADD COLUMN label TEXT;`,
+  },
 ];
 
 /** The newest schema version this troupe knows. */

@@ -4,19 +4,22 @@ import { immediateStep, runWorker, type WorkerToolCall } from "../../agents/work
 import type { Assignment } from "../../core/agent-fit.js";
 import { BoardMessage, messagesFor } from "../../core/board.js";
 import { type BudgetStop, isBudgetExhausted } from "../../core/budget.js";
+import { designationFor } from "../../core/designation.js";
 import { errorMessage } from "../../core/errors.js";
 import { ArgReferenceError, describeShape } from "../../core/json-path.js";
 import { LIMITS } from "../../core/limits.js";
 import { type FailureKind, isArgRef, type MapTally, type PlannedSubtask, type SubtaskResult, type ToolOffer } from "../../core/plan.js";
+import { type CallProvenance, describeSources, isUntrusted, joinLabels, type Label, TRUSTED } from "../../core/provenance.js";
 import { resolveArgs } from "../../core/refs.js";
 import type { ToolCallRecord } from "../../core/run.js";
+import type { LabelledEntry } from "../../core/stash.js";
 import { preview, stableStringify, truncate } from "../../core/text.js";
 import { routeForModel } from "../../providers/registry.js";
 import type { ToolContext, ToolOutcome } from "../../tools/define-tool.js";
 import { announceBudgetStop, callOptions, createMeter, emit, firstPassOf, type GraphDeps, threadIdOf } from "../deps.js";
 import { artifactProblem, ArtifactRecorder } from "../artifacts.js";
 import { LiveBoard } from "../board.js";
-import { approvalByInterrupt, durableStep } from "../durable.js";
+import { approvalByInterrupt, createDeferredSteps, durableStep } from "../durable.js";
 import { type ItemOutcome, runMap } from "../map-run.js";
 import type { Update } from "../state.js";
 
@@ -36,8 +39,10 @@ export interface SubtaskPayload {
   promptBudget: number;
   /** The tools the run may use (a request's `tools`); null: every tool its agents can reach. */
   allowedTools?: string[] | null;
-  /** The dependencies' summaries and stash handles; their values are read from the stash when the subtask starts. */
-  dependencies: Array<{ id: string; label: string; summary: string; ref: string | null }>;
+  /** The dependencies' summaries, stash handles and provenance; their values (and labels) are read from the stash when the subtask starts. */
+  dependencies: Array<{ id: string; label: string; summary: string; ref: string | null; provenance?: Label }>;
+  /** The label of `feedback`: the critic's notes are untrusted when it had read untrusted results. */
+  feedbackProvenance?: Label;
   /** The subtasks that take arguments from this one's result: it must have a result for them. */
   consumers?: string[];
   /** How it was given to its agent, when it asked for a capability (`subtask.agent` is then the one chosen). */
@@ -62,6 +67,8 @@ interface Attempt {
   error?: string;
   failureKind?: FailureKind;
   map?: MapTally;
+  /** Where the value came from. */
+  label?: Label;
 }
 
 /** A result with nothing in it: what a dependent cannot take arguments from. */
@@ -70,7 +77,7 @@ function isEmptyResult(value: unknown): boolean {
 }
 
 function traceRecord(subtask: PlannedSubtask, call: WorkerToolCall, at: number): ToolCallRecord {
-  return {
+  const record: ToolCallRecord = {
     subtaskId: subtask.id,
     agent: subtask.agent,
     tool: call.tool,
@@ -80,22 +87,46 @@ function traceRecord(subtask: PlannedSubtask, call: WorkerToolCall, at: number):
     durationMs: Math.round(call.durationMs),
     at,
   };
+  if (isUntrusted(call.outcome.label)) record.untrusted = describeSources(call.outcome.label);
+  return record;
 }
 
 function toolFailure(outcome: Extract<ToolOutcome, { ok: false }>): Attempt {
-  return { status: "failed", summary: "", error: `${outcome.error.code}: ${outcome.error.message}`, failureKind: outcome.error.code === "rejected" ? "rejected" : "error" };
+  return {
+    status: "failed",
+    summary: "",
+    error: `${outcome.error.code}: ${outcome.error.message}`,
+    failureKind: outcome.error.code === "rejected" ? "rejected" : "error",
+    ...(outcome.label ? { label: outcome.label } : {}),
+  };
 }
 
-/** The values of the dependencies the arguments refer to, read from the stash. */
-async function dependencyValues(deps: GraphDeps, payload: SubtaskPayload): Promise<Map<string, unknown>> {
+/** The values of the dependencies the arguments refer to, with their labels, read from the stash. */
+async function dependencyValues(deps: GraphDeps, payload: SubtaskPayload): Promise<Map<string, LabelledEntry>> {
   const referenced = new Set(Object.values(payload.subtask.args).flatMap((arg) => (isArgRef(arg) ? [arg.ref] : [])));
-  const values = new Map<string, unknown>();
+  const values = new Map<string, LabelledEntry>();
   for (const id of referenced) {
     const ref = payload.dependencies.find((dependency) => dependency.id === id)?.ref;
     if (!ref) throw new ArgReferenceError(`${id} has no stored result to take arguments from`);
-    values.set(id, await deps.stash.get(ref));
+    values.set(id, await deps.stash.read(ref));
   }
   return values;
+}
+
+/** Each argument's label: a reference keeps its source's (the whole result's), a literal of the plan is trusted. */
+function argumentLabels(subtask: PlannedSubtask, values: ReadonlyMap<string, LabelledEntry>): Record<string, Label> {
+  return Object.fromEntries(Object.entries(subtask.args).map(([name, arg]) => [name, isArgRef(arg) ? (values.get(arg.ref)?.label ?? TRUSTED) : TRUSTED]));
+}
+
+/** A direct step's calls: no model chose anything; references carry their sources' labels, literals were written in the plan. */
+function directProvenance(subtask: PlannedSubtask, labels: Readonly<Record<string, Label>>): CallProvenance {
+  const references: Record<string, Label> = {};
+  const literals: string[] = [];
+  for (const [name, arg] of Object.entries(subtask.args)) {
+    if (isArgRef(arg)) references[name] = labels[name] ?? TRUSTED;
+    else literals.push(name);
+  }
+  return { context: TRUSTED, references, literals };
 }
 
 function mapSummary(tally: MapTally): string {
@@ -114,6 +145,18 @@ export function subtaskMayPause(deps: GraphDeps, subtask: PlannedSubtask, allowe
   if (subtask.tool !== undefined) return usable(subtask.tool) && deps.tools.needsApproval(subtask.tool, subtask.agent);
   const agent = deps.agents.get(subtask.agent);
   return agent !== undefined && agent.tools.some((name) => usable(name) && deps.tools.needsApproval(name, subtask.agent));
+}
+
+/**
+ * Whether untrusted data could make one of the subtask's calls wait for a person: the trust
+ * policy asks, and the subtask can make a call with an effect (a map never waits).
+ */
+export function subtaskMaySteer(deps: GraphDeps, subtask: PlannedSubtask, allowedTools?: readonly string[] | null): boolean {
+  if (subtask.mapOver !== undefined) return false;
+  const usable = (name: string): boolean => allowedTools?.includes(name) ?? true;
+  if (subtask.tool !== undefined) return usable(subtask.tool) && deps.tools.mayAskTrust(subtask.tool);
+  const agent = deps.agents.get(subtask.agent);
+  return agent !== undefined && agent.tools.some((name) => usable(name) && deps.tools.mayAskTrust(name));
 }
 
 /**
@@ -144,8 +187,13 @@ export function createRunSubtask(deps: GraphDeps) {
     const agent = deps.agents.get(subtask.agent);
     const allowedTools = payload.allowedTools ?? undefined;
     const mayPause = subtaskMayPause(deps, subtask, allowedTools);
+    // A call untrusted data steers may pause a subtask too. On a run's first pass its steps are
+    // made durable only when such a call comes (deferred); on a later pass, from the start.
+    const maySteer = !mayPause && subtaskMaySteer(deps, subtask, allowedTools);
+    const deferred = maySteer && firstPassOf(config) ? createDeferredSteps() : undefined;
     // Other subtasks skip the checkpoint writes durable steps cost.
-    const step = mayPause ? durableStep : immediateStep;
+    const step = mayPause || (maySteer && !deferred) ? durableStep : (deferred?.step ?? immediateStep);
+    const labels = deps.tools.trust !== undefined;
     // The start is a step too: a subtask that ran again after waiting for a person keeps its first start (and announces it once).
     const { value: startedAt } = await step("subtask_start", async () => {
       emit(config, { type: "subtask-start", subtaskId: subtask.id, label: subtask.label, agent: subtask.agent, attempt: payload.attempt });
@@ -162,7 +210,18 @@ export function createRunSubtask(deps: GraphDeps) {
         records.push(record);
         if (mapped && !call.outcome.ok) tracedFailures += 1;
       }
-      if (!mapped && !replayed) emit(config, { type: "tool-call", subtaskId: subtask.id, agent: subtask.agent, tool: call.tool, ok: call.outcome.ok, durationMs: record.durationMs, preview: record.preview });
+      if (!mapped && !replayed) {
+        emit(config, {
+          type: "tool-call",
+          subtaskId: subtask.id,
+          agent: subtask.agent,
+          tool: call.tool,
+          ok: call.outcome.ok,
+          durationMs: record.durationMs,
+          preview: record.preview,
+          ...(record.untrusted ? { untrusted: record.untrusted } : {}),
+        });
+      }
       if (call.tool === "board_post" && call.outcome.ok) {
         const posted = BoardMessage.safeParse(call.outcome.value);
         if (posted.success && !posts.some((message) => message.id === posted.data.id)) {
@@ -204,16 +263,21 @@ export function createRunSubtask(deps: GraphDeps) {
       `${payload.runId}/${subtask.id}/${payload.attempt}${scope}/${ordinal}/${createHash("sha256").update(`${tool} ${stableStringify(args)}`).digest("hex").slice(0, 16)}`;
     const callTool = async (tool: string, args: Record<string, unknown>, scope: string, context: ToolContext): Promise<ToolOutcome> => {
       const started = performance.now();
+      // A direct call that will wait for a person because an untrusted reference steered it: the start step is saved first.
+      if (deferred && context.provenance && deps.tools.steering(tool, args, context.provenance)) await deferred.harden();
       const outcome = await deps.tools.call(tool, args, { ...context, callId: callIdFor(scope)(1, tool, args) });
       await onToolCall({ tool, args, outcome, durationMs: performance.now() - started });
       return outcome;
     };
-    const work = async (args: Record<string, unknown>, item?: { index: number; total: number; argument: string }): Promise<Attempt> => {
+    const work = async (args: Record<string, unknown>, argLabels: Record<string, Label>, item?: { index: number; total: number; argument: string }): Promise<Attempt> => {
       const context = contextFor(item?.index);
       if (subtask.tool !== undefined) {
         // Nothing happens before a direct call's approval, so its re-run on resume repeats nothing.
-        const outcome = await callTool(subtask.tool, args, item ? `/item${item.index}` : "", context);
-        return outcome.ok ? { status: "done", value: outcome.value, exact: true, summary: truncate(outcome.summary, LIMITS.previewChars) } : toolFailure(outcome);
+        const called = labels ? { ...context, provenance: directProvenance(subtask, argLabels) } : context;
+        const outcome = await callTool(subtask.tool, args, item ? `/item${item.index}` : "", called);
+        return outcome.ok
+          ? { status: "done", value: outcome.value, exact: true, summary: truncate(outcome.summary, LIMITS.previewChars), ...(outcome.label ? { label: outcome.label } : {}) }
+          : toolFailure(outcome);
       }
       if (!agent) return { status: "failed", summary: "", error: `unknown agent "${subtask.agent}"`, failureKind: "error" };
       const outcome = await runWorker(
@@ -224,7 +288,7 @@ export function createRunSubtask(deps: GraphDeps) {
           task: payload.task,
           subtask,
           args,
-          dependencies: payload.dependencies.map(({ id, label, summary }) => ({ id, label, summary })),
+          dependencies: payload.dependencies.map(({ id, label, summary, provenance }) => ({ id, label, summary, ...(provenance ? { provenance } : {}) })),
           feedback: payload.feedback,
           toolContext: context,
           maxSteps: payload.maxSteps,
@@ -243,10 +307,20 @@ export function createRunSubtask(deps: GraphDeps) {
             if (!mapped) emit(config, { type: "tools-offer", subtaskId: subtask.id, offer: structuredClone(made) });
           },
           board: messagesFor(board.messages(), { subtaskId: subtask.id, agent: subtask.agent }),
+          ...(labels
+            ? {
+                trust: {
+                  args: argLabels,
+                  ...(payload.feedbackProvenance ? { feedback: payload.feedbackProvenance } : {}),
+                  designation: designationFor(payload.task, subtask, trustedValues),
+                  ...(deferred ? { beforeSteeredCall: deferred.harden } : {}),
+                },
+              }
+            : {}),
         },
         callOptions(deps, payload.runId, config, meter, subtask.id),
       );
-      const attempt: Attempt = { status: outcome.status, value: outcome.value, summary: outcome.summary };
+      const attempt: Attempt = { status: outcome.status, value: outcome.value, summary: outcome.summary, ...(outcome.label ? { label: outcome.label } : {}) };
       if (outcome.exact) attempt.exact = true;
       if (outcome.error !== undefined) attempt.error = outcome.error;
       if (outcome.failureKind !== undefined) attempt.failureKind = outcome.failureKind;
@@ -254,17 +328,23 @@ export function createRunSubtask(deps: GraphDeps) {
     };
 
     let attempt: Attempt;
+    /** The values of arguments that came by reference from trusted results: what they name, the plan named. */
+    let trustedValues: Record<string, unknown> = {};
+    let inputLabel: Label = TRUSTED;
     try {
       const values = await dependencyValues(deps, payload);
-      const args = resolveArgs(subtask, (id) => values.get(id));
+      const args = resolveArgs(subtask, (id) => values.get(id)?.value);
+      const argLabels = argumentLabels(subtask, values);
+      inputLabel = joinLabels(...Object.values(argLabels));
+      trustedValues = Object.fromEntries(Object.entries(args).filter(([name]) => isArgRef(subtask.args[name] ?? { value: null }) && !isUntrusted(argLabels[name])));
       recorder = new ArtifactRecorder(deps.tools, deps.workspace, subtask, args);
       if (subtask.mapOver === undefined) {
-        attempt = await work(args);
+        attempt = await work(args, argLabels);
       } else {
         const argument = subtask.mapOver;
         const list = args[argument];
         if (!Array.isArray(list)) throw new ArgReferenceError(`the argument "${argument}" to map over is not a list: it is ${describeShape(list)}: ${preview(list, 200)}`);
-        const { report, tally } = await runMap({
+        const { report, tally, label: mapLabel } = await runMap({
           stash: deps.stash,
           key: { runId: payload.runId, subtaskId: subtask.id },
           subtask,
@@ -274,8 +354,10 @@ export function createRunSubtask(deps: GraphDeps) {
           concurrency: payload.mapConcurrency,
           signal: config.signal,
           runItem: async (item, index): Promise<ItemOutcome> => {
-            const result = await work({ ...args, [argument]: item }, { index, total: list.length, argument });
-            return result.status === "done" ? { ok: true, output: result.value ?? null } : { ok: false, error: result.error ?? "failed" };
+            // An item keeps its list's label.
+            const result = await work({ ...args, [argument]: item }, argLabels, { index, total: list.length, argument });
+            const label = labels ? { label: result.label ?? joinLabels(...Object.values(argLabels)) } : {};
+            return result.status === "done" ? { ok: true, output: result.value ?? null, ...label } : { ok: false, error: result.error ?? "failed", ...label };
           },
           onItem: (record) => {
             const event = { type: "map-item" as const, subtaskId: subtask.id, index: record.index, total: list.length, status: record.status, durationMs: Math.round(record.durationMs) };
@@ -285,8 +367,8 @@ export function createRunSubtask(deps: GraphDeps) {
         const summary = mapSummary(tally);
         attempt =
           tally.overallStatus === "ALL_FAILURE"
-            ? { status: "failed", value: report, summary, error: `all ${tally.total} items failed; ${tally.failures[0] ? `${tally.failures[0].input}: ${tally.failures[0].error}` : ""}`, failureKind: "error", map: tally }
-            : { status: "done", value: report, exact: true, summary, map: tally };
+            ? { status: "failed", value: report, summary, error: `all ${tally.total} items failed; ${tally.failures[0] ? `${tally.failures[0].input}: ${tally.failures[0].error}` : ""}`, failureKind: "error", map: tally, label: mapLabel }
+            : { status: "done", value: report, exact: true, summary, map: tally, label: mapLabel };
       }
     } catch (error) {
       // Cancellation stops the run; a pause (a tool waiting for approval) passes through to LangGraph.
@@ -317,9 +399,12 @@ export function createRunSubtask(deps: GraphDeps) {
     if (artifacts.length > 0) result.artifacts = artifacts;
     if (payload.assignment) result.assignment = payload.assignment;
     if (offer) result.offer = offer;
+    // The result's label: what made it, or at least its inputs'.
+    const label = joinLabels(attempt.label, inputLabel);
+    if (isUntrusted(label)) result.provenance = label;
     if (attempt.status === "done" || attempt.value !== undefined) {
       try {
-        const entry = await deps.stash.put({ runId: payload.runId, subtaskId: subtask.id }, attempt.value ?? null);
+        const entry = await deps.stash.put({ runId: payload.runId, subtaskId: subtask.id }, attempt.value ?? null, label);
         result.ref = entry.ref;
         result.bytes = entry.bytes;
       } catch (error) {
@@ -339,6 +424,7 @@ export function createRunSubtask(deps: GraphDeps) {
       summary: result.summary,
       ...(result.error !== undefined ? { error: result.error } : {}),
       ...(result.failureKind !== undefined ? { failureKind: result.failureKind } : {}),
+      ...(result.provenance ? { untrusted: describeSources(result.provenance) } : {}),
     });
     return {
       results: { [subtask.id]: result },

@@ -192,6 +192,14 @@ CREATE INDEX IF NOT EXISTS memory_items_search ON memory_items USING GIN (search
 CREATE INDEX IF NOT EXISTS memory_items_updated ON memory_items (prefix text_pattern_ops, updated_at);
 CREATE INDEX IF NOT EXISTS memory_items_expiry ON memory_items (expires_at) WHERE expires_at IS NOT NULL;`,
   },
+  {
+    // Issue 23: provenance labels (src/core/provenance.ts) on stashed results and map items, as
+    // JSON text; NULL on rows stored before labels, which read as untrusted (unlabelled).
+    version: 5,
+    sql: `
+ALTER TABLE stash ADD COLUMN IF NOT EXISTS label TEXT;
+ALTER TABLE stash_items ADD COLUMN IF NOT EXISTS label TEXT;`,
+  },
 ];
 
 /** The newest schema version of troupe's Postgres tables. */

@@ -16,6 +16,7 @@ import { jsonTool } from "./json.js";
 import { createMemoryTools, type NamespaceOf } from "./memory.js";
 import { createThreadResultTool, type ThreadResults } from "./thread-result.js";
 import { textStatsTool } from "./text-stats.js";
+import { withTrustSpec } from "./trust-specs.js";
 import { createWebSearchTool, type WebSearchOptions } from "./web-search.js";
 
 /** Settings of the built-in tools that have any (from the config file's `tools` section). */
@@ -29,7 +30,10 @@ export interface BuiltinToolSettings {
   threadResults?: ThreadResults;
 }
 
-/** The built-in tools, in the order they are listed; the file tools with their effects (for settling a call a crash cut short). */
+/**
+ * The built-in tools, in the order they are listed; the file tools with their effects (for
+ * settling a call a crash cut short), and every tool with its trust spec (trust-specs.ts).
+ */
 export function createBuiltinTools(settings: BuiltinToolSettings = {}): ToolDefinition[] {
   const tools: ToolDefinition[] = [
     calculatorTool as ToolDefinition,
@@ -50,7 +54,7 @@ export function createBuiltinTools(settings: BuiltinToolSettings = {}): ToolDefi
     ...(settings.memory ? createMemoryTools(settings.memory.memory, settings.memory.namespaceOf) : []),
     ...(settings.threadResults ? [createThreadResultTool(settings.threadResults)] : []),
   ];
-  return tools.map((tool) => (FILE_EFFECTS[tool.name] && !tool.effect ? { ...tool, effect: FILE_EFFECTS[tool.name] } : tool));
+  return tools.map((tool) => withTrustSpec(FILE_EFFECTS[tool.name] && !tool.effect ? { ...tool, effect: FILE_EFFECTS[tool.name] } : tool));
 }
 
 /** A registry holding every built-in tool. Without a policy in `options` it checks no permissions. */
