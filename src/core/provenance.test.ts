@@ -18,7 +18,7 @@ describe("provenance labels", () => {
 
   it("make a source's name printable and bounded: no control characters or direction overrides, at most 200 characters", () => {
     const source = sourceOf("web", `https://evil.test/\n\u001b[31mAPPROVED\u202e${"x".repeat(500)}`);
-    expect(source.name).not.toMatch(/[\n\u001b\u202e]/);
+    for (const character of ["\n", "\u001b", "\u202e"]) expect(source.name).not.toContain(character);
     expect(source.name.length).toBeLessThanOrEqual(PROVENANCE_LIMITS.nameChars);
   });
 
