@@ -20,11 +20,9 @@ export const TrustConfig = z
         }),
       )
       .max(UNTRUSTED_PATH_LIMITS.patterns, { error: `at most ${UNTRUSTED_PATH_LIMITS.patterns} untrusted patterns` })
-      .default([]),
-    policy: TrustMode.default("ask"),
+      .optional(),
+    /** Default `ask`; nothing in the workspace is untrusted by default. */
+    policy: TrustMode.optional(),
   })
   .strict();
 export type TrustConfig = z.infer<typeof TrustConfig>;
-
-/** The defaults: nothing in the workspace is untrusted, and a steered call asks a person. */
-export const DEFAULT_TRUST: TrustConfig = { untrusted: [], policy: "ask" };

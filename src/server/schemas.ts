@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { Label } from "../core/provenance.js";
 import { ExecutionGraph } from "../core/execution-graph.js";
 import { LIMITS } from "../core/limits.js";
 import { PlannedSubtask } from "../core/plan.js";
@@ -381,6 +382,7 @@ export const MemoryView = z.object({
   updated_at: Timestamp,
   expires_at: Timestamp.nullable(),
   score: z.number().optional().describe("relevance to the query (higher is better), in a search"),
+  label: Label.describe("where the fact came from: untrusted when a task saved it from untrusted content (a planner then sees only its id)"),
 });
 export type MemoryView = z.infer<typeof MemoryView>;
 
