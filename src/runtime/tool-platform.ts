@@ -1,5 +1,6 @@
 import { AgentRegistry, type AgentDefinition } from "../agents/define-agent.js";
 import type { ToolsConfig } from "../config/tools-config.js";
+import { ConfigError, errorMessage } from "../core/errors.js";
 import type { TrustConfig } from "../config/trust-config.js";
 import type { AuditSink } from "../tools/audit.js";
 import { type BuiltinToolSettings, createBuiltinRegistry } from "../tools/builtin/index.js";
@@ -70,7 +71,14 @@ export async function createToolPlatform(options: ToolPlatformOptions): Promise<
   }
   const grants = [...options.agents.list().flatMap((agent) => roleGrants(agent, tools, config)), ...config.permissions.grants];
   const policy = new PermissionPolicy({ grants, defaultLevel: config.permissions.defaultLevel, approval: config.approval });
-  tools.configure({ policy, trust: new TrustPolicy(options.trust), concurrency: config.execution.concurrency, ...(options.audit ? { audit: options.audit } : {}) });
+  let trust: TrustPolicy;
+  try {
+    trust = new TrustPolicy(options.trust);
+  } catch (error) {
+    await close();
+    throw new ConfigError("invalid_config", `trust.untrusted: ${errorMessage(error)}`, { setting: "trust.untrusted" });
+  }
+  tools.configure({ policy, trust, concurrency: config.execution.concurrency, ...(options.audit ? { audit: options.audit } : {}) });
   const agents = new AgentRegistry();
   for (const agent of options.agents.list()) agents.register({ ...agent, tools: policy.reachable(agent.name, tools.list()) });
   return { tools, policy, agents, mcp, warnings, close };
