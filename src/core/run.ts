@@ -161,8 +161,8 @@ export interface DecisionTrace {
   /** The messages agents posted on the run's shared board. */
   board: BoardMessage[];
   knownIssues: string[];
-  /** The long-term memories recalled for the planner (ids and texts), how, or why they could not be read; null without long-term memory. */
-  memories?: { retrieval: Retrieval | null; items: Array<{ id: string; text: string; score: number }>; error?: string } | null;
+  /** The long-term memories recalled for the planner (ids and texts; `untrusted`: the sources of one saved from untrusted data, which the planner saw by id only), how, or why they could not be read; null without long-term memory. */
+  memories?: { retrieval: Retrieval | null; items: Array<{ id: string; text: string; score: number; untrusted?: string }>; error?: string } | null;
 }
 
 /** A subtask that did not succeed, as the trace names it. */
