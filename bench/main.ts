@@ -22,6 +22,7 @@ import { runEvalBench } from "./eval.js";
 import { measureFanOut } from "./fan-out.js";
 import { measureMapThroughput } from "./map-throughput.js";
 import { measureMemory } from "./memory.js";
+import { measureTrust } from "./trust.js";
 import { runOfflineCorpus } from "./offline-corpus.js";
 import { measureOverhead } from "./overhead.js";
 import { measurePromptTokens } from "./prompt-tokens.js";
@@ -35,13 +36,13 @@ import { measureQueues } from "./queue-compare.js";
 import { measureScaleOut } from "./scale-out.js";
 import { startThrowawayPostgres, type ThrowawayPostgres } from "../src/testing/postgres-cluster.js";
 
-const BENCHMARKS = ["overhead", "fanout", "checkpoint", "prompt-tokens", "map", "prompt-size", "tools", "server", "adversarial", "offline-corpus", "byte-exact", "crash-trials", "eval", "critical-path", "discovery", "memory", "queues", "scale-out"];
+const BENCHMARKS = ["overhead", "fanout", "checkpoint", "prompt-tokens", "map", "prompt-size", "tools", "server", "adversarial", "offline-corpus", "byte-exact", "crash-trials", "eval", "critical-path", "discovery", "memory", "trust", "queues", "scale-out"];
 
 const { values } = parseArgs({
   options: {
     json: { type: "boolean", default: false },
     runs: { type: "string", default: "20" },
-    /** Which benchmarks to run (comma-separated): overhead, fanout, checkpoint, prompt-tokens, map, prompt-size, tools, server, adversarial, offline-corpus, byte-exact, crash-trials, eval, critical-path, discovery, memory, queues, scale-out. */
+    /** Which benchmarks to run (comma-separated): overhead, fanout, checkpoint, prompt-tokens, map, prompt-size, tools, server, adversarial, offline-corpus, byte-exact, crash-trials, eval, critical-path, discovery, memory, trust, queues, scale-out. */
     only: { type: "string", default: BENCHMARKS.join(",") },
   },
 });
@@ -89,6 +90,7 @@ const criticalPath = await bench("critical-path", "critical path (uneven DAGs on
 );
 const discovery = await bench("discovery", "tool discovery (worker prompts with 200 more tools, recall, the examples' tool tokens)…", () => measureDiscovery());
 const memory = await bench("memory", "memory (20 turns of one thread; search among 10,000 facts)…", () => measureMemory({ turns: 20, historyBudget: 2_000, items: 10_000, searches: 200 }));
+const trust = await bench("trust", "untrusted data (the injection corpus defended and not, the benign corpus, the labels' cost)…", () => measureTrust({ runs, log: progress }));
 const adversarial = await bench("adversarial", "adversarial tasks (three 5,000-character tasks while /health is polled)…", () => measureAdversarial({ chars: 5_000, pollMs: 50 }));
 
 // The Postgres benchmarks share one throwaway cluster (synced commits, as a real deployment has them).
@@ -137,6 +139,7 @@ const report: BenchReport = {
   criticalPath,
   discovery,
   memory,
+  trust,
   queues,
   scaleOut,
   targets: {
@@ -153,6 +156,7 @@ const report: BenchReport = {
     criticalPath: criticalPath?.target.met,
     discovery: discovery?.target.met,
     memory: memory?.target.met,
+    trust: trust?.target.met,
     scaleOut: scaleOut?.targets.met,
   },
 };

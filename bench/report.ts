@@ -7,6 +7,7 @@ import type { DiscoveryReport, WorkerPromptFigures } from "./discovery.js";
 import type { FanOutReport } from "./fan-out.js";
 import type { MapThroughputReport } from "./map-throughput.js";
 import type { MemoryBenchReport } from "./memory.js";
+import { type TrustBenchReport, trustSection } from "./trust.js";
 import type { OfflineCorpusReport } from "./offline-corpus.js";
 import type { OverheadReport, VariantFigures } from "./overhead.js";
 import type { PromptTokensReport } from "./prompt-tokens.js";
@@ -37,6 +38,7 @@ export interface BenchReport {
   criticalPath?: CriticalPathReport;
   discovery?: DiscoveryReport;
   memory?: MemoryBenchReport;
+  trust?: TrustBenchReport;
   queues?: QueueCompareReport;
   scaleOut?: ScaleOutReport;
   /** Undefined for a benchmark left out with --only. */
@@ -54,6 +56,7 @@ export interface BenchReport {
     criticalPath?: boolean;
     discovery?: boolean;
     memory?: boolean;
+    trust?: boolean;
     scaleOut?: boolean;
   };
 }
@@ -501,6 +504,7 @@ export function renderReport(report: BenchReport): string {
     report.criticalPath && criticalPathSection(report.criticalPath),
     report.discovery && discoverySection(report.discovery),
     report.memory && memorySection(report.memory),
+    report.trust && trustSection(report.trust),
     report.queues && queuesSection(report.queues),
     report.scaleOut && scaleOutSection(report.scaleOut),
   ].filter((section): section is string => Boolean(section));
@@ -509,6 +513,6 @@ export function renderReport(report: BenchReport): string {
     `troupe benchmark: node ${environment.node}, ${environment.platform}, ${environment.cpus} CPUs, ${environment.startedAt}`,
     "",
     ...sections.flatMap((section) => [section, ""]),
-    `targets: overhead ${verdict(targets.overhead)}, fan-out ${verdict(targets.fanOut)}, map throughput ${verdict(targets.mapThroughput)}, prompt size ${verdict(targets.promptSize)}, submit p95 ${verdict(targets.serverSubmitP95)}, adversarial lag ${verdict(targets.adversarialLag)}, offline corpus ${verdict(targets.offlineCorpus)}, byte-exact ${verdict(targets.byteExact)}, crash duplicates ${verdict(targets.crashDuplicates)}, eval ${verdict(targets.eval)}, critical path ${verdict(targets.criticalPath)}, discovery ${verdict(targets.discovery)}, memory ${verdict(targets.memory)}, scale-out ${verdict(targets.scaleOut)} (figures are reported, never enforced)`,
+    `targets: overhead ${verdict(targets.overhead)}, fan-out ${verdict(targets.fanOut)}, map throughput ${verdict(targets.mapThroughput)}, prompt size ${verdict(targets.promptSize)}, submit p95 ${verdict(targets.serverSubmitP95)}, adversarial lag ${verdict(targets.adversarialLag)}, offline corpus ${verdict(targets.offlineCorpus)}, byte-exact ${verdict(targets.byteExact)}, crash duplicates ${verdict(targets.crashDuplicates)}, eval ${verdict(targets.eval)}, critical path ${verdict(targets.criticalPath)}, discovery ${verdict(targets.discovery)}, memory ${verdict(targets.memory)}, trust ${verdict(targets.trust)}, scale-out ${verdict(targets.scaleOut)} (figures are reported, never enforced)`,
   ].join("\n");
 }

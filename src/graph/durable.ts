@@ -35,10 +35,10 @@ export interface DeferredSteps {
  * Steps for a worker that may, but rarely does, wait for a person: a call steered by untrusted
  * data. They run at once, each kept in memory, and cost no checkpoint writes — until the
  * worker is about to make a call that will ask a person; it then calls `harden`, which saves
- * every step so far as the durable tasks they would have been (same names, same order), so
- * that the pass after the resume, which makes every step durable from the start, finds them
- * all saved and repeats none. Only a run's first pass defers: on any later pass the subtask
- * runs with durable steps (`durableStep`) throughout.
+ * every step so far as the durable tasks they would have been (same names, same order), and
+ * every later step is durable. On the pass after the resume the subtask's durable start step
+ * comes back replayed, which says its steps were saved: it hardens at once (nothing logged yet),
+ * so every step is durable from the start and each saved one is replayed, none repeated.
  */
 export function createDeferredSteps(): DeferredSteps {
   const log: Array<{ name: string; kept: () => unknown }> = [];

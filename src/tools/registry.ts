@@ -29,8 +29,8 @@ export interface ToolRegistryOptions {
   onCall?: (report: ToolCallReport) => void;
   /** Checked on every call; without one (a bare registry in a unit test or a script) every call is allowed. */
   policy?: PermissionPolicy;
-  /** Labels every outcome and checks each call for steering by untrusted data; without one (a bare registry) neither happens. */
-  trust?: TrustPolicy;
+  /** Labels every outcome and checks each call for steering by untrusted data; without one (a bare registry) neither happens. `null` in `configure` removes it. */
+  trust?: TrustPolicy | null;
   audit?: AuditSink;
   /** Calls running at once, across all callers (default 5). */
   concurrency?: number;
@@ -125,7 +125,7 @@ export class ToolRegistry {
   constructor(options: ToolRegistryOptions = {}) {
     if (options.onCall) this.#listeners.push(options.onCall);
     this.#policy = options.policy;
-    this.#trust = options.trust;
+    this.#trust = options.trust ?? undefined;
     this.#audit = options.audit;
     this.#slots = new Semaphore(options.concurrency ?? LIMITS.toolConcurrency);
     this.#retryBaseMs = options.retryBaseMs ?? 100;
@@ -134,7 +134,7 @@ export class ToolRegistry {
   /** Sets the policy, the audit sink or the concurrency limit (the engine wires them after creating the store). */
   configure(options: Pick<ToolRegistryOptions, "policy" | "trust" | "audit" | "concurrency" | "retryBaseMs">): this {
     if (options.policy !== undefined) this.#policy = options.policy;
-    if (options.trust !== undefined) this.#trust = options.trust;
+    if (options.trust !== undefined) this.#trust = options.trust ?? undefined;
     if (options.audit !== undefined) this.#audit = options.audit;
     if (options.concurrency !== undefined) this.#slots.limit = options.concurrency;
     if (options.retryBaseMs !== undefined) this.#retryBaseMs = options.retryBaseMs;

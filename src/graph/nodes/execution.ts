@@ -190,15 +190,19 @@ export function createRunSubtask(deps: GraphDeps) {
     // A call untrusted data steers may pause a subtask too. On a run's first pass its steps are
     // made durable only when such a call comes (deferred); on a later pass, from the start.
     const maySteer = !mayPause && subtaskMaySteer(deps, subtask, allowedTools);
-    const deferred = maySteer && firstPassOf(config) ? createDeferredSteps() : undefined;
+    const deferred = maySteer ? createDeferredSteps() : undefined;
     // Other subtasks skip the checkpoint writes durable steps cost.
-    const step = mayPause || (maySteer && !deferred) ? durableStep : (deferred?.step ?? immediateStep);
+    const step = mayPause ? durableStep : (deferred?.step ?? immediateStep);
     const labels = deps.tools.trust !== undefined;
     // The start is a step too: a subtask that ran again after waiting for a person keeps its first start (and announces it once).
-    const { value: startedAt } = await step("subtask_start", async () => {
+    // After a first pass it is durable for a subtask that may be steered: replayed, it says an earlier pass saved this subtask's steps.
+    const startStep = deferred && !firstPassOf(config) ? durableStep : step;
+    const { value: startedAt, replayed: started } = await startStep("subtask_start", async () => {
       emit(config, { type: "subtask-start", subtaskId: subtask.id, label: subtask.label, agent: subtask.agent, attempt: payload.attempt });
       return Date.now();
     });
+    // It paused on a steered call and saved its steps then: from here they are durable, so they are replayed, not repeated.
+    if (deferred && started) await deferred.harden();
     // Set once the arguments are resolved; every call that writes a file is checked on disk as it finishes.
     let recorder: ArtifactRecorder | undefined;
     // A map keeps a bounded sample of its item calls in the trace (the first ones and failures); all are counted.
