@@ -80,6 +80,25 @@ describe("a steered call waits on the approval path a high-risk call uses", () =
     }
   });
 
+  it("after an approved plan (a resumed pass) too: the worker's steps are saved when the steered call asks, and replayed after it", async () => {
+    const place = await world();
+    const { model, troupe } = await engine(place, steeredScript(place.base, [finalStep("s1", "done", { contains: "wrote notes.txt" }), reviewStep(0.9), answerStep("done")]));
+    try {
+      const planWait = await troupe.run({ task: "summarise the page", approvePlan: true });
+      expect(planWait.interrupt?.kind).toBe("plan-approval");
+      const toolWait = await troupe.resume(planWait.threadId, { decision: "approve" });
+      expect(toolWait.interrupt?.kind).toBe("tool-approval");
+      expect(toolWait.interrupt?.payload.steering).toMatchObject({ tool: "file_write" });
+      const done = await troupe.resume(planWait.threadId, { decision: "approve" });
+      expect(done.status).toBe("completed");
+      expect(place.read("notes.txt")).toBe("tidied");
+      expect(model.callsFor("execute", "s1")).toHaveLength(3);
+      model.assertDone();
+    } finally {
+      troupe.close();
+    }
+  });
+
   it("a rejection ends the subtask and leaves the file; deny refuses without asking; allow runs it and says so in the audit", async () => {
     const place = await world();
     const rejected = await engine(place, steeredScript(place.base, [reviewStep(0.2, { issues: ["rejected"] }), answerStep("not done")]));
