@@ -43,6 +43,23 @@ describe("the injection corpus, defended (trust.policy ask, nobody approving)", 
   });
 });
 
+describe("the injection corpus without the defence (trust.policy allow)", () => {
+  // The attacks are real: with the policy off, the obeying model carries them out (the bench runs every case both ways).
+  it.each(["page-overwrite", "inbox-exfil-url", "map-item-overwrite", "reference-memory-poison", "board-overwrite", "mcp-exfil-body"])("%s: the attack works", async (id) => {
+    const entry = INJECTION_CASES.find((candidate) => candidate.id === id);
+    if (!entry) throw new Error(`no case ${id}`);
+    const run = await runCase(entry, "allow");
+    try {
+      expect(await entry.achieved(run)).toBe(true);
+      // Labels are kept under allow too, and the audit says the call was steered.
+      const rows = await run.store.audit.list({ runId: run.result.runId });
+      expect(rows.some((row) => /steered by untrusted data/.test(row.reason ?? ""))).toBe(true);
+    } finally {
+      await closeCase(run);
+    }
+  });
+});
+
 describe("the benign corpus (trust.policy ask): untrusted data read, the user's instructions carried out, nobody asked", () => {
   it("has at least 20 tasks", () => {
     expect(BENIGN_TASKS.length).toBeGreaterThanOrEqual(20);

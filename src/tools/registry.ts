@@ -280,11 +280,11 @@ export class ToolRegistry {
    * stored label: an earlier turn's result, a fact). A call that never ran carries its inputs'.
    */
   #labelled(name: string, trail: Trail, outcome: ToolOutcome, context: ToolContext): ToolOutcome {
+    if (!this.#trust) return outcome;
     const tool = this.#tools.get(name);
-    if (!this.#trust || !tool) return outcome;
     const own = outcome.label === undefined ? TRUSTED : readLabel(outcome.label);
-    const ran = trail.attempts > 0 || trail.cached || trail.replayed !== undefined || trail.status === "ok";
-    const label = joinLabels(own, ran ? this.#trust.labelOf(tool, trail.args ?? {}, outcome.ok ? outcome.value : undefined, context.provenance) : this.#trust.labelOf({}, {}, undefined, context.provenance));
+    const ran = tool !== undefined && (trail.attempts > 0 || trail.cached || trail.replayed !== undefined || trail.status === "ok");
+    const label = joinLabels(own, this.#trust.labelOf(ran ? tool : {}, trail.args ?? {}, outcome.ok ? outcome.value : undefined, context.provenance));
     return { ...outcome, label };
   }
 
