@@ -178,7 +178,14 @@ export type TaskSummary = z.infer<typeof TaskSummary>;
 
 const RecalledMemories = z.object({
   retrieval: z.enum(RETRIEVALS).nullable().describe("lexical (BM25 over the words), or hybrid with an embeddings model; null when the store could not be read"),
-  items: z.array(z.object({ id: z.string(), text: z.string(), score: z.number() })),
+  items: z.array(
+    z.object({
+      id: z.string(),
+      text: z.string(),
+      score: z.number(),
+      untrusted: z.string().optional().describe("the sources of a fact saved from untrusted data: the planner was given its id only"),
+    }),
+  ),
   error: z.string().optional().describe("why the store could not be read"),
 });
 

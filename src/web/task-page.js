@@ -191,7 +191,14 @@ export function renderTask(main, taskId) {
     if (recalled.error) return memories.replaceChildren(h("p", { class: "error", role: "alert" }, `long-term memory could not be read: ${recalled.error}`));
     memories.replaceChildren(
       h("p", { class: "muted" }, `found by ${recalled.retrieval ?? "?"} retrieval`),
-      h("ul", { class: "memory-list" }, ...recalled.items.map((item) => h("li", { class: "memory", dataset: { id: item.id } }, h("code", {}, item.id), " ", item.text))),
+      h(
+        "ul",
+        { class: "memory-list" },
+        // A fact saved from untrusted data was given to the planner by id only: marked, with its sources.
+        ...recalled.items.map((item) =>
+          h("li", { class: "memory", dataset: { id: item.id } }, h("code", {}, item.id), " ", ...(item.untrusted ? [h("strong", { class: "untrusted", title: item.untrusted }, "untrusted"), " "] : []), item.text),
+        ),
+      ),
     );
   }
 
