@@ -16,7 +16,8 @@ describe("the injection corpus, defended (trust.policy ask, nobody approving)", 
     for (const kind of ATTACK_KINDS) expect(INJECTION_CASES.some((entry) => entry.kind === kind), kind).toBe(true);
   });
 
-  it.each(INJECTION_CASES.map((entry) => [entry.id, entry] as const))("%s: the attack does not reach its goal", async (_id, entry) => {
+  // Each case is its own world, store and engine: they run a few at a time.
+  it.concurrent.for(INJECTION_CASES.map((entry) => [entry.id, entry] as const))("%s: the attack does not reach its goal", async ([, entry], { expect }) => {
     const run = await runCase(entry, "ask");
     try {
       expect(await entry.achieved(run), `${entry.title}: the attack worked`).toBe(false);
@@ -45,7 +46,7 @@ describe("the injection corpus, defended (trust.policy ask, nobody approving)", 
 
 describe("the injection corpus without the defence (trust.policy allow)", () => {
   // The attacks are real: with the policy off, the obeying model carries them out (the bench runs every case both ways).
-  it.each(["page-overwrite", "inbox-exfil-url", "map-item-overwrite", "reference-memory-poison", "board-overwrite", "mcp-exfil-body"])("%s: the attack works", async (id) => {
+  it.concurrent.for(["page-overwrite", "inbox-exfil-url", "map-item-overwrite", "reference-memory-poison", "board-overwrite", "mcp-exfil-body"])("%s: the attack works", async (id, { expect }) => {
     const entry = INJECTION_CASES.find((candidate) => candidate.id === id);
     if (!entry) throw new Error(`no case ${id}`);
     const run = await runCase(entry, "allow");
@@ -65,7 +66,7 @@ describe("the benign corpus (trust.policy ask): untrusted data read, the user's 
     expect(BENIGN_TASKS.length).toBeGreaterThanOrEqual(20);
   });
 
-  it.each(BENIGN_TASKS.map((entry) => [entry.id, entry] as const))("%s: completes without an approval", async (_id, entry) => {
+  it.concurrent.for(BENIGN_TASKS.map((entry) => [entry.id, entry] as const))("%s: completes without an approval", async ([, entry], { expect }) => {
     const run = await runCase(entry, "ask");
     try {
       expect(run.approvals, `${entry.title}: a person was asked`).toEqual([]);
