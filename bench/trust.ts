@@ -20,11 +20,16 @@ export const TRUST_TARGETS = { attackSuccess: 0, benignWithoutApproval: 1, label
 export interface TrustOverheadFigures {
   workload: string;
   runs: number;
+  /** Wall-clock time of a run. */
   labelled: Summary;
   unlabelled: Summary;
-  /** The median over rounds of labelled / unlabelled − 1 (each round runs both, back to back): drift cancels within a round. */
+  /** The process's CPU time (user + system) during a run: what the labels cost in work, which other processes on the machine disturb less than wall time. */
+  labelledCpu: Summary;
+  unlabelledCpu: Summary;
+  /** The median over rounds of labelled / unlabelled − 1 in CPU time (each round runs both, back to back): the figure the target applies to. */
   overhead: number;
-  /** labelled / unlabelled − 1 on the medians of the two series. */
+  /** The same on wall time, paired, and on the medians of the two wall-time series. */
+  wallOverhead: number;
   medianOverhead: number;
 }
 
@@ -83,6 +88,7 @@ interface Variant {
   troupe: Troupe;
   model: ScriptedChatModel;
   samples: number[];
+  cpu: number[];
 }
 
 /**
@@ -98,7 +104,7 @@ async function measureOverhead(workload: string, directory: string, plan: Planne
     if (tools) registry.register(pageTool);
     const troupe = await Troupe.create({ models: modelSetOf(model), dataDir: path.join(directory, workload, name, "data"), workspace: path.join(directory, workload, name, "workspace"), tools: registry });
     if (name === "unlabelled") troupe.tools.configure({ trust: null });
-    variants.push({ troupe, model, samples: [] });
+    variants.push({ troupe, model, samples: [], cpu: [] });
   }
   try {
     const run = async (variant: Variant) => expectCompleted(await variant.troupe.run({ task: workload, concurrency: 8 }), variant.model, workload);
@@ -106,15 +112,31 @@ async function measureOverhead(workload: string, directory: string, plan: Planne
     for (let round = 0; round < runs; round += 1) {
       // Alternate which goes first, so neither always runs on a warmer machine.
       const order = round % 2 === 0 ? variants : [...variants].reverse();
-      for (const variant of order) variant.samples.push((await timed(() => run(variant))).ms);
+      for (const variant of order) {
+        const cpu = process.cpuUsage();
+        variant.samples.push((await timed(() => run(variant))).ms);
+        const used = process.cpuUsage(cpu);
+        variant.cpu.push((used.user + used.system) / 1_000);
+      }
     }
   } finally {
     for (const variant of variants) variant.troupe.close();
   }
-  const [labelled, unlabelled] = variants.map((variant) => summarize(variant.samples)) as [Summary, Summary];
   const [on, off] = variants as [Variant, Variant];
-  const paired = summarize(on.samples.map((sample, round) => sample / (off.samples[round] as number)));
-  return { workload, runs, labelled, unlabelled, overhead: paired.median - 1, medianOverhead: labelled.median / unlabelled.median - 1 };
+  const labelled = summarize(on.samples);
+  const unlabelled = summarize(off.samples);
+  const pairedMedian = (left: number[], right: number[]): number => summarize(left.map((value, round) => value / (right[round] as number))).median - 1;
+  return {
+    workload,
+    runs,
+    labelled,
+    unlabelled,
+    labelledCpu: summarize(on.cpu),
+    unlabelledCpu: summarize(off.cpu),
+    overhead: pairedMedian(on.cpu, off.cpu),
+    wallOverhead: pairedMedian(on.samples, off.samples),
+    medianOverhead: labelled.median / unlabelled.median - 1,
+  };
 }
 
 /** Issue 23's benchmark: the injection corpus defended and not, the benign corpus, and the labels' cost. */
@@ -150,8 +172,8 @@ export async function measureTrust(options: { runs: number; log?: (line: string)
     }
   }
   const overhead = await withTempDir("troupe-bench-trust-", async (directory) => [
-    await measureOverhead("the overhead benchmark's plan (8 subtasks, no tools)", directory, LAYERED_PLAN, (runs) => scriptFor(LAYERED_PLAN, { runs }), options.runs, 3, false),
-    await measureOverhead("8 workers each reading an untrusted page and writing a named file", directory, readingPlan(), (runs) => readingScript(readingPlan(), runs), options.runs, 3, true),
+    await measureOverhead("the overhead benchmark's plan (8 subtasks, no tools)", directory, LAYERED_PLAN, (runs) => scriptFor(LAYERED_PLAN, { runs }), options.runs * 2, 5, false),
+    await measureOverhead("8 workers each reading an untrusted page and writing a named file", directory, readingPlan(), (runs) => readingScript(readingPlan(), runs), options.runs * 2, 5, true),
   ]);
   const target = {
     attackSuccess: succeeded.length <= TRUST_TARGETS.attackSuccess,
@@ -179,18 +201,20 @@ export function trustSection(report: TrustBenchReport): string {
     `   the same attacks without the defence (trust.policy allow, default approvals): ${attacks.succeededWithoutDefence.length} of ${attacks.cases} worked`,
     `   benign tasks completed without an approval: ${benign.withoutApproval} of ${benign.tasks} (${percent(benign.withoutApproval / benign.tasks)}; target 100 %)${benign.failing.length > 0 ? `; failing: ${benign.failing.join(", ")}` : ""}`,
     formatTable(
-      ["workload (runs)", "labelled median ms", "no labels median ms", "labelled p95", "no labels p95", "overhead (paired)", "on medians"],
+      ["workload (runs)", "labelled ms (CPU ms)", "no labels ms (CPU ms)", "labelled p95", "no labels p95", "CPU overhead (paired)", "wall (paired)", "wall (medians)"],
       report.overhead.map((figures) => [
         `${figures.workload} (${figures.runs})`,
-        ms(figures.labelled.median),
-        ms(figures.unlabelled.median),
+        `${ms(figures.labelled.median)} (${ms(figures.labelledCpu.median)})`,
+        `${ms(figures.unlabelled.median)} (${ms(figures.unlabelledCpu.median)})`,
         ms(figures.labelled.p95),
         ms(figures.unlabelled.p95),
         percent(figures.overhead),
+        percent(figures.wallOverhead),
         percent(figures.medianOverhead),
       ]),
     ),
-    `   label overhead target: at most ${percent(TRUST_TARGETS.labelOverhead)} of the run (scripted model: the whole run is orchestration); "paired" is the median`,
-    "   of each round's ratio (both variants back to back), which machine drift disturbs least.",
+    `   label overhead target: at most ${percent(TRUST_TARGETS.labelOverhead)} of the run's CPU time (scripted model: the whole run is orchestration); "paired"`,
+    "   is the median of each round's ratio (both variants back to back). Wall time on a shared machine moves by more than the target from",
+    "   round to round, so the target is judged on CPU time; the wall-time figures are for reference.",
   ].join("\n");
 }

@@ -3,10 +3,8 @@ import { AIMessage, type BaseMessage, HumanMessage, SystemMessage, ToolMessage }
 import type { Runnable } from "@langchain/core/runnables";
 import { type BoardMessage, describeAudience } from "../core/board.js";
 import { BudgetExhaustedError, type BudgetStop, isBudgetExhausted } from "../core/budget.js";
-import type { Designation } from "../core/designation.js";
-import { type CallProvenance, describeSources, isUntrusted, joinLabels, type Label, sourceOf, TRUSTED, untrustedLabel } from "../core/provenance.js";
+import { describeSources, isUntrusted, type Label, TRUSTED } from "../core/provenance.js";
 import { SPOTLIGHT_RULE, spotlight } from "../core/spotlight.js";
-import { UNLABELLED } from "../core/stash.js";
 import type { ModelIncident } from "../core/model-incident.js";
 import { LIMITS } from "../core/limits.js";
 import type { PlannedSubtask, ToolOffer } from "../core/plan.js";
@@ -20,7 +18,9 @@ import type { AgentDefinition } from "./define-agent.js";
 import { type CallOptions, callModel, type ModelUsage, modelFailure, UsageMeter } from "./model-call.js";
 import { fitToBudget, HANDLE_KEY, isValueHandle, type PreparedValue, prepareValue, promptValue, scaled } from "./prompt-budget.js";
 import { invokeStructured } from "./structured-output.js";
+import { WorkerProvenance, type WorkerTrust } from "./worker-provenance.js";
 import { FIND_TOOLS, FIND_TOOLS_SPEC, findMoreTools, offerTools, type ToolDiscovery } from "./tool-offer.js";
+export type { WorkerTrust } from "./worker-provenance.js";
 import { answerValue, prefixedOutcome, readSubmission, SUBMIT_RESULT, SUBMIT_RESULT_SPEC, SubmittedResult } from "./worker-result.js";
 
 /** What a worker knows of a subtask it depends on. */
@@ -32,18 +32,6 @@ export interface DependencyView {
   provenance?: Label;
 }
 
-/** What a worker knows of where its inputs came from, for the trust policy (docs/trust.md). */
-export interface WorkerTrust {
-  /** Each argument's label (absent: trusted, a plan literal). */
-  args: Readonly<Record<string, Label>>;
-  /** The label of its feedback (the critic's notes, untrusted when it had read untrusted results). */
-  feedback?: Label;
-  /** What the trusted instructions name for this subtask. */
-  designation: Designation;
-  /** Called before a call that will wait for a person because untrusted data steered it: the graph makes the worker's steps durable first. */
-  beforeSteeredCall?: () => Promise<void>;
-}
-
 /**
  * Runs a step of the worker so that it is not repeated when the worker runs again after a pause
  * or a crash (the graph implements it with LangGraph tasks): the step's saved result comes back
@@ -53,20 +41,6 @@ export type DurableStep = <T>(name: string, work: () => Promise<T>, keep?: (valu
 
 /** Runs every step afresh (outside a graph, and for the items of a map, whose order is not deterministic). */
 export const immediateStep: DurableStep = async (_name, work) => ({ value: await work(), replayed: false });
-
-/** Scans at most this much of an untrusted web value for links a worker may follow. */
-const LINK_SCAN_CHARS = 1_000_000;
-const MAX_LINKS = 2_000;
-
-/** The URLs written in a value read from the web (following one verbatim sends nothing out). */
-function collectLinks(value: unknown, into: Set<string>): void {
-  const text = (typeof value === "string" ? value : (JSON.stringify(value) ?? "")).slice(0, LINK_SCAN_CHARS);
-  for (const match of text.matchAll(/https?:\/\/[^\s"'<>\\`{}|^]+/g)) {
-    if (into.size >= MAX_LINKS) return;
-    // A sentence's final punctuation is not part of the link.
-    into.add(match[0].replace(/[.,;:!?)\]]+$/, ""));
-  }
-}
 
 export interface WorkerInput {
   agent: AgentDefinition;
@@ -359,21 +333,15 @@ function modelStep(
  */
 export async function runWorker(input: WorkerInput, options: CallOptions): Promise<WorkerOutcome> {
   const step = input.step ?? immediateStep;
-  const trust = input.trust;
-  const argLabel = (name: string): Label => trust?.args[name] ?? TRUSTED;
-  /** Everything the model has read so far: its prompt, then every tool output. What it chooses, and its result, carry this. */
-  let read: Label = trust
-    ? joinLabels(
-        ...Object.keys(input.args).map(argLabel),
-        ...input.dependencies.map((dependency) => dependency.provenance),
-        input.feedback.length > 0 ? trust.feedback : undefined,
-        ...(input.board ?? []).map((message) => message.label),
+  // What the model has read, and so what its calls and its result carry (absent: no trust policy).
+  const provenance = input.trust
+    ? new WorkerProvenance(
+        input.trust,
+        input.tools,
+        { args: Object.keys(input.args), dependencies: input.dependencies, feedback: input.feedback.length > 0, board: input.board ?? [] },
+        `${input.subtask.id} (${input.agent.name})`,
       )
-    : TRUSTED;
-  /** The label behind each handle the model may pass back. */
-  const handleLabels = new Map<string, Label>(Object.keys(input.args).map((name) => [`args.${name}`, argLabel(name)]));
-  /** Links read verbatim on the web: a GET of one is following it. */
-  const links = new Set<string>();
+    : undefined;
   const allowed = input.agent.tools.filter((name) => input.tools.has(name) && name !== SUBMIT_RESULT && name !== FIND_TOOLS && (input.allowedTools?.includes(name) ?? true));
   const toolCalls: WorkerToolCall[] = [];
   // What it is offered: every tool it may use, or — when the plan named its tools, or it may use more than the threshold — fewer, and find_tools.
@@ -382,12 +350,12 @@ export async function runWorker(input: WorkerInput, options: CallOptions): Promi
   const offer = offered.offer;
   if (offer) input.onOffer?.(offer);
   let discovery = input.discovery;
-  const systemNow = (): SystemMessage => new SystemMessage(workerPrompt(input.agent, [...offeredSet], input.maxSteps, offered.findTools ? allowed.length - offeredSet.size : 0, isUntrusted(read)));
+  const systemNow = (): SystemMessage => new SystemMessage(workerPrompt(input.agent, [...offeredSet], input.maxSteps, offered.findTools ? allowed.length - offeredSet.size : 0, provenance?.tainted ?? false));
   let system = systemNow();
   const prepared: PreparedInput = {
     input,
     args: Object.entries(input.args).map(([name, value]) => [name, prepareValue(value)]),
-    labels: Object.fromEntries(Object.keys(input.args).map((name) => [name, argLabel(name)])),
+    labels: Object.fromEntries(Object.keys(input.args).map((name) => [name, provenance?.argument(name) ?? TRUSTED])),
   };
   const handles = new Map<string, unknown>(Object.entries(input.args).map(([name, value]) => [`args.${name}`, value]));
   /** Handles to results that were cut for a checkpoint and replayed after a pause: their full value is gone. */
@@ -434,8 +402,7 @@ export async function runWorker(input: WorkerInput, options: CallOptions): Promi
     // A spent budget stops the run, not just this subtask.
     if ("budget" in reply) throw new BudgetExhaustedError(reply.budget);
   };
-  // What the model writes after reading untrusted data is marked as its own: no longer any source's own words.
-  const labelled = (): { label?: Label } => (trust ? { label: isUntrusted(read) ? joinLabels(read, untrustedLabel([sourceOf("model", `${input.subtask.id} (${input.agent.name})`)])) : read } : {});
+  const labelled = (): { label?: Label } => (provenance ? { label: provenance.result() } : {});
   const failed = (error: string, steps: number, failureKind: WorkerOutcome["failureKind"] = "error", summary = ""): WorkerOutcome => ({
     status: "failed",
     summary,
@@ -446,13 +413,6 @@ export async function runWorker(input: WorkerInput, options: CallOptions): Promi
     ...(offer ? { offer } : {}),
     ...labelled(),
   });
-  /** How a call's arguments came: the handles it passed (with their labels), and what the model had read. */
-  const provenanceOf = (args: Record<string, unknown>): CallProvenance | undefined => {
-    if (!trust) return undefined;
-    const references: Record<string, Label> = {};
-    for (const [key, value] of Object.entries(args)) if (isValueHandle(value)) references[key] = handleLabels.get(value[HANDLE_KEY]) ?? UNLABELLED;
-    return { context: read, references, designation: trust.designation, links };
-  };
   /** The outcome a valid submission stands for, or the problem to tell the model. */
   const settle = (submitted: SubmittedResult, steps: number): WorkerOutcome | { problem: string } => {
     const read = readSubmission(submitted, { handles, lost, summaries });
@@ -536,9 +496,10 @@ export async function runWorker(input: WorkerInput, options: CallOptions): Promi
         turn.results.push({ id: call.id ?? `${FIND_TOOLS}_${turnNumber}`, name: FIND_TOOLS, outcome: reply, handle: "", text: JSON.stringify(reply) });
         continue;
       }
-      const provenance = provenanceOf(call.args);
+      const called = provenance?.callProvenance(call.args);
       // A call that will wait for a person because untrusted data steered it: the graph makes the steps durable first.
-      if (trust?.beforeSteeredCall && input.tools.mayAskTrust(call.name) && input.tools.steering(call.name, call.args, provenance)) await trust.beforeSteeredCall();
+      const harden = provenance?.trust.beforeSteeredCall;
+      if (harden && input.tools.mayAskTrust(call.name) && input.tools.steering(call.name, call.args, called)) await harden();
       // The live call, with the full value (for handles); the step keeps a bounded copy.
       const fresh: { call?: WorkerToolCall } = {};
       const { value: kept, replayed } = await step<ToolStep>("worker_tool", async () => {
@@ -546,8 +507,8 @@ export async function runWorker(input: WorkerInput, options: CallOptions): Promi
         let outcome: ToolOutcome;
         let args: unknown = call.args;
         const substituted = substituteHandles(input.tools, call.name, call.args, handles, lost);
-        const called = provenance ? { ...input.toolContext, provenance } : input.toolContext;
-        const context = input.callIdFor ? { ...called, callId: input.callIdFor(toolCalls.length + 1, call.name, call.args) } : called;
+        const withProvenance = called ? { ...input.toolContext, provenance: called } : input.toolContext;
+        const context = input.callIdFor ? { ...withProvenance, callId: input.callIdFor(toolCalls.length + 1, call.name, call.args) } : withProvenance;
         if ("error" in substituted) {
           // Refused before it runs, but through the registry: the permission check and the audit trail see it.
           outcome = await input.tools.call(call.name, call.args, context, { refusal: { code: "unknown_handle", message: substituted.error } });
@@ -569,15 +530,9 @@ export async function runWorker(input: WorkerInput, options: CallOptions): Promi
       toolCalls.push(record);
       await input.onToolCall?.(record, replayed);
       const handle = `results.${toolCalls.length}`;
-      // What the model reads of this call now carries its label; an outcome without one (kept before labels) is untrusted.
-      const label = trust ? (record.outcome.label ?? (input.tools.trust ? UNLABELLED : TRUSTED)) : undefined;
-      if (label) {
-        read = joinLabels(read, label);
-        handleLabels.set(handle, label);
-        // Links only from what the web itself returned (a page, search results), never from what a model composed.
-        if (record.outcome.ok && input.tools.readsPublicWeb(call.name, record.args, record.outcome.value)) collectLinks(record.outcome.value, links);
-        if (isUntrusted(label) && !system.text.includes(SPOTLIGHT_RULE)) system = systemNow();
-      }
+      // What the model reads of this call now carries its label.
+      const label = provenance?.note(handle, call.name, record.args, record.outcome);
+      if (isUntrusted(label) && !system.text.includes(SPOTLIGHT_RULE)) system = systemNow();
       if (record.outcome.ok) {
         if (live === undefined && kept.cut) lost.add(handle);
         else handles.set(handle, record.outcome.value);

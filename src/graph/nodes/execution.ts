@@ -9,7 +9,7 @@ import { errorMessage } from "../../core/errors.js";
 import { ArgReferenceError, describeShape } from "../../core/json-path.js";
 import { LIMITS } from "../../core/limits.js";
 import { type FailureKind, isArgRef, type MapTally, type PlannedSubtask, type SubtaskResult, type ToolOffer } from "../../core/plan.js";
-import { type CallProvenance, describeSources, isUntrusted, joinLabels, type Label, TRUSTED } from "../../core/provenance.js";
+import { describeSources, isUntrusted, joinLabels, type Label, TRUSTED } from "../../core/provenance.js";
 import { resolveArgs } from "../../core/refs.js";
 import type { ToolCallRecord } from "../../core/run.js";
 import type { LabelledEntry } from "../../core/stash.js";
@@ -20,6 +20,7 @@ import { announceBudgetStop, callOptions, createMeter, emit, firstPassOf, type G
 import { artifactProblem, ArtifactRecorder } from "../artifacts.js";
 import { LiveBoard } from "../board.js";
 import { approvalByInterrupt, createDeferredSteps, durableStep } from "../durable.js";
+import { argumentLabels, directProvenance } from "../subtask-provenance.js";
 import { type ItemOutcome, runMap } from "../map-run.js";
 import type { Update } from "../state.js";
 
@@ -113,26 +114,18 @@ async function dependencyValues(deps: GraphDeps, payload: SubtaskPayload): Promi
   return values;
 }
 
-/** Each argument's label: a reference keeps its source's (the whole result's), a literal of the plan is trusted. */
-function argumentLabels(subtask: PlannedSubtask, values: ReadonlyMap<string, LabelledEntry>): Record<string, Label> {
-  return Object.fromEntries(Object.entries(subtask.args).map(([name, arg]) => [name, isArgRef(arg) ? (values.get(arg.ref)?.label ?? TRUSTED) : TRUSTED]));
-}
-
-/** A direct step's calls: no model chose anything; references carry their sources' labels, literals were written in the plan. */
-function directProvenance(subtask: PlannedSubtask, labels: Readonly<Record<string, Label>>): CallProvenance {
-  const references: Record<string, Label> = {};
-  const literals: string[] = [];
-  for (const [name, arg] of Object.entries(subtask.args)) {
-    if (isArgRef(arg)) references[name] = labels[name] ?? TRUSTED;
-    else literals.push(name);
-  }
-  return { context: TRUSTED, references, literals };
-}
-
 function mapSummary(tally: MapTally): string {
   if (tally.failed === 0) return `${tally.succeeded}/${tally.total} items succeeded`;
   const failures = tally.failures.map((failure) => `${failure.input} (${failure.error})`).join("; ");
   return truncate(`${tally.succeeded}/${tally.total} items succeeded; failed: ${failures}${tally.failed > tally.failures.length ? ` and ${tally.failed - tally.failures.length} more` : ""}`, LIMITS.previewChars);
+}
+
+/** Whether some call the subtask can make passes `test`: its direct step's tool, or any tool its worker's agent reaches (a map never waits for a person). */
+function anyCall(deps: GraphDeps, subtask: PlannedSubtask, allowedTools: readonly string[] | null | undefined, test: (name: string) => boolean): boolean {
+  if (subtask.mapOver !== undefined) return false;
+  const usable = (name: string): boolean => (allowedTools?.includes(name) ?? true) && test(name);
+  if (subtask.tool !== undefined) return usable(subtask.tool);
+  return deps.agents.get(subtask.agent)?.tools.some(usable) ?? false;
 }
 
 /**
@@ -140,23 +133,12 @@ function mapSummary(tally: MapTally): string {
  * that needs one for its agent, or a worker whose agent reaches such a tool (a map never waits).
  */
 export function subtaskMayPause(deps: GraphDeps, subtask: PlannedSubtask, allowedTools?: readonly string[] | null): boolean {
-  if (subtask.mapOver !== undefined) return false;
-  const usable = (name: string): boolean => allowedTools?.includes(name) ?? true;
-  if (subtask.tool !== undefined) return usable(subtask.tool) && deps.tools.needsApproval(subtask.tool, subtask.agent);
-  const agent = deps.agents.get(subtask.agent);
-  return agent !== undefined && agent.tools.some((name) => usable(name) && deps.tools.needsApproval(name, subtask.agent));
+  return anyCall(deps, subtask, allowedTools, (name) => deps.tools.needsApproval(name, subtask.agent));
 }
 
-/**
- * Whether untrusted data could make one of the subtask's calls wait for a person: the trust
- * policy asks, and the subtask can make a call with an effect (a map never waits).
- */
+/** Whether untrusted data could make one of the subtask's calls wait for a person: the trust policy asks, and the subtask can make a call with an effect. */
 export function subtaskMaySteer(deps: GraphDeps, subtask: PlannedSubtask, allowedTools?: readonly string[] | null): boolean {
-  if (subtask.mapOver !== undefined) return false;
-  const usable = (name: string): boolean => allowedTools?.includes(name) ?? true;
-  if (subtask.tool !== undefined) return usable(subtask.tool) && deps.tools.mayAskTrust(subtask.tool);
-  const agent = deps.agents.get(subtask.agent);
-  return agent !== undefined && agent.tools.some((name) => usable(name) && deps.tools.mayAskTrust(name));
+  return anyCall(deps, subtask, allowedTools, (name) => deps.tools.mayAskTrust(name));
 }
 
 /**
