@@ -19,17 +19,39 @@ export interface WorkerTrust {
   beforeSteeredCall?: () => Promise<void>;
 }
 
-/** Scans at most this much of a value read on the web for links a worker may follow. */
+/** How much of each value read on the web is searched for a link, and how many values are kept. */
 const LINK_SCAN_CHARS = 1_000_000;
-const MAX_LINKS = 2_000;
+const MAX_PAGES = 50;
+const URL_CHAR = /[\p{L}\p{N}_\-./~?=&%#+:@!$,;*'()[\]]/u;
 
-/** The URLs written in a value read from the web (following one verbatim sends nothing out). */
-function collectLinks(value: unknown, into: Set<string>): void {
-  const text = (typeof value === "string" ? value : (JSON.stringify(value) ?? "")).slice(0, LINK_SCAN_CHARS);
-  for (const match of text.matchAll(/https?:\/\/[^\s"'<>\\`{}|^]+/g)) {
-    if (into.size >= MAX_LINKS) return;
-    // A sentence's final punctuation is not part of the link.
-    into.add(match[0].replace(/[.,;:!?)\]]+$/, ""));
+/**
+ * The pages a worker read on the web, asked whether a URL appeared in one verbatim (following it
+ * sends nothing out). Searched only when a call asks — rarely — rather than scanned for every
+ * link as each page arrives.
+ */
+class WebLinks {
+  readonly #pages: unknown[] = [];
+  readonly #texts = new Map<unknown, string>();
+
+  add(value: unknown): void {
+    if (this.#pages.length < MAX_PAGES) this.#pages.push(value);
+  }
+
+  has(url: string): boolean {
+    if (!/^https?:\/\//.test(url)) return false;
+    return this.#pages.some((page) => {
+      let text = this.#texts.get(page);
+      if (text === undefined) {
+        text = (typeof page === "string" ? page : (JSON.stringify(page) ?? "")).slice(0, LINK_SCAN_CHARS);
+        this.#texts.set(page, text);
+      }
+      // The URL whole, not the start of a longer one.
+      for (let from = text.indexOf(url); from >= 0; from = text.indexOf(url, from + 1)) {
+        const after = text[from + url.length];
+        if (after === undefined || !URL_CHAR.test(after) || ".,;:!?)]".includes(after)) return true;
+      }
+      return false;
+    });
   }
 }
 
@@ -43,7 +65,7 @@ export class WorkerProvenance {
   readonly #tools: ToolRegistry;
   readonly #writer: string;
   readonly #handles: Map<string, Label>;
-  readonly #links = new Set<string>();
+  readonly #links = new WebLinks();
   #read: Label;
 
   constructor(trust: WorkerTrust, tools: ToolRegistry, shown: { args: readonly string[]; dependencies: ReadonlyArray<{ provenance?: Label }>; feedback: boolean; board: readonly BoardMessage[] }, writer: string) {
@@ -85,7 +107,7 @@ export class WorkerProvenance {
     this.#read = joinLabels(this.#read, label);
     this.#handles.set(handle, label);
     // Links only from what the web itself returned (a page, search results), never from what a model composed.
-    if (outcome.ok && this.#tools.readsPublicWeb(tool, args, outcome.value)) collectLinks(outcome.value, this.#links);
+    if (outcome.ok && this.#tools.readsPublicWeb(tool, args, outcome.value)) this.#links.add(outcome.value);
     return label;
   }
 

@@ -12,6 +12,9 @@ export interface Designation {
   texts: readonly string[];
   /** Values the plan gave the subtask, as text (string leaves of its literals and of trusted referenced values). */
   values: ReadonlySet<string>;
+  /** The same values as workspace paths (normalised) and as names (spaces collapsed, lower case), for matching. */
+  paths: ReadonlySet<string>;
+  names: ReadonlySet<string>;
   /** Workspace paths the plan says the subtask creates, changes or deletes ([] when it declares none). */
   writes: readonly string[];
   /** The tools the plan gave the subtask; null when it may use any of its agent's. */
@@ -55,7 +58,20 @@ export function designationFor(task: string, subtask: PlannedSubtask, trustedVal
   for (const arg of Object.values(subtask.args)) if (!isArgRef(arg)) collectLeaves(arg.value, values, budget);
   for (const value of Object.values(trustedValues)) collectLeaves(value, values, budget);
   const texts = [task, subtask.label, ...answers].map((text) => text.slice(0, LIMITS.textChars));
-  return { texts, values, writes: (subtask.writes ?? []).map(normalisePath), tools: subtask.tools ?? null };
+  const short = [...values].filter((value) => value.length < 4_096);
+  return {
+    texts,
+    values,
+    paths: new Set(short.map(normalisePath)),
+    names: new Set(short.map(nameOf)),
+    writes: (subtask.writes ?? []).map(normalisePath),
+    tools: subtask.tools ?? null,
+  };
+}
+
+/** A name as matched: spaces collapsed, lower case. */
+function nameOf(text: string): string {
+  return text.replace(/\s+/g, " ").trim().toLowerCase();
 }
 
 /** A workspace path as written in different ways: `./a/b`, `/workspace/a/b/`, `a//b` are all `a/b`. */
@@ -108,7 +124,7 @@ export function designates(designation: Designation, kind: TargetKind, value: un
     case "path": {
       const path = normalisePath(value);
       if (designation.writes.length > 0) return withinWrites(path, designation.writes);
-      if ([...designation.values].some((given) => normalisePath(given) === path && given.length < 4_096)) return true;
+      if (designation.paths.has(path)) return true;
       return path !== "" && designation.texts.some((text) => mentions(text, path, PATH_CHAR) || mentions(text, value, PATH_CHAR));
     }
     case "url":
@@ -116,8 +132,7 @@ export function designates(designation: Designation, kind: TargetKind, value: un
     case "name": {
       const name = value.replace(/\s+/g, " ").trim();
       if (name === "") return false;
-      const lower = name.toLowerCase();
-      if ([...designation.values].some((given) => given.length < 4_096 && given.replace(/\s+/g, " ").trim().toLowerCase() === lower)) return true;
+      if (designation.names.has(name.toLowerCase())) return true;
       return designation.texts.some((text) => mentions(text.replace(/\s+/g, " "), name, WORD_CHAR, true));
     }
     default:

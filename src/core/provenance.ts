@@ -134,8 +134,8 @@ export interface CallProvenance {
   literals?: readonly string[];
   /** What the trusted instructions name for this subtask: a target matching it was not chosen by untrusted data. */
   designation?: Designation;
-  /** URLs that appeared verbatim in public web content the caller read: fetching one is following a link, not sending data out. */
-  links?: ReadonlySet<string>;
+  /** Whether a URL appeared verbatim in public web content the caller read: fetching one is following a link, not sending data out. */
+  links?: { has(url: string): boolean };
 }
 
 /**
