@@ -23,6 +23,7 @@ import { measureFanOut } from "./fan-out.js";
 import { measureMapThroughput } from "./map-throughput.js";
 import { measureMemory } from "./memory.js";
 import { measureMisbehaviour } from "./misbehaviour.js";
+import { measureTrust } from "./trust.js";
 import { runOfflineCorpus } from "./offline-corpus.js";
 import { measureOverhead } from "./overhead.js";
 import { measurePromptTokens } from "./prompt-tokens.js";
@@ -68,6 +69,7 @@ const BENCHMARKS = [
   "fairness",
   "holds",
   "misbehaviour",
+  "trust",
 ];
 
 const { values } = parseArgs({
@@ -129,6 +131,7 @@ const hostile = await bench("hostile", "hostile inputs (one key's programs in di
 const fairness = await bench("fairness", "fair queues (another key's flood of evals and tasks, then one small one)…", () => measureFairQueues({ evals: 4, casesEach: 25, tasks: 40, maxRunning: 4 }));
 const holds = await bench("holds", "held effects in streamed planning (writes wait for the plan, reads do not)…", () => measureStreamedHolds({ planMs: 400, runs: Math.max(3, Math.ceil(runs / 4)) }));
 const misbehaviour = await bench("misbehaviour", "misbehaving models (ten classes on both wires, streaming and not) and the prompt cache over a ten-subtask run…", () => measureMisbehaviour());
+const trust = await bench("trust", "untrusted data (the injection corpus defended and not, the benign corpus, the labels' cost)…", () => measureTrust({ runs, log: progress }));
 const adversarial = await bench("adversarial", "adversarial tasks (three 5,000-character tasks while /health is polled)…", () => measureAdversarial({ chars: 5_000, pollMs: 50 }));
 
 // The Postgres benchmarks share one throwaway cluster (synced commits, as a real deployment has them).
@@ -181,6 +184,7 @@ const report: BenchReport = {
   criticalPath,
   discovery,
   memory,
+  trust,
   queues,
   scaleOut,
   peers,
@@ -204,6 +208,7 @@ const report: BenchReport = {
     criticalPath: criticalPath?.target.met,
     discovery: discovery?.target.met,
     memory: memory?.target.met,
+    trust: trust?.target.met,
     scaleOut: scaleOut?.targets.met,
     peers: peers?.target.met,
     protocols: protocols?.target.met,

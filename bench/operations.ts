@@ -11,6 +11,7 @@ import path from "node:path";
 import { emptyCheckpoint, uuid6 } from "@langchain/langgraph-checkpoint";
 import { pino } from "pino";
 import { TroupeConfig } from "../src/config/config-file.js";
+import { TRUSTED } from "../src/core/provenance.js";
 import { Troupe } from "../src/runtime/engine.js";
 import { createApp } from "../src/server/app.js";
 import { Background } from "../src/server/background.js";
@@ -61,7 +62,7 @@ async function populate(store: Store, count: number, running: number): Promise<v
         for (const [seq, type] of ["run-start", "plan-ready", "subtask-start", "subtask-end", "run-end"].entries()) {
           await store.events.append(id, { type: "answer", text: `${type} ${seq} ${"·".repeat(120)}` });
         }
-        await store.stash.put({ runId: id, subtaskId: "s1" }, { result: "r".repeat(1_024), index });
+        await store.stash.put({ runId: id, subtaskId: "s1" }, { result: "r".repeat(1_024), index }, TRUSTED);
         let config = { configurable: { thread_id: threadId, checkpoint_ns: "" } } as Parameters<Store["checkpointer"]["put"]>[0];
         for (let step = 0; step < 3; step += 1) {
           const checkpoint = { ...emptyCheckpoint(), id: uuid6(-1), channel_values: { runId: id, task: `task ${index}`, results: { s1: { ref: `stash:${id}/s1`, summary: "x".repeat(200) } }, step }, channel_versions: { runId: 1, task: 1, results: step + 1, step: step + 1 } };

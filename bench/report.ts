@@ -9,6 +9,7 @@ import type { MapThroughputReport } from "./map-throughput.js";
 import type { MemoryBenchReport } from "./memory.js";
 import { type OperationsBenchReport, operationsSection } from "./operations.js";
 import type { MisbehaviourReport } from "./misbehaviour.js";
+import { type TrustBenchReport, trustSection } from "./trust.js";
 import type { OfflineCorpusReport } from "./offline-corpus.js";
 import type { OverheadReport, VariantFigures } from "./overhead.js";
 import type { PromptTokensReport } from "./prompt-tokens.js";
@@ -46,6 +47,7 @@ export interface BenchReport {
   discovery?: DiscoveryReport;
   memory?: MemoryBenchReport;
   misbehaviour?: MisbehaviourReport;
+  trust?: TrustBenchReport;
   queues?: QueueCompareReport;
   scaleOut?: ScaleOutReport;
   peers?: PeersReport;
@@ -70,6 +72,7 @@ export interface BenchReport {
     discovery?: boolean;
     misbehaviour?: boolean;
     memory?: boolean;
+    trust?: boolean;
     scaleOut?: boolean;
     peers?: boolean;
     protocols?: boolean;
@@ -558,6 +561,7 @@ export function renderReport(report: BenchReport): string {
     report.criticalPath && criticalPathSection(report.criticalPath),
     report.discovery && discoverySection(report.discovery),
     report.memory && memorySection(report.memory),
+    report.trust && trustSection(report.trust),
     report.queues && queuesSection(report.queues),
     report.scaleOut && scaleOutSection(report.scaleOut),
     report.peers && peersSection(report.peers),
@@ -590,6 +594,7 @@ export function renderReport(report: BenchReport): string {
       ["operations", targets.operations],
       ["hostile-input /health", targets.hostileHealth],
       ["misbehaviour", targets.misbehaviour],
+      ["trust", targets.trust],
     ] as const).map(([name, met]) => `${name} ${verdict(met)}`).join(", ")} (figures are reported, never enforced)`,
   ].join("\n");
 }

@@ -59,7 +59,13 @@ describe("MCP tools from a real server over stdio", () => {
       { permissions: { grants: [{ agent: "execute", tool: "notes.*", level: "EXECUTE", grantedBy: "test" }] } },
     );
     try {
-      expect(await troupe.callTool("notes.echo", { message: "hi" }, { agent: "research" })).toEqual({ ok: true, value: { text: "echo: hi" }, summary: "echo: hi" });
+      // A server not marked trusted: its results are untrusted data (docs/trust.md).
+      expect(await troupe.callTool("notes.echo", { message: "hi" }, { agent: "research" })).toEqual({
+        ok: true,
+        value: { text: "echo: hi" },
+        summary: "echo: hi",
+        label: { trust: "untrusted", sources: [{ kind: "mcp", name: "notes.echo" }] },
+      });
       expect(await troupe.callTool("notes.add_note", { text: "secret plan" }, { agent: "research" })).toMatchObject({ ok: false, error: { code: "permission_denied" } });
       expect(await troupe.callTool("notes.add_note", { text: 42 }, { agent: "execute" })).toMatchObject({ ok: false, error: { code: "invalid_arguments" } });
       expect(await troupe.callTool("notes.add_note", { text: "groceries" }, { agent: "execute" })).toMatchObject({ ok: true, value: { text: "stored note 1", structured: { count: 1 } } });
@@ -122,10 +128,11 @@ describe("MCP tools over streamable HTTP", () => {
         const match = /listening (\d+)/.exec(chunk.toString());
         if (match?.[1]) resolve(match[1]);
       }));
-      const { troupe } = await engineWith({ remote: { url: `http://127.0.0.1:${port}/mcp` } });
+      // Marked trusted in the config: its results are the user's own data.
+      const { troupe } = await engineWith({ remote: { url: `http://127.0.0.1:${port}/mcp`, trusted: true } });
       try {
         expect(troupe.tools.names().filter((name) => name.startsWith("remote."))).toEqual(["remote.add_note", "remote.delete_notes", "remote.echo", "remote.fail"]);
-        expect(await troupe.callTool("remote.echo", { message: "over http" }, { agent: "research" })).toMatchObject({ ok: true, value: { text: "echo: over http" } });
+        expect(await troupe.callTool("remote.echo", { message: "over http" }, { agent: "research" })).toMatchObject({ ok: true, value: { text: "echo: over http" }, label: { trust: "trusted" } });
       } finally {
         await troupe.shutdown();
       }

@@ -4,6 +4,9 @@ import { describe, expect, it } from "vitest";
 import type { MemoryItem } from "../src/core/memory.js";
 import type { RunResult } from "../src/core/run.js";
 import { runCli, tempDir } from "./helpers.js";
+import { sourceOf, untrustedLabel } from "../src/core/provenance.js";
+import { memoryNamespaceFor } from "../src/runtime/memory-owner.js";
+import { openSqliteStore } from "../src/store/index.js";
 
 const json = <T = RunResult>(stdout: string): T => JSON.parse(stdout) as T;
 
@@ -101,7 +104,7 @@ describe("long-term memory from the CLI", () => {
     const list = json<{ total: number; items: MemoryItem[] }>(listed.stdout);
     expect(list.total).toBe(1);
     const [item] = list.items;
-    expect(item).toMatchObject({ text: "the capital of Atlantis is Poseidonia", subject: "the capital of Atlantis", sourceRun: rememberRun.runId, expiresAt: null });
+    expect(item).toMatchObject({ text: "the capital of Atlantis is Poseidonia", subject: "the capital of Atlantis", sourceRun: rememberRun.runId, expiresAt: null, label: { trust: "trusted" } });
 
     const searched = json<{ retrieval: string; items: MemoryItem[] }>((await runCli(["memory", "search", "Atlantis capital", "--json"], { cwd: directory })).stdout);
     expect([searched.retrieval, searched.items.map((hit) => hit.id)]).toEqual(["lexical", [item?.id]]);
@@ -109,6 +112,19 @@ describe("long-term memory from the CLI", () => {
     expect(json<MemoryItem>(shown.stdout).id).toBe(item?.id);
     const human = await runCli(["memory", "show", item?.id ?? ""], { cwd: directory });
     expect(human.stdout).toContain(`saved by: ${rememberRun.runId}`);
+    expect(human.stdout).toContain("trust: trusted");
+    // A fact a run saved from untrusted content shows its label.
+    const store = openSqliteStore(path.join(directory, ".troupe"));
+    const poisoned = await store.memories.save(memoryNamespaceFor(undefined), {
+      text: "the vault code is 1234",
+      subject: "vault code",
+      sourceRun: "run-earlier",
+      label: untrustedLabel([sourceOf("web", "https://evil.test/notes")]),
+    });
+    await store.close();
+    expect((await runCli(["memory", "list"], { cwd: directory })).stdout).toMatch(/untrusted {2}the vault code is 1234/);
+    expect((await runCli(["memory", "show", poisoned.item.id], { cwd: directory })).stdout).toContain("trust: untrusted (web https://evil.test/notes)");
+    expect(await runCli(["memory", "forget", poisoned.item.id], { cwd: directory })).toMatchObject({ code: 0 });
 
     // An API key's memory is not the local user's.
     const theirs = await runCli(["memory", "list", "--principal", "alice", "--json"], { cwd: directory });

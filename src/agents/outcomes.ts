@@ -1,6 +1,8 @@
 import { LIMITS } from "../core/limits.js";
 import type { Artifact, FailureKind, MissingFiles } from "../core/plan.js";
 import { isMappedReport, type MappedExecutionReport } from "../core/map-report.js";
+import { describeSources, isUntrusted, type Label } from "../core/provenance.js";
+import { spotlight } from "../core/spotlight.js";
 import { preview, truncate } from "../core/text.js";
 import { scaled } from "./prompt-budget.js";
 
@@ -32,6 +34,8 @@ export interface OutcomeView {
   };
   /** The beginning of the stashed result (JSON), when it says more than the summary. */
   extract?: string;
+  /** Its untrusted sources, when it has any: its texts are then delimited and marked as data. */
+  untrusted?: string;
 }
 
 /** A file as a prompt shows it: what happened to it, its size, and whether it holds what it was meant to. */
@@ -47,11 +51,13 @@ export interface ArtifactView {
 }
 
 /** An outcome with the stashed result behind it, from which a prompt takes bounded extracts. */
-export interface OutcomeSource extends Omit<OutcomeView, "items" | "extract" | "files"> {
+export interface OutcomeSource extends Omit<OutcomeView, "items" | "extract" | "files" | "untrusted"> {
   value?: unknown;
   artifacts?: Artifact[];
   /** Files its map's items were to make and the workspace does not hold. */
   missingFiles?: MissingFiles;
+  /** Where its result came from (absent: trusted). */
+  provenance?: Label;
 }
 
 function artifactView(artifact: Artifact): ArtifactView {
@@ -134,21 +140,59 @@ export function renderOutcomes(sources: readonly OutcomeSource[], detail: number
   const summaryChars = scaled(LIMITS.previewChars, detail, 80);
   const errorChars = scaled(LIMITS.previewChars, detail, 100);
   const fileCount = scaled(LIMITS.artifactsKept, detail, 3);
-  return sources.map(({ value, artifacts, ...source }) => {
-    const view: OutcomeView = { ...source };
-    if (artifacts && artifacts.length > 0) view.files = artifacts.slice(0, fileCount).map(artifactView);
-    if (source.summary !== undefined) view.summary = truncate(source.summary, summaryChars);
-    if (source.error !== undefined) view.error = truncate(source.error, errorChars);
-    if (value === undefined) return view;
-    if (isReport(value)) {
-      view.items = itemsView(value, detail, sizes);
-      return view;
-    }
-    const extractChars = Math.round(sizes.extractChars * detail);
-    if (extractChars > 0 && source.status === "done") {
-      const text = truncate(jsonText(value), extractChars);
-      if (text !== source.summary) view.extract = text;
-    }
-    return view;
+  return sources.map(({ value, artifacts, provenance, ...source }) => {
+    const view = renderOutcome(source, value, artifacts, detail, sizes, { summaryChars, errorChars, fileCount });
+    return isUntrusted(provenance) ? spotlightView(view, provenance) : view;
   });
+}
+
+/** Whether any outcome came from untrusted data (its role's system prompt then says what marked data is). */
+export function anyUntrusted(sources: readonly OutcomeSource[]): boolean {
+  return sources.some((source) => isUntrusted(source.provenance));
+}
+
+/** An untrusted outcome's texts delimited and marked as data. */
+function spotlightView(view: OutcomeView, label: Label): OutcomeView {
+  const marked: OutcomeView = { ...view, untrusted: describeSources(label) };
+  if (view.summary !== undefined) marked.summary = spotlight(view.summary, label);
+  if (view.error !== undefined) marked.error = spotlight(view.error, label);
+  if (view.extract !== undefined) marked.extract = spotlight(view.extract, label);
+  if (view.items) {
+    marked.items = {
+      ...view.items,
+      listed: view.items.listed.map((item) => ({
+        ...item,
+        input: spotlight(item.input, label),
+        ...(item.output !== undefined ? { output: spotlight(item.output, label) } : {}),
+        ...(item.error !== undefined ? { error: spotlight(item.error, label) } : {}),
+      })),
+    };
+  }
+  return marked;
+}
+
+/** One outcome at a level of detail (before any marking). */
+function renderOutcome(
+  source: Omit<OutcomeSource, "value" | "artifacts" | "provenance">,
+  value: unknown,
+  artifacts: Artifact[] | undefined,
+  detail: number,
+  sizes: ExtractSizes,
+  { summaryChars, errorChars, fileCount }: { summaryChars: number; errorChars: number; fileCount: number },
+): OutcomeView {
+  const view: OutcomeView = { ...source };
+  if (artifacts && artifacts.length > 0) view.files = artifacts.slice(0, fileCount).map(artifactView);
+  if (source.summary !== undefined) view.summary = truncate(source.summary, summaryChars);
+  if (source.error !== undefined) view.error = truncate(source.error, errorChars);
+  if (value === undefined) return view;
+  if (isReport(value)) {
+    view.items = itemsView(value, detail, sizes);
+    return view;
+  }
+  const extractChars = Math.round(sizes.extractChars * detail);
+  if (extractChars > 0 && source.status === "done") {
+    const text = truncate(jsonText(value), extractChars);
+    if (text !== source.summary) view.extract = text;
+  }
+  return view;
 }

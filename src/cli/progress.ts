@@ -42,7 +42,7 @@ export function printProgress(event: StoredEvent): void {
       err(`${color.cyan("▸")} ${event.subtaskId} started [${event.agent}]${event.attempt > 1 ? ` (attempt ${event.attempt})` : ""}`);
       break;
     case "tool-call":
-      err(color.dim(`    · ${event.subtaskId ?? ""} ${event.tool} ${event.ok ? "ok" : "failed"} (${formatMs(event.durationMs)}): ${oneLine(event.preview, 90)}`));
+      err(color.dim(`    · ${event.subtaskId ?? ""} ${event.tool} ${event.ok ? "ok" : "failed"} (${formatMs(event.durationMs)}): ${oneLine(event.preview, 90)}${event.untrusted ? ` [untrusted: ${oneLine(event.untrusted, 60)}]` : ""}`));
       for (const note of event.notes ?? []) err(color.dim(`      ${oneLine(note, 120)}`));
       break;
     case "subtask-planned":
@@ -86,6 +86,8 @@ export function printProgress(event: StoredEvent): void {
       break;
     case "approval-request":
       err(`${color.yellow("⏸")} waiting for a person: ${event.interrupt.kind}`);
+      // A call untrusted data steered says so, and names the source.
+      if (typeof event.interrupt.payload.steering === "object" && typeof event.interrupt.payload.reason === "string") err(color.yellow(`    ! ${oneLine(event.interrupt.payload.reason, 300)}`));
       break;
     case "answer":
       err(`${color.cyan("▸")} answer ready`);

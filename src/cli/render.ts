@@ -4,6 +4,7 @@ import { describeTokens, type RunResult, type UnfinishedSubtask } from "../core/
 import { truncate } from "../core/text.js";
 import { describeDecision } from "../core/vote.js";
 import { color, formatMs, out } from "./io.js";
+import { describeSources, isUntrusted } from "../core/provenance.js";
 
 const MARK: Record<string, string> = { done: "✓", failed: "✗", skipped: "-", running: "…", pending: "·" };
 
@@ -17,7 +18,8 @@ export function planLines(plan: SubtaskView[]): string[] {
     const mark = partial ? "◐" : (MARK[subtask.status] ?? "?");
     const status = partial ? "partial" : subtask.failureKind && subtask.failureKind !== "error" ? `${subtask.status} (${subtask.failureKind})` : subtask.status;
     const worker = subtask.tool !== undefined ? `${subtask.agent} · ${subtask.tool}` : subtask.agent;
-    return `  ${mark} ${subtask.id} [${worker}] ${truncate(subtask.label, 80)}${after} — ${status}${items}${duration}${attempts}`;
+    const untrusted = isUntrusted(subtask.provenance) ? ` · untrusted (${truncate(describeSources(subtask.provenance), 80)})` : "";
+    return `  ${mark} ${subtask.id} [${worker}] ${truncate(subtask.label, 80)}${after} — ${status}${items}${duration}${attempts}${untrusted}`;
   });
 }
 

@@ -9,6 +9,7 @@ import { RetentionConfig } from "../core/retention.js";
 import { ScheduleInput } from "../core/schedule.js";
 import { WebhooksConfig } from "../core/webhook.js";
 import { readUserFileSync } from "./user-files.js";
+import { TrustConfig } from "./trust-config.js";
 
 /** How a provider is asked for machine-read answers: JSON-schema response format, forced tool call, or JSON mode. */
 export const StructuredMethod = z.enum(["jsonSchema", "functionCalling", "jsonMode"]);
@@ -195,6 +196,8 @@ export const TroupeConfig = z
     schedules: z.array(ScheduleInput).max(200).optional(),
     /** Signed webhooks: the secret, a default, where deliveries may go, retries (see core/webhook.ts). */
     webhooks: WebhooksConfig.optional(),
+    /** Untrusted workspace paths, and what a call steered by untrusted data does (docs/trust.md). */
+    trust: TrustConfig.optional(),
   })
   .strict();
 export type TroupeConfig = z.infer<typeof TroupeConfig>;

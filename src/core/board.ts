@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { Label } from "./provenance.js";
 import { LIMITS } from "./limits.js";
 
 /**
@@ -29,6 +30,8 @@ export const BoardMessage = z.object({
   at: z.number(),
   /** The review round it was posted in. */
   round: z.number().int().min(0),
+  /** Where its text came from: a subtask that had read untrusted content posts untrusted text. */
+  label: Label.optional(),
 });
 export type BoardMessage = z.infer<typeof BoardMessage>;
 

@@ -43,6 +43,8 @@ export const TurnResult = z.object({
   value: z.string().optional(),
   /** The subtask wrote files: its result reports a write, not a value a follow-up means by "it". */
   wrote: z.boolean().optional(),
+  /** The result's untrusted sources: its summary and value are never shown to a planner, only its handle. */
+  untrusted: z.string().optional(),
 });
 export type TurnResult = z.infer<typeof TurnResult>;
 
@@ -53,6 +55,8 @@ export const Turn = z.object({
   /** How the run ended: its status (`completed`, `failed`, `cancelled`). */
   status: z.string(),
   answer: z.string().nullable(),
+  /** The answer was written from untrusted results: a planner is not shown it. */
+  answerUntrusted: z.boolean().optional(),
   results: z.array(TurnResult),
   /** Workspace files the run wrote, the last last. */
   files: z.array(z.string()),
@@ -88,9 +92,14 @@ export function summaryText(summary: ConversationSummary): string | null {
   return [head, ...summary.lines].filter(Boolean).join("; ");
 }
 
+/** What a planner is shown instead of untrusted text: that it exists, and how to reach it. */
+export const WITHHELD = "[untrusted data: not shown to the planner; a worker can take it by its handle]";
+
 /** One line of the running summary for a trimmed turn: its number, task and what came of it. */
 export function digestOf(turn: Turn, number: number): string {
-  const outcome = turn.status !== "completed" ? turn.status : (turn.results.at(-1)?.summary ?? turn.answer ?? "done");
+  const last = turn.results.at(-1);
+  const lastText = last === undefined ? undefined : last.untrusted !== undefined ? "(untrusted data)" : last.summary;
+  const outcome = turn.status !== "completed" ? turn.status : (lastText ?? (turn.answerUntrusted ? "(an answer from untrusted data)" : turn.answer) ?? "done");
   const files = turn.files.length > 0 ? ` (wrote ${turn.files.slice(-2).join(", ")})` : "";
   const line = `#${number} "${truncate(oneLine(turn.task), 50)}" → ${truncate(oneLine(outcome), 50)}${files}`;
   return truncate(line, CONVERSATION_LIMITS.digestChars);
@@ -132,8 +141,15 @@ export type ConversationView = z.infer<typeof ConversationView>;
 
 /** A kept turn as the prompt shows it. */
 export function turnView(turn: Turn, number: number): TurnView {
-  const view: TurnView = { turn: number, run: turn.run, task: turn.task, status: turn.status, results: turn.results };
-  if (turn.answer) view.answer = turn.answer;
+  // Untrusted results are shown by handle, shape and size only: the planner never reads untrusted text.
+  const results = turn.results.map((result) => {
+    if (result.untrusted === undefined) return result;
+    // Not even the sources' names: a URL or a file name is chosen by whoever wrote the data.
+    const { value: _value, ...rest } = result;
+    return { ...rest, summary: WITHHELD, untrusted: "yes" };
+  });
+  const view: TurnView = { turn: number, run: turn.run, task: turn.task, status: turn.status, results };
+  if (turn.answer) view.answer = turn.answerUntrusted ? WITHHELD : turn.answer;
   if (turn.files.length > 0) view.files = turn.files;
   return view;
 }
@@ -164,6 +180,7 @@ export function boundedTurn(turn: Turn): Turn {
     task: truncate(turn.task, limits.taskChars),
     status: turn.status,
     answer: turn.answer === null ? null : truncate(turn.answer, limits.answerChars),
+    ...(turn.answerUntrusted ? { answerUntrusted: true } : {}),
     results: turn.results.slice(-limits.resultsPerTurn).map((result) => ({
       ...result,
       label: truncate(result.label, limits.labelChars),

@@ -16,7 +16,7 @@ export type RunEvent =
   /** The thread's earlier turns the planner sees (kept turns, turns trimmed into the summary so far, their tokens). */
   | { type: "history-ready"; turns: number; trimmed: number; tokens: number; budget: number }
   /** Long-term memories recalled for the planner, and how; `error` when the store could not be read. */
-  | { type: "memory-recall"; retrieval: Retrieval | null; items: Array<{ id: string; text: string; score: number }>; error?: string; note?: string }
+  | { type: "memory-recall"; retrieval: Retrieval | null; items: Array<{ id: string; text: string; score: number; untrusted?: string }>; error?: string; note?: string }
   | { type: "plan-ready"; attempt: number; subtasks: PlannedSubtask[]; notes?: string[] }
   | { type: "plan-invalid"; attempt: number; errors: string[] }
   /** A subtask of a plan that is still streaming in, accepted to start early (the whole plan follows with plan-ready). */
@@ -30,10 +30,12 @@ export type RunEvent =
       summary?: string;
       error?: string;
       failureKind?: FailureKind;
+      /** The untrusted sources of its result, when it has any. */
+      untrusted?: string;
     }
   | { type: "subtask-skip"; subtaskId: string; reason: string }
   | { type: "map-item"; subtaskId: string; index: number; total: number; status: "success" | "error"; durationMs: number; error?: string }
-  | { type: "tool-call"; subtaskId?: string; agent?: string; tool: string; ok: boolean; durationMs: number; preview: string; notes?: string[] }
+  | { type: "tool-call"; subtaskId?: string; agent?: string; tool: string; ok: boolean; durationMs: number; preview: string; notes?: string[]; untrusted?: string }
   /** A subtask that asked for a capability went to the least busy agent that has it. */
   | ({ type: "agent-assign"; subtaskId: string } & Assignment)
   /** The tools a worker is offered for its subtask (fewer than its agent's: those the plan named, or the most relevant), and those find_tools added. */

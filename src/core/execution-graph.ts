@@ -2,6 +2,7 @@ import { z } from "zod";
 import { findCriticalPath } from "./critical-path.js";
 import { isArgRef, type PlannedSubtask, type SubtaskResult } from "./plan.js";
 import { truncate } from "./text.js";
+import { describeSources, isUntrusted } from "./provenance.js";
 
 /** A subtask's status as the execution graph shows it. */
 export const NODE_STATUSES = ["PENDING", "RUNNING", "SUCCESS", "PARTIAL_SUCCESS", "FAILED", "SKIPPED"] as const;
@@ -25,6 +26,8 @@ export const ExecutionGraphNode = z.object({
   endedAt: z.number().optional(),
   /** A mapped subtask's item counts once it has run, or null. */
   items: z.object({ total: z.number(), succeeded: z.number(), failed: z.number() }).nullable(),
+  /** The untrusted sources of its result, once it has one that has any (docs/trust.md). */
+  untrusted: z.string().optional(),
 });
 export type ExecutionGraphNode = z.infer<typeof ExecutionGraphNode>;
 
@@ -128,6 +131,7 @@ export function renderExecutionGraph(plan: readonly PlannedSubtask[], results: R
     };
     if (startedAt !== undefined) node.startedAt = startedAt;
     if (endedAt !== undefined) node.endedAt = endedAt;
+    if (settled && isUntrusted(result?.provenance)) node.untrusted = describeSources(result?.provenance);
     return node;
   });
   const edges = plan.flatMap((subtask) =>

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { Label, readLabel, sourceOf, TRUSTED } from "./provenance.js";
 
 /**
  * Long-term memory: facts kept across threads, one namespace per principal (an API key's name on
@@ -46,6 +47,8 @@ export interface MemoryItem {
   updatedAt: number;
   /** When it stops being returned (ms since the epoch); null: kept until forgotten. */
   expiresAt: number | null;
+  /** Where the fact came from: untrusted when it was saved from untrusted content (it then reaches a planner only as marked data). */
+  label: Label;
 }
 
 /** A search result: the fact and its relevance (higher is better; comparable within one search). */
@@ -81,6 +84,8 @@ export const MemoryInput = z
       .min(1, { error: "ttl_seconds must be at least 1" })
       .max(MEMORY_LIMITS.ttlMaxSeconds, { error: `ttl_seconds must be at most ${MEMORY_LIMITS.ttlMaxSeconds}` })
       .optional(),
+    /** Its provenance (default: trusted — a person saving a fact directly). */
+    label: Label.optional(),
   })
   .strict();
 export type MemoryInput = z.input<typeof MemoryInput>;
@@ -91,8 +96,19 @@ export const MemoryValue = z.object({
   subject: z.string().nullable().default(null),
   sourceRun: z.string().nullable().default(null),
   expiresAt: z.number().nullable().default(null),
+  /** The fact's provenance label; absent on facts saved before labels (see `factLabel`). */
+  label: z.unknown().optional(),
 });
 export type MemoryValue = z.infer<typeof MemoryValue>;
+
+/** The label of a fact saved by a run before troupe labelled memory: nothing says what that run had read, so it is untrusted. */
+export const UNLABELLED_FACT: Label = Object.freeze({ trust: "untrusted", sources: [sourceOf("memory", "saved by a run before troupe labelled memory")] }) as Label;
+
+/** A stored fact's label: its own (an unreadable one is untrusted); without one, trusted only when a person saved it directly. */
+export function factLabel(value: Pick<MemoryValue, "label" | "sourceRun">): Label {
+  if (value.label !== undefined) return readLabel(value.label);
+  return value.sourceRun === null ? TRUSTED : UNLABELLED_FACT;
+}
 
 /** Facts one principal can reach: its namespace only. */
 export interface Memory {
@@ -140,4 +156,15 @@ export const MemoryId = z.string().regex(/^m-[0-9a-f]{12}$/, { error: "a memory 
 /** The text of a fact as a prompt shows it: "id: text". */
 export function memoryLine(item: Pick<MemoryItem, "id" | "text">): string {
   return `${item.id}: ${item.text}`;
+}
+
+/**
+ * A recalled fact as the planner's prompt shows it: "id: text" — or, for a fact saved from
+ * untrusted content, only its id, size and sources, marked as data: the planner never reads
+ * untrusted text, and a worker that needs the fact takes it by id (memory_search).
+ */
+export function plannerMemoryLine(item: { id: string; text: string; untrusted?: string }): string {
+  if (item.untrusted === undefined) return memoryLine(item);
+  // Not even the sources' names: a URL or a file name is chosen by whoever wrote the data.
+  return `${item.id}: [untrusted data, ${item.text.length} characters: not shown; a memory worker can read it with memory_search "${item.id}"]`;
 }

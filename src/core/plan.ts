@@ -3,6 +3,7 @@ import { type AgentProfile, type Assignment, type FileTools, fittingAgents, miss
 import { pathProblem } from "./json-path.js";
 import { LIMITS } from "./limits.js";
 import type { OverallStatus } from "./map-report.js";
+import type { Label } from "./provenance.js";
 
 /** The built-in worker agents. Custom agents add their names to the registry the planner validates against. */
 export const BUILTIN_AGENTS = ["research", "code", "execute", "memory", "cleanup"] as const;
@@ -145,6 +146,8 @@ export interface SubtaskResult {
   endedAt?: number;
   llmCalls?: number;
   toolCalls?: number;
+  /** Where its result came from, when that is untrusted (absent: trusted). See src/core/provenance.ts. */
+  provenance?: Label;
 }
 
 /** A subtask with its current status, as shown to users (`--json` plan, `runs show`). */
@@ -161,6 +164,8 @@ export interface SubtaskView extends PlannedSubtask {
   ref?: string;
   bytes?: number;
   map?: MapTally;
+  /** Where its result came from, when that is untrusted. */
+  provenance?: Label;
   /** The agent that ran it chosen by capability and load, from these candidates (`agent` is then that one). */
   assignment?: Assignment;
   /** The tools its worker was offered, when fewer than its agent's. */

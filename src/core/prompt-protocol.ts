@@ -12,6 +12,8 @@ export const SECTIONS = {
   arguments: "Arguments",
   mapItem: "Map item",
   handles: "Large arguments",
+  /** Arguments from untrusted sources, delimited and marked as data (src/core/spotlight.ts). */
+  untrusted: "Untrusted data",
   dependencies: "Results of earlier subtasks",
   plan: "Plan",
   outcomes: "Subtask outcomes",

@@ -188,6 +188,8 @@ export interface ToolCallRecord {
   at: number;
   /** How arguments were brought to the types the tool takes (`content: the number 397.8 given as the text "397.8"`). */
   notes?: string[];
+  /** The untrusted sources of its output, when it has any (docs/trust.md). */
+  untrusted?: string;
 }
 
 /** The decision trace the synthesizer's answer comes with. Built by code from the state; no chain-of-thought. */
@@ -220,8 +222,8 @@ export interface DecisionTrace {
   knownIssues: string[];
   /** Each claim of a research answer and the sources it rests on (seed 002's evidence index); null when no research outcome was used. */
   evidence?: EvidenceIndex | null;
-  /** The long-term memories recalled for the planner (ids and texts), how, or why they could not be read; null without long-term memory. */
-  memories?: { retrieval: Retrieval | null; items: Array<{ id: string; text: string; score: number }>; error?: string } | null;
+  /** The long-term memories recalled for the planner (ids and texts; `untrusted`: the sources of one saved from untrusted data, which the planner saw by id only), how, or why they could not be read; null without long-term memory. */
+  memories?: { retrieval: Retrieval | null; items: Array<{ id: string; text: string; score: number; untrusted?: string }>; error?: string } | null;
 }
 
 /** A subtask that did not succeed, as the trace names it. */

@@ -1,4 +1,5 @@
 import { NotFoundError } from "./errors.js";
+import { type Label, readLabel, sourceOf, writeLabel } from "./provenance.js";
 
 /** Where a subtask's result is kept: one entry per run and subtask (a redo replaces it). */
 export interface StashKey {
@@ -27,6 +28,27 @@ export interface MapItemRecord {
   output?: unknown;
   error?: string;
   durationMs: number;
+  /** Where its output came from (its input's label joined with what the item's work read). */
+  label?: Label;
+}
+
+/** A stashed value with its provenance label. */
+export interface LabelledEntry {
+  value: unknown;
+  label: Label;
+}
+
+/** The label of a row stored before troupe labelled values: untrusted, since nothing says where it came from. */
+export const UNLABELLED: Label = Object.freeze({ trust: "untrusted", sources: [sourceOf("unknown", "stored before troupe labelled values")] }) as Label;
+
+/** A stored label column (JSON text or null) as a label: null is a row from before labels, malformed is unreadable — both untrusted. */
+export function storedLabel(text: string | null | undefined): Label {
+  return text === null || text === undefined ? UNLABELLED : readLabel(text);
+}
+
+/** A label as a stored column. */
+export function labelColumn(label: Label | undefined): string | null {
+  return label === undefined ? null : writeLabel(label);
 }
 
 /**
@@ -35,10 +57,12 @@ export interface MapItemRecord {
  * only sees this interface.
  */
 export interface Stash {
-  /** Keeps a subtask's result (replacing an earlier attempt's) and returns its handle. */
-  put(key: StashKey, value: unknown): Promise<StashEntry>;
+  /** Keeps a subtask's result with its provenance label (replacing an earlier attempt's) and returns its handle. */
+  put(key: StashKey, value: unknown, label: Label): Promise<StashEntry>;
   /** The value behind a handle; a NotFoundError when there is none. */
   get(ref: string): Promise<unknown>;
+  /** The value behind a handle and its label; a NotFoundError when there is none. */
+  read(ref: string): Promise<LabelledEntry>;
   /** Keeps one finished map item (replacing the same index). Durable when it returns. */
   putItem(key: StashKey, item: MapItemRecord): Promise<void>;
   /** The map items kept for a subtask, by index. */
@@ -67,20 +91,24 @@ export function serializeStashValue(value: unknown): { text: string; bytes: numb
  * as JSON text, as the SQLite stash keeps them, so a reader never shares an object with a writer.
  */
 export class MemoryStash implements Stash {
-  readonly #values = new Map<string, string>();
+  readonly #values = new Map<string, { text: string; label: string | null }>();
   readonly #items = new Map<string, Map<number, string>>();
 
-  async put(key: StashKey, value: unknown): Promise<StashEntry> {
+  async put(key: StashKey, value: unknown, label: Label): Promise<StashEntry> {
     const ref = stashRef(key);
     const { text, bytes } = serializeStashValue(value);
-    this.#values.set(ref, text);
+    this.#values.set(ref, { text, label: labelColumn(label) });
     return { ref, bytes };
   }
 
   async get(ref: string): Promise<unknown> {
-    const text = this.#values.get(stashRef(parseStashRef(ref)));
-    if (text === undefined) throw new NotFoundError("stash_missing", `nothing is stashed under ${ref}`, { ref });
-    return JSON.parse(text) as unknown;
+    return (await this.read(ref)).value;
+  }
+
+  async read(ref: string): Promise<LabelledEntry> {
+    const entry = this.#values.get(stashRef(parseStashRef(ref)));
+    if (entry === undefined) throw new NotFoundError("stash_missing", `nothing is stashed under ${ref}`, { ref });
+    return { value: JSON.parse(entry.text) as unknown, label: storedLabel(entry.label) };
   }
 
   async putItem(key: StashKey, item: MapItemRecord): Promise<void> {
@@ -93,6 +121,11 @@ export class MemoryStash implements Stash {
   async items(key: StashKey): Promise<MapItemRecord[]> {
     const items = this.#items.get(stashRef(key));
     if (!items) return [];
-    return [...items.entries()].sort(([a], [b]) => a - b).map(([, text]) => JSON.parse(text) as MapItemRecord);
+    return [...items.entries()]
+      .sort(([a], [b]) => a - b)
+      .map(([, text]) => {
+        const { label, ...record } = JSON.parse(text) as MapItemRecord;
+        return { ...record, label: label === undefined ? UNLABELLED : readLabel(label) };
+      });
   }
 }

@@ -1,6 +1,7 @@
 import { type BoardAudience, type BoardMessage, type BoardPostArgs, type BoardReadArgs, mergeBoard, messagesFor } from "../core/board.js";
 import { ToolError } from "../core/errors.js";
 import { LIMITS } from "../core/limits.js";
+import { isUntrusted, type Label } from "../core/provenance.js";
 import type { BoardAccess } from "../tools/define-tool.js";
 
 /** Who posts and reads through one subtask's access, and what it may address. */
@@ -46,7 +47,7 @@ export class LiveBoard {
     let posted = 0;
     const follows = new Set<string>();
     return {
-      post: (args: BoardPostArgs): BoardMessage => {
+      post: (args: BoardPostArgs, label?: Label): BoardMessage => {
         if (args.to !== undefined && args.topic !== undefined) throw new ToolError("invalid_arguments", "give either to (a subtask or an agent) or topic, not both");
         if (this.#messages.length >= LIMITS.boardMaxMessages) throw new ToolError("board_full", `the board holds its ${LIMITS.boardMaxMessages} messages; nothing more can be posted in this run`);
         if (posted >= LIMITS.boardPostsPerSubtask) throw new ToolError("board_limit", `a subtask posts at most ${LIMITS.boardPostsPerSubtask} messages`);
@@ -54,6 +55,7 @@ export class LiveBoard {
         posted += 1;
         const item = seat.item !== undefined ? `.i${seat.item}` : "";
         const message: BoardMessage = { id: `${seat.subtaskId}.${seat.attempt}${item}.${posted}`, from: seat.subtaskId, agent: seat.agent, audience, text: args.text, at: Date.now(), round: seat.round };
+        if (isUntrusted(label)) message.label = label;
         this.absorb([message]);
         seat.onPost(message);
         return message;

@@ -87,6 +87,7 @@ export function planView(state: Pick<State, "plan" | "results">): SubtaskView[] 
     if (result?.ref !== undefined) view.ref = result.ref;
     if (result?.bytes !== undefined) view.bytes = result.bytes;
     if (result?.map !== undefined && view.status !== "pending") view.map = result.map;
+    if (result?.provenance !== undefined && view.status !== "pending") view.provenance = result.provenance;
     return view;
   });
 }
@@ -97,10 +98,11 @@ export function planView(state: Pick<State, "plan" | "results">): SubtaskView[] 
  */
 export async function outcomeSources(state: Pick<State, "plan" | "results">, stash: Stash): Promise<OutcomeSource[]> {
   return Promise.all(
-    planView(state).map(async ({ id, label, agent, status, attempts, summary, error, failureKind, artifacts, missingFiles, ref, bytes, dependsOn }) => {
+    planView(state).map(async ({ id, label, agent, status, attempts, summary, error, failureKind, artifacts, missingFiles, ref, bytes, dependsOn, provenance }) => {
       const source: OutcomeSource = { id, label, agent, status, attempts };
       if (missingFiles !== undefined) source.missingFiles = missingFiles;
       if (dependsOn.length > 0) source.dependsOn = dependsOn;
+      if (provenance !== undefined) source.provenance = provenance;
       if (summary !== undefined) source.summary = summary;
       if (error !== undefined) source.error = error;
       if (failureKind !== undefined) source.failureKind = failureKind;

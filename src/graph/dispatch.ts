@@ -6,6 +6,7 @@ import type { BoardMessage } from "../core/board.js";
 import { errorMessage } from "../core/errors.js";
 import { LIMITS } from "../core/limits.js";
 import { isArgRef, type PlannedSubtask, type SubtaskResult } from "../core/plan.js";
+import { isUntrusted, type Label, REVIEWER_NOTES } from "../core/provenance.js";
 import { stableStringify } from "../core/text.js";
 import { Semaphore } from "../tools/concurrency.js";
 import { LiveBoard } from "./board.js";
@@ -43,6 +44,13 @@ export function subtaskIdOfTask(name: string): string | undefined {
 /** What one subtask's task hands back: its part of the node's update. */
 type SubtaskUpdate = Update;
 
+/** The label of the critic's notes to a subtask: it read every outcome, so its notes are untrusted when any was. */
+function reviewerProvenance(state: State, subtaskId: string): { feedbackProvenance?: Label } {
+  if ((state.redoFeedback[subtaskId] ?? []).length === 0) return {};
+  const read = Object.values(state.results).some((result) => isUntrusted(result.provenance));
+  return read ? { feedbackProvenance: REVIEWER_NOTES } : {};
+}
+
 /** Everything a subtask's worker needs, from the plan and the results its dependencies have now. */
 export function subtaskPayload(state: State, subtask: PlannedSubtask, results: ReadonlyMap<string, SubtaskResult>): SubtaskPayload {
   const byId = new Map(state.plan.map((item) => [item.id, item]));
@@ -55,6 +63,7 @@ export function subtaskPayload(state: State, subtask: PlannedSubtask, results: R
     round: state.reviews.length,
     retryFailedItems: previous?.retryFailedItems === true,
     feedback: state.redoFeedback[subtask.id] ?? [],
+    ...reviewerProvenance(state, subtask.id),
     maxSteps: state.settings.maxWorkerSteps,
     mapConcurrency: state.settings.mapConcurrency ?? LIMITS.mapConcurrency,
     promptBudget: state.settings.promptBudget ?? LIMITS.promptTokenBudget,
@@ -63,7 +72,7 @@ export function subtaskPayload(state: State, subtask: PlannedSubtask, results: R
     consumers: state.plan.filter((other) => Object.values(other.args).some((arg) => isArgRef(arg) && arg.ref === subtask.id)).map((other) => other.id),
     dependencies: subtask.dependsOn.map((dependency) => {
       const result = results.get(dependency);
-      return { id: dependency, label: byId.get(dependency)?.label ?? dependency, summary: result?.summary ?? "", ref: result?.ref ?? null };
+      return { id: dependency, label: byId.get(dependency)?.label ?? dependency, summary: result?.summary ?? "", ref: result?.ref ?? null, ...(result?.provenance ? { provenance: result.provenance } : {}) };
     }),
   };
 }

@@ -12,14 +12,52 @@ import type { ApprovalAnswer, ApprovalRequest } from "../tools/define-tool.js";
  * too. A task that throws fails the whole superstep, so work returns its failures as values;
  * only a pause or a cancellation passes as a throw (then nothing is saved).
  */
-export const durableStep: DurableStep = async <T>(name: string, work: () => Promise<T>) => {
+export const durableStep: DurableStep = async <T>(name: string, work: () => Promise<T>, keep?: (value: T) => T) => {
   let ran = false;
+  let live: { value: T } | undefined;
   const value = await task(name, async () => {
     ran = true;
-    return work();
+    const done = await work();
+    live = { value: done };
+    return keep ? keep(done) : done;
   })();
-  return { value: value as T, replayed: !ran };
+  // The caller gets what its work returned; the checkpoint keeps what `keep` made of it.
+  return { value: live ? live.value : (value as T), replayed: !ran };
 };
+
+/** Steps that run at once until `harden`, then become durable (see `createDeferredSteps`). */
+export interface DeferredSteps {
+  step: DurableStep;
+  /** Saves every step so far as a LangGraph task, in order, and makes every later one durable. */
+  harden(): Promise<void>;
+}
+
+/**
+ * Steps for a worker that may, but rarely does, wait for a person: a call steered by untrusted
+ * data. They run at once, each kept in memory, and cost no checkpoint writes — until the
+ * worker is about to make a call that will ask a person; it then calls `harden`, which saves
+ * every step so far as the durable tasks they would have been (same names, same order), and
+ * every later step is durable. On the pass after the resume the subtask's durable start step
+ * comes back replayed, which says its steps were saved: it hardens at once (nothing logged yet),
+ * so every step is durable from the start and each saved one is replayed, none repeated.
+ */
+export function createDeferredSteps(): DeferredSteps {
+  const log: Array<{ name: string; kept: () => unknown }> = [];
+  let durable = false;
+  return {
+    step: async <T>(name: string, work: () => Promise<T>, keep?: (value: T) => T) => {
+      if (durable) return durableStep(name, work, keep);
+      const value = await work();
+      log.push({ name, kept: () => (keep ? keep(value) : value) });
+      return { value, replayed: false };
+    },
+    harden: async () => {
+      if (durable) return;
+      durable = true;
+      for (const entry of log.splice(0)) await task(entry.name, async () => entry.kept())();
+    },
+  };
+}
 
 /**
  * Asks a person to approve a high-risk tool call by interrupting the run. On resume LangGraph

@@ -4,11 +4,12 @@ import pMap from "p-map";
 import { LIMITS } from "../core/limits.js";
 import { type MappedExecutionReport, overallStatusOf } from "../core/map-report.js";
 import type { MapTally, PlannedSubtask } from "../core/plan.js";
+import { joinLabels, type Label } from "../core/provenance.js";
 import type { MapItemRecord, Stash, StashKey } from "../core/stash.js";
 import { preview, stableStringify, truncate } from "../core/text.js";
 
-/** What one item produced: an output, or an error message. */
-export type ItemOutcome = { ok: true; output: unknown } | { ok: false; error: string };
+/** What one item produced: an output, or an error message; and the label of where it came from. */
+export type ItemOutcome = ({ ok: true; output: unknown } | { ok: false; error: string }) & { label?: Label };
 
 export interface MapRunInput {
   stash: Stash;
@@ -32,6 +33,8 @@ export interface MapRunResult {
   /** Items run now, and items kept from an earlier attempt or from before a crash. */
   ran: number;
   kept: number;
+  /** The report's label: every item's, joined (an item kept without one is untrusted, as unlabelled). */
+  label: Label;
 }
 
 /** Identifies what a subtask does, so kept items are only reused by the same work. */
@@ -93,6 +96,7 @@ export async function runMap(input: MapRunInput): Promise<MapRunResult> {
       // A cancelled item did not finish: it is not recorded, so a resume runs it.
       if (input.signal?.aborted) throw input.signal.reason;
       const record: MapItemRecord = { index, fingerprint, round: input.round, status: outcome.ok ? "success" : "error", input: item, durationMs: performance.now() - started };
+      if (outcome.label) record.label = outcome.label;
       if (outcome.ok) record.output = outcome.output;
       else record.error = outcome.error;
       await input.stash.putItem(input.key, record);
@@ -108,5 +112,6 @@ export async function runMap(input: MapRunInput): Promise<MapRunResult> {
       : { status: "error" as const, input: finished.input, error: finished.error ?? "failed" };
   });
   const report: MappedExecutionReport = { overallStatus: overallStatusOf(results), results };
-  return { report, tally: tallyOf(report), ran: pending.length, kept: input.items.length - pending.length };
+  const label = joinLabels(...records.map((record) => record?.label));
+  return { report, tally: tallyOf(report), ran: pending.length, kept: input.items.length - pending.length, label };
 }

@@ -59,7 +59,8 @@ export function settingsWithDefaults(settings: Partial<RunSettings>): RunSetting
 /** The long-term memories given to the planner for a run: ids and bounded texts, and how they were found. */
 export interface RecalledMemories {
   retrieval: Retrieval | null;
-  items: Array<{ id: string; text: string; score: number }>;
+  /** `untrusted`: the fact's sources, when it was saved from untrusted content (the planner sees only its id). */
+  items: Array<{ id: string; text: string; score: number; untrusted?: string }>;
   /** Why none could be read (a damaged store): shown in the trace, never silently empty. */
   error?: string;
   note?: string;

@@ -1,4 +1,5 @@
 import type { UnwrittenFile } from "../core/plan.js";
+import type { Label } from "../core/provenance.js";
 import type { Stash } from "../core/stash.js";
 import { errorMessage } from "../core/errors.js";
 import type { State } from "./state.js";
@@ -6,13 +7,13 @@ import type { State } from "./state.js";
 /** Characters of an unwritten file's content the answer carries; the rest is one stash handle away. */
 const INLINE_CHARS = 20_000;
 
-/** Keeps what a subtask could not write in the stash (under `<subtask>~unwritten-<n>`), so the content is not lost with the failed call. */
-export async function keepUnwritten(deps: { stash: Stash }, runId: string, subtaskId: string, files: Array<{ path: string; tool: string; reason: string; content: string }>): Promise<UnwrittenFile[]> {
+/** Keeps what a subtask could not write in the stash (under `<subtask>~unwritten-<n>`, with the subtask's label), so the content is not lost with the failed call. */
+export async function keepUnwritten(deps: { stash: Stash }, runId: string, subtaskId: string, files: Array<{ path: string; tool: string; reason: string; content: string }>, label: Label): Promise<UnwrittenFile[]> {
   const kept: UnwrittenFile[] = [];
   for (const [index, file] of files.entries()) {
     const entry: UnwrittenFile = { path: file.path, tool: file.tool, reason: file.reason, bytes: Buffer.byteLength(file.content, "utf8") };
     try {
-      entry.ref = (await deps.stash.put({ runId, subtaskId: `${subtaskId}~unwritten-${index + 1}` }, file.content)).ref;
+      entry.ref = (await deps.stash.put({ runId, subtaskId: `${subtaskId}~unwritten-${index + 1}` }, file.content, label)).ref;
     } catch (error) {
       entry.reason = `${entry.reason} (and its content could not be kept: ${errorMessage(error)})`;
     }

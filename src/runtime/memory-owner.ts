@@ -38,7 +38,7 @@ export function threadResultsOf(store: Pick<Store, "runs" | "stash">): ThreadRes
       if (!run || run.threadId !== threadId) {
         throw new ToolError("not_in_thread", `${handle} is not a result of this conversation (thread ${threadId}); take handles from its Conversation section`, { handle });
       }
-      return store.stash.get(handle);
+      return store.stash.read(handle);
     },
   };
 }

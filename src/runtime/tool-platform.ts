@@ -1,15 +1,17 @@
 import { AgentRegistry, type AgentDefinition, defineAgent } from "../agents/define-agent.js";
 import type { RemoteAgentConfig } from "../config/config-file.js";
 import type { ToolsConfig } from "../config/tools-config.js";
-import { ConfigError } from "../core/errors.js";
+import { ConfigError, errorMessage } from "../core/errors.js";
 import type { RemoteTasks } from "../core/remote-tasks.js";
 import { connectRemoteAgent } from "../tools/a2a/remote-agent.js";
+import type { TrustConfig } from "../config/trust-config.js";
 import type { AuditSink } from "../tools/audit.js";
 import { type BuiltinToolSettings, createBuiltinRegistry } from "../tools/builtin/index.js";
 import { connectMcpServer, type McpConnection } from "../tools/mcp/mcp-client.js";
 import type { NetworkRules } from "../tools/net/address-guard.js";
 import { type Grant, PermissionPolicy } from "../tools/permissions.js";
 import type { ToolRegistry } from "../tools/registry.js";
+import { TrustPolicy } from "../tools/trust-policy.js";
 
 /** The tools of an engine, wired: built-ins and MCP tools in one registry, under one policy and one audit sink. */
 export interface ToolPlatform {
@@ -35,6 +37,8 @@ export interface ToolPlatformOptions {
   remote?: { agents: RemoteAgentConfig[]; tasks?: RemoteTasks };
   /** Where scripts that write run on a staged copy of the workspace (beside the data, so a crash leaves their journals). */
   stagingDir?: string;
+  /** The config's `trust` section: untrusted workspace paths and the policy for steered calls. */
+  trust?: Partial<TrustConfig>;
 }
 
 /** An agent's role defaults as grants: the config's replacement when it has one, else the agent's own. */
@@ -104,7 +108,14 @@ export async function createToolPlatform(options: ToolPlatformOptions): Promise<
   }
   const grants = [...declared.list().flatMap((agent) => roleGrants(agent, tools, config)), ...config.permissions.grants];
   const policy = new PermissionPolicy({ grants, defaultLevel: config.permissions.defaultLevel, approval: config.approval });
-  tools.configure({ policy, concurrency: config.execution.concurrency, ...(options.audit ? { audit: options.audit } : {}) });
+  let trust: TrustPolicy;
+  try {
+    trust = new TrustPolicy(options.trust);
+  } catch (error) {
+    await close();
+    throw new ConfigError("invalid_config", `trust.untrusted: ${errorMessage(error)}`, { setting: "trust.untrusted" });
+  }
+  tools.configure({ policy, trust, concurrency: config.execution.concurrency, ...(options.audit ? { audit: options.audit } : {}) });
   const agents = new AgentRegistry();
   for (const agent of declared.list()) {
     const reachable = policy.reachable(agent.name, tools.list());

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { Label } from "../core/provenance.js";
 import { ExecutionGraph } from "../core/execution-graph.js";
 import { LIMITS } from "../core/limits.js";
 import { PlannedSubtask } from "../core/plan.js";
@@ -187,7 +188,14 @@ export type TaskSummary = z.infer<typeof TaskSummary>;
 
 const RecalledMemories = z.object({
   retrieval: z.enum(RETRIEVALS).nullable().describe("lexical (BM25 over the words), or hybrid with an embeddings model; null when the store could not be read"),
-  items: z.array(z.object({ id: z.string(), text: z.string(), score: z.number() })),
+  items: z.array(
+    z.object({
+      id: z.string(),
+      text: z.string(),
+      score: z.number(),
+      untrusted: z.string().optional().describe("the sources of a fact saved from untrusted data: the planner was given its id only"),
+    }),
+  ),
   error: z.string().optional().describe("why the store could not be read"),
 });
 
@@ -408,6 +416,7 @@ export const MemoryView = z.object({
   updated_at: Timestamp,
   expires_at: Timestamp.nullable(),
   score: z.number().optional().describe("relevance to the query (higher is better), in a search"),
+  label: Label.describe("where the fact came from: untrusted when a task saved it from untrusted content (a planner then sees only its id)"),
 });
 export type MemoryView = z.infer<typeof MemoryView>;
 

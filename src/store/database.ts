@@ -314,6 +314,14 @@ CREATE TABLE IF NOT EXISTS maintenance (
   updated_at INTEGER NOT NULL
 );`,
   },
+  {
+    // Issue 23: provenance labels (src/core/provenance.ts) on stashed results and map items, as
+    // JSON text; NULL on rows stored before labels, which read as untrusted (unlabelled).
+    version: 14,
+    sql: `
+ALTER TABLE stash ADD COLUMN label TEXT;
+ALTER TABLE stash_items ADD COLUMN label TEXT;`,
+  },
 ];
 
 /** The newest schema version this troupe knows. */

@@ -1,7 +1,8 @@
 import { createHash, randomBytes } from "node:crypto";
 import type { Item } from "@langchain/langgraph-checkpoint";
 import { InputError } from "../core/errors.js";
-import { type Memory, MEMORY_LIMITS, type MemoryHit, MemoryId, MemoryInput, type MemoryItem, type MemorySearchResult, MemoryValue } from "../core/memory.js";
+import { factLabel, type Memory, MEMORY_LIMITS, type MemoryHit, MemoryId, MemoryInput, type MemoryItem, type MemorySearchResult, MemoryValue } from "../core/memory.js";
+import { UNREADABLE_LABEL, TRUSTED } from "../core/provenance.js";
 import type { MemoryStoreOptions, TroupeMemoryStore } from "./memory-store.js";
 
 export interface MemoriesOptions {
@@ -19,7 +20,7 @@ export function memoryKey(subject: string | undefined): string {
 
 function itemView(item: Item): MemoryItem {
   const value = MemoryValue.safeParse(item.value);
-  const fact = value.success ? value.data : { text: JSON.stringify(item.value), subject: null, sourceRun: null, expiresAt: null };
+  const fact = value.success ? value.data : { text: JSON.stringify(item.value), subject: null, sourceRun: null, expiresAt: null, label: UNREADABLE_LABEL };
   return {
     id: item.key,
     text: fact.text,
@@ -28,6 +29,7 @@ function itemView(item: Item): MemoryItem {
     createdAt: item.createdAt.getTime(),
     updatedAt: item.updatedAt.getTime(),
     expiresAt: fact.expiresAt,
+    label: factLabel(fact),
   };
 }
 
@@ -73,6 +75,7 @@ export class Memories implements Memory {
       subject: fact.subject ?? null,
       sourceRun: fact.sourceRun ?? null,
       expiresAt: fact.ttlSeconds !== undefined ? this.#now() + fact.ttlSeconds * 1_000 : null,
+      label: fact.label ?? TRUSTED,
     };
     await this.store.put([...namespace], key, value);
     const item = await this.store.get([...namespace], key);
@@ -122,7 +125,8 @@ export interface MemorySetup {
 /** The memory store's options: the value holds the fact's text and a little more (subject, source run, expiry). */
 export function memoryOptionsOf(options: MemorySetup): MemoryStoreOptions {
   const { maxItemBytes, ...memoryOptions } = options.memory ?? {};
-  return { ...memoryOptions, limits: { ...memoryOptions.limits, maxValueBytes: memoryOptions.limits?.maxValueBytes ?? (maxItemBytes ?? MEMORY_LIMITS.itemMaxBytes) * 2 + 1_024 } };
+  // Room for the text twice (escaped), and its subject and provenance label (at most 8 sources of 200 characters).
+  return { ...memoryOptions, limits: { ...memoryOptions.limits, maxValueBytes: memoryOptions.limits?.maxValueBytes ?? (maxItemBytes ?? MEMORY_LIMITS.itemMaxBytes) * 2 + 4_096 } };
 }
 
 /** A memory store with troupe's facts over it. */

@@ -2,7 +2,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { MemoryStash, type Stash } from "../core/stash.js";
+import { sourceOf, TRUSTED, UNREADABLE_LABEL, untrustedLabel } from "../core/provenance.js";
+import { MemoryStash, type Stash, UNLABELLED } from "../core/stash.js";
 import { openSqliteStore, type Store } from "./index.js";
 
 const stores: Store[] = [];
@@ -30,14 +31,14 @@ describe.each([
   it("keeps a result by run and subtask, returns a handle and its size, and replaces it on a redo", async () => {
     const stash = create();
     const value = { users: [{ id: "u1", name: "Ada" }], note: "naïve" };
-    const entry = await stash.put(key, value);
+    const entry = await stash.put(key, value, TRUSTED);
     expect(entry).toEqual({ ref: "stash:run-1/s1", bytes: Buffer.byteLength(JSON.stringify(value)) });
     expect(await stash.get(entry.ref)).toEqual(value);
-    await stash.put(key, "second attempt");
+    await stash.put(key, "second attempt", TRUSTED);
     expect(await stash.get(entry.ref)).toBe("second attempt");
-    expect((await stash.put({ runId: "run-2", subtaskId: "s1" }, null)).ref).toBe("stash:run-2/s1");
+    expect((await stash.put({ runId: "run-2", subtaskId: "s1" }, null, TRUSTED)).ref).toBe("stash:run-2/s1");
     expect(await stash.get(entry.ref)).toBe("second attempt");
-    expect((await stash.put({ runId: "run-3", subtaskId: "s1" }, undefined)).bytes).toBe(4);
+    expect((await stash.put({ runId: "run-3", subtaskId: "s1" }, undefined, TRUSTED)).bytes).toBe(4);
   });
 
   it("refuses a handle with nothing behind it", async () => {
@@ -48,7 +49,7 @@ describe.each([
 
   it("keeps map items by index, replacing an index written again", async () => {
     const stash = create();
-    const base = { fingerprint: "f", round: 0, durationMs: 3 };
+    const base = { fingerprint: "f", round: 0, durationMs: 3, label: TRUSTED };
     await stash.putItem(key, { ...base, index: 2, status: "success", input: { id: "u3" }, output: [1, 2] });
     await stash.putItem(key, { ...base, index: 0, status: "error", input: "u1", error: "timeout" });
     await stash.putItem(key, { ...base, index: 0, round: 1, status: "success", input: "u1", output: null });
@@ -65,12 +66,34 @@ describe("the SQLite stash", () => {
     const directory = mkdtempSync(path.join(tmpdir(), "troupe-stash-"));
     directories.push(directory);
     const first = openSqliteStore(directory);
-    const { ref } = await first.stash.put({ runId: "r", subtaskId: "s" }, { big: "x".repeat(100_000) });
+    const { ref } = await first.stash.put({ runId: "r", subtaskId: "s" }, { big: "x".repeat(100_000) }, TRUSTED);
     await first.close();
     const second = openSqliteStore(directory);
     stores.push(second);
     expect(((await second.stash.get(ref)) as { big: string }).big).toHaveLength(100_000);
     const versions = second.db.prepare("SELECT version FROM schema_version ORDER BY version").all() as Array<{ version: number }>;
-    expect(versions.map((row) => row.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 10, 16, 18]);
+    expect(versions.map((row) => row.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 10, 14, 16, 18]);
+  });
+
+  it("reads a label it cannot parse — malformed, oversized, or forged as trusted in the wrong shape — as untrusted, and a missing one as unlabelled", async () => {
+    const directory = mkdtempSync(path.join(tmpdir(), "troupe-stash-"));
+    directories.push(directory);
+    const store = openSqliteStore(directory);
+    stores.push(store);
+    const web = untrustedLabel([sourceOf("web", "https://example.test/")]);
+    await store.stash.put({ runId: "r", subtaskId: "ok" }, 1, web);
+    const rows: Array<[string, string | null]> = [
+      ["null", null],
+      ["bad", "{not json"],
+      ["huge", JSON.stringify({ trust: "untrusted", sources: [{ kind: "web", name: "x".repeat(9_000) }] })],
+      ["extra", JSON.stringify({ trust: "trusted", sources: [] })],
+      ["kind", JSON.stringify({ trust: "trusted-by-tool" })],
+    ];
+    for (const [subtask, label] of rows) {
+      store.db.prepare("INSERT INTO stash (run_id, subtask_id, value, bytes, created_at, label) VALUES ('r', ?, '1', 1, 0, ?)").run(subtask, label);
+    }
+    expect((await store.stash.read("stash:r/ok")).label).toEqual(web);
+    expect((await store.stash.read("stash:r/null")).label).toEqual(UNLABELLED);
+    for (const subtask of ["bad", "huge", "extra", "kind"]) expect((await store.stash.read(`stash:r/${subtask}`)).label).toEqual(UNREADABLE_LABEL);
   });
 });

@@ -1,7 +1,8 @@
 import type { Statement } from "better-sqlite3";
 import { z } from "zod";
 import { NotFoundError } from "../core/errors.js";
-import { type MapItemRecord, parseStashRef, type Stash, type StashEntry, type StashKey, serializeStashValue, stashRef } from "../core/stash.js";
+import type { Label } from "../core/provenance.js";
+import { labelColumn, type LabelledEntry, type MapItemRecord, parseStashRef, type Stash, type StashEntry, type StashKey, serializeStashValue, stashRef, storedLabel } from "../core/stash.js";
 import type { Sqlite } from "./database.js";
 import { TurnBatch } from "./turn-batch.js";
 
@@ -16,6 +17,7 @@ export const ItemRow = z
     output: z.string().nullable(),
     error: z.string().nullable(),
     duration_ms: z.coerce.number(),
+    label: z.string().nullable().default(null),
   })
   .transform((row): MapItemRecord => {
     const record: MapItemRecord = {
@@ -25,6 +27,7 @@ export const ItemRow = z
       status: row.status,
       input: JSON.parse(row.input) as unknown,
       durationMs: row.duration_ms,
+      label: storedLabel(row.label),
     };
     if (row.output !== null) record.output = JSON.parse(row.output) as unknown;
     if (row.error !== null) record.error = row.error;
@@ -43,7 +46,20 @@ export interface StashStore extends Stash {
   copyResults(fromRunId: string, toRunId: string, subtaskIds: readonly string[]): Promise<number>;
 }
 
-type ItemValues = [runId: string, subtaskId: string, index: number, fingerprint: string, round: number, status: string, input: string, output: string | null, error: string | null, durationMs: number, createdAt: number];
+type ItemValues = [
+  runId: string,
+  subtaskId: string,
+  index: number,
+  fingerprint: string,
+  round: number,
+  status: string,
+  input: string,
+  output: string | null,
+  error: string | null,
+  durationMs: number,
+  createdAt: number,
+  label: string | null,
+];
 
 /**
  * The data stash in SQLite (`stash` and `stash_items` in troupe.db), on its own connection with
@@ -54,8 +70,8 @@ type ItemValues = [runId: string, subtaskId: string, index: number, fingerprint:
  * loop), and `putItem` resolves only once its row is committed.
  */
 export class SqliteStash implements StashStore {
-  readonly #put: Statement<[string, string, string, number, number]>;
-  readonly #get: Statement<[string, string], { value: string }>;
+  readonly #put: Statement<[string, string, string, number, number, string | null]>;
+  readonly #get: Statement<[string, string], { value: string; label: string | null }>;
   readonly #items: Statement<[string, string], unknown>;
   readonly #batch: TurnBatch<ItemValues>;
   readonly #db: Sqlite;
@@ -65,25 +81,25 @@ export class SqliteStash implements StashStore {
   constructor(db: Sqlite) {
     this.#db = db;
     this.#copy = db.prepare(
-      `INSERT OR REPLACE INTO stash (run_id, subtask_id, value, bytes, created_at)
-       SELECT ?, subtask_id, value, bytes, created_at FROM stash WHERE run_id = ? AND subtask_id IN (SELECT value FROM json_each(?))`,
+      `INSERT OR REPLACE INTO stash (run_id, subtask_id, value, bytes, created_at, label)
+       SELECT ?, subtask_id, value, bytes, created_at, label FROM stash WHERE run_id = ? AND subtask_id IN (SELECT value FROM json_each(?))`,
     );
     this.#copyItems = db.prepare(
-      `INSERT OR REPLACE INTO stash_items (run_id, subtask_id, item_index, fingerprint, round, status, input, output, error, duration_ms, created_at)
-       SELECT ?, subtask_id, item_index, fingerprint, round, status, input, output, error, duration_ms, created_at FROM stash_items
+      `INSERT OR REPLACE INTO stash_items (run_id, subtask_id, item_index, fingerprint, round, status, input, output, error, duration_ms, created_at, label)
+       SELECT ?, subtask_id, item_index, fingerprint, round, status, input, output, error, duration_ms, created_at, label FROM stash_items
        WHERE run_id = ? AND subtask_id IN (SELECT value FROM json_each(?))`,
     );
     this.#put = db.prepare(
-      `INSERT INTO stash (run_id, subtask_id, value, bytes, created_at) VALUES (?, ?, ?, ?, ?)
-       ON CONFLICT (run_id, subtask_id) DO UPDATE SET value = excluded.value, bytes = excluded.bytes, created_at = excluded.created_at`,
+      `INSERT INTO stash (run_id, subtask_id, value, bytes, created_at, label) VALUES (?, ?, ?, ?, ?, ?)
+       ON CONFLICT (run_id, subtask_id) DO UPDATE SET value = excluded.value, bytes = excluded.bytes, created_at = excluded.created_at, label = excluded.label`,
     );
-    this.#get = db.prepare("SELECT value FROM stash WHERE run_id = ? AND subtask_id = ?");
+    this.#get = db.prepare("SELECT value, label FROM stash WHERE run_id = ? AND subtask_id = ?");
     const putItem = db.prepare<ItemValues>(
-      `INSERT OR REPLACE INTO stash_items (run_id, subtask_id, item_index, fingerprint, round, status, input, output, error, duration_ms, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT OR REPLACE INTO stash_items (run_id, subtask_id, item_index, fingerprint, round, status, input, output, error, duration_ms, created_at, label)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     this.#items = db.prepare(
-      "SELECT item_index, fingerprint, round, status, input, output, error, duration_ms FROM stash_items WHERE run_id = ? AND subtask_id = ? ORDER BY item_index",
+      "SELECT item_index, fingerprint, round, status, input, output, error, duration_ms, label FROM stash_items WHERE run_id = ? AND subtask_id = ? ORDER BY item_index",
     );
     const writeItems = db.transaction((rows: ItemValues[]) => {
       for (const row of rows) putItem.run(...row);
@@ -98,17 +114,21 @@ export class SqliteStash implements StashStore {
     return this.#batch.flush();
   }
 
-  async put(key: StashKey, value: unknown): Promise<StashEntry> {
+  async put(key: StashKey, value: unknown, label: Label): Promise<StashEntry> {
     const { text, bytes } = serializeStashValue(value);
-    this.#put.run(key.runId, key.subtaskId, text, bytes, Date.now());
+    this.#put.run(key.runId, key.subtaskId, text, bytes, Date.now(), labelColumn(label));
     return { ref: stashRef(key), bytes };
   }
 
   async get(ref: string): Promise<unknown> {
+    return (await this.read(ref)).value;
+  }
+
+  async read(ref: string): Promise<LabelledEntry> {
     const key = parseStashRef(ref);
     const row = this.#get.get(key.runId, key.subtaskId);
     if (!row) throw new NotFoundError("stash_missing", `nothing is stashed under ${ref}`, { ref });
-    return JSON.parse(row.value) as unknown;
+    return { value: JSON.parse(row.value) as unknown, label: storedLabel(row.label) };
   }
 
   putItem(key: StashKey, item: MapItemRecord): Promise<void> {
@@ -125,6 +145,7 @@ export class SqliteStash implements StashStore {
       item.error ?? null,
       Math.round(item.durationMs),
       Date.now(),
+      labelColumn(item.label),
     ];
     return this.#batch.add(values);
   }

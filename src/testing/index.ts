@@ -1,4 +1,5 @@
 export { type ScriptedCall, ScriptedChatModel, type ScriptedChatModelOptions, type ScriptStep } from "./scripted-chat-model.js";
+export { ObedientChatModel } from "./obedient-chat-model.js";
 export { answerStep, finalStep, planStep, questionStep, reviewStep, subtask, toolStep } from "./script.js";
 export { readScript, scriptedProvider } from "./scripted-provider.js";
 export { modelSetOf } from "./model-set.js";

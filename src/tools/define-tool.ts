@@ -1,7 +1,9 @@
 import type { z } from "zod";
 import type { BoardMessage, BoardPostArgs, BoardReadArgs } from "../core/board.js";
+import type { CallProvenance, Label, Source } from "../core/provenance.js";
 import type { CallEffect } from "./audit.js";
 import { riskOf, riskRank, type ToolPower } from "./tool-powers.js";
+import type { OriginLens, Steering, SteeringSpec } from "./trust-policy.js";
 
 /** Permission levels, lowest to highest. A tool declares the level it needs. */
 export const PERMISSION_LEVELS = ["NONE", "READ", "WRITE", "EXECUTE", "ADMIN"] as const;
@@ -27,6 +29,8 @@ export interface ApprovalRequest {
   subtaskId?: string;
   /** What the call would do, for the person to see (the tool's `preview`: a diff of an edit). */
   preview?: Record<string, unknown>;
+  /** Set when untrusted data steered the call (docs/trust.md): which arguments, and the sources. */
+  steering?: Steering;
 }
 
 /** A person's answer to an approval request. */
@@ -38,7 +42,8 @@ export type ApprovalAnswer = { approved: true } | { approved: false; feedback?: 
  * board).
  */
 export interface BoardAccess {
-  post(args: BoardPostArgs): BoardMessage;
+  /** Posts a message; `label` is where its text came from (kept when untrusted). */
+  post(args: BoardPostArgs, label?: Label): BoardMessage;
   read(args: BoardReadArgs): { messages: BoardMessage[]; more: number };
 }
 
@@ -93,6 +98,8 @@ export interface ToolContext {
   effectsAllowed?: () => Promise<void>;
   /** The workspace paths the caller's subtask declares it writes (its plan's `writes`): a script may write those. */
   writes?: readonly string[];
+  /** How the call's arguments came about, for the trust policy (absent: a trusted caller, such as a person). */
+  provenance?: CallProvenance;
 }
 
 export interface ToolErrorInfo {
@@ -101,7 +108,7 @@ export interface ToolErrorInfo {
 }
 
 /** Every tool call ends in one of these; a tool never throws into the graph. */
-export type ToolOutcome = { ok: true; value: unknown; summary: string } | { ok: false; error: ToolErrorInfo };
+export type ToolOutcome = { ok: true; value: unknown; summary: string; label?: Label } | { ok: false; error: ToolErrorInfo; label?: Label };
 
 /** Where the effect recorded before a call stands now. */
 export type EffectState = "before" | "after" | "other";
@@ -183,6 +190,17 @@ export interface ToolDefinition<Schema extends z.ZodType = z.ZodType> {
   resources?(args: Record<string, unknown>): { reads?: string[]; writes?: string[] };
   /** A one-line human summary of a value; defaults to a bounded JSON preview. */
   summarize?(value: unknown, args: z.infer<Schema>): string;
+  /**
+   * Which arguments choose what a call's effect acts on (a path, a URL, code, a subject), or null
+   * when this call has no effect outside its value. Checked against the call's provenance before
+   * it runs (src/tools/trust-policy.ts). Absent: the tool has no effect.
+   */
+  targets?(args: Record<string, unknown>): SteeringSpec | null;
+  /**
+   * The untrusted sources a call's value (or error) comes from, beside its inputs: a web page, an
+   * MCP server, a workspace path under `trust.untrusted`. Absent: only its inputs.
+   */
+  origin?(args: Record<string, unknown>, value: unknown, lens: OriginLens): Source[];
 }
 
 /** The string arguments among `names`, for a tool's `resources`. */

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { errorMessage, isTroupeError } from "../core/errors.js";
 import { LIMITS } from "../core/limits.js";
+import { type CallProvenance, joinLabels, LabelledValue, readLabel, TRUSTED } from "../core/provenance.js";
 import { preview, truncate } from "../core/text.js";
 import type { ToolSpec } from "../core/tool-spec.js";
 import { type AuditEntry, type AuditSink, auditArgs, type CallEffect, type RecordedCall, redact } from "./audit.js";
@@ -10,6 +11,7 @@ import type { PermissionPolicy } from "./permissions.js";
 import { ResultCache } from "./result-cache.js";
 import type { RuntimeGrantSource } from "./runtime-grants.js";
 import { jsonSizeWithin } from "./result-size.js";
+import type { Steering, TrustPolicy } from "./trust-policy.js";
 
 /** The largest value a tool may hand back unless it says otherwise (`maxResultBytes`). */
 export const DEFAULT_MAX_RESULT_BYTES = 16 * 1024 * 1024;
@@ -28,6 +30,8 @@ export interface ToolRegistryOptions {
   onCall?: (report: ToolCallReport) => void;
   /** Checked on every call; without one (a bare registry in a unit test or a script) every call is allowed. */
   policy?: PermissionPolicy;
+  /** Labels every outcome and checks each call for steering by untrusted data; without one (a bare registry) neither happens. `null` in `configure` removes it. */
+  trust?: TrustPolicy | null;
   audit?: AuditSink;
   /** Calls running at once, across all callers (default 5). */
   concurrency?: number;
@@ -67,6 +71,8 @@ interface Trail {
   replayed?: RecordedCall;
   /** What the call's effect recorded before it ran, released once its row is complete. */
   effect?: CallEffect;
+  /** The arguments as validated, for the outcome's label. */
+  args?: Record<string, unknown>;
 }
 
 /** The largest outcome kept in the audit row for answering the same call id again. */
@@ -117,6 +123,7 @@ export class ToolRegistry {
   readonly #cache = new ResultCache();
   readonly #slots: Semaphore;
   #policy: PermissionPolicy | undefined;
+  #trust: TrustPolicy | undefined;
   #audit: AuditSink | undefined;
   #retryBaseMs: number;
   #runtimeGrants: RuntimeGrantSource | undefined;
@@ -124,6 +131,7 @@ export class ToolRegistry {
   constructor(options: ToolRegistryOptions = {}) {
     if (options.onCall) this.#listeners.push(options.onCall);
     this.#policy = options.policy;
+    this.#trust = options.trust ?? undefined;
     this.#audit = options.audit;
     this.#slots = new Semaphore(options.concurrency ?? LIMITS.toolConcurrency);
     this.#retryBaseMs = options.retryBaseMs ?? 100;
@@ -131,9 +139,10 @@ export class ToolRegistry {
   }
 
   /** Sets the policy, the audit sink or the concurrency limit (the engine wires them after creating the store). */
-  configure(options: Pick<ToolRegistryOptions, "policy" | "audit" | "concurrency" | "retryBaseMs" | "runtimeGrants">): this {
+  configure(options: Pick<ToolRegistryOptions, "policy" | "trust" | "audit" | "concurrency" | "retryBaseMs" | "runtimeGrants">): this {
     if (options.runtimeGrants !== undefined) this.#runtimeGrants = options.runtimeGrants;
     if (options.policy !== undefined) this.#policy = options.policy;
+    if (options.trust !== undefined) this.#trust = options.trust ?? undefined;
     if (options.audit !== undefined) this.#audit = options.audit;
     if (options.concurrency !== undefined) this.#slots.limit = options.concurrency;
     if (options.retryBaseMs !== undefined) this.#retryBaseMs = options.retryBaseMs;
@@ -142,6 +151,29 @@ export class ToolRegistry {
 
   get policy(): PermissionPolicy | undefined {
     return this.#policy;
+  }
+
+  get trust(): TrustPolicy | undefined {
+    return this.#trust;
+  }
+
+  /** Whether a call of this tool could wait for a person because untrusted data steered it (the policy asks, and the tool has an effect). */
+  mayAskTrust(name: string): boolean {
+    return this.#trust?.mayAsk(this.#tools.get(name)) ?? false;
+  }
+
+  /** Whether a call's value is public web content itself (a page, search results): its own sources are all web or search. */
+  readsPublicWeb(name: string, args: unknown, value: unknown): boolean {
+    const tool = this.#tools.get(name);
+    if (!tool?.origin || !this.#trust || typeof args !== "object" || args === null) return false;
+    const own = tool.origin(args as Record<string, unknown>, value, this.#trust);
+    return own.length > 0 && own.every((source) => source.kind === "web" || source.kind === "search");
+  }
+
+  /** How untrusted data steers this call, before it is made (null: not at all, or no trust policy). */
+  steering(name: string, args: Record<string, unknown>, provenance: CallProvenance | undefined): Steering | null {
+    const tool = this.#tools.get(name);
+    return tool && this.#trust ? this.#trust.steering(tool, args, provenance) : null;
   }
 
   /** Adds a tool; a second tool with the same name is an error. */
@@ -227,6 +259,7 @@ export class ToolRegistry {
       outcome = { ok: false, error: { code: "tool_failed", message: errorMessage(error) } };
       trail.status = "error";
     }
+    outcome = this.#labelled(name, trail, outcome, context);
     const durationMs = performance.now() - started;
     const audit = trail.replayed?.entry ?? this.#entry(name, args, context, trail, outcome, durationMs);
     try {
@@ -249,6 +282,37 @@ export class ToolRegistry {
       }
     }
     return outcome;
+  }
+
+  /**
+   * The outcome with its provenance label: what the caller had read and passed by reference,
+   * the tool's own untrusted sources, and a label the tool's code attached to its value (a
+   * stored label: an earlier turn's result, a fact). A call that never ran carries its inputs'.
+   */
+  #labelled(name: string, trail: Trail, outcome: ToolOutcome, context: ToolContext): ToolOutcome {
+    if (!this.#trust) return outcome;
+    const tool = this.#tools.get(name);
+    const own = outcome.label === undefined ? TRUSTED : readLabel(outcome.label);
+    const ran = tool !== undefined && (trail.attempts > 0 || trail.cached || trail.replayed !== undefined || trail.status === "ok");
+    const label = joinLabels(own, this.#trust.labelOf(ran ? tool : {}, trail.args ?? {}, outcome.ok ? outcome.value : undefined, context.provenance));
+    return { ...outcome, label };
+  }
+
+  /**
+   * The trust step: whether untrusted data steered this call (src/tools/trust-policy.ts). Under
+   * `deny` a steered call is refused; under `ask` it waits for a person like a high-risk call;
+   * under `allow` it runs, and the audit row says it was steered.
+   */
+  #steer(tool: ToolDefinition, args: Record<string, unknown>, context: ToolContext, trail: Trail): { refused: ToolOutcome } | { ask: Steering } | undefined {
+    const steering = this.#trust?.steering(tool, args, context.provenance);
+    if (!steering || !this.#trust) return undefined;
+    addReason(trail, steering.summary);
+    if (this.#trust.mode === "allow") return undefined;
+    if (this.#trust.mode === "deny") {
+      trail.decision = "denied";
+      return { refused: { ok: false, error: { code: "steered_call_denied", message: `refused by the trust policy (deny): ${steering.summary}` } } };
+    }
+    return { ask: steering };
   }
 
   /** The audit entry of a call as it stands (a `started` one before it runs). */
@@ -452,14 +516,19 @@ export class ToolRegistry {
       return { ok: false, error: { code: "invalid_arguments", message: `invalid arguments for ${name}: ${z.prettifyError(parsed.error)}` } };
     }
     const idempotent = tool.idempotentFor ? tool.idempotentFor(parsed.data) : tool.idempotent;
+    trail.args = parsed.data as Record<string, unknown>;
+    const steered = this.#steer(tool, trail.args, context, trail);
+    if (steered && "refused" in steered) return steered.refused;
+    const steering = steered?.ask;
     // Before a person is asked, too: nobody is asked about a call of a plan that is then dropped.
-    const held = await this.#holdEffect(name, context, trail, idempotent, needsApproval);
+    const held = await this.#holdEffect(name, context, trail, idempotent, needsApproval || steering !== undefined);
     if (held) return held;
-    if (needsApproval) {
+    if (needsApproval || steering) {
       if (!context.requestApproval) {
         trail.decision = "denied";
-        trail.reason = `${name} needs a person's approval and this caller cannot ask for it`;
-        return { ok: false, error: { code: "approval_required", message: `${name} is high-risk and needs a person's approval, which this caller cannot ask for` } };
+        trail.reason = `${name} needs a person's approval and this caller cannot ask for it${steering ? ` (${steering.summary})` : ""}`;
+        const why = needsApproval ? `${name} is high-risk` : `untrusted data steered this call to ${name} (${steering?.summary ?? ""})`;
+        return { ok: false, error: { code: "approval_required", message: `${why} and needs a person's approval, which this caller cannot ask for` } };
       }
       // What the call would do (an edit's diff), for the person to judge; a preview that fails refuses the call before anyone is asked.
       let preview: Record<string, unknown> | undefined;
@@ -473,6 +542,7 @@ export class ToolRegistry {
         }
       }
       trail.suspended = true;
+      const reasons = [...(needsApproval ? [`${name} is ${risk.level}-risk (it ${risk.why}) and needs approval before it runs`] : []), ...(steering ? [steering.summary] : [])];
       const answer = await context.requestApproval({
         ...(preview ? { preview } : {}),
         tool: name,
@@ -480,9 +550,10 @@ export class ToolRegistry {
         args: redact(parsed.data),
         level: trail.level,
         riskLevel: risk.level,
-        reason: `${name} is ${risk.level}-risk (it ${risk.why}) and needs approval before it runs`,
+        reason: reasons.join("; "),
         ...(context.runId !== undefined ? { runId: context.runId } : {}),
         ...(context.subtaskId !== undefined ? { subtaskId: context.subtaskId } : {}),
+        ...(steering ? { steering } : {}),
       });
       trail.suspended = false;
       if (!answer.approved) {
@@ -576,13 +647,16 @@ export class ToolRegistry {
     const { requestApproval: _requestApproval, ...rest } = context;
     const execution = (async (): Promise<{ outcome: ToolOutcome; retryable: boolean }> => {
       try {
-        const value = await tool.execute(args, { ...rest, signal });
+        const returned = await tool.execute(args, { ...rest, signal });
+        // A label the tool's own code attached (never one written inside a value: see LabelledValue).
+        const attached = returned instanceof LabelledValue ? returned.label : undefined;
+        const value = returned instanceof LabelledValue ? returned.value : returned;
         const cap = tool.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES;
         if (jsonSizeWithin(value, cap).over) {
           return { outcome: { ok: false, error: { code: "result_too_large", message: `${tool.name} returned more than its ${cap}-byte cap on results; ask for less (a smaller range, a limit) or write it to a file` } }, retryable: false };
         }
         const summary = tool.summarize ? tool.summarize(value, args) : preview(value, LIMITS.previewChars);
-        return { outcome: { ok: true, value, summary }, retryable: false };
+        return { outcome: { ok: true, value, summary, ...(attached ? { label: attached } : {}) }, retryable: false };
       } catch (error) {
         if (isTroupeError(error)) {
           return { outcome: { ok: false, error: { code: error.code, message: error.message } }, retryable: error.data.retryable === true };

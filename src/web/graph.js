@@ -116,7 +116,8 @@ export function drawGraph(container, graph) {
     group.append(element("text", { x: 12, y: 39, class: "node-label" }, clip(node.label, 34)));
     group.append(element("text", { x: 12, y: 58, class: "node-status" }, node.status.replace("_", " ")));
     group.append(element("text", { x: NODE_WIDTH - 12, y: 58, class: "node-items", "text-anchor": "end" }, itemsText(node.items)));
-    group.append(element("title", {}, [node.label, node.summary].filter(Boolean).join("\n")));
+    group.append(element("title", {}, [node.label, node.summary, node.untrusted ? `untrusted: ${node.untrusted}` : ""].filter(Boolean).join("\n")));
+    if (node.untrusted) group.append(element("text", { x: NODE_WIDTH / 2, y: 58, class: "node-untrusted", "text-anchor": "middle" }, "untrusted data"));
     svg.append(group);
   }
   container.append(svg);

@@ -55,11 +55,11 @@ function describe(event) {
     case "subtask-start":
       return `${event.subtaskId} started (${event.agent})${event.attempt > 1 ? `, attempt ${event.attempt}` : ""}`;
     case "subtask-end":
-      return `${event.subtaskId} ${event.status}${event.failureKind && event.failureKind !== "error" ? ` (${event.failureKind})` : ""} in ${event.durationMs} ms${event.summary || event.error ? `: ${event.summary || event.error}` : ""}`;
+      return `${event.subtaskId} ${event.status}${event.failureKind && event.failureKind !== "error" ? ` (${event.failureKind})` : ""} in ${event.durationMs} ms${event.summary || event.error ? `: ${event.summary || event.error}` : ""}${event.untrusted ? ` · untrusted (${event.untrusted})` : ""}`;
     case "subtask-skip":
       return `${event.subtaskId} skipped: ${event.reason}`;
     case "tool-call":
-      return `${event.subtaskId ?? ""} ${event.tool} ${event.ok ? "ok" : "failed"}: ${event.preview}`;
+      return `${event.subtaskId ?? ""} ${event.tool} ${event.ok ? "ok" : "failed"}: ${event.preview}${event.untrusted ? ` · untrusted (${event.untrusted})` : ""}`;
     case "map-item":
       return `${event.subtaskId} item ${event.index + 1}/${event.total} ${event.status === "success" ? "done" : `failed: ${event.error ?? ""}`}`;
     case "model-retry":
@@ -242,7 +242,14 @@ export function renderTask(main, taskId) {
     if (recalled.error) return memories.replaceChildren(h("p", { class: "error", role: "alert" }, `long-term memory could not be read: ${recalled.error}`));
     memories.replaceChildren(
       h("p", { class: "muted" }, `found by ${recalled.retrieval ?? "?"} retrieval`),
-      h("ul", { class: "memory-list" }, ...recalled.items.map((item) => h("li", { class: "memory", dataset: { id: item.id } }, h("code", {}, item.id), " ", item.text))),
+      h(
+        "ul",
+        { class: "memory-list" },
+        // A fact saved from untrusted data was given to the planner by id only: marked, with its sources.
+        ...recalled.items.map((item) =>
+          h("li", { class: "memory", dataset: { id: item.id } }, h("code", {}, item.id), " ", ...(item.untrusted ? [h("strong", { class: "untrusted", title: item.untrusted }, "untrusted"), " "] : []), item.text),
+        ),
+      ),
     );
   }
 
@@ -327,12 +334,16 @@ export function renderTask(main, taskId) {
   function renderToolApprovals(pending) {
     const cards = pending.map((interrupt, index) => {
       const suffix = index === 0 ? "" : `-${index + 1}`;
-      const { tool, agent, subtaskId, level, riskLevel, reason, args } = interrupt.payload;
+      const { tool, agent, subtaskId, level, riskLevel, reason, args, steering } = interrupt.payload;
       const feedback = h("textarea", { id: `feedback${suffix}`, rows: 2, placeholder: "why not (for Reject; the agent is told)" });
       const card = h("div", { class: "tool-approval", dataset: { interruptId: interrupt.id ?? "", tool: String(tool ?? "") } });
       const answer = (decision) => decide({ decision, ...(decision === "reject" && feedback.value.trim() ? { feedback: feedback.value.trim() } : {}), ...(interrupt.id ? { interrupt_id: interrupt.id } : {}) }, card);
       card.append(
         h("h3", {}, `${agent ?? "an agent"} wants to call ${tool ?? "a tool"}${subtaskId ? ` (${subtaskId})` : ""}`),
+        // A call untrusted data steered: which source, before anything else.
+        ...(steering
+          ? [h("p", { class: "steered" }, `Steered by untrusted data from ${(steering.sources ?? []).map((source) => `${source.kind} ${source.name}`).join(", ")}: ${(steering.targets ?? []).map((target) => target.argument).join(", ")} did not come from your task.`)]
+          : []),
         h("p", { class: "muted" }, [reason, level ? `needs ${level}` : "", riskLevel ? `${riskLevel} risk` : ""].filter(Boolean).join(" · ")),
         h("pre", { class: "args" }, JSON.stringify(args ?? {}, null, 2)),
         feedback,

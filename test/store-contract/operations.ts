@@ -8,6 +8,7 @@
 import { randomUUID } from "node:crypto";
 import { emptyCheckpoint, uuid6 } from "@langchain/langgraph-checkpoint";
 import { afterEach, describe, expect, it } from "vitest";
+import { sourceOf, TRUSTED, untrustedLabel } from "../../src/core/provenance.js";
 import type { NewRun, Store } from "../../src/store/index.js";
 import type { StoreFactory } from "./suite.js";
 
@@ -141,7 +142,7 @@ export function defineOperationsContract(name: string, factory: StoreFactory): v
       await store.runs.update(old.id, { status: "completed", finishedAt: Date.now() });
       const live = await store.runs.create(newRun({ threadId: "th2" }));
       await store.events.append(old.id, { type: "answer", text: "done" });
-      await store.stash.put({ runId: old.id, subtaskId: "s1" }, { big: "z".repeat(10_000) });
+      await store.stash.put({ runId: old.id, subtaskId: "s1" }, { big: "z".repeat(10_000) }, TRUSTED);
       await store.stats.recordReflection({ runId: old.id, iteration: 1, type: "validation", passed: true, confidence: 0.9, at: Date.now() });
       const remoteTask = (runId: string) => ({ callId: `${runId}/s1/1/1/abc`, agent: "helper", url: "http://agent.example/.well-known/agent-card.json", taskId: `task-${runId}`, contextId: "ctx", createdAt: 1 });
       await store.remoteTasks.save(remoteTask(old.id));
@@ -212,13 +213,17 @@ export function defineOperationsContract(name: string, factory: StoreFactory): v
 
     it("copies a run's results (and map items) to another run", async () => {
       const { store } = await setup();
-      await store.stash.put({ runId: "a", subtaskId: "s1" }, { value: 1 });
-      await store.stash.put({ runId: "a", subtaskId: "s2" }, "two");
-      await store.stash.putItem({ runId: "a", subtaskId: "s2" }, { index: 0, fingerprint: "f", round: 0, status: "success", input: 1, output: 2, durationMs: 1 });
+      const web = untrustedLabel([sourceOf("web", "https://example.test/")]);
+      await store.stash.put({ runId: "a", subtaskId: "s1" }, { value: 1 }, TRUSTED);
+      await store.stash.put({ runId: "a", subtaskId: "s2" }, "two", web);
+      await store.stash.putItem({ runId: "a", subtaskId: "s2" }, { index: 0, fingerprint: "f", round: 0, status: "success", input: 1, output: 2, durationMs: 1, label: web });
       expect(await store.stash.copyResults("a", "b", ["s1", "s2"])).toBe(2);
       expect(await store.stash.get("stash:b/s1")).toEqual({ value: 1 });
       expect(await store.stash.get("stash:b/s2")).toBe("two");
-      expect((await store.stash.items({ runId: "b", subtaskId: "s2" })).map((item) => item.output)).toEqual([2]);
+      // A copy keeps where each value came from: a forked run's kept results are as trusted as they were.
+      expect((await store.stash.read("stash:b/s1")).label).toEqual(TRUSTED);
+      expect((await store.stash.read("stash:b/s2")).label).toEqual(web);
+      expect((await store.stash.items({ runId: "b", subtaskId: "s2" })).map((item) => [item.output, item.label])).toEqual([[2, web]]);
       await expect(store.stash.get("stash:b/s3")).rejects.toMatchObject({ code: "stash_missing" });
     });
   });

@@ -8,7 +8,8 @@ import { randomUUID } from "node:crypto";
 import { emptyCheckpoint, type PendingWrite, uuid6 } from "@langchain/langgraph-checkpoint";
 import { afterEach, describe, expect, it } from "vitest";
 import type { RunEvent } from "../../src/core/events.js";
-import type { MapItemRecord } from "../../src/core/stash.js";
+import { TRUSTED, sourceOf, untrustedLabel } from "../../src/core/provenance.js";
+import { type MapItemRecord, UNLABELLED } from "../../src/core/stash.js";
 import { memoryNamespace } from "../../src/core/memory.js";
 import type { MemorySetup, NewRun, RunRecord, Store } from "../../src/store/index.js";
 import { HashingEmbeddings } from "../../src/testing/hashing-embeddings.js";
@@ -51,7 +52,7 @@ function auditEntry(fields: Partial<AuditEntry> = {}): AuditEntry {
 }
 
 function item(index: number, fields: Partial<MapItemRecord> = {}): MapItemRecord {
-  return { index, fingerprint: "f1", round: 0, status: "success", input: { n: index }, output: { doubled: index * 2 }, durationMs: 3, ...fields };
+  return { index, fingerprint: "f1", round: 0, status: "success", input: { n: index }, output: { doubled: index * 2 }, durationMs: 3, label: TRUSTED, ...fields };
 }
 
 const alice = memoryNamespace({ kind: "key", name: "alice" });
@@ -265,13 +266,13 @@ export function defineStoreContract(name: string, factory: StoreFactory): void {
         const { store } = await setup();
         const key = { runId: "run-s", subtaskId: "s1" };
         const value = { text: "ünïcödé \u0000 \r\n ".repeat(3), big: "x".repeat(2 * 1024 * 1024), list: [1, null, true] };
-        const entry = await store.stash.put(key, value);
+        const entry = await store.stash.put(key, value, TRUSTED);
         expect(entry.ref).toBe("stash:run-s/s1");
         expect(entry.bytes).toBe(Buffer.byteLength(JSON.stringify(value), "utf8"));
         expect(await store.stash.get(entry.ref)).toEqual(value);
-        await store.stash.put(key, "second");
+        await store.stash.put(key, "second", TRUSTED);
         expect(await store.stash.get(entry.ref)).toBe("second");
-        expect(await store.stash.put({ runId: "run-s", subtaskId: "s2" }, undefined)).toMatchObject({ bytes: 4 });
+        expect(await store.stash.put({ runId: "run-s", subtaskId: "s2" }, undefined, TRUSTED)).toMatchObject({ bytes: 4 });
         await expect(store.stash.get("stash:run-s/none")).rejects.toThrow(/nothing is stashed under/);
         await expect(store.stash.get("not a handle")).rejects.toThrow(/not a stash reference/);
       });
@@ -292,6 +293,21 @@ export function defineStoreContract(name: string, factory: StoreFactory): void {
         expect(items[1]).toEqual(item(1, { round: 2, output: "last" }));
         expect(items[1]).not.toHaveProperty("error");
         expect(await store.stash.items({ runId: "run-m", subtaskId: "other" })).toEqual([]);
+      });
+
+      it("keeps each result's and item's provenance label with it; a row without one (stored before labels) reads as untrusted", async () => {
+        const { store, another } = await setup();
+        const web = untrustedLabel([sourceOf("web", "https://example.test/page")]);
+        const key = { runId: "run-l", subtaskId: "s1" };
+        await store.stash.put(key, { page: "text" }, web);
+        await store.stash.putItem(key, item(0, { label: web }));
+        await store.stash.putItem(key, item(1, { label: undefined }));
+        const other = await another();
+        expect(await other.stash.read("stash:run-l/s1")).toEqual({ value: { page: "text" }, label: web });
+        expect((await other.stash.items(key)).map((record) => record.label)).toEqual([web, UNLABELLED]);
+        // A redo replaces the label with the value.
+        await store.stash.put(key, "plain", TRUSTED);
+        expect(await other.stash.read("stash:run-l/s1")).toEqual({ value: "plain", label: TRUSTED });
       });
     });
 

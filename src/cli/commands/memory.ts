@@ -1,6 +1,7 @@
 import type { Command } from "commander";
 import { InputError, NotFoundError } from "../../core/errors.js";
 import type { Memory, MemoryItem } from "../../core/memory.js";
+import { describeLabel, isUntrusted } from "../../core/provenance.js";
 import { truncate } from "../../core/text.js";
 import { color, out, parseNumberFlag, printJson } from "../io.js";
 
@@ -15,9 +16,14 @@ interface MemoryFlags {
 
 const when = (ms: number): string => new Date(ms).toISOString().replace("T", " ").slice(0, 16);
 
+/** `untrusted` before a fact saved from untrusted content (it reaches a planner only as marked data). */
+function trustMark(item: MemoryItem): string {
+  return isUntrusted(item.label) ? `${color.yellow("untrusted")}  ` : "";
+}
+
 function itemLine(item: MemoryItem, score?: number): string {
   const scored = score === undefined ? "" : color.dim(` (${score.toFixed(3)})`);
-  return `${item.id}  ${color.dim(when(item.updatedAt))}  ${truncate(item.text.replace(/\s+/g, " "), 100)}${scored}`;
+  return `${item.id}  ${color.dim(when(item.updatedAt))}  ${trustMark(item)}${truncate(item.text.replace(/\s+/g, " "), 100)}${scored}`;
 }
 
 function wholeNumber(value: string | undefined, flag: string, min: number, max: number): number | undefined {
@@ -89,6 +95,7 @@ export function registerMemory(program: Command): void {
       out(`id: ${item.id}`);
       if (item.subject) out(`subject: ${item.subject}`);
       out(`saved by: ${item.sourceRun ?? "a person"}`);
+      out(`trust: ${describeLabel(item.label)}`);
       out(`created: ${when(item.createdAt)} · updated: ${when(item.updatedAt)}${item.expiresAt !== null ? ` · expires: ${when(item.expiresAt)}` : ""}`);
     });
   });

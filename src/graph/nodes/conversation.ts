@@ -3,7 +3,8 @@ import { trimConversation } from "../../agents/history.js";
 import { type Conversation, CONVERSATION_LIMITS, emptyConversation, type Turn, type TurnResult, withTurn } from "../../core/conversation.js";
 import { errorMessage } from "../../core/errors.js";
 import { describeShape } from "../../core/json-path.js";
-import { MEMORY_LIMITS, memoryLine } from "../../core/memory.js";
+import { MEMORY_LIMITS, plannerMemoryLine } from "../../core/memory.js";
+import { describeSources, isUntrusted } from "../../core/provenance.js";
 import { runStatusOf } from "../../core/run.js";
 import { truncate } from "../../core/text.js";
 import { countTextTokens } from "../../providers/token-count.js";
@@ -28,10 +29,12 @@ export async function recallMemories(deps: GraphDeps, namespace: readonly string
     let used = 0;
     for (const hit of found.items) {
       const text = truncate(hit.text, RECALLED_CHARS);
-      const tokens = (await countTextTokens(memoryLine({ id: hit.id, text }))) + 2;
+      const untrusted = isUntrusted(hit.label) ? describeSources(hit.label) : undefined;
+      const item = { id: hit.id, text, score: hit.score, ...(untrusted !== undefined ? { untrusted } : {}) };
+      const tokens = (await countTextTokens(plannerMemoryLine(item))) + 2;
       if (used + tokens > budget) break;
       used += tokens;
-      items.push({ id: hit.id, text, score: hit.score });
+      items.push(item);
     }
     return { retrieval: found.retrieval, items, ...(found.note ? { note: found.note } : {}) };
   } catch (error) {
@@ -58,7 +61,7 @@ export function createIntakeNode(deps: GraphDeps) {
       emit(config, {
         type: "memory-recall",
         retrieval: recalled.retrieval,
-        items: recalled.items.map(({ id, text, score }) => ({ id, text: truncate(text, 200), score })),
+        items: recalled.items.map(({ id, text, score, untrusted }) => ({ id, text: truncate(text, 200), score, ...(untrusted !== undefined ? { untrusted } : {}) })),
         ...(recalled.error ? { error: recalled.error } : {}),
         ...(recalled.note ? { note: recalled.note } : {}),
       });
@@ -90,6 +93,7 @@ async function turnOf(deps: GraphDeps, state: State, stopReason: State["stopReas
       // The summary still says what it was.
     }
     if ((subtask.artifacts ?? []).some((artifact) => artifact.action === "written")) result.wrote = true;
+    if (isUntrusted(subtask.provenance)) result.untrusted = describeSources(subtask.provenance);
     results.push(result);
   }
   const files: string[] = [];
@@ -102,7 +106,9 @@ async function turnOf(deps: GraphDeps, state: State, stopReason: State["stopReas
     }
   }
   const status = stopReason ? runStatusOf(stopReason, workDone(state)) : "failed";
-  return { run: state.runId, task: state.task, status, answer: state.answer ?? null, results, files, at: Date.now() };
+  // The synthesizer read every outcome: its answer is untrusted when any was.
+  const answerUntrusted = plan.some((subtask) => isUntrusted(subtask.provenance));
+  return { run: state.runId, task: state.task, status, answer: state.answer ?? null, ...(answerUntrusted ? { answerUntrusted } : {}), results, files, at: Date.now() };
 }
 
 /**

@@ -6,12 +6,15 @@ import { immediateStep, runWorker, type WorkerToolCall } from "../../agents/work
 import type { Assignment } from "../../core/agent-fit.js";
 import { BoardMessage, messagesFor } from "../../core/board.js";
 import { type BudgetStop, isBudgetExhausted } from "../../core/budget.js";
+import { designationFor } from "../../core/designation.js";
 import { errorMessage } from "../../core/errors.js";
 import { ArgReferenceError, describeShape } from "../../core/json-path.js";
 import { LIMITS } from "../../core/limits.js";
 import { type FailureKind, isArgRef, type MapTally, type MissingFiles, type PlannedSubtask, type SubtaskResult, type ToolOffer } from "../../core/plan.js";
+import { describeSources, isUntrusted, joinLabels, type Label, TRUSTED } from "../../core/provenance.js";
 import { carriedEncodings, resolveArgs } from "../../core/refs.js";
 import type { ToolCallRecord } from "../../core/run.js";
+import type { LabelledEntry } from "../../core/stash.js";
 import { preview, stableStringify, truncate } from "../../core/text.js";
 import { routeForModel } from "../../providers/registry.js";
 import { fitToolArgs } from "../../tools/arg-fit.js";
@@ -21,7 +24,8 @@ import type { AgentDefinition } from "../../agents/define-agent.js";
 import { artifactProblem, ArtifactRecorder, missingItemFiles } from "../artifacts.js";
 import { keepUnwritten } from "../unwritten.js";
 import { LiveBoard } from "../board.js";
-import { approvalByInterrupt, durableStep, remoteInputByInterrupt } from "../durable.js";
+import { approvalByInterrupt, createDeferredSteps, durableStep, remoteInputByInterrupt } from "../durable.js";
+import { argumentLabels, directProvenance } from "../subtask-provenance.js";
 import { type ItemOutcome, runMap } from "../map-run.js";
 import type { Update } from "../state.js";
 
@@ -41,8 +45,10 @@ export interface SubtaskPayload {
   promptBudget: number;
   /** The tools the run may use (a request's `tools`); null: every tool its agents can reach. */
   allowedTools?: string[] | null;
-  /** The dependencies' summaries and stash handles; their values are read from the stash when the subtask starts. */
-  dependencies: Array<{ id: string; label: string; summary: string; ref: string | null }>;
+  /** The dependencies' summaries, stash handles and provenance; their values (and labels) are read from the stash when the subtask starts. */
+  dependencies: Array<{ id: string; label: string; summary: string; ref: string | null; provenance?: Label }>;
+  /** The label of `feedback`: the critic's notes are untrusted when it had read untrusted results. */
+  feedbackProvenance?: Label;
   /** The subtasks that take arguments from this one's result: it must have a result for them. */
   consumers?: string[];
   /** How it was given to its agent, when it asked for a capability (`subtask.agent` is then the one chosen). */
@@ -69,6 +75,8 @@ interface Attempt {
   error?: string;
   failureKind?: FailureKind;
   map?: MapTally;
+  /** Where the value came from. */
+  label?: Label;
 }
 
 /** A result with nothing in it: what a dependent cannot take arguments from. */
@@ -77,7 +85,7 @@ function isEmptyResult(value: unknown): boolean {
 }
 
 function traceRecord(subtask: PlannedSubtask, call: WorkerToolCall, at: number): ToolCallRecord {
-  return {
+  const record: ToolCallRecord = {
     subtaskId: subtask.id,
     agent: subtask.agent,
     tool: call.tool,
@@ -88,20 +96,28 @@ function traceRecord(subtask: PlannedSubtask, call: WorkerToolCall, at: number):
     at,
     ...(call.notes && call.notes.length > 0 ? { notes: call.notes.slice(0, 10).map((note) => truncate(note, 200)) } : {}),
   };
+  if (isUntrusted(call.outcome.label)) record.untrusted = describeSources(call.outcome.label);
+  return record;
 }
 
 function toolFailure(outcome: Extract<ToolOutcome, { ok: false }>): Attempt {
-  return { status: "failed", summary: "", error: `${outcome.error.code}: ${outcome.error.message}`, failureKind: outcome.error.code === "rejected" ? "rejected" : "error" };
+  return {
+    status: "failed",
+    summary: "",
+    error: `${outcome.error.code}: ${outcome.error.message}`,
+    failureKind: outcome.error.code === "rejected" ? "rejected" : "error",
+    ...(outcome.label ? { label: outcome.label } : {}),
+  };
 }
 
-/** The values of the dependencies the arguments refer to, read from the stash. */
-async function dependencyValues(deps: GraphDeps, payload: SubtaskPayload): Promise<Map<string, unknown>> {
+/** The values of the dependencies the arguments refer to, with their labels, read from the stash. */
+async function dependencyValues(deps: GraphDeps, payload: SubtaskPayload): Promise<Map<string, LabelledEntry>> {
   const referenced = new Set(Object.values(payload.subtask.args).flatMap((arg) => (isArgRef(arg) ? [arg.ref] : [])));
-  const values = new Map<string, unknown>();
+  const values = new Map<string, LabelledEntry>();
   for (const id of referenced) {
     const ref = payload.dependencies.find((dependency) => dependency.id === id)?.ref;
     if (!ref) throw new ArgReferenceError(`${id} has no stored result to take arguments from`);
-    values.set(id, await deps.stash.get(ref));
+    values.set(id, await deps.stash.read(ref));
   }
   return values;
 }
@@ -110,6 +126,14 @@ function mapSummary(tally: MapTally): string {
   if (tally.failed === 0) return `${tally.succeeded}/${tally.total} items succeeded`;
   const failures = tally.failures.map((failure) => `${failure.input} (${failure.error})`).join("; ");
   return truncate(`${tally.succeeded}/${tally.total} items succeeded; failed: ${failures}${tally.failed > tally.failures.length ? ` and ${tally.failed - tally.failures.length} more` : ""}`, LIMITS.previewChars);
+}
+
+/** Whether some call the subtask can make passes `test`: its direct step's tool, or any tool its worker's agent reaches (a map never waits for a person). */
+function anyCall(deps: GraphDeps, subtask: PlannedSubtask, allowedTools: readonly string[] | null | undefined, test: (name: string) => boolean): boolean {
+  if (subtask.mapOver !== undefined) return false;
+  const usable = (name: string): boolean => (allowedTools?.includes(name) ?? true) && test(name);
+  if (subtask.tool !== undefined) return usable(subtask.tool);
+  return liveAgent(deps, subtask.agent)?.tools.some(usable) ?? false;
 }
 
 /**
@@ -128,13 +152,14 @@ export function liveAgent(deps: Pick<GraphDeps, "agents" | "tools">, name: strin
 }
 
 export function subtaskMayPause(deps: GraphDeps, subtask: PlannedSubtask, allowedTools?: readonly string[] | null): boolean {
-  if (subtask.mapOver !== undefined) return false;
-  const usable = (name: string): boolean => allowedTools?.includes(name) ?? true;
-  if (subtask.tool !== undefined) return usable(subtask.tool) && deps.tools.needsApproval(subtask.tool, subtask.agent);
-  const agent = liveAgent(deps, subtask.agent);
   // A remote agent may ask for a person's input at any time.
-  if (agent?.remote) return true;
-  return agent !== undefined && agent.tools.some((name) => usable(name) && deps.tools.needsApproval(name, subtask.agent));
+  if (subtask.mapOver === undefined && subtask.tool === undefined && liveAgent(deps, subtask.agent)?.remote) return true;
+  return anyCall(deps, subtask, allowedTools, (name) => deps.tools.needsApproval(name, subtask.agent));
+}
+
+/** Whether untrusted data could make one of the subtask's calls wait for a person: the trust policy asks, and the subtask can make a call with an effect. */
+export function subtaskMaySteer(deps: GraphDeps, subtask: PlannedSubtask, allowedTools?: readonly string[] | null): boolean {
+  return anyCall(deps, subtask, allowedTools, (name) => deps.tools.mayAskTrust(name));
 }
 
 /**
@@ -165,13 +190,22 @@ export function createRunSubtask(deps: GraphDeps) {
     const agent = liveAgent(deps, subtask.agent);
     const allowedTools = payload.allowedTools ?? undefined;
     const mayPause = subtaskMayPause(deps, subtask, allowedTools);
+    // A call untrusted data steers may pause a subtask too. On a run's first pass its steps are
+    // made durable only when such a call comes (deferred); on a later pass, from the start.
+    const maySteer = !mayPause && subtaskMaySteer(deps, subtask, allowedTools);
+    const deferred = maySteer ? createDeferredSteps() : undefined;
     // Other subtasks skip the checkpoint writes durable steps cost.
-    const step = mayPause ? durableStep : immediateStep;
+    const step = mayPause ? durableStep : (deferred?.step ?? immediateStep);
+    const labels = deps.tools.trust !== undefined;
     // The start is a step too: a subtask that ran again after waiting for a person keeps its first start (and announces it once).
-    const { value: startedAt } = await step("subtask_start", async () => {
+    // After a first pass it is durable for a subtask that may be steered: replayed, it says an earlier pass saved this subtask's steps.
+    const startStep = deferred && !firstPassOf(config) ? durableStep : step;
+    const { value: startedAt, replayed: started } = await startStep("subtask_start", async () => {
       emit(config, { type: "subtask-start", subtaskId: subtask.id, label: subtask.label, agent: subtask.agent, attempt: payload.attempt });
       return Date.now();
     });
+    // It paused on a steered call and saved its steps then: from here they are durable, so they are replayed, not repeated.
+    if (deferred && started) await deferred.harden();
     // Set once the arguments are resolved; every call that writes a file is checked on disk as it finishes.
     let recorder: ArtifactRecorder | undefined;
     // A map keeps a bounded sample of its item calls in the trace (the first ones and failures); all are counted.
@@ -183,7 +217,19 @@ export function createRunSubtask(deps: GraphDeps) {
         records.push(record);
         if (mapped && !call.outcome.ok) tracedFailures += 1;
       }
-      if (!mapped && !replayed) emit(config, { type: "tool-call", subtaskId: subtask.id, agent: subtask.agent, tool: call.tool, ok: call.outcome.ok, durationMs: record.durationMs, preview: record.preview, ...(record.notes ? { notes: record.notes } : {}) });
+      if (!mapped && !replayed) {
+        emit(config, {
+          type: "tool-call",
+          subtaskId: subtask.id,
+          agent: subtask.agent,
+          tool: call.tool,
+          ok: call.outcome.ok,
+          durationMs: record.durationMs,
+          preview: record.preview,
+          ...(record.notes ? { notes: record.notes } : {}),
+          ...(record.untrusted ? { untrusted: record.untrusted } : {}),
+        });
+      }
       if (call.tool === "board_post" && call.outcome.ok) {
         const posted = BoardMessage.safeParse(call.outcome.value);
         if (posted.success && !posts.some((message) => message.id === posted.data.id)) {
@@ -231,16 +277,21 @@ export function createRunSubtask(deps: GraphDeps) {
       const started = performance.now();
       // A referenced value reaches the tool in the type it takes (a number as its decimal text, bytes with their encoding); the trace says so.
       const { args, notes } = deps.tools.has(tool) ? fitToolArgs(deps.tools.spec(tool).function.parameters as Record<string, unknown>, given, encodings) : { args: given, notes: [] };
+      // A direct call that will wait for a person because an untrusted reference steered it: the start step is saved first.
+      if (deferred && context.provenance && deps.tools.steering(tool, args, context.provenance)) await deferred.harden();
       const outcome = await deps.tools.call(tool, args, { ...context, callId: callIdFor(scope)(1, tool, args) });
       await onToolCall({ tool, args, outcome, durationMs: performance.now() - started, ...(notes.length > 0 ? { notes } : {}) });
       return outcome;
     };
-    const work = async (args: Record<string, unknown>, item?: { index: number; total: number; argument: string }): Promise<Attempt> => {
+    const work = async (args: Record<string, unknown>, argLabels: Record<string, Label>, item?: { index: number; total: number; argument: string }): Promise<Attempt> => {
       const context = contextFor(item?.index);
       if (subtask.tool !== undefined) {
         // Nothing happens before a direct call's approval, so its re-run on resume repeats nothing.
-        const outcome = await callTool(subtask.tool, args, item ? `/item${item.index}` : "", context);
-        return outcome.ok ? { status: "done", value: outcome.value, exact: true, summary: truncate(outcome.summary, LIMITS.previewChars) } : toolFailure(outcome);
+        const called = labels ? { ...context, provenance: directProvenance(subtask, argLabels) } : context;
+        const outcome = await callTool(subtask.tool, args, item ? `/item${item.index}` : "", called);
+        return outcome.ok
+          ? { status: "done", value: outcome.value, exact: true, summary: truncate(outcome.summary, LIMITS.previewChars), ...(outcome.label ? { label: outcome.label } : {}) }
+          : toolFailure(outcome);
       }
       if (!agent) return { status: "failed", summary: "", error: `unknown agent "${subtask.agent}"`, failureKind: "error" };
       if (agent.remote) {
@@ -271,7 +322,7 @@ export function createRunSubtask(deps: GraphDeps) {
           task: payload.task,
           subtask,
           args,
-          dependencies: payload.dependencies.map(({ id, label, summary }) => ({ id, label, summary })),
+          dependencies: payload.dependencies.map(({ id, label, summary, provenance }) => ({ id, label, summary, ...(provenance ? { provenance } : {}) })),
           feedback: payload.feedback,
           toolContext: context,
           maxSteps: payload.maxSteps,
@@ -290,10 +341,20 @@ export function createRunSubtask(deps: GraphDeps) {
             if (!mapped) emit(config, { type: "tools-offer", subtaskId: subtask.id, offer: structuredClone(made) });
           },
           board: messagesFor(board.messages(), { subtaskId: subtask.id, agent: subtask.agent }),
+          ...(labels
+            ? {
+                trust: {
+                  args: argLabels,
+                  ...(payload.feedbackProvenance ? { feedback: payload.feedbackProvenance } : {}),
+                  designation: designationFor(payload.task, subtask, trustedValues),
+                  ...(deferred ? { beforeSteeredCall: deferred.harden } : {}),
+                },
+              }
+            : {}),
         },
         callOptions(deps, payload.runId, config, meter, subtask.id),
       );
-      const attempt: Attempt = { status: outcome.status, value: outcome.value, summary: outcome.summary };
+      const attempt: Attempt = { status: outcome.status, value: outcome.value, summary: outcome.summary, ...(outcome.label ? { label: outcome.label } : {}) };
       if (outcome.exact) attempt.exact = true;
       if (outcome.error !== undefined) attempt.error = outcome.error;
       if (outcome.failureKind !== undefined) attempt.failureKind = outcome.failureKind;
@@ -302,18 +363,24 @@ export function createRunSubtask(deps: GraphDeps) {
 
     let attempt: Attempt;
     let missingFiles: MissingFiles | undefined;
+    /** The values of arguments that came by reference from trusted results: what they name, the plan named. */
+    let trustedValues: Record<string, unknown> = {};
+    let inputLabel: Label = TRUSTED;
     try {
       const values = await dependencyValues(deps, payload);
-      const args = resolveArgs(subtask, (id) => values.get(id));
-      encodings = carriedEncodings(subtask, (id) => values.get(id));
+      const args = resolveArgs(subtask, (id) => values.get(id)?.value);
+      encodings = carriedEncodings(subtask, (id) => values.get(id)?.value);
+      const argLabels = argumentLabels(subtask, values);
+      inputLabel = joinLabels(...Object.values(argLabels));
+      trustedValues = Object.fromEntries(Object.entries(args).filter(([name]) => isArgRef(subtask.args[name] ?? { value: null }) && !isUntrusted(argLabels[name])));
       recorder = new ArtifactRecorder(deps.tools, deps.workspace, subtask, args);
       if (subtask.mapOver === undefined) {
-        attempt = await work(args);
+        attempt = await work(args, argLabels);
       } else {
         const argument = subtask.mapOver;
         const list = args[argument];
         if (!Array.isArray(list)) throw new ArgReferenceError(`the argument "${argument}" to map over is not a list: it is ${describeShape(list)}: ${preview(list, 200)}`);
-        const { report, tally } = await runMap({
+        const { report, tally, label: mapLabel } = await runMap({
           stash: deps.stash,
           key: { runId: payload.runId, subtaskId: subtask.id },
           subtask,
@@ -323,8 +390,10 @@ export function createRunSubtask(deps: GraphDeps) {
           concurrency: payload.mapConcurrency,
           signal: config.signal,
           runItem: async (item, index): Promise<ItemOutcome> => {
-            const result = await work({ ...args, [argument]: item }, { index, total: list.length, argument });
-            return result.status === "done" ? { ok: true, output: result.value ?? null } : { ok: false, error: result.error ?? "failed" };
+            // An item keeps its list's label.
+            const result = await work({ ...args, [argument]: item }, argLabels, { index, total: list.length, argument });
+            const label = labels ? { label: result.label ?? joinLabels(...Object.values(argLabels)) } : {};
+            return result.status === "done" ? { ok: true, output: result.value ?? null, ...label } : { ok: false, error: result.error ?? "failed", ...label };
           },
           onItem: (record) => {
             const event = { type: "map-item" as const, subtaskId: subtask.id, index: record.index, total: list.length, status: record.status, durationMs: Math.round(record.durationMs) };
@@ -336,8 +405,8 @@ export function createRunSubtask(deps: GraphDeps) {
         if (subtask.tool !== undefined) missingFiles = await missingItemFiles(deps.tools, deps.workspace, subtask.tool, (index) => ({ ...args, [argument]: list[index] }), report);
         attempt =
           tally.overallStatus === "ALL_FAILURE"
-            ? { status: "failed", value: report, summary, error: `all ${tally.total} items failed; ${tally.failures[0] ? `${tally.failures[0].input}: ${tally.failures[0].error}` : ""}`, failureKind: "error", map: tally }
-            : { status: "done", value: report, exact: true, summary, map: tally };
+            ? { status: "failed", value: report, summary, error: `all ${tally.total} items failed; ${tally.failures[0] ? `${tally.failures[0].input}: ${tally.failures[0].error}` : ""}`, failureKind: "error", map: tally, label: mapLabel }
+            : { status: "done", value: report, exact: true, summary, map: tally, label: mapLabel };
       }
     } catch (error) {
       // Cancellation stops the run; a pause (a tool waiting for approval) passes through to LangGraph.
@@ -369,11 +438,14 @@ export function createRunSubtask(deps: GraphDeps) {
     if (missingFiles !== undefined) result.missingFiles = missingFiles;
     if (payload.assignment) result.assignment = payload.assignment;
     if (offer) result.offer = offer;
+    // The result's label: what made it, or at least its inputs'.
+    const label = joinLabels(attempt.label, inputLabel);
+    if (isUntrusted(label)) result.provenance = label;
     const unwritten = recorder?.unwritten() ?? [];
-    if (unwritten.length > 0) result.unwritten = await keepUnwritten(deps, payload.runId, subtask.id, unwritten);
+    if (unwritten.length > 0) result.unwritten = await keepUnwritten(deps, payload.runId, subtask.id, unwritten, label);
     if (attempt.status === "done" || attempt.value !== undefined) {
       try {
-        const entry = await deps.stash.put({ runId: payload.runId, subtaskId: subtask.id }, attempt.value ?? null);
+        const entry = await deps.stash.put({ runId: payload.runId, subtaskId: subtask.id }, attempt.value ?? null, label);
         result.ref = entry.ref;
         result.bytes = entry.bytes;
       } catch (error) {
@@ -393,6 +465,7 @@ export function createRunSubtask(deps: GraphDeps) {
       summary: result.summary,
       ...(result.error !== undefined ? { error: result.error } : {}),
       ...(result.failureKind !== undefined ? { failureKind: result.failureKind } : {}),
+      ...(result.provenance ? { untrusted: describeSources(result.provenance) } : {}),
     });
     return {
       results: { [subtask.id]: result },

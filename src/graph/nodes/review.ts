@@ -4,6 +4,7 @@ import { bestAnswerSoFar, runSynthesizer } from "../../agents/synthesizer.js";
 import { isBudgetExhausted } from "../../core/budget.js";
 import { errorMessage } from "../../core/errors.js";
 import type { SubtaskResult, MissingFiles } from "../../core/plan.js";
+import { isUntrusted } from "../../core/provenance.js";
 import { combinePanel, type CriticOutput, type CriticVerdict, type PanelReview, toVerdict } from "../../core/review.js";
 import { LIMITS } from "../../core/limits.js";
 import { ResumeDecision } from "../../core/run.js";
@@ -19,6 +20,18 @@ import type { State, Update } from "../state.js";
 /** Whether an issue names a subtask id as a word. */
 function mentions(issue: string, id: string): boolean {
   return new RegExp(`\\b${id.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\\b`).test(issue);
+}
+
+/**
+ * The critic's issues as the planner may see them. The planner never reads untrusted text, and
+ * a critic that read untrusted results wrote its issues under that data's influence: then the
+ * planner is told only that a new plan was asked for (the issues stay in the trace).
+ */
+function plannerNotes(state: State, verdict: CriticVerdict): string[] {
+  if (Object.values(state.results).some((result) => isUntrusted(result.provenance))) {
+    return [`the critic asked for a different plan; its ${verdict.issues.length} note(s) are not shown here because it had read untrusted results (see the trace)`];
+  }
+  return verdict.issues.length > 0 ? verdict.issues : ["the critic asked for a different plan"];
 }
 
 /**
@@ -46,7 +59,7 @@ export function applyVerdict(state: State, verdict: CriticVerdict): { update: Up
       planStatus: "none",
       planAttempts: 0,
       planErrors: [],
-      planFeedback: [...(verdict.issues.length > 0 ? verdict.issues : ["the critic asked for a different plan"]), ...rejections],
+      planFeedback: [...plannerNotes(state, verdict), ...rejections],
       results: new Overwrite({}),
       redoFeedback: {},
     };

@@ -4,6 +4,7 @@ import type { ChatResult } from "@langchain/core/outputs";
 import { parseConversation } from "../../core/conversation.js";
 import { toPlanWire } from "../../core/plan-wire.js";
 import { HANDLE_KEY, parseSections, roleOf, SECTIONS, STRUCTURED_OUTPUT } from "../../core/prompt-protocol.js";
+import { unspotlight, unspotlightDeep, untrustedBlocks } from "../../core/spotlight.js";
 import { boundToolNames, type ToolCallingCallOptions, ToolCallingChatModel } from "../tool-calling-chat-model.js";
 import { planTask } from "./planner-rules.js";
 import { type OutcomeLine, reviewOutcomes } from "./review-rules.js";
@@ -35,10 +36,19 @@ function workerConversation(messages: BaseMessage[]): { label: string; args: Rec
   const subtask = sections.get(SECTIONS.subtask);
   const label = subtask ? (/^\S+ \([^)]*\): ([\s\S]*)$/.exec(subtask)?.[1] ?? subtask) : textOf(source);
   const args = parseJson<Record<string, unknown>>(sections.get(SECTIONS.arguments), {});
+  // Untrusted arguments are listed by handle and given as marked data below: the rules work on their values.
+  const blocks = untrustedBlocks(sections.get(SECTIONS.untrusted) ?? "");
+  for (const [name, shown] of Object.entries(args)) {
+    const handle = shown as Record<string, unknown> | null;
+    const text = typeof handle === "object" && handle !== null && typeof handle[HANDLE_KEY] === "string" ? blocks.get(handle[HANDLE_KEY]) : undefined;
+    if (text === undefined || typeof handle?.bytes !== "number" || Buffer.byteLength(text, "utf8") !== handle.bytes) continue;
+    args[name] = handle.shape === "string" ? text : parseJson<unknown>(text, text);
+  }
   const replies: ToolReply[] = [];
   for (const message of messages.slice(subtaskIndex + 1)) {
     if (message.getType() !== "tool") continue;
-    const body = parseJson<Record<string, unknown>>(textOf(message), { ok: true, value: textOf(message) });
+    const content = unspotlight(textOf(message));
+    const body = parseJson<Record<string, unknown>>(content, { ok: true, value: content });
     const tool = message.name ?? "tool";
     if (body.ok === false) {
       const error = (body.error ?? {}) as { code?: string; message?: string };
@@ -105,13 +115,13 @@ export class OfflineChatModel extends ToolCallingChatModel {
         break;
       }
       case "critic": {
-        const outcomes = parseJson<OutcomeLine[]>(sections.get(SECTIONS.outcomes), []);
+        const outcomes = unspotlightDeep(parseJson<OutcomeLine[]>(sections.get(SECTIONS.outcomes), []));
         reply = this.#structured(STRUCTURED_OUTPUT.review, reviewOutcomes(outcomes, sections.get(SECTIONS.task) ?? ""), tools);
         break;
       }
       case "synthesizer": {
-        const outcomes = parseJson<OutcomeLine[]>(sections.get(SECTIONS.outcomes), []);
-        const issues = parseJson<string[]>(sections.get(SECTIONS.review), []);
+        const outcomes = unspotlightDeep(parseJson<OutcomeLine[]>(sections.get(SECTIONS.outcomes), []));
+        const issues = unspotlightDeep(parseJson<string[]>(sections.get(SECTIONS.review), []));
         reply = new AIMessageChunk(synthesize(sections.get(SECTIONS.task) ?? "", outcomes, issues));
         break;
       }

@@ -19,6 +19,7 @@ function memoryView(item: MemoryItem | MemoryHit): MemoryView {
     updated_at: iso(item.updatedAt),
     expires_at: item.expiresAt === null ? null : iso(item.expiresAt),
     ...("score" in item ? { score: item.score } : {}),
+    label: item.label,
   };
 }
 

@@ -290,6 +290,14 @@ CREATE TABLE IF NOT EXISTS maintenance (
   updated_at BIGINT NOT NULL
 );`,
   },
+  {
+    // Issue 23: provenance labels (src/core/provenance.ts) on stashed results and map items, as
+    // JSON text; NULL on rows stored before labels, which read as untrusted (unlabelled).
+    version: 5,
+    sql: `
+ALTER TABLE stash ADD COLUMN IF NOT EXISTS label TEXT;
+ALTER TABLE stash_items ADD COLUMN IF NOT EXISTS label TEXT;`,
+  },
 ];
 
 /** The newest schema version of troupe's Postgres tables. */

@@ -1,6 +1,7 @@
 import type pg from "pg";
 import { NotFoundError } from "../../core/errors.js";
-import { type MapItemRecord, parseStashRef, type StashEntry, type StashKey, serializeStashValue, stashRef } from "../../core/stash.js";
+import type { Label } from "../../core/provenance.js";
+import { labelColumn, type LabelledEntry, type MapItemRecord, parseStashRef, type StashEntry, type StashKey, serializeStashValue, stashRef, storedLabel } from "../../core/stash.js";
 import { ItemRow, type StashStore } from "../stash-store.js";
 import { TurnBatch } from "../turn-batch.js";
 
@@ -26,10 +27,10 @@ export class PostgresStash implements StashStore {
       // One row per item: a later write of the same item in the batch replaces an earlier one.
       const items = [...new Map(batch.map((entry) => [`${entry.key.runId}\n${entry.key.subtaskId}\n${entry.item.index}`, entry])).values()];
       await this.#pool.query(
-        `INSERT INTO stash_items (run_id, subtask_id, item_index, fingerprint, round, status, input, output, error, duration_ms, created_at)
-         SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::int[], $6::text[], $7::text[], $8::text[], $9::text[], $10::bigint[], $11::bigint[])
+        `INSERT INTO stash_items (run_id, subtask_id, item_index, fingerprint, round, status, input, output, error, duration_ms, created_at, label)
+         SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::int[], $6::text[], $7::text[], $8::text[], $9::text[], $10::bigint[], $11::bigint[], $12::text[])
          ON CONFLICT (run_id, subtask_id, item_index) DO UPDATE SET fingerprint = excluded.fingerprint, round = excluded.round, status = excluded.status,
-           input = excluded.input, output = excluded.output, error = excluded.error, duration_ms = excluded.duration_ms, created_at = excluded.created_at`,
+           input = excluded.input, output = excluded.output, error = excluded.error, duration_ms = excluded.duration_ms, created_at = excluded.created_at, label = excluded.label`,
         [
           items.map(({ key }) => key.runId),
           items.map(({ key }) => key.subtaskId),
@@ -42,6 +43,7 @@ export class PostgresStash implements StashStore {
           items.map(({ item }) => item.error ?? null),
           items.map(({ item }) => Math.round(item.durationMs)),
           items.map(() => now),
+          items.map(({ item }) => labelColumn(item.label)),
         ],
       );
     });
@@ -51,21 +53,25 @@ export class PostgresStash implements StashStore {
     return this.#batch.flush();
   }
 
-  async put(key: StashKey, value: unknown): Promise<StashEntry> {
+  async put(key: StashKey, value: unknown, label: Label): Promise<StashEntry> {
     const { text, bytes } = serializeStashValue(value);
     await this.#pool.query(
-      `INSERT INTO stash (run_id, subtask_id, value, bytes, created_at) VALUES ($1, $2, $3, $4, $5)
-       ON CONFLICT (run_id, subtask_id) DO UPDATE SET value = excluded.value, bytes = excluded.bytes, created_at = excluded.created_at`,
-      [key.runId, key.subtaskId, Buffer.from(text, "utf8"), bytes, Date.now()],
+      `INSERT INTO stash (run_id, subtask_id, value, bytes, created_at, label) VALUES ($1, $2, $3, $4, $5, $6)
+       ON CONFLICT (run_id, subtask_id) DO UPDATE SET value = excluded.value, bytes = excluded.bytes, created_at = excluded.created_at, label = excluded.label`,
+      [key.runId, key.subtaskId, Buffer.from(text, "utf8"), bytes, Date.now(), labelColumn(label)],
     );
     return { ref: stashRef(key), bytes };
   }
 
   async get(ref: string): Promise<unknown> {
+    return (await this.read(ref)).value;
+  }
+
+  async read(ref: string): Promise<LabelledEntry> {
     const key = parseStashRef(ref);
-    const { rows } = await this.#pool.query<{ value: Buffer }>("SELECT value FROM stash WHERE run_id = $1 AND subtask_id = $2", [key.runId, key.subtaskId]);
+    const { rows } = await this.#pool.query<{ value: Buffer; label: string | null }>("SELECT value, label FROM stash WHERE run_id = $1 AND subtask_id = $2", [key.runId, key.subtaskId]);
     if (!rows[0]) throw new NotFoundError("stash_missing", `nothing is stashed under ${ref}`, { ref });
-    return JSON.parse(rows[0].value.toString("utf8")) as unknown;
+    return { value: JSON.parse(rows[0].value.toString("utf8")) as unknown, label: storedLabel(rows[0].label) };
   }
 
   putItem(key: StashKey, item: MapItemRecord): Promise<void> {
@@ -79,13 +85,13 @@ export class PostgresStash implements StashStore {
     try {
       await client.query("BEGIN");
       const { rowCount } = await client.query(
-        `INSERT INTO stash (run_id, subtask_id, value, bytes, created_at) SELECT $1, subtask_id, value, bytes, created_at FROM stash WHERE run_id = $2 AND subtask_id = ANY($3)
-         ON CONFLICT (run_id, subtask_id) DO UPDATE SET value = EXCLUDED.value, bytes = EXCLUDED.bytes, created_at = EXCLUDED.created_at`,
+        `INSERT INTO stash (run_id, subtask_id, value, bytes, created_at, label) SELECT $1, subtask_id, value, bytes, created_at, label FROM stash WHERE run_id = $2 AND subtask_id = ANY($3)
+         ON CONFLICT (run_id, subtask_id) DO UPDATE SET value = EXCLUDED.value, bytes = EXCLUDED.bytes, created_at = EXCLUDED.created_at, label = EXCLUDED.label`,
         [toRunId, fromRunId, subtaskIds],
       );
       await client.query(
-        `INSERT INTO stash_items (run_id, subtask_id, item_index, fingerprint, round, status, input, output, error, duration_ms, created_at)
-         SELECT $1, subtask_id, item_index, fingerprint, round, status, input, output, error, duration_ms, created_at FROM stash_items WHERE run_id = $2 AND subtask_id = ANY($3)
+        `INSERT INTO stash_items (run_id, subtask_id, item_index, fingerprint, round, status, input, output, error, duration_ms, created_at, label)
+         SELECT $1, subtask_id, item_index, fingerprint, round, status, input, output, error, duration_ms, created_at, label FROM stash_items WHERE run_id = $2 AND subtask_id = ANY($3)
          ON CONFLICT (run_id, subtask_id, item_index) DO NOTHING`,
         [toRunId, fromRunId, subtaskIds],
       );
@@ -102,7 +108,7 @@ export class PostgresStash implements StashStore {
   async items(key: StashKey): Promise<MapItemRecord[]> {
     await this.flush();
     const { rows } = await this.#pool.query(
-      "SELECT item_index, fingerprint, round, status, input, output, error, duration_ms FROM stash_items WHERE run_id = $1 AND subtask_id = $2 ORDER BY item_index",
+      "SELECT item_index, fingerprint, round, status, input, output, error, duration_ms, label FROM stash_items WHERE run_id = $1 AND subtask_id = $2 ORDER BY item_index",
       [key.runId, key.subtaskId],
     );
     return rows.map((row) => ItemRow.parse(row));

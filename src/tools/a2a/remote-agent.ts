@@ -5,6 +5,7 @@ import { type Client, ClientFactory, ClientFactoryOptions, DefaultAgentCardResol
 import { z } from "zod";
 import { RemoteAgentConfig } from "../../config/config-file.js";
 import { ConfigError, errorMessage, isTroupeError, ToolError } from "../../core/errors.js";
+import { sourceOf } from "../../core/provenance.js";
 import type { RemoteTasks } from "../../core/remote-tasks.js";
 import { preview, truncate } from "../../core/text.js";
 import { defineTool, type ToolDefinition } from "../define-tool.js";
@@ -236,6 +237,8 @@ export async function connectRemoteAgent(given: z.input<typeof RemoteAgentConfig
     remote: true,
     timeoutMs: config.timeoutMs,
     source: `a2a:${config.a2a}`,
+    // What another system's agent answers is untrusted data (docs/trust.md); the agent it goes to is fixed by the config, not an argument.
+    origin: () => [sourceOf("remote-agent", config.name)],
     async execute(args, context): Promise<RemoteCallValue> {
       const signal = context.signal ?? new AbortController().signal;
       const callId = context.callId;

@@ -1,7 +1,9 @@
 import { type BoardMessage, BoardPostArgs, BoardReadArgs, describeAudience } from "../../core/board.js";
 import { ToolError } from "../../core/errors.js";
+import { joinLabels, LabelledValue } from "../../core/provenance.js";
 import { truncate } from "../../core/text.js";
 import { type BoardAccess, defineTool, type ToolContext } from "../define-tool.js";
+import { argumentLabel } from "../trust-policy.js";
 
 function boardOf(context: ToolContext): BoardAccess {
   if (!context.board) throw new ToolError("no_board", "the shared board exists only inside a run's subtask");
@@ -29,7 +31,8 @@ export const boardPostTool = defineTool({
   timeoutMs: 1_000,
   // The value is the message as kept (the subtask collects its posts from its calls' values, replayed ones too).
   async execute(args, context) {
-    return boardOf(context).post(args);
+    // A subtask that had read untrusted content posts untrusted text: whoever reads it sees it as data.
+    return boardOf(context).post(args, argumentLabel("text", args.text, context.provenance));
   },
   summarize: (value) => {
     const message = value as BoardMessage;
@@ -48,7 +51,7 @@ export const boardReadTool = defineTool({
   timeoutMs: 1_000,
   async execute(args, context) {
     const { messages, more } = boardOf(context).read(args);
-    return { messages: messages.map(shown), more };
+    return new LabelledValue({ messages: messages.map(shown), more }, joinLabels(...messages.map((message) => message.label)));
   },
   summarize: (value) => {
     const { messages, more } = value as { messages: unknown[]; more: number };

@@ -18,6 +18,7 @@ import { createMemoryTools, type NamespaceOf } from "./memory.js";
 import { createThreadResultTool, type ThreadResults } from "./thread-result.js";
 import { textStatsTool } from "./text-stats.js";
 import { proposeEditTool } from "./propose-edit.js";
+import { withTrustSpec } from "./trust-specs.js";
 import { createWebSearchTool, type WebSearchOptions } from "./web-search.js";
 
 /** Settings of the built-in tools that have any (from the config file's `tools` section). */
@@ -52,7 +53,8 @@ function noStore(what: string): ToolError {
 /**
  * The built-in tools, in the order they are listed; the file tools with their effects (for
  * settling a call a crash cut short). The same tools whatever the settings: without a store,
- * the memory tools and thread_result say so when called.
+ * the memory tools and thread_result say so when called. Every tool carries its trust spec
+ * (trust-specs.ts).
  */
 export function createBuiltinTools(settings: BuiltinToolSettings = {}): ToolDefinition[] {
   const tools: ToolDefinition[] = [
@@ -75,7 +77,7 @@ export function createBuiltinTools(settings: BuiltinToolSettings = {}): ToolDefi
     ...createMemoryTools(settings.memory?.memory ?? NO_MEMORY, settings.memory?.namespaceOf ?? (() => [])),
     createThreadResultTool(settings.threadResults ?? NO_THREAD_RESULTS),
   ];
-  return tools.map((tool) => (FILE_EFFECTS[tool.name] && !tool.effect ? { ...tool, effect: FILE_EFFECTS[tool.name] } : tool));
+  return tools.map((tool) => withTrustSpec(FILE_EFFECTS[tool.name] && !tool.effect ? { ...tool, effect: FILE_EFFECTS[tool.name] } : tool));
 }
 
 /** A registry holding every built-in tool. Without a policy in `options` it checks no permissions. */

@@ -1,8 +1,10 @@
 import { z } from "zod";
 import { ToolError } from "../../core/errors.js";
 import { type Memory, MEMORY_LIMITS, type MemoryHit, MemoryId } from "../../core/memory.js";
+import { joinLabels, LabelledValue } from "../../core/provenance.js";
 import { preview, truncate } from "../../core/text.js";
 import { defineTool, type ToolContext, type ToolDefinition } from "../define-tool.js";
+import { argumentLabel } from "../trust-policy.js";
 
 /** Which namespace a call reaches: the run's owner's (from the context), else the caller's. */
 export type NamespaceOf = (context: ToolContext) => readonly string[];
@@ -22,7 +24,7 @@ export const MemorySaveArgs = z
 
 export const MemorySearchArgs = z
   .object({
-    query: z.string().min(1).max(MEMORY_LIMITS.queryMaxChars).describe("what to look for, in words"),
+    query: z.string().min(1).max(MEMORY_LIMITS.queryMaxChars).describe("what to look for, in words; or a fact's id (m-…) for that fact"),
     limit: z.number().int().min(1).max(20).optional().describe("how many facts at most (default 5)"),
   })
   .strict();
@@ -56,6 +58,8 @@ export function createMemoryTools(memory: Memory, namespaceOf: NamespaceOf): Too
         ...(args.subject !== undefined ? { subject: args.subject } : {}),
         ...(args.ttl_seconds !== undefined ? { ttlSeconds: args.ttl_seconds } : {}),
         sourceRun: context.runId ?? null,
+        // The fact keeps the label of its text: saved from untrusted content, it stays untrusted data.
+        label: argumentLabel("text", args.text, context.provenance),
       });
       return { id: item.id, created, text: item.text, subject: item.subject, expiresAt: item.expiresAt === null ? null : new Date(item.expiresAt).toISOString() };
     },
@@ -67,15 +71,25 @@ export function createMemoryTools(memory: Memory, namespaceOf: NamespaceOf): Too
 
   const search = defineTool({
     name: "memory_search",
-    description: "Search long-term memory (facts remembered in earlier conversations) for what is known about something. Returns the best matches with their ids.",
+    description: "Search long-term memory (facts remembered in earlier conversations) for what is known about something, or take one fact by its id. Returns the best matches with their ids.",
     schema: MemorySearchArgs,
     permission: "READ",
     powers: ["memory.read"],
     idempotent: true,
     timeoutMs: 10_000,
     async execute(args, context) {
-      const found = await memory.search(namespaceOf(context), args.query, { limit: args.limit ?? 5 });
-      return { query: args.query, retrieval: found.retrieval, items: found.items.map(hitView), ...(found.note ? { note: found.note } : {}) };
+      const namespace = namespaceOf(context);
+      const id = MemoryId.safeParse(args.query.trim());
+      if (id.success) {
+        // A fact by its id (the planner names an untrusted fact by id only).
+        const item = await memory.get(namespace, id.data);
+        const items = item ? [hitView({ ...item, score: 1 })] : [];
+        return new LabelledValue({ query: args.query, retrieval: "lexical", items }, joinLabels(item?.label));
+      }
+      const found = await memory.search(namespace, args.query, { limit: args.limit ?? 5 });
+      const value = { query: args.query, retrieval: found.retrieval, items: found.items.map(hitView), ...(found.note ? { note: found.note } : {}) };
+      // What was found keeps its facts' labels.
+      return new LabelledValue(value, joinLabels(...found.items.map((item) => item.label)));
     },
     summarize: (value) => {
       const found = value as { query: string; retrieval: string; items: Array<{ id: string; text: string }> };
@@ -96,7 +110,7 @@ export function createMemoryTools(memory: Memory, namespaceOf: NamespaceOf): Too
       const namespace = namespaceOf(context);
       const item = await memory.get(namespace, args.id);
       if (!item || !(await memory.forget(namespace, args.id))) throw new ToolError("memory_not_found", `there is no remembered fact ${args.id}`, { id: args.id });
-      return { id: args.id, forgotten: true, text: item.text };
+      return new LabelledValue({ id: args.id, forgotten: true, text: item.text }, item.label);
     },
     summarize: (value) => {
       const gone = value as { id: string; text: string };

@@ -1,12 +1,13 @@
 import { z } from "zod";
 import { ToolError } from "../../core/errors.js";
 import { describeShape } from "../../core/json-path.js";
+import { type Label, LabelledValue } from "../../core/provenance.js";
 import { preview } from "../../core/text.js";
 import { defineTool, type ToolDefinition } from "../define-tool.js";
 
-/** Reads a result of an earlier run on a thread; refuses a handle of another thread's run. */
+/** Reads a result of an earlier run on a thread, with its provenance label; refuses a handle of another thread's run. */
 export interface ThreadResults {
-  read(threadId: string, handle: string): Promise<unknown>;
+  read(threadId: string, handle: string): Promise<{ value: unknown; label: Label }>;
 }
 
 export const ThreadResultArgs = z
@@ -34,7 +35,9 @@ export function createThreadResultTool(results: ThreadResults): ToolDefinition {
     timeoutMs: 5_000,
     async execute({ handle }, context) {
       if (!context.threadId) throw new ToolError("no_thread", "thread_result reads earlier turns of a conversation; this call is not part of one");
-      return results.read(context.threadId, handle);
+      const { value, label } = await results.read(context.threadId, handle);
+      // The earlier result keeps the label it was stored with.
+      return new LabelledValue(value, label);
     },
     summarize: (value) => (value !== null && typeof value === "object" ? `${describeShape(value)}: ${preview(value, 200)}` : preview(value, 200)),
   }) as ToolDefinition;

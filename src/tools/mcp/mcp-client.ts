@@ -5,6 +5,7 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { z } from "zod";
 import { ConfigError, errorMessage, ToolError } from "../../core/errors.js";
 import { truncate } from "../../core/text.js";
+import { sourceOf } from "../../core/provenance.js";
 import { defineTool, type PermissionLevel, type RiskLevel, type ToolDefinition } from "../define-tool.js";
 import { ajv } from "../json-schema.js";
 import type { McpServerConfig } from "./mcp-config.js";
@@ -47,7 +48,7 @@ function contentText(content: unknown): string {
 
 function toDefinition(server: string, config: McpServerConfig, client: Client, tool: ListedTool): ToolDefinition {
   const override = config.tools[tool.name] ?? {};
-  const readOnly = tool.annotations?.readOnlyHint === true;
+  const readOnly = override.readOnly ?? tool.annotations?.readOnlyHint === true;
   const level: PermissionLevel = override.level ?? (readOnly ? "READ" : config.level);
   const riskLevel: RiskLevel = override.riskLevel ?? (tool.annotations?.destructiveHint === true && !readOnly ? "high" : readOnly ? "low" : "medium");
   // Servers declare draft-07 or 2020-12; the keywords tools use are the same, so the dialect tag is dropped.
@@ -74,6 +75,9 @@ function toDefinition(server: string, config: McpServerConfig, client: Client, t
     idempotent: readOnly || tool.annotations?.idempotentHint === true,
     timeoutMs: config.timeoutMs,
     source: `mcp:${server}`,
+    // A tool that is not read-only: its schema does not say which arguments are content, so each may choose what the effect acts on.
+    ...(readOnly ? {} : { targets: (args: Record<string, unknown>) => ({ targets: Object.fromEntries(Object.keys(args).map((key) => [key, "name" as const])) }) }),
+    ...(config.trusted ? {} : { origin: () => [sourceOf("mcp", `${server}.${tool.name}`)] }),
     async execute(args, context) {
       let result;
       try {

@@ -2,7 +2,14 @@ import { z } from "zod";
 import { PermissionLevelName, RiskLevelName } from "../permissions.js";
 
 /** Per-tool overrides of what an MCP server says about its tools. */
-const ToolOverride = z.object({ level: PermissionLevelName.optional(), riskLevel: RiskLevelName.optional() }).strict();
+const ToolOverride = z
+  .object({
+    level: PermissionLevelName.optional(),
+    riskLevel: RiskLevelName.optional(),
+    /** Whether the tool only reads (over the server's readOnlyHint): a tool that is not has an effect untrusted data must not steer. */
+    readOnly: z.boolean().optional(),
+  })
+  .strict();
 
 const common = {
   /** The level a tool of this server needs, unless it is marked read-only (READ) or overridden. */
@@ -11,6 +18,8 @@ const common = {
   tools: z.record(z.string(), ToolOverride).default({}),
   /** When set, a server that cannot be reached is skipped with a warning instead of stopping troupe. */
   optional: z.boolean().default(false),
+  /** Its results are the user's own data; otherwise they are untrusted (docs/trust.md). */
+  trusted: z.boolean().default(false),
 };
 
 /** An MCP server started as a child process, spoken to over stdio. */

@@ -1,0 +1,136 @@
+import type { TrustConfig, TrustMode } from "../config/trust-config.js";
+import { designates, type TargetKind } from "../core/designation.js";
+import { type CallProvenance, describeSources, isUntrusted, joinLabels, type Label, type Source, TRUSTED, untrustedLabel } from "../core/provenance.js";
+import type { ToolDefinition } from "./define-tool.js";
+import { UntrustedPaths } from "./untrusted-paths.js";
+
+/**
+ * The trust policy: untrusted data never steers an effect. Before a side-effecting call runs,
+ * each of its target arguments (a path, a URL, code, a subject) must have come from a trusted
+ * source: written in the plan, passed by reference from a trusted value, or — when the calling
+ * model had read untrusted content — named by the trusted instructions (`Designation`). A call
+ * that fails this is *steered*: under `ask` it waits for a person, under `deny` it is refused,
+ * under `allow` it runs. Content arguments (what is written, what is sent) may carry untrusted
+ * data. After every call the policy labels its outcome: its inputs' labels joined with the
+ * tool's own untrusted sources. The registry calls both in one place each; see docs/trust.md.
+ */
+
+/** Which arguments of a call choose what its effect acts on. */
+export interface SteeringSpec {
+  targets: Readonly<Record<string, TargetKind>>;
+  /** A URL argument a read takes: fetching a link that appeared verbatim in web content sends nothing out, so it is not steered. */
+  link?: string;
+}
+
+/** What a tool's `origin` may ask of the policy. */
+export interface OriginLens {
+  /** Whether a workspace path is under `trust.untrusted`. */
+  untrustedPath(path: string): boolean;
+  /** Whether any workspace path is untrusted (a script that reads the workspace may read one). */
+  readonly hasUntrustedPaths: boolean;
+}
+
+/** How an argument of a steered call came to be what it is. */
+export type SteeredHow = "reference" | "context" | "operation";
+
+/** A steered call: which arguments untrusted data chose, and the sources behind them. */
+export interface Steering {
+  tool: string;
+  targets: Array<{ argument: string; how: SteeredHow }>;
+  sources: Source[];
+  /** One line for the person asked. */
+  summary: string;
+}
+
+const HOW_TEXT: Record<SteeredHow, string> = {
+  reference: "came by reference from untrusted data",
+  context: "was chosen by a model that had read untrusted content, and the task and plan do not name it",
+  operation: "is not among the tools the plan gave this subtask, and was chosen by a model that had read untrusted content",
+};
+
+/** Whether a label's every source is the public web (a page, search results): what anyone could read. */
+function isPublicWeb(label: Label): boolean {
+  return isUntrusted(label) && label.sources.length > 0 && !label.more && label.sources.every((source) => source.kind === "web" || source.kind === "search");
+}
+
+export class TrustPolicy implements OriginLens {
+  readonly mode: TrustMode;
+  readonly paths: UntrustedPaths;
+
+  constructor(config: Partial<TrustConfig> = {}) {
+    this.mode = config.policy ?? "ask";
+    this.paths = new UntrustedPaths(config.untrusted ?? []);
+  }
+
+  untrustedPath(path: string): boolean {
+    return this.paths.matches(path);
+  }
+
+  get hasUntrustedPaths(): boolean {
+    return !this.paths.empty;
+  }
+
+  /** Whether a call of this tool could wait for a person under this policy (it has an effect, and the policy asks). */
+  mayAsk(tool: Pick<ToolDefinition, "targets"> | undefined): boolean {
+    return this.mode === "ask" && tool?.targets !== undefined;
+  }
+
+  /** The steering of a call, or null when nothing untrusted chose any of its targets (or it has no effect, or no provenance: a trusted caller). */
+  steering(tool: Pick<ToolDefinition, "name" | "targets">, args: Record<string, unknown>, provenance: CallProvenance | undefined): Steering | null {
+    if (!provenance || !tool.targets) return null;
+    const spec = tool.targets(args);
+    if (!spec) return null;
+    const targets: Steering["targets"] = [];
+    let sources = TRUSTED;
+    const tainted = isUntrusted(provenance.context);
+    for (const [argument, kind] of Object.entries(spec.targets)) {
+      const value = args[argument];
+      if (value === undefined || value === null) continue;
+      const reference = provenance.references[argument];
+      if (reference) {
+        // A URL taken by reference from public web content is a link on it: fetching it sends nothing new out.
+        if (spec.link === argument && isPublicWeb(reference)) continue;
+        if (isUntrusted(reference)) {
+          targets.push({ argument, how: "reference" });
+          sources = joinLabels(sources, reference);
+        }
+        continue;
+      }
+      if (!tainted || provenance.literals?.includes(argument)) continue;
+      if (provenance.designation && designates(provenance.designation, kind, value)) continue;
+      if (spec.link === argument && typeof value === "string" && provenance.links?.has(value)) continue;
+      targets.push({ argument, how: "context" });
+      sources = joinLabels(sources, provenance.context);
+    }
+    const allotted = provenance.designation?.tools;
+    if (tainted && allotted && !allotted.includes(tool.name)) {
+      targets.push({ argument: "(tool)", how: "operation" });
+      sources = joinLabels(sources, provenance.context);
+    }
+    if (targets.length === 0 || !isUntrusted(sources)) return null;
+    const parts = targets.map((target) => (target.argument === "(tool)" ? `the call itself ${HOW_TEXT.operation}` : `its ${target.argument} ${HOW_TEXT[target.how]}`));
+    return { tool: tool.name, targets, sources: sources.sources, summary: `${tool.name} was steered by untrusted data from ${describeSources(sources)}: ${parts.join("; ")}` };
+  }
+
+  /** The label of a call's outcome: its inputs (what the caller had read, what it passed by reference) and the tool's own untrusted sources. */
+  labelOf(tool: Pick<ToolDefinition, "origin">, args: Record<string, unknown>, value: unknown, provenance: CallProvenance | undefined): Label {
+    const inputs = provenance ? joinLabels(provenance.context, ...Object.values(provenance.references)) : TRUSTED;
+    const origin = tool.origin?.(args, value, this) ?? [];
+    return origin.length === 0 ? inputs : joinLabels(inputs, untrustedLabel(origin));
+  }
+}
+
+/**
+ * The label of what a call's content argument carries: the referenced value's, when it came by
+ * reference; trusted when the plan wrote it, when the caller had read nothing untrusted, or when
+ * the instructions give it as it is; otherwise the caller's context — a model that had read
+ * untrusted content wrote it. A fact saved or a message posted keeps this label.
+ */
+export function argumentLabel(argument: string, value: unknown, provenance: CallProvenance | undefined, kind: TargetKind = "name"): Label {
+  if (!provenance) return TRUSTED;
+  const reference = provenance.references[argument];
+  if (reference) return reference;
+  if (provenance.literals?.includes(argument) || !isUntrusted(provenance.context)) return TRUSTED;
+  if (provenance.designation && designates(provenance.designation, kind, value)) return TRUSTED;
+  return provenance.context;
+}
