@@ -37,7 +37,7 @@ describe("troupe as an A2A agent (the @a2a-js/sdk client)", () => {
       ]),
     );
     expect(card.capabilities.streaming).toBe(true);
-    expect(card.skills.map((skill) => skill.id)).toEqual(["solve", "agent:research", "agent:code", "agent:execute", "agent:memory"]);
+    expect(card.skills.map((skill) => skill.id)).toEqual(["solve", "agent:research", "agent:code", "agent:execute", "agent:memory", "agent:cleanup"]);
     expect(card.skills.find((skill) => skill.id === "agent:execute")?.tags).toEqual(expect.arrayContaining(["compute", "files"]));
     expect(card.securitySchemes).toBeUndefined();
     const legacy = (await (await fetch(`${open}/.well-known/agent-card.json`)).json()) as { protocolVersion: string; url: string; preferredTransport: string };

@@ -7,9 +7,8 @@ import type { PeerTask, Step, StepInput } from "./tasks.js";
  * request (the `submit_plan` tool's parameters): every subtask field the schema asks for is
  * filled from the task's solution by the field's name, and a field this writer does not know
  * gets a value made from its own schema (null where it may be null, [] for a list). The
- * arguments follow the schema's shape for them: a list of `{name, value, ref, path}` today, a
- * record, or a list whose items are one of several shapes (a literal shape and a reference
- * shape). Everything that depends on troupe's plan wire is in this file.
+ * arguments follow the schema's shape for them: a record, or a list whose items are one of
+ * several shapes (a literal, a literal list to run over, a reference with `each` for a map). Everything that depends on troupe's plan wire is in this file.
  */
 
 type Schema = Record<string, unknown>;
@@ -60,12 +59,22 @@ function abstractSubtask(step: Step, style: PlanStyle): AbstractSubtask {
 const propertiesOf = (schema: Schema | undefined): Record<string, Schema> => (schema?.properties ?? {}) as Record<string, Schema>;
 const variantsOf = (schema: Schema): Schema[] => (Array.isArray(schema.anyOf) ? (schema.anyOf as Schema[]) : Array.isArray(schema.oneOf) ? (schema.oneOf as Schema[]) : [schema]);
 
-/** One argument in the shape an argument schema asks for (of its variants, the one that has the fields this argument needs). */
-function wireArg(schema: Schema, name: string, input: StepInput): Record<string, unknown> {
+/**
+ * One argument in the shape an argument schema asks for: of its variants, the one with the fields
+ * this argument needs — a reference (`ref`), a literal list the subtask runs over (`items`), or a
+ * literal (`value`). `each` marks the argument the subtask maps over.
+ */
+function wireArg(schema: Schema, name: string, input: StepInput, each: boolean): Record<string, unknown> {
   const isRef = "ref" in input;
+  const mapsLiteral = each && !isRef && Array.isArray(input.value);
   const variants = variantsOf(schema).filter((variant) => variant.type === "object" || variant.properties !== undefined);
-  const variant = variants.find((candidate) => (isRef ? "ref" in propertiesOf(candidate) : "value" in propertiesOf(candidate) && !(variants.length > 1 && "ref" in propertiesOf(candidate)))) ?? variants[0] ?? schema;
-  const known: Record<string, unknown> = isRef ? { name, value: null, ref: input.ref, path: troupePath(input) } : { name, value: input.value, ref: null, path: null };
+  const wanted = isRef ? "ref" : mapsLiteral ? "items" : "value";
+  const variant = variants.find((candidate) => wanted in propertiesOf(candidate) && (wanted === "ref" || !("ref" in propertiesOf(candidate)) || variants.length === 1)) ?? variants[0] ?? schema;
+  const known: Record<string, unknown> = isRef
+    ? { name, value: null, ref: input.ref, path: troupePath(input), each }
+    : mapsLiteral && "items" in propertiesOf(variant)
+      ? { name, items: input.value }
+      : { name, value: input.value, ref: null, path: null };
   return fill(variant, known);
 }
 
@@ -88,7 +97,7 @@ function wireSubtask(itemSchema: Schema, subtask: AbstractSubtask): Record<strin
   const args =
     argsSchema.type === "object"
       ? Object.fromEntries(subtask.args.map(({ name, input }) => [name, "ref" in input ? { ref: input.ref, path: troupePath(input) } : { value: input.value }]))
-      : subtask.args.map(({ name, input }) => wireArg((argsSchema.items ?? {}) as Schema, name, input));
+      : subtask.args.map(({ name, input }) => wireArg((argsSchema.items ?? {}) as Schema, name, input, subtask.mapOver === name));
   return fill(itemSchema, { ...subtask, args });
 }
 
