@@ -294,7 +294,7 @@ export function createRunSubtask(deps: GraphDeps) {
     try {
       const values = await dependencyValues(deps, payload);
       const args = resolveArgs(subtask, (id) => values.get(id));
-      recorder = new ArtifactRecorder(deps.tools, deps.workspace, subtask, args);
+      recorder = new ArtifactRecorder(deps.tools, deps.workspace, subtask, args, deps.writtenFiles);
       if (subtask.mapOver === undefined) {
         attempt = await work(args);
       } else {
