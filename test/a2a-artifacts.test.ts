@@ -44,4 +44,37 @@ describe("A2A file artifacts and finished tasks", () => {
       restarted.close();
     }
   });
+
+  it("a deleted run is not found at once, however it was deleted (DELETE /tasks/:id, another process's runs delete, gc), though its finished task was kept", { timeout: 90_000 }, async () => {
+    const app = await makeApp();
+    const client = await a2aClient(await listen(app));
+    const finished = async (): Promise<Task> => {
+      const task = (await client.sendMessage(sendRequest(a2aMessage(README_TASK)))) as Task;
+      expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+      // Read once more, so the finished task is the one kept in memory.
+      expect((await client.getTask({ tenant: "", id: task.id, historyLength: undefined })).status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+      return task;
+    };
+    const gone = (id: string) => expect(client.getTask({ tenant: "", id, historyLength: undefined })).rejects.toThrow(/not found/i);
+
+    const viaApi = await finished();
+    const deleted = await app.app.inject({ method: "DELETE", url: `/api/v1/tasks/${viaApi.id}` });
+    expect(deleted.statusCode).toBe(200);
+    await gone(viaApi.id);
+
+    // `troupe runs delete` runs in its own process, with its own instance on the same data: nothing of this server's memory is told.
+    const viaOtherProcess = await finished();
+    const other = await Troupe.create({ provider: "offline", dataDir: path.join(app.directory, "data"), workspace: path.join(app.directory, "workspace") });
+    try {
+      expect((await other.deleteRun(viaOtherProcess.id)).runs).toBe(1);
+    } finally {
+      other.close();
+    }
+    await gone(viaOtherProcess.id);
+
+    const viaGc = await finished();
+    expect((await app.troupe.gc({ cutoff: Date.now() + 1_000 })).runs).toBeGreaterThanOrEqual(1);
+    await gone(viaGc.id);
+    await expect(client.resubscribeTask({ tenant: "", id: viaGc.id }).next()).rejects.toThrow(/not found/i);
+  });
 });
