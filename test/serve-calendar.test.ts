@@ -16,7 +16,7 @@ import { ManualClock } from "../src/testing/manual-clock.js";
 import { modelSetOf } from "../src/testing/model-set.js";
 import { answerStep, finalStep, planStep, reviewStep, subtask } from "../src/testing/script.js";
 import { ScriptedChatModel, type ScriptStep } from "../src/testing/scripted-chat-model.js";
-import { tempDir } from "./helpers.js";
+import { runCli, tempDir } from "./helpers.js";
 import { waitFor } from "./server-helpers.js";
 
 const HOUR = 3_600_000;
@@ -136,5 +136,14 @@ describe("troupe serve on a calendar (SQLite)", () => {
     const hourly = await troupe.schedules.get("hourly-report");
     expect(hourly.lastTick).toBe(nextHour + HOUR);
     expect(reports.map((run) => run.task_id)).toContain(hourly.lastRunId);
+  });
+
+  it("refuses a retention schedule that is not a cron expression before it starts (it would never collect)", { timeout: 60_000 }, async () => {
+    const directory = tempDir("troupe-calendar-");
+    writeFileSync(path.join(directory, "troupe.config.json"), JSON.stringify({ retention: { olderThan: "30d", schedule: "every night" } }));
+    const result = await runCli(["serve", "--port", "0"], { cwd: directory, env: { TROUPE_DATA_DIR: path.join(directory, "data") } });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/retention\.schedule/);
+    expect(result.stderr).toMatch(/five fields/);
   });
 });
