@@ -91,6 +91,11 @@ describe("troupe as an A2A agent (the @a2a-js/sdk client)", () => {
     const waiting = (await client.sendMessage(sendRequest(a2aMessage("double the number I will give you")))) as Task;
     expect(waiting.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
     expect(statusText(waiting)).toBe("Which number should I double?");
+    // Resubscribing to a task that waits: its snapshot, and the stream ends (nothing happens until someone answers).
+    const snapshot = [];
+    for await (const event of client.resubscribeTask({ tenant: "", id: waiting.id })) snapshot.push(event.payload);
+    expect(snapshot.map((payload) => payload?.$case)).toEqual(["task"]);
+    expect(snapshot[0]?.$case === "task" && snapshot[0].value.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
     // A reply that does not answer is a protocol error, and the run still waits.
     await expect(client.sendMessage(sendRequest(a2aMessage("   ", { taskId: waiting.id, contextId: waiting.contextId })))).rejects.toThrow(/answer/);
     expect((await app.troupe.store.runs.get(waiting.id))?.status).toBe("interrupted");

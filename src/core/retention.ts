@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { InputError } from "./errors.js";
 import { RUN_STATUSES, type RunStatus } from "./run.js";
+import { checkCron } from "./schedule.js";
 
 /**
  * Retention: how long finished runs are kept. A run's checkpoints, events, stash values and eval
@@ -51,8 +52,18 @@ export const RetentionConfig = z
     olderThan: Age,
     /** Finished runs with these statuses are kept whatever their age. */
     keep: z.array(KeepStatus).default([]),
-    /** When the server collects: a cron expression (default: every hour, at minute 17). */
-    schedule: z.string().min(1).default("17 * * * *"),
+    /** When the server collects: a cron expression (default: every hour, at minute 17), checked here — one that never fires would never collect. */
+    schedule: z
+      .string()
+      .min(1)
+      .default("17 * * * *")
+      .superRefine((cron, context) => {
+        try {
+          checkCron(cron);
+        } catch (error) {
+          context.addIssue({ code: "custom", message: (error as Error).message });
+        }
+      }),
     /** Audit rows older than this are removed too (default: kept for ever). */
     audit: z.object({ olderThan: Age }).strict().optional(),
     /** Runs removed per batch (each batch its own short transaction). */

@@ -6,6 +6,7 @@ import type { MappedExecutionReport } from "../core/map-report.js";
 import { type Artifact, isArgRef, type PlannedSubtask, type SubtaskResult, type MissingFiles } from "../core/plan.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import { fileDigest } from "../tools/workspace-files.js";
+import { WRITTEN_FILE_KEEP_BYTES, type WrittenFiles } from "../tools/written-files.js";
 
 /** Tools whose `content` argument is what ends up in the file (an append adds to what was there). */
 const WHOLE_CONTENT_TOOLS = new Set(["file_write"]);
@@ -45,6 +46,8 @@ export class ArtifactRecorder {
     private readonly subtask: PlannedSubtask,
     /** The subtask's arguments as resolved (references replaced by values). */
     private readonly args: Record<string, unknown>,
+    /** Where the bytes of each file checked are kept, by the hash recorded (for what reads them back after the run). */
+    private readonly written?: WrittenFiles,
   ) {}
 
   /** Where an argument given by handle came from, in words: `s1 $.content`, `argument text`, `tool output 2`. */
@@ -91,7 +94,8 @@ export class ArtifactRecorder {
     for (const requested of written) {
       let artifact: Artifact;
       try {
-        const digest = await fileDigest(this.workspace, requested);
+        const digest = await fileDigest(this.workspace, requested, this.written ? { keepUpTo: WRITTEN_FILE_KEEP_BYTES } : {});
+        if (digest?.content) this.written?.remember(digest.sha256, digest.content);
         artifact = digest ? { path: requested, tool: call.tool, action: "written", bytes: digest.bytes, sha256: digest.sha256 } : { path: requested, tool: call.tool, action: "deleted" };
         if (digest && intended) {
           artifact.source = { from: intended.from, bytes: intended.bytes.byteLength, identical: sha256(intended.bytes) === digest.sha256, byReference: intended.byReference };

@@ -11,6 +11,7 @@ import type { Memory } from "../core/memory.js";
 import type { Stash } from "../core/stash.js";
 import type { ModelSet } from "../providers/registry.js";
 import type { ToolRegistry } from "../tools/registry.js";
+import type { WrittenFiles } from "../tools/written-files.js";
 import type { State } from "./state.js";
 import { statusOf } from "./schedule.js";
 
@@ -31,6 +32,8 @@ export interface GraphDeps {
   memory?: Memory;
   /** Prompt tokens the recalled facts may take (default MEMORY_LIMITS.recallTokenBudget; 0: none). */
   recallBudget?: number;
+  /** Where the bytes of the files runs write are kept for a while, by their recorded hash (none: not kept). */
+  writtenFiles?: WrittenFiles;
 }
 
 /** A node's meter: each retry and fallback is emitted as an event as it happens. */

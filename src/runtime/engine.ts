@@ -36,6 +36,7 @@ import { collectGarbage, deleteRun, deleteThread, type GcOptions } from "./reten
 import { checkWebhook, WebhookSender } from "./webhook-sender.js";
 import { RuntimeGrants } from "./grants.js";
 import { Schedules } from "./schedules.js";
+import { WrittenFiles } from "../tools/written-files.js";
 import type { GcReport } from "../core/retention.js";
 import type { HistoryEntry } from "../graph/history.js";
 
@@ -107,6 +108,8 @@ export class Troupe {
   readonly grants: RuntimeGrants;
   /** How workers whose agents have many tools find the relevant ones. */
   readonly discovery: ToolDiscovery;
+  /** The bytes of the files this process's runs wrote, for a while, by their recorded hash (A2A's file artifacts). */
+  readonly writtenFiles: WrittenFiles;
   readonly #maxWorkerSteps: number;
   /** The providers, to make a voter's model named only when asked (absent when the models were given). */
   readonly #providers: ProviderRegistry | undefined;
@@ -144,8 +147,10 @@ export class Troupe {
     providers?: ProviderRegistry;
     resolved?: Record<string, string>;
     grants: RuntimeGrants;
+    writtenFiles: WrittenFiles;
   }) {
     this.grants = fields.grants;
+    this.writtenFiles = fields.writtenFiles;
     this.env = fields.env;
     this.store = fields.store;
     this.graph = fields.graph;
@@ -241,6 +246,7 @@ export class Troupe {
       const grants = new RuntimeGrants({ store, agents, tools, policy: platform.policy });
       tools.configure({ runtimeGrants: grants });
       const ledgers = new Map<string, RunLedger>();
+      const writtenFiles = new WrittenFiles();
       let graph: TroupeGraph;
       let discovery: ToolDiscovery;
       try {
@@ -251,13 +257,13 @@ export class Troupe {
           topK: toolsConfig.discovery.topK,
           ...(toolsConfig.discovery.embeddings && models.embeddings ? { embedder: models.embeddings } : {}),
         };
-        graph = buildGraph({ models, tools, agents, workspace, stash: store.stash, ledgers, discovery, memory: store.memories, recallBudget: config.memory?.recallBudget }, store.checkpointer);
+        graph = buildGraph({ models, tools, agents, workspace, stash: store.stash, ledgers, discovery, memory: store.memories, recallBudget: config.memory?.recallBudget, writtenFiles }, store.checkpointer);
       } catch (error) {
         await platform.close();
         throw error;
       }
       const maxWorkerSteps = options.maxWorkerSteps ?? LIMITS.workerMaxSteps;
-      return new Troupe({ env, store, graph, tools, agents, models, providerSource, workspace, config, maxWorkerSteps, ledgers, platform, toolsConfig, discovery, ...(providers ? { providers } : {}), resolved, grants });
+      return new Troupe({ env, store, graph, tools, agents, models, providerSource, workspace, config, maxWorkerSteps, ledgers, platform, toolsConfig, discovery, ...(providers ? { providers } : {}), resolved, grants, writtenFiles });
     } catch (error) {
       await store.close();
       throw error;
@@ -276,7 +282,7 @@ export class Troupe {
     const models = options.models ?? this.models;
     const ledgers = new Map<string, RunLedger>();
     const graph = buildGraph(
-      { models, tools: this.tools, agents: this.agents, workspace: root, stash: this.store.stash, ledgers, discovery: this.discovery, memory: this.store.memories, recallBudget: this.config.memory?.recallBudget },
+      { models, tools: this.tools, agents: this.agents, workspace: root, stash: this.store.stash, ledgers, discovery: this.discovery, memory: this.store.memories, recallBudget: this.config.memory?.recallBudget, writtenFiles: this.writtenFiles },
       this.store.checkpointer,
     );
     return new Troupe({
@@ -298,6 +304,7 @@ export class Troupe {
       ...(this.#providers ? { providers: this.#providers } : {}),
       resolved: this.#resolved,
       grants: this.grants,
+      writtenFiles: this.writtenFiles,
     });
   }
 

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
-import { setTimeout as sleep } from "node:timers/promises";
 import type { z } from "zod";
+import { type Clock, systemClock } from "../core/clock.js";
 import { ConflictError, errorMessage, InputError, NotFoundError } from "../core/errors.js";
 import { latestTick, nextTick, type Schedule, ScheduleInput, type ScheduleSource } from "../core/schedule.js";
 import type { RunRecord, Store } from "../store/index.js";
@@ -98,6 +98,8 @@ export interface ScheduleRunnerOptions {
   onFire?: (report: { schedule: Schedule; tick: number; runId: string | null; error?: string; skipped?: boolean }) => void;
   /** SQLite: how often the schedules are looked at; Postgres: pg-boss's cron pass interval (seconds, 1-45). */
   checkSeconds?: number;
+  /** SQLite: the clock the schedules are looked at by (default the system's; a test's moves by hand). */
+  clock?: Clock;
 }
 
 /**
@@ -137,7 +139,7 @@ export class ScheduleRunner {
    * Looks at every schedule once (SQLite): a tick due now fires; a tick missed while nothing ran
    * fires once or is skipped, as its `catchUp` says; a schedule's ticks from before it existed never fire.
    */
-  async check(now = Date.now()): Promise<void> {
+  async check(now = (this.#options.clock ?? systemClock).now()): Promise<void> {
     for (const schedule of await this.#options.store.schedules.list()) {
       const latest = latestTick(schedule.cron, schedule.timezone, now);
       if (latest === undefined || (schedule.lastTick !== null && latest <= schedule.lastTick)) continue;
@@ -158,9 +160,10 @@ export class ScheduleRunner {
   }
 
   async #timer(): Promise<void> {
+    const clock = this.#options.clock ?? systemClock;
     while (this.#running) {
       await this.check().catch(() => {});
-      await sleep((this.#options.checkSeconds ?? 1) * 1_000, undefined, { signal: this.#stop.signal }).catch(() => {});
+      await clock.sleep((this.#options.checkSeconds ?? 1) * 1_000, this.#stop.signal).catch(() => {});
     }
   }
 
@@ -176,9 +179,9 @@ export class ScheduleRunner {
           if (schedule && tick !== undefined) await this.fire(schedule, tick);
           await queue.complete(job);
         }
-        if (jobs.length === 0) await sleep(1_000, undefined, { signal: this.#stop.signal }).catch(() => {});
+        if (jobs.length === 0) await systemClock.sleep(1_000, this.#stop.signal).catch(() => {});
       } catch {
-        await sleep(1_000, undefined, { signal: this.#stop.signal }).catch(() => {});
+        await systemClock.sleep(1_000, this.#stop.signal).catch(() => {});
       }
     }
   }

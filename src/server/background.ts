@@ -1,5 +1,5 @@
-import { setTimeout as sleep } from "node:timers/promises";
 import type { Logger } from "pino";
+import { type Clock, systemClock } from "../core/clock.js";
 import type { StoredEvent } from "../core/events.js";
 import { parseAge } from "../core/retention.js";
 import { nextTick, type Schedule } from "../core/schedule.js";
@@ -19,6 +19,8 @@ export interface BackgroundOptions {
   tasks?: TaskService;
   /** `troupe serve`: also the config's schedules and retention (a worker only sends webhooks). */
   serve: boolean;
+  /** What schedules (SQLite) and retention tell time by: the system's clock unless a test moves one by hand. */
+  clock?: Clock;
 }
 
 /** Seconds between looks at the schedules (SQLite: 1) or pg-boss cron passes (Postgres: 5); TROUPE_SCHEDULE_CHECK_SECONDS sets it (1-45). */
@@ -72,6 +74,7 @@ export class Background {
       this.schedules = new ScheduleRunner({
         store: options.troupe.store,
         checkSeconds: scheduleCheckSeconds(options.troupe.store.kind === "postgres"),
+        ...(options.clock ? { clock: options.clock } : {}),
         submit: (schedule) => this.#submit(tasks, schedule),
         onFire: ({ schedule, tick, runId, error, skipped }) =>
           log[error ? "warn" : "info"]({ schedule: schedule.name, tick: new Date(tick).toISOString(), taskId: runId ?? undefined, error, skipped }, skipped ? "schedule tick missed, skipped (catchUp skip)" : "schedule fired"),
@@ -112,19 +115,21 @@ export class Background {
     const retention = this.#options.troupe.config.retention;
     if (!retention) return;
     const log = this.#log.child({ component: "retention" });
+    const clock = this.#options.clock ?? systemClock;
     while (!this.#stop.signal.aborted) {
-      const tick = nextTick(retention.schedule, "UTC", Date.now());
+      const tick = nextTick(retention.schedule, "UTC", clock.now());
       if (tick === undefined) return;
-      await sleep(Math.max(0, tick - Date.now()), undefined, { signal: this.#stop.signal }).catch(() => {});
+      await clock.sleep(Math.max(0, tick - clock.now()), this.#stop.signal).catch(() => {});
       if (this.#stop.signal.aborted) return;
       try {
         if (!(await this.#options.troupe.store.retention.claimTick("retention.tick", tick))) continue;
+        const now = clock.now();
         const report = await this.#options.troupe.gc({
-          cutoff: Date.now() - parseAge(retention.olderThan, "retention.olderThan"),
+          cutoff: now - parseAge(retention.olderThan, "retention.olderThan"),
           keep: retention.keep,
           batchSize: retention.batchSize,
           signal: this.#stop.signal,
-          ...(retention.audit ? { auditCutoff: Date.now() - parseAge(retention.audit.olderThan, "retention.audit.olderThan") } : {}),
+          ...(retention.audit ? { auditCutoff: now - parseAge(retention.audit.olderThan, "retention.audit.olderThan") } : {}),
         });
         log.info({ runs: report.runs, threads: report.threads, events: report.events, auditRows: report.auditRows, bytesBefore: report.bytesBefore, bytesAfter: report.bytesAfter, ms: report.durationMs }, "retention: old runs collected");
       } catch (error) {

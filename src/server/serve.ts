@@ -1,5 +1,6 @@
 import type { AddressInfo } from "node:net";
 import type { Logger } from "pino";
+import type { Clock } from "../core/clock.js";
 import type { Troupe } from "../runtime/engine.js";
 import { createApp, type TroupeApp } from "./app.js";
 import { Background } from "./background.js";
@@ -11,6 +12,8 @@ export interface StartServerOptions {
   config?: ServerConfigInput;
   logger?: Logger;
   telemetry?: Telemetry;
+  /** What schedules and retention tell time by (default the system's clock; a test moves one by hand). */
+  clock?: Clock;
 }
 
 export interface RunningServer extends TroupeApp {
@@ -32,7 +35,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   await tasks.start();
   await troupeApp.evals.recover();
   // Webhook deliveries, schedules and retention run beside the API.
-  const background = new Background({ troupe: options.troupe, hub: troupeApp.hub, logger: app.log as Logger, tasks, serve: true });
+  const background = new Background({ troupe: options.troupe, hub: troupeApp.hub, logger: app.log as Logger, tasks, serve: true, ...(options.clock ? { clock: options.clock } : {}) });
   await background.start();
   const address = app.server.address() as AddressInfo;
   const host = address.family === "IPv6" ? `[${address.address}]` : address.address;

@@ -290,8 +290,12 @@ export async function writeFileAtomic(target: string, content: string | Uint8Arr
   return bytes.byteLength;
 }
 
-/** A workspace file's size and SHA-256, read through the workspace's containment; undefined when it is not there. */
-export async function fileDigest(root: string, requested: string): Promise<{ bytes: number; sha256: string } | undefined> {
+/**
+ * A workspace file's size and SHA-256, read through the workspace's containment; undefined when it
+ * is not there. With `keepUpTo`, a file no larger than that comes back with its bytes too (read
+ * once, for the digest and for whoever keeps them).
+ */
+export async function fileDigest(root: string, requested: string, options: { keepUpTo?: number } = {}): Promise<{ bytes: number; sha256: string; content?: Buffer } | undefined> {
   let file;
   try {
     file = await openFileForRead(root, requested);
@@ -301,15 +305,22 @@ export async function fileDigest(root: string, requested: string): Promise<{ byt
   }
   try {
     const hash = createHash("sha256");
-    const buffer = Buffer.alloc(64 * 1024);
+    const keepUpTo = options.keepUpTo ?? -1;
+    let kept: Buffer[] | undefined = keepUpTo >= 0 ? [] : undefined;
+    let reusable: Buffer | undefined;
     let position = 0;
     for (;;) {
+      // A fresh buffer per read while the bytes are kept; otherwise one, reused.
+      const buffer = kept ? Buffer.allocUnsafe(64 * 1024) : (reusable ??= Buffer.alloc(64 * 1024));
       const { bytesRead } = await file.handle.read(buffer, 0, buffer.length, position);
       if (bytesRead === 0) break;
       hash.update(buffer.subarray(0, bytesRead));
       position += bytesRead;
+      if (kept && position > keepUpTo) kept = undefined;
+      kept?.push(buffer.subarray(0, bytesRead));
     }
-    return { bytes: position, sha256: hash.digest("hex") };
+    const digest = { bytes: position, sha256: hash.digest("hex") };
+    return kept ? { ...digest, content: Buffer.concat(kept, position) } : digest;
   } finally {
     await file.handle.close();
   }

@@ -373,7 +373,7 @@ export function createRunSubtask(deps: GraphDeps) {
       const argLabels = argumentLabels(subtask, values);
       inputLabel = joinLabels(...Object.values(argLabels));
       trustedValues = Object.fromEntries(Object.entries(args).filter(([name]) => isArgRef(subtask.args[name] ?? { value: null }) && !isUntrusted(argLabels[name])));
-      recorder = new ArtifactRecorder(deps.tools, deps.workspace, subtask, args);
+      recorder = new ArtifactRecorder(deps.tools, deps.workspace, subtask, args, deps.writtenFiles);
       if (subtask.mapOver === undefined) {
         attempt = await work(args, argLabels);
       } else {

@@ -1,4 +1,5 @@
 import { type ListTasksRequest, type ListTasksResponse, type Task, TaskState } from "@a2a-js/sdk";
+import { LRUCache } from "lru-cache";
 import type { ServerCallContext, TaskStore } from "@a2a-js/sdk/server";
 import { isTroupeError } from "../../core/errors.js";
 import type { RunRecord } from "../../store/index.js";
@@ -13,9 +14,9 @@ export function principalOf(context: ServerCallContext | undefined): Principal {
   return { id: name };
 }
 
-/** How many finished tasks' A2A form (with their files) is kept, so a burst of reads does not read the files again. */
+/** How many finished tasks' A2A form (with their files) is kept, so a burst of reads does not build it again. */
 const FINISHED_CACHE = 64;
-/** How long a finished task is served from memory (a run deleted meanwhile is then not found). */
+/** How long a finished task's A2A form is kept. */
 const FINISHED_TTL_MS = 60_000;
 
 /**
@@ -27,8 +28,8 @@ const FINISHED_TTL_MS = 60_000;
  */
 export class RunTaskStore implements TaskStore {
   readonly #tasks: TaskService;
-  /** Finished tasks by run id, with their owner and when they were made (a finished run does not change). */
-  readonly #finished = new Map<string, { task: Task; owner: string | null; at: number }>();
+  /** Finished tasks by run id (a finished run does not change; its record is still read for each load). */
+  readonly #finished = new LRUCache<string, Task>({ max: FINISHED_CACHE, ttl: FINISHED_TTL_MS });
 
   constructor(tasks: TaskService) {
     this.#tasks = tasks;
@@ -44,20 +45,14 @@ export class RunTaskStore implements TaskStore {
   }
 
   async load(taskId: string, context: ServerCallContext): Promise<Task | undefined> {
-    // A finished task read again (the SDK reads it for every event it handles): no database read.
-    const kept = this.#kept(taskId);
-    if (kept && kept.owner === principalOf(context).id) return structuredClone(kept.task);
+    // The record every time, even for a finished task kept here: it says whose it is, and that it
+    // still exists (a run deleted by any process — DELETE /tasks/:id, `troupe runs delete`, gc — is gone at once).
     const record = await this.#record(taskId, context);
-    return record ? structuredClone(await this.taskOf(record)) : undefined;
-  }
-
-  #kept(runId: string): { task: Task; owner: string | null } | undefined {
-    const kept = this.#finished.get(runId);
-    if (kept && Date.now() - kept.at > FINISHED_TTL_MS) {
-      this.#finished.delete(runId);
+    if (!record) {
+      this.#finished.delete(taskId);
       return undefined;
     }
-    return kept;
+    return structuredClone(await this.taskOf(record));
   }
 
   /**
@@ -66,14 +61,10 @@ export class RunTaskStore implements TaskStore {
    * event it handles, and the bridge tells its artifacts from the same copy. Not to be changed.
    */
   async taskOf(record: RunRecord): Promise<Task> {
-    const kept = this.#kept(record.id);
-    if (kept && kept.task.metadata?.troupe?.status === record.status) return kept.task;
+    const kept = this.#finished.get(record.id);
+    if (kept && kept.metadata?.troupe?.status === record.status) return kept;
     const task = await taskOf(this.#tasks.troupe, record, this.#tasks.isActive(record.id));
-    if (TERMINAL_STATES.has(task.status?.state ?? TaskState.TASK_STATE_UNSPECIFIED)) {
-      this.#finished.delete(record.id);
-      this.#finished.set(record.id, { task, owner: record.owner, at: Date.now() });
-      if (this.#finished.size > FINISHED_CACHE) this.#finished.delete(this.#finished.keys().next().value as string);
-    }
+    if (TERMINAL_STATES.has(task.status?.state ?? TaskState.TASK_STATE_UNSPECIFIED)) this.#finished.set(record.id, task);
     return task;
   }
 

@@ -81,9 +81,10 @@ export function answerArtifact(answer: string): Artifact {
 }
 
 /**
- * The files a run wrote, each as an artifact holding its bytes, read back from the workspace and
- * checked against the SHA-256 recorded when it was written: a file changed or removed since, or
- * too large to send, is described instead (path, size, SHA-256, why).
+ * The files a run wrote, each as an artifact holding its bytes: those this process kept when the
+ * run wrote them (found by the SHA-256 recorded then), or else read back from the workspace and
+ * checked against that SHA-256. A file read back that changed or went since, or one too large to
+ * send, is described instead (path, size, SHA-256, why).
  */
 export async function fileArtifacts(troupe: Troupe, runId: string): Promise<Artifact[]> {
   const view = await troupe.show(runId);
@@ -110,8 +111,10 @@ export async function fileArtifacts(troupe: Troupe, runId: string): Promise<Arti
       continue;
     }
     try {
-      const file = await readContainedFile(troupe.workspace, path, MAX_FILE_ARTIFACT_BYTES);
-      const sha256 = createHash("sha256").update(file.bytes).digest("hex");
+      // The bytes as the run wrote them, kept by their hash when this process ran it; else read back and checked.
+      const kept = written.sha256 ? troupe.writtenFiles.get(written.sha256) : undefined;
+      const file = kept ? { bytes: Buffer.from(kept), size: kept.byteLength } : await readContainedFile(troupe.workspace, path, MAX_FILE_ARTIFACT_BYTES);
+      const sha256 = kept && written.sha256 ? written.sha256 : createHash("sha256").update(file.bytes).digest("hex");
       if (written.sha256 && sha256 !== written.sha256) {
         artifacts.push(described("changed since the run wrote it"));
         continue;

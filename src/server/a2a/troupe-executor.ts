@@ -3,7 +3,7 @@ import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestCon
 import type { Logger } from "pino";
 import { errorMessage } from "../../core/errors.js";
 import type { Principal } from "../config.js";
-import { lastEventSeq, type RunFeed } from "../run-follow.js";
+import { isResting, lastEventSeq, type RunFeed } from "../run-follow.js";
 import type { RunBusManager } from "./bus-manager.js";
 import { INTENT_KEY, type MessageIntent } from "./message-intent.js";
 import { bridgeRun } from "./run-bridge.js";
@@ -78,14 +78,17 @@ export class TroupeAgentExecutor implements AgentExecutor {
     }
   };
 
-  /** Starts telling a run driven here to a bus made for a client that resubscribed or cancels; false when it is not driven here. */
-  bridge(runId: string, bus: ExecutionEventBus): boolean {
+  /**
+   * Starts telling a run to a bus made for a client that resubscribed or cancels, wherever the run
+   * is driven (this process, or another through the store's notifications); the bus is finished
+   * at once when there is no such run or it rests (the client has its snapshot), else when it does.
+   */
+  bridge(runId: string, bus: ExecutionEventBus): void {
     const { tasks } = this.#feed;
-    if (!tasks.isActive(runId)) return false;
     void (async () => {
       try {
         const record = await tasks.troupe.store.runs.get(runId);
-        if (!record || record.owner === null) return;
+        if (!record || record.owner === null || isResting(record, tasks)) return;
         await bridgeRun(this.#feed, { id: record.owner }, record, await lastEventSeq(this.#feed, runId), bus, this.#store);
       } catch (error) {
         this.#log.warn({ taskId: runId, err: errorMessage(error) }, "A2A bridge of a run stopped");
@@ -94,6 +97,5 @@ export class TroupeAgentExecutor implements AgentExecutor {
         this.#buses?.cleanupByTaskId(runId);
       }
     })();
-    return true;
   }
 }
