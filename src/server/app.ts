@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 import rateLimit from "@fastify/rate-limit";
 import underPressure from "@fastify/under-pressure";
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from "fastify";
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController, type RouteOptions } from "fastify";
 import { pino, type Logger } from "pino";
 import { TroupeError } from "../core/errors.js";
 import type { StoredEvalEvent } from "../eval/events.js";
@@ -42,6 +42,8 @@ export interface CreateAppOptions {
   telemetry?: Telemetry;
   /** How often the event-loop delay is sampled (ms); tests shorten it. */
   pressureSampleIntervalMs?: number;
+  /** Told of every route as it is registered (the docs check lists them: scripts/check-docs.mjs). */
+  onRoute?: (route: RouteOptions) => void;
 }
 
 export interface TroupeApp {
@@ -129,6 +131,7 @@ export async function createApp(options: CreateAppOptions): Promise<TroupeApp> {
   });
   // Bodies are JSON only (Fastify also parses text/plain by default): anything else is 415.
   app.removeContentTypeParser("text/plain");
+  if (options.onRoute) app.addHook("onRoute", options.onRoute);
   app.decorateRequest("principal", null as never);
   app.decorateRequest("traceId", "");
   installErrorHandler(app);

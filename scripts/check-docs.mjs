@@ -1,0 +1,68 @@
+// Part of `npm run lint`: the docs under docs/ cover what the code offers.
+// - docs/http-api.md is what `npm run docs:api` writes from the OpenAPI document today;
+// - every HTTP route Fastify registers is documented as `METHOD /path` somewhere in docs/
+//   (routes outside the OpenAPI document — /mcp, A2A, /health/live, the console — by hand);
+// - every CLI command and subcommand has a `### \`troupe <command>\`` section in docs/cli.md that
+//   names each of its long options.
+// Fails with the missing names.
+import { readdirSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { readCli, readHttpApp } from "./docs-model.mjs";
+import { renderHttpApi } from "./http-api-markdown.mjs";
+
+const docsDir = path.resolve(import.meta.dirname, "../docs");
+const pages = readdirSync(docsDir).filter((name) => name.endsWith(".md")).map((name) => ({ name, text: readFileSync(path.join(docsDir, name), "utf8") }));
+const allText = pages.map((page) => page.text).join("\n");
+const problems = [];
+
+const { document, routes } = await readHttpApp();
+const current = readFileSync(path.join(docsDir, "http-api.md"), "utf8");
+if (current !== renderHttpApi(document)) problems.push("docs/http-api.md is not current: run `npm run docs:api` and commit it");
+
+// Automatic HEAD routes add nothing to document; a route answering every method (the A2A
+// transports hand every method to the SDK) is documented by its path alone.
+const IMPLIED = new Set(["HEAD"]);
+for (const route of routes) {
+  const url = route.url.replace(/:(\w+)/g, "{$1}").replace(/\/\*$/, "");
+  const shown = url === "" ? "/" : url;
+  const methods = route.methods.filter((method) => !IMPLIED.has(method));
+  if (methods.length === 0) continue;
+  if (methods.length > 4) {
+    if (!allText.includes(`${shown}`)) problems.push(`route ${shown} (any method) is not documented in docs/`);
+    continue;
+  }
+  for (const method of methods) {
+    if (!allText.includes(`${method} ${shown}`)) problems.push(`route ${method} ${shown} is not documented in docs/ (write it as \`${method} ${shown}\`)`);
+  }
+}
+
+const cliPage = pages.find((page) => page.name === "cli.md")?.text ?? "";
+if (!cliPage) problems.push("docs/cli.md is missing");
+/** The text of the section under `### \`troupe <name>\`` (up to the next heading of level 2 or 3). */
+function sectionOf(name) {
+  const heading = `### \`troupe ${name}\``;
+  const start = cliPage.indexOf(`\n${heading}`);
+  if (start < 0) return undefined;
+  const rest = cliPage.slice(start + heading.length + 1);
+  const end = rest.search(/\n##?#? /);
+  return end < 0 ? rest : rest.slice(0, end);
+}
+for (const command of await readCli()) {
+  // A command that only groups subcommands (`troupe runs`) is documented by theirs.
+  if (command.hasSubcommands && command.options.length === 0) continue;
+  const section = sectionOf(command.name);
+  if (section === undefined) {
+    problems.push(`command \`troupe ${command.name}\` has no section in docs/cli.md (a heading ### \`troupe ${command.name}\`)`);
+    continue;
+  }
+  for (const option of command.options) {
+    if (option.long && !section.includes(option.long)) problems.push(`option ${option.long} of \`troupe ${command.name}\` is not in its section of docs/cli.md`);
+  }
+}
+
+if (problems.length > 0) {
+  console.error(`docs check: ${problems.length} problem(s)\n${problems.map((problem) => `  - ${problem}`).join("\n")}`);
+  process.exitCode = 1;
+} else {
+  console.log(`docs check: ${routes.length} routes and the CLI's commands documented; docs/http-api.md current`);
+}
