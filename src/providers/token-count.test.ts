@@ -5,7 +5,8 @@ import { countTokens } from "gpt-tokenizer/encoding/cl100k_base";
 import { describe, expect, it } from "vitest";
 import { boundedPieces, countTextTokens, MAX_PIECE_CHARS } from "./token-count.js";
 
-const README = readFileSync(path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../README.md"), "utf8");
+// Ordinary prose: a page of the docs (the README was this sample until its reference moved to docs/).
+const README = readFileSync(path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../docs/runs.md"), "utf8");
 
 describe("token counting, bounded for any input", () => {
   it("hands the tokenizer pieces of at most 128 characters, even for a 5,000-character run of one letter", async () => {
