@@ -3,11 +3,13 @@
 // - every HTTP route Fastify registers is documented as `METHOD /path` somewhere in docs/
 //   (routes outside the OpenAPI document — /mcp, A2A, /health/live, the console — by hand);
 // - every CLI command and subcommand has a `### \`troupe <command>\`` section in docs/cli.md that
-//   names each of its long options.
+//   names each of its long options;
+// - every key the config file's zod schemas accept is named in a page (as `key`, "key" or .key);
+// - every TROUPE_* variable the shipped sources read is in docs/configuration.md.
 // Fails with the missing names.
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { readCli, readHttpApp } from "./docs-model.mjs";
+import { readCli, readConfigKeys, readEnvironmentVariables, readHttpApp } from "./docs-model.mjs";
 import { renderHttpApi } from "./http-api-markdown.mjs";
 
 const docsDir = path.resolve(import.meta.dirname, "../docs");
@@ -60,9 +62,20 @@ for (const command of await readCli()) {
   }
 }
 
+// Pages written by hand: the generated reference and the CLI page do not count for config keys.
+const prose = pages.filter((page) => page.name !== "http-api.md" && page.name !== "cli.md").map((page) => page.text).join("\n");
+for (const key of await readConfigKeys()) {
+  const leaf = key.replace(/(\.<id>|\[\])+$/, "").split(/\.|\[\]/).filter((part) => part && part !== "<id>").pop();
+  if (leaf && !new RegExp(`[\`".]${leaf}[\`"\\s:,)]`).test(prose)) problems.push(`config key ${key} is not named in docs/ (as \`${leaf}\`)`);
+}
+const configuration = pages.find((page) => page.name === "configuration.md")?.text ?? "";
+for (const name of readEnvironmentVariables()) {
+  if (!configuration.includes(name)) problems.push(`environment variable ${name} is not in docs/configuration.md`);
+}
+
 if (problems.length > 0) {
   console.error(`docs check: ${problems.length} problem(s)\n${problems.map((problem) => `  - ${problem}`).join("\n")}`);
   process.exitCode = 1;
 } else {
-  console.log(`docs check: ${routes.length} routes and the CLI's commands documented; docs/http-api.md current`);
+  console.log(`docs check: ${routes.length} routes, the CLI's commands and flags, the config keys and the environment variables documented; docs/http-api.md current`);
 }

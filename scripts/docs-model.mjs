@@ -1,7 +1,7 @@
 // What the docs describe, read from the code itself: the HTTP app built in-process (its OpenAPI
 // document and every route Fastify registers) and the CLI's commander program. Needs
 // `--import ./scripts/register-ts.mjs` (the sources are TypeScript; no build).
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 
@@ -55,4 +55,72 @@ export async function readCli() {
   };
   walk(createProgram(), "");
   return commands;
+}
+
+/**
+ * Every key the config file's zod schemas accept, as dotted paths (`tools.fetch.allowHosts`,
+ * `providers.<id>.baseUrl`, `agents[].capabilities`): the file's schema, its `tools` section's
+ * (`ToolsConfig`, validated on its own) and its agents' (declared and remote).
+ */
+export async function readConfigKeys() {
+  const config = await import(path.join(root, "src/config/config-file.ts"));
+  const tools = await import(path.join(root, "src/config/tools-config.ts"));
+  const keys = new Set();
+  const walk = (schema, prefix, seen) => {
+    if (!schema?.def || seen.has(schema)) return;
+    seen = new Set(seen).add(schema);
+    const def = schema.def;
+    switch (def.type) {
+      case "object":
+        for (const [name, child] of Object.entries(def.shape)) {
+          const key = prefix ? `${prefix}.${name}` : name;
+          keys.add(key);
+          walk(child, key, seen);
+        }
+        return;
+      case "optional":
+      case "nullable":
+      case "default":
+      case "prefault":
+      case "readonly":
+      case "catch":
+      case "nonoptional":
+        return walk(def.innerType, prefix, seen);
+      case "array":
+        return walk(def.element, `${prefix}[]`, seen);
+      case "record":
+        return walk(def.valueType, `${prefix}.<id>`, seen);
+      case "pipe":
+        walk(def.in, prefix, seen);
+        return walk(def.out, prefix, seen);
+      case "union":
+        for (const option of def.options) walk(option, prefix, seen);
+        return;
+      case "lazy":
+        return walk(def.getter(), prefix, seen);
+      default:
+        return;
+    }
+  };
+  walk(config.TroupeConfig, "", new Set());
+  walk(tools.ToolsConfig, "tools", new Set());
+  walk(config.AgentConfig, "agents[]", new Set());
+  walk(config.RemoteAgentConfig, "agents[]", new Set());
+  return [...keys].sort();
+}
+
+/** The `TROUPE_*` environment variables the shipped sources read (tests' own left out). */
+export function readEnvironmentVariables() {
+  const names = new Set();
+  const visit = (directory) => {
+    for (const entry of readdirSync(directory, { withFileTypes: true })) {
+      const full = path.join(directory, entry.name);
+      if (entry.isDirectory()) visit(full);
+      else if (entry.name.endsWith(".ts") && !entry.name.endsWith(".test.ts")) {
+        for (const match of readFileSync(full, "utf8").matchAll(/\bTROUPE_[A-Z][A-Z0-9_]*\b/g)) names.add(match[0]);
+      }
+    }
+  };
+  visit(path.join(root, "src"));
+  return [...names].sort();
 }
