@@ -14,8 +14,17 @@ const root = path.resolve(import.meta.dirname, "..");
 export async function readHttpApp() {
   const { createApp, createLogger } = await import(path.join(root, "src/server/app.ts"));
   const { Troupe } = await import(path.join(root, "src/runtime/engine.ts"));
+  const { parseEnv } = await import(path.join(root, "src/config/env.ts"));
   const directory = mkdtempSync(path.join(os.tmpdir(), "troupe-docs-"));
-  const troupe = await Troupe.create({ provider: "offline", dataDir: path.join(directory, "data"), workspace: path.join(directory, "workspace") });
+  // Nothing from the caller's shell or folder: no TROUPE_* variables, no config file, no MCP servers.
+  const troupe = await Troupe.create({
+    provider: "offline",
+    env: parseEnv({}),
+    config: {},
+    toolsConfig: {},
+    dataDir: path.join(directory, "data"),
+    workspace: path.join(directory, "workspace"),
+  });
   const routes = [];
   try {
     const built = await createApp({
