@@ -27,7 +27,7 @@ import type { AgentRegistry } from "../agents/define-agent.js";
 import { type ForkRequest, prepareFork, seedFork } from "./fork.js";
 import { checkWebhook } from "./webhook-sender.js";
 import { RunStatsRecorder } from "./run-stats.js";
-import { busyCheck, discardSuperseded, isBusy, localDrives, makeWay, SUPERSEDED, untilReleased } from "./busy-thread.js";
+import { busyCheck, discardSuperseded, isBusy, makeWay, untilReleased, watchDrive } from "./busy-thread.js";
 import { drivePatch, driveResult, endedCleanly, type StreamEnd, streamEndOf } from "./drive-outcome.js";
 import { refuseEvalCase } from "./eval-case.js";
 import { RunEventLog } from "./run-events.js";
@@ -528,7 +528,7 @@ export class RunLifecycle {
     const lost = lease.lost;
     const control = options.control ?? new RunControl();
     const makeWay = new AbortController();
-    const unwatch = this.#watchDrive(runId, control, makeWay);
+    const unwatch = watchDrive(this.#parts.store, runId, control, makeWay);
     const signal = AbortSignal.any([makeWay.signal, ...(options.signal ? [options.signal] : []), ...(lost ? [lost] : [])]);
     return { signal, control, makeWay, lost, unwatch };
   }
@@ -603,53 +603,5 @@ export class RunLifecycle {
       state = liveState(state, await this.#parts.store.events.list(record.id, 0, 100_000));
     }
     return { state, interrupt };
-  }
-
-  /**
-   * Makes a drive reachable by runs that need its thread (--on-busy interrupt, rollback): through
-   * this process's registry, a control message from another process (Postgres), or — another
-   * process on SQLite — the flag on its record, read once a second. Returns the undo.
-   */
-  #watchDrive(runId: string, control: RunControl, abort: AbortController): () => void {
-    localDrives.set(runId, { drain: (reason) => control.requestDrain(reason), abort: (reason) => abort.abort(reason) });
-    const store = this.#parts.store;
-    RunLifecycle.#listen(store);
-    let timer: NodeJS.Timeout | undefined;
-    if (!store.control) {
-      timer = setInterval(() => {
-        void store.runs.get(runId).then(
-          (record) => {
-            if (!record?.supersededBy || control.drainRequested || abort.signal.aborted) return;
-            const strategy = (record.request as { onBusy?: string } | undefined)?.onBusy;
-            void store.runs.get(record.supersededBy).then((by) => {
-              const how = `${SUPERSEDED}:${record.supersededBy}:${(by?.request as { onBusy?: string } | undefined)?.onBusy ?? strategy ?? "interrupt"}`;
-              if (how.endsWith(":rollback")) abort.abort(how);
-              else control.requestDrain(how);
-            });
-          },
-          () => {},
-        );
-      }, 1_000);
-      timer.unref();
-    }
-    return () => {
-      localDrives.delete(runId);
-      if (timer) clearInterval(timer);
-    };
-  }
-
-  /** The stores whose control channel this process listens on for supersede messages (once each). */
-  static readonly #listening = new WeakSet<Store>();
-
-  static #listen(store: Store): void {
-    if (!store.control || RunLifecycle.#listening.has(store)) return;
-    RunLifecycle.#listening.add(store);
-    store.control.subscribe((message) => {
-      if (message.action !== "supersede" || !message.runId || !message.by) return;
-      const how = `${SUPERSEDED}:${message.by}:${message.mode === "cancel" ? "rollback" : "interrupt"}`;
-      const drive = localDrives.get(message.runId);
-      if (message.mode === "cancel") drive?.abort(how);
-      else drive?.drain(how);
-    });
   }
 }
