@@ -7,9 +7,10 @@ import { planStep, subtask } from "../src/testing/script.js";
 import { envelope, makeApp, waitFor } from "./server-helpers.js";
 
 /**
- * One plan check, four ways in: the same plan, fed to the planner node (a run through the
- * library), `POST /api/v1/plan`, the task service (`POST /api/v1/execute`) and the eval runner
- * (`POST /api/v1/evals`), gets the same verdict from each — the one `core/plan-check.ts` gives.
+ * One plan check, five ways in: the same plan, fed to the planner node (a run through the
+ * library), `POST /api/v1/plan`, the task service (`POST /api/v1/execute`), the eval runner
+ * (`POST /api/v1/evals`) and a fork's edited plan, gets the same verdict from each — the one
+ * `core/plan-check.ts` gives.
  */
 
 type Verdict = { subtasks: PlannedSubtask[]; notes: string[] } | { errors: string[] };
@@ -45,9 +46,26 @@ async function eventVerdict(app: App, runId: string): Promise<Verdict> {
   return waitFor(async () => verdictOfEvents(await app.troupe.store.events.list(runId, 0, 10_000)), `a plan verdict of run ${runId}`);
 }
 
-async function viaPlanner(app: App): Promise<Verdict> {
+async function viaPlanner(app: App): Promise<{ verdict: Verdict; runId: string }> {
   const result = await app.troupe.run({ task: "the task", approvePlan: true });
-  return eventVerdict(app, result.runId);
+  return { verdict: await eventVerdict(app, result.runId), runId: result.runId };
+}
+
+/** A fork of a stopped run with the plan edited to this one: the plan the fork's thread starts with, or why it is refused. */
+async function viaFork(app: App, runId: string, plan: PlannedSubtask[]): Promise<{ subtasks: PlannedSubtask[] } | { errors: string[] }> {
+  const record = await app.troupe.store.runs.get(runId);
+  let from: string | undefined;
+  for await (const snapshot of app.troupe.graph.getStateHistory({ configurable: { thread_id: record?.threadId } })) {
+    if ((snapshot.values as { runId?: string }).runId === runId && snapshot.next.length > 0 && snapshot.metadata?.source !== "input") from = snapshot.config.configurable?.checkpoint_id as string;
+  }
+  try {
+    const fork = await app.troupe.enqueueFork(runId, { from: from as string, plan });
+    const seeded = await app.troupe.graph.getState({ configurable: { thread_id: fork.threadId } });
+    return { subtasks: (seeded.values as { plan: PlannedSubtask[] }).plan };
+  } catch (error) {
+    expect(error).toMatchObject({ code: "invalid_plan" });
+    return { errors: (error as { data: { errors: string[] } }).data.errors };
+  }
 }
 
 async function viaPlanRoute(app: App): Promise<Verdict> {
@@ -78,12 +96,15 @@ async function viaEvalRunner(app: App): Promise<Verdict> {
 }
 
 describe("one plan check behind every entry point", () => {
-  it.each(PLANS)("%s: the planner node, POST /plan, the task service and the eval runner agree with core's checkPlan", async (_kind, plan) => {
+  it.each(PLANS)("%s: the planner node, POST /plan, the task service, the eval runner and a fork agree with core's checkPlan", async (_kind, plan) => {
     // Every entry point asks the planner up to 1 + planRepairAttempts times for an invalid plan.
     const app = await makeApp({ steps: Array.from({ length: 4 * (LIMITS.planRepairAttempts + 1) + 2 }, () => planStep(plan)) });
     const expected = checkPlan(plan, app.troupe, { maxSubtasks: LIMITS.maxSubtasks });
-    const verdicts = { planner: await viaPlanner(app), planRoute: await viaPlanRoute(app), taskService: await viaTaskService(app), evalRunner: await viaEvalRunner(app) };
+    const planner = await viaPlanner(app);
+    const verdicts = { planner: planner.verdict, planRoute: await viaPlanRoute(app), taskService: await viaTaskService(app), evalRunner: await viaEvalRunner(app) };
     expect(verdicts).toEqual({ planner: expected, planRoute: expected, taskService: expected, evalRunner: expected });
+    // A fork's edited plan is judged by the same check (a fork keeps the plan, not the notes).
+    expect(await viaFork(app, planner.runId, plan)).toEqual("errors" in expected ? expected : { subtasks: expected.subtasks });
   });
 
   it("the plans above cover every verdict: valid as written, valid with an added dependency, and invalid", async () => {
