@@ -9,7 +9,7 @@ import { validatePlan } from "../src/core/plan.js";
 import { readPlanAnswer } from "../src/core/plan-wire.js";
 import { reviewWireSchema } from "../src/core/review-wire.js";
 import { voteSchema } from "../src/core/vote.js";
-import { agentProfiles, fileTools } from "../src/graph/dispatch.js";
+import { agentProfiles, fileTools } from "../src/core/plan-check.js";
 import { createToolPlatform } from "../src/runtime/tool-platform.js";
 import { resolveToolsConfig } from "../src/config/tools-config.js";
 

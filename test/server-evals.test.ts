@@ -159,7 +159,10 @@ describe("an eval's cases", () => {
     for (const action of ["resume", "cancel"]) {
       const response = await app.app.inject({ method: "POST", url: `/api/v1/tasks/${runId}/${action}`, payload: action === "resume" ? { decision: "approve" } : {} });
       expect(response.statusCode).toBe(409);
-      expect(envelope(response)).toMatchObject({ code: "eval_case", message: `the task is a case of eval ${id}; cancel the eval instead (an eval's cases are not resumed)` });
+      expect(envelope(response)).toMatchObject({
+        code: "eval_case",
+        message: `run ${runId} is a case of eval ${id}; ${action === "resume" ? "an eval's cases are not resumed (run the eval again)" : "an eval's cases are not cancelled one by one (cancel the eval instead)"}`,
+      });
     }
     expect((await app.troupe.store.runs.get(runId))?.status).toBe("interrupted");
     expect(existsSync(path.join(app.directory, "data", "evals", id, "deletes", "old.txt"))).toBe(true);

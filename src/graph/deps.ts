@@ -2,7 +2,7 @@ import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { AgentRegistry } from "../agents/define-agent.js";
 import type { OutcomeSource } from "../agents/critic.js";
 import { type CallOptions, UsageMeter } from "../agents/model-call.js";
-import type { RunLedger } from "../agents/run-ledger.js";
+import { RunLedger } from "../agents/run-ledger.js";
 import type { ToolDiscovery } from "../agents/tool-offer.js";
 import type { BudgetExhaustedError } from "../core/budget.js";
 import type { RunEvent } from "../core/events.js";
@@ -24,8 +24,6 @@ export interface GraphDeps {
   workspace: string;
   /** Where subtask results live, outside the graph state. */
   stash: Stash;
-  /** The budget ledgers of the runs in progress, by run id; the engine adds and removes them. */
-  ledgers?: Map<string, RunLedger>;
   /** How workers whose agents have many tools find the relevant ones (absent: every tool is offered). */
   discovery?: ToolDiscovery;
   /** Long-term memory, from which intake recalls the facts relevant to a task (none: no recall). */
@@ -41,18 +39,31 @@ export function createMeter(config: LangGraphRunnableConfig | undefined): UsageM
   return new UsageMeter((incident) => emit(config, { type: incident.kind === "retry" ? "model-retry" : "model-fallback", incident }));
 }
 
+/** The key of the run's budget ledger in LangGraph's `configurable`. */
+export const LEDGER_KEY = "troupe_ledger";
+
+/**
+ * The run's budget ledger, which the run lifecycle puts in the config it drives the graph with
+ * (`configurable.troupe_ledger`); LangGraph hands it to every node and task of the run. None: no
+ * budget is kept (a graph driven by hand).
+ */
+export function ledgerOf(config: LangGraphRunnableConfig | undefined): RunLedger | undefined {
+  const ledger: unknown = config?.configurable?.[LEDGER_KEY];
+  return ledger instanceof RunLedger ? ledger : undefined;
+}
+
 /** The options of a node's model calls: its meter, the run's ledger, and the run's abort signal. */
-export function callOptions(deps: GraphDeps, runId: string, config: LangGraphRunnableConfig | undefined, meter: UsageMeter, subtaskId?: string): CallOptions {
+export function callOptions(_deps: GraphDeps, _runId: string, config: LangGraphRunnableConfig | undefined, meter: UsageMeter, subtaskId?: string): CallOptions {
   const options: CallOptions = { meter, signal: config?.signal };
-  const ledger = deps.ledgers?.get(runId);
+  const ledger = ledgerOf(config);
   if (ledger) options.ledger = ledger;
   if (subtaskId !== undefined) options.subtaskId = subtaskId;
   return options;
 }
 
 /** Emits `budget-exhausted` the first time a run's budget stops it. */
-export function announceBudgetStop(deps: GraphDeps, runId: string, config: LangGraphRunnableConfig | undefined, error: BudgetExhaustedError): void {
-  const ledger = deps.ledgers?.get(runId);
+export function announceBudgetStop(_deps: GraphDeps, _runId: string, config: LangGraphRunnableConfig | undefined, error: BudgetExhaustedError): void {
+  const ledger = ledgerOf(config);
   if (!ledger || ledger.claimStopNotice()) emit(config, { type: "budget-exhausted", stop: error.stop });
 }
 

@@ -1,7 +1,8 @@
 import { createHash } from "node:crypto";
 import { GraphBubbleUp, GraphInterrupt, isGraphBubbleUp, isGraphInterrupt, type LangGraphRunnableConfig, task } from "@langchain/langgraph";
 import type { RunLedger } from "../agents/run-ledger.js";
-import { type AgentLoad, type AgentProfile, type Assignment, chooseAgent, type FileTools, fittingAgents } from "../core/agent-fit.js";
+import { type AgentLoad, type Assignment, chooseAgent, fittingAgents } from "../core/agent-fit.js";
+import { agentProfiles, fileTools } from "../core/plan-check.js";
 import type { BoardMessage } from "../core/board.js";
 import { errorMessage } from "../core/errors.js";
 import { LIMITS } from "../core/limits.js";
@@ -10,7 +11,7 @@ import { isUntrusted, type Label, REVIEWER_NOTES } from "../core/provenance.js";
 import { stableStringify } from "../core/text.js";
 import { Semaphore } from "../tools/concurrency.js";
 import { LiveBoard } from "./board.js";
-import { emit, firstPassOf, type GraphDeps } from "./deps.js";
+import { emit, firstPassOf, type GraphDeps, ledgerOf } from "./deps.js";
 import { durableStep } from "./durable.js";
 import { createRunSubtask, type SubtaskPayload } from "./nodes/execution.js";
 import { statusOf } from "./schedule.js";
@@ -102,38 +103,6 @@ export function isUnfinished(state: Pick<State, "results">, id: string): boolean
   return status === "pending" || status === "running";
 }
 
-/** The agents as assignment sees them: the tools each may use in this run, and its capabilities. */
-export function agentProfiles(deps: Pick<GraphDeps, "agents">, allowedTools?: readonly string[] | null): AgentProfile[] {
-  return deps.agents.list().map((agent) => ({
-    name: agent.name,
-    tools: agent.tools.filter((name) => allowedTools?.includes(name) ?? true),
-    capabilities: agent.capabilities ?? [],
-  }));
-}
-
-const fileToolsMade = new WeakMap<object, { count: number; files: FileTools }>();
-
-/** The tools that read and write workspace files, by what each declares for its path arguments (worked out once per registry). */
-export function fileTools(deps: Pick<GraphDeps, "tools">): FileTools {
-  const known = fileToolsMade.get(deps.tools);
-  if (known && known.count === deps.tools.names().length) return known.files;
-  const readers: string[] = [];
-  const writers: string[] = [];
-  for (const tool of deps.tools.list()) {
-    if (!tool.resources) continue;
-    const properties = (deps.tools.spec(tool.name).function.parameters.properties ?? {}) as Record<string, { type?: unknown }>;
-    const probe = Object.fromEntries(Object.entries(properties).filter(([, property]) => property.type === "string").map(([name]) => [name, `probe/${name}`]));
-    const declared = deps.tools.resources(tool.name, probe);
-    // A tool that runs code in the workspace (code_run) may read and write any file there.
-    const runsCode = tool.permission === "EXECUTE";
-    if (runsCode || (declared?.reads.length ?? 0) > 0) readers.push(tool.name);
-    if (runsCode || (declared?.writes.length ?? 0) > 0) writers.push(tool.name);
-  }
-  const files = { readers, writers };
-  fileToolsMade.set(deps.tools, { count: deps.tools.names().length, files });
-  return files;
-}
-
 /** The plan so far and what it runs with; the plan may still grow while it streams in. */
 export interface DispatchContext {
   state: State;
@@ -196,7 +165,7 @@ export class Dispatcher {
     this.#config = { ...config, signal: this.#signal };
     this.#slots = new Semaphore(config.maxConcurrency ?? LIMITS.subtaskConcurrency);
     this.#control = (config as { control?: { drainRequested?: boolean } }).control;
-    this.#ledger = deps.ledgers?.get(context.state.runId);
+    this.#ledger = ledgerOf(config);
     this.#known = new Map(Object.entries(context.state.results));
     this.#board = new LiveBoard(context.state.board ?? []);
     for (const subtask of context.state.plan) {

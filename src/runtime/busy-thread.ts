@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import type { StateSnapshot } from "@langchain/langgraph";
+import type { RunControl, StateSnapshot } from "@langchain/langgraph";
 import { ConflictError } from "../core/errors.js";
 import { DEFAULT_ON_BUSY, type OnBusy } from "../core/on-busy.js";
 import type { TroupeGraph } from "../graph/build-graph.js";
@@ -121,4 +121,51 @@ export async function untilReleased(store: Store, runId: string, signal?: AbortS
     if (!record || record.waitsFor === null || record.status !== "queued") return record;
     await sleep(200, undefined, signal ? { signal } : {});
   }
+}
+
+/**
+ * Makes a drive reachable by runs that need its thread (--on-busy interrupt, rollback): through
+ * this process's registry, a control message from another process (Postgres), or — another
+ * process on SQLite — the flag on its record, read once a second. Returns the undo.
+ */
+export function watchDrive(store: Store, runId: string, control: RunControl, abort: AbortController): () => void {
+  localDrives.set(runId, { drain: (reason) => control.requestDrain(reason), abort: (reason) => abort.abort(reason) });
+  listenForSupersede(store);
+  let timer: NodeJS.Timeout | undefined;
+  if (!store.control) {
+    timer = setInterval(() => {
+      void store.runs.get(runId).then(
+        (record) => {
+          if (!record?.supersededBy || control.drainRequested || abort.signal.aborted) return;
+          const strategy = (record.request as { onBusy?: string } | undefined)?.onBusy;
+          void store.runs.get(record.supersededBy).then((by) => {
+            const how = `${SUPERSEDED}:${record.supersededBy}:${(by?.request as { onBusy?: string } | undefined)?.onBusy ?? strategy ?? "interrupt"}`;
+            if (how.endsWith(":rollback")) abort.abort(how);
+            else control.requestDrain(how);
+          });
+        },
+        () => {},
+      );
+    }, 1_000);
+    timer.unref();
+  }
+  return () => {
+    localDrives.delete(runId);
+    if (timer) clearInterval(timer);
+  };
+}
+
+/** The stores whose control channel this process listens on for supersede messages (once each). */
+const listening = new WeakSet<Store>();
+
+function listenForSupersede(store: Store): void {
+  if (!store.control || listening.has(store)) return;
+  listening.add(store);
+  store.control.subscribe((message) => {
+    if (message.action !== "supersede" || !message.runId || !message.by) return;
+    const how = `${SUPERSEDED}:${message.by}:${message.mode === "cancel" ? "rollback" : "interrupt"}`;
+    const drive = localDrives.get(message.runId);
+    if (message.mode === "cancel") drive?.abort(how);
+    else drive?.drain(how);
+  });
 }

@@ -2,7 +2,6 @@ import path from "node:path";
 import { createHash } from "node:crypto";
 import type { AgentRegistry } from "../agents/define-agent.js";
 import { createAgentRegistry } from "../agents/index.js";
-import type { RunLedger } from "../agents/run-ledger.js";
 import type { ToolDiscovery } from "../agents/tool-offer.js";
 import { type Decision, decide } from "../agents/voter.js";
 import { isRemoteAgent, loadConfig, remoteAgentsOf, type TroupeConfig } from "../config/config-file.js";
@@ -115,8 +114,6 @@ export class Troupe {
   readonly #providers: ProviderRegistry | undefined;
   /** The `provider:model` each model spec of the config (agents', voters') resolved to. */
   readonly #resolved: Record<string, string>;
-  /** The budget ledgers of the runs this instance is driving, shared with the graph's nodes. */
-  readonly #ledgers: Map<string, RunLedger>;
   readonly #platform: ToolPlatform;
   readonly #lifecycle: RunLifecycle;
 
@@ -139,7 +136,6 @@ export class Troupe {
     workspace: string;
     config: TroupeConfig;
     maxWorkerSteps: number;
-    ledgers: Map<string, RunLedger>;
     platform: ToolPlatform;
     toolsConfig: ToolsConfig;
     owner?: boolean;
@@ -161,7 +157,6 @@ export class Troupe {
     this.workspace = fields.workspace;
     this.config = fields.config;
     this.#maxWorkerSteps = fields.maxWorkerSteps;
-    this.#ledgers = fields.ledgers;
     this.#platform = fields.platform;
     this.policy = fields.platform.policy;
     this.warnings = fields.platform.warnings;
@@ -177,7 +172,6 @@ export class Troupe {
       models: this.models,
       config: this.config,
       maxWorkerSteps: this.#maxWorkerSteps,
-      ledgers: this.#ledgers,
       agents: this.agents,
       workspace: this.workspace,
     });
@@ -245,7 +239,6 @@ export class Troupe {
       // Grants given and revoked at runtime (troupe grants), read by the registry before every call.
       const grants = new RuntimeGrants({ store, agents, tools, policy: platform.policy });
       tools.configure({ runtimeGrants: grants });
-      const ledgers = new Map<string, RunLedger>();
       const writtenFiles = new WrittenFiles();
       let graph: TroupeGraph;
       let discovery: ToolDiscovery;
@@ -257,13 +250,13 @@ export class Troupe {
           topK: toolsConfig.discovery.topK,
           ...(toolsConfig.discovery.embeddings && models.embeddings ? { embedder: models.embeddings } : {}),
         };
-        graph = buildGraph({ models, tools, agents, workspace, stash: store.stash, ledgers, discovery, memory: store.memories, recallBudget: config.memory?.recallBudget, writtenFiles }, store.checkpointer);
+        graph = buildGraph({ models, tools, agents, workspace, stash: store.stash, discovery, memory: store.memories, recallBudget: config.memory?.recallBudget, writtenFiles }, store.checkpointer);
       } catch (error) {
         await platform.close();
         throw error;
       }
       const maxWorkerSteps = options.maxWorkerSteps ?? LIMITS.workerMaxSteps;
-      return new Troupe({ env, store, graph, tools, agents, models, providerSource, workspace, config, maxWorkerSteps, ledgers, platform, toolsConfig, discovery, ...(providers ? { providers } : {}), resolved, grants, writtenFiles });
+      return new Troupe({ env, store, graph, tools, agents, models, providerSource, workspace, config, maxWorkerSteps, platform, toolsConfig, discovery, ...(providers ? { providers } : {}), resolved, grants, writtenFiles });
     } catch (error) {
       await store.close();
       throw error;
@@ -280,9 +273,8 @@ export class Troupe {
     const root = await workspaceRoot(workspace);
     setWorkspaceQuota(root, this.toolsConfig.quota);
     const models = options.models ?? this.models;
-    const ledgers = new Map<string, RunLedger>();
     const graph = buildGraph(
-      { models, tools: this.tools, agents: this.agents, workspace: root, stash: this.store.stash, ledgers, discovery: this.discovery, memory: this.store.memories, recallBudget: this.config.memory?.recallBudget, writtenFiles: this.writtenFiles },
+      { models, tools: this.tools, agents: this.agents, workspace: root, stash: this.store.stash, discovery: this.discovery, memory: this.store.memories, recallBudget: this.config.memory?.recallBudget, writtenFiles: this.writtenFiles },
       this.store.checkpointer,
     );
     return new Troupe({
@@ -296,7 +288,6 @@ export class Troupe {
       workspace: root,
       config: this.config,
       maxWorkerSteps: this.#maxWorkerSteps,
-      ledgers,
       platform: this.#platform,
       toolsConfig: this.toolsConfig,
       owner: false,

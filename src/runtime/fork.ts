@@ -7,7 +7,8 @@ import type { TroupeGraph } from "../graph/build-graph.js";
 import type { GraphDeps } from "../graph/deps.js";
 import { type ForkedState, forkedState, withArgs } from "../graph/fork-state.js";
 import { describeHistory, type HistoryEntry } from "../graph/history.js";
-import { checkPlan } from "../graph/nodes/planning.js";
+import { checkPlan } from "../core/plan-check.js";
+import { refuseEvalCase } from "./eval-case.js";
 import type { State } from "../graph/state.js";
 import type { RunRecord, Store } from "../store/index.js";
 import type { ForkOrigin } from "../store/run-store.js";
@@ -93,7 +94,7 @@ export async function prepareFork(parts: { store: Store; graph: TroupeGraph; dep
   if (record.status === "queued" || record.status === "running") {
     throw new ConflictError("run_active", `run ${record.id} is ${record.status}; fork it once it has stopped (or cancel it)`, { runId: record.id, status: record.status });
   }
-  if (record.evalId !== null) throw new ConflictError("eval_case", `run ${record.id} is a case of eval ${record.evalId}; an eval's cases are not forked (run the eval again)`, { runId: record.id });
+  refuseEvalCase(record, "fork");
   const existing = await parts.store.runs.latestForThread(ids.threadId);
   const seeded = (await parts.graph.getState({ configurable: { thread_id: ids.threadId } })).values as Partial<State>;
   if (existing || seeded.runId) throw new ConflictError("thread_in_use", `thread ${ids.threadId} already holds runs; a fork starts a thread of its own`, { threadId: ids.threadId });
@@ -108,7 +109,7 @@ export async function prepareFork(parts: { store: Store; graph: TroupeGraph; dep
       edited = parsed.data;
     }
     edited = withArgs(edited, request.args);
-    const checked = checkPlan(edited, parts.deps, state);
+    const checked = checkPlan(edited, parts.deps, { allowedTools: state.settings.allowedTools ?? null, maxSubtasks: state.settings.maxSubtasks });
     if ("errors" in checked) throw new InputError("invalid_plan", `the fork's plan is not valid: ${checked.errors.join("; ")}`, { errors: checked.errors });
     plan = checked.subtasks;
   }

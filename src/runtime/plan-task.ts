@@ -1,9 +1,9 @@
 import { UsageMeter } from "../agents/model-call.js";
 import { runPlanner } from "../agents/planner.js";
-import { InputError, ModelError } from "../core/errors.js";
+import { ModelError } from "../core/errors.js";
 import { LIMITS } from "../core/limits.js";
-import { type PlannedSubtask, validatePlan } from "../core/plan.js";
-import { agentProfiles, fileTools } from "../graph/dispatch.js";
+import type { PlannedSubtask } from "../core/plan.js";
+import { assertToolsKnown, checkPlan } from "../core/plan-check.js";
 import { routeFor } from "../providers/registry.js";
 import type { Troupe } from "./engine.js";
 
@@ -17,22 +17,24 @@ export interface PlanTaskRequest {
 
 export interface PlanTaskResult {
   subtasks: PlannedSubtask[];
+  /** Dependencies resource ordering added, one sentence each (as a run's `plan-ready` notes). */
+  notes: string[];
   /** Set when the planner needs a person's answer before it can plan. */
   question: string | null;
   usage: UsageMeter["usage"];
 }
 
 /**
- * Plans a task without running it: the planner model, the same validation a run applies, and
- * the same repairs (an invalid plan goes back with its errors), the same retries and fallbacks
- * of the model call. Nothing is stored.
+ * Plans a task without running it: the planner model, the plan check a run applies
+ * (`core/plan-check.ts`: validation, agent fit, tool availability, resource ordering), and the
+ * same repairs (an invalid plan goes back with its errors), the same retries and fallbacks of the
+ * model call. Nothing is stored. The plan returned is the one a run would start: with the
+ * dependencies resource ordering adds.
  */
 export async function planTask(troupe: Troupe, request: PlanTaskRequest): Promise<PlanTaskResult> {
-  const unknown = (request.tools ?? []).filter((name) => !troupe.tools.has(name));
-  if (unknown.length > 0) {
-    throw new InputError("unknown_tool", `unknown tool${unknown.length > 1 ? "s" : ""}: ${unknown.join(", ")}; available: ${troupe.tools.names().join(", ")}`, { tools: unknown });
-  }
+  assertToolsKnown(request.tools, troupe.tools);
   const meter = new UsageMeter();
+  const limits = { allowedTools: request.tools ?? null, maxSubtasks: LIMITS.maxSubtasks };
   let errors: string[] = [];
   for (let attempt = 0; attempt <= LIMITS.planRepairAttempts; attempt += 1) {
     const output = await runPlanner(
@@ -50,16 +52,10 @@ export async function planTask(troupe: Troupe, request: PlanTaskRequest): Promis
       },
       { meter, signal: request.signal },
     );
-    if (output.subtasks.length === 0 && output.question) return { subtasks: [], question: output.question, usage: meter.usage };
-    const deps = { tools: troupe.tools, agents: troupe.agents };
-    errors = validatePlan(output.subtasks, {
-      agents: troupe.agents.names(),
-      tools: request.tools ?? troupe.tools.names(),
-      maxSubtasks: LIMITS.maxSubtasks,
-      profiles: agentProfiles(deps, request.tools),
-      files: fileTools(deps),
-    });
-    if (errors.length === 0) return { subtasks: output.subtasks, question: null, usage: meter.usage };
+    if (output.subtasks.length === 0 && output.question) return { subtasks: [], notes: [], question: output.question, usage: meter.usage };
+    const verdict = checkPlan(output.subtasks, troupe, limits);
+    if ("subtasks" in verdict) return { subtasks: verdict.subtasks, notes: verdict.notes, question: null, usage: meter.usage };
+    errors = verdict.errors;
   }
   throw new ModelError("invalid_plan", `the planner did not produce a valid plan: ${errors.join("; ")}`, { errors });
 }

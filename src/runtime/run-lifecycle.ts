@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import type { BaseCallbackHandler } from "@langchain/core/callbacks/base";
-import { Command, GraphRecursionError, isGraphDrained, RunControl } from "@langchain/langgraph";
+import { Command, type LangGraphRunnableConfig, RunControl, type StateSnapshot } from "@langchain/langgraph";
 import { z } from "zod";
 import { RunLedger } from "../agents/run-ledger.js";
 import type { TroupeConfig } from "../config/config-file.js";
@@ -11,8 +11,10 @@ import type { RunEvent, StoredEvent } from "../core/events.js";
 import { CONVERSATION_LIMITS } from "../core/conversation.js";
 import { evalCaseNamespace } from "../core/memory.js";
 import { LIMITS } from "../core/limits.js";
+import { assertToolsKnown } from "../core/plan-check.js";
 import { type InterruptInfo, ResumeDecision, type RunRequestInput, type RunResult, RunRequest, runStatusOf } from "../core/run.js";
 import type { TroupeGraph } from "../graph/build-graph.js";
+import { LEDGER_KEY } from "../graph/deps.js";
 import type { RunSettings, State } from "../graph/state.js";
 import { recursionLimitFor, workDone } from "../graph/trace.js";
 import { MODEL_ROLES } from "../providers/provider.js";
@@ -25,7 +27,10 @@ import type { AgentRegistry } from "../agents/define-agent.js";
 import { type ForkRequest, prepareFork, seedFork } from "./fork.js";
 import { checkWebhook } from "./webhook-sender.js";
 import { RunStatsRecorder } from "./run-stats.js";
-import { busyCheck, discardSuperseded, isBusy, localDrives, makeWay, SUPERSEDED, supersededPatch, untilReleased } from "./busy-thread.js";
+import { busyCheck, discardSuperseded, isBusy, makeWay, untilReleased, watchDrive } from "./busy-thread.js";
+import { drivePatch, driveResult, endedCleanly, type StreamEnd, streamEndOf } from "./drive-outcome.js";
+import { refuseEvalCase } from "./eval-case.js";
+import { RunEventLog } from "./run-events.js";
 import { DEFAULT_ON_BUSY } from "../core/on-busy.js";
 import { hasStepsLeft, pendingInterrupts } from "./interrupts.js";
 import { memoryNamespaceFor } from "./memory-owner.js";
@@ -70,6 +75,42 @@ export interface EnqueueOptions {
  */
 const StoredRequest = z.object(RunRequest.shape).partial();
 
+/**
+ * A run's stored request, parsed once per drive: what it was stored with, with today's defaults
+ * for what an older row lacks (a row that no longer parses gets the defaults alone).
+ */
+function requestOf(record: RunRecord): RunRequest {
+  const stored = StoredRequest.safeParse(record.request);
+  const request = RunRequest.safeParse({ ...(stored.success ? stored.data : {}), task: record.task });
+  return request.success ? request.data : RunRequest.parse({ task: record.task });
+}
+
+/** One stretch of a run through the graph: a start, a fork's start or a resume. */
+interface Drive {
+  record: RunRecord;
+  /** The run's request (parsed once, by `requestOf` or when the run was submitted). */
+  request: RunRequest;
+  /** The graph's input: a new run's first state, a resume's Command, or null to go on from the checkpoint. */
+  input: unknown;
+  resumed: boolean;
+  /** A resume's checkpoint, read once before the drive: what the run had used so far, and its last verdict. */
+  checkpoint?: Partial<State>;
+}
+
+/** The LangGraph config a drive streams the graph with. */
+type DriveConfig = LangGraphRunnableConfig & { streamMode: Array<"custom" | "values">; durability: "sync"; recursionLimit: number; control: RunControl };
+
+/** What stops a drive early, and the undo of what makes it reachable. */
+interface DriveSignals {
+  signal: AbortSignal;
+  control: RunControl;
+  /** Aborted when another run on the thread asks this one to make way at once (rollback). */
+  makeWay: AbortController;
+  /** Aborted when the hold on the thread is lost. */
+  lost: AbortSignal | undefined;
+  unwatch: () => void;
+}
+
 export { isAlive };
 
 /** Who drives a run, recorded with it: this process, and the worker it is (scale-out), if one. */
@@ -86,8 +127,6 @@ export interface LifecycleParts {
   models: ModelSet;
   config: TroupeConfig;
   maxWorkerSteps: number;
-  /** The budget ledgers of the runs being driven, shared with the graph's nodes. */
-  ledgers: Map<string, RunLedger>;
   /** The agents (with the tools each reaches), for checking a fork's edited plan as the planner's is. */
   agents: AgentRegistry;
   workspace: string;
@@ -143,7 +182,7 @@ export class RunLifecycle {
       await seedFork(this.#parts, fork);
       const created = await this.#parts.store.runs.create(this.#forkRecord(record, fork, { status: "running", pid: process.pid, host: hostname(), startedAt: Date.now(), owner: options.owner ?? record.owner, ...(options.worker !== undefined ? { worker: options.worker } : {}) }));
       const { owner: _owner, evalId: _evalId, ...invoke } = options;
-      return await this.#drive(created, null, this.#concurrencyOf(created), false, invoke, lease);
+      return await this.#drive({ record: created, request: requestOf(created), input: null, resumed: false }, invoke, lease);
     } finally {
       await lease.release();
     }
@@ -169,11 +208,6 @@ export class RunLifecycle {
   #forkRecord(original: RunRecord, fork: Awaited<ReturnType<typeof prepareFork>>, fields: Pick<NewRun, "status" | "pid" | "host"> & Partial<NewRun>): NewRun {
     const { onBusy: _onBusy, ...request } = original.request;
     return { id: fork.runId, threadId: fork.threadId, task: original.task, request: { ...request, threadId: fork.threadId }, forkedFrom: fork.origin, ...fields };
-  }
-
-  #concurrencyOf(record: RunRecord): number {
-    const request = StoredRequest.safeParse(record.request);
-    return (request.success ? request.data.concurrency : undefined) ?? LIMITS.subtaskConcurrency;
   }
 
   /**
@@ -245,10 +279,7 @@ export class RunLifecycle {
       throw new InputError("invalid_request", issue?.message ?? "invalid request", { path: issue?.path.join(".") });
     }
     const request = parsed.data;
-    const unknown = (request.tools ?? []).filter((name) => !this.#parts.tools.has(name));
-    if (unknown.length > 0) {
-      throw new InputError("unknown_tool", `unknown tool${unknown.length > 1 ? "s" : ""}: ${unknown.join(", ")}; available: ${this.#parts.tools.names().join(", ")}`, { tools: unknown });
-    }
+    assertToolsKnown(request.tools, this.#parts.tools);
     const budget: Budget = { ...this.#parts.config.budget, ...request.budget };
     if (Object.keys(budget).length > 0) request.budget = budget;
     // A webhook of the task's own is checked now (a secret to sign with, a host the rules allow); the config's default was checked at start.
@@ -293,14 +324,13 @@ export class RunLifecycle {
 
   /** Runs a recorded run from its request, from the start. */
   async #startFresh(record: RunRecord, options: InvokeOptions, lease: ThreadLease): Promise<RunResult> {
-    const stored = StoredRequest.safeParse(record.request);
-    const request = RunRequest.parse({ ...(stored.success ? stored.data : {}), task: record.task });
+    const request = requestOf(record);
     // A rollback starts from the thread's state before the runs it stopped: those are discarded first.
     if (request.onBusy === "rollback") await discardSuperseded(this.#parts, record);
     const startedAt = record.startedAt ?? Date.now();
     await this.#parts.store.runs.update(record.id, { status: "running", pid: process.pid, host: hostname(), startedAt, suspended: null, pendingDecision: null, worker: options.worker ?? null, cancelRequested: false });
     // A fork's thread already holds its first state (seeded by updateState): the graph goes on from there.
-    if (record.forkedFrom !== null) return this.#drive({ ...record, status: "running", startedAt }, null, this.#concurrencyOf(record), false, options, lease);
+    if (record.forkedFrom !== null) return this.#drive({ record: { ...record, status: "running", startedAt }, request, input: null, resumed: false }, options, lease);
     return this.#begin({ ...record, status: "running", startedAt }, request, options, lease);
   }
 
@@ -323,7 +353,7 @@ export class RunLifecycle {
       ...(request.outputSchema ? { outputSchema: request.outputSchema } : {}),
     };
     const graphInput = { runId: record.id, task: request.task, context: request.context ?? null, settings, startedAt: Date.now() };
-    return this.#drive(record, graphInput, request.concurrency, false, options, lease);
+    return this.#drive({ record, request, input: graphInput, resumed: false }, options, lease);
   }
 
   /**
@@ -333,10 +363,7 @@ export class RunLifecycle {
   async resume(threadId: string, decision: ResumeDecision | undefined, options: ResumeOptions = {}): Promise<RunResult> {
     const found = await this.#resumable(threadId);
     if (!found) throw new NotFoundError("unknown_thread", `no run found for thread ${threadId}`, { threadId });
-    if (found.evalId !== null) {
-      // Its files are in its case's workspace, not this instance's: resuming it here would work on the wrong folder.
-      throw new ConflictError("eval_case", `run ${found.id} is a case of eval ${found.evalId}; an eval's cases are not resumed (run the eval again)`, { runId: found.id, evalId: found.evalId });
-    }
+    refuseEvalCase(found, "resume");
     const lease = await this.#hold(threadId, found, () => new ConflictError("run_active", `run ${found.id} is still running in process ${found.pid}${found.worker ? ` (worker ${found.worker})` : ""}`, { runId: found.id }));
     try {
       // Read again under the hold: another process may have driven it meanwhile.
@@ -358,14 +385,15 @@ export class RunLifecycle {
     return runs.find((run) => !(run.status === "queued" && run.startedAt === null)) ?? latest;
   }
 
+  /**
+   * A resume under the thread's hold: the checkpoint read once, the person's decision checked
+   * against what the run waits for, then the drive from the checkpoint.
+   */
   async #resumeHeld(record: RunRecord, threadId: string, decision: ResumeDecision | undefined, options: ResumeOptions, lease: ThreadLease): Promise<RunResult> {
-    if (record.evalId !== null) {
-      // Its files are in its case's workspace, not this instance's: resuming it here would work on the wrong folder.
-      throw new ConflictError("eval_case", `run ${record.id} is a case of eval ${record.evalId}; an eval's cases are not resumed (run the eval again)`, { runId: record.id, evalId: record.evalId });
-    }
-    const config = { configurable: { thread_id: threadId } };
-    const snapshot = await this.#parts.graph.getState(config);
-    if ((snapshot.values as Partial<State>).runId !== record.id) {
+    refuseEvalCase(record, "resume");
+    const snapshot = await this.#parts.graph.getState({ configurable: { thread_id: threadId } });
+    const checkpoint = snapshot.values as Partial<State>;
+    if (checkpoint.runId !== record.id) {
       // The thread's checkpoint is not this run's: it never reached its first checkpoint.
       if (record.status !== "queued" && record.status !== "running" && record.suspended === null) {
         throw new ConflictError("run_finished", `the run on thread ${threadId} has already finished (${record.stopReason ?? record.status})`, { runId: record.id });
@@ -375,17 +403,39 @@ export class RunLifecycle {
       }
       return this.#startFresh(record, options, lease);
     }
+    const input = this.#resumeInput(snapshot, record, threadId, decision, options.interruptId);
+    // Its process died after the run's last checkpoint and before its record said so: the run is done; say so now.
+    if (input === "finished") return this.#settleFinished(record, checkpoint as State, options);
+    await this.#parts.store.runs.update(record.id, {
+      status: "running",
+      pid: process.pid,
+      host: hostname(),
+      interrupt: null,
+      suspended: null,
+      pendingDecision: null,
+      startedAt: record.startedAt ?? Date.now(),
+      worker: options.worker ?? null,
+      cancelRequested: false,
+    });
+    return this.#drive({ record, request: requestOf(record), input, resumed: true, checkpoint }, options, lease);
+  }
+
+  /**
+   * What a resume hands the graph: the decision for the interrupt it answers (the first pending
+   * one unless `interruptId` names another), null to go on from the checkpoint, or `finished` for
+   * a run whose checkpoint shows it ended. Refuses a decision the run does not wait for, and no
+   * decision when it waits for one.
+   */
+  #resumeInput(snapshot: StateSnapshot, record: RunRecord, threadId: string, decision: ResumeDecision | undefined, interruptId: string | undefined): Command | null | "finished" {
     const interrupts = pendingInterrupts(snapshot);
-    let input: Command | null;
     if (interrupts.length > 0) {
-      const chosen = options.interruptId === undefined ? interrupts[0] : interrupts.find((candidate) => candidate.id === options.interruptId);
+      const chosen = interruptId === undefined ? interrupts[0] : interrupts.find((candidate) => candidate.id === interruptId);
       if (!chosen) {
-        throw new InputError("unknown_interrupt", `the run on thread ${threadId} is not waiting on interrupt ${options.interruptId}; it waits on ${interrupts.map((candidate) => candidate.id).join(", ")}`, {
+        throw new InputError("unknown_interrupt", `the run on thread ${threadId} is not waiting on interrupt ${interruptId}; it waits on ${interrupts.map((candidate) => candidate.id).join(", ")}`, {
           interruptIds: interrupts.map((candidate) => candidate.id),
         });
       }
-      const first = chosen;
-      const kind = (first.value as InterruptInfo | undefined)?.kind;
+      const kind = (chosen.value as InterruptInfo | undefined)?.kind;
       if (!decision || decision.decision === "continue") {
         throw new InputError("decision_required", `the run on thread ${threadId} is waiting for ${kind ?? "a decision"}; pass --approve, --reject or --answer`);
       }
@@ -399,34 +449,17 @@ export class RunLifecycle {
       // one named (the first by default), by its id; the others are asked again when the run
       // pauses next.
       const value = ResumeDecision.parse(decision);
-      input = new Command({ resume: first.id ? { [first.id]: value } : value });
-    } else if (hasStepsLeft(snapshot)) {
+      return new Command({ resume: chosen.id ? { [chosen.id]: value } : value });
+    }
+    if (hasStepsLeft(snapshot)) {
       if (decision && decision.decision !== "continue") {
         throw new InputError("not_waiting", `the run on thread ${threadId} is not waiting for a decision; resume it without one`);
       }
-      input = null;
-    } else {
-      const state = snapshot.values as State;
-      if ((record.status === "running" || record.status === "queued") && state.finished && state.stopReason) {
-        // Its process died after the run's last checkpoint and before its record said so: the run is done; say so now.
-        return this.#settleFinished(record, state, options);
-      }
-      throw new ConflictError("run_finished", `the run on thread ${threadId} has already ${record.status === "failed" ? "failed" : "finished"} (${record.stopReason ?? record.status})`, { runId: record.id });
+      return null;
     }
-    await this.#parts.store.runs.update(record.id, {
-      status: "running",
-      pid: process.pid,
-      host: hostname(),
-      interrupt: null,
-      suspended: null,
-      pendingDecision: null,
-      startedAt: record.startedAt ?? Date.now(),
-      worker: options.worker ?? null,
-      cancelRequested: false,
-    });
-    const request = StoredRequest.safeParse(record.request);
-    const concurrency = (request.success ? request.data.concurrency : undefined) ?? LIMITS.subtaskConcurrency;
-    return this.#drive(record, input, concurrency, true, options, lease);
+    const state = snapshot.values as State;
+    if ((record.status === "running" || record.status === "queued") && state.finished && state.stopReason) return "finished";
+    throw new ConflictError("run_finished", `the run on thread ${threadId} has already ${record.status === "failed" ? "failed" : "finished"} (${record.stopReason ?? record.status})`, { runId: record.id });
   }
 
   /** Records a run its checkpoint shows finished (its process died before it could), and returns its result. */
@@ -439,206 +472,136 @@ export class RunLifecycle {
     return result;
   }
 
-  async #drive(record: RunRecord, input: unknown, concurrency: number, resumed: boolean, options: InvokeOptions, lease: ThreadLease): Promise<RunResult> {
+  /**
+   * Drives a run through the graph for one stretch, then records what it came to: its events
+   * opened, its signals armed, its budget ledger opened (carrying on from what a resumed run had
+   * used), the graph streamed, the state it stopped in read, its result settled and stored.
+   */
+  async #drive(drive: Drive, options: InvokeOptions, lease: ThreadLease): Promise<RunResult> {
+    const { record } = drive;
     const started = performance.now();
-    // Events are numbered and stored in the order emitted (a turn's share one write), and handed
-    // to `onEvent` in that order once stored; the run's end waits for the last of them.
-    let delivered: Promise<void> = Promise.resolve();
-    let eventFailure: unknown;
     // Verdicts and subtask durations feed the figures kept across runs (reflection statistics, plan estimates).
-    const stats = new RunStatsRecorder(this.#parts.store, record.id, async () => ((await this.#parts.graph.getState({ configurable: { thread_id: record.threadId } })).values as Partial<State>).reviews?.at(-1));
-    const emit = (event: RunEvent): void => {
-      stats.event(event);
-      const stored = this.#parts.store.events.append(record.id, event);
-      delivered = delivered.then(
-        () =>
-          stored.then(
-            (value) => options.onEvent?.(value),
-            (error: unknown) => {
-              eventFailure ??= error;
-            },
-          ),
-        () => {},
-      );
-    };
-    // A lost hold (the database session holding the thread ended) stops the run where it is: another process may take it now.
-    const lost = lease.lost;
-    // Another run on the thread may ask this one to make way (busy-thread.ts): at a superstep boundary, or at once.
-    const control = options.control ?? new RunControl();
-    const makeWay = new AbortController();
-    const watch = this.#watchDrive(record.id, control, makeWay);
-    const signal = AbortSignal.any([makeWay.signal, ...(options.signal ? [options.signal] : []), ...(lost ? [lost] : [])]);
-    emit({ type: "run-start", runId: record.id, threadId: record.threadId, task: record.task, resumed });
-    if (resumed) {
-      // Calls that began and never finished (the process died in them): each is settled by its call id when the step runs again.
-      const inFlight = await this.#parts.store.audit.unfinished({ runId: record.id });
-      if (inFlight.length > 0) emit({ type: "calls-in-flight", calls: inFlight.map((row) => ({ auditId: row.id, tool: row.tool, ...(row.subtaskId ? { subtaskId: row.subtaskId } : {}) })) });
-    }
-    const request = StoredRequest.safeParse(record.request);
-    const maxIterations = (request.success ? request.data.maxIterations : undefined) ?? LIMITS.maxIterationsDefault;
-    const config = {
-      // A run never resumed has made no tool call before: the registry need not look its call ids up.
-      configurable: { thread_id: record.threadId, troupe_first_pass: !resumed },
-      streamMode: ["custom", "values"] as Array<"custom" | "values">,
-      durability: "sync" as const,
-      recursionLimit: recursionLimitFor(LIMITS.maxSubtasks, maxIterations),
-      maxConcurrency: concurrency,
-      signal,
-      control,
-      ...(options.callbacks ? { callbacks: options.callbacks } : {}),
-    };
-    let failure: string | undefined;
-    let cancelled = false;
-    let suspended = false;
-    let superseded: ReturnType<typeof supersededPatch>;
-    let last: State | undefined;
-    const ledger = await this.#openLedger(record, resumed, request.success ? request.data.budget : undefined);
+    const stats = new RunStatsRecorder(this.#parts.store, record.id, async () => (drive.checkpoint ?? (await this.#checkpointOf(record))).reviews?.at(-1));
+    const events = new RunEventLog(this.#parts.store, record.id, options.onEvent, [(event) => stats.event(event)]);
+    const signals = this.#armSignals(record.id, options, lease);
+    events.emit({ type: "run-start", runId: record.id, threadId: record.threadId, task: record.task, resumed: drive.resumed });
+    if (drive.resumed) await this.#announceInFlight(record, events);
+    const ledger = this.#openLedger(drive);
     // What the run's agents reach includes the runtime grants given since the last tool call.
     await this.#parts.tools.refreshRuntimeGrants();
+    const config = this.#graphConfig(drive, signals, ledger, options);
+    let end: StreamEnd;
     try {
-      const stream = await this.#parts.graph.stream(input as never, config);
-      for await (const [mode, chunk] of stream as AsyncIterable<[string, unknown]>) {
-        if (mode === "custom") emit(chunk as RunEvent);
-        else last = chunk as State;
-      }
-    } catch (error) {
-      if (superseded === undefined) superseded = supersededPatch(control.drainReason ?? (makeWay.signal.aborted ? String(makeWay.signal.reason) : undefined));
-      if (superseded) cancelled = true;
-      else if (isGraphDrained(error) || (signal?.aborted && (options.control?.drainRequested || lost?.aborted))) suspended = true;
-      else if (signal?.aborted) cancelled = true;
-      else if (error instanceof GraphRecursionError) failure = `the run exceeded its step limit (${config.recursionLimit} supersteps)`;
-      else failure = errorMessage(error);
+      end = await this.#stream(drive.input, config, events, signals, options);
     } finally {
       ledger.dispose();
-      this.#parts.ledgers.delete(record.id);
-      watch();
+      signals.unwatch();
     }
-    // A run that reached finalize is fully described by its last values; otherwise ask the
-    // checkpoint, which also knows about a pending interrupt.
-    let state: State;
-    let interrupt: InterruptInfo | undefined;
-    if (last?.finished && last.runId === record.id && failure === undefined && !cancelled && !suspended) {
-      state = last;
-    } else {
-      const snapshot = await this.#parts.graph.getState({ configurable: { thread_id: record.threadId } });
-      state = snapshot.values as State;
-      interrupt = pendingInterrupts(snapshot)[0]?.value as InterruptInfo | undefined;
-    }
+    const { state, interrupt } = await this.#stateAfter(record, end, events);
     const activeMs = record.activeMs + Math.round(performance.now() - started);
-    // Paused or stopped inside the planner's node (a streamed plan): the plan is in its events.
-    if (!state.finished && state.runId === record.id) {
-      await delivered;
-      state = liveState(state, await this.#parts.store.events.list(record.id, 0, 100_000));
-    }
-    const result = resultFromState(record, state, activeMs);
-    if (suspended && !state.finished) {
-      // Stopped by a drain (server shutdown): not waiting for a person, resumed when a server starts.
-      result.status = "interrupted";
-      result.stopReason = null;
-    } else if (cancelled) {
-      result.status = "cancelled";
-      result.stopReason = "cancelled";
-      if (superseded) result.error = superseded.error;
-    } else if (failure !== undefined) {
-      result.status = "failed";
-      result.stopReason = "failed";
-      result.error = failure;
-    } else if (interrupt && !state.finished) {
-      result.status = "interrupted";
-      result.stopReason = null;
-      result.interrupt = interrupt;
-      emit({ type: "approval-request", interrupt });
-    } else if (state.finished && state.stopReason) {
-      result.status = runStatusOf(state.stopReason, workDone(state));
-      if (state.failure) result.error = state.failure;
-    } else {
-      result.status = "failed";
-      result.stopReason = "failed";
-      result.error = "the run stopped before it finished";
-    }
-    if (lost?.aborted) {
+    const result = driveResult(record, state, interrupt, end, activeMs);
+    if (result.interrupt) events.emit({ type: "approval-request", interrupt: result.interrupt });
+    if (signals.lost?.aborted) {
       // Another process may hold the thread now: it records the run, not this one.
-      await delivered;
-      throw lost.reason instanceof Error ? lost.reason : new Error("the hold on the thread was lost");
+      await events.delivered();
+      throw signals.lost.reason instanceof Error ? signals.lost.reason : new Error("the hold on the thread was lost");
     }
-    await this.#parts.store.runs.update(record.id, {
-      status: result.status,
-      stopReason: result.stopReason,
-      answer: result.answer,
-      error: result.error ?? null,
-      metrics: result.metrics,
-      interrupt: result.interrupt ?? null,
-      activeMs,
-      pid: null,
-      worker: null,
-      finishedAt: result.status === "interrupted" ? null : Date.now(),
-      suspended: suspended && result.status === "interrupted" && !result.interrupt ? "shutdown" : null,
-      ...(superseded ? { supersededBy: superseded.supersededBy } : {}),
-    });
-    emit({ type: "run-end", status: result.status, stopReason: result.stopReason, metrics: result.metrics });
-    await delivered;
+    await this.#parts.store.runs.update(record.id, drivePatch(result, end, activeMs));
+    events.emit({ type: "run-end", status: result.status, stopReason: result.stopReason, metrics: result.metrics });
+    await events.delivered();
     await stats.settled();
-    if (eventFailure !== undefined) process.emitWarning(`troupe: some events of run ${record.id} could not be stored: ${errorMessage(eventFailure)}`);
+    events.warnIfLost();
     return result;
   }
 
+  /** The thread's latest checkpoint values. */
+  async #checkpointOf(record: RunRecord): Promise<Partial<State>> {
+    return (await this.#parts.graph.getState({ configurable: { thread_id: record.threadId } })).values as Partial<State>;
+  }
+
   /**
-   * Makes a drive reachable by runs that need its thread (--on-busy interrupt, rollback): through
-   * this process's registry, a control message from another process (Postgres), or — another
-   * process on SQLite — the flag on its record, read once a second. Returns the undo.
+   * What stops a drive: the caller's signal, a lost hold on the thread (the database session
+   * holding it ended: another process may take it now), and another run on the thread asking this
+   * one to make way (busy-thread.ts) — at a superstep boundary (the control), or at once.
    */
-  #watchDrive(runId: string, control: RunControl, abort: AbortController): () => void {
-    localDrives.set(runId, { drain: (reason) => control.requestDrain(reason), abort: (reason) => abort.abort(reason) });
-    const store = this.#parts.store;
-    RunLifecycle.#listen(store);
-    let timer: NodeJS.Timeout | undefined;
-    if (!store.control) {
-      timer = setInterval(() => {
-        void store.runs.get(runId).then(
-          (record) => {
-            if (!record?.supersededBy || control.drainRequested || abort.signal.aborted) return;
-            const strategy = (record.request as { onBusy?: string } | undefined)?.onBusy;
-            void store.runs.get(record.supersededBy).then((by) => {
-              const how = `${SUPERSEDED}:${record.supersededBy}:${(by?.request as { onBusy?: string } | undefined)?.onBusy ?? strategy ?? "interrupt"}`;
-              if (how.endsWith(":rollback")) abort.abort(how);
-              else control.requestDrain(how);
-            });
-          },
-          () => {},
-        );
-      }, 1_000);
-      timer.unref();
-    }
-    return () => {
-      localDrives.delete(runId);
-      if (timer) clearInterval(timer);
+  #armSignals(runId: string, options: InvokeOptions, lease: ThreadLease): DriveSignals {
+    const lost = lease.lost;
+    const control = options.control ?? new RunControl();
+    const makeWay = new AbortController();
+    const unwatch = watchDrive(this.#parts.store, runId, control, makeWay);
+    const signal = AbortSignal.any([makeWay.signal, ...(options.signal ? [options.signal] : []), ...(lost ? [lost] : [])]);
+    return { signal, control, makeWay, lost, unwatch };
+  }
+
+  /** A resumed run's calls that began and never finished (the process died in them): each is settled by its call id when its step runs again. */
+  async #announceInFlight(record: RunRecord, events: RunEventLog): Promise<void> {
+    const inFlight = await this.#parts.store.audit.unfinished({ runId: record.id });
+    if (inFlight.length > 0) events.emit({ type: "calls-in-flight", calls: inFlight.map((row) => ({ auditId: row.id, tool: row.tool, ...(row.subtaskId ? { subtaskId: row.subtaskId } : {}) })) });
+  }
+
+  /** The budget ledger of a drive, carrying on from what a resumed run had used (its checkpoint's metrics). */
+  #openLedger(drive: Drive): RunLedger {
+    const { record, checkpoint } = drive;
+    const metrics = checkpoint?.runId === record.id ? checkpoint.metrics : undefined;
+    const used = metrics ? { ...metrics, activeMs: record.activeMs } : { llmCalls: 0, promptTokens: 0, completionTokens: 0, costUsd: 0, activeMs: record.activeMs };
+    return new RunLedger(drive.request.budget ?? {}, used);
+  }
+
+  /**
+   * The LangGraph config of a drive. The run's budget ledger travels in `configurable`, so every
+   * node and task of this run (and only of this run) reaches it through its own config (`ledgerOf`).
+   */
+  #graphConfig(drive: Drive, signals: DriveSignals, ledger: RunLedger, options: InvokeOptions): DriveConfig {
+    return {
+      // A run never resumed has made no tool call before: the registry need not look its call ids up.
+      configurable: { thread_id: drive.record.threadId, troupe_first_pass: !drive.resumed, [LEDGER_KEY]: ledger },
+      streamMode: ["custom", "values"],
+      durability: "sync",
+      recursionLimit: recursionLimitFor(LIMITS.maxSubtasks, drive.request.maxIterations),
+      maxConcurrency: drive.request.concurrency,
+      signal: signals.signal,
+      control: signals.control,
+      ...(options.callbacks ? { callbacks: options.callbacks } : {}),
     };
   }
 
-  /** The stores whose control channel this process listens on for supersede messages (once each). */
-  static readonly #listening = new WeakSet<Store>();
-
-  static #listen(store: Store): void {
-    if (!store.control || RunLifecycle.#listening.has(store)) return;
-    RunLifecycle.#listening.add(store);
-    store.control.subscribe((message) => {
-      if (message.action !== "supersede" || !message.runId || !message.by) return;
-      const how = `${SUPERSEDED}:${message.by}:${message.mode === "cancel" ? "rollback" : "interrupt"}`;
-      const drive = localDrives.get(message.runId);
-      if (message.mode === "cancel") drive?.abort(how);
-      else drive?.drain(how);
-    });
+  /** Streams the graph: custom chunks are the run's events, values its state; how it ended, thrown or not. */
+  async #stream(input: unknown, config: DriveConfig, events: RunEventLog, signals: DriveSignals, options: InvokeOptions): Promise<StreamEnd> {
+    let last: State | undefined;
+    try {
+      const stream = await this.#parts.graph.stream(input as never, config);
+      for await (const [mode, chunk] of stream as AsyncIterable<[string, unknown]>) {
+        if (mode === "custom") events.emit(chunk as RunEvent);
+        else last = chunk as State;
+      }
+      return { last, cancelled: false, suspended: false };
+    } catch (error) {
+      return streamEndOf(error, last, {
+        drainReason: signals.control.drainReason,
+        makeWay: signals.makeWay.signal,
+        signal: signals.signal,
+        drainRequested: options.control?.drainRequested === true,
+        lost: signals.lost,
+        recursionLimit: config.recursionLimit,
+      });
+    }
   }
 
-  /** The budget ledger of a run's stretch, carrying on from what a resumed run had used. */
-  async #openLedger(record: RunRecord, resumed: boolean, budget: Budget | undefined): Promise<RunLedger> {
-    let used = { llmCalls: 0, promptTokens: 0, completionTokens: 0, costUsd: 0, activeMs: record.activeMs };
-    if (resumed) {
-      const values = (await this.#parts.graph.getState({ configurable: { thread_id: record.threadId } })).values as Partial<State>;
-      if (values.runId === record.id && values.metrics) used = { ...values.metrics, activeMs: record.activeMs };
+  /**
+   * The state a drive stopped in, and the interrupt it waits on: a run that reached finalize is
+   * fully described by its last values; otherwise the checkpoint tells, with the plan and results
+   * of a planner's node still streaming taken from the events.
+   */
+  async #stateAfter(record: RunRecord, end: StreamEnd, events: RunEventLog): Promise<{ state: State; interrupt: InterruptInfo | undefined }> {
+    if (endedCleanly(record, end)) return { state: end.last, interrupt: undefined };
+    const snapshot = await this.#parts.graph.getState({ configurable: { thread_id: record.threadId } });
+    let state = snapshot.values as State;
+    const interrupt = pendingInterrupts(snapshot)[0]?.value as InterruptInfo | undefined;
+    // Paused or stopped inside the planner's node (a streamed plan): the plan is in its events.
+    if (!state.finished && state.runId === record.id) {
+      await events.delivered();
+      state = liveState(state, await this.#parts.store.events.list(record.id, 0, 100_000));
     }
-    const ledger = new RunLedger(budget ?? {}, used);
-    this.#parts.ledgers.set(record.id, ledger);
-    return ledger;
+    return { state, interrupt };
   }
 }

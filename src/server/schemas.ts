@@ -248,6 +248,7 @@ export const PlanResult = z.object({
   total_subtasks: z.number(),
   depth: z.number().describe("the longest chain of dependencies (waves of parallel work)"),
   question: z.string().nullable().describe("set when the planner needs a person's answer instead"),
+  notes: z.array(z.string()).describe("dependencies added because two subtasks use the same workspace path, one sentence each (as a run's plan-ready notes)"),
   graph: TaskGraph,
   estimates: z
     .object({

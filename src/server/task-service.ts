@@ -9,6 +9,7 @@ import type { SubtaskView } from "../core/plan.js";
 import type { ResumeDecision, RunRequestInput } from "../core/run.js";
 import { stableStringify } from "../core/text.js";
 import { isAlive, type Troupe } from "../runtime/engine.js";
+import { type EvalCaseAction, refuseEvalCase } from "../runtime/eval-case.js";
 import type { RunRecord } from "../store/index.js";
 import type { Principal } from "./config.js";
 import { FairQueue, KeyedCounts, NO_OWNER } from "./fair-queue.js";
@@ -312,7 +313,7 @@ export class TaskService {
       }
       return record as RunRecord & { interrupt: NonNullable<RunRecord["interrupt"]> };
     };
-    const first = waiting(this.#notEvalCase(await this.record(principal, taskId)));
+    const first = waiting(this.#notEvalCase(await this.record(principal, taskId), "resume"));
     const pending = await this.troupe.pendingInterrupts(first.threadId);
     // Checked again after the read: another request may have answered meanwhile.
     const record = waiting(await this.record(principal, taskId));
@@ -339,7 +340,7 @@ export class TaskService {
    * for it to stop.
    */
   async cancel(principal: Principal, taskId: string): Promise<RunRecord> {
-    const record = this.#notEvalCase(await this.record(principal, taskId));
+    const record = this.#notEvalCase(await this.record(principal, taskId), "cancel");
     if (TERMINAL.has(record.status)) throw new ConflictError("task_finished", `the task has already ${record.status === "cancelled" ? "been cancelled" : "finished"}`, { status: record.status });
     const driving = this.#driving(record.id);
     if (driving) {
@@ -436,10 +437,8 @@ export class TaskService {
   }
 
   /** An eval's case runs in its eval, in its own workspace: it is cancelled with its eval and never resumed here. */
-  #notEvalCase(record: RunRecord): RunRecord {
-    if (record.evalId !== null) {
-      throw new ConflictError("eval_case", `the task is a case of eval ${record.evalId}; cancel the eval instead (an eval's cases are not resumed)`, { eval_id: record.evalId });
-    }
+  #notEvalCase(record: RunRecord, action: EvalCaseAction): RunRecord {
+    refuseEvalCase(record, action);
     return record;
   }
 

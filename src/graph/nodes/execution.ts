@@ -19,7 +19,7 @@ import { preview, stableStringify, truncate } from "../../core/text.js";
 import { routeForModel } from "../../providers/registry.js";
 import { fitToolArgs } from "../../tools/arg-fit.js";
 import type { ToolContext, ToolOutcome } from "../../tools/define-tool.js";
-import { announceBudgetStop, callOptions, createMeter, emit, firstPassOf, type GraphDeps, threadIdOf } from "../deps.js";
+import { announceBudgetStop, callOptions, createMeter, emit, firstPassOf, type GraphDeps, ledgerOf, threadIdOf } from "../deps.js";
 import type { AgentDefinition } from "../../agents/define-agent.js";
 import { artifactProblem, ArtifactRecorder, missingItemFiles } from "../artifacts.js";
 import { keepUnwritten } from "../unwritten.js";
@@ -310,7 +310,7 @@ export function createRunSubtask(deps: GraphDeps) {
           step: item ? immediateStep : step,
           ...(item ? {} : { ask: remoteInputByInterrupt }),
           meter,
-          ...(deps.ledgers?.get(payload.runId) ? { ledger: deps.ledgers.get(payload.runId) as RunLedger } : {}),
+          ...(ledgerOf(config) ? { ledger: ledgerOf(config) as RunLedger } : {}),
         });
         return { status: outcome.status, value: outcome.value, summary: outcome.summary, ...(outcome.exact ? { exact: true } : {}), ...(outcome.error !== undefined ? { error: outcome.error, failureKind: outcome.failureKind ?? "error" } : {}) };
       }

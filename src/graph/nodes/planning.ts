@@ -7,13 +7,13 @@ import type { ModelIncident } from "../../core/model-incident.js";
 import { stableStringify } from "../../core/text.js";
 import { errorMessage } from "../../core/errors.js";
 import { routeFor } from "../../providers/registry.js";
-import { isConfigurationGap, PlannedSubtask, type PlanOutput, type PlanRules, validatePlan } from "../../core/plan.js";
-import { describeAdded, orderByResources } from "../../core/resources.js";
+import { isConfigurationGap, PlannedSubtask, type PlanOutput } from "../../core/plan.js";
+import { checkPlan as checkAgainst, orderStreamed, type PlanLimits, type PlanVerdict, PrefixCheck } from "../../core/plan-check.js";
 import { ResumeDecision, type InterruptInfo } from "../../core/run.js";
 import { z } from "zod";
 import { MAX_QUESTIONS } from "../coordinator.js";
-import { announceBudgetStop, callOptions, createMeter, emit, type GraphDeps, planView } from "../deps.js";
-import { agentProfiles, Dispatcher, executed, fileTools } from "../dispatch.js";
+import { announceBudgetStop, callOptions, createMeter, emit, type GraphDeps, ledgerOf, planView } from "../deps.js";
+import { Dispatcher, executed } from "../dispatch.js";
 import type { State, Update } from "../state.js";
 
 /**
@@ -48,19 +48,6 @@ class SubtaskQueue implements AsyncIterable<PlannedSubtask> {
       else await new Promise<void>((resolve) => (this.#wake = resolve));
     }
   }
-}
-
-/**
- * A streamed subtask as it will run, given those before it, or undefined when it cannot start
- * before the whole plan is judged: the workspace paths it shares with an earlier subtask make the
- * order unclear. (Everything a prefix can already fail — a repeated id, an unknown agent or tool,
- * an agent without the tools it needs, the size and budget limits — has been checked by then, and
- * stops the plan.) It gets the dependencies the resource check adds (only ever to the later
- * subtask, so the prefix checked now is what the whole plan will give).
- */
-function acceptStreamed(arrived: readonly PlannedSubtask[], subtask: PlannedSubtask, deps: GraphDeps): PlannedSubtask | undefined {
-  const ordered = orderByResources([...arrived, subtask], (tool, args) => deps.tools.resources(tool, args));
-  return ordered.errors.length > 0 ? undefined : ordered.subtasks.at(-1);
 }
 
 /** The planner's input for this attempt. */
@@ -130,7 +117,7 @@ export function createPlannerNode(deps: GraphDeps) {
       const kept = (): Pick<PlanStep, "usage" | "incidents"> => ({ usage: stepMeter.usage, incidents: stepMeter.incidents });
       // Every check a streaming plan's start can already fail is made as each subtask arrives: the
       // first one past a limit stops the model's stream, and nothing after it is handed over.
-      const prefix = new PrefixCheck(planRules(deps, state));
+      const prefix = new PrefixCheck(deps, planLimits(state, config));
       const stream = new AbortController();
       const onSubtask = (subtask: PlannedSubtask): void => {
         if (!prefix.accept(subtask)) {
@@ -161,7 +148,7 @@ export function createPlannerNode(deps: GraphDeps) {
       let accepting = streaming;
       for await (const subtask of queue) {
         if (!accepting) continue;
-        const next = acceptStreamed(arrived, subtask, deps);
+        const next = orderStreamed(arrived, subtask, deps);
         if (!next) {
           accepting = false;
           continue;
@@ -178,7 +165,7 @@ export function createPlannerNode(deps: GraphDeps) {
     if (!ran) {
       // Made before the node ran again: the run's metrics and budget have not counted it yet.
       meter.incidents.push(...step.incidents);
-      deps.ledgers?.get(state.runId)?.carry(step.usage);
+      ledgerOf(config)?.carry(step.usage);
     }
     const drop = async (reason: string): Promise<void> => {
       dispatcher.abort(reason);
@@ -208,7 +195,7 @@ export function createPlannerNode(deps: GraphDeps) {
       }
       return base({ planStatus: "question", question: output.question, planErrors: [] });
     }
-    const checked = checkPlan(output.subtasks, deps, state);
+    const checked = checkPlan(output.subtasks, deps, state, config);
     if ("errors" in checked) {
       await drop("the plan is not valid");
       return invalid(checked.errors);
@@ -236,55 +223,23 @@ function addUsage(metrics: Record<string, number>, more: Record<string, number> 
   return sum;
 }
 
-/**
- * A plan as it will run, or every reason it cannot: valid (`validatePlan`), then ordered by the
- * workspace paths its subtasks read and write — a missing read-after-write or write-after-write
- * dependency is added (and noted), an unclear one is an error for the planner to settle.
- */
-export function checkPlan(subtasks: PlannedSubtask[], deps: GraphDeps, state: Pick<State, "settings" | "runId" | "metrics">): { subtasks: PlannedSubtask[]; notes: string[] } | { errors: string[] } {
-  const errors = validatePlan(subtasks, planRules(deps, state));
-  if (errors.length > 0) return { errors };
-  const ordered = orderByResources(subtasks, (tool, args) => deps.tools.resources(tool, args));
-  if (ordered.errors.length > 0) return { errors: ordered.errors };
-  return { subtasks: ordered.subtasks, notes: describeAdded(ordered.added) };
+/** A plan judged by the one plan check (`core/plan-check.ts`) against this run's agents, tools and limits. */
+export function checkPlan(subtasks: PlannedSubtask[], deps: GraphDeps, state: Pick<State, "settings" | "metrics">, config?: LangGraphRunnableConfig): PlanVerdict {
+  return checkAgainst(subtasks, deps, planLimits(state, config));
 }
 
 /**
- * What a plan is checked against: the agents (with the tools each may use in this run, and their
- * capabilities), the tools, the size bound, and the model calls the budget leaves its workers —
- * from the state (what the run had used when this planner attempt began, and its own call), so a
- * node run again judges the same plan the same way.
+ * What this run allows a plan: its tools, its size bound, and the model calls the budget leaves
+ * its workers — from the state (what the run had used when this planner attempt began, and its
+ * own call), so a node run again judges the same plan the same way.
  */
-function planRules(deps: GraphDeps, state: Pick<State, "settings" | "runId" | "metrics">): PlanRules {
-  const allowed = state.settings.allowedTools ?? undefined;
-  const maxModelCalls = deps.ledgers?.get(state.runId)?.budget.maxModelCalls;
+function planLimits(state: Pick<State, "settings" | "metrics">, config: LangGraphRunnableConfig | undefined): PlanLimits {
+  const maxModelCalls = ledgerOf(config)?.budget.maxModelCalls;
   return {
-    agents: deps.agents.names(),
-    tools: allowed ?? deps.tools.names(),
+    allowedTools: state.settings.allowedTools ?? null,
     maxSubtasks: state.settings.maxSubtasks,
-    profiles: agentProfiles(deps, allowed),
-    files: fileTools(deps),
     ...(maxModelCalls !== undefined ? { modelCallsLeft: maxModelCalls - (state.metrics?.llmCalls ?? 0) - 1 } : {}),
   };
-}
-
-/** The start of a plan streaming in, judged as each subtask arrives: the first that breaks a rule the rest cannot mend refuses it. */
-class PrefixCheck {
-  readonly #rules: PlanRules;
-  readonly #seen: PlannedSubtask[] = [];
-  problems: string[] | undefined;
-
-  constructor(rules: PlanRules) {
-    this.#rules = rules;
-  }
-
-  accept(subtask: PlannedSubtask): boolean {
-    if (this.problems) return false;
-    this.#seen.push(subtask);
-    const problems = validatePlan(this.#seen, this.#rules, { prefix: true });
-    if (problems.length > 0) this.problems = problems;
-    return this.problems === undefined;
-  }
 }
 
 /** Interrupts the run; the engine reports the request and validates the person's decision on resume. */
@@ -304,7 +259,7 @@ export function createApprovePlanNode(deps: GraphDeps) {
         return { ...visit, planStatus: "approved" };
       case "edit": {
         const edited = z.array(PlannedSubtask).safeParse(decision.plan ?? []);
-        const checked = edited.success ? checkPlan(edited.data, deps, state) : { errors: [z.prettifyError(edited.error)] };
+        const checked = edited.success ? checkPlan(edited.data, deps, state, config) : { errors: [z.prettifyError(edited.error)] };
         if ("subtasks" in checked) {
           emit(config, { type: "plan-ready", attempt: state.planAttempts, subtasks: checked.subtasks, ...(checked.notes.length > 0 ? { notes: checked.notes } : {}) });
           return { ...visit, plan: checked.subtasks, planNotes: checked.notes, planStatus: "approved" };

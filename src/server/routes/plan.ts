@@ -45,6 +45,7 @@ export function registerPlanRoutes(api: FastifyInstance, { troupe, docs, metrics
         total_subtasks: result.subtasks.length,
         depth: planDepth(result.subtasks),
         question: result.question,
+        notes: result.notes,
         graph: renderExecutionGraph(result.subtasks, {}),
         estimates: {
           steps: estimate.steps.map((step) => ({ subtask_id: step.id, estimated_ms: step.estimatedMs, basis: step.basis, samples: step.samples })),
