@@ -61,5 +61,5 @@ export async function planTask(troupe: Troupe, request: PlanTaskRequest): Promis
     });
     if (errors.length === 0) return { subtasks: output.subtasks, question: null, usage: meter.usage };
   }
-  throw new ModelError("invalid_plan", `the planner did not produce a valid plan: ${errors.join("; ")}`, { errors });
+  throw new ModelError("planner_failed", `the planner did not produce a valid plan: ${errors.join("; ")}`, { errors });
 }
