@@ -333,7 +333,13 @@ export function isCodeOfKind<Kind extends ErrorKind>(value: unknown, kind: Kind)
   return isCatalogueCode(value) && ERROR_CODES[value].kind === kind;
 }
 
-/** A code's entry; a field code has the field entry. */
+const FIELD_CODE = new RegExp(`^[A-Za-z0-9_]+_(?:${FIELD_PROBLEMS.join("|")})$`);
+
+/**
+ * A code's entry; a field code has the field entry. A code the types would refuse (from a caller
+ * that skips them) is a fault of that caller: it reads as `internal_error`.
+ */
 export function errorEntry(code: ErrorCode): ErrorEntry {
-  return isCatalogueCode(code) ? ERROR_CODES[code] : FIELD_ERROR;
+  if (isCatalogueCode(code)) return ERROR_CODES[code];
+  return FIELD_CODE.test(code) ? FIELD_ERROR : ERROR_CODES.internal_error;
 }
