@@ -4,6 +4,8 @@ import { exitCodeForError } from "../src/cli/exit-codes.js";
 import { type CatalogueCode, ERROR_CODES } from "../src/core/error-codes.js";
 import { TroupeError } from "../src/core/errors.js";
 import { installErrorHandler } from "../src/server/error-handler.js";
+import { LIMITS } from "../src/core/limits.js";
+import { planStep, subtask } from "../src/testing/script.js";
 import { envelope, makeApp } from "./server-helpers.js";
 
 const codes = Object.keys(ERROR_CODES) as CatalogueCode[];
@@ -46,5 +48,13 @@ describe("the catalogue is where the server's statuses and the CLI's exit codes 
     expect(await call({ tool_name: "file_write", agent: "research", parameters: { path: "x.txt", content: "y" } })).toEqual([403, "permission_denied"]);
     expect(await call({ tool_name: "file_read", parameters: { nope: 1 } })).toEqual([400, "invalid_arguments"]);
     expect(await call({ tool_name: "file_read", parameters: { path: "missing.txt" } })).toEqual([422, "not_found"]);
+  });
+
+  it("answers a plan the planner keeps getting wrong with planner_failed (502), not the code of a caller's bad plan (invalid_plan, 400)", async () => {
+    const wrong = planStep([subtask("s1", "nobody", "done by an agent that does not exist")]);
+    const { app } = await makeApp({ steps: Array.from({ length: LIMITS.planRepairAttempts + 1 }, () => wrong) });
+    const response = await app.inject({ method: "POST", url: "/api/v1/plan", payload: { task: "plan something" } });
+    expect([response.statusCode, envelope(response).code]).toEqual([502, "planner_failed"]);
+    expect(envelope(response).message).toMatch(/nobody/);
   });
 });
