@@ -26,6 +26,7 @@ export type { ModelIncident } from "./core/model-incident.js";
 export { OfflineChatModel } from "./providers/offline/offline-chat-model.js";
 export { buildGraph, createGraph } from "./graph/build-graph.js";
 export * from "./core/errors.js";
+export { type CatalogueCode, type CodeOfKind, ERROR_CODES, type ErrorEntry, errorEntry, type ExitCode, type FieldErrorCode, fieldErrorCode, isCatalogueCode, isCodeOfKind } from "./core/error-codes.js";
 export type { RunEvent, StoredEvent } from "./core/events.js";
 export type { PlannedSubtask, SubtaskView, SubtaskResult, MapTally, ToolOffer } from "./core/plan.js";
 export {

@@ -111,7 +111,7 @@ describe("remote A2A agents as workers", () => {
     const paused = await troupe.run({ task: "have the helper remove old.txt" });
     expect(paused).toMatchObject({ status: "interrupted", interrupt: { kind: "tool-approval", payload: { tool: "a2a.helper", agent: "helper", remoteKind: "tool-approval" } } });
     expect(String((paused.interrupt?.payload as { question: string }).question)).toMatch(/^Approve execute's call to file_delete/);
-    await expect(troupe.resume(paused.threadId, { decision: "answer", answer: "sure" })).rejects.toMatchObject({ code: "approval_required" });
+    await expect(troupe.resume(paused.threadId, { decision: "answer", answer: "sure" })).rejects.toMatchObject({ code: "decision_invalid" });
     const resumed = await troupe.resume(paused.threadId, { decision: "approve" });
     expect(resumed.status).toBe("completed");
     expect(existsSync(path.join(b.app.directory, "workspace", "old.txt"))).toBe(false);

@@ -53,7 +53,7 @@ function userTools(fetchCalls: string[]) {
       timeoutMs: 1_000,
       execute: async ({ user, limit }) => {
         fetchCalls.push(user);
-        if (user === "u2") throw new ToolError("upstream_timeout", `the items service timed out for ${user}`);
+        if (user === "u2") throw new ToolError("fetch_failed", `the items service timed out for ${user}`);
         return { user, items: Array.from({ length: limit }, (_, index) => ({ title: `${user} item ${index + 1}` })) };
       },
     }),
@@ -132,7 +132,7 @@ describe("seed 004: list three users, fetch each one's items (one fetch fails), 
       // The critic saw the partial failure, with the failed input and its error.
       const [firstReview] = model.callsFor("critic");
       expect(firstReview?.lastMessage).toContain('"input": "u2"');
-      expect(firstReview?.lastMessage).toContain("upstream_timeout: the items service timed out for u2");
+      expect(firstReview?.lastMessage).toContain("fetch_failed: the items service timed out for u2");
 
       // The retry merged into the same report: still 2/3, in the list's order.
       const b = result.plan.find((view) => view.id === "B");
@@ -156,7 +156,7 @@ describe("seed 004: list three users, fetch each one's items (one fetch fails), 
 
       // The answer says what failed.
       expect(result.answer).toContain("2 of 3 items succeeded, 1 failed");
-      expect(result.answer).toContain("u2: failed — upstream_timeout: the items service timed out for u2");
+      expect(result.answer).toContain("u2: failed — fetch_failed: the items service timed out for u2");
 
       // Direct tool steps made no model call; the trace records their tool calls with the subtask's agent.
       expect(model.callsFor("research")).toHaveLength(0);
@@ -173,7 +173,7 @@ describe("seed 004: list three users, fetch each one's items (one fetch fails), 
         ["B", "PARTIAL_SUCCESS", "fetch_items"],
         ["C", "SUCCESS", null],
       ]);
-      expect(view.graph.nodes[1]?.summary).toBe("2/3 items succeeded; failed: u2 (upstream_timeout: the items service timed out for u2)");
+      expect(view.graph.nodes[1]?.summary).toBe("2/3 items succeeded; failed: u2 (fetch_failed: the items service timed out for u2)");
       expect(view.graph.nodes[1]?.items).toEqual({ total: 3, succeeded: 2, failed: 1 });
       expect(view.graph.nodes.every((node) => typeof node.durationMs === "number")).toBe(true);
       expect(view.graph.edges).toEqual([

@@ -344,7 +344,7 @@ describe("resume and cancel", () => {
     const resume = (payload: Record<string, unknown>) => app.app.inject({ method: "POST", url: `/api/v1/tasks/${id}/resume`, payload });
     // Only approve or reject answers a tool call; the refusal comes in the request, and the task still waits.
     const edit = await resume({ decision: "edit", answer: "x" });
-    expect([edit.statusCode, envelope(edit).code]).toEqual([400, "approval_required"]);
+    expect([edit.statusCode, envelope(edit).code]).toEqual([400, "decision_invalid"]);
     const stale = await resume({ decision: "approve", interrupt_id: "not-an-interrupt" });
     expect([stale.statusCode, envelope(stale).code]).toEqual([409, "interrupt_not_pending"]);
     expect(envelope(await app.app.inject({ method: "GET", url: `/api/v1/tasks/${id}` })).data.status).toBe("interrupted");

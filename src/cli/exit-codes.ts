@@ -1,8 +1,9 @@
 import type { RunResult } from "../core/run.js";
+import { type ErrorCode, errorEntry, ERROR_CODES } from "../core/error-codes.js";
 import { isTroupeError } from "../core/errors.js";
 import { isDamagedDatabase } from "../store/database-errors.js";
 
-/** Exit codes (DESIGN.md): 0 completed · 1 failed · 2 bad input or configuration · 3 waiting for a person. */
+/** Exit codes (docs/errors.md): 0 completed · 1 failed · 2 bad input or configuration · 3 waiting for a person. */
 export const EXIT = {
   completed: 0,
   failed: 1,
@@ -24,15 +25,18 @@ export function exitCodeForResult(result: Pick<RunResult, "status">): number {
   }
 }
 
+/** The exit code of an error's code, from the catalogue (`core/error-codes.ts`). */
+export function exitCodeForCode(code: ErrorCode): number {
+  return errorEntry(code).exit;
+}
+
 /**
- * The one place errors become exit codes: the user's or configuration's fault is 2, the rest 1.
- * A database file SQLite finds damaged (found while a command reads it) is the configuration's:
- * troupe did not break it and cannot mend it.
+ * The one place errors become exit codes: each code's, from the catalogue. A database file SQLite
+ * finds damaged while a command reads it counts as `database_damaged`: troupe did not break it and
+ * cannot mend it.
  */
 export function exitCodeForError(error: unknown): number {
-  if (isTroupeError(error)) {
-    return error.kind === "input" || error.kind === "config" || error.kind === "not_found" || error.kind === "conflict" ? EXIT.badInput : EXIT.failed;
-  }
-  if (isDamagedDatabase(error)) return EXIT.badInput;
+  if (isTroupeError(error)) return exitCodeForCode(error.code);
+  if (isDamagedDatabase(error)) return ERROR_CODES.database_damaged.exit;
   return EXIT.failed;
 }

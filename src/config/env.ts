@@ -17,7 +17,7 @@ const optionalInteger = (min: number, max: number) =>
       .optional(),
   );
 
-/** The environment troupe reads, validated once (DESIGN.md, "Environment"). */
+/** The environment troupe reads, validated once (docs/configuration.md, "Environment"). */
 export const Env = z.object({
   TROUPE_PROVIDER: optionalText,
   TROUPE_MODEL: optionalText,

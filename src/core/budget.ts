@@ -59,7 +59,7 @@ export class BudgetExhaustedError extends TroupeError {
   readonly stop: BudgetStop;
 
   constructor(stop: BudgetStop) {
-    super("denied", "budget_exhausted", `the run's budget is exhausted (${describeBudgetStop(stop)})`, { ...stop });
+    super("budget_exhausted", `the run's budget is exhausted (${describeBudgetStop(stop)})`, { ...stop });
     this.name = "BudgetExhaustedError";
     this.stop = stop;
   }

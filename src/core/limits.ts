@@ -1,4 +1,4 @@
-/** Limits and defaults shared by every entry point (DESIGN.md, "Limits and defaults"). */
+/** Limits and defaults shared by every entry point (docs/configuration.md, "Limits and defaults"). */
 export const LIMITS = {
   taskMaxChars: 5_000,
   contextMaxBytes: 10 * 1024,

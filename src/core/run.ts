@@ -235,7 +235,7 @@ export interface UnfinishedSubtask {
   error?: string;
 }
 
-/** The `--json` result of `troupe run` and `troupe resume` (DESIGN.md). */
+/** The `--json` result of `troupe run` and `troupe resume` (docs/cli.md). */
 export interface RunResult {
   runId: string;
   threadId: string;

@@ -80,7 +80,7 @@ export async function openMemory(options: { dataDir?: string; databaseUrl?: stri
   const { config } = await loadConfig(process.cwd(), options.configFile ?? env.TROUPE_CONFIG);
   const memory = memoryStoreOptions(env, config);
   if (!databaseUrl && !databaseExists(directory)) {
-    throw new NotFoundError("memory_store_missing", `there is no troupe database in ${path.resolve(directory)}, so no memory to read (check --data-dir or TROUPE_DATA_DIR)`, { path: path.resolve(directory) });
+    throw new NotFoundError("database_missing", `there is no troupe database in ${path.resolve(directory)}, so no memory to read (check --data-dir or TROUPE_DATA_DIR)`, { path: path.resolve(directory) });
   }
   const store = await openStore({ dataDir: directory, ...memory, ...(databaseUrl ? { databaseUrl } : {}) });
   return { memories: store.memories, store, close: () => store.close() };

@@ -57,5 +57,5 @@ export async function planTask(troupe: Troupe, request: PlanTaskRequest): Promis
     if ("subtasks" in verdict) return { subtasks: verdict.subtasks, notes: verdict.notes, question: null, usage: meter.usage };
     errors = verdict.errors;
   }
-  throw new ModelError("invalid_plan", `the planner did not produce a valid plan: ${errors.join("; ")}`, { errors });
+  throw new ModelError("planner_failed", `the planner did not produce a valid plan: ${errors.join("; ")}`, { errors });
 }

@@ -443,7 +443,7 @@ export class RunLifecycle {
         throw new InputError("answer_required", "the run is waiting for an answer to a question; pass --answer TEXT (or --reject)");
       }
       if (kind === "tool-approval" && decision.decision !== "approve" && decision.decision !== "reject") {
-        throw new InputError("approval_required", "the run is waiting for a tool call to be approved; pass --approve or --reject [--feedback TEXT]");
+        throw new InputError("decision_invalid", "the run is waiting for a tool call to be approved; pass --approve or --reject [--feedback TEXT]");
       }
       // Several subtasks may wait at once (parallel tool approvals): the decision answers the
       // one named (the first by default), by its id; the others are asked again when the run

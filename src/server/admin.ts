@@ -18,6 +18,6 @@ export function isAdmin(principal: Principal, config: ServerConfig): boolean {
 /** Refuses a caller that is not an admin (403 admin_required). */
 export function requireAdmin(principal: Principal, config: ServerConfig): void {
   if (!isAdmin(principal, config)) {
-    throw new TroupeError("denied", "admin_required", `this needs an admin key (TROUPE_ADMINS names them); ${principal.id} is not one`, { principal: principal.id });
+    throw new TroupeError("admin_required", `this needs an admin key (TROUPE_ADMINS names them); ${principal.id} is not one`, { principal: principal.id });
   }
 }

@@ -142,7 +142,7 @@ export async function createApp(options: CreateAppOptions): Promise<TroupeApp> {
     request.traceId = traced[TRACE].traceId;
     setTraceParent(request, traced[TRACE].parent);
     if (!tasks.accepting && request.url.startsWith("/api/") && !request.url.startsWith("/api/v1/health")) {
-      throw new TroupeError("system", "shutting_down", "the server is shutting down; retry shortly", { retryAfterSeconds: config.retryAfterSeconds });
+      throw new TroupeError("shutting_down", "the server is shutting down; retry shortly", { retryAfterSeconds: config.retryAfterSeconds });
     }
   });
   app.addHook("onSend", async (request, reply) => {
@@ -165,7 +165,7 @@ export async function createApp(options: CreateAppOptions): Promise<TroupeApp> {
           metrics.httpRequests.inc({ method: _request.method, route: "overloaded", status_code: "503" });
           sendError(
             reply,
-            new TroupeError("system", "overloaded", `the server is overloaded (${type} ${Math.round(value ?? 0)}); retry shortly`, { retryAfterSeconds: config.retryAfterSeconds }),
+            new TroupeError("overloaded", `the server is overloaded (${type} ${Math.round(value ?? 0)}); retry shortly`, { retryAfterSeconds: config.retryAfterSeconds }),
           );
         },
       });
@@ -176,7 +176,7 @@ export async function createApp(options: CreateAppOptions): Promise<TroupeApp> {
         timeWindow: 60_000,
         keyGenerator: (request) => request.principal.id,
         errorResponseBuilder: (_request, limit) =>
-          new TroupeError("denied", "rate_limited", `more than ${limit.max} requests a minute; retry in ${limit.after}`, {
+          new TroupeError("rate_limited", `more than ${limit.max} requests a minute; retry in ${limit.after}`, {
             limit: limit.max,
             retryAfterSeconds: Math.ceil(limit.ttl / 1000),
           }),

@@ -28,14 +28,14 @@ export function createAuthHook(policy: AuthPolicy) {
     // The key is the rest of the header (a key may hold inner spaces); HTTP trims its ends.
     const match = header ? /^Bearer[ \t]+(.*[^ \t])[ \t]*$/i.exec(header) : null;
     if (!match) {
-      throw new TroupeError("denied", "unauthorized", "an API key is required: send the header Authorization: Bearer <key>");
+      throw new TroupeError("unauthorized", "an API key is required: send the header Authorization: Bearer <key>");
     }
     const digest = digestOf(match[1] as string);
     let found: Principal | undefined;
     for (const key of policy.keys) {
       if (timingSafeEqual(key.digest, digest) && found === undefined) found = key.principal;
     }
-    if (!found) throw new TroupeError("denied", "invalid_api_key", "the API key is not valid");
+    if (!found) throw new TroupeError("invalid_api_key", "the API key is not valid");
     request.principal = found;
   };
 }

@@ -16,7 +16,7 @@ export function isLoopback(host: string): boolean {
 
 const count = (minimum: number) => z.coerce.number().int().min(minimum);
 
-/** The server's settings: flags first, then the environment, then these defaults (DESIGN.md limits). */
+/** The server's settings: flags first, then the environment, then these defaults (docs/configuration.md, "Limits and defaults"). */
 export const ServerConfig = z.object({
   host: z.string().min(1).default("127.0.0.1"),
   port: count(0).max(65_535).default(8003),

@@ -10,7 +10,7 @@ import type { ResumeBody } from "./schemas.js";
  */
 export function decisionFor(kind: InterruptKind, body: ResumeBody): ResumeDecision {
   if (kind === "tool-approval" && body.decision !== "approve" && body.decision !== "reject") {
-    throw new InputError("approval_required", "the task waits for a tool call to be approved: send decision approve, or reject (with feedback for the agent)");
+    throw new InputError("decision_invalid", "the task waits for a tool call to be approved: send decision approve, or reject (with feedback for the agent)");
   }
   switch (body.decision) {
     case "approve":

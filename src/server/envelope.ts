@@ -1,8 +1,9 @@
 import { z } from "zod";
+import type { ErrorCode } from "../core/error-codes.js";
 
 /** Every JSON answer under /api/v1: `{ code, message, data }`; `code` is "ok" or a stable error code. */
 export interface Envelope<T> {
-  code: string;
+  code: "ok" | ErrorCode;
   message: string;
   data: T;
 }

@@ -1,35 +1,9 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { type ErrorKind, isTroupeError, TroupeError } from "../core/errors.js";
-
-/** The one place errors become HTTP statuses: by kind, with a few codes that need their own. */
-const STATUS_BY_KIND: Record<ErrorKind, number> = {
-  input: 400,
-  config: 500,
-  model: 502,
-  tool: 422,
-  denied: 403,
-  not_found: 404,
-  conflict: 409,
-  system: 500,
-};
-
-const STATUS_BY_CODE: Record<string, number> = {
-  unauthorized: 401,
-  invalid_api_key: 401,
-  rate_limited: 429,
-  overloaded: 503,
-  shutting_down: 503,
-  not_ready: 503,
-  database_unavailable: 503,
-  body_too_large: 413,
-  unsupported_media_type: 415,
-  idempotency_key_reused: 422,
-  method_not_allowed: 405,
-  timeout: 504,
-};
+import { type CatalogueCode, errorEntry } from "../core/error-codes.js";
+import { isTroupeError, TroupeError } from "../core/errors.js";
 
 /** Fastify's own request errors, as troupe errors with stable codes. */
-const FASTIFY_CODES: Record<string, [code: string, message: string]> = {
+const FASTIFY_CODES: Record<string, [code: CatalogueCode, message: string]> = {
   FST_ERR_CTP_BODY_TOO_LARGE: ["body_too_large", "the request body is larger than the limit"],
   FST_ERR_CTP_INVALID_MEDIA_TYPE: ["unsupported_media_type", "send the body as application/json"],
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: ["invalid_body", "the Content-Length does not match the body"],
@@ -37,8 +11,9 @@ const FASTIFY_CODES: Record<string, [code: string, message: string]> = {
   FST_ERR_CTP_INVALID_JSON_BODY: ["invalid_json", "the body is not valid JSON"],
 };
 
+/** The one place errors become HTTP statuses: the catalogue's (`core/error-codes.ts`). */
 export function statusFor(error: TroupeError): number {
-  return STATUS_BY_CODE[error.code] ?? STATUS_BY_KIND[error.kind];
+  return errorEntry(error.code).status;
 }
 
 /** Any thrown value as a troupe error; faults of the server itself keep their detail out of the answer. */
@@ -46,15 +21,15 @@ export function asTroupeError(error: unknown): TroupeError {
   if (isTroupeError(error)) return error;
   const fastifyError = error as Partial<FastifyError> & { message?: string };
   const known = fastifyError.code ? FASTIFY_CODES[fastifyError.code] : undefined;
-  if (known) return new TroupeError("input", known[0], known[1]);
+  if (known) return new TroupeError(known[0], known[1]);
   if (error instanceof SyntaxError || (fastifyError.statusCode === 400 && /JSON/i.test(fastifyError.message ?? ""))) {
-    return new TroupeError("input", "invalid_json", `the body is not valid JSON: ${fastifyError.message ?? ""}`.trim());
+    return new TroupeError("invalid_json", `the body is not valid JSON: ${fastifyError.message ?? ""}`.trim());
   }
   const status = fastifyError.statusCode;
   if (typeof status === "number" && status >= 400 && status < 500) {
-    return new TroupeError("input", "bad_request", fastifyError.message ?? "bad request");
+    return new TroupeError("bad_request", fastifyError.message ?? "bad request");
   }
-  return new TroupeError("system", "internal_error", "the server failed to handle the request; see its log", {}, { cause: error });
+  return new TroupeError("internal_error", "the server failed to handle the request; see its log", {}, { cause: error });
 }
 
 /** Sends an error in the envelope, with Retry-After and WWW-Authenticate where they belong. */
@@ -80,6 +55,6 @@ export function installErrorHandler(app: FastifyInstance): void {
     return sendError(reply, troupeError);
   });
   app.setNotFoundHandler((request, reply) =>
-    sendError(reply, new TroupeError("not_found", "route_not_found", `no route ${request.method} ${request.url.split("?")[0]}`)),
+    sendError(reply, new TroupeError("route_not_found", `no route ${request.method} ${request.url.split("?")[0]}`)),
   );
 }

@@ -81,7 +81,7 @@ export class EvalService {
 
   /** Accepts a suite: checked case by case (a bad one is named), stored as a queued eval, and started when a slot is free. */
   async submit(principal: Principal, body: EvalBody): Promise<EvalRecord> {
-    if (!this.#accepting) throw new TroupeError("system", "shutting_down", "the server is shutting down; retry shortly", { retryAfterSeconds: 5 });
+    if (!this.#accepting) throw new TroupeError("shutting_down", "the server is shutting down; retry shortly", { retryAfterSeconds: 5 });
     const suite = suiteOfBody(body);
     const record = await this.#troupe.store.evals.create({
       id: newEvalId(),

@@ -443,7 +443,7 @@ export class TaskService {
   }
 
   #assertAccepting(): void {
-    if (!this.#accepting) throw new TroupeError("system", "shutting_down", "the server is shutting down; retry shortly", { retryAfterSeconds: 5 });
+    if (!this.#accepting) throw new TroupeError("shutting_down", "the server is shutting down; retry shortly", { retryAfterSeconds: 5 });
   }
 
   #enqueue(taskId: string, owner: string | null, first = false): void {

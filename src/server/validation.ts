@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import { type CodeOfKind, fieldErrorCode, type FieldErrorCode, isCodeOfKind } from "../core/error-codes.js";
 import { InputError } from "../core/errors.js";
 
 type Issue = z.core.$ZodIssue;
@@ -14,25 +15,25 @@ function present(input: unknown, path: readonly PropertyKey[]): boolean {
 }
 
 /** A request part's problem as a stable code: `<field>_<problem>`, or `unknown_field`. */
-export function issueCode(issue: Issue, input: unknown): string {
+export function issueCode(issue: Issue, input: unknown): CodeOfKind<"input"> | FieldErrorCode {
   const field = issue.path.length > 0 ? String(issue.path[0]) : undefined;
   if (issue.code === "unrecognized_keys") return "unknown_field";
-  if (issue.code === "custom" && typeof issue.params?.code === "string") return issue.params.code;
+  if (issue.code === "custom" && isCodeOfKind(issue.params?.code, "input")) return issue.params.code;
   if (field === undefined) return "invalid_body";
-  if (!present(input, issue.path.slice(0, 1))) return `${field}_required`;
+  if (!present(input, issue.path.slice(0, 1))) return fieldErrorCode(field, "required");
   // A problem inside a field (an item of a list, a key of an object) makes the field invalid.
-  if (issue.path.length > 1) return `${field}_invalid`;
+  if (issue.path.length > 1) return fieldErrorCode(field, "invalid");
   switch (issue.code) {
     case "too_small":
-      if (issue.origin === "string") return Number(issue.minimum) <= 1 ? `${field}_empty` : `${field}_too_short`;
-      if (issue.origin === "array" || issue.origin === "set") return `${field}_too_few`;
-      return `${field}_out_of_range`;
+      if (issue.origin === "string") return Number(issue.minimum) <= 1 ? fieldErrorCode(field, "empty") : fieldErrorCode(field, "too_short");
+      if (issue.origin === "array" || issue.origin === "set") return fieldErrorCode(field, "too_few");
+      return fieldErrorCode(field, "out_of_range");
     case "too_big":
-      if (issue.origin === "string") return `${field}_too_long`;
-      if (issue.origin === "array" || issue.origin === "set") return `${field}_too_many`;
-      return `${field}_out_of_range`;
+      if (issue.origin === "string") return fieldErrorCode(field, "too_long");
+      if (issue.origin === "array" || issue.origin === "set") return fieldErrorCode(field, "too_many");
+      return fieldErrorCode(field, "out_of_range");
     default:
-      return `${field}_invalid`;
+      return fieldErrorCode(field, "invalid");
   }
 }
 

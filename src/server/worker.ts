@@ -2,7 +2,7 @@ import type { AddressInfo } from "node:net";
 import type { StoredEvalEvent } from "../eval/events.js";
 import Fastify, { type FastifyBaseLogger, LogController } from "fastify";
 import type { Logger } from "pino";
-import { ConfigError } from "../core/errors.js";
+import { ConfigError, InputError } from "../core/errors.js";
 import type { Troupe } from "../runtime/engine.js";
 import { EvalService } from "./eval-service.js";
 import { Background } from "./background.js";
@@ -50,7 +50,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
   const hub = new EventHub();
   const tasks = new TaskService({ troupe, maxRunning: options.concurrency, workers: options.concurrency, maxCrashes: options.maxCrashes ?? 2, metrics, telemetry, hub, logger });
   const dispatcher = tasks.dispatcher;
-  if (!dispatcher) throw new ConfigError("invalid_concurrency", "--concurrency must be at least 1");
+  if (!dispatcher) throw new InputError("invalid_concurrency", "--concurrency must be at least 1");
   const evals = new EvalService({ troupe, hub: new EventHub<StoredEvalEvent>((event) => event.evalId), logger, runs: true });
   let url: string | undefined;
   const app = Fastify({ loggerInstance: logger.child({ component: "worker-http" }) as FastifyBaseLogger, logController: new LogController({ disableRequestLogging: true }), forceCloseConnections: true });

@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import type { ErrorCode } from "../core/error-codes.js";
 import type { BoardMessage, BoardPostArgs, BoardReadArgs } from "../core/board.js";
 import type { CallProvenance, Label, Source } from "../core/provenance.js";
 import type { CallEffect } from "./audit.js";
@@ -103,7 +104,8 @@ export interface ToolContext {
 }
 
 export interface ToolErrorInfo {
-  code: string;
+  /** A code of the error catalogue (`core/error-codes.ts`). */
+  code: ErrorCode;
   message: string;
 }
 

@@ -32,7 +32,7 @@ describe("tool registry", () => {
         timeoutMs: 1_000,
         async execute({ text }) {
           runs += 1;
-          if (text === "boom") throw new ToolError("broken", "it broke");
+          if (text === "boom") throw new ToolError("code_error", "it broke");
           return `wrote ${text}`;
         },
       }),
@@ -40,18 +40,18 @@ describe("tool registry", () => {
     expect(await registry.call("write", { text: "a" }, context("reader"))).toMatchObject({ ok: false, error: { code: "permission_denied" } });
     expect(runs).toBe(0);
     expect(await registry.call("write", { text: "a", api_key: "sk-abcdefghijklmnopqrstuvwxyz" }, context("writer"))).toMatchObject({ ok: true, value: "wrote a" });
-    expect(await registry.call("write", { text: "boom" }, context("writer"))).toMatchObject({ ok: false, error: { code: "broken" } });
+    expect(await registry.call("write", { text: "boom" }, context("writer"))).toMatchObject({ ok: false, error: { code: "code_error" } });
     expect(await registry.call("write", { nope: 1 }, context("writer"))).toMatchObject({ ok: false, error: { code: "invalid_arguments" } });
     expect(await registry.call("missing", {}, context("writer"))).toMatchObject({ ok: false, error: { code: "unknown_tool" } });
     // A call its caller refuses (a worker's unknown value handle) is audited, unrun; the policy still speaks first.
-    const refusal = { code: "unknown_handle", message: '"results.9" is not a handle of this subtask' };
+    const refusal = { code: "unknown_handle" as const, message: '"results.9" is not a handle of this subtask' };
     expect(await registry.call("write", { text: { $stash: "results.9" } }, context("writer"), { refusal })).toEqual({ ok: false, error: refusal });
     expect(await registry.call("write", { text: { $stash: "results.9" } }, context("reader"), { refusal })).toMatchObject({ ok: false, error: { code: "permission_denied" } });
     expect(runs).toBe(2);
     expect(audit.entries.map((entry) => [entry.agent, entry.tool, entry.decision, entry.status, entry.errorCode])).toEqual([
       ["reader", "write", "denied", "not_run", "permission_denied"],
       ["writer", "write", "allowed", "ok", null],
-      ["writer", "write", "allowed", "error", "broken"],
+      ["writer", "write", "allowed", "error", "code_error"],
       ["writer", "write", "allowed", "not_run", "invalid_arguments"],
       ["writer", "missing", "denied", "not_run", "unknown_tool"],
       ["writer", "write", "allowed", "not_run", "unknown_handle"],
@@ -78,14 +78,14 @@ describe("tool registry", () => {
         timeoutMs: 1_000,
         async execute() {
           attempts[name] += 1;
-          if (attempts[name] < 3) throw new ToolError("flaky", "try again", { retryable: true });
+          if (attempts[name] < 3) throw new ToolError("fetch_failed", "try again", { retryable: true });
           return "finally";
         },
       });
     registry.register(flaky("idempotent", true)).register(flaky("once", false));
     expect(await registry.call("idempotent", {}, context("x"))).toMatchObject({ ok: true, value: "finally" });
     expect(attempts.idempotent).toBe(3);
-    expect(await registry.call("once", {}, context("x"))).toMatchObject({ ok: false, error: { code: "flaky" } });
+    expect(await registry.call("once", {}, context("x"))).toMatchObject({ ok: false, error: { code: "fetch_failed" } });
     expect(attempts.once).toBe(1);
   });
 

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type { ErrorCode } from "../core/error-codes.js";
 import { errorMessage, isTroupeError } from "../core/errors.js";
 import { LIMITS } from "../core/limits.js";
 import { type CallProvenance, joinLabels, LabelledValue, readLabel, TRUSTED } from "../core/provenance.js";
@@ -48,7 +49,7 @@ export interface ToolCallOptions {
    * call still goes through the lookup and the permission check — a call the policy denies reads
    * as denied — then comes back with this error, unrun and audited like every other call.
    */
-  refusal?: { code: string; message: string };
+  refusal?: { code: ErrorCode; message: string };
 }
 
 /** What the registry learns about a call while it goes, for the audit trail. */

@@ -2,7 +2,7 @@ import { constants as fsConstants, existsSync, statSync } from "node:fs";
 import { type FileHandle, lstat, mkdir, open, realpath } from "node:fs/promises";
 import path from "node:path";
 import { ensureDirectory } from "../config/user-files.js";
-import { ConfigError, errorMessage, ToolError } from "../core/errors.js";
+import { ConfigError, errorMessage, ToolError, type ToolErrorCode } from "../core/errors.js";
 
 /**
  * Containment of file tools in the workspace.
@@ -30,7 +30,7 @@ export function errnoOf(error: unknown): string | undefined {
 }
 
 /** File system errors as tool errors a caller can act on (a concurrent change shows up as one of these). */
-const ERRNO_CODES: Record<string, [string, string]> = {
+const ERRNO_CODES: Record<string, [ToolErrorCode, string]> = {
   ENOENT: ["not_found", "does not exist (it may have changed while it was being used)"],
   ENOTDIR: ["invalid_path", "goes through something that is not a folder"],
   ELOOP: ["invalid_path", "goes through a symlink"],

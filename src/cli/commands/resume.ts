@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { InputError } from "../../core/errors.js";
+import { InputError, NotFoundError } from "../../core/errors.js";
 import type { ResumeDecision } from "../../core/run.js";
 import { addEngineFlags, driveAndReport, type EngineFlags, lookupTarget, openEngine } from "../engine-flags.js";
 
@@ -19,7 +19,7 @@ export function decisionFromFlags(flags: ResumeFlags): ResumeDecision | undefine
   if (flags.approve) return { decision: "approve" };
   if (flags.reject) return flags.feedback ? { decision: "reject", feedback: flags.feedback } : { decision: "reject" };
   if (flags.answer !== undefined) {
-    if (flags.answer.trim() === "") throw new InputError("empty_answer", "--answer needs some text");
+    if (flags.answer.trim() === "") throw new InputError("answer_required", "--answer needs some text");
     return { decision: "answer", answer: flags.answer };
   }
   return undefined;
@@ -42,7 +42,7 @@ export function registerResume(program: Command): void {
     const env = parseEnv();
     const target = await lookupTarget(flags);
     const previous = await latestRunOfThread(target, thread);
-    if (!previous) throw new InputError("unknown_thread", `no run found for thread ${thread} in ${target.databaseUrl ? "the database" : target.dataDir}`);
+    if (!previous) throw new NotFoundError("unknown_thread", `no run found for thread ${thread} in ${target.databaseUrl ? "the database" : target.dataDir}`);
     const recorded = typeof previous.request.provider === "string" ? previous.request.provider : undefined;
     const provider = flags.provider ?? (env.TROUPE_PROVIDER ? undefined : recorded);
     const troupe = await openEngine({ ...flags, provider });

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import type { Command } from "commander";
-import { InputError } from "../../core/errors.js";
+import { InputError, NotFoundError } from "../../core/errors.js";
 import { addEngineFlags, driveAndReport, type EngineFlags, openEngine } from "../engine-flags.js";
 import { out, printJson } from "../io.js";
 
@@ -55,7 +55,7 @@ export function registerRunsTimeTravel(runs: Command): void {
     const troupe = await openEngine({ ...flags, provider: "offline" });
     try {
       const entries = await troupe.history(thread);
-      if (entries.length === 0) throw new InputError("unknown_thread", `thread ${thread} has no checkpoints`);
+      if (entries.length === 0) throw new NotFoundError("unknown_thread", `thread ${thread} has no checkpoints`);
       if (flags.json) {
         printJson(entries);
         return;

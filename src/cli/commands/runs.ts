@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { describeBudgetStop } from "../../core/budget.js";
-import { InputError } from "../../core/errors.js";
+import { InputError, NotFoundError } from "../../core/errors.js";
 import type { StoredEvent } from "../../core/events.js";
 import { describeTokens, RUN_STATUSES, type RunStatus } from "../../core/run.js";
 import { truncate } from "../../core/text.js";
@@ -118,7 +118,7 @@ export function registerRuns(program: Command): void {
   addEngineFlags(show, false).action(async (runId: string, flags: ShowFlags) => {
     const { withRunsReadOnly } = await import("../../store/lookup.js");
     const exists = await withRunsReadOnly(await lookupTarget(flags), async (store) => (await store.get(runId)) !== undefined);
-    if (!exists) throw new InputError("unknown_run", `no run with id ${runId}`);
+    if (!exists) throw new NotFoundError("unknown_run", `no run with id ${runId}`);
     const troupe = await openEngine({ ...flags, provider: "offline" });
     try {
       const view = await troupe.show(runId);

@@ -3,7 +3,7 @@ import { InputError } from "../../core/errors.js";
 import { riskOf } from "../../tools/tool-powers.js";
 import { truncate } from "../../core/text.js";
 import { addEngineFlags, type EngineFlags } from "../engine-flags.js";
-import { EXIT } from "../exit-codes.js";
+import { EXIT, exitCodeForCode } from "../exit-codes.js";
 import { err, out, printJson } from "../io.js";
 
 interface ListFlags {
@@ -109,7 +109,7 @@ export function registerTools(program: Command): void {
       if (flags.json) printJson(outcome);
       else if (outcome.ok) out(typeof outcome.value === "string" ? outcome.value : JSON.stringify(outcome.value, null, 2));
       else err(`${name} failed (${outcome.error.code}): ${outcome.error.message}`);
-      process.exitCode = outcome.ok ? EXIT.completed : outcome.error.code === "invalid_arguments" ? EXIT.badInput : EXIT.failed;
+      process.exitCode = outcome.ok ? EXIT.completed : exitCodeForCode(outcome.error.code);
     } finally {
       await troupe.shutdown();
     }

@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { ConfigError } from "../../core/errors.js";
+import { ConfigError, InputError } from "../../core/errors.js";
 import { addEngineFlags, type EngineFlags, openEngine } from "../engine-flags.js";
 import { err, parseNumberFlag } from "../io.js";
 
@@ -14,7 +14,7 @@ interface WorkerFlags extends EngineFlags {
 function wholeNumber(name: string, value: string | undefined, min: number, max: number, fallback: number | undefined): number | undefined {
   if (value === undefined) return fallback;
   const number = parseNumberFlag(value);
-  if (!Number.isInteger(number) || number < min || number > max) throw new ConfigError("invalid_flag", `--${name} must be a whole number from ${min} to ${max}`);
+  if (!Number.isInteger(number) || number < min || number > max) throw new InputError("invalid_flag", `--${name} must be a whole number from ${min} to ${max}`);
   return number;
 }
 

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import type { z } from "zod";
+import { type CatalogueCode, ERROR_CODES } from "../../core/error-codes.js";
 import { errorMessage } from "../../core/errors.js";
 import type { WorkerInfo } from "../../store/index.js";
 import type { RouteContext } from "../route-context.js";
@@ -104,7 +105,7 @@ export function registerHealthRoutes(app: FastifyInstance, context: RouteContext
       : body.checks.queue && !body.checks.queue.ok
         ? `the run queue does not answer: ${body.checks.queue.error ?? "unknown error"}`
         : "the server is shutting down";
-    return reply.code(503).send({ code: "not_ready", message: `not ready: ${why}`, data: body });
+    return reply.code(ERROR_CODES.not_ready.status).send({ code: "not_ready" satisfies CatalogueCode, message: `not ready: ${why}`, data: body });
   });
   app.get("/health/live", async () => ({ live: true }));
   app.get("/health/ready", async (_request, reply) => {

@@ -5,10 +5,6 @@ import type { RouteContext } from "../route-context.js";
 import { ToolCallBody, ToolCallResult, ToolList } from "../schemas.js";
 import { parseRequestPart } from "../validation.js";
 
-/** Tool failures that are the caller's doing (its arguments, its rights), not the tool's. */
-const INPUT_CODES = new Set(["invalid_arguments", "unknown_tool", "invalid_schema", "invalid_path", "path_too_costly"]);
-const DENIED_CODES = new Set(["permission_denied", "grant_expired", "condition_failed", "no_agent", "approval_required", "tool_not_allowed"]);
-
 /**
  * GET /tools and POST /tools/call. A call goes through the tool registry like every agent's:
  * arguments validated, permissions checked, one audit row. Without `agent` the caller acts as
@@ -70,10 +66,8 @@ export function registerToolRoutes(api: FastifyInstance, { troupe, docs }: Route
       if (outcome.ok) return ok({ tool_name: body.tool_name, success: true, result: outcome.value, summary: outcome.summary, duration_ms: durationMs });
       const { code, message } = outcome.error;
       const data = { tool_name: body.tool_name, success: false, error: outcome.error, duration_ms: durationMs };
-      if (INPUT_CODES.has(code)) throw new InputError(code, message, data);
-      if (DENIED_CODES.has(code)) throw new TroupeError("denied", code, message, data);
-      if (code === "timeout") throw new TroupeError("tool", "timeout", message, data);
-      throw new TroupeError("tool", code, message, data);
+      // The code's kind decides the status (the catalogue's): bad arguments 400, a denial 403, a failure 422.
+      throw new TroupeError(code, message, data);
     } finally {
       reply.raw.off("close", onClose);
     }

@@ -4,7 +4,7 @@ import { type AgentCard, type Message, Role, type StreamResponse, type Task, Tas
 import { type Client, ClientFactory, ClientFactoryOptions, DefaultAgentCardResolver, JsonRpcTransportFactory, RestTransportFactory } from "@a2a-js/sdk/client";
 import { z } from "zod";
 import { RemoteAgentConfig } from "../../config/config-file.js";
-import { ConfigError, errorMessage, isTroupeError, ToolError } from "../../core/errors.js";
+import { ConfigError, errorMessage, isTroupeError, ToolError, TroupeError } from "../../core/errors.js";
 import { sourceOf } from "../../core/provenance.js";
 import type { RemoteTasks } from "../../core/remote-tasks.js";
 import { preview, truncate } from "../../core/text.js";
@@ -132,9 +132,9 @@ function stateOfEvent(event: StreamResponse): TaskState | undefined {
 }
 
 /** A call's failure as a ToolError: the guard's or the network's when it is one, else what the agent said. */
-function failureOf(agent: string, error: unknown): ToolError {
+function failureOf(agent: string, error: unknown): TroupeError {
   if (error instanceof ToolError) return error;
-  if (isTroupeError(error)) return new ToolError(error.code, error.message);
+  if (isTroupeError(error)) return new TroupeError(error.code, error.message);
   if (networkCodeOf(error) !== undefined) return reachFailure(error, `the remote agent ${agent}`);
   return new ToolError("remote_error", `the remote agent ${agent} answered with an error: ${errorMessage(error)}`);
 }

@@ -35,7 +35,7 @@ export interface CodeRunOptions extends SubprocessOptions {
   maxStageBytes: number;
 }
 
-/** DESIGN.md's timeout for code is 30 s; a call may ask for up to 2 minutes. */
+/** The documented timeout for code is 30 s (docs/tools.md); a call may ask for up to 2 minutes. */
 export const DEFAULT_CODE_RUN: CodeRunOptions = {
   timeoutMs: 30_000,
   maxTimeoutMs: 120_000,

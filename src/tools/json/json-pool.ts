@@ -1,5 +1,6 @@
 import { Worker } from "node:worker_threads";
-import { ToolError } from "../../core/errors.js";
+import { isCatalogueCode } from "../../core/error-codes.js";
+import { ToolError, TroupeError } from "../../core/errors.js";
 import type { JsonJob, JsonValue } from "./json-operations.js";
 
 /**
@@ -62,7 +63,7 @@ export class JsonPool {
       if (!pending || pending.id !== message.id) return;
       slot.pending = undefined;
       if (message.ok) pending.resolve(message.value as JsonValue);
-      else pending.reject(new ToolError(message.error?.code ?? "json_failed", message.error?.message ?? "the json tool failed"));
+      else pending.reject(new TroupeError(isCatalogueCode(message.error?.code) ? message.error.code : "json_failed", message.error?.message ?? "the json tool failed"));
     });
     worker.on("error", (error) => this.#fail(slot, new ToolError("json_failed", `the json tool's worker stopped: ${error.message}`)));
     worker.on("exit", () => {
