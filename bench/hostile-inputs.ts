@@ -2,16 +2,22 @@
  * Hostile inputs: one API key submits what is a program in disguise — an eval pattern that
  * backtracks for ever on V8, a JSON Schema pattern and patternProperties of the same kind, a
  * schema whose validation is quadratic, a 200,000-character dotted JSONPath, a recursive-descent
- * bomb, a filter that calls a method — while another key polls `/api/v1/health`. Each kind's
+ * bomb, a filter that calls a method, a configured MCP server's exponential input schema — while
+ * another key polls `/api/v1/health`. Each kind's
  * /health p99 is what that key saw while it ran (issue 21: on main, 15–18 of 16–19 polls timed out).
  */
+import { writeFileSync } from "node:fs";
 import { Agent, request } from "node:http";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { setTimeout as sleep } from "node:timers/promises";
 import { startServer } from "./server.js";
 import { formatNumber as number, formatTable, percentile, withTempDir } from "./support.js";
 
 export const HEALTH_P99_TARGET_MS = 100;
+
+/** A real MCP server whose tool schemas are hostile (a recursive anyOf of 2^depth steps; a backtracking output pattern). */
+const HOSTILE_MCP = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../test/fixtures/mcp-hostile-schema-server.mjs");
 
 const MALLORY = "key-mallory-666";
 const ALICE = "key-alice-123";
@@ -79,6 +85,7 @@ const p99 = (rounds: number[]): number => percentile([...rounds].sort((left, rig
 
 export async function measureHostileInputs(): Promise<HostileInputsReport> {
   return withTempDir("troupe-bench-hostile-", async (directory) => {
+    writeFileSync(path.join(directory, "troupe.config.json"), JSON.stringify({ tools: { mcp: { servers: { hostile: { command: process.execPath, args: [HOSTILE_MCP], timeoutMs: 4_000 } } } } }));
     const server = await startServer(directory, { TROUPE_DATA_DIR: path.join(directory, "data"), TROUPE_PROVIDER: "offline", TROUPE_API_KEYS: `alice:${ALICE},mallory:${MALLORY}` });
     const agent = new Agent({ keepAlive: true, maxSockets: 8 });
     const port = server.port;
@@ -98,6 +105,12 @@ export async function measureHostileInputs(): Promise<HostileInputsReport> {
       const deep = JSON.stringify(nested);
       const json = (parameters: Record<string, unknown>) => () => call(agent, port, MALLORY, "POST", "/api/v1/tools/call", { tool_name: "json", parameters });
       const answered = (reply: Reply): string => `${reply.status} ${reply.body.code ?? ""}`;
+      const mcp = (parameters: Record<string, unknown>) => call(agent, port, MALLORY, "POST", "/api/v1/tools/call", { tool_name: "hostile.walk", parameters });
+      const deepTree = (depth: number): Record<string, unknown> => {
+        let tree: Record<string, unknown> = {};
+        for (let level = 0; level < depth; level += 1) tree = { next: tree };
+        return tree;
+      };
       /** Runs an eval of three cases, with or without the pattern, and says how it ended. */
       const evalOf = async (pattern: string | undefined): Promise<string> => {
         const suite = [1, 2, 3].map((index) => JSON.stringify({ id: `c${index}`, task: `compute ${index}*7`, ...(pattern ? { expect: { answer_matches: pattern } } : {}) })).join("\n");
@@ -120,6 +133,8 @@ export async function measureHostileInputs(): Promise<HostileInputsReport> {
         { kind: "JSONPath $.a.a.a… (200,000 characters)", run: async () => answered(await json({ operation: "query", text: deep, path: `$${".a".repeat(100_000)}` })()) },
         { kind: "JSONPath $..a..a..a..a on 400 levels", run: async () => answered(await json({ operation: "query", text: deep, path: "$..a..a..a..a" })()) },
         { kind: "JSONPath filter calling match(/^(a+)+$/)", run: async () => answered(await json({ operation: "query", text: JSON.stringify([{ name: "a".repeat(60) }]), path: "$[?(@.name.match(/^(a+)+$/))]" })()) },
+        { kind: "(control) an MCP tool call, its schema's check in a worker", run: async () => answered(await mcp({ tree: { x: 1 } })) },
+        { kind: "MCP tool input schema: recursive anyOf, 2^40 steps", run: async () => answered(await mcp({ tree: deepTree(40) })) },
       ];
       const results: HostileKind[] = [];
       for (const { kind, run } of kinds) {

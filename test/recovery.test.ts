@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
-import { answerStep, planStep, reviewStep, subtask } from "../src/testing/script.js";
+import { answerStep, finalStep, planStep, reviewStep, subtask, toolStep } from "../src/testing/script.js";
 import { CLI, cleanEnv, runCli, runScripted, tempDir, writeScript } from "./helpers.js";
 
 // On main, a crash trial whose run had a code_run in flight at the kill failed it as "outcome
@@ -53,6 +53,23 @@ describe("recovery completes what can be checked or undone", () => {
     expect(result.trace.reviews[0]?.issues).toContainEqual("s1: 1 of its items did not leave the files they were to make (out)");
     expect(result.plan[0]).toMatchObject({ status: "done", map: { succeeded: 3, failed: 1 } });
     expect(readdirSync(path.join(troupe.workspace, "out")).sort()).toEqual(["a.txt", "b.txt", "d.txt"]);
+  });
+
+  it("a worker's map too: an item whose recorded write is not in the workspace keeps the review from passing, though the item said it was done", async () => {
+    const names = ["a", "b", "c"];
+    const plan = [subtask("s1", "execute", "Write out/<name>.txt for each name", { mapOver: "name", args: { name: { value: names } } })];
+    // Item c writes under a file (not a folder): the write fails, and its worker reports done all the same.
+    const target = (name: string) => (name === "c" ? "blocker/c.txt" : `out/${name}.txt`);
+    const items = [1, 2, 3].flatMap(() =>
+      names.flatMap((name, index) => [toolStep("s1", "file_write", { path: target(name), content: name }, { item: index }), finalStep("s1", `wrote ${target(name)}`, { item: index })]),
+    );
+    const { model, result, troupe } = await runScripted([planStep(plan), ...items, { ...reviewStep(0.95), times: 3 }, answerStep("written")], {}, { workspaceFiles: { blocker: "a file, not a folder" } });
+    expect(model.unexpected).toEqual([]);
+    expect(result.status).toBe("failed");
+    expect(result.trace.reviews[0]).toMatchObject({ passed: false });
+    expect(result.trace.reviews[0]?.issues).toContainEqual("s1: 1 of its items did not leave the files they were to make (blocker/c.txt)");
+    expect(result.plan[0]).toMatchObject({ status: "done", map: { succeeded: 3, failed: 0 } });
+    expect(readdirSync(path.join(troupe.workspace, "out")).sort()).toEqual(["a.txt", "b.txt"]);
   });
 });
 

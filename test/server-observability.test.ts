@@ -144,6 +144,16 @@ describe("GET /openapi.json", () => {
         "GET /api/v1/health",
         "GET /metrics",
         "GET /openapi.json",
+        "POST /mcp",
+        "GET /mcp",
+        "DELETE /mcp",
+        "GET /.well-known/agent-card.json",
+        "POST /a2a/jsonrpc",
+        "POST /a2a/rest/v1/message:send",
+        "POST /a2a/rest/v1/message:stream",
+        "GET /a2a/rest/v1/tasks/{id}",
+        "POST /a2a/rest/v1/tasks/{id}:cancel",
+        "GET /a2a/rest/v1/tasks/{id}:subscribe",
       ].sort(),
     );
     const execute = document.paths["/api/v1/execute"]?.post?.requestBody?.content["application/json"]?.schema as {

@@ -7,6 +7,7 @@ import { answerInText } from "../core/json-text.js";
 import { fitToSchema } from "../core/schema-fit.js";
 import { describeKeywords, isStrictCompatible, type JsonSchema, wireJsonSchema } from "../core/wire-schema.js";
 import type { ModelCandidate, ModelRoute } from "../providers/registry.js";
+import { continueAnswer } from "./continuation.js";
 import { type CallOptions, type CallShape, callModel, isInvalidAnswerError } from "./model-call.js";
 
 export interface StructuredRequest<Schema extends z.ZodType, Output = z.infer<Schema>> {
@@ -115,6 +116,22 @@ function answerOf(raw: AIMessage, parsed: unknown, name: string, cutOff: boolean
   return { problem: `the answer held no JSON and did not call ${name}` };
 }
 
+/** The JSON text of an answer cut off at the output limit, when it came as text the model can go on from: a call's unreadable arguments, or JSON content. */
+function partialJsonOf(raw: AIMessage, name: string): string | undefined {
+  const invalid = raw.invalid_tool_calls?.find((toolCall) => toolCall.name === name) ?? (raw.invalid_tool_calls?.length === 1 ? raw.invalid_tool_calls[0] : undefined);
+  if (invalid?.args) return invalid.args;
+  if ((raw.tool_calls ?? []).length > 0) return undefined;
+  const text = contentText(raw).trimStart().replace(/^```(?:json)?\s*/, "");
+  return /^[[{]/.test(text) ? text : undefined;
+}
+
+/** A cut-off JSON answer continued where it stopped (see continuation.ts), and read. */
+async function continuedAnswer(route: ModelRoute, messages: BaseMessage[], partial: string, name: string, options: CallOptions, cutBy: ModelCandidate): Promise<{ value: unknown } | { problem: string }> {
+  const continued = await continueAnswer(route, messages, partial, options, { json: true, cutBy });
+  if (continued.cutOff) return { problem: `the answer was cut off at the output limit, even after ${continued.rounds} requests to continue it; give it again, more briefly` };
+  return answerInText(continued.text, name) ?? { problem: "the answer, continued where it was cut off, was not valid JSON" };
+}
+
 /** Messages that tell the model what was wrong, in the shape its method needs. */
 function repairMessages(raw: AIMessage | undefined, problem: string, name: string, candidate: ModelCandidate): BaseMessage[] {
   const messages: BaseMessage[] = [];
@@ -154,7 +171,8 @@ export async function invokeStructured<Schema extends z.ZodType, Output = z.infe
       const output = reply.output as { raw: AIMessage; parsed: unknown };
       raw = output.raw;
       answered = reply.candidate;
-      answer = answerOf(output.raw, output.parsed, name, reply.cutOff === true);
+      const partial = reply.cutOff && output.parsed == null ? partialJsonOf(output.raw, name) : undefined;
+      answer = partial === undefined ? answerOf(output.raw, output.parsed, name, reply.cutOff === true) : await continuedAnswer(route, messages, partial, name, options, reply.candidate);
     } catch (error) {
       if (!isInvalidAnswerError(error)) throw error;
       answered = route.candidates[0] as ModelCandidate;

@@ -8,6 +8,7 @@ import { REVIEWER_NOTES } from "../core/provenance.js";
 import { SPOTLIGHT_RULE, spotlight } from "../core/spotlight.js";
 import { isEmptyAnswer } from "../providers/answer-shape.js";
 import { choiceId, type ModelRoute } from "../providers/registry.js";
+import { continueAnswer } from "./continuation.js";
 import { type CallOptions, callModel } from "./model-call.js";
 import { anyUntrusted, type OutcomeSource, renderOutcomes, SYNTHESIZER_EXTRACTS } from "./outcomes.js";
 import { fitToBudget, scaled } from "./prompt-budget.js";
@@ -72,12 +73,18 @@ export async function runSynthesizer(input: SynthesizerInput, options: CallOptio
   const { messages } = await fitToBudget(render, input.promptBudget ?? LIMITS.promptTokenBudget);
   if (input.outputSchema) return typedAnswer(input.model, messages, input.outputSchema, options);
   let reply = await callModel(input.model, messages, options, { onToken: input.onToken });
-  // An empty answer is asked for once more; a second one, or an answer cut off even with more room, is a failed step, never a short answer.
+  // An empty answer is asked for once more; a second one is a failed step, never a short answer.
   if (isEmptyAnswer(reply.message)) reply = await callModel(input.model, [...messages, reply.message, new HumanMessage(EMPTY_NUDGE)], options, { onToken: input.onToken });
-  const text = (typeof reply.message.content === "string" ? reply.message.content : reply.message.text).trim();
+  const written = typeof reply.message.content === "string" ? reply.message.content : reply.message.text;
+  const text = written.trim();
   if (text === "") throw new ModelError("empty_answer", `${choiceId(reply.candidate.choice)} answered with nothing, twice`);
-  if (reply.cutOff) throw new ModelError("answer_cut_off", `${choiceId(reply.candidate.choice)}'s answer was cut off at its output limit, even with more room`);
-  return text;
+  if (!reply.cutOff) return text;
+  // No larger limit left to ask for (or none helped): the model goes on from where it stopped, a few rounds at most.
+  const continued = await continueAnswer(input.model, messages, written, options, { shape: { onToken: input.onToken }, cutBy: reply.candidate });
+  if (continued.cutOff) {
+    throw new ModelError("answer_cut_off", `${choiceId(reply.candidate.choice)}'s answer was cut off at its output limit, even after ${continued.rounds} requests to continue it`);
+  }
+  return continued.text.trim();
 }
 
 /** What a model that answered with nothing is told when asked again. */

@@ -16,6 +16,7 @@ import type { ToolContext, ToolOutcome } from "../tools/define-tool.js";
 import { ToolIndex } from "../tools/discovery.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import { isEmptyAnswer } from "../providers/answer-shape.js";
+import { countTextTokens } from "../providers/token-count.js";
 import type { ModelCandidate, ModelRoute } from "../providers/registry.js";
 import type { AgentDefinition } from "./define-agent.js";
 import { type CallOptions, callModel, ContextOverflowError, ModelRefusalError, type ModelUsage, modelFailure, UsageMeter } from "./model-call.js";
@@ -299,12 +300,13 @@ function keptBlocks(response: AIMessage): AIMessage["content"] {
 
 /**
  * The prompt budget of a worker's calls: the run's, or less when its model's context window is
- * smaller (leaving room for the answer), so a long loop is compacted before the provider refuses it.
+ * smaller (leaving room for the answer and the tools' definitions, which go with every call), so a
+ * long loop is compacted before the provider refuses it.
  */
-function effectiveBudget(budget: number, route: ModelRoute): number {
+function effectiveBudget(budget: number, route: ModelRoute, toolTokens: number): number {
   const candidate = route.candidates[0];
   if (!candidate?.contextWindow) return budget;
-  return Math.max(1_000, Math.min(budget, candidate.contextWindow - (candidate.maxOutputTokens ?? 4_096) - 512));
+  return Math.max(1_000, Math.min(budget, candidate.contextWindow - (candidate.maxOutputTokens ?? 4_096) - toolTokens - 512));
 }
 
 /**
@@ -465,11 +467,17 @@ export async function runWorker(input: WorkerInput, options: CallOptions): Promi
   const lost = new Set<string>();
   /** The tools' own summaries of their outputs, by handle. */
   const summaries = new Map<string, string>();
-  const budget = effectiveBudget(input.promptBudget ?? LIMITS.promptTokenBudget, input.model);
+  const runBudget = input.promptBudget ?? LIMITS.promptTokenBudget;
+  let budget = runBudget;
   const turns: Turn[] = [];
   // The tools bound to the model, in the offer's order (the same from one subtask to the next), again when find_tools adds some.
   const specsNow = () => [...allowed.filter((name) => offeredSet.has(name)).map((name) => input.tools.spec(name)), ...(offered.findTools ? [FIND_TOOLS_SPEC] : []), SUBMIT_RESULT_SPEC];
   let specs = specsNow();
+  /** The budget with the offered tools' definitions counted; again when find_tools offers more. */
+  const fitBudget = async (): Promise<void> => {
+    budget = input.model.candidates[0]?.contextWindow ? effectiveBudget(runBudget, input.model, await countTextTokens(JSON.stringify(specs))) : runBudget;
+  };
+  await fitBudget();
   let bound = new Map<ModelCandidate, Runnable<BaseLanguageModelInput, unknown>>();
   const prepare = (candidate: ModelCandidate): Runnable<BaseLanguageModelInput, unknown> => {
     let runnable = bound.get(candidate);
@@ -511,6 +519,7 @@ export async function runWorker(input: WorkerInput, options: CallOptions): Promi
     if (names.length > 0) {
       specs = specsNow();
       bound = new Map();
+      await fitBudget();
     }
     return names;
   };

@@ -203,6 +203,42 @@ export async function missingItemFiles(
   return items > 0 ? { items, paths } : undefined;
 }
 
+/**
+ * The files each item of a worker's map set out to write, as its calls record them (a worker
+ * map's items are not declared per file: what they make is known only from what they did). An
+ * item whose recorded file is not in the workspace after the map — a write that failed, an
+ * outcome unknown, a file removed since — left work undone, whatever the item reported. Items
+ * kept from before a crash were not run in this pass and record nothing: they are not judged here.
+ * Tools that remove a path do not count (their target is meant to be gone).
+ */
+export class ItemWrites {
+  readonly #byItem = new Map<number, Set<string>>();
+
+  constructor(private readonly tools: ToolRegistry) {}
+
+  note(index: number, call: WorkerToolCall): void {
+    if (this.tools.get(call.tool)?.powers?.includes("workspace.delete")) return;
+    const args = (typeof call.args === "object" && call.args !== null ? call.args : {}) as Record<string, unknown>;
+    const writes = this.tools.resources(call.tool, args)?.writes ?? [];
+    if (writes.length === 0) return;
+    const paths = this.#byItem.get(index) ?? new Set<string>();
+    for (const path of writes) paths.add(path);
+    this.#byItem.set(index, paths);
+  }
+
+  async missing(workspace: string): Promise<MissingFiles | undefined> {
+    const paths: string[] = [];
+    let items = 0;
+    for (const index of [...this.#byItem.keys()].sort((first, second) => first - second)) {
+      const missing = await absent(workspace, [...(this.#byItem.get(index) ?? [])]);
+      if (missing.length === 0) continue;
+      items += 1;
+      for (const path of missing) if (paths.length < LIMITS.mapFailuresKept) paths.push(path);
+    }
+    return items > 0 ? { items, paths } : undefined;
+  }
+}
+
 async function absent(workspace: string, paths: readonly string[]): Promise<string[]> {
   const missing: string[] = [];
   for (const path of paths) if ((await fileDigest(workspace, path).catch(() => undefined)) === undefined) missing.push(path);

@@ -16,6 +16,7 @@ import { EventHub } from "./event-hub.js";
 import { McpSessions } from "./mcp/mcp-http.js";
 import { ServerMetrics } from "./metrics.js";
 import { ApiDocs } from "./openapi.js";
+import { documentProtocols } from "./protocol-docs.js";
 import { type RouteContext, setTraceParent } from "./route-context.js";
 import { registerConsoleRoutes } from "./routes/console.js";
 import { registerDecideRoutes } from "./routes/decide.js";
@@ -94,6 +95,7 @@ export async function createApp(options: CreateAppOptions): Promise<TroupeApp> {
   const metrics = new ServerMetrics();
   const hub = new EventHub();
   const docs = new ApiDocs();
+  documentProtocols(docs);
   const tasks = new TaskService({
     troupe: options.troupe,
     maxRunning: config.maxRunning,

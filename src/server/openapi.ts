@@ -15,7 +15,10 @@ export interface RouteDoc {
   query?: z.ZodType;
   params?: z.ZodType;
   headers?: Array<{ name: string; description: string; required?: boolean }>;
-  responses: Record<number, { description: string; schema?: z.ZodType; contentType?: string }>;
+  /** Each content type the answer may come as (the same schema), e.g. JSON or an SSE stream. */
+  responses: Record<number, { description: string; schema?: z.ZodType; contentType?: string | string[] }>;
+  /** The body of an error answer, when it is not troupe's envelope (a protocol's own, e.g. JSON-RPC). */
+  errors?: { description: string; schema: z.ZodType };
 }
 
 type JsonSchema = Record<string, unknown>;
@@ -59,13 +62,15 @@ export class ApiDocs {
       ];
       const responses: Record<string, unknown> = {};
       for (const [status, response] of Object.entries(route.responses)) {
-        const contentType = response.contentType ?? "application/json";
+        const contentTypes = [response.contentType ?? "application/json"].flat();
+        const schema = response.schema ? schemaOf(response.schema, "output") : undefined;
         responses[status] = {
           description: response.description,
-          ...(response.schema ? { content: { [contentType]: { schema: schemaOf(response.schema, "output") } } } : {}),
+          ...(schema ? { content: Object.fromEntries(contentTypes.map((contentType) => [contentType, { schema }])) } : {}),
         };
       }
-      responses.default = { description: "an error", content: { "application/json": { schema: schemaOf(ErrorEnvelope, "output") } } };
+      const errors = route.errors ?? { description: "an error", schema: ErrorEnvelope };
+      responses.default = { description: errors.description, content: { "application/json": { schema: schemaOf(errors.schema, "output") } } };
       paths[route.path] ??= {};
       (paths[route.path] as Record<string, unknown>)[route.method] = {
         summary: route.summary,

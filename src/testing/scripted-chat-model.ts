@@ -33,6 +33,8 @@ export interface ScriptStep {
    */
   streamPieces?: number;
   pieceDelayMs?: number;
+  /** Answer as cut off at the output limit (`finish_reason: "length"`), as a provider with no larger limit to offer does. */
+  cutOff?: boolean;
 }
 
 export interface ScriptedCall {
@@ -166,6 +168,7 @@ export class ScriptedChatModel extends ToolCallingChatModel {
       usage_metadata: step.usage
         ? { input_tokens: step.usage.input, output_tokens: step.usage.output, total_tokens: step.usage.input + step.usage.output }
         : undefined,
+      ...(step.cutOff ? { response_metadata: { finish_reason: "length" } } : {}),
     });
     return { generations: [{ text: step.content ?? "", message }], llmOutput: { scriptStep: index } };
   }
@@ -183,8 +186,8 @@ export class ScriptedChatModel extends ToolCallingChatModel {
     const { generations, llmOutput } = await this._generate(messages, options);
     const message = generations[0]?.message as AIMessageChunk;
     const text = typeof message.content === "string" ? message.content : "";
-    const finish = { response_metadata: { finish_reason: (message.tool_calls ?? []).length > 0 ? "tool_calls" : "stop" } };
     const step = this.steps[(llmOutput as { scriptStep?: number } | undefined)?.scriptStep ?? -1];
+    const finish = { response_metadata: { finish_reason: step?.cutOff ? "length" : (message.tool_calls ?? []).length > 0 ? "tool_calls" : "stop" } };
     if ((message.tool_calls ?? []).length > 0 && step?.streamPieces) {
       yield* this.#streamToolCalls(message, step.streamPieces, step.pieceDelayMs ?? 0, finish, options, runManager, this.calls.at(-1));
       return;

@@ -21,7 +21,7 @@ import { fitToolArgs } from "../../tools/arg-fit.js";
 import type { ToolContext, ToolOutcome } from "../../tools/define-tool.js";
 import { announceBudgetStop, callOptions, createMeter, emit, firstPassOf, type GraphDeps, ledgerOf, threadIdOf } from "../deps.js";
 import type { AgentDefinition } from "../../agents/define-agent.js";
-import { artifactProblem, ArtifactRecorder, missingItemFiles } from "../artifacts.js";
+import { artifactProblem, ArtifactRecorder, ItemWrites, missingItemFiles } from "../artifacts.js";
 import { keepUnwritten } from "../unwritten.js";
 import { LiveBoard } from "../board.js";
 import { approvalByInterrupt, createDeferredSteps, durableStep, remoteInputByInterrupt } from "../durable.js";
@@ -208,6 +208,8 @@ export function createRunSubtask(deps: GraphDeps) {
     if (deferred && started) await deferred.harden();
     // Set once the arguments are resolved; every call that writes a file is checked on disk as it finishes.
     let recorder: ArtifactRecorder | undefined;
+    // A worker map's items: the files each one's calls set out to write, checked after the map.
+    const itemWrites = mapped && subtask.tool === undefined ? new ItemWrites(deps.tools) : undefined;
     // A map keeps a bounded sample of its item calls in the trace (the first ones and failures); all are counted.
     const onToolCall = async (call: WorkerToolCall, replayed = false): Promise<void> => {
       toolCallCount += 1;
@@ -329,7 +331,7 @@ export function createRunSubtask(deps: GraphDeps) {
           promptBudget: payload.promptBudget,
           ...(allowedTools ? { allowedTools } : {}),
           ...(item ? { item } : {}),
-          onToolCall,
+          onToolCall: item && itemWrites ? (call: WorkerToolCall, replayed?: boolean) => { itemWrites.note(item.index, call); return onToolCall(call, replayed); } : onToolCall,
           step,
           callIdFor: callIdFor(item ? `/item${item.index}` : ""),
           ...(deps.discovery ? { discovery: deps.discovery } : {}),
@@ -403,6 +405,7 @@ export function createRunSubtask(deps: GraphDeps) {
         const summary = mapSummary(tally);
         // The files its items were asked to make, checked for every item (those kept from before a crash too).
         if (subtask.tool !== undefined) missingFiles = await missingItemFiles(deps.tools, deps.workspace, subtask.tool, (index) => ({ ...args, [argument]: list[index] }), report);
+        else missingFiles = await itemWrites?.missing(deps.workspace);
         attempt =
           tally.overallStatus === "ALL_FAILURE"
             ? { status: "failed", value: report, summary, error: `all ${tally.total} items failed; ${tally.failures[0] ? `${tally.failures[0].input}: ${tally.failures[0].error}` : ""}`, failureKind: "error", map: tally, label: mapLabel }

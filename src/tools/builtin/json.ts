@@ -4,7 +4,7 @@ import { truncate } from "../../core/text.js";
 import { defineTool } from "../define-tool.js";
 import type { SchemaViolation } from "../json-schema.js";
 import type { JsonValue } from "../json/json-operations.js";
-import { JsonPool } from "../json/json-pool.js";
+import { jsonPool as pool } from "../json/json-pool.js";
 import { DEFAULT_MAX_RESULT_BYTES } from "../registry.js";
 
 export { MAX_FORMATTED_BYTES, prettySizeWithin, schemaViolations } from "../json/json-operations.js";
@@ -25,8 +25,6 @@ export const JsonArgs = z.object({
 /** A query in the worker may take this many times the steps of one resolved on the event loop. */
 const WORKER_PATH_STEPS = 4 * MAX_JSON_PATH_STEPS;
 const TIMEOUT_MS = 5_000;
-
-const pool = new JsonPool();
 
 /** Validates, pretty-prints or queries JSON text, in a worker thread stopped at the tool's timeout. */
 export const jsonTool = defineTool({

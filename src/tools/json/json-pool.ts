@@ -133,3 +133,6 @@ export class JsonPool {
     slot.worker.postMessage({ id, job });
   }
 }
+
+/** The pool the json tool and MCP tools' schema checks share: at most two threads, idle ones unreferenced. */
+export const jsonPool = new JsonPool();

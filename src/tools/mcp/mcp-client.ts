@@ -7,8 +7,8 @@ import { ConfigError, errorMessage, ToolError } from "../../core/errors.js";
 import { truncate } from "../../core/text.js";
 import { sourceOf } from "../../core/provenance.js";
 import { defineTool, type PermissionLevel, type RiskLevel, type ToolDefinition } from "../define-tool.js";
-import { ajv } from "../json-schema.js";
 import type { McpServerConfig } from "./mcp-config.js";
+import { deferredOutputValidator, SCHEMA_CHECK_MS, shallowValidator, violationsOffLoop } from "./mcp-schema-check.js";
 
 /**
  * Tools from MCP servers, through the official SDK's client (stdio or streamable HTTP). Each
@@ -27,6 +27,7 @@ interface ListedTool {
   name: string;
   description?: string;
   inputSchema: Record<string, unknown>;
+  outputSchema?: Record<string, unknown>;
   annotations?: { readOnlyHint?: boolean; destructiveHint?: boolean; idempotentHint?: boolean; title?: string };
 }
 
@@ -54,19 +55,18 @@ function toDefinition(server: string, config: McpServerConfig, client: Client, t
   // Servers declare draft-07 or 2020-12; the keywords tools use are the same, so the dialect tag is dropped.
   const { $schema: _dialect, ...declared } = tool.inputSchema;
   const inputSchema = { type: "object", ...declared };
-  let validate: ReturnType<typeof ajv.compile> | undefined;
-  try {
-    validate = ajv.compile(inputSchema);
-  } catch {
-    validate = undefined; // a schema ajv cannot compile: the server validates
-  }
+  // Arguments are checked in two parts: the shallow, linear one here; the whole schema off the event loop before the call is sent.
+  const validate = shallowValidator(inputSchema);
   const schema = z.record(z.string(), z.unknown()).superRefine((value, context) => {
     if (validate && !validate(value)) {
       for (const issue of validate.errors ?? []) context.addIssue({ code: "custom", message: `${issue.instancePath || "/"} ${issue.message ?? issue.keyword}` });
     }
   });
+  const name = mcpToolName(server, tool.name);
+  // At most half the call's time, so a check stopped at its deadline leaves the call time to say why.
+  const checkMs = Math.min(SCHEMA_CHECK_MS, Math.ceil(config.timeoutMs / 2));
   return defineTool({
-    name: mcpToolName(server, tool.name),
+    name,
     description: truncate(tool.description ?? tool.annotations?.title ?? `${tool.name} (MCP server ${server})`, 1_000),
     schema,
     parameters: inputSchema,
@@ -79,11 +79,17 @@ function toDefinition(server: string, config: McpServerConfig, client: Client, t
     ...(readOnly ? {} : { targets: (args: Record<string, unknown>) => ({ targets: Object.fromEntries(Object.keys(args).map((key) => [key, "name" as const])) }) }),
     ...(config.trusted ? {} : { origin: () => [sourceOf("mcp", `${server}.${tool.name}`)] }),
     async execute(args, context) {
+      const violations = await violationsOffLoop(args, inputSchema, checkMs, context.signal, `the arguments for ${name}`);
+      if (violations.length > 0) throw new ToolError("invalid_arguments", `invalid arguments for ${name}: ${violations.slice(0, 5).join("; ")}`);
       let result;
       try {
         result = await client.callTool({ name: tool.name, arguments: args }, undefined, { signal: context.signal, timeout: config.timeoutMs });
       } catch (error) {
         throw new ToolError("mcp_failed", `${server}.${tool.name}: ${errorMessage(error)}`, { retryable: false });
+      }
+      if (tool.outputSchema && result.structuredContent !== undefined && !result.isError) {
+        const wrong = await violationsOffLoop(result.structuredContent, tool.outputSchema, checkMs, context.signal, `the result of ${name}`);
+        if (wrong.length > 0) throw new ToolError("mcp_failed", `${server}.${tool.name}: its structured content does not match the tool's output schema: ${wrong.slice(0, 5).join("; ")}`, { retryable: false });
       }
       const text = contentText(result.content);
       if (result.isError) throw new ToolError("mcp_tool_error", text || `${server}.${tool.name} reported an error`);
@@ -95,7 +101,7 @@ function toDefinition(server: string, config: McpServerConfig, client: Client, t
 
 /** Connects to one server and lists its tools. A server that cannot be reached is a ConfigError naming it. */
 export async function connectMcpServer(server: string, config: McpServerConfig): Promise<McpConnection> {
-  const client = new Client({ name: "troupe", version: "0.1.0" });
+  const client = new Client({ name: "troupe", version: "0.1.0" }, { jsonSchemaValidator: deferredOutputValidator });
   let transport: Transport;
   if ("command" in config) {
     transport = new StdioClientTransport({
