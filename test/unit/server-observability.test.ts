@@ -4,6 +4,8 @@ import type { AddressInfo } from "node:net";
 import { describe, expect, it } from "vitest";
 import { Health } from "../../src/server/schemas.js";
 import { createTelemetry } from "../../src/server/telemetry.js";
+import { parseEnv } from "../../src/config/env.js";
+import { envFor, FAST_RETRIES, fakeAnthropic, fakeOpenAI } from "../provider-helpers.js";
 import { envelope, makeApp, waitFor, waitForStatus } from "../server-helpers.js";
 
 const TASK = "compute 17% of 2,340 and save it to result.txt";
@@ -37,6 +39,28 @@ describe("GET /metrics", () => {
     expect(metric(text, "http_requests_total", 'method="POST",route="/api/v1/execute",status_code="202"')).toBe(1);
     expect(metric(text, "http_request_duration_seconds_count", 'method="POST",route="/api/v1/execute",status_code="202"')).toBe(1);
     expect(metric(text, "process_resident_memory_bytes")).toBeGreaterThan(0);
+  });
+
+  it("counts each model call against the model it reached: a fallback's calls under the fallback, the failed ones as errors", async () => {
+    const openai = await fakeOpenAI();
+    const anthropic = await fakeAnthropic();
+    openai.inject({ kind: "status", status: 500 }, { times: 100 });
+    const app = await makeApp({
+      troupe: {
+        provider: "openai",
+        env: parseEnv(envFor({ openai, anthropic }, { TROUPE_MAX_RETRIES: "1" })),
+        config: { fallbacks: ["anthropic:claude-haiku-4-5"] },
+        callPolicy: FAST_RETRIES,
+      },
+    });
+    const id = envelope<{ task_id: string }>(await app.app.inject({ method: "POST", url: "/api/v1/execute", payload: { task: TASK } })).data.task_id;
+    await waitForStatus(app, id, ["completed"]);
+    const text = (await app.app.inject({ method: "GET", url: "/metrics" })).body;
+    // The planner tried OpenAI twice (HTTP 500), then every call went to Anthropic.
+    expect(metric(text, "agent_llm_calls_total", 'provider="openai",model="gpt-4.1-mini",outcome="error"')).toBe(openai.requests.length);
+    expect(metric(text, "agent_llm_calls_total", 'provider="openai",model="gpt-4.1-mini",outcome="ok"')).toBeUndefined();
+    expect(metric(text, "agent_llm_calls_total", 'provider="anthropic",model="claude-haiku-4-5",outcome="ok"')).toBe(anthropic.requests.length);
+    expect(anthropic.requests.length).toBeGreaterThan(0);
   });
 });
 
@@ -232,6 +256,19 @@ describe("logs and traces", () => {
       expect(subtaskSpans.map((span) => span.name).sort()).toEqual(["subtask s1", "subtask s2"]);
       expect(subtaskSpans.every((span) => span.parentSpanId === execute?.spanId)).toBe(true);
       expect(tools.every((span) => subtaskSpans.some((subtask) => subtask.spanId === span.parentSpanId))).toBe(true);
+      // Every model call names its role and the model it called, as the call itself said (not read from node names);
+      // a worker's call hangs from its subtask's span.
+      const text = (span: (typeof received)[number], key: string): string | undefined =>
+        (span.attributes as Array<{ key: string; value?: { stringValue?: string } }>).find((attribute) => attribute.key === key)?.value?.stringValue;
+      expect(chats.every((span) => text(span, "gen_ai.provider.name") === "offline" && text(span, "gen_ai.request.model") === "rules-v1")).toBe(true);
+      expect(new Set(chats.map((span) => text(span, "troupe.role")))).toEqual(new Set(["planner", "worker", "critic", "synthesizer"]));
+      const workerChats = chats.filter((span) => text(span, "troupe.role") === "worker");
+      expect(workerChats.length).toBeGreaterThan(0);
+      for (const span of workerChats) {
+        const subtask = subtaskSpans.find((candidate) => candidate.spanId === span.parentSpanId);
+        expect(subtask?.name).toBe(`subtask ${text(span, "troupe.subtask_id")}`);
+      }
+      expect(text(chats.find((span) => span.parentSpanId === planSpan?.spanId) as (typeof received)[number], "troupe.role")).toBe("planner");
       await telemetry.shutdown();
     } finally {
       collector.close();
