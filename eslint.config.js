@@ -22,14 +22,19 @@ export default tseslint.config(
   { files: ["src/web/**/*.js"], languageOptions: { globals: globals.browser, sourceType: "module" } },
   // Layers point one way: core ← config/providers/tools ← agents ← graph ← runtime ← cli/server.
   ...[
-    ["src/core/**", ["config", "providers", "tools", "agents", "graph", "store", "runtime", "cli", "testing", "server"], ["@langchain/langgraph", "fastify"]],
-    ["src/{providers,tools,config}/**", ["agents", "graph", "store", "runtime", "cli", "server"], []],
-    ["src/agents/**", ["graph", "store", "runtime", "cli", "server"], []],
-    ["src/graph/**", ["store", "runtime", "cli", "server"], []],
-    ["src/store/**", ["agents", "graph", "runtime", "cli", "server"], []],
-    ["src/runtime/**", ["cli", "server", "web"], ["fastify"]],
-    ["src/server/**", ["cli", "web"], []],
-    ["src/web/**", ["core", "config", "providers", "tools", "agents", "graph", "store", "runtime", "cli", "server", "testing"], []],
+    // eval sits beside runtime (it runs suites through it) and under cli/server; testing is test
+    // support only: no shipped layer imports it (the CLI loads the scripted provider as a plugin).
+    ["src/core/**", ["config", "providers", "tools", "agents", "graph", "store", "runtime", "eval", "cli", "testing", "server"], ["@langchain/langgraph", "fastify"]],
+    ["src/{providers,tools,config}/**", ["agents", "graph", "store", "runtime", "eval", "cli", "server", "testing"], []],
+    ["src/agents/**", ["graph", "store", "runtime", "eval", "cli", "server", "testing"], []],
+    ["src/graph/**", ["store", "runtime", "eval", "cli", "server", "testing"], []],
+    ["src/store/**", ["agents", "graph", "runtime", "eval", "cli", "server", "testing"], []],
+    ["src/runtime/**", ["eval", "cli", "server", "web", "testing"], ["fastify"]],
+    ["src/eval/**", ["cli", "server", "web", "testing"], ["fastify"]],
+    ["src/server/**", ["cli", "web", "testing"], []],
+    ["src/cli/**", ["web", "testing"], []],
+    ["src/testing/**", ["eval", "cli", "web"], []],
+    ["src/web/**", ["core", "config", "providers", "tools", "agents", "graph", "store", "runtime", "eval", "cli", "server", "testing"], []],
   ].map(([files, layers, packages]) => ({
     files: [files],
     ignores: ["**/*.test.ts"],
@@ -45,4 +50,19 @@ export default tseslint.config(
       ],
     },
   })),
+  // The unit tier (vitest.config.ts) starts no process and no database: its files do not import
+  // the means to (test/setup/unit-guard.ts also makes any process start throw at run time).
+  {
+    files: ["src/**/*.test.ts", "test/unit/**/*.ts"],
+    ignores: ["**/*.int.test.ts"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        {
+          paths: ["node:child_process", "child_process", "playwright-core"].map((name) => ({ name, message: "the unit tier starts no process: name this file *.int.test.ts" })),
+          patterns: [{ group: ["**/postgres.js", "**/postgres-cluster.js", "**/scale-out-helpers.js"], message: "the unit tier uses no Postgres: name this file *.int.test.ts" }],
+        },
+      ],
+    },
+  },
 );

@@ -1,16 +1,42 @@
 import { availableParallelism } from "node:os";
 import { defineConfig } from "vitest/config";
 
+/**
+ * Two tiers (`vitest run --project unit|integration`; `npm test` runs both):
+ *
+ * - unit: the co-located `src/**\/*.test.ts` and `test/unit/`, in process only — no build, no
+ *   Postgres, no child process, no system package. `test/setup/unit-guard.ts` makes any process
+ *   start throw, so the tier keeps its promise.
+ * - integration: every `*.int.test.ts`, and any other test file under `test/` (a new plain file
+ *   there runs here, where anything is allowed). Its global setup checks the system packages and
+ *   starts a throwaway Postgres cluster; it spawns the built CLI (`npm run build` first).
+ */
+const UNIT = ["src/**/*.test.ts", "test/unit/**/*.test.ts"];
+const INTEGRATION = ["**/*.int.test.ts"];
+
 export default defineConfig({
   test: {
-    include: ["src/**/*.test.ts", "test/**/*.test.ts"],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: "forks",
     // At least two files at once: most tests wait on child processes, sockets or leases, so even a
     // two-CPU machine (where vitest would run one) finishes the suite about a quarter sooner.
     maxWorkers: Math.max(2, availableParallelism() - 1),
-    // A throwaway Postgres cluster for the store contract suite and the scale-out tests.
-    globalSetup: ["test/postgres-setup.ts"],
+    projects: [
+      {
+        extends: true,
+        test: { name: "unit", include: UNIT, exclude: [...INTEGRATION, "**/node_modules/**"], setupFiles: ["test/setup/unit-guard.ts"] },
+      },
+      {
+        extends: true,
+        test: {
+          name: "integration",
+          include: [...INTEGRATION.map((pattern) => `{src,test}/${pattern}`), "test/**/*.test.ts"],
+          exclude: ["test/unit/**", "**/node_modules/**"],
+          // The system packages (apt when missing), then a throwaway Postgres cluster.
+          globalSetup: ["test/setup/system-packages.ts", "test/setup/postgres.ts"],
+        },
+      },
+    ],
   },
 });

@@ -4,9 +4,10 @@
 # console's browser test (playwright-core drives it; no browser is downloaded), tmux for the
 # test that drives `troupe chat` through a pseudo-terminal, and postgresql for the store
 # contract suite and the scale-out tests (the test run starts a throwaway cluster with its
-# initdb and pg_ctl; the service the package may start is not used). Used by
-# `npm test` and by .ci/run. As root it runs apt-get; otherwise through sudo when sudo works
-# without a password. When it cannot install, it says what is missing and how to install it,
+# initdb and pg_ctl; the service the package may start is not used). Used by the
+# integration tier's global setup (test/setup/system-packages.ts, so by `npm test`) and by
+# .ci/run; the unit tier needs none of them. As root it runs apt-get; otherwise through sudo
+# when sudo works without a password. When it cannot install, it says what is missing and how to install it,
 # and the tests that need it fail with the same instruction: nothing is skipped.
 set -uo pipefail
 

@@ -13,6 +13,7 @@ import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { promisify } from "node:util";
 import { STRUCTURED_OUTPUT } from "../src/core/prompt-protocol.js";
+import { SCRIPTED_PROVIDER_MODULE } from "./support.js";
 
 const run = promisify(execFile);
 
@@ -125,7 +126,7 @@ export async function crashTrial(cli: string, directory: string, random: () => n
   mkdirSync(workspace, { recursive: true });
   const scriptFile = path.join(directory, "script.json");
   writeFileSync(scriptFile, JSON.stringify(script()));
-  const env = { TROUPE_PROVIDER: "scripted", TROUPE_SCRIPT: scriptFile };
+  const env = { TROUPE_PROVIDER: "scripted", TROUPE_PROVIDER_MODULES: SCRIPTED_PROVIDER_MODULE, TROUPE_SCRIPT: scriptFile };
   // Without --json: the progress on stderr says when the run starts, which is when the kill clock starts.
   const base = ["--workspace", workspace];
   const kills: number[] = [];

@@ -3,7 +3,7 @@
  * through the CLI — planner, workers, tools, submit_result, as with a real model — each checked
  * for its exit code and status, the exact values of the subtasks that answer (read from the run's
  * stash in troupe.db), and the exact files it leaves (byte for byte; the other starting files
- * untouched, nothing else written). `test/offline-corpus.test.ts` runs it case by case; `npm run
+ * untouched, nothing else written). `test/offline-corpus.int.test.ts` runs it case by case; `npm run
  * bench` reports its pass rate.
  */
 import { spawn } from "node:child_process";

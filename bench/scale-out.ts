@@ -6,7 +6,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import type { PlannedSubtask } from "../src/core/plan.js";
 import { answerStep, finalStep, planStep, reviewStep, subtask } from "../src/testing/script.js";
-import { percentile, withTempDir } from "./support.js";
+import { percentile, withTempDir, SCRIPTED_PROVIDER_MODULE } from "./support.js";
 import { send } from "./server.js";
 
 const CLI = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../src/cli/main.js");
@@ -127,7 +127,7 @@ export async function measureScaleOut(options: ScaleOutOptions): Promise<ScaleOu
         mkdirSync(cwd, { recursive: true });
         const scriptFile = path.join(cwd, "script.json");
         writeFileSync(scriptFile, JSON.stringify(script(runs, options.latencyMs)));
-        const env = { TROUPE_DATABASE_URL: await options.database(`scale_w${workers}`), TROUPE_PROVIDER: "scripted", TROUPE_SCRIPT: scriptFile, TROUPE_DATA_DIR: path.join(cwd, "data") };
+        const env = { TROUPE_DATABASE_URL: await options.database(`scale_w${workers}`), TROUPE_PROVIDER: "scripted", TROUPE_PROVIDER_MODULES: SCRIPTED_PROVIDER_MODULE, TROUPE_SCRIPT: scriptFile, TROUPE_DATA_DIR: path.join(cwd, "data") };
         const front = await api(cwd, env);
         stopping.push(front);
         const pool: Proc[] = [];
@@ -173,7 +173,7 @@ export async function measureScaleOut(options: ScaleOutOptions): Promise<ScaleOu
         writeFileSync(scriptFile, JSON.stringify([planStep([PLAN[0] as PlannedSubtask], { times: 2 }), finalStep("s1", "42", { delayMs: 60_000, times: 2 })]));
         const env = {
           TROUPE_DATABASE_URL: await options.database(`takeover_${leaseSeconds}`),
-          TROUPE_PROVIDER: "scripted",
+          TROUPE_PROVIDER: "scripted", TROUPE_PROVIDER_MODULES: SCRIPTED_PROVIDER_MODULE,
           TROUPE_SCRIPT: scriptFile,
           TROUPE_SCRIPT_LOG: callLog,
           TROUPE_DATA_DIR: path.join(cwd, "data"),
@@ -215,7 +215,7 @@ export async function measureScaleOut(options: ScaleOutOptions): Promise<ScaleOu
       mkdirSync(cwd, { recursive: true });
       const scriptFile = path.join(cwd, "script.json");
       writeFileSync(scriptFile, JSON.stringify(script(options.submissions + 500, options.latencyMs)));
-      const env = { TROUPE_DATABASE_URL: await options.database("submit"), TROUPE_PROVIDER: "scripted", TROUPE_SCRIPT: scriptFile, TROUPE_DATA_DIR: path.join(cwd, "data") };
+      const env = { TROUPE_DATABASE_URL: await options.database("submit"), TROUPE_PROVIDER: "scripted", TROUPE_PROVIDER_MODULES: SCRIPTED_PROVIDER_MODULE, TROUPE_SCRIPT: scriptFile, TROUPE_DATA_DIR: path.join(cwd, "data") };
       const front = await api(cwd, env);
       stopping.push(front);
       stopping.push(await worker(cwd, env, options.concurrency), await worker(cwd, env, options.concurrency));

@@ -7,7 +7,7 @@ import { fileURLToPath } from "node:url";
 import type { PlannedSubtask } from "../src/core/plan.js";
 import { subtask } from "../src/testing/script.js";
 import { scriptFor } from "./scripts.js";
-import { percentile, withTempDir } from "./support.js";
+import { percentile, withTempDir, SCRIPTED_PROVIDER_MODULE } from "./support.js";
 
 /** Seed 001's bar for the submit call (the run itself excluded). */
 export const SUBMIT_P95_TARGET_MS = 200;
@@ -183,7 +183,7 @@ export async function measureServer(options: ServerBenchOptions): Promise<Server
       const slowScript = path.join(directory, "slow.json");
       writeFileSync(slowScript, JSON.stringify(scriptFor(PLAN, { runs: options.submissions, workerDelayMs: 120_000 })));
       const slow = await startServer(directory, {
-        TROUPE_PROVIDER: "scripted",
+        TROUPE_PROVIDER: "scripted", TROUPE_PROVIDER_MODULES: SCRIPTED_PROVIDER_MODULE,
         TROUPE_SCRIPT: slowScript,
         TROUPE_DATA_DIR: path.join(directory, "slow-data"),
         TROUPE_MAX_RUNNING: String(options.inFlight),
@@ -213,7 +213,7 @@ export async function measureServer(options: ServerBenchOptions): Promise<Server
       // 2. Runs that execute at once: submissions compete with them; then runs per second.
       const script = path.join(directory, "script.json");
       writeFileSync(script, JSON.stringify(scriptFor(PLAN, { runs: options.submissions })));
-      const fast = await startServer(directory, { TROUPE_PROVIDER: "scripted", TROUPE_SCRIPT: script, TROUPE_DATA_DIR: path.join(directory, "fast-data") });
+      const fast = await startServer(directory, { TROUPE_PROVIDER: "scripted", TROUPE_PROVIDER_MODULES: SCRIPTED_PROVIDER_MODULE, TROUPE_SCRIPT: script, TROUPE_DATA_DIR: path.join(directory, "fast-data") });
       let busy: { latencies: number[]; accepted: number };
       let completedPerSecond = Number.NaN;
       let completedRuns = 0;

@@ -2,6 +2,10 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+/** The built `scripted` provider, as the CLI loads it (TROUPE_PROVIDER_MODULES) for `TROUPE_PROVIDER=scripted`. */
+export const SCRIPTED_PROVIDER_MODULE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../src/testing/scripted-provider.js");
 
 /** Order statistics of a series of measurements. */
 export interface Summary {

@@ -102,9 +102,15 @@ export function runCli(args: string[], options: { cwd?: string; env?: Record<str
   });
 }
 
-/** The parent environment without any TROUPE_ or provider settings, so tests are not steered by the machine. */
+/** The built `scripted` provider as a CLI plugin (TROUPE_PROVIDER_MODULES), so `--provider scripted` works in a child process. */
+export const SCRIPTED_PROVIDER_MODULE = path.join(ROOT, "dist/src/testing/scripted-provider.js");
+
+/**
+ * The parent environment without any TROUPE_ or provider settings, so tests are not steered by the
+ * machine; with the scripted provider's plugin module, which the CLI loads only when asked.
+ */
 export function cleanEnv(): Record<string, string> {
-  const env: Record<string, string> = {};
+  const env: Record<string, string> = { TROUPE_PROVIDER_MODULES: SCRIPTED_PROVIDER_MODULE };
   for (const [key, value] of Object.entries(process.env)) {
     if (value === undefined) continue;
     if (/^(TROUPE_|OPENAI_|ANTHROPIC_|OLLAMA_)/.test(key)) continue;

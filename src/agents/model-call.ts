@@ -9,6 +9,7 @@ import { isBudgetExhausted } from "../core/budget.js";
 import { errorMessage, ModelError } from "../core/errors.js";
 import { truncate } from "../core/text.js";
 import type { ModelIncident } from "../core/model-incident.js";
+import { modelCallMetadata } from "../providers/call-metadata.js";
 import { isCutOff, refusalOf, withCacheBreakpoint } from "../providers/answer-shape.js";
 import { backoffDelay, classifyFailure, type FailureClass, isContextOverflow, TruncatedStreamError } from "../providers/call-policy.js";
 import { costOf } from "../providers/prices.js";
@@ -172,6 +173,7 @@ async function attempt(
   messages: BaseMessage[],
   signals: AbortSignal[],
   timeoutMs: number,
+  metadata: Record<string, string>,
   onToken?: (text: string) => void,
   onChunk?: (chunk: AIMessageChunk) => void,
 ): Promise<{ output: unknown } | { timedOut: true; error: unknown }> {
@@ -183,9 +185,9 @@ async function attempt(
   };
   const signal = AbortSignal.any([...signals, timeout.signal]);
   try {
-    if (!onToken) return { output: await runnable.invoke(messages, onChunk ? { signal, callbacks: withListener(new ChunkListener(onChunk)) } : { signal }) };
+    if (!onToken) return { output: await runnable.invoke(messages, onChunk ? { signal, metadata, callbacks: withListener(new ChunkListener(onChunk)) } : { signal, metadata }) };
     let full: AIMessageChunk | undefined;
-    for await (const chunk of (await runnable.stream(messages, { signal })) as AsyncIterable<AIMessageChunk>) {
+    for await (const chunk of (await runnable.stream(messages, { signal, metadata })) as AsyncIterable<AIMessageChunk>) {
       rearm();
       full = full ? full.concat(chunk) : chunk;
       const text = chunk.text;
@@ -282,7 +284,9 @@ async function callChain(route: ModelRoute, chain: ModelCandidate[], messages: B
       let caught: unknown;
       try {
         shape.onAttempt?.(attemptNumber);
-        const result = await attempt(runnable, sent, signals, policy.timeoutMs, onToken, shape.onChunk);
+        // The callbacks (the server's run observer) learn who calls which model from the call itself.
+        const metadata = modelCallMetadata(route.role, candidate.choice, options.subtaskId);
+        const result = await attempt(runnable, sent, signals, policy.timeoutMs, metadata, onToken, shape.onChunk);
         if ("output" in result) {
           const message = messageOf(result.output);
           const usage = await usageOf(messages, message);

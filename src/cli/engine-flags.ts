@@ -39,14 +39,16 @@ export async function lookupTarget(flags: { dataDir?: string; databaseUrl?: stri
 /** Opens an engine; heavy modules load only here, so `--help` stays fast. `env` replaces the process's (a replay's placeholders). */
 export async function openEngine(flags: EngineFlags, env?: Env): Promise<Troupe> {
   const { Troupe } = await import("../runtime/engine.js");
-  // The scripted provider (TROUPE_PROVIDER=scripted, replies from TROUPE_SCRIPT) is the CLI's, for demos and process tests; the engine ships no fake.
-  const { scriptedProvider } = await import("../testing/scripted-provider.js");
+  const { parseEnv } = await import("../config/env.js");
+  const { loadProviderModules } = await import("./provider-plugins.js");
+  // Providers troupe does not ship come from plugin modules (the scripted one of troupe/testing, for demos and process tests).
+  const plugins = await loadProviderModules((env ?? parseEnv()).TROUPE_PROVIDER_MODULES);
   const troupe = await Troupe.create({
     provider: flags.provider,
     model: flags.model,
     workspace: flags.workspace,
     dataDir: flags.dataDir,
-    providers: [scriptedProvider],
+    providers: plugins,
     ...(flags.databaseUrl !== undefined ? { databaseUrl: flags.databaseUrl } : {}),
     ...(env ? { env } : {}),
   });

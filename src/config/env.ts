@@ -47,6 +47,11 @@ export const Env = z.object({
   TROUPE_API_KEYS: optionalText,
   /** `provider:model` of an embeddings model for long-term memory (over the config file's memory.embeddings). */
   TROUPE_EMBEDDINGS: optionalText,
+  /**
+   * Comma-separated modules the CLI loads providers from (file paths, relative to the working
+   * directory, or package names), each exporting `providers`: a list of `defineProvider` results.
+   */
+  TROUPE_PROVIDER_MODULES: optionalText,
   /** The script file of the `scripted` provider (testing). */
   TROUPE_SCRIPT: optionalText,
   /** Where the `scripted` provider appends one JSON line per model call (testing). */

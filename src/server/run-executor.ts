@@ -127,7 +127,6 @@ export class RunExecutor {
       threadId: record.threadId,
       resumed,
       metrics: this.#metrics,
-      models: this.troupe.models.choice,
       tracer: this.#telemetry.tracer,
       parent: origin.parent,
       gate: this.gate,

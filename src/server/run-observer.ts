@@ -7,6 +7,7 @@ import { type Context, ROOT_CONTEXT, type Span, SpanStatusCode, trace, type Trac
 import { errorMessage } from "../core/errors.js";
 import type { RunEvent } from "../core/events.js";
 import { subtaskIdOfTask } from "../graph/dispatch.js";
+import { readModelCallMetadata } from "../providers/call-metadata.js";
 import type { ModelRole } from "../providers/provider.js";
 import type { ModelChoice } from "../providers/registry.js";
 import type { ToolCallReport } from "../tools/registry.js";
@@ -14,16 +15,6 @@ import type { ServerMetrics } from "./metrics.js";
 import type { TurnGate } from "./turn-gate.js";
 
 const RUN_ID = /^[\da-f]{8}-[\da-f]{4}-[\da-f]{4}-[\da-f]{4}-[\da-f]{12}$/i;
-
-/** Which model role a graph node calls. */
-// Each subtask is a LangGraph task (`subtask:<id>:<fingerprint>`) inside `execute`; a worker that may wait for an
-// approval makes each of its model calls a task too (worker_model).
-// The planner's call is a task (`plan`) inside the planner node, which may run the plan's first subtasks too.
-const ROLE_OF_NODE: Record<string, ModelRole> = { planner: "planner", plan: "planner", worker_model: "worker", critic: "critic", synthesizer: "synthesizer" };
-
-function roleOfNode(node: string): ModelRole | undefined {
-  return ROLE_OF_NODE[node] ?? (subtaskIdOfTask(node) !== undefined ? "worker" : undefined);
-}
 
 /** What a person reads as the current step while a node runs. */
 const STEP_OF_NODE: Record<string, string> = {
@@ -45,7 +36,8 @@ interface NodeRun {
 }
 
 interface ModelRun {
-  role: ModelRole | undefined;
+  /** The model called (after any fallback), as the call says; unknown for a call troupe did not make. */
+  choice: ModelChoice;
   span?: Span;
 }
 
@@ -54,7 +46,6 @@ export interface RunObserverOptions {
   threadId: string;
   resumed: boolean;
   metrics: ServerMetrics;
-  models: Record<ModelRole, ModelChoice>;
   tracer?: Tracer;
   /** The trace the run belongs to (the submitting request's), if any. */
   parent?: Context;
@@ -205,10 +196,6 @@ export class RunObserver extends BaseCallbackHandler {
     return undefined;
   }
 
-  #choice(role: ModelRole | undefined): ModelChoice {
-    return role ? this.#options.models[role] : { provider: "unknown", model: "unknown" };
-  }
-
   override handleChatModelStart(
     _llm: Serialized,
     _messages: BaseMessage[][],
@@ -218,13 +205,14 @@ export class RunObserver extends BaseCallbackHandler {
     _tags?: string[],
     metadata?: Record<string, unknown>,
   ): void {
-    const node = this.#nodeOf(parentRunId);
-    const nodeName = node?.node ?? (typeof metadata?.langgraph_node === "string" ? metadata.langgraph_node : undefined);
-    const role = nodeName ? roleOfNode(nodeName) : undefined;
-    const entry: ModelRun = { role };
+    // The call says who asks and which model it is (src/providers/call-metadata.ts).
+    const call = readModelCallMetadata(metadata);
+    const role: ModelRole | undefined = call?.role;
+    const choice: ModelChoice = call ? { provider: call.provider, model: call.model } : { provider: "unknown", model: "unknown" };
+    const entry: ModelRun = { choice };
     if (this.#options.tracer && this.#runContext) {
-      const choice = this.#choice(role);
-      const parent = node?.span ? trace.setSpan(this.#runContext, node.span) : this.#runContext;
+      // Under its subtask's span when it works for one, else under the node that runs it.
+      const parentSpan = (call?.subtaskId ? this.#subtaskSpans.get(call.subtaskId) : undefined) ?? this.#nodeOf(parentRunId)?.span;
       entry.span = this.#options.tracer.startSpan(
         `chat ${choice.model}`,
         {
@@ -233,10 +221,10 @@ export class RunObserver extends BaseCallbackHandler {
             "gen_ai.provider.name": choice.provider,
             "gen_ai.request.model": choice.model,
             ...(role ? { "troupe.role": role } : {}),
-            ...(node?.subtaskId ? { "troupe.subtask_id": node.subtaskId } : {}),
+            ...(call?.subtaskId ? { "troupe.subtask_id": call.subtaskId } : {}),
           },
         },
-        parent,
+        parentSpan ? trace.setSpan(this.#runContext, parentSpan) : this.#runContext,
       );
     }
     this.#models.set(runId, entry);
@@ -246,8 +234,7 @@ export class RunObserver extends BaseCallbackHandler {
     const entry = this.#models.get(runId);
     this.#models.delete(runId);
     if (!entry) return;
-    const choice = this.#choice(entry.role);
-    this.#options.metrics.llmCalls.inc({ provider: choice.provider, model: choice.model, outcome: "ok" });
+    this.#options.metrics.llmCalls.inc({ provider: entry.choice.provider, model: entry.choice.model, outcome: "ok" });
     if (entry.span) {
       const message = (output.generations[0]?.[0] as { message?: { usage_metadata?: { input_tokens?: number; output_tokens?: number } } } | undefined)?.message;
       const usage = message?.usage_metadata;
@@ -261,8 +248,7 @@ export class RunObserver extends BaseCallbackHandler {
     const entry = this.#models.get(runId);
     this.#models.delete(runId);
     if (!entry) return;
-    const choice = this.#choice(entry.role);
-    this.#options.metrics.llmCalls.inc({ provider: choice.provider, model: choice.model, outcome: "error" });
+    this.#options.metrics.llmCalls.inc({ provider: entry.choice.provider, model: entry.choice.model, outcome: "error" });
     entry.span?.setStatus({ code: SpanStatusCode.ERROR, message: errorMessage(error) });
     entry.span?.end();
   }

@@ -1,7 +1,7 @@
 export { type ScriptedCall, ScriptedChatModel, type ScriptedChatModelOptions, type ScriptStep } from "./scripted-chat-model.js";
 export { ObedientChatModel } from "./obedient-chat-model.js";
 export { answerStep, finalStep, planStep, questionStep, reviewStep, subtask, toolStep } from "./script.js";
-export { readScript, scriptedProvider } from "./scripted-provider.js";
+export { providers, readScript, scriptedProvider } from "./scripted-provider.js";
 export { modelSetOf } from "./model-set.js";
 export { FakeOpenAIServer, fakeEmbedding } from "./fake-openai-server.js";
 export { catalogueTools, LABELLED_SUBTASKS, type LabelledSubtask } from "./tool-catalogue.js";

@@ -32,3 +32,6 @@ export const scriptedProvider = defineProvider({
   requiredEnv: () => ["TROUPE_SCRIPT"],
   createModel: ({ env }) => new ScriptedChatModel({ steps: readScript(env.TROUPE_SCRIPT ?? ""), logFile: env.TROUPE_SCRIPT_LOG }),
 });
+
+/** The plugin export the CLI loads from TROUPE_PROVIDER_MODULES (`troupe/testing`, or this file). */
+export const providers = [scriptedProvider];

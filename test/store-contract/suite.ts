@@ -1,6 +1,6 @@
 /**
  * The store contract: what every implementation of `Store` must do, run against each of them
- * (test/store-contract.test.ts: SQLite in a temporary data directory, Postgres on the test run's
+ * (test/store-contract.int.test.ts: SQLite in a temporary data directory, Postgres on the test run's
  * throwaway cluster) — the pattern of @langchain/langgraph-checkpoint-validation, for troupe's
  * whole store: runs, events, stash, audit, evals, thread locks, long-term memory and the checkpointer.
  */
