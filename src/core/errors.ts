@@ -56,9 +56,13 @@ export class ConflictError extends TroupeError {
 
 /** A model misbehaved: invalid structured output after repair, an unexpected reply. */
 export class ModelError extends TroupeError {
-  constructor(code: string, message: string, data: Record<string, unknown> = {}, options?: ErrorOptions) {
+  /** Every failed attempt of the call, in order (the last one's error is also the `cause`); empty when there were no retries to keep. */
+  readonly attempts: ReadonlyArray<{ model: string; attempt: number; reason: string; error: unknown }>;
+
+  constructor(code: string, message: string, data: Record<string, unknown> = {}, options?: ErrorOptions & { attempts?: ModelError["attempts"] }) {
     super("model", code, message, data, options);
     this.name = "ModelError";
+    this.attempts = options?.attempts ?? [];
   }
 }
 
