@@ -4,7 +4,7 @@ import { runRemoteAgent } from "../../agents/remote-worker.js";
 import type { RunLedger } from "../../agents/run-ledger.js";
 import { immediateStep, runWorker, type WorkerToolCall } from "../../agents/worker.js";
 import type { AgentDefinition } from "../../agents/define-agent.js";
-import { BoardMessage, messagesFor } from "../../core/board.js";
+import { messagesFor } from "../../core/board.js";
 import { type BudgetStop, isBudgetExhausted } from "../../core/budget.js";
 import { designationFor } from "../../core/designation.js";
 import { errorMessage } from "../../core/errors.js";
@@ -13,7 +13,6 @@ import { LIMITS } from "../../core/limits.js";
 import { isArgRef, type MissingFiles, type PlannedSubtask, type SubtaskResult, type ToolOffer } from "../../core/plan.js";
 import { describeSources, isUntrusted, joinLabels, type Label, TRUSTED } from "../../core/provenance.js";
 import { carriedEncodings, resolveArgs } from "../../core/refs.js";
-import type { ToolCallRecord } from "../../core/run.js";
 import { preview, stableStringify, truncate } from "../../core/text.js";
 import { routeForModel } from "../../providers/registry.js";
 import { fitToolArgs } from "../../tools/arg-fit.js";
@@ -26,7 +25,8 @@ import { type ItemOutcome, runMap } from "../map-run.js";
 import type { Update } from "../state.js";
 import { argumentLabels, directProvenance } from "../subtask-provenance.js";
 import { keepUnwritten } from "../unwritten.js";
-import { type Attempt, checkedAttempt, dependencyValues, mapSummary, toolFailure, traceRecord } from "./subtask-attempt.js";
+import { type Attempt, checkedAttempt, dependencyValues, mapSummary, toolFailure } from "./subtask-attempt.js";
+import { SubtaskCalls } from "./subtask-calls.js";
 import type { SubtaskLive, SubtaskPayload } from "./subtask-payload.js";
 import { liveAgent, subtaskMayPause, subtaskMaySteer } from "./subtask-reach.js";
 
@@ -56,11 +56,7 @@ export class SubtaskRun {
   readonly #step: Step;
   readonly #startStep: Step;
   readonly #toolContext: ToolContext;
-  /** What it posted (its calls' values, replayed ones too): part of its update, so the state and the checkpoint keep them. */
-  readonly #posts: BoardMessage[] = [];
-  readonly #records: ToolCallRecord[] = [];
-  #toolCallCount = 0;
-  #tracedFailures = 0;
+  readonly #calls: SubtaskCalls;
   #offer: ToolOffer | undefined;
   /** Set once the arguments are resolved; every call that writes a file is checked on disk as it finishes. */
   #recorder: ArtifactRecorder | undefined;
@@ -80,6 +76,7 @@ export class SubtaskRun {
     const subtask = payload.subtask;
     this.#subtask = subtask;
     this.#board = live?.board ?? new LiveBoard([]);
+    this.#calls = new SubtaskCalls(subtask, this.#board, config);
     this.#meter = createMeter(config);
     this.#mapped = subtask.mapOver !== undefined;
     this.#agent = liveAgent(deps, subtask.agent);
@@ -154,7 +151,7 @@ export class SubtaskRun {
   async result(attempt: Attempt, startedAt: number): Promise<SubtaskResult> {
     const payload = this.#payload;
     const artifacts = this.#recorder?.list() ?? [];
-    const result: SubtaskResult = { status: attempt.status, attempts: payload.attempt, summary: attempt.summary, llmCalls: this.#meter.usage.llmCalls, toolCalls: this.#toolCallCount };
+    const result: SubtaskResult = { status: attempt.status, attempts: payload.attempt, summary: attempt.summary, llmCalls: this.#meter.usage.llmCalls, toolCalls: this.#calls.count };
     if (attempt.error !== undefined) result.error = attempt.error;
     if (attempt.status === "failed") result.failureKind = attempt.failureKind ?? "error";
     if (attempt.map !== undefined) result.map = attempt.map;
@@ -199,11 +196,11 @@ export class SubtaskRun {
     });
     return {
       results: { [subtask.id]: result },
-      toolCalls: this.#records,
+      toolCalls: this.#calls.records,
       nodes: [`subtask:${subtask.id}`],
       modelIncidents: this.#meter.incidents,
-      metrics: { nodeVisits: 1, toolCalls: this.#toolCallCount, ...this.#meter.usage },
-      ...(this.#posts.length > 0 ? { board: this.#posts } : {}),
+      metrics: { nodeVisits: 1, toolCalls: this.#calls.count, ...this.#meter.usage },
+      ...(this.#calls.posts.length > 0 ? { board: this.#calls.posts } : {}),
       ...(this.#budgetStop ? { stopReason: "budget_exhausted" as const, budgetStop: this.#budgetStop } : {}),
     };
   }
@@ -359,40 +356,9 @@ export class SubtaskRun {
     return outcome;
   }
 
-  /**
-   * Every call the subtask makes, as it finishes: into the trace (a map keeps a bounded sample,
-   * the first ones and failures; all are counted), a tool-call event, the board, the artifacts.
-   */
+  /** Every call the subtask makes, as it finishes: traced, told, posted (SubtaskCalls), and its written files checked. */
   async #onToolCall(call: WorkerToolCall, replayed = false): Promise<void> {
-    const subtask = this.#subtask;
-    const mapped = this.#mapped;
-    this.#toolCallCount += 1;
-    const record = traceRecord(subtask, call, Date.now());
-    const keep = !mapped || this.#records.length < LIMITS.mapTracedCalls || (!call.outcome.ok && this.#tracedFailures < LIMITS.mapTracedCalls);
-    if (keep) {
-      this.#records.push(record);
-      if (mapped && !call.outcome.ok) this.#tracedFailures += 1;
-    }
-    if (!mapped && !replayed) {
-      emit(this.#config, {
-        type: "tool-call",
-        subtaskId: subtask.id,
-        agent: subtask.agent,
-        tool: call.tool,
-        ok: call.outcome.ok,
-        durationMs: record.durationMs,
-        preview: record.preview,
-        ...(record.notes ? { notes: record.notes } : {}),
-        ...(record.untrusted ? { untrusted: record.untrusted } : {}),
-      });
-    }
-    if (call.tool === "board_post" && call.outcome.ok) {
-      const posted = BoardMessage.safeParse(call.outcome.value);
-      if (posted.success && !this.#posts.some((message) => message.id === posted.data.id)) {
-        this.#posts.push(posted.data);
-        this.#board.absorb([posted.data]);
-      }
-    }
+    this.#calls.note(call, replayed);
     await this.#recorder?.note(call);
   }
 
