@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from "node:timers/promises";
 import { BaseCallbackHandler, type HandleLLMNewTokenCallbackFields, type NewTokenIndices } from "@langchain/core/callbacks/base";
 import { CallbackManager } from "@langchain/core/callbacks/manager";
 import { AsyncLocalStorageProviderSingleton } from "@langchain/core/singletons";
@@ -7,11 +6,12 @@ import { type AIMessage, AIMessageChunk, type BaseMessage } from "@langchain/cor
 import type { Runnable } from "@langchain/core/runnables";
 import { isBudgetExhausted } from "../core/budget.js";
 import { errorMessage, ModelError } from "../core/errors.js";
+import { type AttemptResult, describeAttempts, type FailedAttempt, retry } from "../core/retry.js";
 import { truncate } from "../core/text.js";
 import type { ModelIncident } from "../core/model-incident.js";
 import { modelCallMetadata } from "../providers/call-metadata.js";
 import { isCutOff, refusalOf, withCacheBreakpoint } from "../providers/answer-shape.js";
-import { backoffDelay, classifyFailure, type FailureClass, isContextOverflow, TruncatedStreamError } from "../providers/call-policy.js";
+import { classifyFailure, isContextOverflow, TruncatedStreamError } from "../providers/call-policy.js";
 import { costOf } from "../providers/prices.js";
 import { choiceId, type ModelCandidate, type ModelRoute } from "../providers/registry.js";
 import { countMessageTokens } from "../providers/token-count.js";
@@ -254,131 +254,161 @@ export async function callModel(route: ModelRoute, messages: BaseMessage[], opti
   }
 }
 
-async function callChain(route: ModelRoute, chain: ModelCandidate[], messages: BaseMessage[], options: CallOptions, shape: CallShape, held: { reservation?: Reservation }): Promise<ModelReply> {
+/** Where a call of one candidate stands: the model it asks (with a larger output limit once it was cut off) and its runnable. */
+interface CandidateCall {
+  id: string;
+  candidate: ModelCandidate;
+  runnable: Runnable<BaseLanguageModelInput, unknown>;
+  /** An answer cut off at the output limit is asked again once, with more room. */
+  enlarged: boolean;
+}
+
+type Held = { reservation?: Reservation };
+type ModelAttempt = ModelError["attempts"][number];
+
+/** An attempt's answer: a reply, or word that the candidate was enlarged and its attempts start over. */
+const ENLARGED = Symbol("enlarged");
+
+/** Each candidate of the chain in turn, with its retries; a candidate that still fails hands over to the next, and the run remembers that. */
+async function callChain(route: ModelRoute, chain: ModelCandidate[], messages: BaseMessage[], options: CallOptions, shape: CallShape, held: Held): Promise<ModelReply> {
   const { meter, ledger } = options;
-  const signals = [options.signal, ledger?.signal].filter((signal): signal is AbortSignal => signal !== undefined);
-  const { policy } = route;
-  let lastFailure: { id: string; failure: FailureClass; error: unknown; attempts: number } | undefined;
+  const attempts: ModelAttempt[] = [];
+  let last: { id: string; failed: FailedAttempt<unknown>; count: number } | undefined;
   for (const [position, first] of chain.entries()) {
     const id = choiceId(first.choice);
-    let candidate = first;
-    let runnable = shape.prepare ? shape.prepare(candidate) : candidate.model;
-    const onToken = shape.onToken && candidate.streams ? shape.onToken : undefined;
-    // Anthropic caches what comes before a breakpoint: the tools and the system prompt, the stable start of every call.
-    const sent = candidate.promptCaching === "anthropic" ? withCacheBreakpoint(messages) : messages;
-    /** An answer cut off at the output limit is asked again once, with more room. */
-    let enlarged = false;
-    const enlarge = async (used: number): Promise<boolean> => {
-      if (enlarged || !candidate.withOutputLimit) return false;
-      enlarged = true;
-      const limit = largerLimit(candidate.maxOutputTokens, used);
-      meter.note({ kind: "retry", role: route.role, model: id, attempt: 1, reason: `the answer was cut off at the output limit; asked again with room for ${limit} tokens`, delayMs: 0, ...(options.subtaskId ? { subtaskId: options.subtaskId } : {}), at: Date.now() });
-      candidate = { ...candidate, model: candidate.withOutputLimit(limit), maxOutputTokens: limit };
-      runnable = shape.prepare ? shape.prepare(candidate) : candidate.model;
-      // The second call is a call of its own: admitted against the budget like the first.
-      if (ledger) held.reservation = ledger.admit(ledger.needsEstimate ? await estimate(messages, candidate) : undefined);
-      return true;
-    };
-    for (let attemptNumber = 1; ; attemptNumber += 1) {
-      let failure: FailureClass;
-      let caught: unknown;
-      try {
-        shape.onAttempt?.(attemptNumber);
-        // The callbacks (the server's run observer) learn who calls which model from the call itself.
-        const metadata = modelCallMetadata(route.role, candidate.choice, options.subtaskId);
-        const result = await attempt(runnable, sent, signals, policy.timeoutMs, metadata, onToken, shape.onChunk);
-        if ("output" in result) {
-          const message = messageOf(result.output);
-          const usage = await usageOf(messages, message);
-          const costUsd = costOf(candidate.price, usage);
-          meter.add({ llmCalls: 1, ...usage, costUsd });
-          ledger?.settle({ ...usage, costUsd }, held.reservation);
-          const refusal = refusalOf(message);
-          if (refusal !== undefined) throw new ModelRefusalError(id, refusal);
-          if (isCutOff(message) && (await enlarge(usage.completionTokens))) {
-            attemptNumber = 0;
-            continue;
-          }
-          return { message, output: result.output, candidate, ...(isCutOff(message) ? { cutOff: true } : {}) };
-        }
-        caught = result.error;
-        failure = { retryable: true, reason: `timed out after ${formatSeconds(policy.timeoutMs)}` };
-      } catch (error) {
-        caught = error;
-        if (error instanceof ModelRefusalError) throw error;
-        if (options.signal?.aborted) {
-          meter.add({ llmCalls: 1 });
-          throw error;
-        }
-        if (ledger?.signal.aborted) {
-          meter.add({ llmCalls: 1 });
-          ledger.refuse(ledger.wallTimeStop());
-        }
-        if (isBudgetExhausted(error)) throw error;
-        if (errorClassName(error) === "LengthFinishReasonError") {
-          // A structured answer cut off before it could be read (the OpenAI client's parse): asked again with more room, once.
-          const promptTokens = await countMessageTokens(messages);
-          meter.add({ llmCalls: 1, promptTokens });
-          ledger?.settle({ promptTokens, completionTokens: 0, costUsd: 0 }, held.reservation);
-          if (await enlarge(candidate.maxOutputTokens ?? 0)) {
-            attemptNumber = 0;
-            continue;
-          }
-          throw error;
-        }
-        if (isInvalidAnswerError(error)) {
-          meter.add({ llmCalls: 1, promptTokens: await countMessageTokens(messages) });
-          throw error;
-        }
-        if (isContextOverflow(error)) {
-          meter.add({ llmCalls: 1 });
-          throw new ContextOverflowError(`${id}: the prompt is larger than the model's context window (${modelFailure(error)})`, { model: id }, { cause: error });
-        }
-        failure = classifyFailure(error);
-        if (failure.retryAfterMs !== undefined && failure.retryAfterMs > policy.retryAfterMaxMs) {
-          failure = { retryable: false, reason: `${failure.reason} with Retry-After ${formatSeconds(failure.retryAfterMs)}, longer than troupe waits` };
-        }
-      }
-      lastFailure = { id, failure, error: caught, attempts: attemptNumber };
-      if (!failure.retryable || attemptNumber > policy.maxRetries) break;
-      const delayMs = backoffDelay(attemptNumber, policy, failure.retryAfterMs);
-      meter.note({ kind: "retry", role: route.role, model: id, attempt: attemptNumber, reason: failure.reason, delayMs, ...(options.subtaskId ? { subtaskId: options.subtaskId } : {}), at: Date.now() });
-      await pause(delayMs, signals, options, ledger);
-    }
+    const result = await callCandidate(route, { id, candidate: first, runnable: shape.prepare ? shape.prepare(first) : first.model, enlarged: false }, messages, options, shape, held);
+    if ("reply" in result) return result.reply;
+    for (const failed of result.failures) attempts.push({ model: id, attempt: failed.attempt, reason: failed.reason, error: failed.error });
+    const failed = result.failures[result.failures.length - 1] as FailedAttempt<unknown>;
+    last = { id, failed, count: failed.attempt };
     const next = chain[position + 1];
     if (!next) break;
     ledger?.skip(id);
-    meter.note({
-      kind: "fallback",
-      role: route.role,
-      model: id,
-      attempt: lastFailure.attempts,
-      reason: lastFailure.failure.reason,
-      to: choiceId(next.choice),
-      ...(options.subtaskId ? { subtaskId: options.subtaskId } : {}),
-      at: Date.now(),
-    });
+    meter.note({ kind: "fallback", role: route.role, model: id, attempt: last.count, reason: failed.reason, to: choiceId(next.choice), ...(options.subtaskId ? { subtaskId: options.subtaskId } : {}), at: Date.now() });
   }
   meter.add({ llmCalls: 1 });
-  const failed = lastFailure as NonNullable<typeof lastFailure>;
-  const tries = failed.attempts === 1 ? "1 attempt" : `${failed.attempts} attempts`;
-  throw new ModelError("model_call_failed", `${failed.id} failed after ${tries}: ${failed.failure.reason}`, { model: failed.id, attempts: failed.attempts }, { cause: failed.error });
+  const { id, failed, count } = last as NonNullable<typeof last>;
+  const tries = count === 1 ? "1 attempt" : `${count} attempts`;
+  const every = attempts.length > 1 ? ` (every attempt: ${describeAttempts(attempts.map((entry) => ({ ...entry, label: entry.model })))})` : "";
+  throw new ModelError("model_call_failed", `${id} failed after ${tries}: ${failed.reason}${every}`, { model: id, attempts: count }, { cause: failed.error, attempts });
+}
+
+/**
+ * One candidate's attempts under the route's retry policy (src/core/retry.ts): the shared retry
+ * loop, started over once when the answer was cut off and the candidate asked again with more room.
+ */
+async function callCandidate(route: ModelRoute, call: CandidateCall, messages: BaseMessage[], options: CallOptions, shape: CallShape, held: Held): Promise<{ reply: ModelReply } | { failures: FailedAttempt<unknown>[] }> {
+  const { meter, ledger } = options;
+  const signals = [options.signal, ledger?.signal].filter((signal): signal is AbortSignal => signal !== undefined);
+  const failures: FailedAttempt<unknown>[] = [];
+  for (;;) {
+    const result = await retry((attemptNumber) => attemptCandidate(route, call, attemptNumber, messages, options, shape, held, signals), {
+      policy: route.policy,
+      signal: AbortSignal.any(signals),
+      onRetry: (failed, delayMs) => meter.note({ kind: "retry", role: route.role, model: call.id, attempt: failed.attempt, reason: failed.reason, delayMs, ...(options.subtaskId ? { subtaskId: options.subtaskId } : {}), at: Date.now() }),
+    });
+    failures.push(...result.failures);
+    if (result.ok) {
+      if (result.value === ENLARGED) continue;
+      return { reply: result.value };
+    }
+    if (result.stop === "aborted") {
+      // Cancellation or the end of the run's wall time cut the backoff short.
+      if (ledger?.signal.aborted && !options.signal?.aborted) ledger.refuse(ledger.wallTimeStop());
+      throw result.abortError;
+    }
+    return { failures };
+  }
+}
+
+/** Asks the call's candidate again with a larger output limit, once: the second call is admitted against the budget like the first. */
+async function enlarge(route: ModelRoute, call: CandidateCall, used: number, messages: BaseMessage[], options: CallOptions, shape: CallShape, held: Held): Promise<boolean> {
+  const { candidate } = call;
+  if (call.enlarged || !candidate.withOutputLimit) return false;
+  call.enlarged = true;
+  const limit = largerLimit(candidate.maxOutputTokens, used);
+  options.meter.note({ kind: "retry", role: route.role, model: call.id, attempt: 1, reason: `the answer was cut off at the output limit; asked again with room for ${limit} tokens`, delayMs: 0, ...(options.subtaskId ? { subtaskId: options.subtaskId } : {}), at: Date.now() });
+  call.candidate = { ...candidate, model: candidate.withOutputLimit(limit), maxOutputTokens: limit };
+  call.runnable = shape.prepare ? shape.prepare(call.candidate) : call.candidate.model;
+  if (options.ledger) held.reservation = options.ledger.admit(options.ledger.needsEstimate ? await estimate(messages, call.candidate) : undefined);
+  return true;
+}
+
+/**
+ * One attempt of a candidate: its answer measured and settled against the budget, or its failure
+ * classified for the retry loop. What no retry can change is thrown: a refusal, a cancellation,
+ * an exhausted budget, an answer the client could not read, a prompt too large for the model.
+ */
+async function attemptCandidate(
+  route: ModelRoute,
+  call: CandidateCall,
+  attemptNumber: number,
+  messages: BaseMessage[],
+  options: CallOptions,
+  shape: CallShape,
+  held: Held,
+  signals: AbortSignal[],
+): Promise<AttemptResult<ModelReply | typeof ENLARGED, unknown>> {
+  const { meter, ledger } = options;
+  const { policy } = route;
+  const candidate = call.candidate;
+  const onToken = shape.onToken && candidate.streams ? shape.onToken : undefined;
+  // Anthropic caches what comes before a breakpoint: the tools and the system prompt, the stable start of every call.
+  const sent = candidate.promptCaching === "anthropic" ? withCacheBreakpoint(messages) : messages;
+  try {
+    shape.onAttempt?.(attemptNumber);
+    // The callbacks (the server's run observer) learn who calls which model from the call itself.
+    const metadata = modelCallMetadata(route.role, candidate.choice, options.subtaskId);
+    const result = await attempt(call.runnable, sent, signals, policy.timeoutMs, metadata, onToken, shape.onChunk);
+    if (!("output" in result)) return { failure: { retryable: true, reason: `timed out after ${formatSeconds(policy.timeoutMs)}`, error: result.error } };
+    const message = messageOf(result.output);
+    const usage = await usageOf(messages, message);
+    const costUsd = costOf(candidate.price, usage);
+    meter.add({ llmCalls: 1, ...usage, costUsd });
+    ledger?.settle({ ...usage, costUsd }, held.reservation);
+    const refusal = refusalOf(message);
+    if (refusal !== undefined) throw new ModelRefusalError(call.id, refusal);
+    if (isCutOff(message) && (await enlarge(route, call, usage.completionTokens, messages, options, shape, held))) return { value: ENLARGED };
+    return { value: { message, output: result.output, candidate, ...(isCutOff(message) ? { cutOff: true } : {}) } };
+  } catch (error) {
+    if (error instanceof ModelRefusalError) throw error;
+    if (options.signal?.aborted) {
+      meter.add({ llmCalls: 1 });
+      throw error;
+    }
+    if (ledger?.signal.aborted) {
+      meter.add({ llmCalls: 1 });
+      ledger.refuse(ledger.wallTimeStop());
+    }
+    if (isBudgetExhausted(error)) throw error;
+    if (errorClassName(error) === "LengthFinishReasonError") {
+      // A structured answer cut off before it could be read (the OpenAI client's parse): asked again with more room, once.
+      const promptTokens = await countMessageTokens(messages);
+      meter.add({ llmCalls: 1, promptTokens });
+      ledger?.settle({ promptTokens, completionTokens: 0, costUsd: 0 }, held.reservation);
+      if (await enlarge(route, call, candidate.maxOutputTokens ?? 0, messages, options, shape, held)) return { value: ENLARGED };
+      throw error;
+    }
+    if (isInvalidAnswerError(error)) {
+      meter.add({ llmCalls: 1, promptTokens: await countMessageTokens(messages) });
+      throw error;
+    }
+    if (isContextOverflow(error)) {
+      meter.add({ llmCalls: 1 });
+      throw new ContextOverflowError(`${call.id}: the prompt is larger than the model's context window (${modelFailure(error)})`, { model: call.id }, { cause: error });
+    }
+    let failure = classifyFailure(error);
+    if (failure.retryAfterMs !== undefined && failure.retryAfterMs > policy.retryAfterMaxMs) {
+      failure = { retryable: false, reason: `${failure.reason} with Retry-After ${formatSeconds(failure.retryAfterMs)}, longer than troupe waits` };
+    }
+    return { failure: { ...failure, error } };
+  }
 }
 
 /** The prompt's tokens and cost, for admitting a call under a token or cost limit. */
 async function estimate(messages: BaseMessage[], candidate: ModelCandidate): Promise<{ tokens: number; costUsd: number }> {
   const tokens = await countMessageTokens(messages);
   return { tokens, costUsd: costOf(candidate.price, { promptTokens: tokens, completionTokens: 0 }) };
-}
-
-/** Waits out a backoff; cancellation or the end of the run's wall time cuts it short. */
-async function pause(delayMs: number, signals: AbortSignal[], options: CallOptions, ledger: RunLedger | undefined): Promise<void> {
-  try {
-    await sleep(delayMs, undefined, { signal: AbortSignal.any(signals) });
-  } catch (error) {
-    if (ledger?.signal.aborted && !options.signal?.aborted) ledger.refuse(ledger.wallTimeStop());
-    throw error;
-  }
 }
 
 function formatSeconds(milliseconds: number): string {

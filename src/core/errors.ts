@@ -59,9 +59,13 @@ export class ConflictError extends TroupeError {
 
 /** A model misbehaved: invalid structured output after repair, an unexpected reply. */
 export class ModelError extends TroupeError {
-  constructor(code: CodeOfKind<"model">, message: string, data: Record<string, unknown> = {}, options?: ErrorOptions) {
+  /** Every failed attempt of the call, in order (the last one's error is also the `cause`); empty when there were no retries to keep. */
+  readonly attempts: ReadonlyArray<{ model: string; attempt: number; reason: string; error: unknown }>;
+
+  constructor(code: CodeOfKind<"model">, message: string, data: Record<string, unknown> = {}, options?: ErrorOptions & { attempts?: ModelError["attempts"] }) {
     super(code, message, data, options);
     this.name = "ModelError";
+    this.attempts = options?.attempts ?? [];
   }
 }
 

@@ -149,15 +149,8 @@ export function isContextOverflow(error: unknown): boolean {
   return status !== undefined && CONTEXT_OVERFLOW.test(messageOf(error));
 }
 
-/**
- * The wait before retry `retry` (1 for the first): exponential from `backoffBaseMs` with full
- * jitter in its upper half, capped; never shorter than what the server asked for.
- */
-export function backoffDelay(retry: number, policy: CallPolicy, retryAfterMs?: number, random: () => number = Math.random): number {
-  const exponential = Math.min(policy.backoffMaxMs, policy.backoffBaseMs * 2 ** (retry - 1));
-  const jittered = Math.round(exponential / 2 + (random() * exponential) / 2);
-  return Math.max(jittered, Math.ceil(retryAfterMs ?? 0));
-}
+/** The backoff before a retry, shared with tool calls (src/core/retry.ts). */
+export { backoffDelay } from "../core/retry.js";
 
 /** An error for a stream that ended before the model said it had finished. */
 export class TruncatedStreamError extends Error {

@@ -1,11 +1,16 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { HumanMessage } from "@langchain/core/messages";
+import { ChatOpenAI } from "@langchain/openai";
 import { describe, expect, it } from "vitest";
+import { callModel, UsageMeter } from "../../src/agents/model-call.js";
+import { ModelError } from "../../src/core/errors.js";
+import { DEFAULT_CALL_POLICY } from "../../src/providers/call-policy.js";
 import { answerStep, finalStep, planStep, reviewStep, subtask, toolStep } from "../../src/testing/script.js";
 import { ScriptedChatModel } from "../../src/testing/scripted-chat-model.js";
 import { eventsOf } from "../helpers.js";
-import { envFor, fakeAnthropic, fakeOpenAI, runOnProvider } from "../provider-helpers.js";
+import { envFor, FAST_RETRIES, fakeAnthropic, fakeOpenAI, runOnProvider } from "../provider-helpers.js";
 
 const TASK = "compute 17% of 2,340 and save it to result.txt";
 
@@ -196,6 +201,39 @@ describe("faults on the wire", () => {
     const fallbacks = result.trace.modelIncidents.filter((incident) => incident.kind === "fallback");
     expect(fallbacks).toEqual([expect.objectContaining({ role: "planner", model: "openai:gpt-4.1-mini", to: "anthropic:claude-haiku-4-5", attempt: 2, reason: "HTTP 500" })]);
     expect(eventsOf(events, "model-fallback")).toHaveLength(1);
+  });
+
+  it("a call that fails on every model of its chain reports each attempt's cause, not only the last", async () => {
+    const openai = await fakeOpenAI();
+    const anthropic = await fakeAnthropic();
+    openai.inject({ kind: "status", status: 500 }, { role: "critic", times: 100 });
+    anthropic.inject({ kind: "status", status: 503 }, { role: "critic", times: 100 });
+    const config = { fallbacks: ["anthropic:claude-haiku-4-5"] };
+    const { result } = await runOnProvider(envFor({ openai, anthropic }, { TROUPE_PROVIDER: "openai", TROUPE_MAX_RETRIES: "1" }), { task: TASK }, { config });
+    expect(result.trace.reviews[0]?.issues[0]).toContain(
+      "anthropic:claude-haiku-4-5 failed after 2 attempts: HTTP 503 (every attempt: openai:gpt-4.1-mini #1: HTTP 500; openai:gpt-4.1-mini #2: HTTP 500; anthropic:claude-haiku-4-5 #1: HTTP 503; anthropic:claude-haiku-4-5 #2: HTTP 503)",
+    );
+  });
+
+  it("ModelError keeps every attempt with its cause (the real OpenAI client against the fake)", async () => {
+    const openai = await fakeOpenAI();
+    openai.inject({ kind: "status", status: 500 }, { times: 1 });
+    openai.inject({ kind: "reset" }, { times: 1 });
+    openai.inject({ kind: "status", status: 503 }, { times: 1 });
+    const model = new ChatOpenAI({ model: "gpt-4.1-mini", apiKey: "sk-fake", maxRetries: 0, configuration: { baseURL: openai.baseUrl } });
+    const candidate = { choice: { provider: "openai", model: "gpt-4.1-mini" }, model, structuredMethod: "functionCalling" as const, streams: false, price: undefined };
+    const route = { role: "synthesizer" as const, candidates: [candidate], policy: { ...DEFAULT_CALL_POLICY, ...FAST_RETRIES, maxRetries: 2 } };
+    const failed = await callModel(route, [new HumanMessage("hello")], { meter: new UsageMeter() }).catch((error: unknown) => error);
+    expect(failed).toBeInstanceOf(ModelError);
+    const error = failed as ModelError;
+    expect(error.code).toBe("model_call_failed");
+    expect(error.attempts.map((entry) => [entry.model, entry.attempt, entry.reason])).toEqual([
+      ["openai:gpt-4.1-mini", 1, "HTTP 500"],
+      ["openai:gpt-4.1-mini", 2, "connection reset"],
+      ["openai:gpt-4.1-mini", 3, "HTTP 503"],
+    ]);
+    expect(error.attempts.every((entry) => entry.error instanceof Error)).toBe(true);
+    expect(error.cause).toBe(error.attempts[2]?.error);
   });
 
   it("aborts the model call in flight when the run is cancelled", async () => {

@@ -1,0 +1,40 @@
+import type { Assignment } from "../../core/agent-fit.js";
+import type { PlannedSubtask } from "../../core/plan.js";
+import type { Label } from "../../core/provenance.js";
+import type { LiveBoard } from "../board.js";
+
+/** What one subtask's run receives from the dispatcher: everything it needs, nothing more. */
+export interface SubtaskPayload {
+  runId: string;
+  task: string;
+  subtask: PlannedSubtask;
+  attempt: number;
+  /** The review round the run is in (how many verdicts it has had). */
+  round: number;
+  /** A partly failed map sent back by the critic: run only its failed items. */
+  retryFailedItems: boolean;
+  feedback: string[];
+  maxSteps: number;
+  mapConcurrency: number;
+  promptBudget: number;
+  /** The tools the run may use (a request's `tools`); null: every tool its agents can reach. */
+  allowedTools?: string[] | null;
+  /** The dependencies' summaries, stash handles and provenance; their values (and labels) are read from the stash when the subtask starts. */
+  dependencies: Array<{ id: string; label: string; summary: string; ref: string | null; provenance?: Label }>;
+  /** The label of `feedback`: the critic's notes are untrusted when it had read untrusted results. */
+  feedbackProvenance?: Label;
+  /** The subtasks that take arguments from this one's result: it must have a result for them. */
+  consumers?: string[];
+  /** How it was given to its agent, when it asked for a capability (`subtask.agent` is then the one chosen). */
+  assignment?: Assignment;
+  /** The run owner's long-term memory namespace, for the memory tools. */
+  memoryNamespace?: string[];
+}
+
+/** What the node running a subtask shares with it while they run: the live board and the plan's subtask ids. */
+export interface SubtaskLive {
+  board: LiveBoard;
+  planIds: () => readonly string[];
+  /** Set while the plan still streams in: its calls with effects wait for it (see `ToolContext.effectsAllowed`). */
+  effectsAllowed?: () => Promise<void>;
+}
