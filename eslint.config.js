@@ -27,10 +27,13 @@ export default tseslint.config(
     ["src/agents/**", ["graph", "store", "runtime", "cli", "server"], []],
     ["src/graph/**", ["store", "runtime", "cli", "server"], []],
     ["src/store/**", ["agents", "graph", "runtime", "cli", "server"], []],
+    // A domain's Postgres side reads its contract, never its SQLite sibling (and the reverse).
+    ["src/store/*/postgres*.ts", ["agents", "graph", "runtime", "cli", "server"], [], ["./sqlite*", "../*/sqlite*"]],
+    ["src/store/*/sqlite*.ts", ["agents", "graph", "runtime", "cli", "server"], [], ["./postgres*", "../*/postgres*", "../postgres-store*"]],
     ["src/runtime/**", ["cli", "server", "web"], ["fastify"]],
     ["src/server/**", ["cli", "web"], []],
     ["src/web/**", ["core", "config", "providers", "tools", "agents", "graph", "store", "runtime", "cli", "server", "testing"], []],
-  ].map(([files, layers, packages]) => ({
+  ].map(([files, layers, packages, siblings = []]) => ({
     files: [files],
     ignores: ["**/*.test.ts"],
     rules: {
@@ -40,6 +43,7 @@ export default tseslint.config(
           patterns: [
             ...layers.map((layer) => ({ group: [`**/${layer}/*`, `**/${layer}/**`], message: `this layer must not import from src/${layer}` })),
             ...packages.map((name) => ({ group: [name, `${name}/*`], message: `${name} does not belong in this layer` })),
+            ...siblings.map((path) => ({ group: [path], message: "a store domain's dialects share only its contract" })),
           ],
         },
       ],

@@ -14,7 +14,7 @@ import { answerStep, finalStep, planStep, reviewStep, subtask } from "../src/tes
 import { ScriptedChatModel } from "../src/testing/scripted-chat-model.js";
 import { readScriptLog, runCli, tempDir, writeScript } from "./helpers.js";
 import { startThrowawayPostgres } from "../src/testing/postgres-cluster.js";
-import { POSTGRES_SCHEMA_VERSION } from "../src/store/postgres/database.js";
+import { POSTGRES_SCHEMA_VERSION } from "../src/store/database/postgres.js";
 import { freshDatabase } from "./postgres.js";
 import { call, serveApi, startWorker, stopAll, submit, taskStatus, until } from "./scale-out-helpers.js";
 

@@ -1,6 +1,6 @@
 import type { RunResult } from "../core/run.js";
 import { isTroupeError } from "../core/errors.js";
-import { isDamagedDatabase } from "../store/database-errors.js";
+import { isDamagedDatabase } from "../store/database/errors.js";
 
 /** Exit codes (DESIGN.md): 0 completed · 1 failed · 2 bad input or configuration · 3 waiting for a person. */
 export const EXIT = {

@@ -10,7 +10,7 @@ import { describeHistory, type HistoryEntry } from "../graph/history.js";
 import { checkPlan } from "../graph/nodes/planning.js";
 import type { State } from "../graph/state.js";
 import type { RunRecord, Store } from "../store/index.js";
-import type { ForkOrigin } from "../store/run-store.js";
+import type { ForkOrigin } from "../store/runs/contract.js";
 
 /** What `troupe runs fork` and `POST /tasks/:id/fork` ask for. */
 export const ForkRequest = z

@@ -1,4 +1,4 @@
-import type { Sqlite } from "../store/database.js";
+import type { Sqlite } from "../store/database/sqlite.js";
 
 interface Pending {
   write: () => unknown;
