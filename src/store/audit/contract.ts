@@ -105,13 +105,15 @@ export function parseEffect(text: string | null | undefined): CallEffect | null 
   }
 }
 
-export function where(filter: AuditFilter): { clause: string; values: Array<string | number> } {
+/** The WHERE clause of a filter, with `@name` placeholders (see database/placeholders.ts). */
+export function where(filter: AuditFilter): { clause: string; values: Record<string, string | number> } {
   const parts: string[] = [];
-  const values: Array<string | number> = [];
+  const values: Record<string, string | number> = {};
   const add = (column: string, value: string | number | undefined, operator = "="): void => {
     if (value === undefined) return;
-    parts.push(`${column} ${operator} ?`);
-    values.push(value);
+    const name = `filter${parts.length}`;
+    parts.push(`${column} ${operator} @${name}`);
+    values[name] = value;
   };
   add("run_id", filter.runId);
   add("thread_id", filter.threadId);

@@ -1,13 +1,8 @@
 import type pg from "pg";
 import type { AuditCompletion, AuditEntry, CallEffect, RecordedCall } from "../../tools/audit.js";
 import { type AuditCounts, type AuditFilter, type AuditRow, type AuditStats, type AuditStore, type AuditWrite, counts, type DbRow, fromDb, parseEffect, where } from "./contract.js";
+import { positional } from "../database/placeholders.js";
 import { TurnBatch } from "../turn-batch.js";
-
-/** `?` placeholders (the shared filter's) as Postgres's `$n`. */
-function dollars(sql: string, offset = 0): string {
-  let index = offset;
-  return sql.replace(/\?/g, () => `$${++index}`);
-}
 
 const INSERT_COLUMNS = [
   "id",
@@ -155,8 +150,7 @@ export class PostgresAuditStore implements AuditStore {
   async list(filter: AuditFilter = {}): Promise<AuditRow[]> {
     await this.flush();
     const { clause, values } = where(filter);
-    const sql = dollars(`SELECT * FROM (SELECT * FROM audit ${clause} ORDER BY id DESC LIMIT ?) AS newest ORDER BY id`);
-    const { rows } = await this.#pool.query<DbRow>(sql, [...values, filter.limit ?? 100]);
+    const { rows } = await this.#pool.query<DbRow>(positional(`SELECT * FROM (SELECT * FROM audit ${clause} ORDER BY id DESC LIMIT @limit) AS newest ORDER BY id`, { ...values, limit: filter.limit ?? 100 }));
     return rows.map(fromDb);
   }
 
@@ -165,8 +159,7 @@ export class PostgresAuditStore implements AuditStore {
     const { clause, values } = where(filter);
     let after = 0;
     for (;;) {
-      const sql = dollars(`SELECT * FROM audit ${clause ? `${clause} AND` : "WHERE"} id > ? ORDER BY id LIMIT 1000`);
-      const { rows } = await this.#pool.query<DbRow>(sql, [...values, after]);
+      const { rows } = await this.#pool.query<DbRow>(positional(`SELECT * FROM audit ${clause ? `${clause} AND` : "WHERE"} id > @after ORDER BY id LIMIT 1000`, { ...values, after }));
       for (const row of rows) yield fromDb(row);
       if (rows.length < 1000) return;
       after = (rows.at(-1) as DbRow).id;
@@ -176,7 +169,7 @@ export class PostgresAuditStore implements AuditStore {
   async count(filter: AuditFilter = {}): Promise<number> {
     await this.flush();
     const { clause, values } = where(filter);
-    const { rows } = await this.#pool.query<{ n: number }>(dollars(`SELECT COUNT(*)::int AS n FROM audit ${clause}`), values);
+    const { rows } = await this.#pool.query<{ n: number }>(positional(`SELECT COUNT(*)::int AS n FROM audit ${clause}`, values));
     return rows[0]?.n ?? 0;
   }
 
@@ -184,17 +177,15 @@ export class PostgresAuditStore implements AuditStore {
     await this.flush();
     const { clause, values } = where(filter);
     const { rows } = await this.#pool.query<{ total: number; ok: number; denied: number; approved: number; rejected: number; cached: number; average: number | null }>(
-      dollars(`SELECT COUNT(*)::int AS total, COUNT(*) FILTER (WHERE status = 'ok')::int AS ok, COUNT(*) FILTER (WHERE decision = 'denied')::int AS denied,
+      positional(`SELECT COUNT(*)::int AS total, COUNT(*) FILTER (WHERE status = 'ok')::int AS ok, COUNT(*) FILTER (WHERE decision = 'denied')::int AS denied,
               COUNT(*) FILTER (WHERE decision = 'approved')::int AS approved, COUNT(*) FILTER (WHERE decision = 'rejected')::int AS rejected,
-              COALESCE(SUM(cached), 0)::int AS cached, AVG(duration_ms)::float8 AS average FROM audit ${clause}`),
-      values,
+              COALESCE(SUM(cached), 0)::int AS cached, AVG(duration_ms)::float8 AS average FROM audit ${clause}`, values),
     );
     const total = rows[0] as NonNullable<(typeof rows)[0]>;
     const grouped = async (column: "agent" | "tool"): Promise<Record<string, AuditCounts>> => {
       const result = await this.#pool.query<{ name: string; total: number; ok: number; denied: number }>(
-        dollars(`SELECT ${column} AS name, COUNT(*)::int AS total, COUNT(*) FILTER (WHERE status = 'ok')::int AS ok, COUNT(*) FILTER (WHERE decision = 'denied')::int AS denied
-                 FROM audit ${clause} GROUP BY ${column} ORDER BY ${column} COLLATE "C"`),
-        values,
+        positional(`SELECT ${column} AS name, COUNT(*)::int AS total, COUNT(*) FILTER (WHERE status = 'ok')::int AS ok, COUNT(*) FILTER (WHERE decision = 'denied')::int AS denied
+                 FROM audit ${clause} GROUP BY ${column} ORDER BY ${column} COLLATE "C"`, values),
       );
       return Object.fromEntries(result.rows.map((row) => [row.name, counts(row.total, row.ok, row.denied)]));
     };

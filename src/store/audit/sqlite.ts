@@ -110,20 +110,20 @@ export class SqliteAuditStore implements AuditStore {
     const { clause, values } = where(filter);
     const limit = filter.limit ?? 100;
     // The newest `limit` rows, shown oldest first.
-    const rows = this.#db.prepare(`SELECT * FROM (SELECT * FROM audit ${clause} ORDER BY id DESC LIMIT ?) ORDER BY id`).all(...values, limit) as DbRow[];
+    const rows = this.#db.prepare(`SELECT * FROM (SELECT * FROM audit ${clause} ORDER BY id DESC LIMIT @limit) ORDER BY id`).all({ ...values, limit }) as DbRow[];
     return rows.map(fromDb);
   }
 
   async *iterate(filter: AuditFilter = {}): AsyncGenerator<AuditRow> {
     void this.flush();
     const { clause, values } = where(filter);
-    for (const row of this.#db.prepare(`SELECT * FROM audit ${clause} ORDER BY id`).iterate(...values)) yield fromDb(row as DbRow);
+    for (const row of this.#db.prepare(`SELECT * FROM audit ${clause} ORDER BY id`).iterate(values)) yield fromDb(row as DbRow);
   }
 
   async count(filter: AuditFilter = {}): Promise<number> {
     void this.flush();
     const { clause, values } = where(filter);
-    return (this.#db.prepare(`SELECT COUNT(*) AS n FROM audit ${clause}`).get(...values) as { n: number }).n;
+    return (this.#db.prepare(`SELECT COUNT(*) AS n FROM audit ${clause}`).get(values) as { n: number }).n;
   }
 
   async stats(filter: AuditFilter = {}): Promise<AuditStats> {
@@ -134,11 +134,11 @@ export class SqliteAuditStore implements AuditStore {
         `SELECT COUNT(*) AS total, SUM(status = 'ok') AS ok, SUM(decision = 'denied') AS denied, SUM(decision = 'approved') AS approved,
                 SUM(decision = 'rejected') AS rejected, SUM(cached) AS cached, AVG(duration_ms) AS average FROM audit ${clause}`,
       )
-      .get(...values) as { total: number; ok: number | null; denied: number | null; approved: number | null; rejected: number | null; cached: number | null; average: number | null };
+      .get(values) as { total: number; ok: number | null; denied: number | null; approved: number | null; rejected: number | null; cached: number | null; average: number | null };
     const grouped = (column: "agent" | "tool"): Record<string, AuditCounts> => {
       const rows = this.#db
         .prepare(`SELECT ${column} AS name, COUNT(*) AS total, SUM(status = 'ok') AS ok, SUM(decision = 'denied') AS denied FROM audit ${clause} GROUP BY ${column} ORDER BY ${column}`)
-        .all(...values) as Array<{ name: string; total: number; ok: number | null; denied: number | null }>;
+        .all(values) as Array<{ name: string; total: number; ok: number | null; denied: number | null }>;
       return Object.fromEntries(rows.map((row) => [row.name, counts(row.total, row.ok ?? 0, row.denied ?? 0)]));
     };
     return {

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { rowUpdate } from "../database/update.js";
 
 export const EVAL_STATUSES = ["queued", "running", "completed", "failed", "cancelled"] as const;
 /** queued · running · completed (every case ran; the pass rate says how well) · failed (it could not run) · cancelled. */
@@ -96,4 +97,10 @@ export interface EvalStore {
   count(options?: { owner?: string }): Promise<number>;
   /** Evals submitted over HTTP that had not finished when their server stopped. */
   listUnsettled(): Promise<EvalRecord[]>;
+}
+
+/** The UPDATE of an eval (`@name` placeholders, both dialects). */
+export function evalUpdate(id: string, patch: EvalPatch, ifStatus: readonly EvalStatus[] | undefined, now: number): { sql: string; values: Record<string, unknown> } {
+  const encode = (key: keyof EvalPatch, value: unknown): unknown => (key === "results" && value !== null ? JSON.stringify(value) : value);
+  return rowUpdate({ table: "evals", columns: EVAL_COLUMNS, id, patch, now, ifStatus, encode });
 }

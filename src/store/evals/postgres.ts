@@ -1,5 +1,6 @@
 import type pg from "pg";
-import { EVAL_COLUMNS, type EvalPatch, type EvalRecord, EvalRow, type EvalStatus, type EvalStore, type NewEval } from "./contract.js";
+import { evalUpdate, type EvalPatch, type EvalRecord, EvalRow, type EvalStatus, type EvalStore, type NewEval } from "./contract.js";
+import { positional } from "../database/placeholders.js";
 
 const parse = (row: unknown): EvalRecord => EvalRow.parse(row);
 
@@ -22,19 +23,8 @@ export class PostgresEvalStore implements EvalStore {
   }
 
   async update(id: string, patch: EvalPatch, options: { ifStatus?: readonly EvalStatus[] } = {}): Promise<boolean> {
-    const sets = ["updated_at = $2"];
-    const values: unknown[] = [id, Date.now()];
-    for (const [key, value] of Object.entries(patch) as Array<[keyof EvalPatch, unknown]>) {
-      if (value === undefined) continue;
-      values.push(key === "results" ? (value === null ? null : JSON.stringify(value)) : value);
-      sets.push(`${EVAL_COLUMNS[key]} = $${values.length}`);
-    }
-    let guard = "";
-    if (options.ifStatus) {
-      values.push([...options.ifStatus]);
-      guard = ` AND status = ANY($${values.length})`;
-    }
-    const result = await this.#pool.query(`UPDATE evals SET ${sets.join(", ")} WHERE id = $1${guard}`, values);
+    const { sql, values } = evalUpdate(id, patch, options.ifStatus, Date.now());
+    const result = await this.#pool.query(positional(sql, values));
     return (result.rowCount ?? 0) > 0;
   }
 

@@ -1,5 +1,5 @@
 import type { Sqlite } from "../database/sqlite.js";
-import { EVAL_COLUMNS, type EvalPatch, type EvalRecord, EvalRow, type EvalStatus, type EvalStore, type NewEval } from "./contract.js";
+import { evalUpdate, type EvalPatch, type EvalRecord, EvalRow, type EvalStatus, type EvalStore, type NewEval } from "./contract.js";
 
 /** The evals table in SQLite. */
 export class SqliteEvalStore implements EvalStore {
@@ -21,15 +21,8 @@ export class SqliteEvalStore implements EvalStore {
   }
 
   async update(id: string, patch: EvalPatch, options: { ifStatus?: readonly EvalStatus[] } = {}): Promise<boolean> {
-    const sets = ["updated_at = @updatedAt"];
-    const values: Record<string, unknown> = { id, updatedAt: Date.now() };
-    for (const [key, value] of Object.entries(patch) as Array<[keyof EvalPatch, unknown]>) {
-      if (value === undefined) continue;
-      sets.push(`${EVAL_COLUMNS[key]} = @${key}`);
-      values[key] = key === "results" ? (value === null ? null : JSON.stringify(value)) : value;
-    }
-    const guard = options.ifStatus ? ` AND status IN (${options.ifStatus.map((status) => `'${status}'`).join(", ")})` : "";
-    return this.#db.prepare(`UPDATE evals SET ${sets.join(", ")} WHERE id = @id${guard}`).run(values).changes > 0;
+    const { sql, values } = evalUpdate(id, patch, options.ifStatus, Date.now());
+    return this.#db.prepare(sql).run(values).changes > 0;
   }
 
   async get(id: string): Promise<EvalRecord | undefined> {

@@ -3,6 +3,7 @@ import type { Grant } from "../../tools/permissions.js";
 import type { RuntimeGrant } from "../../tools/runtime-grants.js";
 import { GRANT_INSERT, type GrantStore, GrantRow, grantValues, newGrantId } from "./contract.js";
 import { inTransaction } from "../database/postgres.js";
+import { positional } from "../database/placeholders.js";
 
 /** The channel a change of grants is announced on, in the transaction that makes it. */
 export const GRANTS_CHANNEL = "troupe_grants";
@@ -53,15 +54,11 @@ export class PostgresGrantStore implements GrantStore {
   }
 
   async list(options: { agent?: string; includeRevoked?: boolean } = {}): Promise<RuntimeGrant[]> {
-    const clauses: string[] = [];
-    const values: unknown[] = [];
-    if (options.agent !== undefined) {
-      values.push(options.agent);
-      clauses.push(`agent = $${values.length}`);
-    }
-    if (options.includeRevoked === false) clauses.push("revoked_at IS NULL");
+    const clauses = [...(options.agent !== undefined ? ["agent = @agent"] : []), ...(options.includeRevoked === false ? ["revoked_at IS NULL"] : [])];
     const where = clauses.length > 0 ? `WHERE ${clauses.join(" AND ")}` : "";
-    const { rows } = await this.#pool.query(`SELECT id, agent, tool, level, conditions, expires_at, granted_by, reason, created_at, revoked_at, revoked_by, revoke_reason FROM grants ${where} ORDER BY created_at, row_order`, values);
+    const { rows } = await this.#pool.query(
+      positional(`SELECT id, agent, tool, level, conditions, expires_at, granted_by, reason, created_at, revoked_at, revoked_by, revoke_reason FROM grants ${where} ORDER BY created_at, row_order`, options),
+    );
     return rows.map((row) => GrantRow.parse(row));
   }
 

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { RUN_STATUSES, STOP_REASONS, type InterruptInfo, type ResumeDecision, type RunMetrics, type RunStatus, type StopReason } from "../../core/run.js";
 import { deliveryFor, type NewDelivery } from "../webhooks/contract.js";
+import { rowUpdate } from "../database/update.js";
 
 /** A person's decision accepted while a run waits for a slot, and which pending interrupt it answers. */
 export type PendingDecision = ResumeDecision & { interruptId?: string };
@@ -208,6 +209,33 @@ export function columnValue(key: keyof RunPatch, value: unknown): unknown {
   if (key === "metrics" || key === "interrupt" || key === "pendingDecision") return value === null ? null : JSON.stringify(value);
   if (key === "cancelRequested") return value ? 1 : 0;
   return value;
+}
+
+/**
+ * The UPDATE of a run, for both dialects (`@name` placeholders): the patch's columns, the time,
+ * and what a change of status brings in the same write — every start and resume passes here on
+ * its way to running and is counted; a run that stops on its own starts its crash count again.
+ * With `ifStatus`, only while the run has one of those statuses.
+ */
+export function runUpdate(id: string, patch: RunPatch, options: UpdateRunOptions, now: number): { sql: string; values: Record<string, unknown> } {
+  const also: string[] = [];
+  if (patch.status === "running") also.push("starts = starts + 1");
+  else if (patch.status !== undefined && STOPPED.has(patch.status) && patch.crashes === undefined) also.push("crashes = 0");
+  return rowUpdate({ table: "runs", columns: RUN_COLUMNS, id, patch, now, ifStatus: options.ifStatus, also, encode: columnValue });
+}
+
+/**
+ * The queries over runs that have not settled, for both dialects; `order` breaks ties of
+ * `created_at` in insertion order (SQLite's `rowid`, Postgres's `row_order`).
+ */
+export function unsettledQueries(order: "rowid" | "row_order"): { api: string; ofEval: string } {
+  return {
+    // API runs a server takes up when it starts (see RunStore.listUnsettled).
+    api: `SELECT * FROM runs WHERE owner IS NOT NULL AND eval_id IS NULL
+       AND (status IN ('queued', 'running') OR (status = 'interrupted' AND suspended IS NOT NULL))
+       ORDER BY created_at, ${order}`,
+    ofEval: `SELECT * FROM runs WHERE eval_id = @evalId AND status IN ('queued', 'running') ORDER BY created_at, ${order}`,
+  };
 }
 
 /** A new run's record, before it is written: every field a run starts with. */

@@ -1,7 +1,7 @@
 import type pg from "pg";
 import { ConflictError } from "../../core/errors.js";
-import { columnValue, consequencesOf, type CreateRunOptions, filters, type NewRun, newRunRecord, RUN_COLUMNS, type RunCreation,
-  type RunListOptions, type RunPatch, type RunRecord, RunRow, type RunStore, STOPPED, type UpdateRunOptions } from "./contract.js";
+import { consequencesOf, type CreateRunOptions, filters, type NewRun, newRunRecord, type RunCreation, type RunListOptions, type RunPatch, type RunRecord, RunRow, type RunStore, runUpdate, unsettledQueries, type UpdateRunOptions } from "./contract.js";
+import { positional } from "../database/placeholders.js";
 import { RowFailure, TurnBatch } from "../turn-batch.js";
 import { DELIVERY_INSERT, deliveryValues } from "../webhooks/contract.js";
 import type { PgBossRunQueue } from "../queue/postgres.js";
@@ -11,19 +11,7 @@ export interface DeliveryJobs {
   send(client: pg.ClientBase, deliveryId: string): Promise<void>;
 }
 
-/** `@name` placeholders (the SQLite store's) as Postgres's `$n`, with the values in order. */
-function numbered(sql: string, values: Record<string, unknown>): { text: string; values: unknown[] } {
-  const order: string[] = [];
-  const text = sql.replace(/@(\w+)/g, (_match, name: string) => {
-    let index = order.indexOf(name);
-    if (index < 0) {
-      order.push(name);
-      index = order.length - 1;
-    }
-    return `$${index + 1}`;
-  });
-  return { text, values: order.map((name) => values[name]) };
-}
+const UNSETTLED = unsettledQueries("row_order");
 
 const parse = (row: unknown): RunRecord => RunRow.parse(row);
 
@@ -182,18 +170,8 @@ export class PostgresRunStore implements RunStore {
   }
 
   async update(id: string, patch: RunPatch, options: UpdateRunOptions = {}): Promise<boolean> {
-    const sets: string[] = ["updated_at = @updatedAt"];
-    if (patch.status === "running") sets.push("starts = starts + 1");
-    else if (patch.status !== undefined && STOPPED.has(patch.status) && patch.crashes === undefined) sets.push("crashes = 0");
-    const values: Record<string, unknown> = { id, updatedAt: Date.now() };
-    for (const [key, value] of Object.entries(patch) as Array<[keyof RunPatch, unknown]>) {
-      if (value === undefined) continue;
-      sets.push(`${RUN_COLUMNS[key]} = @${key}`);
-      values[key] = columnValue(key, value);
-    }
-    const guard = options.ifStatus ? ` AND status = ANY(@ifStatus)` : "";
-    if (options.ifStatus) values.ifStatus = [...options.ifStatus];
-    const statement = numbered(`UPDATE runs SET ${sets.join(", ")} WHERE id = @id${guard} RETURNING *`, values);
+    const update = runUpdate(id, patch, options, Date.now());
+    const statement = positional(`${update.sql} RETURNING *`, update.values);
     // A plain change (no status, or no queue to feed): one statement.
     const released = patch.waitsFor === null;
     if (patch.status === undefined && !released) {
@@ -253,7 +231,7 @@ export class PostgresRunStore implements RunStore {
 
   async list(options: RunListOptions = {}): Promise<RunRecord[]> {
     const { where, values } = filters(options);
-    const statement = numbered(`SELECT * FROM runs ${where} ORDER BY created_at DESC, row_order DESC LIMIT @limit OFFSET @offset`, {
+    const statement = positional(`SELECT * FROM runs ${where} ORDER BY created_at DESC, row_order DESC LIMIT @limit OFFSET @offset`, {
       ...values,
       limit: options.limit ?? 50,
       offset: options.offset ?? 0,
@@ -264,7 +242,7 @@ export class PostgresRunStore implements RunStore {
 
   async count(options: Pick<RunListOptions, "status" | "threadId" | "owner"> = {}): Promise<number> {
     const { where, values } = filters(options);
-    const statement = numbered(`SELECT COUNT(*)::int AS n FROM runs ${where}`, values);
+    const statement = positional(`SELECT COUNT(*)::int AS n FROM runs ${where}`, values);
     const { rows } = await this.#pool.query<{ n: number }>(statement.text, statement.values);
     return rows[0]?.n ?? 0;
   }
@@ -280,16 +258,13 @@ export class PostgresRunStore implements RunStore {
   }
 
   async listUnsettled(): Promise<RunRecord[]> {
-    const { rows } = await this.#pool.query(
-      `SELECT * FROM runs WHERE owner IS NOT NULL AND eval_id IS NULL
-       AND (status IN ('queued', 'running') OR (status = 'interrupted' AND suspended IS NOT NULL))
-       ORDER BY created_at, row_order`,
-    );
+    const { rows } = await this.#pool.query(UNSETTLED.api);
     return rows.map(parse);
   }
 
   async listUnsettledOfEval(evalId: string): Promise<RunRecord[]> {
-    const { rows } = await this.#pool.query("SELECT * FROM runs WHERE eval_id = $1 AND status IN ('queued', 'running') ORDER BY created_at, row_order", [evalId]);
+    const statement = positional(UNSETTLED.ofEval, { evalId });
+    const { rows } = await this.#pool.query(statement.text, statement.values);
     return rows.map(parse);
   }
 }

@@ -1,7 +1,9 @@
 import type { Sqlite } from "../database/sqlite.js";
 import { RowFailure, TurnBatch } from "../turn-batch.js";
 import { DELIVERY_INSERT, deliveryValues } from "../webhooks/contract.js";
-import { type CreateRunOptions, type NewRun, RUN_COLUMNS, type RunListOptions, type RunCreation, type RunPatch, type RunRecord, RunRow, type RunStore, STOPPED, type UpdateRunOptions, columnValue, consequencesOf, filters, newRunRecord } from "./contract.js";
+import { type CreateRunOptions, type NewRun, type RunListOptions, type RunCreation, type RunPatch, type RunRecord, RunRow, type RunStore, type UpdateRunOptions, consequencesOf, filters, newRunRecord, runUpdate, unsettledQueries } from "./contract.js";
+
+const UNSETTLED = unsettledQueries("rowid");
 
 /** The runs table in SQLite, on the connection with `synchronous = FULL`: each commit is synced. */
 export class SqliteRunStore implements RunStore {
@@ -69,18 +71,8 @@ export class SqliteRunStore implements RunStore {
   }
 
   async update(id: string, patch: RunPatch, options: UpdateRunOptions = {}): Promise<boolean> {
-    const sets: string[] = ["updated_at = @updatedAt"];
-    // Every start and resume passes here on its way to running: counted in the same write.
-    if (patch.status === "running") sets.push("starts = starts + 1");
-    else if (patch.status !== undefined && STOPPED.has(patch.status) && patch.crashes === undefined) sets.push("crashes = 0");
-    const values: Record<string, unknown> = { id, updatedAt: Date.now() };
-    for (const [key, value] of Object.entries(patch) as Array<[keyof RunPatch, unknown]>) {
-      if (value === undefined) continue;
-      sets.push(`${RUN_COLUMNS[key]} = @${key}`);
-      values[key] = columnValue(key, value);
-    }
-    const guard = options.ifStatus ? ` AND status IN (${options.ifStatus.map((status) => `'${status}'`).join(", ")})` : "";
-    const update = this.#statement(`UPDATE runs SET ${sets.join(", ")} WHERE id = @id${guard}`);
+    const { sql, values } = runUpdate(id, patch, options, Date.now());
+    const update = this.#statement(sql);
     if (patch.status === undefined) return update.run(values).changes > 0;
     // A change of status and what it brings (waiters released, a webhook's delivery) commit together.
     return this.#db.transaction(() => {
@@ -141,18 +133,14 @@ export class SqliteRunStore implements RunStore {
   }
 
   async listUnsettled(): Promise<RunRecord[]> {
-    return this.#statement(
-      `SELECT * FROM runs WHERE owner IS NOT NULL AND eval_id IS NULL
-       AND (status IN ('queued', 'running') OR (status = 'interrupted' AND suspended IS NOT NULL))
-       ORDER BY created_at, rowid`,
-    )
+    return this.#statement(UNSETTLED.api)
       .all([] as never)
       .map((row) => RunRow.parse(row));
   }
 
   async listUnsettledOfEval(evalId: string): Promise<RunRecord[]> {
-    return this.#statement("SELECT * FROM runs WHERE eval_id = ? AND status IN ('queued', 'running') ORDER BY created_at, rowid")
-      .all(evalId)
+    return this.#statement(UNSETTLED.ofEval)
+      .all({ evalId })
       .map((row) => RunRow.parse(row));
   }
 }

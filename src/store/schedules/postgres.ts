@@ -3,6 +3,7 @@ import type { Schedule } from "../../core/schedule.js";
 import { type NewSchedule, newScheduleId, SCHEDULE_INSERT, type ScheduleStore, ScheduleRow, scheduleValues } from "./contract.js";
 import { inTransaction } from "../database/postgres.js";
 import type { PgBossScheduleQueue } from "./postgres-queue.js";
+import { positional } from "../database/placeholders.js";
 
 const PLACEHOLDERS = "($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)";
 
@@ -50,17 +51,8 @@ export class PostgresScheduleStore implements ScheduleStore {
   }
 
   async list(options: { owner?: string; source?: Schedule["source"] } = {}): Promise<Schedule[]> {
-    const clauses: string[] = [];
-    const values: unknown[] = [];
-    if (options.owner !== undefined) {
-      values.push(options.owner);
-      clauses.push(`owner = $${values.length}`);
-    }
-    if (options.source !== undefined) {
-      values.push(options.source);
-      clauses.push(`source = $${values.length}`);
-    }
-    const { rows } = await this.#pool.query(`SELECT * FROM schedules ${clauses.length ? `WHERE ${clauses.join(" AND ")}` : ""} ORDER BY name`, values);
+    const clauses = [...(options.owner !== undefined ? ["owner = @owner"] : []), ...(options.source !== undefined ? ["source = @source"] : [])];
+    const { rows } = await this.#pool.query(positional(`SELECT * FROM schedules ${clauses.length ? `WHERE ${clauses.join(" AND ")}` : ""} ORDER BY name`, options));
     return rows.map((row) => ScheduleRow.parse(row));
   }
 

@@ -1,6 +1,7 @@
 import type pg from "pg";
 import type { ReflectionStats } from "../../core/reflection.js";
 import { type DurationStat, type ReflectionRecord, type RunStatsStore, reflectionStatsOf } from "./contract.js";
+import { positional } from "../database/placeholders.js";
 
 /** The reflections and duration_stats tables on Postgres. */
 export class PostgresRunStatsStore implements RunStatsStore {
@@ -19,19 +20,9 @@ export class PostgresRunStatsStore implements RunStatsStore {
   }
 
   async reflections(filter: { runId?: string; since?: number } = {}): Promise<ReflectionStats> {
-    const clauses: string[] = [];
-    const values: unknown[] = [];
-    if (filter.runId !== undefined) {
-      values.push(filter.runId);
-      clauses.push(`run_id = $${values.length}`);
-    }
-    if (filter.since !== undefined) {
-      values.push(filter.since);
-      clauses.push(`at >= $${values.length}`);
-    }
+    const clauses = [...(filter.runId !== undefined ? ["run_id = @runId"] : []), ...(filter.since !== undefined ? ["at >= @since"] : [])];
     const { rows } = await this.#pool.query<{ type: string; total: number; passed: number; confidence_sum: number }>(
-      `SELECT type, COUNT(*)::int AS total, SUM(passed)::int AS passed, SUM(confidence) AS confidence_sum FROM reflections ${clauses.length ? `WHERE ${clauses.join(" AND ")}` : ""} GROUP BY type`,
-      values,
+      positional(`SELECT type, COUNT(*)::int AS total, SUM(passed)::int AS passed, SUM(confidence) AS confidence_sum FROM reflections ${clauses.length ? `WHERE ${clauses.join(" AND ")}` : ""} GROUP BY type`, filter),
     );
     return reflectionStatsOf(rows);
   }
