@@ -126,6 +126,12 @@ export function where(filter: AuditFilter): { clause: string; values: Record<str
   return { clause: parts.length ? `WHERE ${parts.join(" AND ")}` : "", values };
 }
 
+/** The call a row records, as the registry reads it back (a call coming again after a crash). */
+export function recordedCallOf(row: DbRow | undefined): RecordedCall | undefined {
+  if (!row) return undefined;
+  return { id: row.id, status: row.status, entry: fromDb(row), outcome: row.outcome ?? null, effect: parseEffect(row.effect) };
+}
+
 export function counts(total: number, succeeded: number, denied: number): AuditCounts {
   return { total, succeeded, failed: total - succeeded, denied, successRate: total === 0 ? 0 : Math.round((succeeded / total) * 10_000) / 10_000 };
 }

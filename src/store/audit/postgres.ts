@@ -1,6 +1,6 @@
 import type pg from "pg";
 import type { AuditCompletion, AuditEntry, CallEffect, RecordedCall } from "../../tools/audit.js";
-import { type AuditCounts, type AuditFilter, type AuditRow, type AuditStats, type AuditStore, type AuditWrite, counts, type DbRow, fromDb, parseEffect, where } from "./contract.js";
+import { type AuditCounts, type AuditFilter, type AuditRow, type AuditStats, type AuditStore, type AuditWrite, counts, type DbRow, fromDb, recordedCallOf, where } from "./contract.js";
 import { positional } from "../database/placeholders.js";
 import { TurnBatch } from "../turn-batch.js";
 
@@ -134,9 +134,7 @@ export class PostgresAuditStore implements AuditStore {
 
   async findCall(callId: string): Promise<RecordedCall | undefined> {
     const { rows } = await this.#pool.query<DbRow>("SELECT * FROM audit WHERE call_id = $1 ORDER BY id DESC LIMIT 1", [callId]);
-    const row = rows[0];
-    if (!row) return undefined;
-    return { id: row.id, status: row.status, entry: fromDb(row), outcome: row.outcome ?? null, effect: parseEffect(row.effect) };
+    return recordedCallOf(rows[0]);
   }
 
   unfinished(filter: Pick<AuditFilter, "runId" | "threadId"> = {}): Promise<AuditRow[]> {

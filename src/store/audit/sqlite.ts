@@ -1,9 +1,9 @@
 import type { Statement } from "better-sqlite3";
-import type { CallEffect} from "../../tools/audit.js";
+import type { CallEffect } from "../../tools/audit.js";
 import { type AuditCompletion, type AuditEntry, type RecordedCall } from "../../tools/audit.js";
 import type { Sqlite } from "../database/sqlite.js";
 import { TurnBatch } from "../turn-batch.js";
-import { type AuditCounts, type AuditFilter, type AuditRow, type AuditStats, type AuditStore, type AuditWrite, type DbRow, counts, fromDb, parseEffect, where } from "./contract.js";
+import { type AuditCounts, type AuditFilter, type AuditRow, type AuditStats, type AuditStore, type AuditWrite, type DbRow, counts, fromDb, recordedCallOf, where } from "./contract.js";
 
 /**
  * The audit trail in SQLite, on the connection with `synchronous = NORMAL`. Writes made in the
@@ -91,9 +91,7 @@ export class SqliteAuditStore implements AuditStore {
     // replayed, after its earlier rows were committed), and flushing here would commit every
     // call's row on its own instead of a turn's rows together.
     this.#findCall ??= this.#db.prepare("SELECT * FROM audit WHERE call_id = ? ORDER BY id DESC LIMIT 1");
-    const row = this.#findCall.get(callId) as DbRow | undefined;
-    if (!row) return undefined;
-    return { id: row.id, status: row.status, entry: fromDb(row), outcome: row.outcome ?? null, effect: parseEffect(row.effect) };
+    return recordedCallOf(this.#findCall.get(callId) as DbRow | undefined);
   }
 
   unfinished(filter: Pick<AuditFilter, "runId" | "threadId"> = {}): Promise<AuditRow[]> {
