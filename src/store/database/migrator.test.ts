@@ -70,7 +70,7 @@ describe("a database made by an earlier troupe", () => {
     const fresh = mkdtempSync(path.join(tmpdir(), "troupe-fresh-"));
     directories.push(fresh);
     await openSqliteStore(fresh).close();
-    expect(schemaOf(path.join(fresh, "troupe.db"))).toEqual(schemaOf(FIXTURE));
+    expect(schemaOf(path.join(fresh, "troupe.db"))).toEqual(schemaOf(path.join(fixtureDirectory(), "troupe.db")));
   });
 
   it("opens with nothing to apply and reads its runs, their events and their thread's checkpoints", async () => {
