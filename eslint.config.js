@@ -29,13 +29,16 @@ export default tseslint.config(
     ["src/agents/**", ["graph", "store", "runtime", "eval", "cli", "server", "testing"], []],
     ["src/graph/**", ["store", "runtime", "eval", "cli", "server", "testing"], []],
     ["src/store/**", ["agents", "graph", "runtime", "eval", "cli", "server", "testing"], []],
+    // A domain's Postgres side reads its contract, never its SQLite sibling (and the reverse).
+    ["src/store/*/postgres*.ts", ["agents", "graph", "runtime", "eval", "cli", "server", "testing"], [], ["./sqlite*", "../*/sqlite*"]],
+    ["src/store/*/sqlite*.ts", ["agents", "graph", "runtime", "eval", "cli", "server", "testing"], [], ["./postgres*", "../*/postgres*", "../postgres-store*"]],
     ["src/runtime/**", ["eval", "cli", "server", "web", "testing"], ["fastify"]],
     ["src/eval/**", ["cli", "server", "web", "testing"], ["fastify"]],
     ["src/server/**", ["cli", "web", "testing"], []],
     ["src/cli/**", ["web", "testing"], []],
     ["src/testing/**", ["eval", "cli", "web"], []],
     ["src/web/**", ["core", "config", "providers", "tools", "agents", "graph", "store", "runtime", "eval", "cli", "server", "testing"], []],
-  ].map(([files, layers, packages]) => ({
+  ].map(([files, layers, packages, siblings = []]) => ({
     files: [files],
     ignores: ["**/*.test.ts"],
     rules: {
@@ -45,6 +48,7 @@ export default tseslint.config(
           patterns: [
             ...layers.map((layer) => ({ group: [`**/${layer}/*`, `**/${layer}/**`], message: `this layer must not import from src/${layer}` })),
             ...packages.map((name) => ({ group: [name, `${name}/*`], message: `${name} does not belong in this layer` })),
+            ...siblings.map((path) => ({ group: [path], message: "a store domain's dialects share only its contract" })),
           ],
         },
       ],

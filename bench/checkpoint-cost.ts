@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, statSync } from "node:fs";
 import path from "node:path";
-import { DATABASE_FILE, type Sqlite } from "../src/store/database.js";
+import { DATABASE_FILE, type Sqlite } from "../src/store/database/sqlite.js";
 import type { SqliteStore } from "../src/store/index.js";
 import { ScriptedChatModel } from "../src/testing/scripted-chat-model.js";
 import { buildRawGraph, openRawCheckpointer, RAW_DATABASE_FILE, runRawGraph } from "./raw-graph.js";

@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, statSync } from "node:fs";
 import path from "node:path";
 import type { PlannedSubtask } from "../src/core/plan.js";
-import { DATABASE_FILE } from "../src/store/database.js";
+import { DATABASE_FILE } from "../src/store/database/sqlite.js";
 import { ScriptedChatModel } from "../src/testing/scripted-chat-model.js";
 import { buildRawGraph, openRawCheckpointer, RAW_DATABASE_FILE, runRawGraph } from "./raw-graph.js";
 import { createScriptedTroupe, expectCompleted, LAYERED_PLAN, modelCallsFor, scriptFor } from "./scripts.js";

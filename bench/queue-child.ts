@@ -13,8 +13,8 @@ if (!url || (library !== "pg-boss" && library !== "graphile-worker" && library !
 
 if (library === "troupe") {
   const { default: pg } = await import("pg");
-  const { Notifications } = await import("../src/store/postgres/notifications.js");
-  const { PgBossRunQueue } = await import("../src/store/postgres/run-queue.js");
+  const { Notifications } = await import("../src/store/database/postgres-notifications.js");
+  const { PgBossRunQueue } = await import("../src/store/queue/postgres.js");
   const { runQueueLoop } = await import("./queue-compare.js");
   const notifications = new Notifications(url);
   const queue = new PgBossRunQueue({ url, pool: new pg.Pool({ connectionString: url, max: 4 }), notifications, leaseSeconds: 15, supervise: true });

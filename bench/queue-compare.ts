@@ -10,9 +10,9 @@ import { spawn } from "node:child_process";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
-import { Notifications } from "../src/store/postgres/notifications.js";
-import { PgBossRunQueue } from "../src/store/postgres/run-queue.js";
-import type { RunJob } from "../src/store/run-queue.js";
+import { Notifications } from "../src/store/database/postgres-notifications.js";
+import { PgBossRunQueue } from "../src/store/queue/postgres.js";
+import type { RunJob } from "../src/store/queue/contract.js";
 import { type Summary, summarize } from "./support.js";
 
 export interface QueueFigures {

@@ -7,7 +7,7 @@ import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import Database from "better-sqlite3";
 import type { PlannedSubtask } from "../src/core/plan.js";
 import { roleLine, SECTIONS, section } from "../src/core/prompt-protocol.js";
-import { TroupeCheckpointer } from "../src/store/checkpointer.js";
+import { TroupeCheckpointer } from "../src/store/checkpoints/sqlite.js";
 
 /**
  * The floor troupe is measured against: the least a LangGraph graph needs to run the same plan

@@ -10,7 +10,7 @@ import { describe, expect, it } from "vitest";
 import { TroupeConfig } from "../src/config/config-file.js";
 import { Troupe } from "../src/runtime/engine.js";
 import { WebhookSender } from "../src/runtime/webhook-sender.js";
-import type { PostgresStore } from "../src/store/postgres/index.js";
+import type { PostgresStore } from "../src/store/postgres-store.js";
 import { modelSetOf } from "../src/testing/model-set.js";
 import { answerStep, finalStep, planStep, reviewStep, subtask } from "../src/testing/script.js";
 import { ScriptedChatModel } from "../src/testing/scripted-chat-model.js";

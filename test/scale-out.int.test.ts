@@ -14,7 +14,7 @@ import { answerStep, finalStep, planStep, reviewStep, subtask } from "../src/tes
 import { ScriptedChatModel } from "../src/testing/scripted-chat-model.js";
 import { readScriptLog, runCli, tempDir, writeScript } from "./helpers.js";
 import { startThrowawayPostgres } from "../src/testing/postgres-cluster.js";
-import { POSTGRES_SCHEMA_VERSION } from "../src/store/postgres/database.js";
+import { schemaVersionOf } from "../src/store/database/migrator.js";
 import { freshDatabase } from "./postgres.js";
 import { call, serveApi, startWorker, stopAll, submit, taskStatus, until } from "./scale-out-helpers.js";
 
@@ -367,6 +367,6 @@ describe("bad input on Postgres", () => {
     await client.end();
     const refused = await runCli(["run", "compute 1+1"], { cwd: directory, env: { TROUPE_DATABASE_URL: databaseUrl } });
     expect(refused.code).toBe(2);
-    expect(refused.stderr).toMatch(new RegExp(`^troupe: .* has troupe schema version 999, newer than this troupe knows \\(${POSTGRES_SCHEMA_VERSION}\\): upgrade troupe, or use another database\n$`));
+    expect(refused.stderr).toMatch(new RegExp(`^troupe: .* has troupe schema version 999, newer than this troupe knows \\(${schemaVersionOf("postgres")}\\): upgrade troupe, or use another database\n$`));
   });
 });

@@ -4,7 +4,7 @@ import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { memoryNamespace } from "../src/core/memory.js";
 import { openStore } from "../src/store/index.js";
-import type { PostgresStore } from "../src/store/postgres/index.js";
+import type { PostgresStore } from "../src/store/postgres-store.js";
 import { freshDatabase } from "./postgres.js";
 import { defineStoreContract, type StoreFactory } from "./store-contract/suite.js";
 import { defineOperationsContract } from "./store-contract/operations.js";

@@ -1,7 +1,7 @@
 import type { RunResult } from "../core/run.js";
 import { type ErrorCode, errorEntry, ERROR_CODES } from "../core/error-codes.js";
 import { isTroupeError } from "../core/errors.js";
-import { isDamagedDatabase } from "../store/database-errors.js";
+import { isDamagedDatabase } from "../store/database/errors.js";
 
 /** Exit codes (docs/errors.md): 0 completed · 1 failed · 2 bad input or configuration · 3 waiting for a person. */
 export const EXIT = {

@@ -188,6 +188,7 @@ export const ERROR_CODES = {
   database_url_required: config("Set TROUPE_DATABASE_URL (or --database-url): workers share a Postgres database."),
   database_unavailable: system("Retry shortly; check that the database is up.", 503),
   migration_failed: system("Read the migration's error, fix the database, and run troupe migrate again."),
+  migration_invalid: system("A migration file in the installed troupe is misnamed: reinstall troupe (migrations are NNNN-what.sql)."),
   thread_lease_lost: system("Resume the run: the database session holding its thread ended."),
   webhook_secret_missing: input("Set the environment variable webhooks.secretEnv names."),
   webhook_refused: input("Use a webhook URL troupe may call (https, or an allowed host)."),

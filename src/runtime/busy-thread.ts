@@ -5,8 +5,8 @@ import { DEFAULT_ON_BUSY, type OnBusy } from "../core/on-busy.js";
 import type { TroupeGraph } from "../graph/build-graph.js";
 import { checkpointOwners } from "../graph/history.js";
 import type { RunRecord, Store } from "../store/index.js";
-import type { NewRun, RunPatch } from "../store/run-store.js";
-import type { ThreadLocks } from "../store/thread-locks.js";
+import type { NewRun, RunPatch } from "../store/runs/contract.js";
+import type { ThreadLocks } from "../store/locks/contract.js";
 
 /**
  * Busy threads: what a new task does when its thread's run is running or waiting (LangGraph's

@@ -11,7 +11,7 @@ import { checkPlan } from "../core/plan-check.js";
 import { refuseEvalCase } from "./eval-case.js";
 import type { State } from "../graph/state.js";
 import type { RunRecord, Store } from "../store/index.js";
-import type { ForkOrigin } from "../store/run-store.js";
+import type { ForkOrigin } from "../store/runs/contract.js";
 
 /** What `troupe runs fork` and `POST /tasks/:id/fork` ask for. */
 export const ForkRequest = z

@@ -4,7 +4,7 @@ import type { State } from "../graph/state.js";
 import { workDone } from "../graph/trace.js";
 import type { Troupe } from "./engine.js";
 import { hasStepsLeft, pendingInterrupts } from "./interrupts.js";
-import { finishedPatch } from "../store/run-store.js";
+import { finishedPatch } from "../store/runs/contract.js";
 import { resultFromState } from "./result.js";
 
 /**

@@ -20,7 +20,7 @@ import { recursionLimitFor, workDone } from "../graph/trace.js";
 import { MODEL_ROLES } from "../providers/provider.js";
 import { choiceId, type ModelSet } from "../providers/registry.js";
 import { isAlive, type RunRecord, type Store, type ThreadLease } from "../store/index.js";
-import { finishedPatch, type NewRun } from "../store/run-store.js";
+import { finishedPatch, type NewRun } from "../store/runs/contract.js";
 import { schemaProblem } from "../tools/json-schema.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import type { AgentRegistry } from "../agents/define-agent.js";

@@ -4,7 +4,7 @@ import { type Clock, systemClock } from "../core/clock.js";
 import { ConflictError, errorMessage, InputError, NotFoundError } from "../core/errors.js";
 import { latestTick, nextTick, type Schedule, ScheduleInput, type ScheduleSource } from "../core/schedule.js";
 import type { RunRecord, Store } from "../store/index.js";
-import type { PostgresStore } from "../store/postgres/index.js";
+import type { PostgresStore } from "../store/postgres-store.js";
 
 /** A schedule as listed: its row and when it fires next. */
 export type ScheduleView = Schedule & { nextTick: number | null };

@@ -4,8 +4,8 @@ import { request as undiciRequest } from "undici";
 import { errorMessage } from "../core/errors.js";
 import { SIGNATURE_HEADER, signWebhook, type WebhookDelivery, type WebhooksConfig, WebhooksConfig as WebhooksConfigSchema } from "../core/webhook.js";
 import type { Store } from "../store/index.js";
-import type { DeliveryOutcome } from "../store/webhook-outbox.js";
-import type { PostgresStore } from "../store/postgres/index.js";
+import type { DeliveryOutcome } from "../store/webhooks/contract.js";
+import type { PostgresStore } from "../store/postgres-store.js";
 import { checkUrl, type NetworkRules } from "../tools/net/address-guard.js";
 import { createGuardedDispatcher } from "../tools/net/guarded-dispatcher.js";
 

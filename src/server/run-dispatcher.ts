@@ -3,7 +3,7 @@ import { hostname } from "node:os";
 import type { Logger } from "pino";
 import { errorMessage } from "../core/errors.js";
 import type { Troupe } from "../runtime/engine.js";
-import { isConnectionError } from "../store/database-errors.js";
+import { isConnectionError } from "../store/database/errors.js";
 import type { RunJob, RunQueue, RunRecord } from "../store/index.js";
 import type { EventHub } from "./event-hub.js";
 import type { ServerMetrics } from "./metrics.js";

@@ -7,7 +7,7 @@ import type { StoredEvent } from "../core/events.js";
 import type { ResumeDecision, RunMetrics, RunResult } from "../core/run.js";
 import type { Troupe } from "../runtime/engine.js";
 import { reconcileRun } from "../runtime/reconcile.js";
-import { isConnectionError } from "../store/database-errors.js";
+import { isConnectionError } from "../store/database/errors.js";
 import type { RunRecord } from "../store/index.js";
 import type { EventHub } from "./event-hub.js";
 import type { ServerMetrics } from "./metrics.js";

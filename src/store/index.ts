@@ -1,24 +1,37 @@
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
 import { SystemError, isTroupeError } from "../core/errors.js";
-import { type AuditStore, SqliteAuditStore } from "./audit-store.js";
-import { TroupeCheckpointer } from "./checkpointer.js";
-import { checkDatabaseFile, DATABASE_FILE, openDatabase, openEventConnection, prepareDataDir, type Sqlite } from "./database.js";
-import { damagedDatabase, isDamagedDatabase } from "./database-errors.js";
-import { type EvalStore, SqliteEvalStore } from "./eval-store.js";
-import { type EventStore, SqliteEventStore } from "./event-store.js";
-import { type Memories, type MemorySetup, memoryOf, memoryOptionsOf } from "./memories.js";
-import { SqliteMemoryStore, type TroupeMemoryStore } from "./memory-store.js";
-import type { ControlChannel, RunQueue, WorkerRegistry } from "./run-queue.js";
+import { type AuditStore } from "./audit/contract.js";
+import { SqliteAuditStore } from "./audit/sqlite.js";
+import { TroupeCheckpointer } from "./checkpoints/sqlite.js";
+import { checkDatabaseFile, DATABASE_FILE, openDatabase, openEventConnection, type Sqlite } from "./database/sqlite.js";
+import { prepareDataDir } from "./database/data-dir.js";
+import { damagedDatabase, isDamagedDatabase } from "./database/errors.js";
+import { type EvalStore } from "./evals/contract.js";
+import { SqliteEvalStore } from "./evals/sqlite.js";
+import { type EventStore } from "./events/contract.js";
+import { SqliteEventStore } from "./events/sqlite.js";
+import { type Memories, type MemorySetup, memoryOf, memoryOptionsOf } from "./memory/memories.js";
+import { type TroupeMemoryStore } from "./memory/contract.js";
+import { SqliteMemoryStore } from "./memory/sqlite.js";
+import type { ControlChannel, RunQueue, WorkerRegistry } from "./queue/contract.js";
 import type { RemoteTasks } from "../core/remote-tasks.js";
-import { SqliteRemoteTasks } from "./remote-task-store.js";
-import { type RunStore, SqliteRunStore } from "./run-store.js";
-import { SqliteStash, type StashStore } from "./stash-store.js";
-import { ProcessThreadLocks, type ThreadLocks } from "./thread-locks.js";
-import { type GrantStore, SqliteGrantStore } from "./grant-store.js";
-import { type RetentionStore, SqliteRetentionStore } from "./retention-store.js";
-import { type RunStatsStore, SqliteRunStatsStore } from "./run-stats-store.js";
-import { type ScheduleStore, SqliteScheduleStore } from "./schedule-store.js";
-import { SqliteWebhookOutbox, type WebhookOutbox } from "./webhook-outbox.js";
+import { SqliteRemoteTasks } from "./remote-tasks/sqlite.js";
+import { type RunStore } from "./runs/contract.js";
+import { SqliteRunStore } from "./runs/sqlite.js";
+import { type StashStore } from "./stash/contract.js";
+import { SqliteStash } from "./stash/sqlite.js";
+import { type ThreadLocks } from "./locks/contract.js";
+import { ProcessThreadLocks } from "./locks/sqlite.js";
+import { type GrantStore } from "./grants/contract.js";
+import { SqliteGrantStore } from "./grants/sqlite.js";
+import { type RetentionStore } from "./retention/contract.js";
+import { SqliteRetentionStore } from "./retention/sqlite.js";
+import { type RunStatsStore } from "./stats/contract.js";
+import { SqliteRunStatsStore } from "./stats/sqlite.js";
+import { type ScheduleStore } from "./schedules/contract.js";
+import { SqliteScheduleStore } from "./schedules/sqlite.js";
+import { type WebhookOutbox } from "./webhooks/contract.js";
+import { SqliteWebhookOutbox } from "./webhooks/sqlite.js";
 
 /**
  * Everything a troupe instance keeps — checkpoints, runs, events, the data stash, the audit
@@ -152,24 +165,27 @@ export function openSqliteStore(directory: string, options: MemorySetup = {}): S
 export async function openStore(options: StoreOptions | string): Promise<Store> {
   const resolved = typeof options === "string" ? { dataDir: options } : options;
   if (resolved.databaseUrl) {
-    const { openPostgresStore } = await import("./postgres/index.js");
+    const { openPostgresStore } = await import("./postgres-store.js");
     return openPostgresStore({ ...resolved, databaseUrl: resolved.databaseUrl });
   }
   return openSqliteStore(resolved.dataDir, resolved);
 }
 
-export { databaseExists, prepareDataDir } from "./database.js";
-export type { CreateRunOptions, NewRun, PendingDecision, RunListOptions, RunPatch, RunRecord, RunStore } from "./run-store.js";
-export { SqliteStash, type StashStore } from "./stash-store.js";
-export { EVAL_STATUSES, type EvalRecord, type EvalStatus, type EvalStore } from "./eval-store.js";
-export type { EventStore, Sequenced } from "./event-store.js";
-export type { AuditFilter, AuditRow, AuditStats, AuditStore } from "./audit-store.js";
-export { isAlive, type ThreadLease, type ThreadLocks } from "./thread-locks.js";
-export type { ControlChannel, ControlMessage, RunJob, RunQueue, WorkerInfo, WorkerRegistry } from "./run-queue.js";
-export { Memories, type MemorySetup, memoryKey, memoryOf, memoryOptionsOf } from "./memories.js";
-export type { GrantStore } from "./grant-store.js";
-export type { DeliveryOutcome, WebhookOutbox } from "./webhook-outbox.js";
-export type { NewSchedule, ScheduleStore } from "./schedule-store.js";
-export type { DurationStat, ReflectionRecord, RunStatsStore } from "./run-stats-store.js";
-export type { Collectable, RetentionStore } from "./retention-store.js";
-export { type MemoryIndexConfig, type MemoryStoreOptions, type RankedSearch, SqliteMemoryStore, TroupeMemoryStore } from "./memory-store.js";
+export { databaseExists } from "./database/sqlite.js";
+export { prepareDataDir } from "./database/data-dir.js";
+export type { CreateRunOptions, NewRun, PendingDecision, RunListOptions, RunPatch, RunRecord, RunStore } from "./runs/contract.js";
+export { type StashStore } from "./stash/contract.js";
+export { SqliteStash } from "./stash/sqlite.js";
+export { EVAL_STATUSES, type EvalRecord, type EvalStatus, type EvalStore } from "./evals/contract.js";
+export type { EventStore, Sequenced } from "./events/contract.js";
+export type { AuditFilter, AuditRow, AuditStats, AuditStore } from "./audit/contract.js";
+export { isAlive, type ThreadLease, type ThreadLocks } from "./locks/contract.js";
+export type { ControlChannel, ControlMessage, RunJob, RunQueue, WorkerInfo, WorkerRegistry } from "./queue/contract.js";
+export { Memories, type MemorySetup, memoryKey, memoryOf, memoryOptionsOf } from "./memory/memories.js";
+export type { GrantStore } from "./grants/contract.js";
+export type { DeliveryOutcome, WebhookOutbox } from "./webhooks/contract.js";
+export type { NewSchedule, ScheduleStore } from "./schedules/contract.js";
+export type { DurationStat, ReflectionRecord, RunStatsStore } from "./stats/contract.js";
+export type { Collectable, RetentionStore } from "./retention/contract.js";
+export { type MemoryIndexConfig, type MemoryStoreOptions, type RankedSearch, TroupeMemoryStore } from "./memory/contract.js";
+export { SqliteMemoryStore } from "./memory/sqlite.js";

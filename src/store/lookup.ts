@@ -1,9 +1,12 @@
-import { type AuditStore, SqliteAuditStore } from "./audit-store.js";
+import { type AuditStore } from "./audit/contract.js";
+import { SqliteAuditStore } from "./audit/sqlite.js";
 import path from "node:path";
-import { DATABASE_FILE, openDatabaseReadOnly, type Sqlite } from "./database.js";
-import { damagedDatabase, isDamagedDatabase } from "./database-errors.js";
-import { type RunListOptions, type RunRecord, type RunStore, SqliteRunStore } from "./run-store.js";
-import { type RunStatsStore, SqliteRunStatsStore } from "./run-stats-store.js";
+import { DATABASE_FILE, openDatabaseReadOnly, type Sqlite } from "./database/sqlite.js";
+import { damagedDatabase, isDamagedDatabase } from "./database/errors.js";
+import { type RunListOptions, type RunRecord, type RunStore } from "./runs/contract.js";
+import { SqliteRunStore } from "./runs/sqlite.js";
+import { type RunStatsStore } from "./stats/contract.js";
+import { SqliteRunStatsStore } from "./stats/sqlite.js";
 
 /** Where a lookup reads: the data directory's SQLite database, or Postgres when a URL is given. */
 export interface LookupTarget {
@@ -16,7 +19,7 @@ const targetOf = (target: LookupTarget | string): LookupTarget => (typeof target
 /** Reads the database without creating or migrating anything; undefined when there is no database or no such table yet. */
 async function withTableReadOnly<T>(target: LookupTarget, table: "runs" | "audit" | "reflections", read: (parts: { runs: RunStore; audit: AuditStore; stats: RunStatsStore }) => Promise<T>): Promise<T | undefined> {
   if (target.databaseUrl) {
-    const { withPostgresReadOnly } = await import("./postgres/index.js");
+    const { withPostgresReadOnly } = await import("./postgres-store.js");
     return withPostgresReadOnly(target.databaseUrl, table, read);
   }
   let db: Sqlite | undefined;

@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import { InputError } from "../../core/errors.js";
 import { truncate } from "../../core/text.js";
-import type { AuditFilter } from "../../store/audit-store.js";
+import type { AuditFilter } from "../../store/audit/contract.js";
 import type { LookupTarget } from "../../store/lookup.js";
 import { AUDIT_DECISIONS, AUDIT_STATUSES, type AuditEntry } from "../../tools/audit.js";
 import { err, out, parseNumberFlag, printJson } from "../io.js";

@@ -1,6 +1,6 @@
 import { isUntrusted } from "../../core/provenance.js";
 import { memoryNamespaceFor } from "../../runtime/memory-owner.js";
-import { memoryKey } from "../../store/memories.js";
+import { memoryKey } from "../../store/memory/memories.js";
 import { finalStep, outcomeStep, subtask, toolStep } from "../script.js";
 import type { CaseRun, CaseSpec } from "./run-case.js";
 

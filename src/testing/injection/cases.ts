@@ -1,4 +1,4 @@
-import { memoryKey } from "../../store/memories.js";
+import { memoryKey } from "../../store/memory/memories.js";
 import { memoryNamespaceFor } from "../../runtime/memory-owner.js";
 import { sourceOf, untrustedLabel } from "../../core/provenance.js";
 import { finalStep, outcomeStep, subtask, toolStep } from "../script.js";

@@ -1,0 +1,35 @@
+import { writeFileSync } from "node:fs";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { tempDir } from "../../../test/helpers.js";
+import { memoryNamespace } from "../../core/memory.js";
+import { openSqliteStore, type SqliteStore } from "../index.js";
+
+const opened: SqliteStore[] = [];
+afterEach(async () => {
+  for (const store of opened.splice(0)) await store.close();
+});
+
+function open(directory = tempDir("troupe-memory-")): SqliteStore {
+  const store = openSqliteStore(directory);
+  opened.push(store);
+  return store;
+}
+
+const alice = memoryNamespace({ kind: "key", name: "alice" });
+
+// What every memory store does is in the store contract suite (test/store-contract/), on SQLite and on Postgres.
+describe("SqliteMemoryStore", () => {
+  it("says clearly when the store is damaged or its tables are gone, never answering empty", async () => {
+    const store = open();
+    await store.memories.save(alice, { text: "a fact to lose" });
+    store.db.exec("DROP TABLE memory_fts");
+    await expect(store.memories.search(alice, "fact")).rejects.toMatchObject({ code: "memory_store_missing" });
+    store.db.exec("DROP TABLE memory_items");
+    await expect(store.memories.list(alice)).rejects.toMatchObject({ code: "memory_store_missing" });
+    // A file that is not a database at all cannot be opened.
+    const broken = tempDir("troupe-memory-");
+    writeFileSync(path.join(broken, "troupe.db"), "this is not a database, just some text that SQLite cannot read as one".repeat(100));
+    expect(() => open(broken)).toThrow(/not a database|cannot open the database/);
+  });
+});

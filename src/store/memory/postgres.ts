@@ -1,0 +1,140 @@
+import type pg from "pg";
+import { SystemError, TroupeError } from "../../core/errors.js";
+import { type ItemRow, type ItemScope, MEMORY_COLUMNS, memoryFull, type MemoryStoreOptions, type PreparedWrite, type StoredItem, storedOf, TroupeMemoryStore, vectorBytes, vectorOf } from "./contract.js";
+import { inTransaction } from "../database/postgres.js";
+
+/** Postgres errors that mean the memory table is gone, or the store closed, as troupe errors. */
+function storeError(error: unknown): unknown {
+  if (error instanceof TroupeError) return error;
+  const code = (error as { code?: unknown }).code;
+  const message = (error as Error).message ?? String(error);
+  if (code === "42P01") {
+    return new SystemError("memory_store_missing", `the memory store's table is missing (${message}); the database was not migrated by this troupe, or it was removed`, {}, { cause: error });
+  }
+  if (/after calling end on the pool/i.test(message)) return new SystemError("memory_store_closed", "the memory store is closed", {}, { cause: error });
+  return error;
+}
+
+/** A query's parameters, numbered as they are added. */
+class Params {
+  readonly values: unknown[] = [];
+  add(value: unknown): string {
+    this.values.push(value);
+    return `$${this.values.length}`;
+  }
+}
+
+const SQL_OPERATORS = { $eq: "=", $ne: "<>", $gt: ">", $gte: ">=", $lt: "<", $lte: "<=" } as const;
+
+/**
+ * The long-term store on Postgres (`memory_items`, troupe's Postgres migration 2): lexical search
+ * is a GIN-indexed tsvector ranked by `ts_rank`; a write takes a transaction-scoped advisory lock
+ * on its namespace before it counts, so writers from any process cannot overshoot the cap.
+ */
+export class PostgresMemoryStore extends TroupeMemoryStore {
+  readonly #pool: pg.Pool;
+
+  constructor(pool: pg.Pool, options: MemoryStoreOptions = {}) {
+    super(options);
+    this.#pool = pool;
+  }
+
+  async #query<R extends pg.QueryResultRow>(sql: string, values: unknown[]): Promise<R[]> {
+    try {
+      return (await this.#pool.query<R>(sql, values)).rows;
+    } catch (error) {
+      throw storeError(error);
+    }
+  }
+
+  protected override async readItem(prefix: string, key: string, now: number): Promise<StoredItem | undefined> {
+    const rows = await this.#query<ItemRow>(`SELECT ${MEMORY_COLUMNS} FROM memory_items m WHERE m.prefix = $1 AND m.key = $2 AND (m.expires_at IS NULL OR m.expires_at > $3)`, [prefix, key, now]);
+    return rows[0] ? storedOf(rows[0]) : undefined;
+  }
+
+  protected override async write(writes: PreparedWrite[], now: number): Promise<void> {
+    try {
+      await inTransaction(this.#pool, async (client) => {
+        // Namespaces locked in one order, so two batches over the same ones cannot deadlock.
+        for (const prefix of [...new Set(writes.map((write) => write.prefix))].sort()) {
+          await client.query("SELECT pg_advisory_xact_lock(hashtextextended('troupe.memory:' || $1, 0))", [prefix]);
+        }
+        for (const write of writes) await this.#write(client, write, now);
+      });
+    } catch (error) {
+      throw storeError(error);
+    }
+  }
+
+  async #write(client: pg.PoolClient, write: PreparedWrite, now: number): Promise<void> {
+    if (write.value === null) {
+      await client.query("DELETE FROM memory_items WHERE prefix = $1 AND key = $2", [write.prefix, write.key]);
+      return;
+    }
+    // Expired items free their place before the count.
+    await client.query("DELETE FROM memory_items WHERE prefix = $1 AND expires_at IS NOT NULL AND expires_at <= $2", [write.prefix, now]);
+    const exists = (await client.query("SELECT 1 FROM memory_items WHERE prefix = $1 AND key = $2", [write.prefix, write.key])).rowCount !== 0;
+    if (!exists) {
+      const n = (await client.query<{ n: number }>("SELECT COUNT(*)::int AS n FROM memory_items WHERE prefix = $1", [write.prefix])).rows[0]?.n ?? 0;
+      if (n >= this.limits.maxItemsPerNamespace) throw memoryFull(n, this.limits.maxItemsPerNamespace);
+    }
+    await client.query(
+      `INSERT INTO memory_items (prefix, key, value, text, created_at, updated_at, expires_at, embedding, embedding_model)
+       VALUES ($1, $2, $3, $4, $5, $5, $6, $7, $8)
+       ON CONFLICT (prefix, key) DO UPDATE SET value = excluded.value, text = excluded.text, updated_at = excluded.updated_at,
+         expires_at = excluded.expires_at, embedding = excluded.embedding, embedding_model = excluded.embedding_model`,
+      [write.prefix, write.key, write.value, write.text, now, write.expiresAt, write.embedding ? vectorBytes(write.embedding) : null, write.model],
+    );
+  }
+
+  protected override async countItems(prefix: string, now: number): Promise<number> {
+    const rows = await this.#query<{ n: number }>("SELECT COUNT(*)::int AS n FROM memory_items WHERE prefix = $1 AND (expires_at IS NULL OR expires_at > $2)", [prefix, now]);
+    return rows[0]?.n ?? 0;
+  }
+
+  /** The WHERE clause of a scope: its expiry, its namespace prefix and its filter on value fields (compared as JSON). */
+  #where(scope: ItemScope, params: Params): string {
+    const clauses = [`(m.expires_at IS NULL OR m.expires_at > ${params.add(scope.now)})`];
+    if (scope.prefix !== undefined) clauses.push(`(m.prefix = ${params.add(scope.prefix)} OR starts_with(m.prefix, ${params.add(`${scope.prefix}.`)}))`);
+    for (const condition of scope.filter) {
+      const column = `(m.value::jsonb #> ${params.add(condition.path)}::text[])`;
+      const operand = `${params.add(JSON.stringify(condition.operand))}::jsonb`;
+      clauses.push(condition.operator === "$ne" ? `(${column} IS NULL OR ${column} <> ${operand})` : `${column} ${SQL_OPERATORS[condition.operator]} ${operand}`);
+    }
+    return clauses.join(" AND ");
+  }
+
+  protected override async recent(scope: ItemScope, limit: number, offset: number): Promise<StoredItem[]> {
+    const params = new Params();
+    const where = this.#where(scope, params);
+    const rows = await this.#query<ItemRow>(`SELECT ${MEMORY_COLUMNS} FROM memory_items m WHERE ${where} ORDER BY m.updated_at DESC, m.id DESC LIMIT ${params.add(limit)} OFFSET ${params.add(offset)}`, params.values);
+    return rows.map(storedOf);
+  }
+
+  protected override async lexical(scope: ItemScope, words: string[], limit: number, offset: number): Promise<Array<StoredItem & { score: number }>> {
+    const params = new Params();
+    const where = this.#where(scope, params);
+    // Each word quoted (they hold letters, digits and "_" only), any of them.
+    const query = `to_tsquery('english'::regconfig, ${params.add(words.map((word) => `'${word}'`).join(" | "))})`;
+    const rows = await this.#query<ItemRow & { rank: number }>(
+      `SELECT ${MEMORY_COLUMNS}, ts_rank(m.search, ${query}, 1) AS rank FROM memory_items m
+       WHERE m.search @@ ${query} AND ${where} ORDER BY rank DESC, m.updated_at DESC LIMIT ${params.add(limit)} OFFSET ${params.add(offset)}`,
+      params.values,
+    );
+    return rows.map((row) => ({ ...storedOf(row), score: Number(row.rank) }));
+  }
+
+  protected override async vectors(scope: ItemScope, model: string): Promise<Array<StoredItem & { embedding: Float32Array }>> {
+    const params = new Params();
+    const rows = await this.#query<ItemRow & { embedding: Buffer }>(
+      `SELECT ${MEMORY_COLUMNS}, m.embedding FROM memory_items m WHERE m.embedding_model = ${params.add(model)} AND ${this.#where(scope, params)}`,
+      params.values,
+    );
+    return rows.map((row) => ({ ...storedOf(row), embedding: vectorOf(row.embedding) }));
+  }
+
+  protected override async prefixes(now: number): Promise<string[]> {
+    const rows = await this.#query<{ prefix: string }>("SELECT DISTINCT prefix COLLATE \"C\" AS prefix FROM memory_items WHERE expires_at IS NULL OR expires_at > $1 ORDER BY 1", [now]);
+    return rows.map((row) => row.prefix);
+  }
+}

@@ -1,0 +1,144 @@
+import type { Statement } from "better-sqlite3";
+import { SystemError } from "../../core/errors.js";
+import type { Sqlite } from "../database/sqlite.js";
+import { type ItemRow, type ItemScope, MEMORY_COLUMNS, type MemoryStoreOptions, type PreparedWrite, type StoredItem, TroupeMemoryStore, memoryFull, storeError, storedOf, vectorBytes, vectorOf } from "./contract.js";
+
+/**
+ * The long-term store in SQLite (`memory_items` and the FTS5 index `memory_fts`, migration 8):
+ * every statement troupe runs on its memory in SQLite is in this class. Lexical search is FTS5's
+ * BM25 over the indexed text (porter stemming); the count cap is checked in the IMMEDIATE
+ * transaction that writes, so concurrent writers cannot overshoot.
+ */
+export class SqliteMemoryStore extends TroupeMemoryStore {
+  readonly #db: Sqlite;
+  readonly #statements = new Map<string, Statement>();
+
+  constructor(db: Sqlite, options: MemoryStoreOptions = {}) {
+    super(options);
+    this.#db = db;
+  }
+
+  #statement(sql: string): Statement {
+    let statement = this.#statements.get(sql);
+    if (!statement) {
+      statement = this.#db.prepare(sql);
+      this.#statements.set(sql, statement);
+    }
+    return statement;
+  }
+
+  /** Runs SQL, turning damage to the memory tables into a clear error. */
+  #guard<T>(body: () => T): T {
+    if (!this.#db.open) throw new SystemError("memory_store_closed", "the memory store is closed");
+    try {
+      return body();
+    } catch (error) {
+      throw storeError(error);
+    }
+  }
+
+  protected override async readItem(prefix: string, key: string, now: number): Promise<StoredItem | undefined> {
+    return this.#guard(() => {
+      const row = this.#statement(`SELECT ${MEMORY_COLUMNS} FROM memory_items m WHERE m.prefix = ? AND m.key = ? AND (m.expires_at IS NULL OR m.expires_at > ?)`).get(prefix, key, now) as ItemRow | undefined;
+      return row ? storedOf(row) : undefined;
+    });
+  }
+
+  protected override async write(writes: PreparedWrite[], now: number): Promise<void> {
+    this.#guard(() =>
+      this.#db
+        .transaction(() => {
+          for (const write of writes) this.#write(write, now);
+        })
+        .immediate(),
+    );
+  }
+
+  #write(write: PreparedWrite, now: number): void {
+    if (write.value === null) {
+      this.#statement("DELETE FROM memory_items WHERE prefix = ? AND key = ?").run(write.prefix, write.key);
+      return;
+    }
+    // Expired items free their place before the count.
+    this.#statement("DELETE FROM memory_items WHERE prefix = ? AND expires_at IS NOT NULL AND expires_at <= ?").run(write.prefix, now);
+    const exists = this.#statement("SELECT 1 FROM memory_items WHERE prefix = ? AND key = ?").get(write.prefix, write.key) !== undefined;
+    if (!exists) {
+      const { n } = this.#statement("SELECT COUNT(*) AS n FROM memory_items WHERE prefix = ?").get(write.prefix) as { n: number };
+      if (n >= this.limits.maxItemsPerNamespace) throw memoryFull(n, this.limits.maxItemsPerNamespace);
+    }
+    this.#statement(
+      `INSERT INTO memory_items (prefix, key, value, text, created_at, updated_at, expires_at, embedding, embedding_model)
+       VALUES (@prefix, @key, @value, @text, @now, @now, @expiresAt, @embedding, @model)
+       ON CONFLICT (prefix, key) DO UPDATE SET value = excluded.value, text = excluded.text, updated_at = excluded.updated_at,
+         expires_at = excluded.expires_at, embedding = excluded.embedding, embedding_model = excluded.embedding_model`,
+    ).run({
+      prefix: write.prefix,
+      key: write.key,
+      value: write.value,
+      text: write.text,
+      now,
+      expiresAt: write.expiresAt,
+      embedding: write.embedding ? vectorBytes(write.embedding) : null,
+      model: write.model,
+    });
+  }
+
+  protected override async countItems(prefix: string, now: number): Promise<number> {
+    return this.#guard(() => (this.#statement("SELECT COUNT(*) AS n FROM memory_items WHERE prefix = ? AND (expires_at IS NULL OR expires_at > ?)").get(prefix, now) as { n: number }).n);
+  }
+
+  /** The WHERE clause of a scope: its expiry, its namespace prefix and its filter on value fields. */
+  #where(scope: ItemScope): { sql: string; values: Record<string, unknown> } {
+    const clauses = ["(m.expires_at IS NULL OR m.expires_at > @now)"];
+    const values: Record<string, unknown> = { now: scope.now };
+    if (scope.prefix !== undefined) {
+      clauses.push("(m.prefix = @prefix OR substr(m.prefix, 1, @prefixLength) = @prefixDot)");
+      values.prefix = scope.prefix;
+      values.prefixDot = `${scope.prefix}.`;
+      values.prefixLength = scope.prefix.length + 1;
+    }
+    scope.filter.forEach((condition, index) => {
+      const column = `json_extract(m.value, '$.${condition.path.join(".")}')`;
+      const name = `f${index}`;
+      const sqlOperator = { $eq: "=", $ne: "!=", $gt: ">", $gte: ">=", $lt: "<", $lte: "<=" }[condition.operator];
+      clauses.push(condition.operator === "$ne" ? `(${column} IS NULL OR ${column} != @${name})` : `${column} ${sqlOperator} @${name}`);
+      values[name] = typeof condition.operand === "boolean" ? (condition.operand ? 1 : 0) : condition.operand;
+    });
+    return { sql: clauses.join(" AND "), values };
+  }
+
+  protected override async recent(scope: ItemScope, limit: number, offset: number): Promise<StoredItem[]> {
+    const where = this.#where(scope);
+    return this.#guard(() =>
+      (this.#db.prepare(`SELECT ${MEMORY_COLUMNS} FROM memory_items m WHERE ${where.sql} ORDER BY m.updated_at DESC, m.id DESC LIMIT @limit OFFSET @offset`).all({ ...where.values, limit, offset }) as ItemRow[]).map(storedOf),
+    );
+  }
+
+  protected override async lexical(scope: ItemScope, words: string[], limit: number, offset: number): Promise<Array<StoredItem & { score: number }>> {
+    const where = this.#where(scope);
+    const match = words.map((word) => `"${word}"`).join(" OR ");
+    const rows = this.#guard(
+      () =>
+        this.#db
+          .prepare(
+            `SELECT ${MEMORY_COLUMNS}, bm25(memory_fts) AS rank FROM memory_fts JOIN memory_items m ON m.id = memory_fts.rowid
+             WHERE memory_fts MATCH @match AND ${where.sql} ORDER BY rank, m.updated_at DESC LIMIT @limit OFFSET @offset`,
+          )
+          .all({ ...where.values, match, limit, offset }) as Array<ItemRow & { rank: number }>,
+    );
+    // BM25 in FTS5 is lower for better matches.
+    return rows.map((row) => ({ ...storedOf(row), score: -row.rank }));
+  }
+
+  protected override async vectors(scope: ItemScope, model: string): Promise<Array<StoredItem & { embedding: Float32Array }>> {
+    const where = this.#where(scope);
+    const rows = this.#guard(
+      () => this.#db.prepare(`SELECT ${MEMORY_COLUMNS}, m.embedding FROM memory_items m WHERE m.embedding_model = @model AND ${where.sql}`).all({ ...where.values, model }) as Array<ItemRow & { embedding: Buffer }>,
+    );
+    return rows.map((row) => ({ ...storedOf(row), embedding: vectorOf(row.embedding) }));
+  }
+
+  protected override async prefixes(now: number): Promise<string[]> {
+    return this.#guard(() => (this.#statement("SELECT DISTINCT prefix FROM memory_items WHERE expires_at IS NULL OR expires_at > ? ORDER BY prefix").all(now) as Array<{ prefix: string }>).map((row) => row.prefix));
+  }
+}

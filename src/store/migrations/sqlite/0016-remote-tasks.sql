@@ -1,0 +1,10 @@
+-- Issue 26: the task a remote A2A agent made for one of troupe's calls, by the call's id, so a
+-- run that resumes after a crash waits on that task again instead of sending the message twice.
+CREATE TABLE IF NOT EXISTS remote_tasks (
+  call_id TEXT PRIMARY KEY,
+  agent TEXT NOT NULL,
+  url TEXT NOT NULL,
+  task_id TEXT NOT NULL,
+  context_id TEXT NOT NULL,
+  created_at INTEGER NOT NULL
+);

@@ -1,0 +1,363 @@
+import { z } from "zod";
+import { RUN_STATUSES, STOP_REASONS, type InterruptInfo, type ResumeDecision, type RunMetrics, type RunStatus, type StopReason } from "../../core/run.js";
+import { deliveryFor, type NewDelivery } from "../webhooks/contract.js";
+import { rowUpdate } from "../database/update.js";
+
+/** A person's decision accepted while a run waits for a slot, and which pending interrupt it answers. */
+export type PendingDecision = ResumeDecision & { interruptId?: string };
+
+export interface RunRecord {
+  id: string;
+  threadId: string;
+  task: string;
+  status: RunStatus;
+  stopReason: StopReason | null;
+  request: Record<string, unknown>;
+  answer: string | null;
+  error: string | null;
+  metrics: RunMetrics | null;
+  interrupt: InterruptInfo | null;
+  pid: number | null;
+  host: string | null;
+  activeMs: number;
+  createdAt: number;
+  updatedAt: number;
+  finishedAt: number | null;
+  /** The API principal that submitted the run (null for CLI and library runs). */
+  owner: string | null;
+  idempotencyKey: string | null;
+  requestHash: string | null;
+  /** Why the run stopped without asking a person (`shutdown`): it resumes when a server starts. */
+  suspended: string | null;
+  /** A person's decision accepted while the run waited for a slot; applied when it starts. */
+  pendingDecision: PendingDecision | null;
+  /** When the run first left the queue; null while it never ran. */
+  startedAt: number | null;
+  /** How many times the run was set running (its start and every resume). */
+  starts: number;
+  /** How many times in a row its process died while it ran; back to 0 when it stops normally. */
+  crashes: number;
+  /** The eval this run is a case of (it works in its case's workspace, so nothing else resumes it). */
+  evalId: string | null;
+  /** The worker process that holds the run while it runs (scale-out on Postgres; null otherwise). */
+  worker: string | null;
+  /** A cancel was asked for while another process held the run: whoever holds it next stops it. */
+  cancelRequested: boolean;
+  /** The run and checkpoint this run was forked from (`troupe runs fork`); null for a run started from its task. */
+  forkedFrom: ForkOrigin | null;
+  /** A queued run waits for this run of its thread to stop before it starts (`--on-busy enqueue`). */
+  waitsFor: string | null;
+  /** The run that asked this one to stop and give way (`--on-busy interrupt` or `rollback`). */
+  supersededBy: string | null;
+}
+
+/** Where a fork started: the run, the checkpoint of its thread, and the subtask asked for (when it was one). */
+export interface ForkOrigin {
+  runId: string;
+  threadId: string;
+  checkpointId: string;
+  subtaskId?: string;
+}
+
+const json = <T extends z.ZodType>(schema: T) =>
+  z
+    .string()
+    .nullable()
+    .transform((text) => (text === null ? null : (JSON.parse(text) as unknown)))
+    .pipe(schema.nullable());
+
+/** A stored row (SQLite's or Postgres's: timestamps as numbers, JSON as text), validated on the way out. */
+export const RunRow = z
+  .object({
+    id: z.string(),
+    thread_id: z.string(),
+    task: z.string(),
+    status: z.enum(RUN_STATUSES),
+    stop_reason: z.enum(STOP_REASONS).nullable(),
+    request: json(z.record(z.string(), z.unknown())),
+    answer: z.string().nullable(),
+    error: z.string().nullable(),
+    metrics: json(z.custom<RunMetrics>((value) => typeof value === "object" && value !== null)),
+    interrupt: json(z.custom<InterruptInfo>((value) => typeof value === "object" && value !== null)),
+    pid: z.number().nullable(),
+    host: z.string().nullable(),
+    active_ms: z.number(),
+    created_at: z.number(),
+    updated_at: z.number(),
+    finished_at: z.number().nullable(),
+    // Added by migration 4; optional so a row read through an older schema still parses.
+    owner: z.string().nullable().default(null),
+    idempotency_key: z.string().nullable().default(null),
+    request_hash: z.string().nullable().default(null),
+    suspended: z.string().nullable().default(null),
+    pending_decision: json(z.custom<PendingDecision>((value) => typeof value === "object" && value !== null)).default(null),
+    started_at: z.number().nullable().default(null),
+    // Added by migration 6.
+    starts: z.number().default(0),
+    crashes: z.number().default(0),
+    // Added by migration 7.
+    eval_id: z.string().nullable().default(null),
+    // Added by migration 10.
+    worker: z.string().nullable().default(null),
+    cancel_requested: z.union([z.number(), z.boolean()]).nullable().default(null),
+    // Added by migration 18 (Postgres 7).
+    forked_from: json(z.custom<ForkOrigin>((value) => typeof value === "object" && value !== null)).default(null),
+    waits_for: z.string().nullable().default(null),
+    superseded_by: z.string().nullable().default(null),
+  })
+  .transform(
+    (row): RunRecord => ({
+      id: row.id,
+      threadId: row.thread_id,
+      task: row.task,
+      status: row.status,
+      stopReason: row.stop_reason,
+      request: row.request ?? {},
+      answer: row.answer,
+      error: row.error,
+      metrics: row.metrics,
+      interrupt: row.interrupt,
+      pid: row.pid,
+      host: row.host,
+      activeMs: row.active_ms,
+      createdAt: row.created_at,
+      updatedAt: row.updated_at,
+      finishedAt: row.finished_at,
+      owner: row.owner,
+      idempotencyKey: row.idempotency_key,
+      requestHash: row.request_hash,
+      suspended: row.suspended,
+      pendingDecision: row.pending_decision,
+      startedAt: row.started_at,
+      starts: row.starts,
+      crashes: row.crashes,
+      evalId: row.eval_id,
+      worker: row.worker,
+      cancelRequested: Boolean(row.cancel_requested),
+      forkedFrom: row.forked_from,
+      waitsFor: row.waits_for,
+      supersededBy: row.superseded_by,
+    }),
+  );
+
+export interface RunListOptions {
+  limit?: number;
+  offset?: number;
+  status?: RunStatus;
+  threadId?: string;
+  /** Only the runs of this API principal. */
+  owner?: string;
+}
+
+/** The fields an update may change. */
+export type RunPatch = Partial<
+  Pick<
+    RunRecord,
+    | "status"
+    | "stopReason"
+    | "answer"
+    | "error"
+    | "metrics"
+    | "interrupt"
+    | "pid"
+    | "host"
+    | "activeMs"
+    | "finishedAt"
+    | "suspended"
+    | "pendingDecision"
+    | "startedAt"
+    | "crashes"
+    | "worker"
+    | "cancelRequested"
+    | "waitsFor"
+    | "supersededBy"
+  >
+>;
+
+/** The update that records a run as finished: its outcome, with nothing held, waited on or pending any more. */
+export function finishedPatch(outcome: Required<Pick<RunPatch, "status" | "stopReason" | "answer" | "error" | "metrics">>): RunPatch {
+  return { ...outcome, interrupt: null, pid: null, worker: null, suspended: null, pendingDecision: null, finishedAt: Date.now() };
+}
+
+/** Statuses a run reaches by stopping on its own (not by its process dying): its crash count starts again. */
+export const STOPPED = new Set(["completed", "failed", "cancelled", "interrupted"]);
+
+/** Each patch field's column. */
+export const RUN_COLUMNS: Record<keyof RunPatch, string> = {
+  status: "status",
+  stopReason: "stop_reason",
+  answer: "answer",
+  error: "error",
+  metrics: "metrics",
+  interrupt: "interrupt",
+  pid: "pid",
+  host: "host",
+  activeMs: "active_ms",
+  finishedAt: "finished_at",
+  suspended: "suspended",
+  pendingDecision: "pending_decision",
+  startedAt: "started_at",
+  crashes: "crashes",
+  worker: "worker",
+  cancelRequested: "cancel_requested",
+  waitsFor: "waits_for",
+  supersededBy: "superseded_by",
+};
+
+/** The value stored for a patch field: JSON as text, flags as 0/1. */
+export function columnValue(key: keyof RunPatch, value: unknown): unknown {
+  if (key === "metrics" || key === "interrupt" || key === "pendingDecision") return value === null ? null : JSON.stringify(value);
+  if (key === "cancelRequested") return value ? 1 : 0;
+  return value;
+}
+
+/**
+ * The UPDATE of a run, for both dialects (`@name` placeholders): the patch's columns, the time,
+ * and what a change of status brings in the same write — every start and resume passes here on
+ * its way to running and is counted; a run that stops on its own starts its crash count again.
+ * With `ifStatus`, only while the run has one of those statuses.
+ */
+export function runUpdate(id: string, patch: RunPatch, options: UpdateRunOptions, now: number): { sql: string; values: Record<string, unknown> } {
+  const also: string[] = [];
+  if (patch.status === "running") also.push("starts = starts + 1");
+  else if (patch.status !== undefined && STOPPED.has(patch.status) && patch.crashes === undefined) also.push("crashes = 0");
+  return rowUpdate({ table: "runs", columns: RUN_COLUMNS, id, patch, now, ifStatus: options.ifStatus, also, encode: columnValue });
+}
+
+/**
+ * The queries over runs that have not settled, for both dialects; `order` breaks ties of
+ * `created_at` in insertion order (SQLite's `rowid`, Postgres's `row_order`).
+ */
+export function unsettledQueries(order: "rowid" | "row_order"): { api: string; ofEval: string } {
+  return {
+    // API runs a server takes up when it starts (see RunStore.listUnsettled).
+    api: `SELECT * FROM runs WHERE owner IS NOT NULL AND eval_id IS NULL
+       AND (status IN ('queued', 'running') OR (status = 'interrupted' AND suspended IS NOT NULL))
+       ORDER BY created_at, ${order}`,
+    ofEval: `SELECT * FROM runs WHERE eval_id = @evalId AND status IN ('queued', 'running') ORDER BY created_at, ${order}`,
+  };
+}
+
+/** A new run's record, before it is written: every field a run starts with. */
+export function newRunRecord(record: NewRun, now: number): RunRecord {
+  return {
+    owner: null,
+    idempotencyKey: null,
+    requestHash: null,
+    startedAt: null,
+    evalId: null,
+    ...record,
+    stopReason: null,
+    answer: null,
+    error: null,
+    metrics: null,
+    interrupt: null,
+    activeMs: 0,
+    createdAt: now,
+    updatedAt: now,
+    finishedAt: null,
+    suspended: null,
+    pendingDecision: null,
+    starts: record.status === "running" ? 1 : 0,
+    crashes: 0,
+    worker: record.worker ?? null,
+    cancelRequested: false,
+    forkedFrom: record.forkedFrom ?? null,
+    waitsFor: record.waitsFor ?? null,
+    supersededBy: null,
+  };
+}
+
+export interface UpdateRunOptions {
+  /** Change the run only while its status is one of these. */
+  ifStatus?: readonly RunStatus[];
+}
+
+export interface CreateRunOptions {
+  /**
+   * Called inside the write's transaction with the thread's latest run (runs created before it in
+   * the same batch included); throws to refuse the run, which is then not written. It may return
+   * fields the run is written with instead: the run it waits for (a busy thread's queue).
+   */
+  check?: (latest: RunRecord | undefined) => void | Pick<NewRun, "waitsFor">;
+}
+
+/** Statuses a run never leaves: the runs waiting for it may go. */
+export const TERMINAL_STATUSES: ReadonlySet<string> = new Set(["completed", "failed", "cancelled"]);
+
+/**
+ * What a change of a run's status brings with it, in the same transaction: the runs of its
+ * thread waiting for it are released (it ended), and its webhook's delivery is written (see
+ * webhook-outbox.ts). Undefined when the status did not change.
+ */
+export function consequencesOf(before: string | undefined, after: RunRecord): { release: boolean; delivery: NewDelivery | undefined } | undefined {
+  if (before === undefined || before === after.status) return undefined;
+  return { release: TERMINAL_STATUSES.has(after.status), delivery: deliveryFor(before, after) };
+}
+
+/**
+ * The runs table: one row per run, updated as it goes. Implemented on SQLite (`SqliteRunStore`)
+ * and on Postgres (`PostgresRunStore`, where a run written as `queued` is also a job of the run
+ * queue, in the same transaction); both pass the store contract suite (test/store-contract).
+ */
+export interface RunStore {
+  /**
+   * Writes a new run. The runs created in one turn of the event loop share one transaction (one
+   * synced commit for a burst of submissions); a run refused by its check fails alone.
+   */
+  create(record: NewRun, options?: CreateRunOptions): Promise<RunRecord>;
+  /**
+   * Changes a run's record; with `ifStatus`, only while the run has one of those statuses (a
+   * cancel of a queued run must not overwrite a start that got there first). Resolves with
+   * whether the run was changed.
+   */
+  update(id: string, patch: RunPatch, options?: UpdateRunOptions): Promise<boolean>;
+  get(id: string): Promise<RunRecord | undefined>;
+  /** Several runs by id (those that exist, in no particular order). */
+  getMany(ids: string[]): Promise<RunRecord[]>;
+  /** The newest run of a thread. */
+  latestForThread(threadId: string): Promise<RunRecord | undefined>;
+  /** Runs, newest first. */
+  list(options?: RunListOptions): Promise<RunRecord[]>;
+  count(options?: Pick<RunListOptions, "status" | "threadId" | "owner">): Promise<number>;
+  /** The run an API principal submitted with this Idempotency-Key, if any. */
+  findByIdempotencyKey(owner: string, idempotencyKey: string): Promise<RunRecord | undefined>;
+  /** Counts one more death of the run's process while it ran; returns how many in a row now. */
+  recordCrash(id: string): Promise<number>;
+  /**
+   * API runs a server must take up when it starts, oldest first: queued ones, ones stopped by a
+   * shutdown, and ones recorded as running (their process may have died). The cases of an eval
+   * are not among them: each belongs to its case's workspace, and its eval settles it.
+   */
+  listUnsettled(): Promise<RunRecord[]>;
+  /** The runs of an eval's cases that had not stopped (their eval was cut short). */
+  listUnsettledOfEval(evalId: string): Promise<RunRecord[]>;
+}
+
+export type NewRun = Pick<RunRecord, "id" | "threadId" | "task" | "status" | "request" | "pid" | "host"> &
+  Partial<Pick<RunRecord, "owner" | "idempotencyKey" | "requestHash" | "startedAt" | "evalId" | "worker" | "forkedFrom" | "waitsFor">>;
+
+/** The WHERE clause and values of a listing. */
+export function filters(options: Pick<RunListOptions, "status" | "threadId" | "owner">): { where: string; values: Record<string, unknown> } {
+  const clauses: string[] = [];
+  const values: Record<string, unknown> = {};
+  if (options.status) {
+    clauses.push("status = @status");
+    values.status = options.status;
+  }
+  if (options.threadId) {
+    clauses.push("thread_id = @threadId");
+    values.threadId = options.threadId;
+  }
+  if (options.owner) {
+    clauses.push("owner = @owner");
+    values.owner = options.owner;
+  }
+  return { where: clauses.length ? `WHERE ${clauses.join(" AND ")}` : "", values };
+}
+
+/** A run to write and the check it is written under. */
+export interface RunCreation {
+  record: NewRun;
+  check: CreateRunOptions["check"];
+}

@@ -1,0 +1,146 @@
+import type { Sqlite } from "../database/sqlite.js";
+import { RowFailure, TurnBatch } from "../turn-batch.js";
+import { DELIVERY_INSERT, deliveryValues } from "../webhooks/contract.js";
+import { type CreateRunOptions, type NewRun, type RunListOptions, type RunCreation, type RunPatch, type RunRecord, RunRow, type RunStore, type UpdateRunOptions, consequencesOf, filters, newRunRecord, runUpdate, unsettledQueries } from "./contract.js";
+
+const UNSETTLED = unsettledQueries("rowid");
+
+/** The runs table in SQLite, on the connection with `synchronous = FULL`: each commit is synced. */
+export class SqliteRunStore implements RunStore {
+  readonly #db: Sqlite;
+  readonly #statements = new Map<string, ReturnType<Sqlite["prepare"]>>();
+  readonly #creations: TurnBatch<RunCreation, RunRecord>;
+
+  constructor(db: Sqlite) {
+    this.#db = db;
+    // Group commit: the runs created in one turn share one transaction (one fsync), each in a
+    // savepoint of its own, so one refused by its check (or a unique key) fails alone.
+    this.#creations = new TurnBatch<RunCreation, RunRecord>((creations) =>
+      this.#db.transaction(() =>
+        creations.map((creation) => {
+          try {
+            return this.#db.transaction(() => this.#insert(creation))();
+          } catch (error) {
+            return new RowFailure(error);
+          }
+        }),
+      )(),
+    );
+  }
+
+  /** Prepared statements are kept: preparing one costs more than running it. */
+  #statement(sql: string): ReturnType<Sqlite["prepare"]> {
+    let statement = this.#statements.get(sql);
+    if (!statement) {
+      statement = this.#db.prepare(sql);
+      this.#statements.set(sql, statement);
+    }
+    return statement;
+  }
+
+  create(record: NewRun, options: CreateRunOptions = {}): Promise<RunRecord> {
+    return this.#creations.add({ record, check: options.check });
+  }
+
+  #insert({ record, check }: RunCreation): RunRecord {
+    const fields = check?.(this.#latestForThread(record.threadId));
+    const created = newRunRecord({ ...record, ...(fields ?? {}) }, Date.now());
+    this.#statement(
+      `INSERT INTO runs (id, thread_id, task, status, request, pid, host, owner, idempotency_key, request_hash, started_at, starts, eval_id, worker, forked_from, waits_for, created_at, updated_at)
+       VALUES (@id, @threadId, @task, @status, @request, @pid, @host, @owner, @idempotencyKey, @requestHash, @startedAt, @starts, @evalId, @worker, @forkedFrom, @waitsFor, @now, @now)`,
+    ).run({
+      id: created.id,
+      threadId: created.threadId,
+      task: created.task,
+      status: created.status,
+      request: JSON.stringify(created.request),
+      pid: created.pid,
+      host: created.host,
+      owner: created.owner,
+      idempotencyKey: created.idempotencyKey,
+      requestHash: created.requestHash,
+      startedAt: created.startedAt,
+      starts: created.starts,
+      evalId: created.evalId,
+      worker: created.worker,
+      forkedFrom: created.forkedFrom === null ? null : JSON.stringify(created.forkedFrom),
+      waitsFor: created.waitsFor,
+      now: created.createdAt,
+    });
+    return created;
+  }
+
+  async update(id: string, patch: RunPatch, options: UpdateRunOptions = {}): Promise<boolean> {
+    const { sql, values } = runUpdate(id, patch, options, Date.now());
+    const update = this.#statement(sql);
+    if (patch.status === undefined) return update.run(values).changes > 0;
+    // A change of status and what it brings (waiters released, a webhook's delivery) commit together.
+    return this.#db.transaction(() => {
+      const before = (this.#statement("SELECT status FROM runs WHERE id = ?").get(id) as { status: string } | undefined)?.status;
+      if (update.run(values).changes === 0) return false;
+      const after = this.#statement("SELECT * FROM runs WHERE id = ?").get(id);
+      const consequences = after === undefined ? undefined : consequencesOf(before, RunRow.parse(after));
+      if (consequences?.release) this.#statement("UPDATE runs SET waits_for = NULL, updated_at = @now WHERE waits_for = @id").run({ id, now: values.updatedAt });
+      if (consequences?.delivery) this.#statement(`${DELIVERY_INSERT} (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(deliveryValues(consequences.delivery) as never);
+      return true;
+    })();
+  }
+
+  async getMany(ids: string[]): Promise<RunRecord[]> {
+    if (ids.length === 0) return [];
+    return this.#db
+      .prepare(`SELECT * FROM runs WHERE id IN (${ids.map(() => "?").join(", ")})`)
+      .all(...ids)
+      .map((row) => RunRow.parse(row));
+  }
+
+  async get(id: string): Promise<RunRecord | undefined> {
+    const row = this.#statement("SELECT * FROM runs WHERE id = ?").get(id);
+    return row === undefined ? undefined : RunRow.parse(row);
+  }
+
+  async latestForThread(threadId: string): Promise<RunRecord | undefined> {
+    return this.#latestForThread(threadId);
+  }
+
+  #latestForThread(threadId: string): RunRecord | undefined {
+    const row = this.#statement("SELECT * FROM runs WHERE thread_id = ? ORDER BY created_at DESC, rowid DESC LIMIT 1").get(threadId);
+    return row === undefined ? undefined : RunRow.parse(row);
+  }
+
+  async list(options: RunListOptions = {}): Promise<RunRecord[]> {
+    const { where, values } = filters(options);
+    const sql = `SELECT * FROM runs ${where} ORDER BY created_at DESC, rowid DESC LIMIT @limit OFFSET @offset`;
+    return this.#statement(sql)
+      .all({ ...values, limit: options.limit ?? 50, offset: options.offset ?? 0 })
+      .map((row) => RunRow.parse(row));
+  }
+
+  async count(options: Pick<RunListOptions, "status" | "threadId" | "owner"> = {}): Promise<number> {
+    const { where, values } = filters(options);
+    const row = this.#statement(`SELECT COUNT(*) AS n FROM runs ${where}`).get(values) as { n: number };
+    return row.n;
+  }
+
+  async findByIdempotencyKey(owner: string, idempotencyKey: string): Promise<RunRecord | undefined> {
+    const row = this.#statement("SELECT * FROM runs WHERE owner = @owner AND idempotency_key = @idempotencyKey").get({ owner, idempotencyKey });
+    return row === undefined ? undefined : RunRow.parse(row);
+  }
+
+  async recordCrash(id: string): Promise<number> {
+    const row = this.#statement("UPDATE runs SET crashes = crashes + 1, updated_at = @now WHERE id = @id RETURNING crashes").get({ id, now: Date.now() }) as { crashes: number } | undefined;
+    return row?.crashes ?? 0;
+  }
+
+  async listUnsettled(): Promise<RunRecord[]> {
+    return this.#statement(UNSETTLED.api)
+      .all([] as never)
+      .map((row) => RunRow.parse(row));
+  }
+
+  async listUnsettledOfEval(evalId: string): Promise<RunRecord[]> {
+    return this.#statement(UNSETTLED.ofEval)
+      .all({ evalId })
+      .map((row) => RunRow.parse(row));
+  }
+}

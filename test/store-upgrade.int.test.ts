@@ -1,0 +1,113 @@
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import pg from "pg";
+import { afterAll, describe, expect, it } from "vitest";
+import { isTroupeError } from "../src/core/errors.js";
+import { openStore, type Store } from "../src/store/index.js";
+import { findPostgresBin } from "../src/testing/postgres-cluster.js";
+import { freshDatabase } from "./postgres.js";
+
+/**
+ * A Postgres database as the troupe of merge-work4 left it (troupe schema 7, its checkpointer's
+ * and pg-boss's tables, two finished runs on one thread), dumped by
+ * test/fixtures/databases/make-fixtures.mjs and restored here with psql.
+ */
+const DUMP = fileURLToPath(new URL("./fixtures/databases/postgres-schema-7.sql", import.meta.url));
+
+const stores: Store[] = [];
+const directories: string[] = [];
+
+afterAll(async () => {
+  for (const store of stores.splice(0)) await store.close();
+  for (const directory of directories.splice(0)) rmSync(directory, { recursive: true, force: true });
+});
+
+async function restoredFixture(prefix: string): Promise<string> {
+  const url = await freshDatabase(prefix);
+  const bin = findPostgresBin();
+  const psql = bin ? path.join(bin, "psql") : "psql";
+  execFileSync(psql, ["--quiet", "--no-psqlrc", "-v", "ON_ERROR_STOP=1", "--dbname", url, "--file", DUMP], { stdio: ["ignore", "ignore", "pipe"] });
+  return url;
+}
+
+function dataDir(): string {
+  const directory = mkdtempSync(path.join(tmpdir(), "troupe-upgrade-pg-"));
+  directories.push(directory);
+  return directory;
+}
+
+async function appliedVersions(url: string): Promise<number[]> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query<{ version: number }>("SELECT version FROM troupe_schema ORDER BY version")).rows.map((row) => row.version);
+  } finally {
+    await client.end();
+  }
+}
+
+/** troupe's tables as Postgres describes them: every column's type, default and nullability, and every index. */
+async function schemaOf(url: string): Promise<unknown[]> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const columns = await client.query(
+      `SELECT table_name, column_name, data_type, column_default, is_nullable FROM information_schema.columns
+       WHERE table_schema = 'public' AND table_name NOT LIKE 'checkpoint%' ORDER BY table_name, column_name`,
+    );
+    const indexes = await client.query("SELECT tablename, indexname, indexdef FROM pg_indexes WHERE schemaname = 'public' AND tablename NOT LIKE 'checkpoint%' ORDER BY indexname");
+    const functions = await client.query("SELECT proname, prosrc FROM pg_proc WHERE pronamespace = 'public'::regnamespace ORDER BY proname");
+    return [...columns.rows, ...indexes.rows, ...functions.rows];
+  } finally {
+    await client.end();
+  }
+}
+
+describe("a Postgres database made by an earlier troupe", () => {
+  it("has the schema a new database gets from the migration files", async () => {
+    const fresh = await freshDatabase("fresh");
+    await (await openStore({ dataDir: dataDir(), databaseUrl: fresh })).close();
+    expect(await schemaOf(fresh)).toEqual(await schemaOf(await restoredFixture("compare")));
+  });
+
+  it("opens (its checkpointer and queue set up again) and reads its runs, their events and their thread's checkpoints", async () => {
+    const url = await restoredFixture("upgrade");
+    expect(await appliedVersions(url)).toEqual([1, 2, 5, 6, 7]);
+    const store = await openStore({ dataDir: dataDir(), databaseUrl: url });
+    stores.push(store);
+    const runs = await store.runs.list({ threadId: "fixture-thread" });
+    expect(runs.map((run) => [run.task, run.status])).toEqual([
+      ["compute 12*12", "completed"],
+      ["compute 17% of 2,340 and save it to result.txt", "completed"],
+    ]);
+    expect(runs[1]?.answer).toMatch(/397\.8/);
+    expect(await store.runs.listUnsettled()).toEqual([]);
+    expect((await store.events.list(runs[1]?.id ?? "")).length).toBeGreaterThan(5);
+    expect((await store.checkpointer.getTuple({ configurable: { thread_id: "fixture-thread" } }))?.checkpoint.id).toBeTruthy();
+    // A new queued run goes on the same thread and into the queue.
+    await store.runs.create({ id: "run-new", threadId: "fixture-thread", task: "more", status: "queued", request: { task: "more" }, pid: null, host: null });
+    expect((await store.runs.latestForThread("fixture-thread"))?.id).toBe("run-new");
+    expect(await store.queue?.depth()).toBe(1);
+    expect(await appliedVersions(url)).toEqual([1, 2, 5, 6, 7]);
+  });
+
+  it("is refused when a newer troupe migrated it (database_too_new), with nothing applied", async () => {
+    const url = await restoredFixture("too_new");
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    await client.query("INSERT INTO troupe_schema (version, applied_at) VALUES (8, 0)");
+    await client.end();
+    let caught: unknown;
+    try {
+      stores.push(await openStore({ dataDir: dataDir(), databaseUrl: url }));
+    } catch (error) {
+      caught = error;
+    }
+    expect(isTroupeError(caught) && caught.code).toBe("database_too_new");
+    expect((caught as Error).message).toMatch(/has troupe schema version 8, newer than this troupe knows \(7\): upgrade troupe, or use another database$/);
+    expect(await appliedVersions(url)).toEqual([1, 2, 5, 6, 7, 8]);
+  });
+});
