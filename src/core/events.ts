@@ -8,11 +8,28 @@ import type { CriticVerdict } from "./review.js";
 import type { InterruptInfo, RunMetrics, StopReason, RunResult } from "./run.js";
 
 /**
+ * A step of a run as a person would name it: a role's node (intake, the planner, running the plan,
+ * the critic, the synthesizer, a person's approval or answer, finishing), or `plan`, the planner's
+ * model call within the planner's step. Named by the graph's code for its role, not by LangGraph's node names.
+ */
+export type RunStep = "intake" | "planner" | "plan" | "approve_plan" | "ask_human" | "execute" | "critic" | "synthesizer" | "approve_answer" | "finalize";
+
+/** How a step ended: its work done, paused for a person (an interrupt), or failed. */
+export type StepOutcome = "done" | "paused" | "failed";
+
+/** The name under which run events also reach the run's LangChain callback handlers, as custom events (see `emit`). */
+export const RUN_EVENT_CALLBACK = "troupe-run-event";
+
+/**
  * Everything a run reports while it goes, discriminated by `type` (noun-verb).
  * The CLI prints them, the store keeps them, the server streams them.
  */
 export type RunEvent =
   | { type: "run-start"; runId: string; threadId: string; task: string; resumed: boolean }
+  /** A step starts; a step that starts while another is open (the planner's `plan` call) is part of it. */
+  | { type: "step-start"; step: RunStep }
+  /** Every started step ends, also when it pauses for a person or fails (then with its error). */
+  | { type: "step-end"; step: RunStep; outcome: StepOutcome; durationMs: number; error?: string }
   /** The thread's earlier turns the planner sees (kept turns, turns trimmed into the summary so far, their tokens). */
   | { type: "history-ready"; turns: number; trimmed: number; tokens: number; budget: number }
   /** Long-term memories recalled for the planner, and how; `error` when the store could not be read. */

@@ -7,6 +7,7 @@ import { createFinalizeNode, createIntakeNode } from "./nodes/conversation.js";
 import { createApprovePlanNode, createAskHumanNode, createPlannerNode } from "./nodes/planning.js";
 import { createApproveAnswerNode, createCriticNode, createSynthesizerNode } from "./nodes/review.js";
 import { TroupeState, type Update } from "./state.js";
+import { stepNode } from "./steps.js";
 
 /** Channels whose reducer appends: an empty list adds nothing. */
 const APPENDED = ["nodes", "toolCalls", "modelIncidents", "humanAnswers", "reviews", "board"] as const;
@@ -35,19 +36,20 @@ function compacted<Input, Config>(node: (input: Input, config: Config) => Update
 /**
  * The uncompiled orchestration graph (also what `troupe graph` draws). Every node but finalize
  * hands control back to the coordinator, which routes from the state; `execute` runs the plan's
- * subtasks, each as its own LangGraph task started when its inputs exist.
+ * subtasks, each as its own LangGraph task started when its inputs exist. Each node runs as the
+ * step of its role (`stepNode`): the run's events say which step is at work.
  */
 export function createGraph(deps: GraphDeps) {
   return new StateGraph(TroupeState)
-    .addNode("intake", createIntakeNode(deps))
-    .addNode("planner", compacted(createPlannerNode(deps)))
-    .addNode("approve_plan", createApprovePlanNode(deps))
-    .addNode("ask_human", createAskHumanNode())
-    .addNode("execute", compacted(createExecuteNode(deps)))
-    .addNode("critic", compacted(createCriticNode(deps)))
-    .addNode("synthesizer", compacted(createSynthesizerNode(deps)))
-    .addNode("approve_answer", createApproveAnswerNode())
-    .addNode("finalize", createFinalizeNode(deps))
+    .addNode("intake", stepNode("intake", createIntakeNode(deps)))
+    .addNode("planner", stepNode("planner", compacted(createPlannerNode(deps))))
+    .addNode("approve_plan", stepNode("approve_plan", createApprovePlanNode(deps)))
+    .addNode("ask_human", stepNode("ask_human", createAskHumanNode()))
+    .addNode("execute", stepNode("execute", compacted(createExecuteNode(deps))))
+    .addNode("critic", stepNode("critic", compacted(createCriticNode(deps))))
+    .addNode("synthesizer", stepNode("synthesizer", compacted(createSynthesizerNode(deps))))
+    .addNode("approve_answer", stepNode("approve_answer", createApproveAnswerNode()))
+    .addNode("finalize", stepNode("finalize", createFinalizeNode(deps)))
     .addEdge(START, "intake")
     .addConditionalEdges("intake", coordinate, COORDINATOR_TARGETS)
     .addConditionalEdges("planner", coordinate, COORDINATOR_TARGETS)

@@ -1,3 +1,4 @@
+import { dispatchCustomEvent } from "@langchain/core/callbacks/dispatch/web";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { AgentRegistry } from "../agents/define-agent.js";
 import type { OutcomeSource } from "../agents/critic.js";
@@ -5,7 +6,7 @@ import { type CallOptions, UsageMeter } from "../agents/model-call.js";
 import { RunLedger } from "../agents/run-ledger.js";
 import type { ToolDiscovery } from "../agents/tool-offer.js";
 import type { BudgetExhaustedError } from "../core/budget.js";
-import type { RunEvent } from "../core/events.js";
+import { RUN_EVENT_CALLBACK, type RunEvent } from "../core/events.js";
 import type { SubtaskView } from "../core/plan.js";
 import type { Memory } from "../core/memory.js";
 import type { Stash } from "../core/stash.js";
@@ -67,9 +68,18 @@ export function announceBudgetStop(_deps: GraphDeps, _runId: string, config: Lan
   if (!ledger || ledger.claimStopNotice()) emit(config, { type: "budget-exhausted", stop: error.stop });
 }
 
-/** Sends an event to whoever streams the run (the CLI, the server, the event store). */
+/**
+ * Sends an event to whoever streams the run (the CLI, the server, the event store), and to the
+ * run's callback handlers as a LangChain custom event: those get it in step with the work (the
+ * server's observer opens a subtask's span before its model calls), where the stream delivers later.
+ * Answer tokens go to the stream only: no handler follows them, and there are many.
+ */
 export function emit(config: LangGraphRunnableConfig | undefined, event: RunEvent): void {
   config?.writer?.(event);
+  if (config?.callbacks !== undefined && event.type !== "answer-token") {
+    // A handler's failure is logged by LangChain and never fails the run.
+    dispatchCustomEvent(RUN_EVENT_CALLBACK, event, config).catch(() => {});
+  }
 }
 
 /** Whether the run is on its first pass: never resumed, so none of its tool calls has been made before (see `ToolContext.firstPass`). */

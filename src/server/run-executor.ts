@@ -146,8 +146,8 @@ export class RunExecutor {
       control,
       callbacks: [observer],
       ...(this.worker ? { worker: this.worker } : {}),
+      // The observer takes the run's events from its callbacks, in step with the work (see `emit`).
       onEvent: (event: StoredEvent) => {
-        observer.event(event);
         if (event.type === "critic-verdict") this.#metrics.verdict(event.verdict.passed);
         this.#hub.publish(event);
       },

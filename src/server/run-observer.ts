@@ -5,8 +5,7 @@ import type { LLMResult } from "@langchain/core/outputs";
 import type { ChainValues } from "@langchain/core/utils/types";
 import { type Context, ROOT_CONTEXT, type Span, SpanStatusCode, trace, type Tracer } from "@opentelemetry/api";
 import { errorMessage } from "../core/errors.js";
-import type { RunEvent } from "../core/events.js";
-import { subtaskIdOfTask } from "../graph/dispatch.js";
+import { RUN_EVENT_CALLBACK, type RunEvent, type RunStep } from "../core/events.js";
 import { readModelCallMetadata } from "../providers/call-metadata.js";
 import type { ModelRole } from "../providers/provider.js";
 import type { ModelChoice } from "../providers/registry.js";
@@ -16,10 +15,11 @@ import type { TurnGate } from "./turn-gate.js";
 
 const RUN_ID = /^[\da-f]{8}-[\da-f]{4}-[\da-f]{4}-[\da-f]{4}-[\da-f]{12}$/i;
 
-/** What a person reads as the current step while a node runs. */
-const STEP_OF_NODE: Record<string, string> = {
+/** What a person reads as the current step while a step of the run is at work. */
+const STEP_LABEL: Record<RunStep, string> = {
   intake: "starting",
   planner: "planning",
+  plan: "planning",
   approve_plan: "waiting for plan approval",
   ask_human: "waiting for an answer",
   execute: "running the plan",
@@ -29,9 +29,8 @@ const STEP_OF_NODE: Record<string, string> = {
   finalize: "finishing",
 };
 
-interface NodeRun {
-  node: string;
-  subtaskId?: string;
+interface OpenStep {
+  step: RunStep;
   span?: Span;
 }
 
@@ -54,9 +53,10 @@ export interface RunObserverOptions {
 }
 
 /**
- * Watches one drive of a run through LangChain callbacks: it knows which nodes are running (the
- * current step), counts model calls for Prometheus, and — when tracing is on — makes the spans
- * run → node → model call / tool call.
+ * Watches one drive of a run: from the run's own events (steps and subtasks, which reach it as
+ * LangChain custom events in step with the work) it knows the current step and makes the spans
+ * run → step → subtask; from each model call's metadata it counts calls for Prometheus and makes
+ * their spans, under their subtask or step. It never reads LangGraph's node or task names.
  */
 export class RunObserver extends BaseCallbackHandler {
   name = "troupe-run-observer";
@@ -64,16 +64,12 @@ export class RunObserver extends BaseCallbackHandler {
   readonly #options: RunObserverOptions;
   readonly #runSpan: Span | undefined;
   readonly #runContext: Context | undefined;
-  readonly #parents = new Map<string, string | undefined>();
-  readonly #nodes = new Map<string, NodeRun>();
+  /** Steps started and not ended, outermost first: a node's step, and a step within it (the planner's `plan`). */
+  readonly #steps: OpenStep[] = [];
   /** Subtasks between their start and end events. */
   readonly #working = new Set<string>();
-  /** The span of the node running subtasks (execute, or the planner running a streamed plan): its subtasks' spans hang from it. */
-  #executeSpan: Span | undefined;
-  #plannerSpan: Span | undefined;
-  readonly #models = new Map<string, ModelRun>();
   readonly #subtaskSpans = new Map<string, Span>();
-  readonly #running = new Map<string, number>();
+  readonly #models = new Map<string, ModelRun>();
 
   constructor(options: RunObserverOptions) {
     super();
@@ -93,13 +89,42 @@ export class RunObserver extends BaseCallbackHandler {
     return this.#runSpan?.spanContext().traceId;
   }
 
+  /** The run's events, as the graph emits them (`emit` hands each to the callback handlers too). */
+  override handleCustomEvent(eventName: string, data: unknown): void {
+    if (eventName === RUN_EVENT_CALLBACK) this.event(data as RunEvent);
+  }
+
   /**
-   * Follows the run's events: a subtask runs from its `subtask-start` to its `subtask-end` (its
-   * LangGraph task starts earlier, when the plan is dispatched, and waits for its inputs).
+   * Follows the run's events: a step runs from its `step-start` to its `step-end`, a subtask from
+   * its `subtask-start` to its `subtask-end` (its LangGraph task starts earlier and waits for its inputs).
    */
   event(event: RunEvent): void {
-    if (event.type === "subtask-start") this.#working.add(event.subtaskId);
-    else if (event.type === "subtask-end" || event.type === "subtask-skip") this.#working.delete(event.subtaskId);
+    switch (event.type) {
+      case "step-start":
+        this.#stepStart(event.step);
+        break;
+      case "step-end":
+        this.#stepEnd(event.step, event.outcome === "failed" ? (event.error ?? "failed") : undefined);
+        break;
+      case "subtask-start":
+        this.#working.add(event.subtaskId);
+        this.#endSubtaskSpan(event.subtaskId);
+        this.#subtaskSpan(event.subtaskId, { "troupe.agent": event.agent, "troupe.subtask.attempt": event.attempt });
+        break;
+      case "subtask-end":
+        this.#working.delete(event.subtaskId);
+        this.#endSubtaskSpan(event.subtaskId, event.status);
+        break;
+      case "subtask-skip":
+        // Skipped before it started: a span of no length says so, where its work would have been.
+        this.#working.delete(event.subtaskId);
+        this.#endSubtaskSpan(event.subtaskId);
+        this.#subtaskSpan(event.subtaskId);
+        this.#endSubtaskSpan(event.subtaskId, "skipped");
+        break;
+      default:
+        break;
+    }
   }
 
   /** For a resumed run: the subtasks that had started and not ended before it paused (from its stored events). */
@@ -107,12 +132,12 @@ export class RunObserver extends BaseCallbackHandler {
     for (const id of running) this.#working.add(id);
   }
 
-  /** The step a person would name: the subtasks running, or the node at work. */
+  /** The step a person would name: the subtasks running, or the step at work. */
   currentStep(): string | undefined {
     const subtasks = this.runningSubtasks();
     if (subtasks.length > 0) return `running ${subtasks.sort().join(", ")}`;
-    const nodes = [...this.#running.keys()].filter((node) => subtaskIdOfTask(node) === undefined);
-    return nodes.length > 0 ? (STEP_OF_NODE[nodes[0] as string] ?? nodes[0]) : undefined;
+    const step = this.#steps[0]?.step;
+    return step === undefined ? undefined : STEP_LABEL[step];
   }
 
   /** The ids of the subtasks running now (started, not yet ended). */
@@ -120,87 +145,92 @@ export class RunObserver extends BaseCallbackHandler {
     return [...this.#working];
   }
 
+  #stepStart(step: RunStep): void {
+    const entry: OpenStep = { step };
+    if (this.#options.tracer && this.#runContext) {
+      // A node's step hangs from the run; a step within it (the planner's call, `plan`) from that step.
+      const within = this.#steps.at(-1)?.span;
+      entry.span = this.#options.tracer.startSpan(
+        this.#steps.length > 0 ? step : `node ${step}`,
+        { attributes: { "troupe.node": step } },
+        within ? trace.setSpan(this.#runContext, within) : this.#runContext,
+      );
+    }
+    this.#steps.push(entry);
+  }
+
+  #stepEnd(step: RunStep, error: string | undefined): void {
+    const index = this.#steps.findLastIndex((entry) => entry.step === step);
+    if (index < 0) return;
+    // A step ends after the steps within it; any still open (an end not reported) end with it.
+    for (const entry of this.#steps.splice(index).reverse()) {
+      if (error !== undefined && entry.step === step) entry.span?.setStatus({ code: SpanStatusCode.ERROR, message: error });
+      entry.span?.end();
+    }
+  }
+
+  /** The context of the innermost open step's span (where a call made outside any subtask belongs), else the run's. */
+  #stepContext(outermost = false): Context | undefined {
+    if (!this.#runContext) return undefined;
+    const span = (outermost ? this.#steps[0] : this.#steps.at(-1))?.span;
+    return span ? trace.setSpan(this.#runContext, span) : this.#runContext;
+  }
+
+  /**
+   * A subtask's span: under the node's step that runs it (running the plan, or the planner while a
+   * streamed plan runs). Opened on its start event, or at its first call when the run resumed while it ran.
+   */
+  #subtaskSpan(subtaskId: string, attributes: Record<string, string | number> = {}): Span | undefined {
+    const open = this.#subtaskSpans.get(subtaskId);
+    if (open) return open;
+    const context = this.#stepContext(true);
+    if (!this.#options.tracer || !context) return undefined;
+    const span = this.#options.tracer.startSpan(`subtask ${subtaskId}`, { attributes: { "troupe.subtask_id": subtaskId, ...attributes } }, context);
+    this.#subtaskSpans.set(subtaskId, span);
+    return span;
+  }
+
+  #endSubtaskSpan(subtaskId: string, status?: string): void {
+    const span = this.#subtaskSpans.get(subtaskId);
+    if (!span) return;
+    this.#subtaskSpans.delete(subtaskId);
+    if (status !== undefined) span.setAttribute("troupe.subtask.status", status);
+    span.end();
+  }
+
+  /** The span a call for this subtask (or for none) hangs from. */
+  #callContext(subtaskId: string | undefined): Context | undefined {
+    if (!this.#runContext) return undefined;
+    const subtask = subtaskId !== undefined && (this.#subtaskSpans.has(subtaskId) || this.#working.has(subtaskId)) ? this.#subtaskSpan(subtaskId) : undefined;
+    return subtask ? trace.setSpan(this.#runContext, subtask) : this.#stepContext();
+  }
+
   override async handleChainStart(
     _chain: Serialized,
-    inputs: ChainValues,
-    runId: string,
-    fourth?: string,
+    _inputs: ChainValues,
+    _runId: string,
+    _fourth?: string,
     _tags?: string[],
     metadata?: Record<string, unknown>,
     seventh?: string,
     eighth?: string,
   ): Promise<void> {
     // @langchain/core 1.x declares (…, runType, tags, metadata, runName, parentRunId) but calls
-    // with (…, parentRunId, tags, metadata, runType, runName); read either order.
-    const isId = (value: unknown): value is string => typeof value === "string" && RUN_ID.test(value);
-    const parentRunId = isId(fourth) ? fourth : isId(eighth) ? eighth : undefined;
-    const runName = typeof eighth === "string" && !isId(eighth) ? eighth : seventh;
-    this.#parents.set(runId, parentRunId);
+    // with (…, parentRunId, tags, metadata, runType, runName); read either order. Only whether a
+    // chain is a graph node's own run matters here, never which node.
+    const runName = typeof eighth === "string" && !RUN_ID.test(eighth) ? eighth : seventh;
     const node = metadata?.langgraph_node;
     if (typeof node !== "string" || node !== runName) return;
-    const subtask = subtaskIdOfTask(node);
-    const entry: NodeRun = { node, ...(typeof subtask === "string" ? { subtaskId: subtask } : {}) };
-    if (this.#options.tracer && this.#runContext) {
-      // A subtask's task is a span of its own under the node that runs it (execute, or the planner
-      // running a streamed plan), the planner's call (task `plan`) under the planner; nodes hang from the run.
-      const parent = entry.subtaskId ? this.#executeSpan : node === "plan" ? this.#plannerSpan : undefined;
-      entry.span = this.#options.tracer.startSpan(
-        entry.subtaskId ? `subtask ${entry.subtaskId}` : node === "plan" ? "plan" : `node ${node}`,
-        { attributes: { "troupe.node": node, ...(entry.subtaskId ? { "troupe.subtask_id": entry.subtaskId } : {}) } },
-        parent ? trace.setSpan(this.#runContext, parent) : this.#runContext,
-      );
-      if (entry.subtaskId) this.#subtaskSpans.set(entry.subtaskId, entry.span);
-      // The node that runs subtasks: execute, or the planner while a streamed plan runs.
-      if (node === "execute" || node === "planner") this.#executeSpan = entry.span;
-      if (node === "planner") this.#plannerSpan = entry.span;
-    }
-    this.#nodes.set(runId, entry);
-    this.#running.set(node, (this.#running.get(node) ?? 0) + 1);
     // Every node start waits for its turn of the event loop (this handler is awaited), so
     // many runs cannot starve the HTTP server between two of their steps.
     await this.#options.gate?.pass();
-  }
-
-  override handleChainEnd(_outputs: ChainValues, runId: string): void {
-    this.#endChain(runId);
-  }
-
-  override handleChainError(error: Error, runId: string): void {
-    this.#endChain(runId, error);
-  }
-
-  #endChain(runId: string, error?: Error): void {
-    this.#parents.delete(runId);
-    const entry = this.#nodes.get(runId);
-    if (!entry) return;
-    this.#nodes.delete(runId);
-    const left = (this.#running.get(entry.node) ?? 1) - 1;
-    if (left > 0) this.#running.set(entry.node, left);
-    else this.#running.delete(entry.node);
-    if (entry.subtaskId) this.#subtaskSpans.delete(entry.subtaskId);
-    // An interrupt is how a node pauses for a person, not a failure.
-    if (error && error.name !== "GraphInterrupt" && error.name !== "GraphBubbleUp") {
-      entry.span?.setStatus({ code: SpanStatusCode.ERROR, message: errorMessage(error) });
-    }
-    entry.span?.end();
-  }
-
-  /** The node a callback run belongs to, walking up its parents. */
-  #nodeOf(runId: string | undefined): NodeRun | undefined {
-    let current = runId;
-    for (let depth = 0; current !== undefined && depth < 50; depth += 1) {
-      const node = this.#nodes.get(current);
-      if (node) return node;
-      current = this.#parents.get(current);
-    }
-    return undefined;
   }
 
   override handleChatModelStart(
     _llm: Serialized,
     _messages: BaseMessage[][],
     runId: string,
-    parentRunId?: string,
+    _parentRunId?: string,
     _extraParams?: Record<string, unknown>,
     _tags?: string[],
     metadata?: Record<string, unknown>,
@@ -211,8 +241,7 @@ export class RunObserver extends BaseCallbackHandler {
     const choice: ModelChoice = call ? { provider: call.provider, model: call.model } : { provider: "unknown", model: "unknown" };
     const entry: ModelRun = { choice };
     if (this.#options.tracer && this.#runContext) {
-      // Under its subtask's span when it works for one, else under the node that runs it.
-      const parentSpan = (call?.subtaskId ? this.#subtaskSpans.get(call.subtaskId) : undefined) ?? this.#nodeOf(parentRunId)?.span;
+      // Under its subtask's span when it works for one, else under the step at work.
       entry.span = this.#options.tracer.startSpan(
         `chat ${choice.model}`,
         {
@@ -224,7 +253,7 @@ export class RunObserver extends BaseCallbackHandler {
             ...(call?.subtaskId ? { "troupe.subtask_id": call.subtaskId } : {}),
           },
         },
-        parentSpan ? trace.setSpan(this.#runContext, parentSpan) : this.#runContext,
+        this.#callContext(call?.subtaskId),
       );
     }
     this.#models.set(runId, entry);
@@ -257,8 +286,7 @@ export class RunObserver extends BaseCallbackHandler {
   toolCall(report: ToolCallReport): void {
     if (!this.#options.tracer || !this.#runContext) return;
     const endTime = Date.now();
-    const node = report.context.subtaskId ? this.#subtaskSpans.get(report.context.subtaskId) : undefined;
-    const parent = node ? trace.setSpan(this.#runContext, node) : this.#runContext;
+    const parent = this.#callContext(report.context.subtaskId) ?? this.#runContext;
     const span = this.#options.tracer.startSpan(
       `execute_tool ${report.tool}`,
       {
@@ -279,11 +307,11 @@ export class RunObserver extends BaseCallbackHandler {
 
   /** Ends the run's span (and any left open) with the drive's outcome. */
   finish(status: string, error?: string): void {
-    for (const entry of this.#nodes.values()) entry.span?.end();
     for (const entry of this.#models.values()) entry.span?.end();
-    this.#nodes.clear();
+    for (const span of this.#subtaskSpans.values()) span.end();
+    for (const entry of this.#steps.splice(0).reverse()) entry.span?.end();
     this.#models.clear();
-    this.#running.clear();
+    this.#subtaskSpans.clear();
     if (!this.#runSpan) return;
     this.#runSpan.setAttribute("troupe.status", status);
     if (error) this.#runSpan.setStatus({ code: SpanStatusCode.ERROR, message: error });

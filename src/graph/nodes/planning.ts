@@ -15,6 +15,7 @@ import { MAX_QUESTIONS } from "../coordinator.js";
 import { announceBudgetStop, callOptions, createMeter, emit, type GraphDeps, ledgerOf, planView } from "../deps.js";
 import { Dispatcher, executed } from "../dispatch.js";
 import type { State, Update } from "../state.js";
+import { inStep } from "../steps.js";
 
 /**
  * What the planner's call left: the plan, or why there is none — among them `broken`, a plan
@@ -110,37 +111,39 @@ export function createPlannerNode(deps: GraphDeps) {
     const streaming = !state.settings.approvePlan;
     const queue = new SubtaskQueue();
     let ran = false;
-    const planning = task("plan", async (): Promise<PlanStep> => {
-      ran = true;
-      // Its own meter, so the usage is kept with the step; retries and fallbacks are still told as they happen.
-      const stepMeter = new UsageMeter((incident) => meter.note(incident));
-      const kept = (): Pick<PlanStep, "usage" | "incidents"> => ({ usage: stepMeter.usage, incidents: stepMeter.incidents });
-      // Every check a streaming plan's start can already fail is made as each subtask arrives: the
-      // first one past a limit stops the model's stream, and nothing after it is handed over.
-      const prefix = new PrefixCheck(deps, planLimits(state, config));
-      const stream = new AbortController();
-      const onSubtask = (subtask: PlannedSubtask): void => {
-        if (!prefix.accept(subtask)) {
-          stream.abort(new Error("the plan broke a limit while it streamed"));
+    const planning = task("plan", async (): Promise<PlanStep> =>
+      inStep(config, "plan", async () => {
+        ran = true;
+        // Its own meter, so the usage is kept with the step; retries and fallbacks are still told as they happen.
+        const stepMeter = new UsageMeter((incident) => meter.note(incident));
+        const kept = (): Pick<PlanStep, "usage" | "incidents"> => ({ usage: stepMeter.usage, incidents: stepMeter.incidents });
+        // Every check a streaming plan's start can already fail is made as each subtask arrives: the
+        // first one past a limit stops the model's stream, and nothing after it is handed over.
+        const prefix = new PrefixCheck(deps, planLimits(state, config));
+        const stream = new AbortController();
+        const onSubtask = (subtask: PlannedSubtask): void => {
+          if (!prefix.accept(subtask)) {
+            stream.abort(new Error("the plan broke a limit while it streamed"));
+            queue.close();
+            return;
+          }
+          queue.push(subtask);
+        };
+        const signal = config.signal ? AbortSignal.any([config.signal, stream.signal]) : stream.signal;
+        try {
+          const output = await runPlanner(plannerInput(deps, state), callOptions(deps, state.runId, { ...config, signal }, stepMeter), streaming ? onSubtask : undefined);
+          if (prefix.problems) return { broken: prefix.problems, ...kept() };
+          return { output, ...kept() };
+        } catch (error) {
+          if (config.signal?.aborted) throw error;
+          if (prefix.problems) return { broken: prefix.problems, ...kept() };
+          if (isBudgetExhausted(error)) return { budget: error.stop, ...kept() };
+          return { error: errorMessage(error), ...(error instanceof ModelRefusalError ? { refused: true as const } : {}), ...kept() };
+        } finally {
           queue.close();
-          return;
         }
-        queue.push(subtask);
-      };
-      const signal = config.signal ? AbortSignal.any([config.signal, stream.signal]) : stream.signal;
-      try {
-        const output = await runPlanner(plannerInput(deps, state), callOptions(deps, state.runId, { ...config, signal }, stepMeter), streaming ? onSubtask : undefined);
-        if (prefix.problems) return { broken: prefix.problems, ...kept() };
-        return { output, ...kept() };
-      } catch (error) {
-        if (config.signal?.aborted) throw error;
-        if (prefix.problems) return { broken: prefix.problems, ...kept() };
-        if (isBudgetExhausted(error)) return { budget: error.stop, ...kept() };
-        return { error: errorMessage(error), ...(error instanceof ModelRefusalError ? { refused: true as const } : {}), ...kept() };
-      } finally {
-        queue.close();
-      }
-    })();
+      }),
+    )();
     // Subtasks start as they stream in; the consumer runs in this node (not in the planner's task), so their tasks are this node's.
     const arrived: PlannedSubtask[] = [];
     let dispatcher = new Dispatcher(deps, { state, plan: () => arrived }, config, { speculative: true });
