@@ -36,12 +36,6 @@ export function subtaskTaskName(subtask: PlannedSubtask, attempt: number): strin
   return `subtask:${subtask.id}:${fingerprint}`;
 }
 
-/** The subtask id a task name carries (`subtask:<id>:<fingerprint>`), or undefined for another task. */
-export function subtaskIdOfTask(name: string): string | undefined {
-  const match = /^subtask:(.+):[0-9a-f]{12}$/.exec(name);
-  return match?.[1];
-}
-
 /** What one subtask's task hands back: its part of the node's update. */
 type SubtaskUpdate = Update;
 

@@ -446,8 +446,8 @@ export function renderTask(main, taskId) {
   function onEvent(event) {
     // The largest is the latest event's: earlier ones replayed on connect are older than they look.
     clockOffset = Math.max(clockOffset ?? Number.NEGATIVE_INFINITY, event.at - Date.now());
-    // Answer tokens build the answer below; successful map items are counted on their node.
-    const quiet = event.type === "answer-token" || (event.type === "map-item" && event.status === "success");
+    // Answer tokens build the answer below; successful map items are counted on their node; steps are the status line's.
+    const quiet = event.type === "answer-token" || event.type === "step-start" || event.type === "step-end" || (event.type === "map-item" && event.status === "success");
     if (!quiet) timeline.append(h("li", { class: `event event-${event.type}`, dataset: { seq: event.seq, type: event.type } }, h("time", {}, time(event.at)), " ", describe(event)));
     switch (event.type) {
       case "plan-ready":

@@ -80,7 +80,15 @@ describe("GET /tasks/:id/events (SSE)", () => {
     // First connection: read until the run pauses for approval; the stream stays open.
     const first = await readStream(url, {}, (events) => events.some((event) => event.event === "run-end"));
     expect(first.ended).toBe(false);
-    expect(first.events.map((event) => event.event)).toEqual(["run-start", "plan-ready", "approval-request", "run-end"]);
+    // Steps (step-start/step-end) are checked apart: the planner's, then the approval's, paused.
+    const notSteps = (type: string): boolean => type !== "step-start" && type !== "step-end";
+    expect(first.events.map((event) => event.event).filter(notSteps)).toEqual(["run-start", "plan-ready", "approval-request", "run-end"]);
+    expect(first.events.filter((event) => event.event === "step-end").map((event) => `${String(event.data.step)} ${String(event.data.outcome)}`)).toEqual([
+      "intake done",
+      "plan done",
+      "planner done",
+      "approve_plan paused",
+    ]);
     expect(first.events.at(-1)?.data.status).toBe("interrupted");
     const waiting = first.events.at(-1)?.id ?? 0;
     await app.app.inject({ method: "POST", url: `/api/v1/tasks/${id}/resume`, payload: { decision: "approve" } });
@@ -92,7 +100,10 @@ describe("GET /tasks/:id/events (SSE)", () => {
     expect(ids).toEqual([...ids].sort((a, b) => a - b));
     expect(new Set(ids).size).toBe(ids.length);
     const types = second.events.map((event) => event.event);
-    expect(types.filter((type) => type !== "answer-token")).toEqual([
+    // The approval's step runs again on resume, then the plan's execution, the critic, the synthesizer and finishing.
+    expect(second.events.filter((event) => event.event === "step-start").map((event) => event.data.step)).toEqual(["approve_plan", "execute", "critic", "synthesizer", "finalize"]);
+    expect(second.events.filter((event) => event.event === "step-end").every((event) => event.data.outcome === "done")).toBe(true);
+    expect(types.filter((type) => type !== "answer-token" && notSteps(type))).toEqual([
       "run-start",
       "subtask-start",
       "subtask-end",
@@ -121,7 +132,7 @@ describe("GET /tasks/:id/events (SSE)", () => {
     expect(stream.ended).toBe(true);
     const ids = stream.events.map((event) => event.id);
     expect(ids).toEqual(ids.map((_, index) => index + 1));
-    expect(stream.events.map((event) => event.event).filter((type) => type !== "answer-token")).toEqual([
+    expect(stream.events.map((event) => event.event).filter((type) => type !== "answer-token" && type !== "step-start" && type !== "step-end")).toEqual([
       "run-start",
       "plan-ready",
       "subtask-start",

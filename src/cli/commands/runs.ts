@@ -29,6 +29,10 @@ function eventLine(event: StoredEvent): string {
     switch (event.type) {
       case "run-start":
         return event.resumed ? "resumed" : "started";
+      case "step-start":
+        return event.step;
+      case "step-end":
+        return `${event.step} ${event.outcome} in ${formatMs(event.durationMs)}${event.error ? `: ${truncate(event.error.replace(/\s+/g, " "), 80)}` : ""}`;
       case "plan-ready":
         return `${event.subtasks.length} subtask(s): ${event.subtasks.map((item) => item.id).join(", ")}`;
       case "subtask-start":
