@@ -76,9 +76,24 @@ export function announceBudgetStop(_deps: GraphDeps, _runId: string, config: Lan
  */
 export function emit(config: LangGraphRunnableConfig | undefined, event: RunEvent): void {
   config?.writer?.(event);
-  if (config?.callbacks !== undefined && event.type !== "answer-token") {
-    // A handler's failure is logged by LangChain and never fails the run.
-    dispatchCustomEvent(RUN_EVENT_CALLBACK, event, config).catch(() => {});
+  void toHandlers(config, event);
+}
+
+/**
+ * `emit`, resolved once the callback handlers have the event: for an event that opens what the
+ * calls after it belong to (a step, a subtask), so the observer knows it before their first call.
+ */
+export async function announce(config: LangGraphRunnableConfig | undefined, event: RunEvent): Promise<void> {
+  config?.writer?.(event);
+  await toHandlers(config, event);
+}
+
+async function toHandlers(config: LangGraphRunnableConfig | undefined, event: RunEvent): Promise<void> {
+  if (config?.callbacks === undefined || event.type === "answer-token") return;
+  try {
+    await dispatchCustomEvent(RUN_EVENT_CALLBACK, event, config);
+  } catch {
+    // A handler's failure is logged by LangChain; it never fails the run.
   }
 }
 

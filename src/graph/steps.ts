@@ -2,7 +2,7 @@ import { isGraphBubbleUp, type LangGraphRunnableConfig } from "@langchain/langgr
 import { errorMessage } from "../core/errors.js";
 import type { RunStep } from "../core/events.js";
 import { truncate } from "../core/text.js";
-import { emit } from "./deps.js";
+import { announce, emit } from "./deps.js";
 
 /**
  * Runs one step of the run between its `step-start` and `step-end` events, so whoever follows
@@ -11,7 +11,7 @@ import { emit } from "./deps.js";
  */
 export async function inStep<Output>(config: LangGraphRunnableConfig | undefined, step: RunStep, work: () => Promise<Output>): Promise<Output> {
   const startedAt = Date.now();
-  emit(config, { type: "step-start", step });
+  await announce(config, { type: "step-start", step });
   try {
     const output = await work();
     emit(config, { type: "step-end", step, outcome: "done", durationMs: Date.now() - startedAt });

@@ -19,7 +19,7 @@ import { fitToolArgs } from "../../tools/arg-fit.js";
 import type { ToolContext, ToolOutcome } from "../../tools/define-tool.js";
 import { ArtifactRecorder, ItemWrites, missingItemFiles } from "../artifacts.js";
 import { LiveBoard } from "../board.js";
-import { announceBudgetStop, callOptions, createMeter, emit, firstPassOf, type GraphDeps, ledgerOf, threadIdOf } from "../deps.js";
+import { announce, announceBudgetStop, callOptions, createMeter, emit, firstPassOf, type GraphDeps, ledgerOf, threadIdOf } from "../deps.js";
 import { approvalByInterrupt, createDeferredSteps, durableStep, remoteInputByInterrupt } from "../durable.js";
 import { type ItemOutcome, runMap } from "../map-run.js";
 import type { Update } from "../state.js";
@@ -116,7 +116,7 @@ export class SubtaskRun {
   async start(): Promise<number> {
     const { subtask, attempt } = this.#payload;
     const { value: startedAt, replayed: started } = await this.#startStep("subtask_start", async () => {
-      emit(this.#config, { type: "subtask-start", subtaskId: subtask.id, label: subtask.label, agent: subtask.agent, attempt });
+      await announce(this.#config, { type: "subtask-start", subtaskId: subtask.id, label: subtask.label, agent: subtask.agent, attempt });
       return Date.now();
     });
     // It paused on a steered call and saved its steps then: from here they are durable, so they are replayed, not repeated.
