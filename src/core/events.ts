@@ -17,7 +17,7 @@ export type RunStep = "intake" | "planner" | "plan" | "approve_plan" | "ask_huma
 /** How a step ended: its work done, paused for a person (an interrupt), or failed. */
 export type StepOutcome = "done" | "paused" | "failed";
 
-/** The name under which run events also reach the run's LangChain callback handlers, as custom events (see `emit`). */
+/** The name under which the events that say what is at work (steps, subtasks) also reach the run's LangChain callback handlers, as custom events (see `emit`). */
 export const RUN_EVENT_CALLBACK = "troupe-run-event";
 
 /**

@@ -68,28 +68,30 @@ export function announceBudgetStop(_deps: GraphDeps, _runId: string, config: Lan
   if (!ledger || ledger.claimStopNotice()) emit(config, { type: "budget-exhausted", stop: error.stop });
 }
 
+/** The events that say what is at work (a step, a subtask): these also reach the run's callback handlers. */
+const AT_WORK = new Set<RunEvent["type"]>(["step-start", "step-end", "subtask-start", "subtask-end", "subtask-skip"]);
+
 /**
- * Sends an event to whoever streams the run (the CLI, the server, the event store), and to the
- * run's callback handlers as a LangChain custom event: those get it in step with the work (the
- * server's observer opens a subtask's span before its model calls), where the stream delivers later.
- * Answer tokens go to the stream only: no handler follows them, and there are many.
+ * Sends an event to whoever streams the run (the CLI, the server, the event store). One that says
+ * what is at work also goes to the run's callback handlers, as a LangChain custom event: they get
+ * it in step with the work (the server's observer opens a subtask's span before its model calls),
+ * where the stream delivers it later.
  */
 export function emit(config: LangGraphRunnableConfig | undefined, event: RunEvent): void {
   config?.writer?.(event);
   void toHandlers(config, event);
 }
 
-/**
- * `emit`, resolved once the callback handlers have the event: for an event that opens what the
- * calls after it belong to (a step, a subtask), so the observer knows it before their first call.
- */
+/** `emit`, resolved once the callback handlers have the event, so they know it before the work it opens goes on. */
 export async function announce(config: LangGraphRunnableConfig | undefined, event: RunEvent): Promise<void> {
   config?.writer?.(event);
   await toHandlers(config, event);
 }
 
 async function toHandlers(config: LangGraphRunnableConfig | undefined, event: RunEvent): Promise<void> {
-  if (config?.callbacks === undefined || event.type === "answer-token") return;
+  // About 20 µs an event: skipped when nobody listens (a CLI run has no handler).
+  const callbacks = config?.callbacks;
+  if (!AT_WORK.has(event.type) || callbacks === undefined || (Array.isArray(callbacks) ? callbacks : callbacks.handlers).length === 0) return;
   try {
     await dispatchCustomEvent(RUN_EVENT_CALLBACK, event, config);
   } catch {

@@ -56,7 +56,8 @@ export interface RunObserverOptions {
  * Watches one drive of a run: from the run's own events (steps and subtasks, which reach it as
  * LangChain custom events in step with the work) it knows the current step and makes the spans
  * run → step → subtask; from each model call's metadata it counts calls for Prometheus and makes
- * their spans, under their subtask or step. It never reads LangGraph's node or task names.
+ * their spans, under their subtask or step. Which step or subtask is at work never comes from
+ * LangGraph's node or task names (the turn gate only asks whether a chain is a node's own run).
  */
 export class RunObserver extends BaseCallbackHandler {
   name = "troupe-run-observer";
