@@ -135,7 +135,8 @@ describe("busy threads across processes", () => {
   it("SQLite: interrupt and rollback reach the process holding the thread (`troupe serve`, or `troupe run`) from a `troupe run` in another process (the superseded_by flag the holder polls)", { timeout: 240_000 }, async () => {
     const { directory, log, env } = await deployment([], {});
     const data = { ...env, TROUPE_DATA_DIR: path.join(directory, "data") };
-    const [longSteps, urgentSteps] = [interruptSteps(3_000).slice(0, 2), interruptSteps(3_000).slice(2)];
+    // The slow step must still be going when `troupe run` (a process that takes seconds to start on a loaded machine) sets the flag.
+    const [longSteps, urgentSteps] = [interruptSteps(15_000).slice(0, 2), interruptSteps(15_000).slice(2)];
     const [base, mistaken, corrected] = [rollbackSteps(60_000).slice(0, 4), rollbackSteps(60_000).slice(4, 6), rollbackSteps(60_000).slice(6)];
     const serveEnv = { ...data, TROUPE_SCRIPT: writeScript(directory, "serve.json", longSteps) };
     // Each CLI process reads its own copy: a planner that sees an earlier run in its thread's history must meet its own step first.
