@@ -118,7 +118,7 @@ export class SqliteRunQueue implements RunQueue {
   }
 
   /** Gives a job back: taken again after a short wait (its thread is held by another process now). */
-  async release(job: RunJob): Promise<void> {
+  async release(job: RunJob, _reason?: string): Promise<void> {
     const held = this.#let(job);
     if (!held || !this.#open) return;
     const timer = setTimeout(() => {
