@@ -110,6 +110,22 @@ describe("the SQLite run queue", () => {
     expect(taken.map((found) => found.runId)).toEqual([third]);
   });
 
+  it("leaves a run another process queued to that process, even when this store releases it", async () => {
+    const store = open();
+    store.runQueue.open();
+    const threadId = `thread-${randomUUID()}`;
+    const first = await submit(store, "alice", { threadId });
+    const [job] = await store.runQueue.take(1);
+    await store.runs.update(first, { status: "running", pid: process.pid });
+    // A `troupe run --on-busy enqueue` in another process waits for it, to start the run itself.
+    const cli = open(store.directory);
+    const waiter = await submit(cli, null, { threadId, waitsFor: first });
+    await store.runs.update(first, { status: "completed", finishedAt: Date.now() });
+    await store.runQueue.complete(job as RunJob);
+    expect((await store.runs.get(waiter))?.waitsFor).toBeNull();
+    expect(await store.runQueue.take(10)).toEqual([]);
+  });
+
   it("never hands out a queued run that was cancelled", async () => {
     const store = open();
     store.runQueue.open();

@@ -86,6 +86,15 @@ export class SqliteRunQueue implements RunQueue {
     this.#push({ run: { runId: run.runId, threadId: run.threadId, owner: run.owner ?? NO_OWNER }, attempt: 0 }, first);
   }
 
+  /**
+   * A queued run no longer waits for another run of its thread: taken from now on, if this queue
+   * parked it. A run another process queued (a `troupe run` waiting for the same thread) is that
+   * process's to start, even when this process's store released it.
+   */
+  released(run: QueuedRun): void {
+    if (this.#parked.has(run.runId)) this.offer(run);
+  }
+
   /** A run that is no longer queued (cancelled, started elsewhere): it is not taken. */
   withdraw(runId: string): void {
     this.#parked.delete(runId);
@@ -199,7 +208,7 @@ export class SqliteRunQueue implements RunQueue {
       for (const id of ids) if (!found.has(id)) this.#parked.delete(id);
       for (const row of rows) {
         if (row.status !== "queued") this.#parked.delete(row.id);
-        else if (row.waits_for === null) this.offer({ runId: row.id, threadId: row.thread_id, owner: row.owner });
+        else if (row.waits_for === null) this.released({ runId: row.id, threadId: row.thread_id, owner: row.owner });
       }
     }
     if ((this.#parked.size === 0 || !this.#db.open) && this.#parkedTimer) {

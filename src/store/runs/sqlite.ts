@@ -116,10 +116,12 @@ export class SqliteRunStore implements RunStore {
   /** Tells the run queue what the committed change means for it. */
   #handOff(before: string | undefined, after: RunRecord | undefined, released: ReleasedRow[]): void {
     if (!this.#queue || !after) return;
-    // A run a person answered goes on before its owner's new ones.
-    if (after.status === "queued") this.#queue.offer(queuedRunOf(after), before === "interrupted");
+    // Queued again here (a person's answer, which goes on before its owner's new ones; a run taken
+    // up): this process drives it. Still queued and no longer waiting: only if this queue parked it.
+    if (after.status === "queued" && before !== undefined && before !== "queued") this.#queue.offer(queuedRunOf(after), before === "interrupted");
+    else if (after.status === "queued") this.#queue.released(queuedRunOf(after));
     else this.#queue.withdraw(after.id);
-    for (const row of released) if (row.status === "queued") this.#queue.offer({ runId: row.id, threadId: row.thread_id, owner: row.owner });
+    for (const row of released) if (row.status === "queued") this.#queue.released({ runId: row.id, threadId: row.thread_id, owner: row.owner });
   }
 
   async getMany(ids: string[]): Promise<RunRecord[]> {
