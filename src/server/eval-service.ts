@@ -9,7 +9,7 @@ import type { Troupe } from "../runtime/engine.js";
 import type { EvalRecord } from "../store/index.js";
 import type { Principal } from "./config.js";
 import type { EventHub } from "./event-hub.js";
-import { FairQueue, KeyedCounts, NO_OWNER } from "./fair-queue.js";
+import { FairQueue, KeyedCounts, NO_OWNER } from "../store/queue/fair-queue.js";
 import { EVAL_HTTP_LIMITS, type EvalBody, type EvalCaseView, type EvalListQuery, type EvalSummary, type EvalView } from "./schemas.js";
 
 export interface EvalServiceOptions {

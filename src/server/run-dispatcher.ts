@@ -23,6 +23,8 @@ export interface RunDispatcherOptions {
   logger: Logger;
   /** How long an idle worker waits for a job's notification before it looks anyway (ms). */
   pollMs?: number;
+  /** The most runs of one owner (API key) held at once; the queue takes the others' first (SQLite's queue honours it). */
+  maxRunningPerKey?: number;
 }
 
 /** A new worker's id: its host, pid and a few random characters (pids repeat across restarts). */
@@ -31,8 +33,10 @@ export function newWorkerId(): string {
 }
 
 /**
- * A worker of a Postgres deployment (`troupe worker`, or `troupe serve` with workers): takes runs
- * from the shared queue into its slots, drives them with a `RunExecutor`, and keeps each job's
+ * Takes runs from the store's run queue into this process's slots: a worker of a Postgres
+ * deployment (`troupe worker`, or `troupe serve` with workers) from the shared queue, or a SQLite
+ * server from its own (where the job of a run is its record's, and a drained run stays suspended
+ * for the next server). It takes runs into its slots, drives them with a `RunExecutor`, and keeps each job's
  * heartbeat while it does. A job can come back because its run's worker died (its heartbeat
  * stopped): the run is taken over — resumed from its last checkpoint — unless its workers kept
  * dying (the crash count). A run whose thread another process still holds goes back to the queue.
@@ -50,6 +54,7 @@ export class RunDispatcher {
   readonly #hub: EventHub;
   readonly #log: Logger;
   readonly #pollMs: number;
+  readonly #perOwner: number | undefined;
   /** The job of each run taken, by run id (the latest attempt, when one came back while its run went on here). */
   readonly #held = new Map<string, RunJob>();
   readonly #handling = new Set<Promise<void>>();
@@ -64,22 +69,29 @@ export class RunDispatcher {
   onDrainRequested: (() => void) | undefined;
 
   constructor(options: RunDispatcherOptions) {
-    if (!options.troupe.store.queue) throw new Error("a run dispatcher needs the store's shared queue (Postgres)");
     this.id = newWorkerId();
     this.concurrency = options.concurrency;
     this.#troupe = options.troupe;
-    this.#queue = options.troupe.store.queue;
+    this.#queue = options.troupe.store.runQueue;
+    this.#perOwner = options.maxRunningPerKey;
     this.#maxCrashes = options.maxCrashes;
     this.#metrics = options.metrics;
     this.#hub = options.hub;
-    this.#log = options.logger.child({ worker: this.id });
+    // A SQLite server is no worker of a deployment: its runs and logs name none.
+    const worker = this.#queue.shared ? this.id : undefined;
+    this.#log = worker ? options.logger.child({ worker }) : options.logger;
     this.#pollMs = options.pollMs ?? 1_000;
-    this.executor = new RunExecutor({ troupe: options.troupe, metrics: options.metrics, telemetry: options.telemetry, hub: options.hub, logger: options.logger, worker: this.id });
+    this.executor = new RunExecutor({ troupe: options.troupe, metrics: options.metrics, telemetry: options.telemetry, hub: options.hub, logger: options.logger, ...(worker ? { worker } : {}) });
   }
 
   /** Runs held now. */
   get held(): number {
     return this.#held.size;
+  }
+
+  /** Whether this dispatcher has taken a run's job (it may not have started driving it yet). */
+  holds(runId: string): boolean {
+    return this.#held.has(runId);
   }
 
   get takeovers(): number {
@@ -112,7 +124,7 @@ export class RunDispatcher {
     this.#heartbeat = setInterval(() => void this.#beat(), everyMs);
     this.#heartbeat.unref();
     this.#loop = this.#run();
-    this.#log.info({ concurrency: this.concurrency, leaseSeconds: this.#queue.leaseSeconds }, "worker taking runs from the queue");
+    if (this.#queue.shared) this.#log.info({ concurrency: this.concurrency, leaseSeconds: this.#queue.leaseSeconds }, "worker taking runs from the queue");
   }
 
   /** The figures of this worker, for its heartbeat and /metrics. */
@@ -153,7 +165,7 @@ export class RunDispatcher {
       let taken: RunJob[] = [];
       if (free > 0) {
         try {
-          taken = await this.#queue.take(free);
+          taken = await this.#queue.take(free, this.#perOwner === undefined ? {} : { perOwner: this.#perOwner });
           backoffMs = 250;
         } catch (error) {
           this.#log.warn({ err: error, retryInMs: backoffMs }, "could not take runs from the queue");
@@ -199,6 +211,11 @@ export class RunDispatcher {
         // Nothing to do: it ended (or was cancelled while queued).
       } else if (record.cancelRequested) {
         await this.#cancelInPlace(record);
+      } else if (record.status === "queued" && this.#stopping) {
+        // Taken while the worker began to drain: it stays queued, for another worker or the next server.
+        await this.#queue.release(job, "the worker is draining");
+        settled = true;
+        return;
       } else if (record.status === "queued") {
         outcome = await this.executor.launch(record, { origin: this.#origins.get(record.id) ?? {} });
         this.#origins.delete(record.id);
@@ -221,7 +238,7 @@ export class RunDispatcher {
         return;
       }
       const after = outcome?.record;
-      if (after && after.status === "interrupted" && after.suspended !== null && after.interrupt === null) {
+      if (this.#queue.shared && after && after.status === "interrupted" && after.suspended !== null && after.interrupt === null) {
         // Drained (a shutdown, a drain): back to the queue at its last checkpoint, for any worker.
         await this.#troupe.store.runs.update(after.id, { status: "queued" }, { ifStatus: ["interrupted"] });
         log.info("task drained: back in the queue at its last checkpoint");

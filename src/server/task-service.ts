@@ -10,9 +10,8 @@ import type { ResumeDecision, RunRequestInput } from "../core/run.js";
 import { stableStringify } from "../core/text.js";
 import { isAlive, type Troupe } from "../runtime/engine.js";
 import { type EvalCaseAction, refuseEvalCase } from "../runtime/eval-case.js";
-import type { RunRecord } from "../store/index.js";
+import { type RunRecord, SqliteRunQueue } from "../store/index.js";
 import type { Principal } from "./config.js";
-import { FairQueue, KeyedCounts, NO_OWNER } from "./fair-queue.js";
 import { decisionFor } from "./decisions.js";
 import type { EventHub } from "./event-hub.js";
 import type { ServerMetrics } from "./metrics.js";
@@ -53,10 +52,11 @@ export interface TaskServiceOptions {
 }
 
 /**
- * The server's tasks: runs accepted over HTTP, persisted (and, on Postgres, queued as jobs) before
- * they are acknowledged, and executed — on SQLite by this server, at most `maxRunning` at a time
- * from a queue in memory; on Postgres by whichever worker process takes them from the shared
- * queue (this one too, unless it serves the API only). Drained to a checkpoint on shutdown and
+ * The server's tasks: runs accepted over HTTP, persisted and queued (the run store hands each run
+ * written queued to the store's run queue) before they are acknowledged, and executed by one
+ * `RunDispatcher` taking them from that queue: on SQLite this server's own queue in memory, at
+ * most `maxRunning` at a time; on Postgres the shared queue, by whichever worker process takes
+ * them (this one too, unless it serves the API only). Drained to a checkpoint on shutdown and
  * taken up again afterwards.
  */
 export class TaskService {
@@ -65,29 +65,19 @@ export class TaskService {
   /** Runs this process drives at once (0: API only). */
   readonly workers: number;
   readonly executor: RunExecutor;
-  /** Takes runs from the shared queue (Postgres, with workers). */
+  /** Takes runs from the store's run queue (undefined in a Postgres process that serves the API only). */
   readonly dispatcher: RunDispatcher | undefined;
   readonly #maxCrashes: number;
   readonly #metrics: ServerMetrics;
   readonly #hub: EventHub;
   readonly #log: Logger;
-  /** Runs waiting for a slot, taken round-robin across their owners (SQLite). */
-  readonly #queue = new FairQueue<string>();
-  /** Runs each owner has taken from the queue and not finished, against `maxRunningPerKey`. */
-  readonly #running = new KeyedCounts();
+  /** This server's own run queue (SQLite); undefined when the queue is shared (Postgres). */
+  readonly #localQueue: SqliteRunQueue | undefined;
   /** The most runs one owner drives at once here; the slots it cannot use go to the others. */
   readonly maxRunningPerKey: number;
-  /** Trace of each submission until its run starts. */
-  readonly #origins = new Map<string, Origin>();
   /** Submissions with an Idempotency-Key whose batch is not committed yet. */
   readonly #pendingKeys = new Map<string, { requestHash: string; record: Promise<RunRecord> }>();
   #accepting = true;
-  #pumpScheduled = false;
-  /** Runs taken from the queue and waiting for their turn to start. */
-  #starting = 0;
-  /** Queued runs waiting for another run of their thread to stop (busy threads, SQLite): started once released. */
-  readonly #parked = new Set<string>();
-  #parkedTimer: NodeJS.Timeout | undefined;
 
   constructor(options: TaskServiceOptions) {
     this.troupe = options.troupe;
@@ -97,17 +87,20 @@ export class TaskService {
     this.#metrics = options.metrics;
     this.#hub = options.hub;
     this.#log = options.logger;
-    const shared = this.troupe.store.queue !== undefined;
-    this.workers = shared ? (options.workers ?? options.maxRunning) : options.maxRunning;
-    this.executor = new RunExecutor({ troupe: this.troupe, metrics: options.metrics, telemetry: options.telemetry, hub: options.hub, logger: options.logger });
-    this.dispatcher =
-      shared && this.workers > 0
-        ? new RunDispatcher({ troupe: this.troupe, concurrency: this.workers, maxCrashes: this.#maxCrashes, metrics: options.metrics, telemetry: options.telemetry, hub: options.hub, logger: options.logger })
-        : undefined;
+    const queue = this.troupe.store.runQueue;
+    this.#localQueue = queue instanceof SqliteRunQueue ? queue : undefined;
+    this.workers = queue.shared ? (options.workers ?? options.maxRunning) : options.maxRunning;
+    const parts = { troupe: this.troupe, metrics: options.metrics, telemetry: options.telemetry, hub: options.hub, logger: options.logger };
+    this.dispatcher = this.workers > 0 ? new RunDispatcher({ ...parts, concurrency: this.workers, maxCrashes: this.#maxCrashes, maxRunningPerKey: this.maxRunningPerKey }) : undefined;
+    this.executor = this.dispatcher?.executor ?? new RunExecutor(parts);
+    if (this.#localQueue && this.dispatcher) {
+      // This server is the only one taking from its queue: it keeps what the run store offers from now on.
+      this.#localQueue.open();
+      void this.dispatcher.start();
+    }
     this.troupe.tools.onCall((report) => {
       this.#metrics.toolCalls.inc({ tool: report.tool, outcome: report.outcome.ok ? "ok" : report.outcome.error.code });
       this.executor.toolCall(report.context.runId, report);
-      this.dispatcher?.executor.toolCall(report.context.runId, report);
     });
   }
 
@@ -117,24 +110,21 @@ export class TaskService {
 
   /** Runs driven in this process, and runs waiting for one of its slots (SQLite) — the shared queue's depth is the dispatcher's. */
   stats(): { running: number; queued: number } {
-    if (this.dispatcher) return { running: this.dispatcher.executor.size, queued: 0 };
-    return { running: this.executor.size, queued: this.#queue.size + this.#starting };
+    const running = this.executor.size;
+    if (!this.#localQueue || !this.dispatcher) return { running, queued: 0 };
+    // Taken from the queue and not started yet (waiting for their turn of the event loop) still wait.
+    return { running, queued: this.#localQueue.size + Math.max(0, this.dispatcher.held - running) };
   }
 
-  /** Starts taking runs: the in-memory queue's leftovers (SQLite) or the shared queue (Postgres, with workers). */
+  /** Starts taking runs: the shared queue (Postgres, with workers), or what a previous server left (SQLite). */
   async start(): Promise<void> {
-    if (this.troupe.store.queue) {
-      await this.dispatcher?.start();
-      return;
-    }
+    await this.dispatcher?.start();
     await this.recover();
   }
 
   /** The executor driving a run here, if one does. */
   #driving(runId: string): RunExecutor | undefined {
-    if (this.executor.isActive(runId)) return this.executor;
-    if (this.dispatcher?.executor.isActive(runId)) return this.dispatcher.executor;
-    return undefined;
+    return this.executor.isActive(runId) ? this.executor : undefined;
   }
 
   /**
@@ -219,19 +209,14 @@ export class TaskService {
   }
 
   /**
-   * A task written as queued (a submission, a fork) goes to the queue: this process's in memory
-   * (SQLite), or the shared one, where the store made its job with the record (Postgres).
+   * A task written as queued (a submission, a fork) is in the run queue already: the run store
+   * handed it over with the record (this process's queue on SQLite, the shared one on Postgres).
+   * Its trace goes with it, for when this process's dispatcher takes it.
    */
   accepted(record: RunRecord, origin: Origin = {}): void {
     this.#metrics.tasksSubmitted.inc();
     this.#log.info({ taskId: record.id, threadId: record.threadId, requestId: origin.requestId, traceId: origin.traceId, waitsFor: record.waitsFor ?? undefined }, "task accepted");
-    if (this.troupe.store.queue) {
-      // Its job is in the shared queue: a worker (this process's, when it has one) takes it.
-      this.dispatcher?.origin(record.id, origin);
-    } else {
-      this.#origins.set(record.id, origin);
-      this.#enqueue(record.id, record.owner);
-    }
+    this.dispatcher?.origin(record.id, origin);
   }
 
   /** A principal's task; another principal's is as good as missing. */
@@ -329,7 +314,6 @@ export class TaskService {
     const queued = await this.troupe.store.runs.update(record.id, { status: "queued", pendingDecision, interrupt: null }, { ifStatus: ["interrupted"] });
     if (!queued) throw new ConflictError("task_not_waiting", "the task is not waiting for a person: it was answered meanwhile", { status: (await this.record(principal, taskId)).status });
     this.#log.info({ taskId: record.id, threadId: record.threadId, decision: decision.decision, interruptId: body.interrupt_id }, "task resumed by a person");
-    if (!this.troupe.store.queue) this.#enqueue(record.id, record.owner, true);
     return (await this.troupe.store.runs.get(record.id)) as RunRecord;
   }
 
@@ -347,8 +331,6 @@ export class TaskService {
       await driving.cancel(record.id);
       return (await this.troupe.store.runs.get(record.id)) as RunRecord;
     }
-    this.#queue.remove(record.id);
-    this.#metrics.tasksQueued.set(this.#queue.size);
     // Only while it waits (queued, or for a person): a worker may have started it meanwhile.
     const stopped = await this.troupe.store.runs.update(
       record.id,
@@ -389,7 +371,11 @@ export class TaskService {
     let crashed = 0;
     if (this.troupe.store.queue) return { resumed, queued, crashed };
     for (const record of await this.troupe.store.runs.listUnsettled()) {
-      if (this.executor.isActive(record.id) || this.#queue.includes(record.id)) continue;
+      if (this.executor.isActive(record.id) || this.dispatcher?.holds(record.id)) {
+        // Already taken from the queue here (it was offered when it was written queued).
+        if (record.status === "queued") queued += 1;
+        continue;
+      }
       // A run recorded with this process's pid is an earlier process's (a restarted container reuses pids).
       if (record.status === "running" && record.pid !== process.pid && isAlive(record.pid, record.host)) continue;
       if (record.status === "running") {
@@ -408,7 +394,8 @@ export class TaskService {
       } else {
         queued += 1;
       }
-      this.#enqueue(record.id, record.owner);
+      // Its record says queued: offered to this server's queue (again: an offer is kept once).
+      this.#localQueue?.offer({ runId: record.id, threadId: record.threadId, owner: record.owner, waitsFor: record.waitsFor });
     }
     if (resumed + queued > 0) this.#log.info({ resumed, queued }, "took up unfinished tasks");
     return { resumed, queued, crashed };
@@ -422,12 +409,8 @@ export class TaskService {
    */
   async shutdown(graceMs: number): Promise<{ drained: number; stopped: number }> {
     this.#accepting = false;
-    const local = this.executor.drainAll(graceMs);
-    const shared = this.dispatcher?.drain(graceMs) ?? Promise.resolve({ drained: 0, stopped: 0 });
-    const [here, there] = await Promise.all([local, shared]);
-    const drained = here.drained + there.drained;
-    const stopped = here.stopped + there.stopped;
-    this.#log.info({ drained, stopped, queued: this.#queue.size }, "tasks suspended for shutdown");
+    const { drained, stopped } = await (this.dispatcher?.drain(graceMs) ?? this.executor.drainAll(graceMs));
+    this.#log.info({ drained, stopped, queued: this.#localQueue?.size }, "tasks suspended for shutdown");
     return { drained, stopped };
   }
 
@@ -446,101 +429,7 @@ export class TaskService {
     if (!this.#accepting) throw new TroupeError("shutting_down", "the server is shutting down; retry shortly", { retryAfterSeconds: 5 });
   }
 
-  #enqueue(taskId: string, owner: string | null, first = false): void {
-    this.#queue.push(owner ?? NO_OWNER, taskId, first);
-    this.#metrics.tasksQueued.set(this.#queue.size);
-    if (this.#pumpScheduled) return;
-    this.#pumpScheduled = true;
-    // The 202 goes out first; runs start on the next turn of the event loop.
-    setImmediate(() => {
-      this.#pumpScheduled = false;
-      this.#pump();
-    });
-  }
-
-  #pump(): void {
-    while (this.#accepting && this.executor.size + this.#starting < this.maxRunning) {
-      // Round-robin across owners, each held to its share: one key's flood waits behind the others' runs, not before them.
-      const next = this.#queue.take((owner) => this.#running.count(owner) < this.maxRunningPerKey);
-      if (!next) break;
-      this.#running.start(next.key);
-      // Starting a run reads and writes the database before its first step: one start per turn
-      // of the event loop, like every step, so a burst of starts does not hold up requests.
-      this.#starting += 1;
-      void this.executor.gate.pass().then(() => this.#launch(next.item).finally(() => {
-        this.#running.end(next.key);
-        this.#pump();
-      }));
-    }
-    this.#metrics.tasksQueued.set(this.#queue.size);
-    this.#metrics.tasksRunning.set(this.executor.size);
-  }
-
   #publish(event: StoredEvent): void {
     this.#hub.publish(event);
-  }
-
-  /** Starts a run taken from the queue; it holds its slot as `starting` until the executor counts it. */
-  async #launch(taskId: string): Promise<void> {
-    let record: RunRecord | undefined;
-    try {
-      record = await this.troupe.store.runs.get(taskId);
-    } catch (error) {
-      this.#log.error({ err: error, taskId }, "task could not be read to start it");
-    }
-    // Cancelled meanwhile, or the server is stopping: a queued run stays queued for the next one.
-    if (!record || record.status !== "queued" || !this.#accepting) {
-      this.#starting -= 1;
-      this.#pump();
-      return;
-    }
-    if (record.waitsFor !== null) {
-      // Its thread is busy: it starts once the run it waits for has stopped (the store releases it).
-      this.#park(record.id);
-      this.#starting -= 1;
-      this.#pump();
-      return;
-    }
-    const origin = this.#origins.get(taskId) ?? {};
-    this.#origins.delete(taskId);
-    // The executor counts the run as active before it first waits: its slot passes from `starting` to it.
-    const drive = this.executor.launch(record, { origin });
-    this.#starting -= 1;
-    const outcome = await drive;
-    // Held by another process (a CLI run on the same thread): tried again once that one lets go.
-    if (outcome.busy && this.#accepting) this.#park(record.id);
-    void this.#releaseParked();
-    this.#pump();
-  }
-
-  /** Keeps a queued run aside until it may start; its record is looked at again every half second. */
-  #park(taskId: string): void {
-    this.#parked.add(taskId);
-    this.#parkedTimer ??= setInterval(() => void this.#releaseParked(), 500);
-    this.#parkedTimer.unref();
-  }
-
-  /** Queues again the parked runs released meanwhile (the run they waited for stopped), and drops those that will never start. */
-  async #releaseParked(): Promise<void> {
-    if (this.#parked.size === 0) return;
-    let records: RunRecord[];
-    try {
-      records = await this.troupe.store.runs.getMany([...this.#parked]);
-    } catch {
-      return;
-    }
-    const found = new Set(records.map((record) => record.id));
-    for (const id of this.#parked) if (!found.has(id)) this.#parked.delete(id);
-    for (const record of records) {
-      if (record.status !== "queued") this.#parked.delete(record.id);
-      else if (record.waitsFor === null && !this.executor.isActive(record.id) && !this.#queue.includes(record.id)) {
-        this.#parked.delete(record.id);
-        this.#enqueue(record.id, record.owner);
-      }
-    }
-    if (this.#parked.size === 0 && this.#parkedTimer) {
-      clearInterval(this.#parkedTimer);
-      this.#parkedTimer = undefined;
-    }
   }
 }

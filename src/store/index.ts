@@ -18,6 +18,7 @@ import type { RemoteTasks } from "../core/remote-tasks.js";
 import { SqliteRemoteTasks } from "./remote-tasks/sqlite.js";
 import { type RunStore } from "./runs/contract.js";
 import { SqliteRunStore } from "./runs/sqlite.js";
+import { SqliteRunQueue } from "./queue/sqlite.js";
 import { type StashStore } from "./stash/contract.js";
 import { SqliteStash } from "./stash/sqlite.js";
 import { type ThreadLocks } from "./locks/contract.js";
@@ -60,6 +61,8 @@ export interface Store {
   readonly remoteTasks: RemoteTasks;
   /** The run queue shared by every process (Postgres); undefined on SQLite, where a server queues in memory. */
   readonly queue?: RunQueue;
+  /** The queue a server's dispatcher takes runs from: the shared one (Postgres), or this process's own (SQLite). */
+  readonly runQueue: RunQueue;
   /** Messages to whichever process holds a run (cancel, drain): Postgres NOTIFY; undefined on SQLite. */
   readonly control?: ControlChannel;
   /** The worker processes sharing the store, with their heartbeats (Postgres). */
@@ -85,6 +88,7 @@ export interface SqliteStore extends Store {
   readonly kind: "sqlite";
   readonly db: Sqlite;
   readonly memoryStore: SqliteMemoryStore;
+  readonly runQueue: SqliteRunQueue;
 }
 
 export interface StoreOptions extends MemorySetup {
@@ -119,6 +123,7 @@ export function openSqliteStore(directory: string, options: MemorySetup = {}): S
   const stash = new SqliteStash(stashDb);
   const audit = new SqliteAuditStore(eventsDb);
   const threads = new ProcessThreadLocks(`${resolved}/${DATABASE_FILE}`);
+  const runQueue = new SqliteRunQueue(db);
   const { memoryStore, memories } = memoryOf(new SqliteMemoryStore(db, memoryOptionsOf(options)), options);
   return {
     kind: "sqlite",
@@ -126,7 +131,8 @@ export function openSqliteStore(directory: string, options: MemorySetup = {}): S
     location: `${resolved}/${DATABASE_FILE}`,
     db,
     checkpointer: new TroupeCheckpointer(db),
-    runs: new SqliteRunStore(db),
+    runs: new SqliteRunStore(db, runQueue),
+    runQueue,
     events,
     stash,
     audit,
@@ -151,6 +157,7 @@ export function openSqliteStore(directory: string, options: MemorySetup = {}): S
       void stash.flush();
       void audit.flush();
       threads.releaseAll();
+      runQueue.close();
       if (eventsDb.open) eventsDb.close();
       if (stashDb.open) stashDb.close();
       if (db.open) db.close();
@@ -180,7 +187,8 @@ export { EVAL_STATUSES, type EvalRecord, type EvalStatus, type EvalStore } from 
 export type { EventStore, Sequenced } from "./events/contract.js";
 export type { AuditFilter, AuditRow, AuditStats, AuditStore } from "./audit/contract.js";
 export { isAlive, type ThreadLease, type ThreadLocks } from "./locks/contract.js";
-export type { ControlChannel, ControlMessage, RunJob, RunQueue, WorkerInfo, WorkerRegistry } from "./queue/contract.js";
+export type { ControlChannel, ControlMessage, QueuedRun, RunJob, RunQueue, TakeOptions, WorkerInfo, WorkerRegistry } from "./queue/contract.js";
+export { SqliteRunQueue } from "./queue/sqlite.js";
 export { Memories, type MemorySetup, memoryKey, memoryOf, memoryOptionsOf } from "./memory/memories.js";
 export type { GrantStore } from "./grants/contract.js";
 export type { DeliveryOutcome, WebhookOutbox } from "./webhooks/contract.js";

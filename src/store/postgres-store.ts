@@ -98,6 +98,7 @@ export async function openPostgresStore(options: StoreOptions & { databaseUrl: s
     memories,
     remoteTasks: new PostgresRemoteTasks(pool),
     queue,
+    runQueue: queue,
     webhookQueue,
     scheduleQueue,
     url,

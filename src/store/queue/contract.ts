@@ -1,6 +1,8 @@
 /**
- * The run queue shared by the processes of a Postgres deployment (pg-boss underneath: see
- * docs/scale-out.md). A run written as `queued` is a job in the same transaction; a worker takes
+ * The queue runs are taken from to be driven. On Postgres it is shared by the processes of a
+ * deployment (pg-boss underneath: see docs/scale-out.md); on SQLite it is the server's own, in
+ * memory (queue/sqlite.ts). Either way the run store feeds it: a run written as `queued` becomes a
+ * job (on Postgres in the same transaction), and one dispatcher takes jobs from it. A worker takes
  * jobs, holds each by a heartbeat while it drives the run, and completes it when the run stops
  * (finished, waiting for a person, drained). A job whose heartbeat stops — its worker died — is
  * given back by the queue's monitor and taken by another worker, which resumes the run from its
@@ -17,11 +19,29 @@ export interface RunJob {
   threadId: string;
 }
 
+/** A run as the queue is handed it. */
+export interface QueuedRun {
+  runId: string;
+  threadId: string;
+  /** Who submitted it (an API key's name); null without one. */
+  owner: string | null;
+}
+
+export interface TakeOptions {
+  /**
+   * The most jobs one owner may hold at once (taken and not completed); the others' jobs are taken
+   * first, round-robin by owner. Honoured by the SQLite queue; pg-boss takes in its own order.
+   */
+  perOwner?: number;
+}
+
 export interface RunQueue {
+  /** Whether other processes take from this queue too (Postgres), or only this one (SQLite). */
+  readonly shared: boolean;
   /** How long a job's heartbeat may be silent before the job is given to another worker (the lease). */
   readonly leaseSeconds: number;
   /** Takes up to `limit` jobs, each a run to drive; none when nothing is waiting. */
-  take(limit: number): Promise<RunJob[]>;
+  take(limit: number, options?: TakeOptions): Promise<RunJob[]>;
   /** Renews the heartbeat of the jobs held (all in one statement). */
   touch(jobs: RunJob[]): Promise<void>;
   /** The run stopped (finished, waits for a person, drained and queued again): its job is done. */

@@ -36,6 +36,7 @@ export function heartbeatSecondsFor(leaseSeconds: number): number {
  * rather than pg-boss's `work()` loop, which waits out its polling interval after every job.
  */
 export class PgBossRunQueue implements RunQueue {
+  readonly shared = true;
   readonly leaseSeconds: number;
   readonly #boss: PgBoss;
   readonly #pool: pg.Pool;

@@ -1,18 +1,37 @@
 import type { Sqlite } from "../database/sqlite.js";
+import type { SqliteRunQueue } from "../queue/sqlite.js";
 import { RowFailure, TurnBatch } from "../turn-batch.js";
 import { DELIVERY_INSERT, deliveryValues } from "../webhooks/contract.js";
 import { type CreateRunOptions, type NewRun, type RunListOptions, type RunCreation, type RunPatch, type RunRecord, RunRow, type RunStore, type UpdateRunOptions, consequencesOf, filters, newRunRecord, runUpdate, unsettledQueries } from "./contract.js";
 
 const UNSETTLED = unsettledQueries("rowid");
 
-/** The runs table in SQLite, on the connection with `synchronous = FULL`: each commit is synced. */
+function queuedRunOf(record: RunRecord): { runId: string; threadId: string; owner: string | null; waitsFor: string | null } {
+  return { runId: record.id, threadId: record.threadId, owner: record.owner, waitsFor: record.waitsFor };
+}
+
+interface ReleasedRow {
+  id: string;
+  thread_id: string;
+  owner: string | null;
+  status: string;
+}
+
+/**
+ * The runs table in SQLite, on the connection with `synchronous = FULL`: each commit is synced.
+ * Like the Postgres store feeds pg-boss, it hands the server's run queue every run written queued
+ * (created, answered, released by the run it waited for) once the write committed, and withdraws
+ * a run that stopped being queued.
+ */
 export class SqliteRunStore implements RunStore {
   readonly #db: Sqlite;
+  readonly #queue: SqliteRunQueue | undefined;
   readonly #statements = new Map<string, ReturnType<Sqlite["prepare"]>>();
   readonly #creations: TurnBatch<RunCreation, RunRecord>;
 
-  constructor(db: Sqlite) {
+  constructor(db: Sqlite, queue?: SqliteRunQueue) {
     this.#db = db;
+    this.#queue = queue;
     // Group commit: the runs created in one turn share one transaction (one fsync), each in a
     // savepoint of its own, so one refused by its check (or a unique key) fails alone.
     this.#creations = new TurnBatch<RunCreation, RunRecord>((creations) =>
@@ -38,8 +57,10 @@ export class SqliteRunStore implements RunStore {
     return statement;
   }
 
-  create(record: NewRun, options: CreateRunOptions = {}): Promise<RunRecord> {
-    return this.#creations.add({ record, check: options.check });
+  async create(record: NewRun, options: CreateRunOptions = {}): Promise<RunRecord> {
+    const created = await this.#creations.add({ record, check: options.check });
+    if (created.status === "queued") this.#queue?.offer(queuedRunOf(created));
+    return created;
   }
 
   #insert({ record, check }: RunCreation): RunRecord {
@@ -73,17 +94,34 @@ export class SqliteRunStore implements RunStore {
   async update(id: string, patch: RunPatch, options: UpdateRunOptions = {}): Promise<boolean> {
     const { sql, values } = runUpdate(id, patch, options, Date.now());
     const update = this.#statement(sql);
-    if (patch.status === undefined) return update.run(values).changes > 0;
+    if (patch.status === undefined && patch.waitsFor !== null) return update.run(values).changes > 0;
     // A change of status and what it brings (waiters released, a webhook's delivery) commit together.
-    return this.#db.transaction(() => {
+    const changed = this.#db.transaction(() => {
       const before = (this.#statement("SELECT status FROM runs WHERE id = ?").get(id) as { status: string } | undefined)?.status;
-      if (update.run(values).changes === 0) return false;
-      const after = this.#statement("SELECT * FROM runs WHERE id = ?").get(id);
-      const consequences = after === undefined ? undefined : consequencesOf(before, RunRow.parse(after));
-      if (consequences?.release) this.#statement("UPDATE runs SET waits_for = NULL, updated_at = @now WHERE waits_for = @id").run({ id, now: values.updatedAt });
+      if (update.run(values).changes === 0) return undefined;
+      const row = this.#statement("SELECT * FROM runs WHERE id = ?").get(id);
+      const after = row === undefined ? undefined : RunRow.parse(row);
+      const consequences = after === undefined || patch.status === undefined ? undefined : consequencesOf(before, after);
+      const released = consequences?.release
+        ? (this.#statement("UPDATE runs SET waits_for = NULL, updated_at = @now WHERE waits_for = @id RETURNING id, thread_id, owner, status").all({ id, now: values.updatedAt }) as ReleasedRow[])
+        : [];
       if (consequences?.delivery) this.#statement(`${DELIVERY_INSERT} (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(deliveryValues(consequences.delivery) as never);
-      return true;
+      return { before, after, released };
     })();
+    if (!changed) return false;
+    this.#handOff(changed.before, changed.after, changed.released);
+    return true;
+  }
+
+  /** Tells the run queue what the committed change means for it. */
+  #handOff(before: string | undefined, after: RunRecord | undefined, released: ReleasedRow[]): void {
+    if (!this.#queue || !after) return;
+    // Queued again here (a person's answer, which goes on before its owner's new ones; a run taken
+    // up): this process drives it. Still queued and no longer waiting: only if this queue parked it.
+    if (after.status === "queued" && before !== undefined && before !== "queued") this.#queue.offer(queuedRunOf(after), before === "interrupted");
+    else if (after.status === "queued") this.#queue.released(queuedRunOf(after));
+    else this.#queue.withdraw(after.id);
+    for (const row of released) if (row.status === "queued") this.#queue.released({ runId: row.id, threadId: row.thread_id, owner: row.owner });
   }
 
   async getMany(ids: string[]): Promise<RunRecord[]> {
