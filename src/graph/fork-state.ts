@@ -4,7 +4,7 @@ import { type PlannedSubtask, type SubtaskArg, SubtaskArg as SubtaskArgSchema, t
 import { emptyMetrics } from "../core/run.js";
 import { stableStringify } from "../core/text.js";
 import { dependentsOf } from "./schedule.js";
-import type { State, Update } from "./state.js";
+import { emptyOutcome, type State, type Update } from "./state.js";
 
 /** What a fork changes of the run it starts from. */
 export interface ForkChanges {
@@ -79,22 +79,10 @@ export function forkedState(state: State, changes: ForkChanges, target: { runId:
     ...state,
     ...common,
     plan,
+    ...emptyOutcome(),
     planStatus: "approved",
-    planErrors: [],
-    question: null,
     results: new Overwrite(results),
-    redoFeedback: {},
-    needsReview: false,
-    reviews: new Overwrite([]),
-    answer: null,
-    answerStatus: "none",
-    answerFeedback: [],
-    stopReason: null,
-    failure: null,
-    finished: false,
-    budgetStop: null,
     nodes: new Overwrite([]),
-    modelIncidents: new Overwrite([]),
     // What the kept subtasks did stays in the trace; what runs again is done anew.
     toolCalls: new Overwrite((state.toolCalls ?? []).filter((call) => call.subtaskId !== undefined && kept.has(call.subtaskId))),
     board: new Overwrite((state.board ?? []).filter((message) => kept.has(message.from))),

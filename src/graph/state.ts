@@ -176,3 +176,25 @@ export const TroupeState = Annotation.Root({
 
 export type State = typeof TroupeState.State;
 export type Update = typeof TroupeState.Update;
+
+/**
+ * What a run has found out after its plan — a question, reviews, an answer, how it stopped — as a
+ * run starts with it: empty. A new run on the thread (intake) and a fork (fork-state) both start so.
+ */
+export function emptyOutcome(): Update {
+  return {
+    planErrors: [],
+    question: null,
+    redoFeedback: {},
+    needsReview: false,
+    reviews: new Overwrite([]),
+    answer: null,
+    answerStatus: "none",
+    answerFeedback: [],
+    stopReason: null,
+    failure: null,
+    finished: false,
+    budgetStop: null,
+    modelIncidents: new Overwrite([]),
+  };
+}

@@ -1,6 +1,6 @@
 import { Overwrite } from "@langchain/langgraph";
 import { emptyMetrics, TaskText } from "../../core/run.js";
-import type { State, Update } from "../state.js";
+import { emptyOutcome, type State, type Update } from "../state.js";
 
 /**
  * Validates and normalises the task, and resets everything a previous run on the same thread
@@ -14,24 +14,12 @@ export function intake(state: State): Update {
     plan: [],
     planStatus: "none",
     planAttempts: 0,
-    planErrors: [],
+    ...emptyOutcome(),
     planFeedback: [],
     planNotes: [],
-    question: null,
     humanAnswers: new Overwrite([]),
     rejections: 0,
     results: new Overwrite({}),
-    redoFeedback: {},
-    needsReview: false,
-    reviews: new Overwrite([]),
-    answer: null,
-    answerStatus: "none",
-    answerFeedback: [],
-    stopReason: null,
-    failure: null,
-    finished: false,
-    budgetStop: null,
-    modelIncidents: new Overwrite([]),
     nodes: new Overwrite(["intake"]),
     toolCalls: new Overwrite([]),
     board: new Overwrite([]),
