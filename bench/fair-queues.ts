@@ -4,9 +4,10 @@
  * one-case eval waiting 124.5 s behind another key's 400 cases on main, whose queues were first
  * in, first out.
  */
-import { Agent, request } from "node:http";
+import { Agent } from "node:http";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { call } from "./api-client.js";
 import { startServer } from "./server.js";
 import { formatNumber as number, withTempDir } from "./support.js";
 
@@ -25,29 +26,6 @@ export interface FairQueuesReport {
   aliceTasksDoneBeforeBob: number;
   /** For comparison: main, first in first out (issue 21). */
   mainEvalWaitMs: number;
-}
-
-interface Reply {
-  status: number;
-  data: Record<string, unknown>;
-}
-
-function call(agent: Agent, port: number, key: string, method: string, pathName: string, body?: unknown): Promise<Reply> {
-  const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
-  return new Promise((resolve, reject) => {
-    const headers: Record<string, string | number> = { authorization: `Bearer ${key}` };
-    if (payload) Object.assign(headers, { "content-type": "application/json", "content-length": payload.length });
-    const sent = request({ host: "127.0.0.1", port, method, path: pathName, agent, headers }, (response) => {
-      const chunks: Buffer[] = [];
-      response.on("data", (chunk: Buffer) => chunks.push(chunk));
-      response.on("end", () => {
-        const text = Buffer.concat(chunks).toString();
-        resolve({ status: response.statusCode ?? 0, data: text ? ((JSON.parse(text) as { data?: Record<string, unknown> }).data ?? {}) : {} });
-      });
-    });
-    sent.on("error", reject);
-    sent.end(payload);
-  });
 }
 
 export async function measureFairQueues(options: { evals: number; casesEach: number; tasks: number; maxRunning: number }): Promise<FairQueuesReport> {

@@ -7,10 +7,11 @@
  * /health p99 is what that key saw while it ran (issue 21: on main, 15–18 of 16–19 polls timed out).
  */
 import { writeFileSync } from "node:fs";
-import { Agent, request } from "node:http";
+import { Agent } from "node:http";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { setTimeout as sleep } from "node:timers/promises";
+import { call, type Reply } from "./api-client.js";
 import { startServer } from "./server.js";
 import { formatNumber as number, formatTable, percentile, withTempDir } from "./support.js";
 
@@ -34,31 +35,6 @@ export interface HostileInputsReport {
   baseline: { polls: number; p99Ms: number };
   kinds: HostileKind[];
   target: { healthP99Ms: number; met: boolean };
-}
-
-interface Reply {
-  status: number;
-  body: { code?: string; message?: string; data?: Record<string, unknown> };
-  data?: unknown;
-}
-
-function call(agent: Agent, port: number, key: string, method: string, pathName: string, body?: unknown): Promise<Reply> {
-  const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
-  return new Promise((resolve, reject) => {
-    const headers: Record<string, string | number> = { authorization: `Bearer ${key}` };
-    if (payload) Object.assign(headers, { "content-type": "application/json", "content-length": payload.length });
-    const sent = request({ host: "127.0.0.1", port, method, path: pathName, agent, headers }, (response) => {
-      const chunks: Buffer[] = [];
-      response.on("data", (chunk: Buffer) => chunks.push(chunk));
-      response.on("end", () => {
-        const text = Buffer.concat(chunks).toString();
-        const parsed = text ? (JSON.parse(text) as Reply["body"]) : {};
-        resolve({ status: response.statusCode ?? 0, body: parsed, data: parsed.data });
-      });
-    });
-    sent.on("error", reject);
-    sent.end(payload);
-  });
 }
 
 /** Polls alice's /api/v1/health until `work` settles; the round trips, in ms. */
