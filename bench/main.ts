@@ -128,7 +128,6 @@ const memory = await bench("memory", "memory (20 turns of one thread; search amo
 const peers = await bench("peers", "side by side with the peers (13 tasks through troupe, langgraph-supervisor, the Agents SDK, a ReAct agent)…", () => measurePeers({ repeats: 3, log: progress }));
 const protocols = await bench("protocols", "protocols (the README task over REST, MCP and A2A; a subtask delegated over A2A)…", () => measureProtocols({ runs: Math.max(30, runs * 3), warmupRuns: 3 }));
 const hostile = await bench("hostile", "hostile inputs (one key's programs in disguise while another key polls /health)…", () => measureHostileInputs());
-const fairness = await bench("fairness", "fair queues (another key's flood of evals and tasks, then one small one)…", () => measureFairQueues({ evals: 4, casesEach: 25, tasks: 40, maxRunning: 4 }));
 const holds = await bench("holds", "held effects in streamed planning (writes wait for the plan, reads do not)…", () => measureStreamedHolds({ planMs: 400, runs: Math.max(3, Math.ceil(runs / 4)) }));
 const misbehaviour = await bench("misbehaviour", "misbehaving models (ten classes on both wires, streaming and not) and the prompt cache over a ten-subtask run…", () => measureMisbehaviour());
 const trust = await bench("trust", "untrusted data (the injection corpus defended and not, the benign corpus, the labels' cost)…", () => measureTrust({ runs, log: progress }));
@@ -137,6 +136,10 @@ const adversarial = await bench("adversarial", "adversarial tasks (three 5,000-c
 // The Postgres benchmarks share one throwaway cluster (synced commits, as a real deployment has them).
 let postgres: ThrowawayPostgres | undefined;
 const cluster = async (): Promise<ThrowawayPostgres> => (postgres ??= await startThrowawayPostgres({ fsync: true }));
+let fairDatabases = 0;
+const fairness = await bench("fairness", "fair queues (another key's flood of evals and tasks, then one small one; the tasks again on Postgres)…", () =>
+  measureFairQueues({ evals: 4, casesEach: 25, tasks: 40, maxRunning: 4, postgres: async () => (await cluster()).database(`fair_${(fairDatabases += 1)}`) }),
+);
 const queues = await bench("queues", "job queues compared (pg-boss and graphile-worker on troupe's workload)…", async () => measureQueues({ database: async (name) => (await cluster()).database(name), log: progress }));
 const scaleOut = await bench("scale-out", "scale-out on Postgres (1, 2 and 4 workers behind an API-only process; a worker's SIGKILL; POST /execute)…", async () =>
   measureScaleOut({

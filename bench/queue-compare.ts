@@ -171,7 +171,7 @@ function troupeQueue(): Library {
       sending = await open(url);
     },
     async enqueue(client, key, payload) {
-      await sending?.queue.send(client, JSON.stringify(payload), key);
+      await sending?.queue.send(client, { runId: JSON.stringify(payload), threadId: key, owner: null });
     },
     async startWorker(url, concurrency, handler) {
       const parts = await open(url);
@@ -195,7 +195,7 @@ function troupeQueue(): Library {
       };
     },
     async enqueueTakeover(client) {
-      await sending?.queue.send(client, JSON.stringify({ key: "k", n: 0 }), "k");
+      await sending?.queue.send(client, { runId: JSON.stringify({ key: "k", n: 0 }), threadId: "k", owner: null });
     },
     childLibrary: "troupe",
   };

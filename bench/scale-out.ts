@@ -48,7 +48,7 @@ function script(runs: number, latencyMs: number): unknown[] {
   return [planStep(PLAN, extra), finalStep("s1", "42", extra), finalStep("s2", "42 holds", extra), reviewStep(0.9, {}, extra), answerStep("It is 42.", extra)];
 }
 
-interface Proc {
+export interface Proc {
   child: ChildProcess;
   port?: number;
   stop(): Promise<void>;
@@ -87,8 +87,10 @@ async function start(args: string[], cwd: string, env: Record<string, string>, r
   }
 }
 
-const api = (cwd: string, env: Record<string, string>) => start(["serve", "--port", "0", "--workers", "0"], cwd, env, /listening on http:\/\/[^:]+:(\d+) /);
-const worker = (cwd: string, env: Record<string, string>, concurrency: number) =>
+/** An API-only `troupe serve` process (no runs driven). */
+export const api = (cwd: string, env: Record<string, string>) => start(["serve", "--port", "0", "--workers", "0"], cwd, env, /listening on http:\/\/[^:]+:(\d+) /);
+/** A `troupe worker` process driving at most `concurrency` runs. */
+export const worker = (cwd: string, env: Record<string, string>, concurrency: number) =>
   start(["worker", "--concurrency", String(concurrency)], cwd, env, /troupe worker: \S+ taking runs/);
 
 interface TaskRow {

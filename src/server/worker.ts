@@ -18,6 +18,8 @@ export interface StartWorkerOptions {
   concurrency: number;
   /** A run whose worker died this many times in a row while it ran is failed instead of taken over again (default 2). */
   maxCrashes?: number;
+  /** Runs of one API key this worker drives at once, at most (default: all of `concurrency`). */
+  maxRunningPerKey?: number;
   /** Serve /health and /metrics on this port (0: any free one); none when absent. */
   port?: number;
   host?: string;
@@ -48,7 +50,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
   const telemetry = options.telemetry ?? NO_TELEMETRY;
   const metrics = new ServerMetrics();
   const hub = new EventHub();
-  const tasks = new TaskService({ troupe, maxRunning: options.concurrency, workers: options.concurrency, maxCrashes: options.maxCrashes ?? 2, metrics, telemetry, hub, logger });
+  const tasks = new TaskService({ troupe, maxRunning: options.concurrency, workers: options.concurrency, maxCrashes: options.maxCrashes ?? 2, ...(options.maxRunningPerKey !== undefined ? { maxRunningPerKey: options.maxRunningPerKey } : {}), metrics, telemetry, hub, logger });
   const dispatcher = tasks.dispatcher;
   if (!dispatcher) throw new InputError("invalid_concurrency", "--concurrency must be at least 1");
   const evals = new EvalService({ troupe, hub: new EventHub<StoredEvalEvent>((event) => event.evalId), logger, runs: true });

@@ -29,8 +29,9 @@ export interface QueuedRun {
 
 export interface TakeOptions {
   /**
-   * The most jobs one owner may hold at once (taken and not completed); the others' jobs are taken
-   * first, round-robin by owner. Honoured by the SQLite queue; pg-boss takes in its own order.
+   * The most jobs one owner may hold at once in this process (taken and not completed). Either
+   * queue takes round-robin by owner: on SQLite among this server's runs, on Postgres by each
+   * owner's jobs active in every process of the deployment.
    */
   perOwner?: number;
 }

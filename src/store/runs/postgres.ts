@@ -130,7 +130,7 @@ export class PostgresRunStore implements RunStore {
         ],
       );
       // A run waiting for another of its thread gets its job when that one ends (see update).
-      const queued = accepted.filter((run) => run.status === "queued" && run.waitsFor === null).map((run) => ({ runId: run.id, threadId: run.threadId }));
+      const queued = accepted.filter((run) => run.status === "queued" && run.waitsFor === null).map((run) => ({ runId: run.id, threadId: run.threadId, owner: run.owner }));
       await this.#queue?.sendMany(client, queued);
     }
     return results;
@@ -165,7 +165,7 @@ export class PostgresRunStore implements RunStore {
         created.waitsFor,
       ],
     );
-    if (created.status === "queued" && created.waitsFor === null) await this.#queue?.send(client, created.id, created.threadId);
+    if (created.status === "queued" && created.waitsFor === null) await this.#queue?.send(client, { runId: created.id, threadId: created.threadId, owner: created.owner });
     return created;
   }
 
@@ -187,16 +187,16 @@ export class PostgresRunStore implements RunStore {
       const before = patch.status === undefined ? undefined : (await client.query<{ status: string }>("SELECT status FROM runs WHERE id = $1 FOR UPDATE", [id])).rows[0]?.status;
       const { rows } = await client.query(statement.text, statement.values);
       const after = rows[0] === undefined ? undefined : parse(rows[0]);
-      if (after && after.status === "queued" && after.waitsFor === null && (patch.status === "queued" || released)) await this.#queue?.send(client, id, after.threadId);
+      if (after && after.status === "queued" && after.waitsFor === null && (patch.status === "queued" || released)) await this.#queue?.send(client, { runId: id, threadId: after.threadId, owner: after.owner });
       const consequences = after ? consequencesOf(before, after) : undefined;
       if (consequences?.release) {
-        const waiting = await client.query<{ id: string; thread_id: string; status: string }>(
-          "UPDATE runs SET waits_for = NULL, updated_at = $2 WHERE waits_for = $1 RETURNING id, thread_id, status",
+        const waiting = await client.query<{ id: string; thread_id: string; status: string; owner: string | null }>(
+          "UPDATE runs SET waits_for = NULL, updated_at = $2 WHERE waits_for = $1 RETURNING id, thread_id, status, owner",
           [id, Date.now()],
         );
         await this.#queue?.sendMany(
           client,
-          waiting.rows.filter((row) => row.status === "queued").map((row) => ({ runId: row.id, threadId: row.thread_id })),
+          waiting.rows.filter((row) => row.status === "queued").map((row) => ({ runId: row.id, threadId: row.thread_id, owner: row.owner })),
         );
       }
       if (consequences?.delivery) {
