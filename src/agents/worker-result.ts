@@ -24,7 +24,7 @@ export const SubmittedResult = z.object({
 export type SubmittedResult = z.infer<typeof SubmittedResult>;
 
 const DESCRIPTION =
-  "End the subtask. done: the result as text in `result`, or (to pass a tool output or argument on exactly) its handle in `from`, with a JSONPath in `path` for a part. " +
+  'End the subtask. done: the result as text in `result`, or (to pass a tool output or argument on exactly) its handle in `from` ("results.1"), with a JSONPath in `path` for a part ("$.content"). ' +
   "failed (you tried) or unable (beyond your tools): the reason.";
 
 /** The function spec bound to worker models: every property required (nullable when unused), no extra ones, as strict modes want. */
@@ -38,8 +38,8 @@ export const SUBMIT_RESULT_SPEC: ToolSpec = {
       properties: {
         status: { type: "string", enum: [...WORKER_STATUSES] },
         result: { type: ["string", "null"] },
-        from: { type: ["string", "null"], description: 'e.g. "results.1"' },
-        path: { type: ["string", "null"], description: 'e.g. "$.content"' },
+        from: { type: ["string", "null"] },
+        path: { type: ["string", "null"] },
         reason: { type: ["string", "null"] },
       },
       required: ["status", "result", "from", "path", "reason"],
