@@ -156,7 +156,7 @@ describe("agents declared in the config file", () => {
       expect(subtasks?.items.properties.agent?.enum).toEqual(["research", "code", "execute", "memory", "cleanup", "summarizer", "digest"]);
       expect(subtasks?.items.properties.capability?.anyOf?.[0]?.enum).toContain("summarise-notes");
       const system = (openai.requestsFor("planner")[0]?.body.messages as Array<{ role: string; content: string }>)[0]?.content ?? "";
-      expect(system).toContain("- summarizer: reads notes in the workspace and summarises them; never writes (capabilities: summarise-notes; tools: board_post, board_read, calculator, file_list, file_read, json)");
+      expect(system).toContain("- summarizer: reads notes in the workspace and summarises them; never writes (capabilities: summarise-notes; also: board_post, board_read, calculator, file_list, file_read, json)");
     } finally {
       troupe.close();
     }

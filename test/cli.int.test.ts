@@ -278,7 +278,7 @@ describe("durable runs across processes", () => {
       env: {
         TROUPE_SCRIPT: writeScript(directory, "after.json", [
           finalStep("s2", "slow result"),
-          finalStep("s3", "fast result + slow result", { contains: '"fast": "fast result"' }),
+          finalStep("s3", "fast result + slow result", { contains: '"fast":"fast result"' }),
           reviewStep(0.9),
           answerStep("combined"),
         ]),

@@ -124,7 +124,7 @@ describe("files a subtask writes are checked", () => {
         // The model retypes the content, and gets it wrong: nothing at all.
         toolStep("s2", "file_write", { path: "copy.txt", content: "" }),
         finalStep("s2", "saved", { contains: "wrote copy.txt (0 bytes" }),
-        reviewStep(1, {}, { contains: '"identical": false' }),
+        reviewStep(1, {}, { contains: '"identical":false' }),
         answerStep("copied"),
       ],
       { task: "copy the source" },
@@ -148,7 +148,7 @@ describe("files a subtask writes are checked", () => {
         ]),
         toolStep("s2", "file_write", { path: "copy.txt", content: { $stash: "args.content" } }),
         finalStep("s2", "saved"),
-        reviewStep(1, {}, { contains: '"identical": true' }),
+        reviewStep(1, {}, { contains: '"identical":true' }),
         answerStep("copied"),
       ],
       { task: "copy the source" },

@@ -29,6 +29,30 @@ async function renderedTokens(conversation: Conversation): Promise<number> {
 }
 
 describe("trimConversation", () => {
+  it("keeps a 30-turn thread's history flat once the budget fills: summary and turns share it, so the summary filling up does not grow the prompt", async () => {
+    const budget = 1_500;
+    let conversation = emptyConversation();
+    const sizes: number[] = [];
+    let filledAt: number | undefined;
+    let largestTurn = 0;
+    for (let index = 1; index <= 30; index += 1) {
+      const added = withTurn(conversation, turn(index));
+      largestTurn = Math.max(largestTurn, await renderedTokens({ ...added, turns: added.turns.slice(-1), summary: { lines: [], omitted: 0 } }));
+      const trimmed = await trimConversation(added, budget);
+      if (trimmed.dropped > 0) filledAt ??= index;
+      conversation = trimmed.conversation;
+      sizes.push(trimmed.tokens);
+    }
+    expect(filledAt).toBeDefined();
+    const after = sizes.slice(filledAt);
+    expect(Math.max(...after)).toBeLessThanOrEqual(budget);
+    // Within one turn of the budget from the turn it filled on to the 30th, the summary long since listing its trimmed turns.
+    // (a turn's rendering differs from its own by the summary line it becomes, a few dozen tokens).
+    expect(Math.min(...after)).toBeGreaterThanOrEqual(budget - largestTurn - 50);
+    expect(Math.max(...after) - Math.min(...after)).toBeLessThanOrEqual(largestTurn + 50);
+    expect(conversation.summary.lines.length).toBeGreaterThan(3);
+  });
+
   it("keeps every turn while they fit", async () => {
     const conversation = conversationOf(3);
     const trimmed = await trimConversation(conversation, 2_000);

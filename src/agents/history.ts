@@ -45,13 +45,17 @@ export async function historyTokens(conversation: Conversation): Promise<number>
  * person's task and troupe's answer, counted with the tokenizer the run's metrics use. The turns
  * trimmed away become lines of a running summary (by code: number, task, outcome, files), which
  * keeps at most a quarter of the budget (and `summaryMaxTokens`); its oldest lines fold into a
- * count. The rendered history — summary and turns — is at most `budget` tokens; budget 0 turns
- * the history off.
+ * count. Summary and turns share the budget: the rendered history is at most `budget` tokens and,
+ * once it has filled, stays within one turn of it; budget 0 turns the history off.
  */
 export async function trimConversation(conversation: Conversation, budget: number): Promise<TrimmedConversation> {
   if (conversation.turns.length === 0 && summaryText(conversation.summary) === null) return { conversation, dropped: 0, tokens: 0 };
   const summaryBudget = Math.min(CONVERSATION_LIMITS.summaryMaxTokens, Math.floor(budget / 4));
-  const turnBudget = Math.max(0, budget - summaryBudget - FRAME_TOKENS);
+  // The turns get what the summary leaves now, not what it may take once full: with its share held
+  // back, the history kept growing for a dozen turns after the budget filled, as the summary did.
+  const summaryNow = summaryText(conversation.summary);
+  const summaryTokens = summaryNow === null ? 0 : Math.min(summaryBudget, await countTextTokens(summaryNow));
+  const turnBudget = Math.max(0, budget - summaryTokens - FRAME_TOKENS);
   const messages = conversation.turns.flatMap((turn, index) => turnMessages(turn, conversation.trimmed + index + 1));
   const kept = turnBudget > 0 ? await trimMessages(messages, { maxTokens: turnBudget, strategy: "last", startOn: "human", tokenCounter: countMessageTokens }) : [];
   // Kept messages are a suffix of whole turns: the first kept task names the first kept turn.

@@ -77,19 +77,34 @@ export interface ExtractSizes {
   extractChars: number;
   /** Successful items listed at full detail (failed ones are always listed first). */
   successItems: number;
+  /**
+   * Successful items listed of a map whose results a later subtask took (its figures are in
+   * that subtask's outcome): a sample, not the list.
+   */
+  usedItems: number;
 }
 
-/** How much the critic sees (enough to judge) and the synthesizer (enough to answer from). */
-export const CRITIC_EXTRACTS: ExtractSizes = { extractChars: 1_000, successItems: 5 };
-export const SYNTHESIZER_EXTRACTS: ExtractSizes = { extractChars: 3_000, successItems: 40 };
+/**
+ * How much the critic sees (enough to judge) and the synthesizer (enough to answer from). The
+ * synthesizer's bound on a map: every failed item up to 20, and 40 successful items of a map
+ * whose results nothing else took (the answer states them), 3 of one whose results a later
+ * subtask took; the rest are counted, never listed.
+ */
+export const CRITIC_EXTRACTS: ExtractSizes = { extractChars: 1_000, successItems: 5, usedItems: 5 };
+export const SYNTHESIZER_EXTRACTS: ExtractSizes = { extractChars: 3_000, successItems: 40, usedItems: 3 };
 
-function itemsView(report: MappedExecutionReport, detail: number, sizes: ExtractSizes): OutcomeView["items"] {
+/** Outcomes as a prompt's JSON: one outcome a line (indenting every field costs a token a line, and says nothing). */
+export function outcomesJson(views: readonly OutcomeView[]): string {
+  return views.length === 0 ? "[]" : `[\n${views.map((view) => JSON.stringify(view)).join(",\n")}\n]`;
+}
+
+function itemsView(report: MappedExecutionReport, detail: number, successItems: number): OutcomeView["items"] {
   const inputChars = scaled(200, detail, 40);
   const outputChars = Math.round(300 * detail);
   const errorChars = scaled(300, detail, 60);
   const failed = report.results.flatMap((result, index) => (result.status === "error" ? [{ result, index }] : []));
   const succeeded = report.results.flatMap((result, index) => (result.status === "success" ? [{ result, index }] : []));
-  const chosen = [...failed.slice(0, scaled(20, detail, 3)), ...succeeded.slice(0, Math.round(sizes.successItems * detail))].sort((a, b) => a.index - b.index);
+  const chosen = [...failed.slice(0, scaled(20, detail, 3)), ...succeeded.slice(0, Math.round(successItems * detail))].sort((a, b) => a.index - b.index);
   const listed = chosen.map(({ result, index }) => {
     const item: NonNullable<OutcomeView["items"]>["listed"][number] = { index, status: result.status, input: preview(result.input, inputChars) };
     if (result.status === "success" && outputChars > 0) item.output = preview(result.output, outputChars);
@@ -140,8 +155,10 @@ export function renderOutcomes(sources: readonly OutcomeSource[], detail: number
   const summaryChars = scaled(LIMITS.previewChars, detail, 80);
   const errorChars = scaled(LIMITS.previewChars, detail, 100);
   const fileCount = scaled(LIMITS.artifactsKept, detail, 3);
+  const used = new Set(sources.flatMap((source) => source.dependsOn ?? []));
   return sources.map(({ value, artifacts, provenance, ...source }) => {
-    const view = renderOutcome(source, value, artifacts, detail, sizes, { summaryChars, errorChars, fileCount });
+    const successItems = used.has(source.id) ? sizes.usedItems : sizes.successItems;
+    const view = renderOutcome(source, value, artifacts, detail, sizes, { summaryChars, errorChars, fileCount, successItems });
     return isUntrusted(provenance) ? spotlightView(view, provenance) : view;
   });
 }
@@ -178,7 +195,7 @@ function renderOutcome(
   artifacts: Artifact[] | undefined,
   detail: number,
   sizes: ExtractSizes,
-  { summaryChars, errorChars, fileCount }: { summaryChars: number; errorChars: number; fileCount: number },
+  { summaryChars, errorChars, fileCount, successItems }: { summaryChars: number; errorChars: number; fileCount: number; successItems: number },
 ): OutcomeView {
   const view: OutcomeView = { ...source };
   if (artifacts && artifacts.length > 0) view.files = artifacts.slice(0, fileCount).map(artifactView);
@@ -186,7 +203,7 @@ function renderOutcome(
   if (source.error !== undefined) view.error = truncate(source.error, errorChars);
   if (value === undefined) return view;
   if (isReport(value)) {
-    view.items = itemsView(value, detail, sizes);
+    view.items = itemsView(value, detail, successItems);
     return view;
   }
   const extractChars = Math.round(sizes.extractChars * detail);

@@ -24,8 +24,8 @@ export const SubmittedResult = z.object({
 export type SubmittedResult = z.infer<typeof SubmittedResult>;
 
 const DESCRIPTION =
-  "End the subtask. done: give its result as text in `result`, or — to pass a tool output or an argument on exactly — its handle in `from` with a JSONPath in `path`. " +
-  "failed (you tried and it did not work) or unable (beyond your tools): give the reason.";
+  'End the subtask. done: the result as text in `result`, or (to pass a tool output or argument on exactly) its handle in `from` ("results.1"), with a JSONPath in `path` for a part ("$.content"). ' +
+  "failed (you tried) or unable (beyond your tools): the reason.";
 
 /** The function spec bound to worker models: every property required (nullable when unused), no extra ones, as strict modes want. */
 export const SUBMIT_RESULT_SPEC: ToolSpec = {
@@ -37,10 +37,10 @@ export const SUBMIT_RESULT_SPEC: ToolSpec = {
       type: "object",
       properties: {
         status: { type: "string", enum: [...WORKER_STATUSES] },
-        result: { type: ["string", "null"], description: "done: the result as text (with from: what that value is)" },
-        from: { type: ["string", "null"], description: 'done: the handle of the value that is the result, e.g. "results.1", "args.content"' },
-        path: { type: ["string", "null"], description: 'JSONPath into that value, e.g. "$.content"; "$" or null: all of it' },
-        reason: { type: ["string", "null"], description: "failed or unable: why, in one sentence" },
+        result: { type: ["string", "null"] },
+        from: { type: ["string", "null"] },
+        path: { type: ["string", "null"] },
+        reason: { type: ["string", "null"] },
       },
       required: ["status", "result", "from", "path", "reason"],
       additionalProperties: false,

@@ -385,8 +385,19 @@ export class WorkerRun {
       // A person said no: not retried in this attempt; the critic and the planner hear of it.
       return { status: "rejected", message: record.outcome.error.message };
     }
-    const { label: _label, ...reply } = record.outcome;
-    const shown = reply.ok ? { ...reply, [HANDLE_KEY]: handle } : reply;
+    const shown = shownReply(record.outcome, handle);
     return { id: call.id, name: call.name, outcome: record.outcome, handle, text: JSON.stringify(shown), ...(label ? { label } : {}) };
   }
+}
+
+/**
+ * A tool outcome as the model reads it, with its handle. A summary that only repeats the value
+ * (a lookup's JSON, a figure) is left out: it would be the same tokens twice on every call.
+ */
+function shownReply(outcome: ToolOutcome, handle: string): Record<string, unknown> {
+  const { label: _label, ...reply } = outcome;
+  if (!reply.ok) return reply;
+  const valueText = typeof reply.value === "string" ? reply.value : JSON.stringify(reply.value);
+  const { summary, ...rest } = reply;
+  return summary === valueText ? { ...rest, [HANDLE_KEY]: handle } : { ...reply, [HANDLE_KEY]: handle };
 }

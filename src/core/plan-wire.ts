@@ -23,19 +23,19 @@ const ArgName = z.string().min(1).max(64);
 /** A literal argument: its value as written. */
 export const WireLiteral = z.strictObject({
   name: ArgName,
-  value: WireValue.describe("text, a number, true/false, null or a list of those; an object as JSON text"),
+  value: WireValue.describe("an object as JSON text"),
 });
 /** A literal list the subtask runs over: once per item, the argument set to the item. */
 export const WireItems = z.strictObject({
   name: ArgName,
-  items: z.array(WireScalar).describe("the subtask runs once per item, this argument set to the item"),
+  items: z.array(WireScalar).describe("runs once per item"),
 });
 /** A reference into an earlier subtask's result; with `each`, the subtask runs once per item of the list it selects. */
 export const WireReference = z.strictObject({
   name: ArgName,
-  ref: z.string().min(1).describe("an earlier subtask (also in dependsOn) whose result it takes"),
-  path: z.string().min(1).describe("JSONPath into that result; $ is all of it"),
-  each: z.boolean().describe("true: the subtask runs once per item of the list the path selects"),
+  ref: z.string().min(1).describe("an earlier subtask, also in dependsOn"),
+  path: z.string().min(1).describe("JSONPath into its result; $: all"),
+  each: z.boolean().describe("true: runs once per item of that list"),
 });
 
 /** Why an argument fits none of the shapes, as the repair round says it. */
@@ -78,12 +78,12 @@ function buildPlanWire({ agents, tools, maxSubtasks, capabilities = [] }: PlanWi
   const capability = capabilities.length > 0 ? z.enum(capabilities as [string, ...string[]]).nullable() : z.null();
   const WireSubtask = z.strictObject({
     id: z.string().min(1).max(64).describe("s1, s2, …"),
-    label: z.string().min(1).max(500).describe("a complete instruction to its worker"),
+    label: z.string().min(1).max(500),
     agent: agent,
     dependsOn: z.array(z.string().min(1)),
     args: z.array(WireArg),
     tool: tool,
-    tools: (toolName ? z.array(toolName) : z.array(z.string()).max(0)).nullable().describe("the tools its worker needs; null: all its agent's"),
+    tools: (toolName ? z.array(toolName) : z.array(z.string()).max(0)).nullable().describe("null: all its agent's"),
     capability: capability,
     reads: z.array(z.string().min(1)),
     writes: z.array(z.string().min(1)),

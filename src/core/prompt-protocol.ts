@@ -31,6 +31,9 @@ export const SECTIONS = {
   moreTools: "More tools",
 } as const;
 
+/** The line before the planner's system prompt lists its agents (`- name: description`), each followed by its tools (`  - name: description`). */
+export const PLANNER_TOOLS_HEADING = "Agents and their tools:";
+
 /** Names of the structured-output functions the planner and critic answer through. */
 export const STRUCTURED_OUTPUT = {
   plan: "submit_plan",

@@ -6,9 +6,10 @@ function buildReviewWire(subtaskIds: readonly string[]) {
   const redo = ids.length > 0 ? z.array(z.enum(ids as [string, ...string[]])).max(ids.length) : z.array(z.string()).max(0);
   return z.object({
     scores: CriticScores,
-    issues: z.array(z.string()).default([]).describe("concrete problems, one sentence each"),
-    redo: redo.default([]).describe(ids.length > 0 ? "the subtasks to run again" : "always []: the plan has no subtasks"),
-    replan: z.boolean().default(false).describe("the plan itself is wrong"),
+    // What issues, redo and replan mean is the critic's system prompt's to say, once.
+    issues: z.array(z.string()).default([]),
+    redo: ids.length > 0 ? redo.default([]) : redo.default([]).describe("always []: the plan has no subtasks"),
+    replan: z.boolean().default(false),
   });
 }
 

@@ -10,7 +10,7 @@ import { envFor, fakeOpenAI, runOnProvider } from "../provider-helpers.js";
 // (less detail, then earlier results compacted to their handles) before it is sent. The fake
 // server refuses any request over the same window, as providers do (context_length_exceeded).
 
-const WINDOW = 3_600;
+const WINDOW = 3_500;
 const LOREM = "lorem ipsum dolor sit amet ";
 
 describe("a provider with a small context window", () => {

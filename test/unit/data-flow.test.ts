@@ -105,7 +105,7 @@ describe("seed 004: list three users, fetch each one's items (one fetch fails), 
       [
         plan,
         finalStep("C", "London and Helsinki have two items each.", { times: 2 }),
-        reviewStep(0.5, { issues: ["B: the items of u2 could not be fetched"], redo: ["B"] }, { contains: '"overallStatus": "PARTIAL_SUCCESS"' }),
+        reviewStep(0.5, { issues: ["B: the items of u2 could not be fetched"], redo: ["B"] }, { contains: '"overallStatus":"PARTIAL_SUCCESS"' }),
         reviewStep(0.8, { issues: [] }, { contains: "Review round\n2 of" }),
       ],
       { tools: userTools(fetchCalls), offlineSynthesizer: true },
@@ -131,7 +131,7 @@ describe("seed 004: list three users, fetch each one's items (one fetch fails), 
 
       // The critic saw the partial failure, with the failed input and its error.
       const [firstReview] = model.callsFor("critic");
-      expect(firstReview?.lastMessage).toContain('"input": "u2"');
+      expect(firstReview?.lastMessage).toContain('"input":"u2"');
       expect(firstReview?.lastMessage).toContain("fetch_failed: the items service timed out for u2");
 
       // The retry merged into the same report: still 2/3, in the list's order.
@@ -255,7 +255,7 @@ describe("the data stash and the prompt budget", () => {
           subtask("s1", "research", "Produce the data", { tool: "make_data" }),
           subtask("s2", "execute", "Save it to big.txt", { dependsOn: ["s1"], args: { content: { ref: "s1", path: "$" } } }),
         ]),
-        toolStep("s2", "file_write", { path: "big.txt", content: { $stash: "args.content" } }, { contains: '"$stash": "args.content"' }),
+        toolStep("s2", "file_write", { path: "big.txt", content: { $stash: "args.content" } }, { contains: '"$stash":"args.content"' }),
         finalStep("s2", "saved"),
         reviewStep(0.9),
         answerStep("Saved."),

@@ -276,11 +276,11 @@ describe("budgets", () => {
   it("max cost, with prices from the config file", async () => {
     const openai = await fakeOpenAI();
     const config = { prices: { "gpt-4o-mini": { input: 1000, output: 1000 } } };
-    // At $1,000 per million tokens the planner's prompt costs about $1.60 (it lists every tool and
-    // agent, the tool platform's included): it fits the $1.80 limit, no worker's prompt fits beside
+    // At $1,000 per million tokens the planner's prompt costs about $1.40 (it lists every tool and
+    // agent, the tool platform's included): it fits the $1.60 limit, no worker's prompt fits beside
     // it while it streams, and the call with its schema and its answer is past it, so exactly one
     // request is made.
-    const { result } = await runOnProvider(envFor({ openai }, { TROUPE_PROVIDER: "openai:gpt-4o-mini" }), { task: TASK, budget: { maxCostUsd: 1.8 } }, { config });
+    const { result } = await runOnProvider(envFor({ openai }, { TROUPE_PROVIDER: "openai:gpt-4o-mini" }), { task: TASK, budget: { maxCostUsd: 1.6 } }, { config });
     expect(stopped(result)).toEqual({ status: "failed", stopReason: "budget_exhausted" });
     expect(result.trace.budget?.limit).toBe("maxCostUsd");
     expect(openai.requests).toHaveLength(1);

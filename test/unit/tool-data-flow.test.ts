@@ -48,7 +48,7 @@ describe("value handles in a worker whose steps are durable", () => {
           subtask("s1", "research", "Produce the data", { tool: "make_data" }),
           subtask("s2", "execute", "Save it to big.txt, read it back, remove old.txt", { dependsOn: ["s1"], args: { content: { ref: "s1", path: "$" } } }),
         ]),
-        toolStep("s2", "file_write", { path: "big.txt", content: { $stash: "args.content" } }, { contains: '"$stash": "args.content"' }),
+        toolStep("s2", "file_write", { path: "big.txt", content: { $stash: "args.content" } }, { contains: '"$stash":"args.content"' }),
         toolStep("s2", "file_read", { path: "big.txt" }, { contains: '"ok":true' }),
         toolStep("s2", "file_delete", { path: "old.txt" }, { contains: '"$stash":"results.2"' }),
         toolStep("s2", "file_write", { path: "copy.txt", content: { $stash: "results.2" } }, { contains: "deleted file old.txt" }),

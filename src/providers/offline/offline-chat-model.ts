@@ -3,7 +3,7 @@ import { AIMessageChunk } from "@langchain/core/messages";
 import type { ChatResult } from "@langchain/core/outputs";
 import { parseConversation } from "../../core/conversation.js";
 import { toPlanWire } from "../../core/plan-wire.js";
-import { HANDLE_KEY, parseSections, roleOf, SECTIONS, STRUCTURED_OUTPUT } from "../../core/prompt-protocol.js";
+import { HANDLE_KEY, PLANNER_TOOLS_HEADING, parseSections, roleOf, SECTIONS, STRUCTURED_OUTPUT } from "../../core/prompt-protocol.js";
 import { unspotlight, unspotlightDeep, untrustedBlocks } from "../../core/spotlight.js";
 import { boundToolNames, type ToolCallingCallOptions, ToolCallingChatModel } from "../tool-calling-chat-model.js";
 import { planTask } from "./planner-rules.js";
@@ -62,15 +62,15 @@ function workerConversation(messages: BaseMessage[]): { label: string; args: Rec
   return { label: label.trim(), args, replies };
 }
 
-/** The tools a planner's system prompt lists ("- name: description" under "Tools the agents use:"); undefined when it lists none. */
+/** The tools a planner's system prompt lists ("  - name: description" under each agent, after its catalogue heading); undefined when it lists none. */
 function toolsListed(system: string): string[] | undefined {
-  const start = system.indexOf("Tools the agents use:");
-  if (start < 0) return undefined;
+  const start = system.indexOf(`\n${PLANNER_TOOLS_HEADING}\n`) + 1;
+  if (start <= 0) return undefined;
   const names: string[] = [];
   for (const line of system.slice(start).split("\n").slice(1)) {
-    const match = /^- ([A-Za-z][\w.-]*):/.exec(line);
-    if (!match?.[1]) break;
-    names.push(match[1]);
+    if (line.trim() === "") break;
+    const match = /^ {2}- ([A-Za-z][\w.-]*):/.exec(line);
+    if (match?.[1]) names.push(match[1]);
   }
   return names;
 }
