@@ -9,10 +9,10 @@ export const CalculatorArgs = z.object({
     .string()
     .min(1)
     .max(2_000)
-    .describe("an arithmetic expression, e.g. 17% of 2340, (3 + 4) * 2, sqrt(2), round(10 / 3, 2), a + b, sum(prices)"),
+    .describe("an arithmetic expression, e.g. 17% of 2340, (3 + 4) * 2, sqrt(2), round(10 / 3, 2)"),
   // Checked by bindVariables, so a value that is not a number is refused with its own code. A direct step's
   // arguments other than expression arrive here (fitToolArgs), each usually taken by reference.
-  vars: z.record(z.string(), z.unknown()).optional().describe("named numbers (or lists of numbers) the expression uses"),
+  vars: z.record(z.string(), z.unknown()).optional().describe("names the expression uses: numbers or lists"),
 });
 export type CalculatorArgs = z.infer<typeof CalculatorArgs>;
 

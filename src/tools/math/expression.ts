@@ -255,7 +255,7 @@ class Parser {
       if (Object.hasOwn(this.#variables, token.value)) {
         const value = this.#variables[token.value];
         if (typeof value === "number") return value;
-        throw new ExpressionError(`${token.value} is a list; use it as a function's arguments, e.g. sum(${token.value})`, token.position);
+        throw new ExpressionError(`the variable "${token.value}" is a list, not a number; use it as a function's arguments, e.g. sum(${token.value})`, token.position, "variable_not_numeric");
       }
       if (Object.hasOwn(CONSTANTS, token.value)) return CONSTANTS[token.value] ?? Number.NaN;
       if (Object.hasOwn(FUNCTIONS, token.value)) {
