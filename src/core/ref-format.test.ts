@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { validatePlan } from "./plan.js";
+import { type PlannedSubtask, validatePlan } from "./plan.js";
 import { resolveArgs } from "./refs.js";
 import { FORMAT_MAX_BYTES, formatProblem, formatReferenced } from "./ref-format.js";
 
@@ -23,7 +23,7 @@ describe("a reference's format", () => {
   });
 
   it("is checked with the plan, a streamed prefix too", () => {
-    const plan = [
+    const plan: PlannedSubtask[] = [
       { id: "s1", label: "a", agent: "execute", dependsOn: [], args: {} },
       { id: "s2", label: "b", agent: "execute", dependsOn: ["s1"], tool: "file_write", args: { content: { ref: "s1", path: "$", format: "no placeholder" } } },
     ];
