@@ -45,6 +45,8 @@ describe("the peers benchmark's tasks", () => {
         const read = readPlanAnswer(writePlan(task, jsonSchemaOf(schema), style), schema);
         expect(read.success, `${task.id} ${style}: ${read.success ? "" : read.error}`).toBe(true);
         if (read.success) expect(read.data.subtasks.map((subtask) => subtask.id)).toEqual(task.steps.map((step) => step.id));
+        // What troupe's schema offers (tools, and references with a format) the oracle plans: every step here a direct one.
+        if (read.success) expect(read.data.subtasks.filter((subtask) => subtask.tool === undefined).map((subtask) => subtask.id), `${task.id} ${style}`).toEqual(style === "offered" ? [] : task.steps.map((step) => step.id));
       }
       // Without a schema, troupe's internal shape.
       expect(readPlanAnswer(writePlan(task, undefined, "workers"), schema).success).toBe(true);
