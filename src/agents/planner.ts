@@ -97,9 +97,8 @@ export function plannerPrompt(agents: AgentDefinition[], tools: ToolRegistry, ma
       ? ["- capability (null when unused) asks for an agent by capability instead: the least busy agent that has it and the subtask's tools runs the", "  subtask (its agent field is then only a preference). Use it for work several agents can do."]
       : []),
     "- A subtask's result is its worker's final answer (parsed as JSON when it is JSON), or the tool's value for a direct tool step.",
-    '- Prefer direct steps: name a "tool" to run it with its args, without a model call, whenever you know the tool and its args (a lookup, a',
-    '  calculation "a + b" whose args a and b are refs, a file write whose content is a ref; a ref\'s format "{item}: {price}" makes a list',
-    "  into text, a line per item); tool is null only when a worker must decide or write something.",
+    '- Prefer direct steps: set "tool" (it runs with the args, no model call) when you know the tool and args, also for a calculation "a + b"',
+    '  with args a and b refs or a write whose content is a ref (its format "{item}: {price}" puts a list a line per item). Else tool is null.',
     '- mapOver (null when unused) names a list argument: the subtask runs once per item (that argument set to the item), in parallel, and its result is',
     '  {"overallStatus": "ALL_SUCCESS" | "PARTIAL_SUCCESS" | "ALL_FAILURE", "results": [{"status": "success" | "error", "input", "output", "error"}]};',
     "  select the successful outputs downstream with $.results[?(@.status=='success')].output.",
