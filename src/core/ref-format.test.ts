@@ -20,6 +20,8 @@ describe("a reference's format", () => {
     expect(formatProblem("{}".repeat(21))).toMatch(/21 placeholders/);
     expect(() => formatReferenced([{ item: "a" }], "{item}: {price}", "s1")).toThrow(/item 1 has no field "price"/);
     expect(() => formatReferenced(new Array(200_000).fill("0123456789"), "{}", "s1")).toThrow(new RegExp(`larger than ${FORMAT_MAX_BYTES} bytes`));
+    // One large item that the template repeats is refused before the line is built.
+    expect(() => formatReferenced("x".repeat(600_000), "{} {}", "s1")).toThrow(/larger than/);
   });
 
   it("is checked with the plan, a streamed prefix too", () => {

@@ -38,16 +38,21 @@ export function formatReferenced(value: unknown, template: string, from: string)
   const items = Array.isArray(value) ? value : [value];
   const lines: string[] = [];
   let bytes = 0;
+  const tooLarge = () => new ArgReferenceError(`the reference to ${from}: its formatted text is larger than ${FORMAT_MAX_BYTES} bytes`);
   for (const [index, item] of items.entries()) {
+    // Counted piece by piece, so a large item repeated by the template's placeholders is refused before the line is built.
+    let characters = 0;
     const line = template.replace(PLACEHOLDER, (_whole, field: string | undefined) => {
-      if (field === undefined) return text(item);
-      if (typeof item !== "object" || item === null || Array.isArray(item) || !Object.hasOwn(item, field)) {
+      if (field !== undefined && (typeof item !== "object" || item === null || Array.isArray(item) || !Object.hasOwn(item, field))) {
         throw new ArgReferenceError(`the reference to ${from}: item ${index + 1} has no field "${field}" for its format (it is ${text(item).slice(0, 80)})`);
       }
-      return text((item as Record<string, unknown>)[field]);
+      const piece = text(field === undefined ? item : (item as Record<string, unknown>)[field]);
+      characters += piece.length;
+      if (bytes + characters > FORMAT_MAX_BYTES) throw tooLarge();
+      return piece;
     });
     bytes += Buffer.byteLength(line, "utf8") + 1;
-    if (bytes > FORMAT_MAX_BYTES) throw new ArgReferenceError(`the reference to ${from}: its formatted text is larger than ${FORMAT_MAX_BYTES} bytes`);
+    if (bytes > FORMAT_MAX_BYTES) throw tooLarge();
     lines.push(line);
   }
   return lines.join("\n");
