@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { FRAMEWORKS, TROUPE_DIRECT } from "../bench/peers/frameworks.js";
+import { FRAMEWORKS, TROUPE_WORKERS } from "../bench/peers/frameworks.js";
 import { NO_MODEL_LATENCY } from "../bench/peers/meter.js";
 import { writePlan } from "../bench/peers/plan-writer.js";
 import { runTask } from "../bench/peers/run-task.js";
@@ -41,10 +41,12 @@ describe("the peers benchmark's tasks", () => {
   it("writes troupe's plan through the plan schema the planner sends, which troupe reads back", () => {
     const schema = planWireSchema({ agents: ["lookup", "math", "files"], tools: ["lookup_price", "calculate", "write_file"], maxSubtasks: 50 });
     for (const task of PEER_TASKS.filter((candidate) => candidate.steps.every((step) => ["lookup_price", "calculate", "write_file"].includes(step.tool)))) {
-      for (const style of ["workers", "direct"] as const) {
+      for (const style of ["workers", "offered"] as const) {
         const read = readPlanAnswer(writePlan(task, jsonSchemaOf(schema), style), schema);
         expect(read.success, `${task.id} ${style}: ${read.success ? "" : read.error}`).toBe(true);
         if (read.success) expect(read.data.subtasks.map((subtask) => subtask.id)).toEqual(task.steps.map((step) => step.id));
+        // What troupe's schema offers (tools, and references with a format) the oracle plans: every step here a direct one.
+        if (read.success) expect(read.data.subtasks.filter((subtask) => subtask.tool === undefined).map((subtask) => subtask.id), `${task.id} ${style}`).toEqual(style === "offered" ? [] : task.steps.map((step) => step.id));
       }
       // Without a schema, troupe's internal shape.
       expect(readPlanAnswer(writePlan(task, undefined, "workers"), schema).success).toBe(true);
@@ -52,7 +54,7 @@ describe("the peers benchmark's tasks", () => {
   });
 });
 
-for (const framework of [...FRAMEWORKS, TROUPE_DIRECT]) {
+for (const framework of [...FRAMEWORKS, TROUPE_WORKERS]) {
   describe(`${framework.name} driven by the oracle`, () => {
     it("answers every task right", async () => {
       const wrong: string[] = [];

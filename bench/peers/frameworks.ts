@@ -149,7 +149,7 @@ const agentsAsTools: Framework = {
 };
 
 /** The frameworks compared, troupe first. */
-export const FRAMEWORKS: readonly Framework[] = [troupeFramework("troupe", "workers"), supervisor, agentsHandoffs, agentsAsTools, react];
+export const FRAMEWORKS: readonly Framework[] = [troupeFramework("troupe", "offered"), supervisor, agentsHandoffs, agentsAsTools, react];
 
-/** troupe with the oracle planning a direct tool step wherever a step decides nothing: what the "direct tool steps" lever would give. */
-export const TROUPE_DIRECT: Framework = troupeFramework("troupe (direct steps)", "direct");
+/** troupe with the oracle planning every step as a worker's subtask (what a planner that ignores direct steps gives): what direct steps save. */
+export const TROUPE_WORKERS: Framework = troupeFramework("troupe (worker steps)", "workers");

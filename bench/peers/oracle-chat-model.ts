@@ -70,7 +70,7 @@ export class OracleChatModel extends ToolCallingChatModel {
   constructor(options: OracleChatModelOptions) {
     super({});
     this.#meter = options.meter;
-    this.#planStyle = options.planStyle ?? "workers";
+    this.#planStyle = options.planStyle ?? "offered";
   }
 
   static override lc_name(): string {

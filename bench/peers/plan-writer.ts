@@ -13,8 +13,19 @@ import type { PeerTask, Step, StepInput } from "./tasks.js";
 
 type Schema = Record<string, unknown>;
 
-/** How the oracle plays troupe's planner: every step a worker's subtask (today's plans), or a direct tool step where a step decides nothing. */
-export type PlanStyle = "workers" | "direct";
+/**
+ * How the oracle plays troupe's planner: `offered` plans what troupe's plan schema offers — a
+ * direct tool step wherever a step decides nothing, when subtasks may name a tool, and a direct
+ * combination step (a calculation over references, a write of a referenced value) when a
+ * reference can also be formatted as text; `workers` makes every step a worker's subtask.
+ */
+export type PlanStyle = "workers" | "offered";
+
+/** What troupe's plan schema lets a planner write: direct tool steps, and combination steps as well. */
+interface Offered {
+  direct: boolean;
+  combined: boolean;
+}
 
 /** A subtask as the solution gives it, before it is put in the wire shape. */
 interface AbstractSubtask {
@@ -37,9 +48,21 @@ export function troupePath(input: Extract<StepInput, { ref: string }>): string {
   return input.each ? `$.results[*].output${field}` : `$${field}`;
 }
 
-function abstractSubtask(step: Step, style: PlanStyle): AbstractSubtask {
-  const direct = style === "direct" && step.directArgs !== undefined;
-  const args = direct ? (step.directArgs ?? {}) : step.inputs;
+/** What a plan schema offers: a subtask's `tool` that takes a tool's name; a reference argument with a `format`. */
+function offeredBy(itemSchema: Schema | undefined): Offered {
+  if (!itemSchema) return { direct: true, combined: true };
+  const properties = propertiesOf(itemSchema);
+  const direct = properties.tool !== undefined && variantsOf(properties.tool).some((variant) => variant.type === "string" || Array.isArray(variant.enum));
+  const argsSchema = properties.args ?? {};
+  const argVariants = argsSchema.type === "array" ? variantsOf((argsSchema.items ?? {}) as Schema) : [];
+  const combined = direct && argVariants.some((variant) => "ref" in propertiesOf(variant) && "format" in propertiesOf(variant));
+  return { direct, combined };
+}
+
+function abstractSubtask(step: Step, style: PlanStyle, offered: Offered): AbstractSubtask {
+  const planned = style === "offered" ? (offered.direct ? step.directArgs : undefined) ?? (offered.combined ? step.combinedArgs : undefined) : undefined;
+  const direct = planned !== undefined;
+  const args = planned ?? step.inputs;
   const file = step.tool === "write_file" ? (step.inputs.path as { value?: unknown } | undefined)?.value : undefined;
   return {
     id: step.id,
@@ -71,7 +94,7 @@ function wireArg(schema: Schema, name: string, input: StepInput, each: boolean):
   const wanted = isRef ? "ref" : mapsLiteral ? "items" : "value";
   const variant = variants.find((candidate) => wanted in propertiesOf(candidate) && (wanted === "ref" || !("ref" in propertiesOf(candidate)) || variants.length === 1)) ?? variants[0] ?? schema;
   const known: Record<string, unknown> = isRef
-    ? { name, value: null, ref: input.ref, path: troupePath(input), each }
+    ? { name, value: null, ref: input.ref, path: troupePath(input), each, format: input.format ?? null }
     : mapsLiteral && "items" in propertiesOf(variant)
       ? { name, items: input.value }
       : { name, value: input.value, ref: null, path: null };
@@ -92,11 +115,17 @@ function emptyFor(schema: Schema, name: string): unknown {
   return valueFromSchema(schema, name);
 }
 
+/** An argument in troupe's internal shape. */
+function internalArg(input: StepInput): Record<string, unknown> {
+  if (!("ref" in input)) return { value: input.value };
+  return input.format !== undefined ? { ref: input.ref, path: troupePath(input), format: input.format } : { ref: input.ref, path: troupePath(input) };
+}
+
 function wireSubtask(itemSchema: Schema, subtask: AbstractSubtask): Record<string, unknown> {
   const argsSchema = propertiesOf(itemSchema).args ?? { type: "array" };
   const args =
     argsSchema.type === "object"
-      ? Object.fromEntries(subtask.args.map(({ name, input }) => [name, "ref" in input ? { ref: input.ref, path: troupePath(input) } : { value: input.value }]))
+      ? Object.fromEntries(subtask.args.map(({ name, input }) => [name, internalArg(input)]))
       : subtask.args.map(({ name, input }) => wireArg((argsSchema.items ?? {}) as Schema, name, input, subtask.mapOver === name));
   return fill(itemSchema, { ...subtask, args });
 }
@@ -106,14 +135,14 @@ function wireSubtask(itemSchema: Schema, subtask: AbstractSubtask): Record<strin
  * without a schema, in troupe's internal shape.
  */
 export function writePlan(task: PeerTask, parameters: Schema | undefined, style: PlanStyle): Record<string, unknown> {
-  const subtasks = task.steps.map((step) => abstractSubtask(step, style));
   const itemSchema = propertiesOf(parameters).subtasks?.items as Schema | undefined;
+  const subtasks = task.steps.map((step) => abstractSubtask(step, style, offeredBy(itemSchema)));
   if (!parameters || !itemSchema) {
     return {
       // The internal shape leaves out what is unused rather than sending null.
       subtasks: subtasks.map(({ args, ...subtask }) => ({
         ...Object.fromEntries(Object.entries(subtask).filter(([, value]) => value !== null)),
-        args: Object.fromEntries(args.map(({ name, input }) => [name, "ref" in input ? { ref: input.ref, path: troupePath(input) } : { value: input.value }])),
+        args: Object.fromEntries(args.map(({ name, input }) => [name, internalArg(input)])),
       })),
     };
   }

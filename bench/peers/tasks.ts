@@ -13,8 +13,11 @@ import { CAPITALS, CURRENCIES, figure, HEADQUARTERS, POPULATIONS, PRICES, RATES,
 export const GROUPS = ["simple", "parallel", "map", "chain"] as const;
 export type Group = (typeof GROUPS)[number];
 
-/** A step's named input: a literal, or (a field of) an earlier step's result; `each` takes it from every item of a mapped step. */
-export type StepInput = { value: unknown } | { ref: string; field?: string; each?: boolean };
+/**
+ * A step's named input: a literal, or (a field of) an earlier step's result; `each` takes it from
+ * every item of a mapped step, `format` makes it text, a line per item (`{field}` an item's field).
+ */
+export type StepInput = { value: unknown } | { ref: string; field?: string; each?: boolean; format?: string };
 
 export interface Step {
   id: string;
@@ -34,6 +37,12 @@ export interface Step {
    * expression over earlier results, a file's text).
    */
   directArgs?: Record<string, StepInput>;
+  /**
+   * A combination step's direct arguments: a calculation whose variables are earlier results by
+   * reference, a write whose content is a reference (formatted into lines for a list). Planned
+   * when troupe's plan schema offers it (see plan-writer.ts); a worker's step otherwise.
+   */
+  combinedArgs?: Record<string, StepInput>;
 }
 
 export interface PeerTask {
@@ -53,13 +62,24 @@ function lookup(id: string, tool: string, key: string, input: StepInput, label: 
   return { id, role: "lookup", tool, label, inputs: { [key]: input }, call: (inputs) => ({ [key]: inputs[key] }), directArgs: { [key]: input } };
 }
 
-function calculate(id: string, label: string, inputs: Record<string, StepInput>, expression: (inputs: Record<string, unknown>) => string): Step {
+/** A calculation; `over` is its expression with the inputs as variables (by name), when it combines earlier results. */
+function calculate(id: string, label: string, inputs: Record<string, StepInput>, expression: (inputs: Record<string, unknown>) => string, over?: string): Step {
   const literal = Object.keys(inputs).length === 0;
-  return { id, role: "math", tool: "calculate", label, inputs, call: (values) => ({ expression: expression(values) }), ...(literal ? { directArgs: { expression: { value: expression({}) } } } : {}) };
+  return {
+    id,
+    role: "math",
+    tool: "calculate",
+    label,
+    inputs,
+    call: (values) => ({ expression: expression(values) }),
+    ...(literal ? { directArgs: { expression: { value: expression({}) } } } : {}),
+    ...(over !== undefined ? { combinedArgs: { expression: { value: over }, ...inputs } } : {}),
+  };
 }
 
-function save(id: string, file: string, label: string, inputs: Record<string, StepInput>, content: (inputs: Record<string, unknown>) => string): Step {
-  return { id, role: "files", tool: "write_file", label, inputs: { path: { value: file }, ...inputs }, call: (values) => ({ path: file, content: content(values) }) };
+/** A file write; its content, as a planner would hand it over by reference, is `reference` (a format joins a list into lines). */
+function save(id: string, file: string, label: string, inputs: Record<string, StepInput>, content: (inputs: Record<string, unknown>) => string, reference: StepInput): Step {
+  return { id, role: "files", tool: "write_file", label, inputs: { path: { value: file }, ...inputs }, call: (values) => ({ path: file, content: content(values) }), combinedArgs: { path: { value: file }, content: reference } };
 }
 
 const sum = (values: unknown) => (values as number[]).map((value) => String(value)).join(" + ");
@@ -121,7 +141,7 @@ export const PEER_TASKS: readonly PeerTask[] = [
     prompt: "Compute 17% of 2,340 and save it to result.txt.",
     steps: [
       calculate("s1", "Compute 17% of 2,340", {}, () => "2340 * 17 / 100"),
-      save("s2", "result.txt", "Save the result to result.txt", { value: { ref: "s1", field: "value" } }, (inputs) => figure(inputs.value as number)),
+      save("s2", "result.txt", "Save the result to result.txt", { value: { ref: "s1", field: "value" } }, (inputs) => figure(inputs.value as number), { ref: "s1", field: "value" }),
     ],
     answer: (results) => `17% of 2,340 is ${figure(valueOf(results, "s1"))}; saved to result.txt.`,
     check: checks(says("397.8"), (_answer, workspace) => fileSays(workspace, "result.txt", "397.8")),
@@ -140,7 +160,7 @@ export const PEER_TASKS: readonly PeerTask[] = [
     prompt: `What do a ${BASKET.join(", a ").replace(/, a ([^,]*)$/, " and a $1")} cost together?`,
     steps: [
       ...BASKET.map((item, index) => lookup(`s${index + 1}`, "lookup_price", "item", { value: item }, `Look up the price of a ${item}`)),
-      calculate("s4", "Add up the three prices", Object.fromEntries(BASKET.map((item, index) => [item, { ref: `s${index + 1}`, field: "price" }])), (inputs) => sum(BASKET.map((item) => inputs[item]))),
+      calculate("s4", "Add up the three prices", Object.fromEntries(BASKET.map((item, index) => [item, { ref: `s${index + 1}`, field: "price" }])), (inputs) => sum(BASKET.map((item) => inputs[item])), BASKET.join(" + ")),
     ],
     answer: (results) => `Together they cost $${figure(valueOf(results, "s4"))}.`,
     check: checks(says(figure(total(BASKET.map((item) => PRICES[item] ?? 0))))),
@@ -151,7 +171,7 @@ export const PEER_TASKS: readonly PeerTask[] = [
     prompt: `What is the combined population of ${CITIES.slice(0, -1).join(", ")} and ${CITIES.at(-1)}?`,
     steps: [
       ...CITIES.map((city, index) => lookup(`s${index + 1}`, "lookup_population", "city", { value: city }, `Look up the population of ${city}`)),
-      calculate("s6", "Add up the five populations", Object.fromEntries(CITIES.map((city, index) => [city, { ref: `s${index + 1}`, field: "population" }])), (inputs) => sum(CITIES.map((city) => inputs[city]))),
+      calculate("s6", "Add up the five populations", Object.fromEntries(CITIES.map((city, index) => [city, { ref: `s${index + 1}`, field: "population" }])), (inputs) => sum(CITIES.map((city) => inputs[city])), CITIES.join(" + ")),
     ],
     answer: (results) => `Their combined population is ${figure(valueOf(results, "s6"))}.`,
     check: checks(says(figure(total(CITIES.map((city) => POPULATIONS[city] ?? 0))))),
@@ -162,8 +182,8 @@ export const PEER_TASKS: readonly PeerTask[] = [
     prompt: `Look up the prices of the ${EIGHT.join(", ")}; compute their average price and save it to average.txt.`,
     steps: [
       ...EIGHT.map((item, index) => lookup(`s${index + 1}`, "lookup_price", "item", { value: item }, `Look up the price of a ${item}`)),
-      calculate("s9", "Compute the average of the eight prices", Object.fromEntries(EIGHT.map((item, index) => [item, { ref: `s${index + 1}`, field: "price" }])), (inputs) => `(${sum(EIGHT.map((item) => inputs[item]))}) / 8`),
-      save("s10", "average.txt", "Save the average price to average.txt", { value: { ref: "s9", field: "value" } }, (inputs) => figure(inputs.value as number)),
+      calculate("s9", "Compute the average of the eight prices", Object.fromEntries(EIGHT.map((item, index) => [item, { ref: `s${index + 1}`, field: "price" }])), (inputs) => `(${sum(EIGHT.map((item) => inputs[item]))}) / 8`, `round(avg(${EIGHT.join(", ")}), 2)`),
+      save("s10", "average.txt", "Save the average price to average.txt", { value: { ref: "s9", field: "value" } }, (inputs) => figure(inputs.value as number), { ref: "s9", field: "value" }),
     ],
     answer: (results) => `The average price is $${figure(valueOf(results, "s9"))}; saved to average.txt.`,
     check: (() => {
@@ -177,7 +197,7 @@ export const PEER_TASKS: readonly PeerTask[] = [
     prompt: `Look up the price of each of these 20 parts and give the total: ${ITEMS.join(", ")}.`,
     steps: [
       { ...lookup("s1", "lookup_price", "item", { value: ITEMS }, "Look up the price of each part"), mapOver: "item" },
-      calculate("s2", "Add up the 20 prices", { prices: { ref: "s1", field: "price", each: true } }, (inputs) => sum(inputs.prices)),
+      calculate("s2", "Add up the 20 prices", { prices: { ref: "s1", field: "price", each: true } }, (inputs) => sum(inputs.prices), "sum(prices)"),
     ],
     answer: (results) => `The 20 parts cost $${figure(valueOf(results, "s2"))} in total.`,
     check: checks(says(figure(total(ITEMS.map((item) => PRICES[item] ?? 0))))),
@@ -188,7 +208,7 @@ export const PEER_TASKS: readonly PeerTask[] = [
     prompt: `Look up the population of each of these 20 cities and give their total: ${ALL_CITIES.join(", ")}.`,
     steps: [
       { ...lookup("s1", "lookup_population", "city", { value: ALL_CITIES }, "Look up the population of each city"), mapOver: "city" },
-      calculate("s2", "Add up the 20 populations", { populations: { ref: "s1", field: "population", each: true } }, (inputs) => sum(inputs.populations)),
+      calculate("s2", "Add up the 20 populations", { populations: { ref: "s1", field: "population", each: true } }, (inputs) => sum(inputs.populations), "sum(populations)"),
     ],
     answer: (results) => `The 20 cities have ${figure(valueOf(results, "s2"))} people in total.`,
     check: checks(says(figure(total(ALL_CITIES.map((city) => POPULATIONS[city] ?? 0))))),
@@ -199,7 +219,7 @@ export const PEER_TASKS: readonly PeerTask[] = [
     prompt: `Look up the price of each of these 20 parts and save one line per part, "part: price", to prices.txt: ${ITEMS.join(", ")}.`,
     steps: [
       { ...lookup("s1", "lookup_price", "item", { value: ITEMS }, "Look up the price of each part"), mapOver: "item" },
-      save("s2", "prices.txt", 'Save one line per part, "part: price", to prices.txt', { prices: { ref: "s1", each: true } }, (inputs) => priceLines(inputs.prices)),
+      save("s2", "prices.txt", 'Save one line per part, "part: price", to prices.txt', { prices: { ref: "s1", each: true } }, (inputs) => priceLines(inputs.prices), { ref: "s1", each: true, format: "{item}: {price}" }),
     ],
     answer: () => "Saved the 20 prices to prices.txt.",
     check: checks((_answer, workspace) => fileSays(workspace, "prices.txt", ITEMS.map((item) => `${item}: ${PRICES[item]}`).join("\n"))),
@@ -213,7 +233,7 @@ export const PEER_TASKS: readonly PeerTask[] = [
       lookup("s2", "lookup_headquarters", "supplier", { ref: "s1", field: "supplier" }, "Look up the country the supplier is based in"),
       lookup("s3", "lookup_currency", "country", { ref: "s2", field: "country" }, "Look up that country's currency"),
       lookup("s4", "lookup_rate", "currency", { ref: "s3", field: "currency" }, "Look up the currency's rate in US dollars"),
-      calculate("s5", "Convert 250 units of the currency to US dollars", { rate: { ref: "s4", field: "usd" } }, (inputs) => `250 * ${inputs.rate}`),
+      calculate("s5", "Convert 250 units of the currency to US dollars", { rate: { ref: "s4", field: "usd" } }, (inputs) => `250 * ${inputs.rate}`, "250 * rate"),
     ],
     answer: (results) => `250 units are worth $${figure(valueOf(results, "s5"))}.`,
     check: checks(says(figure(250 * (RATES[CURRENCIES[HEADQUARTERS[SUPPLIERS.widget ?? ""] ?? ""] ?? ""] ?? 0)))),
@@ -227,7 +247,7 @@ export const PEER_TASKS: readonly PeerTask[] = [
       lookup("s2", "lookup_headquarters", "supplier", { ref: "s1", field: "supplier" }, "Look up the country the supplier is based in"),
       lookup("s3", "lookup_capital", "country", { ref: "s2", field: "country" }, "Look up that country's capital"),
       lookup("s4", "lookup_population", "city", { ref: "s3", field: "capital" }, "Look up the capital's population"),
-      calculate("s5", "Express the population in millions", { population: { ref: "s4", field: "population" } }, (inputs) => `${inputs.population} / 1000000`),
+      calculate("s5", "Express the population in millions", { population: { ref: "s4", field: "population" } }, (inputs) => `${inputs.population} / 1000000`, "population / 1000000"),
     ],
     answer: (results) => `The capital has ${figure(valueOf(results, "s5"))} million people.`,
     check: checks(says(figure((POPULATIONS[CAPITALS[HEADQUARTERS[SUPPLIERS.gizmo ?? ""] ?? ""] ?? ""] ?? 0) / 1_000_000))),
@@ -238,10 +258,10 @@ export const PEER_TASKS: readonly PeerTask[] = [
     prompt: "Compute 2^10, add 3^5 to it, multiply the sum by 2, subtract 100, and save the result to total.txt.",
     steps: [
       calculate("s1", "Compute 2^10", {}, () => "2 ^ 10"),
-      calculate("s2", "Add 3^5", { value: { ref: "s1", field: "value" } }, (inputs) => `${inputs.value} + 3 ^ 5`),
-      calculate("s3", "Multiply by 2", { value: { ref: "s2", field: "value" } }, (inputs) => `${inputs.value} * 2`),
-      calculate("s4", "Subtract 100", { value: { ref: "s3", field: "value" } }, (inputs) => `${inputs.value} - 100`),
-      save("s5", "total.txt", "Save the result to total.txt", { value: { ref: "s4", field: "value" } }, (inputs) => figure(inputs.value as number)),
+      calculate("s2", "Add 3^5", { value: { ref: "s1", field: "value" } }, (inputs) => `${inputs.value} + 3 ^ 5`, "value + 3 ^ 5"),
+      calculate("s3", "Multiply by 2", { value: { ref: "s2", field: "value" } }, (inputs) => `${inputs.value} * 2`, "value * 2"),
+      calculate("s4", "Subtract 100", { value: { ref: "s3", field: "value" } }, (inputs) => `${inputs.value} - 100`, "value - 100"),
+      save("s5", "total.txt", "Save the result to total.txt", { value: { ref: "s4", field: "value" } }, (inputs) => figure(inputs.value as number), { ref: "s4", field: "value" }),
     ],
     answer: (results) => `The result is ${figure(valueOf(results, "s4"))}; saved to total.txt.`,
     check: checks(says("2434"), (_answer, workspace) => fileSays(workspace, "total.txt", "2434")),

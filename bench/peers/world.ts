@@ -2,6 +2,7 @@ import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod";
 import { evaluateExpression } from "../../src/tools/math/expression.js";
+import { bindVariables } from "../../src/tools/math/variables.js";
 
 /**
  * The peers benchmark's world: small lookup tables, and the tools every framework gets over them
@@ -109,12 +110,15 @@ export const WORLD_TOOLS: readonly WorldTool[] = [
   lookupTool("lookup_rate", "The exchange rate of a currency: US dollars per unit.", "currency", RATES, "usd"),
   {
     name: "calculate",
-    description: "Evaluates an arithmetic expression (+ - * / ^, parentheses) and returns its value.",
-    schema: z.object({ expression: z.string().min(1).max(2_000) }),
+    description: "Evaluates an arithmetic expression (+ - * / ^, parentheses, sum(list)) and returns its value.",
+    schema: z.object({
+      expression: z.string().min(1).max(2_000),
+      vars: z.record(z.string(), z.union([z.number(), z.array(z.number())])).optional().describe("named numbers or lists the expression uses"),
+    }),
     role: "math",
     writes: false,
     latency: (latencies) => latencies.calculateMs,
-    run: async (args) => ({ expression: String(args.expression), value: evaluateExpression(String(args.expression)) }),
+    run: async (args) => ({ expression: String(args.expression), value: evaluateExpression(String(args.expression), bindVariables(args.vars)) }),
   },
   {
     name: "write_file",

@@ -98,7 +98,7 @@ export function plannerPrompt(agents: AgentDefinition[], tools: ToolRegistry, ma
     "- dependsOn: the subtasks that must finish first; independent subtasks run in parallel.",
     "- args: a literal {name, value}, or {name, ref, path, each} for an earlier subtask's result: its worker's answer (JSON when it is JSON), or a direct step's tool value.",
     '- A subtask runs once per item, in parallel, over {name, items} or a ref with each true; its result is {"overallStatus", "results": [{"status": "success"|"error", "input", "output", "error"}]}: take $.results[?(@.status==\'success\')].output.',
-    "- tool runs the subtask directly with its args, without a model call, when nothing needs deciding; otherwise null.",
+    '- Prefer direct steps: tool runs the subtask with its args, no model call, when you know the tool and args — also a calculation "a + b" with args a, b refs, or a write whose content is a ref (format "{item}: {price}": a list a line per item). Else null.',
     "- tools: the tools its worker calls, from its agent's ([] none); it is offered only these (it can search for more). Give each subtask to an agent with the tools it needs.",
     "- reads, writes: the workspace paths it reads, and creates, changes or deletes.",
     ...(capable ? ["- capability asks for an agent by capability instead: the least busy agent with it and the subtask's tools runs it (agent is then a preference)."] : []),

@@ -36,7 +36,7 @@ const wire = {
       label: "Count each file's lines",
       agent: "execute",
       dependsOn: ["A"],
-      args: [{ name: "path", ref: "A", path: "$.entries[*].path", each: true }],
+      args: [{ name: "path", ref: "A", path: "$.entries[*].path", each: true, format: null }],
       tool: "text_stats",
       tools: [],
       capability: null,
@@ -64,7 +64,7 @@ describe("the plan's wire shape", () => {
   it("leaves out what the wire says is unused, and keeps a question", () => {
     const read = readPlanAnswer({ subtasks: [], question: "Which folder?" }, schema);
     expect(read).toEqual({ success: true, data: { subtasks: [], question: "Which folder?" } });
-    const plan = fromPlanWire({ subtasks: [{ ...wire.subtasks[1]!, tool: null, args: [{ name: "path", ref: "A", path: "$.entries[*].path", each: false }], writes: ["out.txt"] }], question: null });
+    const plan = fromPlanWire({ subtasks: [{ ...wire.subtasks[1]!, tool: null, args: [{ name: "path", ref: "A", path: "$.entries[*].path", each: false, format: null }], writes: ["out.txt"] }], question: null });
     expect(plan).toEqual({ subtasks: [{ id: "B", label: "Count each file's lines", agent: "execute", dependsOn: ["A"], args: { path: { ref: "A", path: "$.entries[*].path" } }, writes: ["out.txt"], tools: [] }] });
     // null: the worker is offered every tool of its agent, as when the plan names none.
     const open = fromPlanWire({ subtasks: [{ ...wire.subtasks[1]!, tool: null, tools: null }], question: null });
@@ -86,7 +86,7 @@ describe("the plan's wire shape", () => {
   it("sends an argument as one of three closed shapes, a literal, a list to run over or a reference, and the map as the argument it runs over", () => {
     const json = wireJsonSchema(schema) as { properties: { subtasks: { items: { properties: Record<string, { items?: { anyOf?: Array<{ properties: object; required: string[] }> } }> } } } };
     const shapes = json.properties.subtasks.items.properties.args?.items?.anyOf ?? [];
-    expect(shapes.map((shape) => shape.required)).toEqual([["name", "value"], ["name", "items"], ["name", "ref", "path", "each"]]);
+    expect(shapes.map((shape) => shape.required)).toEqual([["name", "value"], ["name", "items"], ["name", "ref", "path", "each", "format"]]);
     expect(json.properties.subtasks.items.properties).not.toHaveProperty("mapOver");
   });
 
@@ -114,7 +114,7 @@ describe("the plan's wire shape", () => {
 
   it("refuses an argument with both a value and a ref, a path without a ref, a name given twice, and two maps", () => {
     const args = [
-      { name: "path", value: "data", ref: "A", path: "$", each: false },
+      { name: "path", value: "data", ref: "A", path: "$", each: false, format: null },
       { name: "limit", value: 2, path: "$.x" },
       { name: "limit", value: 3 },
     ];
@@ -125,7 +125,7 @@ describe("the plan's wire shape", () => {
     expect(error).toContain("→ at subtasks[1].args[1]");
     const twice = errorOf({ ...wire, subtasks: [{ ...wire.subtasks[0], args: [{ name: "n", value: 1 }, { name: "n", value: 2 }] }] });
     expect(twice).toContain('argument "n" is given more than once');
-    const maps = errorOf({ ...wire, subtasks: [{ ...wire.subtasks[0], args: [{ name: "a", items: [1] }, { name: "b", ref: "A", path: "$", each: true }] }] });
+    const maps = errorOf({ ...wire, subtasks: [{ ...wire.subtasks[0], args: [{ name: "a", items: [1] }, { name: "b", ref: "A", path: "$", each: true, format: null }] }] });
     expect(maps).toContain('the subtask would run over "a" and "b"; it runs over one list at most');
     expect(maps).toContain("→ at subtasks[0].args[1]");
   });

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { isArgRef, type PlannedSubtask, PlanOutput, type SubtaskArg } from "./plan.js";
+import { FORMAT_MAX_CHARS } from "./ref-format.js";
 
 /**
  * The plan as the planner model answers it ("the wire shape"), built per call from the agents
@@ -7,7 +8,7 @@ import { isArgRef, type PlannedSubtask, PlanOutput, type SubtaskArg } from "./pl
  * `agent`, `tool`, `tools` and `capability` are enums, every property is required (absent values
  * are null or []), and `args` is a list of arguments each of which is one of three closed shapes —
  * a literal `{ name, value }`, a literal list the subtask runs over `{ name, items }`, or a
- * reference `{ name, ref, path, each }` — so an argument with both a value and a reference
+ * reference `{ name, ref, path, each, format }` — so an argument with both a value and a reference
  * cannot be written, and a map is the argument it runs over (`items`, or `each` on a
  * reference), never a free name. `fromPlanWire` turns it into the internal `PlanOutput`;
  * `readPlanAnswer` also accepts the internal shape itself.
@@ -36,11 +37,12 @@ export const WireReference = z.strictObject({
   ref: z.string().min(1).describe("an earlier subtask, also in dependsOn"),
   path: z.string().min(1).describe("JSONPath into its result; $: all"),
   each: z.boolean().describe("true: runs once per item of that list"),
+  format: z.string().min(1).max(FORMAT_MAX_CHARS).nullable().describe("null, or the value as text, a line per item: {} the item, {field} its field"),
 });
 
 /** Why an argument fits none of the shapes, as the repair round says it. */
 function argProblem(input: unknown): string {
-  const shapes = "a literal {name, value}, a list to run over {name, items}, or a reference {name, ref, path, each}";
+  const shapes = "a literal {name, value}, a list to run over {name, items}, or a reference {name, ref, path, each, format}";
   if (typeof input !== "object" || input === null || Array.isArray(input)) return `an argument is an object: ${shapes}`;
   const keys = Object.keys(input);
   const name = typeof (input as { name?: unknown }).name === "string" ? `"${(input as { name: string }).name}"` : "an argument";
@@ -134,7 +136,10 @@ export function planWireSchema(options: PlanWireOptions): PlanWireSchema {
 export function fromPlanWire(wire: PlanWire): PlanOutput {
   const subtasks = wire.subtasks.map((subtask) => {
     const args = Object.fromEntries(
-      subtask.args.map((arg): [string, SubtaskArg] => [arg.name, isReference(arg) ? { ref: arg.ref, path: arg.path } : { value: "items" in arg ? arg.items : arg.value }]),
+      subtask.args.map((arg): [string, SubtaskArg] => [
+        arg.name,
+        isReference(arg) ? { ref: arg.ref, path: arg.path, ...(arg.format !== null ? { format: arg.format } : {}) } : { value: "items" in arg ? arg.items : arg.value },
+      ]),
     );
     const planned: PlannedSubtask = { id: subtask.id, label: subtask.label, agent: subtask.agent, dependsOn: subtask.dependsOn, args };
     if (subtask.tool !== null) planned.tool = subtask.tool;
@@ -172,7 +177,7 @@ export function toPlanWire(plan: PlanOutput): PlanWire {
       dependsOn: subtask.dependsOn,
       args: Object.entries(subtask.args).map(([name, arg]): WireArg => {
         const each = subtask.mapOver === name;
-        if (isArgRef(arg)) return { name, ref: arg.ref, path: arg.path, each };
+        if (isArgRef(arg)) return { name, ref: arg.ref, path: arg.path, each, format: arg.format ?? null };
         const value = wireValueOf(arg.value);
         return each && Array.isArray(value) ? { name, items: value } : { name, value };
       }),

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { type AgentProfile, type Assignment, type FileTools, fittingAgents, missingFor } from "./agent-fit.js";
 import { pathProblem } from "./json-path.js";
+import { FORMAT_MAX_CHARS, formatProblem } from "./ref-format.js";
 import { LIMITS } from "./limits.js";
 import type { OverallStatus } from "./map-report.js";
 import type { Label } from "./provenance.js";
@@ -15,6 +16,12 @@ export const ArgRef = z
   .object({
     ref: z.string().min(1).describe("id of the subtask whose result this argument takes"),
     path: z.string().min(1).default("$").describe("JSONPath into that result; $ is the whole result"),
+    format: z
+      .string()
+      .min(1)
+      .max(FORMAT_MAX_CHARS)
+      .optional()
+      .describe('the selected value as text, one line per item: {} is the item, {field} a field of it (e.g. "{item}: {price}")'),
   })
   .strict();
 export type ArgRef = z.infer<typeof ArgRef>;
@@ -264,6 +271,8 @@ export function validatePlan(subtasks: readonly PlannedSubtask[], rules: PlanRul
       }
       const problem = pathProblem(arg.path);
       if (problem !== undefined) errors.push(`subtask ${subtask.id}: argument "${name}" has path "${arg.path}"; ${problem}`);
+      const unformattable = arg.format !== undefined ? formatProblem(arg.format) : undefined;
+      if (unformattable !== undefined) errors.push(`subtask ${subtask.id}: argument "${name}": ${unformattable}`);
     }
     if (subtask.mapOver !== undefined) {
       const mapped = subtask.args[subtask.mapOver];

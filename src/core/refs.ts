@@ -1,13 +1,19 @@
 import { selectPath } from "./json-path.js";
 import { isArgRef, type PlannedSubtask } from "./plan.js";
+import { formatReferenced } from "./ref-format.js";
 
 export { ArgReferenceError, describeShape, isDefinitePath, pathProblem, selectPath } from "./json-path.js";
 
-/** The subtask's arguments with every reference replaced by the value it selects. */
+/** The subtask's arguments with every reference replaced by the value it selects (as text, when it has a format). */
 export function resolveArgs(subtask: PlannedSubtask, resultOf: (id: string) => unknown): Record<string, unknown> {
   const resolved: Record<string, unknown> = {};
   for (const [name, arg] of Object.entries(subtask.args)) {
-    resolved[name] = isArgRef(arg) ? selectPath(resultOf(arg.ref), arg.path, arg.ref) : arg.value;
+    if (!isArgRef(arg)) {
+      resolved[name] = arg.value;
+      continue;
+    }
+    const selected = selectPath(resultOf(arg.ref), arg.path, arg.ref);
+    resolved[name] = arg.format !== undefined ? formatReferenced(selected, arg.format, arg.ref) : selected;
   }
   return resolved;
 }

@@ -38,19 +38,46 @@ function fileContent(value: unknown): { content: string; encoding: string } | un
   return encoding === "utf8" || encoding === "base64" ? { content: value.content, encoding } : undefined;
 }
 
+/** The name of the parameter a tool takes named variables in (the calculator's `vars`): an object of any names. */
+const VARIABLES = "vars";
+
+function takesVariables(parameters: Schema): boolean {
+  const property = propertiesOf(parameters)[VARIABLES];
+  return property !== undefined && property.type === "object" && property.additionalProperties !== false && property.properties === undefined;
+}
+
+/**
+ * A direct step's arguments that the tool does not name, moved into its named variables when it
+ * takes them (`{ expression: "a + b", a: 1, b: 2 }` → `{ expression, vars: { a: 1, b: 2 } }`): a
+ * plan's arguments are flat, each a value or a reference, so this is how a calculation binds
+ * earlier results by name. Variables given in `vars` itself stay; a name in both is the plan's.
+ */
+function bindLooseArgs(parameters: Schema, args: Record<string, unknown>, notes: string[]): Record<string, unknown> {
+  if (!takesVariables(parameters)) return { ...args };
+  const properties = propertiesOf(parameters);
+  const loose = Object.keys(args).filter((name) => !(name in properties));
+  if (loose.length === 0) return { ...args };
+  const given = isRecord(args[VARIABLES]) ? (args[VARIABLES] as Record<string, unknown>) : {};
+  const bound: Record<string, unknown> = { ...args, [VARIABLES]: { ...given, ...Object.fromEntries(loose.map((name) => [name, args[name]])) } };
+  for (const name of loose) delete bound[name];
+  notes.push(`${VARIABLES}: ${loose.join(", ")} bound as the expression's variables`);
+  return bound;
+}
+
 /**
  * Arguments as the tool takes them, where a person would expect it: a file's read value given
  * for text is its content (base64 bytes keep their encoding), a value whose content came from
  * base64 bytes (`encodings`: by argument, from where a reference took it) brings the encoding
- * along, and every other value is fitted to the tool's JSON schema (`fitToSchema`: a number
+ * along, arguments the tool does not name become its named variables where it takes them
+ * (`bindLooseArgs`), and every other value is fitted to the tool's JSON schema (`fitToSchema`: a number
  * where text is wanted is its decimal text, "42" where a number is wanted is 42, …). What cannot
  * be brought over is left for the tool's validation to refuse, naming the field.
  */
 export function fitToolArgs(parameters: Schema, args: Record<string, unknown>, encodings: Readonly<Record<string, string>> = {}): FittedArgs {
   const properties = propertiesOf(parameters);
   const notes: string[] = [];
-  const adjusted: Record<string, unknown> = { ...args };
-  for (const [name, value] of Object.entries(args)) {
+  const adjusted: Record<string, unknown> = bindLooseArgs(parameters, args, notes);
+  for (const [name, value] of Object.entries(adjusted)) {
     const carried = wantsText(properties[name]) ? fileContent(value) : undefined;
     if (carried) {
       adjusted[name] = carried.content;

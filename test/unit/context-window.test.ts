@@ -8,9 +8,10 @@ import { envFor, fakeOpenAI, runOnProvider } from "../provider-helpers.js";
 // The proactive path: a provider configured with a small `contextWindow` caps the worker's prompt
 // budget at the window minus the answer's room and the tools' definitions, so each prompt is cut
 // (less detail, then earlier results compacted to their handles) before it is sent. The fake
-// server refuses any request over the same window, as providers do (context_length_exceeded).
+// server refuses any request over the same window, as providers do (context_length_exceeded). The window is
+// set so the last prompt is the first that needs compacting (it moves with the offered tools' definitions).
 
-const WINDOW = 3_500;
+const WINDOW = 3_650;
 const LOREM = "lorem ipsum dolor sit amet ";
 
 describe("a provider with a small context window", () => {

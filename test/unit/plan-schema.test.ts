@@ -80,7 +80,7 @@ describe("the plan and review schemas sent to providers", () => {
     expect((plan.schema.properties as Record<string, Schema>).subtasks?.maxItems).toBe(50);
     expect(Object.keys(subtask).sort()).toEqual(["agent", "args", "capability", "dependsOn", "id", "label", "reads", "tool", "tools", "writes"]);
     // An argument is a literal or a reference, two closed shapes; the map is a flag on the argument it runs over.
-    expect((((subtask.args as Schema).items as Schema).anyOf as Schema[]).map((shape) => shape.required)).toEqual([["name", "value"], ["name", "items"], ["name", "ref", "path", "each"]]);
+    expect((((subtask.args as Schema).items as Schema).anyOf as Schema[]).map((shape) => shape.required)).toEqual([["name", "value"], ["name", "items"], ["name", "ref", "path", "each", "format"]]);
     // The tools a worker needs: an enum of the same names; the capability: an enum of the agents' capabilities.
     expect(((((subtask.tools as Schema).anyOf as Schema[])[0] as Schema).items as Schema).enum).toEqual(troupe.tools.names());
     expect(enumOf(subtask.capability as Schema)).toEqual([...troupe.agents.capabilities(), null]);

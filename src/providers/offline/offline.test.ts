@@ -103,7 +103,7 @@ describe("OfflineChatModel", () => {
     const wire = await planner.invoke([new SystemMessage(roleLine("planner")), new HumanMessage(section(SECTIONS.task, "compute 23% of 1,200 and save it to share.txt"))]);
     expect(wire.subtasks[1]?.args).toEqual([
       { name: "path", value: "share.txt" },
-      { name: "content", ref: "s1", path: "$", each: false },
+      { name: "content", ref: "s1", path: "$", each: false, format: null },
     ]);
     expect(fromPlanWire(wire).subtasks.map((subtask) => subtask.args)).toEqual([
       { expression: { value: "23% of 1,200" } },

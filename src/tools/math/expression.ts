@@ -15,17 +15,27 @@
  * outside function arguments (`2,340`); inside them a comma separates arguments.
  */
 
+/** What is wrong with an expression or its variables, as the calculator's error code says it. */
+export type ExpressionProblem = "invalid_expression" | "unknown_variable" | "variable_not_numeric" | "too_many_variables" | "variable_too_large";
+
 export class ExpressionError extends Error {
   readonly position: number;
-  constructor(message: string, position: number) {
+  readonly code: ExpressionProblem;
+  constructor(message: string, position: number, code: ExpressionProblem = "invalid_expression") {
     super(message);
     this.name = "ExpressionError";
     this.position = position;
+    this.code = code;
   }
 }
 
+/** Named values an expression may use: a number, or a list of numbers (spread into a function's arguments: `sum(prices)`). */
+export type Variables = Readonly<Record<string, number | readonly number[]>>;
+
 const MAX_LENGTH = 2_000;
 const MAX_DEPTH = 100;
+/** The most items a list variable may hold. */
+export const MAX_LIST_ITEMS = 10_000;
 
 const CONSTANTS: Readonly<Record<string, number>> = Object.freeze({
   pi: Math.PI,
@@ -50,10 +60,11 @@ const FUNCTIONS: Readonly<Record<string, NumericFunction>> = Object.freeze({
       return Math.round(x * factor) / factor;
     },
   },
-  min: { arity: [1, 100], apply: (args) => Math.min(...args) },
-  max: { arity: [1, 100], apply: (args) => Math.max(...args) },
-  sum: { arity: [1, 100], apply: (args) => args.reduce((total, x) => total + x, 0) },
-  avg: { arity: [1, 100], apply: (args) => args.reduce((total, x) => total + x, 0) / args.length },
+  // Up to a list variable's most items (a list is spread into these): written out, an expression's length bounds them.
+  min: { arity: [1, MAX_LIST_ITEMS], apply: (args) => args.reduce((least, x) => Math.min(least, x), Number.POSITIVE_INFINITY) },
+  max: { arity: [1, MAX_LIST_ITEMS], apply: (args) => args.reduce((most, x) => Math.max(most, x), Number.NEGATIVE_INFINITY) },
+  sum: { arity: [1, MAX_LIST_ITEMS], apply: (args) => args.reduce((total, x) => total + x, 0) },
+  avg: { arity: [1, MAX_LIST_ITEMS], apply: (args) => args.reduce((total, x) => total + x, 0) / args.length },
   pow: { arity: [2, 2], apply: ([x = 0, y = 0]) => x ** y },
   exp: { arity: [1, 1], apply: ([x = 0]) => Math.exp(x) },
   ln: { arity: [1, 1], apply: ([x = 0]) => Math.log(x) },
@@ -67,6 +78,12 @@ const FUNCTIONS: Readonly<Record<string, NumericFunction>> = Object.freeze({
   acos: { arity: [1, 1], apply: ([x = 0]) => Math.acos(x) },
   atan: { arity: [1, 1], apply: ([x = 0]) => Math.atan(x) },
 });
+
+/** Whether a name means something already (a constant, a function, an operator word), so a variable may not take it. */
+export function isReservedName(name: string): boolean {
+  const lower = name.toLowerCase();
+  return Object.hasOwn(CONSTANTS, lower) || Object.hasOwn(FUNCTIONS, lower) || lower === "mod" || lower === "of";
+}
 
 type Token =
   | { kind: "number"; value: number; text: string; position: number }
@@ -114,12 +131,14 @@ function tokenize(source: string): Token[] {
 
 class Parser {
   readonly #tokens: Token[];
+  readonly #variables: Variables;
   #index = 0;
   #depth = 0;
   #callDepth = 0;
 
-  constructor(tokens: Token[]) {
+  constructor(tokens: Token[], variables: Variables) {
     this.#tokens = tokens;
+    this.#variables = variables;
   }
 
   parse(): number {
@@ -233,10 +252,17 @@ class Parser {
     }
     if (token.kind === "name") {
       if (this.#isOperator("(")) return this.#call(token.value, token.position);
+      if (Object.hasOwn(this.#variables, token.value)) {
+        const value = this.#variables[token.value];
+        if (typeof value === "number") return value;
+        throw new ExpressionError(`the variable "${token.value}" is a list, not a number; use it as a function's arguments, e.g. sum(${token.value})`, token.position, "variable_not_numeric");
+      }
       if (Object.hasOwn(CONSTANTS, token.value)) return CONSTANTS[token.value] ?? Number.NaN;
       if (Object.hasOwn(FUNCTIONS, token.value)) {
         throw new ExpressionError(`${token.value} is a function; write ${token.value}(…)`, token.position);
       }
+      const bound = Object.keys(this.#variables);
+      if (bound.length > 0) throw new ExpressionError(`unknown variable "${token.value}" at position ${token.position + 1} (the variables: ${bound.join(", ")})`, token.position, "unknown_variable");
       throw new ExpressionError(`unknown name "${token.value}" at position ${token.position + 1}`, token.position);
     }
     throw new ExpressionError(`unexpected ${describe(token)} at position ${token.position + 1}`, token.position);
@@ -265,10 +291,10 @@ class Parser {
     this.#callDepth += 1;
     const args: number[] = [];
     if (!this.#isOperator(")")) {
-      args.push(this.#additive());
+      this.#argument(args);
       while (this.#isOperator(",")) {
         this.#take();
-        args.push(this.#additive());
+        this.#argument(args);
       }
     }
     this.#callDepth -= 1;
@@ -280,6 +306,20 @@ class Parser {
       throw new ExpressionError(`${name} takes ${expected} argument(s), got ${args.length}`, position);
     }
     return definition.apply(args);
+  }
+
+  /** One argument of a call: a list variable standing alone is spread into its items; anything else is one number. */
+  #argument(args: number[]): void {
+    const token = this.#peek();
+    const after = this.#peek(1);
+    const list = token.kind === "name" && Object.hasOwn(this.#variables, token.value) ? this.#variables[token.value] : undefined;
+    if (Array.isArray(list) && after.kind === "operator" && (after.value === "," || after.value === ")")) {
+      this.#take();
+      if (args.length + list.length > MAX_LIST_ITEMS) throw new ExpressionError(`a call takes at most ${MAX_LIST_ITEMS} numbers`, token.position, "variable_too_large");
+      args.push(...(list as number[]));
+      return;
+    }
+    args.push(this.#additive());
   }
 
   #expect(value: string): void {
@@ -310,13 +350,14 @@ function factorial(value: number, position: number): number {
 }
 
 /**
- * Evaluates an arithmetic expression. The result is rounded to 15 significant digits so that
- * binary floating-point noise (0.1 + 0.2) does not reach the user.
+ * Evaluates an arithmetic expression, its names resolved against `variables` first (checked
+ * ones: see `bindVariables`). The result is rounded to 15 significant digits so that binary
+ * floating-point noise (0.1 + 0.2) does not reach the user.
  */
-export function evaluateExpression(source: string): number {
+export function evaluateExpression(source: string, variables: Variables = {}): number {
   if (source.length > MAX_LENGTH) throw new ExpressionError(`the expression is longer than ${MAX_LENGTH} characters`, 0);
   if (source.trim() === "") throw new ExpressionError("the expression is empty", 0);
-  const value = new Parser(tokenize(source)).parse();
+  const value = new Parser(tokenize(source), variables).parse();
   if (!Number.isFinite(value)) throw new ExpressionError("the result is not a finite number", 0);
   return Number(value.toPrecision(15));
 }
