@@ -11,7 +11,7 @@ import { envFor, fakeOpenAI, runOnProvider } from "../provider-helpers.js";
 // server refuses any request over the same window, as providers do (context_length_exceeded). The window is
 // set so the last prompt is the first that needs compacting (it moves with the offered tools' definitions).
 
-const WINDOW = 3_650;
+const WINDOW = 3_500;
 const LOREM = "lorem ipsum dolor sit amet ";
 
 describe("a provider with a small context window", () => {
