@@ -4,7 +4,7 @@ import { Budget } from "../../core/budget.js";
 import { InputError } from "../../core/errors.js";
 import { MaxIterations, OUTPUT_SCHEMA_LIMITS, RunRequest, type RunRequestInput } from "../../core/run.js";
 import { ON_BUSY, type OnBusy } from "../../core/on-busy.js";
-import { addEngineFlags, driveAndReport, type EngineFlags, openEngine } from "../engine-flags.js";
+import { addEngineFlags, driveAndReport, type EngineFlags, openEngine, reviewFlag } from "../engine-flags.js";
 import { LIMITS } from "../../core/limits.js";
 import { parseNumberFlag, readStdin } from "../io.js";
 
@@ -87,6 +87,8 @@ export function parseRunRequest(task: string, flags: RunFlags): RunRequestInput 
   if (flags.historyBudget !== undefined) input.historyBudget = parseNumberFlag(flags.historyBudget);
   if (flags.thread !== undefined) input.threadId = flags.thread;
   if (flags.reviewers !== undefined) input.reviewers = parseNumberFlag(flags.reviewers);
+  const review = reviewFlag(flags.review);
+  if (review) input.review = review;
   if (flags.context !== undefined) input.context = flags.context;
   if (flags.onBusy !== undefined) {
     if (!(ON_BUSY as readonly string[]).includes(flags.onBusy)) throw new InputError("invalid_on_busy", `--on-busy must be one of ${ON_BUSY.join(", ")}`);
