@@ -65,7 +65,7 @@ export function subtaskPayload(state: State, subtask: PlannedSubtask, results: R
     promptBudget: state.settings.promptBudget ?? LIMITS.promptTokenBudget,
     allowedTools: state.settings.allowedTools ?? null,
     ...(state.settings.memoryNamespace ? { memoryNamespace: state.settings.memoryNamespace } : {}),
-    ...(answeringSubtask(state.plan)?.id === subtask.id ? { answersTask: true } : {}),
+    ...(answeringSubtask(state.plan, state.settings.review)?.id === subtask.id ? { answersTask: true } : {}),
     consumers: state.plan.filter((other) => Object.values(other.args).some((arg) => isArgRef(arg) && arg.ref === subtask.id)).map((other) => other.id),
     dependencies: subtask.dependsOn.map((dependency) => {
       const result = results.get(dependency);

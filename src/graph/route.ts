@@ -11,11 +11,14 @@ import type { State } from "./state.js";
  * worker step's result is the answer (its worker is told so, and no synthesizer is called when
  * the result is text), a direct tool step's result is worded by the synthesizer. Whether the
  * critic reviews a round is decided here from the run's `review` mode and its outcomes.
+ * `review: always` is today's full pipeline: every round reviewed, every answer written by the
+ * synthesizer, so it takes no fast route.
  */
 
-/** The worker step whose result is the run's answer: the plan's only subtask, not a direct tool call and not a map. */
-export function answeringSubtask(plan: readonly PlannedSubtask[]): PlannedSubtask | undefined {
+/** The worker step whose result is the run's answer: the plan's only subtask, not a direct tool call and not a map; none with `review: always`. */
+export function answeringSubtask(plan: readonly PlannedSubtask[], mode: ReviewMode | undefined): PlannedSubtask | undefined {
   const [only] = plan;
+  if (mode === "always") return undefined;
   return plan.length === 1 && only !== undefined && only.tool === undefined && only.mapOver === undefined ? only : undefined;
 }
 
@@ -24,14 +27,15 @@ export function answeringSubtask(plan: readonly PlannedSubtask[]): PlannedSubtas
  * must be told its result is the answer: it then waits for the next subtask, or the plan's end,
  * before it starts.
  */
-export function mayAnswerAlone(subtask: PlannedSubtask): boolean {
-  return answeringSubtask([subtask]) !== undefined;
+export function mayAnswerAlone(subtask: PlannedSubtask, mode: ReviewMode | undefined): boolean {
+  return answeringSubtask([subtask], mode) !== undefined;
 }
 
 /** The route a plan takes, and why; null without a plan. */
-export function routeOf(plan: readonly PlannedSubtask[]): RouteDecision | null {
+export function routeOf(plan: readonly PlannedSubtask[], mode: ReviewMode | undefined): RouteDecision | null {
   const [only] = plan;
   if (only === undefined) return null;
+  if (mode === "always") return { route: "planned", reason: "review: always runs the whole pipeline (critic and synthesizer)" };
   if (plan.length > 1) return { route: "planned", reason: `the plan has ${plan.length} subtasks` };
   if (only.mapOver !== undefined) return { route: "planned", reason: `its one subtask runs once per item of "${only.mapOver}"` };
   if (only.tool !== undefined) return { route: "fast", reason: `one subtask, a direct ${only.tool} call (no worker model): the synthesizer words its result` };
@@ -110,7 +114,7 @@ export function unreviewedIssues(state: Pick<State, "plan" | "results" | "review
  * the synthesizer writes the answer.
  */
 export async function workerAnswer(state: Pick<State, "plan" | "results" | "settings" | "answerFeedback" | "reviews">, stash: Stash): Promise<string | undefined> {
-  const only = answeringSubtask(state.plan);
+  const only = answeringSubtask(state.plan, state.settings.review);
   if (!only || state.settings.outputSchema || state.answerFeedback.length > 0) return undefined;
   const verdict = state.reviews.at(-1);
   if (verdict && !verdict.passed) return undefined;

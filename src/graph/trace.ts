@@ -44,7 +44,7 @@ export function buildTrace(state: State): DecisionTrace {
     board: state.board ?? [],
     knownIssues,
     evidence: evidenceOf(state),
-    route: routeOf(state.plan),
+    route: routeOf(state.plan, state.settings.review),
     reviewDecisions: state.reviewDecisions ?? [],
     memories: state.recalled ? { retrieval: state.recalled.retrieval, items: state.recalled.items, ...(state.recalled.error ? { error: state.recalled.error } : {}) } : null,
   };

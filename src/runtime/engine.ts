@@ -183,7 +183,9 @@ export class Troupe {
   static async create(options: TroupeOptions = {}): Promise<Troupe> {
     const env = options.env ?? parseEnv();
     const loaded = options.config ? { config: options.config, file: undefined } : await loadConfig(options.configDir, options.configFile ?? env.TROUPE_CONFIG);
-    const config = options.review ? { ...loaded.config, review: options.review } : loaded.config;
+    // A review mode given in code, then TROUPE_REVIEW, over the config file's.
+    const review = options.review ?? env.TROUPE_REVIEW;
+    const config = review ? { ...loaded.config, review } : loaded.config;
     let models = options.models;
     let providerSource: ProviderSource = "injected";
     let providers: ProviderRegistry | undefined;

@@ -15,6 +15,7 @@ import { MAX_QUESTIONS } from "../coordinator.js";
 import { announceBudgetStop, callOptions, createMeter, emit, type GraphDeps, ledgerOf, planView } from "../deps.js";
 import { Dispatcher, executed } from "../dispatch.js";
 import type { State, Update } from "../state.js";
+import type { ReviewMode } from "../../core/review-mode.js";
 import { mayAnswerAlone, routeOf } from "../route.js";
 import { inStep } from "../steps.js";
 
@@ -162,7 +163,7 @@ export function createPlannerNode(deps: GraphDeps) {
         }
         arrived.push(next);
         emit(config, { type: "subtask-planned", subtask: next });
-        if (arrived.length === 1 && mayAnswerAlone(next)) {
+        if (arrived.length === 1 && mayAnswerAlone(next, state.settings.review)) {
           held = next;
           continue;
         }
@@ -214,7 +215,7 @@ export function createPlannerNode(deps: GraphDeps) {
       return invalid(checked.errors);
     }
     emit(config, { type: "plan-ready", attempt, subtasks: checked.subtasks, ...(checked.notes.length > 0 ? { notes: checked.notes } : {}) });
-    announceRoute(config, checked.subtasks);
+    announceRoute(config, checked.subtasks, state.settings.review);
     const planned: Update = { planStatus: state.settings.approvePlan ? "ready" : "approved", plan: checked.subtasks, planNotes: checked.notes, planErrors: [], question: null };
     if (!streaming) return base(planned);
     // What started early must be the start of the plan as judged whole; if a retried call wrote another plan, start over.
@@ -235,8 +236,8 @@ export function createPlannerNode(deps: GraphDeps) {
 }
 
 /** Says which route the plan takes, and why. */
-function announceRoute(config: LangGraphRunnableConfig, plan: readonly PlannedSubtask[]): void {
-  const route = routeOf(plan);
+function announceRoute(config: LangGraphRunnableConfig, plan: readonly PlannedSubtask[], mode: ReviewMode | undefined): void {
+  const route = routeOf(plan, mode);
   if (route) emit(config, { type: "route-decide", ...route });
 }
 
@@ -286,7 +287,7 @@ export function createApprovePlanNode(deps: GraphDeps) {
         const checked = edited.success ? checkPlan(edited.data, deps, state, config) : { errors: [z.prettifyError(edited.error)] };
         if ("subtasks" in checked) {
           emit(config, { type: "plan-ready", attempt: state.planAttempts, subtasks: checked.subtasks, ...(checked.notes.length > 0 ? { notes: checked.notes } : {}) });
-          announceRoute(config, checked.subtasks);
+          announceRoute(config, checked.subtasks, state.settings.review);
           return { ...visit, plan: checked.subtasks, planNotes: checked.notes, planStatus: "approved" };
         }
         return replan(state, visit, [`The person's edited plan was invalid: ${checked.errors.join("; ")}`]);
