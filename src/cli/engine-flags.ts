@@ -24,12 +24,16 @@ export function addEngineFlags(command: Command, withModel = true): Command {
   if (withModel) {
     command.option("--provider <provider>", "model provider, or provider:model (default: TROUPE_PROVIDER, else offline)");
     command.option("--model <model>", "model name for the provider (default: TROUPE_MODEL)");
-    command.option("--review <mode>", "when the critic reviews a run's outcomes: auto (skip it when every outcome is a verified direct tool result), always, or never (default: the config's review, else auto)");
   }
   return command
     .option("--workspace <dir>", "workspace the file tools are confined to (default: TROUPE_WORKSPACE or ./workspace)")
     .option("--data-dir <dir>", "where runs and checkpoints are kept (default: TROUPE_DATA_DIR or ./.troupe)")
     .option("--database-url <url>", "postgres://…: keep everything on Postgres instead of SQLite in the data directory (default: TROUPE_DATABASE_URL)");
+}
+
+/** `--review`, on the commands that start runs: the default review mode of the runs this process begins. */
+export function addReviewFlag(command: Command): Command {
+  return command.option("--review <mode>", "when the critic reviews a run's outcomes: auto (skipped when every outcome is a verified direct tool result), always (every round, and every answer by the synthesizer), or never (default: TROUPE_REVIEW, then the config's review, else auto)");
 }
 
 /** The `--review` flag's mode; a value that is not one is bad input. */
