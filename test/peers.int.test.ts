@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from "vitest";
-import { FRAMEWORKS, TROUPE_DIRECT } from "../bench/peers/frameworks.js";
+import { FRAMEWORKS, TROUPE_DIRECT, TROUPE_NO_REVIEW } from "../bench/peers/frameworks.js";
 import { NO_MODEL_LATENCY } from "../bench/peers/meter.js";
 import { writePlan } from "../bench/peers/plan-writer.js";
 import { runTask } from "../bench/peers/run-task.js";
@@ -54,7 +54,7 @@ describe("the peers benchmark's tasks", () => {
   });
 });
 
-for (const framework of [...FRAMEWORKS, TROUPE_DIRECT]) {
+for (const framework of [...FRAMEWORKS, TROUPE_DIRECT, TROUPE_NO_REVIEW]) {
   describe(`${framework.name} driven by the oracle`, () => {
     it("answers every task right", async () => {
       const wrong: string[] = [];

@@ -1,4 +1,4 @@
-import { FRAMEWORKS, type Framework, TROUPE_DIRECT } from "./frameworks.js";
+import { FRAMEWORKS, type Framework, TROUPE_DIRECT, TROUPE_NO_REVIEW } from "./frameworks.js";
 import { BENCH_MODEL_LATENCY, type ModelLatency } from "./meter.js";
 import { runTask, type TaskRun } from "./run-task.js";
 import { GROUPS, type Group, PEER_TASKS, type PeerTask } from "./tasks.js";
@@ -104,7 +104,7 @@ function groupFigures(runs: readonly TaskRun[], framework: string, group: Group,
 
 export async function measurePeers(options: PeersOptions): Promise<PeersReport> {
   const tasks = options.tasks ?? PEER_TASKS;
-  const frameworks = options.frameworks ?? [...FRAMEWORKS, TROUPE_DIRECT];
+  const frameworks = options.frameworks ?? [...FRAMEWORKS, TROUPE_DIRECT, TROUPE_NO_REVIEW];
   const latencies = options.latencies ?? BENCH_LATENCIES;
   const modelLatency = options.modelLatency ?? BENCH_MODEL_LATENCY;
   const samples = new Map<string, TaskRun[]>();

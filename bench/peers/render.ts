@@ -43,7 +43,7 @@ export function peersSection(report: PeersReport): string {
     `    the model takes ${model.firstTokenMs} ms + ${model.perPromptTokenMs} ms a prompt token + ${model.perCompletionTokenMs} ms a completion token, lookups ${tools.lookupMs} ms, the calculator ${tools.calculateMs} ms,`,
     `    a file write ${tools.writeMs} ms; tokens counted with ${report.encoding} over what each framework sent (messages and tool definitions).`,
     `    Makespan: the median of ${report.repeats} runs. "troupe (direct steps)" is troupe with the oracle planning direct tool steps where a step decides nothing`,
-    "    (a lever's estimate, not compared).",
+    "    (a lever's estimate, not compared); \"troupe (review: never)\" is troupe with no critic call (not compared either).",
     "",
     perTask,
     "",
