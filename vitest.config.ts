@@ -17,6 +17,11 @@ const INTEGRATION = ["**/*.int.test.ts"];
 export default defineConfig({
   test: {
     testTimeout: 60_000,
+    // The tests written before the fast route script today's whole pipeline (the critic every
+    // round, the synthesizer every answer): they run with review: always. The fast route and
+    // review auto/never are tested where a run sets its mode (test/unit/route-review.test.ts),
+    // and the peers tests run the default.
+    env: { TROUPE_REVIEW: "always" },
     hookTimeout: 60_000,
     pool: "forks",
     // At least two files at once: most tests wait on child processes, sockets or leases, so even a

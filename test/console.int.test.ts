@@ -81,7 +81,7 @@ describe("the web console in headless Chromium", () => {
       expect(answer).toContain("397.8");
       expect(await page.locator("#answer li").count()).toBe(2);
       const timeline = await page.locator("#timeline li").evaluateAll((items) => items.map((item) => item.getAttribute("data-type")));
-      expect(timeline.slice(0, 3)).toEqual(["run-start", "plan-ready", "approval-request"]);
+      expect(timeline.slice(0, 4)).toEqual(["run-start", "plan-ready", "route-decide", "approval-request"]);
       expect(timeline.at(-1)).toBe("run-end");
       expect(await page.locator("#approval").isHidden()).toBe(true);
       // Under the graph, both subtasks on the time axis; s2 waited for s1, so the chain is the critical path.

@@ -110,7 +110,8 @@ export const SCRIPTED_PROVIDER_MODULE = path.join(ROOT, "dist/src/testing/script
  * machine; with the scripted provider's plugin module, which the CLI loads only when asked.
  */
 export function cleanEnv(): Record<string, string> {
-  const env: Record<string, string> = { TROUPE_PROVIDER_MODULES: SCRIPTED_PROVIDER_MODULE };
+  // The review mode the tests run with (vitest.config.ts) goes to the processes they start.
+  const env: Record<string, string> = { TROUPE_PROVIDER_MODULES: SCRIPTED_PROVIDER_MODULE, ...(process.env.TROUPE_REVIEW ? { TROUPE_REVIEW: process.env.TROUPE_REVIEW } : {}) };
   for (const [key, value] of Object.entries(process.env)) {
     if (value === undefined) continue;
     if (/^(TROUPE_|OPENAI_|ANTHROPIC_|OLLAMA_)/.test(key)) continue;

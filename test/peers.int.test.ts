@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { FRAMEWORKS, TROUPE_WORKERS } from "../bench/peers/frameworks.js";
 import { NO_MODEL_LATENCY } from "../bench/peers/meter.js";
 import { writePlan } from "../bench/peers/plan-writer.js";
@@ -13,6 +13,8 @@ import { planWireSchema, readPlanAnswer } from "../src/core/plan-wire.js";
 // answer on every task. A peer that fails here is a defect of the benchmark to fix, never a figure.
 
 const options = { latencies: NO_LATENCIES, modelLatency: NO_MODEL_LATENCY };
+// troupe as the bench runs it: its default review mode and route (vitest.config.ts pins the older tests to review: always).
+vi.stubEnv("TROUPE_REVIEW", "");
 
 describe("the peers benchmark's tasks", () => {
   it("has at least 12 tasks, at least three in each of the four groups", () => {

@@ -3,6 +3,7 @@ import { createReactAgent } from "@langchain/langgraph/prebuilt";
 import { createSupervisor } from "@langchain/langgraph-supervisor";
 import { Agent, Runner, setTracingDisabled } from "@openai/agents";
 import { AgentRegistry, defineAgent } from "../../src/agents/define-agent.js";
+import type { ReviewMode } from "../../src/core/review-mode.js";
 import { Troupe } from "../../src/runtime/engine.js";
 import { modelSetOf } from "../../src/testing/model-set.js";
 import type { Meter } from "./meter.js";
@@ -48,7 +49,7 @@ const SINGLE_PROMPT = "You are a helpful assistant. Use the tools for every fact
 const TRIAGE_PROMPT = "You route the user's task to the agent for each part of it.";
 const ORCHESTRATOR_PROMPT = "You solve the user's task by calling the agents for its parts, several at once when they are independent, and answer the user when done.";
 
-function troupeFramework(name: string, style: PlanStyle): Framework {
+function troupeFramework(name: string, style: PlanStyle, review?: ReviewMode): Framework {
   return {
     name,
     troupe: true,
@@ -61,6 +62,7 @@ function troupeFramework(name: string, style: PlanStyle): Framework {
         tools: troupeRegistry(run.latencies),
         agents,
         config: {},
+        ...(review ? { review } : {}),
         // As wide as the task's widest step (the README's advice for wide maps of tool calls).
         toolsConfig: { execution: { concurrency: 20 } },
         dataDir: path.join(run.directory, "data"),

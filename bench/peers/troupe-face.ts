@@ -61,7 +61,11 @@ export function plannerReply(messages: readonly BaseMessage[], tools: readonly T
   return structured(STRUCTURED_OUTPUT.plan, tools, writePlan(task, parameters, style));
 }
 
-/** A worker: the step's tool call from the arguments it was shown, then its output submitted by handle. */
+/**
+ * A worker: the step's tool call from the arguments it was shown, then its output submitted by
+ * handle — or, when its subtask message says its result is the answer (`## Answer`, the fast
+ * route), the answer in words made from the tool output it was shown, as the synthesizer would.
+ */
 export function workerReply(messages: readonly BaseMessage[]): OracleReply {
   const { sections, index } = requestSections(messages);
   const task = taskFrom(sections);
@@ -71,7 +75,11 @@ export function workerReply(messages: readonly BaseMessage[]): OracleReply {
   const replies = messages.slice(index + 1).filter((message) => message.getType() === "tool");
   const last = replies.at(-1);
   if (last) {
-    const body = parseJson<{ ok?: boolean; error?: { message?: string }; [HANDLE_KEY]?: string }>(textOf(last));
+    const body = parseJson<{ ok?: boolean; value?: unknown; error?: { message?: string }; [HANDLE_KEY]?: string }>(textOf(last));
+    if (body?.ok && sections.has(SECTIONS.answer) && body.value !== undefined && id !== undefined) {
+      const answer = answerFrom(task, { [id]: body.value });
+      if (answer !== undefined) return { text: "", toolCalls: [{ name: STRUCTURED_OUTPUT.result, args: { status: "done", result: answer, from: null, path: null, reason: null } }] };
+    }
     if (body?.ok && typeof body[HANDLE_KEY] === "string") return { text: "", toolCalls: [{ name: STRUCTURED_OUTPUT.result, args: { status: "done", result: null, from: body[HANDLE_KEY], path: null, reason: null } }] };
     return { text: "", toolCalls: [{ name: STRUCTURED_OUTPUT.result, args: { status: "failed", result: null, from: null, path: null, reason: body?.error?.message ?? `the tool answered ${textOf(last).slice(0, 200)}` } }] };
   }
@@ -117,9 +125,14 @@ export function synthesizerReply(messages: readonly BaseMessage[]): OracleReply 
     const shown = outcome.extract ?? outcome.summary;
     if (shown !== undefined) results[outcome.id] = parseResult(shown);
   }
+  return { text: answerFrom(task, results) ?? `The outcomes do not show what the answer needs (${Object.keys(results).join(", ") || "no results"}).`, toolCalls: [] };
+}
+
+/** The task's answer from the results seen, or undefined when they do not hold what it needs. */
+function answerFrom(task: PeerTask, results: Record<string, unknown>): string | undefined {
   try {
-    return { text: task.answer(results), toolCalls: [] };
+    return task.answer(results);
   } catch {
-    return { text: `The outcomes do not show what the answer needs (${Object.keys(results).join(", ") || "no results"}).`, toolCalls: [] };
+    return undefined;
   }
 }

@@ -66,6 +66,8 @@ export interface WorkerInput {
   onOffer?: (offer: ToolOffer) => void;
   /** Messages on the run's board addressed to this subtask when it starts (shown in its prompt). */
   board?: readonly BoardMessage[];
+  /** Its result is the run's answer, as it is (the fast route: the plan's only subtask): the subtask message says so. */
+  answersTask?: boolean;
   /** Provenance of its inputs; absent: no trust policy (everything is trusted, nothing is checked). */
   trust?: WorkerTrust;
 }

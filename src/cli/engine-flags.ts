@@ -1,6 +1,8 @@
 import type { Command } from "commander";
 import type { Env } from "../config/env.js";
+import { InputError } from "../core/errors.js";
 import type { StoredEvent } from "../core/events.js";
+import { REVIEW_MODES, ReviewMode } from "../core/review-mode.js";
 import type { RunResult } from "../core/run.js";
 import type { InvokeOptions, Troupe } from "../runtime/engine.js";
 import { exitCodeForResult } from "./exit-codes.js";
@@ -14,6 +16,7 @@ export interface EngineFlags {
   workspace?: string;
   dataDir?: string;
   databaseUrl?: string;
+  review?: string;
 }
 
 /** The flags every command that opens an engine accepts. */
@@ -28,6 +31,19 @@ export function addEngineFlags(command: Command, withModel = true): Command {
     .option("--database-url <url>", "postgres://…: keep everything on Postgres instead of SQLite in the data directory (default: TROUPE_DATABASE_URL)");
 }
 
+/** `--review`, on the commands that start runs: the default review mode of the runs this process begins. */
+export function addReviewFlag(command: Command): Command {
+  return command.option("--review <mode>", "when the critic reviews a run's outcomes: auto (skipped when every outcome is a verified direct tool result), always (every round, and every answer by the synthesizer), or never (default: TROUPE_REVIEW, then the config's review, else auto)");
+}
+
+/** The `--review` flag's mode; a value that is not one is bad input. */
+export function reviewFlag(value: string | undefined): ReviewMode | undefined {
+  if (value === undefined) return undefined;
+  const parsed = ReviewMode.safeParse(value);
+  if (!parsed.success) throw new InputError("invalid_review", `--review must be one of ${REVIEW_MODES.join(", ")} (got "${value}")`);
+  return parsed.data;
+}
+
 /** Where a read-only lookup reads: the flags first, then the environment. */
 export async function lookupTarget(flags: { dataDir?: string; databaseUrl?: string }): Promise<{ dataDir: string; databaseUrl?: string }> {
   const { parseEnv } = await import("../config/env.js");
@@ -38,6 +54,7 @@ export async function lookupTarget(flags: { dataDir?: string; databaseUrl?: stri
 
 /** Opens an engine; heavy modules load only here, so `--help` stays fast. `env` replaces the process's (a replay's placeholders). */
 export async function openEngine(flags: EngineFlags, env?: Env): Promise<Troupe> {
+  const review = reviewFlag(flags.review);
   const { Troupe } = await import("../runtime/engine.js");
   const { parseEnv } = await import("../config/env.js");
   const { loadProviderModules } = await import("./provider-plugins.js");
@@ -49,6 +66,7 @@ export async function openEngine(flags: EngineFlags, env?: Env): Promise<Troupe>
     workspace: flags.workspace,
     dataDir: flags.dataDir,
     providers: plugins,
+    ...(review ? { review } : {}),
     ...(flags.databaseUrl !== undefined ? { databaseUrl: flags.databaseUrl } : {}),
     ...(env ? { env } : {}),
   });

@@ -72,6 +72,12 @@ export function printProgress(event: StoredEvent): void {
       }
       break;
     }
+    case "route-decide":
+      err(color.dim(`    route ${event.route}: ${oneLine(event.reason, 110)}`));
+      break;
+    case "review-decide":
+      if (event.review === "skipped") err(`${color.yellow("-")} review skipped (round ${event.round}): ${oneLine(event.reason, 110)}`);
+      break;
     case "agent-assign":
       err(color.dim(`    ${event.subtaskId} → ${event.agent} (capability ${event.capability}; ${event.candidates.map((candidate) => `${candidate.agent} ${candidate.running} running`).join(", ")})`));
       break;

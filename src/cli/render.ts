@@ -67,6 +67,8 @@ export function printResult(result: RunResult, streamedAnswer = ""): void {
     for (const line of planLines(trace.plan)) out(line);
   }
   for (const note of trace.planNotes ?? []) out(`plan order: ${note}`);
+  if (trace.route) out(`route: ${trace.route.route} (${trace.route.reason})`);
+  for (const decision of trace.reviewDecisions ?? []) out(`review round ${decision.round}: ${decision.review} (${decision.reason})`);
   const unfinished = unfinishedLine(trace.unfinished ?? []);
   if (unfinished) out(unfinished);
   for (const review of trace.reviews) {

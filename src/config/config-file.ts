@@ -6,6 +6,7 @@ import { z } from "zod";
 import { Budget } from "../core/budget.js";
 import { ConfigError, errorMessage } from "../core/errors.js";
 import { RetentionConfig } from "../core/retention.js";
+import { ReviewMode } from "../core/review-mode.js";
 import { ScheduleInput } from "../core/schedule.js";
 import { WebhooksConfig } from "../core/webhook.js";
 import { readUserFileSync } from "./user-files.js";
@@ -196,6 +197,8 @@ export const TroupeConfig = z
     schedules: z.array(ScheduleInput).max(200).optional(),
     /** Signed webhooks: the secret, a default, where deliveries may go, retries (see core/webhook.ts). */
     webhooks: WebhooksConfig.optional(),
+    /** When the critic reviews a run's outcomes: auto (the default), always or never; a run's own `review` takes precedence. */
+    review: ReviewMode.optional(),
     /** Untrusted workspace paths, and what a call steered by untrusted data does (docs/trust.md). */
     trust: TrustConfig.optional(),
   })

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { ReviewMode } from "../core/review-mode.js";
 import { ConfigError } from "../core/errors.js";
 
 const optionalText = z
@@ -63,6 +64,8 @@ export const Env = z.object({
       .refine((value) => /^postgres(ql)?:\/\/./.test(value), { error: "must be a Postgres URL (postgres://user:password@host:5432/database)" })
       .optional(),
   ),
+  /** When the critic reviews a run's outcomes (auto, always, never), over the config file's `review`. */
+  TROUPE_REVIEW: z.preprocess((value) => (value === "" ? undefined : value), ReviewMode.optional()),
   /** Postgres: seconds a worker may be silent before another takes its runs over (default 30). */
   TROUPE_LEASE_SECONDS: optionalInteger(15, 3_600),
 })

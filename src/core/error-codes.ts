@@ -74,6 +74,7 @@ export const ERROR_CODES = {
   invalid_max_iterations: input("Pass --max-iterations as a small positive whole number."),
   invalid_min_pass_rate: input("Pass --min-pass-rate as a number from 0 to 1, or a percentage."),
   invalid_on_busy: input("Pass --on-busy as one of the strategies the message lists."),
+  invalid_review: input("Pass --review as auto, always or never."),
   invalid_principal: input("Pass --principal as an API key's name (letters, digits, '.', '_', '-')."),
   invalid_status: input("Pass --status as one of the values the message lists."),
   invalid_thread: input("Use a thread id of 1-128 letters, digits, '.', '_', ':' or '-'."),

@@ -5,6 +5,7 @@ import type { Retrieval } from "./memory.js";
 import type { ModelIncident } from "./model-incident.js";
 import type { FailureKind, PlannedSubtask, SubtaskStatus, ToolOffer } from "./plan.js";
 import type { CriticVerdict } from "./review.js";
+import type { ReviewDecision, RouteDecision } from "./review-mode.js";
 import type { InterruptInfo, RunMetrics, StopReason, RunResult } from "./run.js";
 
 /**
@@ -60,6 +61,10 @@ export type RunEvent =
   /** A message posted on the run's shared board. */
   | { type: "board-post"; message: BoardMessage }
   | { type: "critic-verdict"; verdict: CriticVerdict }
+  /** The plan's route: `fast` (one subtask, its result the answer) or `planned`, and why. */
+  | ({ type: "route-decide" } & RouteDecision)
+  /** Whether a round's review runs or is skipped (the run's `review` mode), and why. */
+  | ({ type: "review-decide" } & ReviewDecision)
   | { type: "approval-request"; interrupt: InterruptInfo }
   | { type: "model-retry"; incident: ModelIncident }
   | { type: "model-fallback"; incident: ModelIncident }

@@ -27,6 +27,8 @@ export const SECTIONS = {
   conversation: "Conversation",
   /** Long-term memories that may bear on the task. */
   memories: "Remembered facts",
+  /** A worker whose result is the run's answer (the fast route). */
+  answer: "Answer",
   /** A worker that may use more tools than it was offered: how to find them. */
   moreTools: "More tools",
 } as const;

@@ -9,6 +9,7 @@ import type { SubtaskView } from "./plan.js";
 import type { CriticVerdict } from "./review.js";
 import type { EvidenceIndex } from "./evidence.js";
 import { OnBusy } from "./on-busy.js";
+import { type ReviewDecision, ReviewMode, type RouteDecision } from "./review-mode.js";
 import { WebhookSpec } from "./webhook.js";
 
 export const STOP_REASONS = ["completed", "max_iterations", "budget_exhausted", "rejected", "cancelled", "failed"] as const;
@@ -101,6 +102,8 @@ export const RunRequest = z
       .min(1, { error: `reviewers must be between 1 and ${LIMITS.reviewersMax}` })
       .max(LIMITS.reviewersMax, { error: `reviewers must be between 1 and ${LIMITS.reviewersMax}` })
       .default(1),
+    /** When the critic reviews the outcomes: auto (default from the config, else auto), always or never (core/review-mode.ts). */
+    review: ReviewMode.optional(),
     /** Prompt tokens the thread's earlier turns may take in the planner's prompt (0: none; default from the config, else 2,000). */
     historyBudget: z
       .number({ error: "the history budget must be a number" })
@@ -224,6 +227,10 @@ export interface DecisionTrace {
   evidence?: EvidenceIndex | null;
   /** The long-term memories recalled for the planner (ids and texts; `untrusted`: the sources of one saved from untrusted data, which the planner saw by id only), how, or why they could not be read; null without long-term memory. */
   memories?: { retrieval: Retrieval | null; items: Array<{ id: string; text: string; score: number; untrusted?: string }>; error?: string } | null;
+  /** Which route the plan took (`fast`: one subtask, whose result is the answer) and why; null before a plan. */
+  route?: RouteDecision | null;
+  /** Each review round: whether the critic ran or was skipped (the run's `review` mode), and why. */
+  reviewDecisions?: ReviewDecision[];
 }
 
 /** A subtask that did not succeed, as the trace names it. */

@@ -10,7 +10,7 @@ import { TroupeState, type Update } from "./state.js";
 import { stepNode } from "./steps.js";
 
 /** Channels whose reducer appends: an empty list adds nothing. */
-const APPENDED = ["nodes", "toolCalls", "modelIncidents", "humanAnswers", "reviews", "board"] as const;
+const APPENDED = ["nodes", "toolCalls", "modelIncidents", "humanAnswers", "reviews", "reviewDecisions", "board"] as const;
 
 /**
  * A node's update without the empty lists it hands to appending channels: each written channel

@@ -14,6 +14,7 @@ import { LiveBoard } from "./board.js";
 import { emit, firstPassOf, type GraphDeps, ledgerOf } from "./deps.js";
 import { durableStep } from "./durable.js";
 import { createRunSubtask, type SubtaskPayload } from "./nodes/execution.js";
+import { answeringSubtask } from "./route.js";
 import { statusOf } from "./schedule.js";
 import type { State, Update } from "./state.js";
 
@@ -64,6 +65,7 @@ export function subtaskPayload(state: State, subtask: PlannedSubtask, results: R
     promptBudget: state.settings.promptBudget ?? LIMITS.promptTokenBudget,
     allowedTools: state.settings.allowedTools ?? null,
     ...(state.settings.memoryNamespace ? { memoryNamespace: state.settings.memoryNamespace } : {}),
+    ...(answeringSubtask(state.plan, state.settings.review)?.id === subtask.id ? { answersTask: true } : {}),
     consumers: state.plan.filter((other) => Object.values(other.args).some((arg) => isArgRef(arg) && arg.ref === subtask.id)).map((other) => other.id),
     dependencies: subtask.dependsOn.map((dependency) => {
       const result = results.get(dependency);

@@ -7,6 +7,7 @@ import type { ModelIncident } from "../core/model-incident.js";
 import { LIMITS } from "../core/limits.js";
 import type { PlannedSubtask, SubtaskResult } from "../core/plan.js";
 import type { CriticVerdict } from "../core/review.js";
+import type { ReviewDecision, ReviewMode } from "../core/review-mode.js";
 import type { RunMetrics, StopReason, ToolCallRecord } from "../core/run.js";
 
 /** Per-run settings, fixed at intake. */
@@ -34,6 +35,8 @@ export interface RunSettings {
   memoryNamespace?: string[] | null;
   /** A JSON Schema the answer must match (the run's `outputSchema`). */
   outputSchema?: Record<string, unknown> | null;
+  /** When the critic reviews the outcomes (absent: auto). */
+  review?: ReviewMode;
 }
 
 /** Settings of a run whose checkpoint predates a setting get its default. */
@@ -53,6 +56,7 @@ export function settingsWithDefaults(settings: Partial<RunSettings>): RunSetting
     ...(settings.reviewers !== undefined && settings.reviewers > 1 ? { reviewers: settings.reviewers } : {}),
     ...(settings.consensusThreshold !== undefined ? { consensusThreshold: settings.consensusThreshold } : {}),
     ...(settings.outputSchema ? { outputSchema: settings.outputSchema } : {}),
+    ...(settings.review ? { review: settings.review } : {}),
   };
 }
 
@@ -135,6 +139,8 @@ export const TroupeState = Annotation.Root({
   redoFeedback: Annotation<Record<string, string[]>>(replace<Record<string, string[]>>(() => ({}))),
   needsReview: Annotation<boolean>(replace(() => false)),
   reviews: Annotation<CriticVerdict[], CriticVerdict[] | Overwrite<CriticVerdict[]>>(append<CriticVerdict>()),
+  /** Each review round's decision: the critic ran, or was skipped (the run's `review` mode), and why. */
+  reviewDecisions: Annotation<ReviewDecision[], ReviewDecision[] | Overwrite<ReviewDecision[]>>(append<ReviewDecision>()),
 
   answer: Annotation<string | null>(replace<string | null>(() => null)),
   /** The answer as JSON, when the run has an output schema. */
@@ -188,6 +194,7 @@ export function emptyOutcome(): Update {
     redoFeedback: {},
     needsReview: false,
     reviews: new Overwrite([]),
+    reviewDecisions: new Overwrite([]),
     answer: null,
     answerStatus: "none",
     answerFeedback: [],

@@ -3,6 +3,7 @@ import { type EvidenceIndex, evidenceIndex } from "../core/evidence.js";
 import { researchSources } from "./evidence.js";
 import type { DecisionTrace, RunMetrics } from "../core/run.js";
 import { planView } from "./deps.js";
+import { routeOf } from "./route.js";
 import { statusOf } from "./schedule.js";
 import { openIssues } from "./nodes/review.js";
 import type { State } from "./state.js";
@@ -43,6 +44,8 @@ export function buildTrace(state: State): DecisionTrace {
     board: state.board ?? [],
     knownIssues,
     evidence: evidenceOf(state),
+    route: routeOf(state.plan, state.settings.review),
+    reviewDecisions: state.reviewDecisions ?? [],
     memories: state.recalled ? { retrieval: state.recalled.retrieval, items: state.recalled.items, ...(state.recalled.error ? { error: state.recalled.error } : {}) } : null,
   };
 }

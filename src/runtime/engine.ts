@@ -9,6 +9,7 @@ import { type Env, parseEnv } from "../config/env.js";
 import { resolveToolsConfig, type ToolsConfig } from "../config/tools-config.js";
 import { ConfigError, errorMessage, InputError } from "../core/errors.js";
 import { LIMITS } from "../core/limits.js";
+import type { ReviewMode } from "../core/review-mode.js";
 import type { ResumeDecision, RunRequestInput, RunResult } from "../core/run.js";
 import { z } from "zod";
 import { type DecideRequestInput, parseDecideRequest } from "../core/vote.js";
@@ -62,6 +63,8 @@ export interface TroupeOptions {
   tools?: ToolRegistry;
   agents?: AgentRegistry;
   maxWorkerSteps?: number;
+  /** When the critic reviews a run's outcomes (auto, always, never), over the config's `review`; a run's own `review` takes precedence. */
+  review?: ReviewMode;
   /** The config file to read, instead of TROUPE_CONFIG or the one found in `configDir` (`--config`). */
   configFile?: string;
   /** The `tools` section given in code, instead of the config file's. */
@@ -180,7 +183,9 @@ export class Troupe {
   static async create(options: TroupeOptions = {}): Promise<Troupe> {
     const env = options.env ?? parseEnv();
     const loaded = options.config ? { config: options.config, file: undefined } : await loadConfig(options.configDir, options.configFile ?? env.TROUPE_CONFIG);
-    const { config } = loaded;
+    // A review mode given in code, then TROUPE_REVIEW, over the config file's.
+    const review = options.review ?? env.TROUPE_REVIEW;
+    const config = review ? { ...loaded.config, review } : loaded.config;
     let models = options.models;
     let providerSource: ProviderSource = "injected";
     let providers: ProviderRegistry | undefined;

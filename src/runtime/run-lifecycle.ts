@@ -7,6 +7,7 @@ import { RunLedger } from "../agents/run-ledger.js";
 import type { TroupeConfig } from "../config/config-file.js";
 import type { Budget } from "../core/budget.js";
 import { ConflictError, errorMessage, InputError, NotFoundError } from "../core/errors.js";
+import { DEFAULT_REVIEW_MODE } from "../core/review-mode.js";
 import type { RunEvent, StoredEvent } from "../core/events.js";
 import { CONVERSATION_LIMITS } from "../core/conversation.js";
 import { evalCaseNamespace } from "../core/memory.js";
@@ -346,6 +347,7 @@ export class RunLifecycle {
       promptBudget: request.promptBudget,
       allowedTools: request.tools ?? null,
       ...(request.reviewers > 1 ? { reviewers: request.reviewers } : {}),
+      review: request.review ?? this.#parts.config.review ?? DEFAULT_REVIEW_MODE,
       ...(this.#parts.config.decide?.threshold !== undefined ? { consensusThreshold: this.#parts.config.decide.threshold } : {}),
       historyBudget: request.historyBudget ?? this.#parts.config.memory?.historyBudget ?? CONVERSATION_LIMITS.historyBudget,
       // Long-term memory is the owner's (an API principal's, or the local user's); an eval case has its own.

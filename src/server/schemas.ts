@@ -8,6 +8,7 @@ import { MEMORY_LIMITS, MemoryId, RETRIEVALS } from "../core/memory.js";
 import { MaxIterations, OutputSchema, RUN_STATUSES, STOP_REASONS, TaskText } from "../core/run.js";
 import { DecideRequest, DecisionResult } from "../core/vote.js";
 import { OnBusy } from "../core/on-busy.js";
+import { ReviewMode } from "../core/review-mode.js";
 import { WebhookSpec } from "../core/webhook.js";
 
 /**
@@ -46,6 +47,7 @@ export const ExecuteBody = z
     approve_plan: z.boolean().optional().describe("pause for a person to approve the plan"),
     approve_answer: z.boolean().optional().describe("pause for a person to approve the answer"),
     reviewers: z.number().int().min(1).max(LIMITS.reviewersMax).optional().describe(`reviewers on the critic's panel, 1-${LIMITS.reviewersMax}: their verdicts are combined by vote (default 1)`),
+    review: ReviewMode.optional().describe("when the critic reviews the outcomes: auto (skipped when every outcome is a verified direct tool result), always, or never (default: the config's review, else auto)"),
     thread_id: ThreadId.optional().describe("the thread to run on (default: a new one); a thread of the caller's continues its conversation"),
     history_budget: z
       .number()

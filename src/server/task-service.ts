@@ -175,6 +175,7 @@ export class TaskService {
     if (body.thread_id !== undefined) input.threadId = body.thread_id;
     if (body.tools !== undefined) input.tools = body.tools;
     if (body.reviewers !== undefined) input.reviewers = body.reviewers;
+    if (body.review !== undefined) input.review = body.review;
     if (body.history_budget !== undefined) input.historyBudget = body.history_budget;
     if (extra.budget !== undefined) input.budget = extra.budget;
     if (body.on_busy !== undefined) input.onBusy = body.on_busy;

@@ -71,6 +71,10 @@ function describe(event) {
       return `resumed with ${event.calls.length} tool call${event.calls.length === 1 ? "" : "s"} in flight when the process stopped (${event.calls.map((call) => call.tool).join(", ")}): each is settled by its call id, never run twice blindly`;
     case "critic-verdict":
       return `critic round ${event.verdict.iteration}: ${event.verdict.passed ? "passed" : "not passed"} (confidence ${event.verdict.confidence})${event.verdict.panel ? `; panel: ${describePanel(event.verdict.panel)}` : ""}`;
+    case "route-decide":
+      return `route ${event.route}: ${event.reason}`;
+    case "review-decide":
+      return `review round ${event.round} ${event.review}: ${event.reason}`;
     case "agent-assign":
       return `${event.subtaskId} assigned to ${event.agent} by capability ${event.capability} (${event.candidates.map((candidate) => `${candidate.agent}: ${candidate.running} running`).join(", ")})`;
     case "tools-offer": {

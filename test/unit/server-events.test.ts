@@ -82,7 +82,7 @@ describe("GET /tasks/:id/events (SSE)", () => {
     expect(first.ended).toBe(false);
     // Steps (step-start/step-end) are checked apart: the planner's, then the approval's, paused.
     const notSteps = (type: string): boolean => type !== "step-start" && type !== "step-end";
-    expect(first.events.map((event) => event.event).filter(notSteps)).toEqual(["run-start", "plan-ready", "approval-request", "run-end"]);
+    expect(first.events.map((event) => event.event).filter(notSteps)).toEqual(["run-start", "plan-ready", "route-decide", "approval-request", "run-end"]);
     expect(first.events.filter((event) => event.event === "step-end").map((event) => `${String(event.data.step)} ${String(event.data.outcome)}`)).toEqual([
       "intake done",
       "plan done",

@@ -7,7 +7,7 @@ import { errorMessage, InputError } from "../../core/errors.js";
 import { type ResumeDecision, RunRequest, type RunRequestInput, type RunResult } from "../../core/run.js";
 import { truncate } from "../../core/text.js";
 import type { InvokeOptions, Troupe } from "../../runtime/engine.js";
-import { addEngineFlags, type EngineFlags, openEngine } from "../engine-flags.js";
+import { addEngineFlags, addReviewFlag, type EngineFlags, openEngine } from "../engine-flags.js";
 import { color, err, formatMs, out, parseNumberFlag } from "../io.js";
 import { createProgress } from "../progress.js";
 import { planLines, unfinishedLine } from "../render.js";
@@ -203,7 +203,7 @@ export function registerChat(program: Command): void {
     .option("--thread <id>", "the thread to talk on (default: a new one); an existing thread continues its conversation")
     .option("--history-budget <tokens>", "prompt tokens the earlier turns may take in the planner's prompt (default 2000; 0: none)")
     .option("--approve-plan", "pause for your approval of every plan");
-  addEngineFlags(command).action(async (flags: ChatFlags) => {
+  addReviewFlag(addEngineFlags(command)).action(async (flags: ChatFlags) => {
     const request: Omit<RunRequestInput, "task"> = {};
     if (flags.historyBudget !== undefined) {
       // Checked before the session starts, not at its first line.

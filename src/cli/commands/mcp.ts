@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { addEngineFlags, type EngineFlags, openEngine } from "../engine-flags.js";
+import { addEngineFlags, addReviewFlag, type EngineFlags, openEngine } from "../engine-flags.js";
 import { err } from "../io.js";
 
 interface McpFlags extends EngineFlags {
@@ -12,7 +12,7 @@ export function registerMcp(program: Command): void {
     .command("mcp")
     .description("serve troupe as an MCP server on stdio (tools run_task, get_run, list_runs, resume_run, decide, memory_search, memory_save; resources troupe://runs/{id})")
     .option("--max-running <n>", "runs driven at once; the rest wait in the queue (default 100, TROUPE_MAX_RUNNING)");
-  addEngineFlags(command).action(async (flags: McpFlags) => {
+  addReviewFlag(addEngineFlags(command)).action(async (flags: McpFlags) => {
     const [{ parseServerConfig, serverConfigFromEnv }, { createLogger }, { serveMcpOverStdio }] = await Promise.all([
       import("../../server/config.js"),
       import("../../server/app.js"),

@@ -4,7 +4,7 @@ import { Budget } from "../../core/budget.js";
 import { InputError } from "../../core/errors.js";
 import { MaxIterations, OUTPUT_SCHEMA_LIMITS, RunRequest, type RunRequestInput } from "../../core/run.js";
 import { ON_BUSY, type OnBusy } from "../../core/on-busy.js";
-import { addEngineFlags, driveAndReport, type EngineFlags, openEngine } from "../engine-flags.js";
+import { addEngineFlags, addReviewFlag, driveAndReport, type EngineFlags, openEngine, reviewFlag } from "../engine-flags.js";
 import { LIMITS } from "../../core/limits.js";
 import { parseNumberFlag, readStdin } from "../io.js";
 
@@ -87,6 +87,8 @@ export function parseRunRequest(task: string, flags: RunFlags): RunRequestInput 
   if (flags.historyBudget !== undefined) input.historyBudget = parseNumberFlag(flags.historyBudget);
   if (flags.thread !== undefined) input.threadId = flags.thread;
   if (flags.reviewers !== undefined) input.reviewers = parseNumberFlag(flags.reviewers);
+  const review = reviewFlag(flags.review);
+  if (review) input.review = review;
   if (flags.context !== undefined) input.context = flags.context;
   if (flags.onBusy !== undefined) {
     if (!(ON_BUSY as readonly string[]).includes(flags.onBusy)) throw new InputError("invalid_on_busy", `--on-busy must be one of ${ON_BUSY.join(", ")}`);
@@ -128,7 +130,7 @@ export function registerRun(program: Command): void {
     .option("--on-busy <strategy>", "when the thread's run is running or waiting: reject, enqueue (default: run after it), interrupt (stop it at its next step, run on its state), rollback (discard it, run from the state before it)")
     .option("--webhook <url>", "POST the run's end (and waits for a person) to this URL, signed with the secret in webhooks.secretEnv (default TROUPE_WEBHOOK_SECRET)")
     .option("--output-schema <file>", "a JSON Schema the answer must match: it is written as JSON (the result's `output`), or the run fails with the validation errors");
-  addEngineFlags(command).action(async (task: string, flags: RunFlags) => {
+  addReviewFlag(addEngineFlags(command)).action(async (task: string, flags: RunFlags) => {
     // "-": the task is what stdin holds (a task is at most 5,000 characters; a little more is read so the error says so).
     const text = task === "-" ? await readStdin(LIMITS.taskMaxChars * 4 + 1_024, "task") : task;
     const request = parseRunRequest(text, flags);

@@ -57,6 +57,10 @@ function eventLine(event: StoredEvent): string {
         return `${event.subtaskId} item ${event.index + 1}/${event.total} ${event.status}${event.error ? `: ${truncate(event.error.replace(/\s+/g, " "), 80)}` : ""}`;
       case "critic-verdict":
         return `round ${event.verdict.iteration}: ${event.verdict.passed ? "passed" : "not passed"}, confidence ${event.verdict.confidence}`;
+      case "route-decide":
+        return `${event.route}: ${truncate(event.reason, 80)}`;
+      case "review-decide":
+        return `round ${event.round} ${event.review}: ${truncate(event.reason, 80)}`;
       case "model-retry":
       case "model-fallback":
         return `${event.incident.role} ${event.incident.model}: ${truncate(event.incident.reason, 80)}${event.incident.to ? ` → ${event.incident.to}` : ""}`;

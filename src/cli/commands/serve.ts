@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { addEngineFlags, type EngineFlags, openEngine } from "../engine-flags.js";
+import { addEngineFlags, addReviewFlag, type EngineFlags, openEngine } from "../engine-flags.js";
 import { err } from "../io.js";
 
 interface ServeFlags extends EngineFlags {
@@ -25,7 +25,7 @@ export function registerServe(program: Command): void {
     .option("--max-crashes <n>", "fail a task whose process died this many times in a row while it ran, instead of taking it up again (default 2, TROUPE_MAX_CRASHES)")
     .option("--workers <n>", "runs this process drives at once; on Postgres (TROUPE_DATABASE_URL) 0 serves the API only and `troupe worker` processes run the tasks (default --max-running, TROUPE_WORKERS)")
     .option("--require-auth", "require API keys on loopback too (always required on other addresses)");
-  addEngineFlags(command).action(async (flags: ServeFlags) => {
+  addReviewFlag(addEngineFlags(command)).action(async (flags: ServeFlags) => {
     const [{ parseServerConfig, serverConfigFromEnv, authPolicy }, { createTelemetry }, { startServer }, { createLogger }, { parseEnv }, { ConfigError }] = await Promise.all([
       import("../../server/config.js"),
       import("../../server/telemetry.js"),

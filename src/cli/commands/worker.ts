@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { ConfigError, InputError } from "../../core/errors.js";
-import { addEngineFlags, type EngineFlags, openEngine } from "../engine-flags.js";
+import { addEngineFlags, addReviewFlag, type EngineFlags, openEngine } from "../engine-flags.js";
 import { err, parseNumberFlag } from "../io.js";
 
 interface WorkerFlags extends EngineFlags {
@@ -26,7 +26,7 @@ export function registerWorker(program: Command): void {
     .option("--port <port>", "serve /health and /metrics on this port (0: any free one); none by default")
     .option("--host <host>", "address /health and /metrics listen on (default 127.0.0.1)")
     .option("--max-crashes <n>", "fail a run whose workers died this many times in a row while it ran, instead of taking it over again (default 2, TROUPE_MAX_CRASHES)");
-  addEngineFlags(command).action(async (flags: WorkerFlags) => {
+  addReviewFlag(addEngineFlags(command)).action(async (flags: WorkerFlags) => {
     const [{ parseEnv }, { startWorker }, { createLogger }, { createTelemetry }, { serverConfigFromEnv, parseServerConfig }] = await Promise.all([
       import("../../config/env.js"),
       import("../../server/worker.js"),

@@ -15,6 +15,8 @@ import { MAX_QUESTIONS } from "../coordinator.js";
 import { announceBudgetStop, callOptions, createMeter, emit, type GraphDeps, ledgerOf, planView } from "../deps.js";
 import { Dispatcher, executed } from "../dispatch.js";
 import type { State, Update } from "../state.js";
+import type { ReviewMode } from "../../core/review-mode.js";
+import { mayAnswerAlone, routeOf } from "../route.js";
 import { inStep } from "../steps.js";
 
 /**
@@ -147,6 +149,9 @@ export function createPlannerNode(deps: GraphDeps) {
     // Subtasks start as they stream in; the consumer runs in this node (not in the planner's task), so their tasks are this node's.
     const arrived: PlannedSubtask[] = [];
     let dispatcher = new Dispatcher(deps, { state, plan: () => arrived }, config, { speculative: true });
+    // A first worker step that may be the whole plan waits for the next subtask or the plan's end:
+    // if it is alone (the fast route), its worker is told its result is the answer (graph/route.ts).
+    let held: PlannedSubtask | undefined;
     const consuming = (async () => {
       let accepting = streaming;
       for await (const subtask of queue) {
@@ -158,6 +163,12 @@ export function createPlannerNode(deps: GraphDeps) {
         }
         arrived.push(next);
         emit(config, { type: "subtask-planned", subtask: next });
+        if (arrived.length === 1 && mayAnswerAlone(next, state.settings.review)) {
+          held = next;
+          continue;
+        }
+        if (held) dispatcher.add(held);
+        held = undefined;
         dispatcher.add(next);
       }
     })();
@@ -204,19 +215,30 @@ export function createPlannerNode(deps: GraphDeps) {
       return invalid(checked.errors);
     }
     emit(config, { type: "plan-ready", attempt, subtasks: checked.subtasks, ...(checked.notes.length > 0 ? { notes: checked.notes } : {}) });
+    announceRoute(config, checked.subtasks, state.settings.review);
     const planned: Update = { planStatus: state.settings.approvePlan ? "ready" : "approved", plan: checked.subtasks, planNotes: checked.notes, planErrors: [], question: null };
     if (!streaming) return base(planned);
     // What started early must be the start of the plan as judged whole; if a retried call wrote another plan, start over.
     if (arrived.some((subtask, index) => stableStringify(subtask) !== stableStringify(checked.subtasks[index]))) {
       await drop("the plan changed while it streamed");
       arrived.length = 0;
+      held = undefined;
       dispatcher = new Dispatcher(deps, { state, plan: () => checked.subtasks }, config);
     }
-    dispatcher.confirm();
-    for (const subtask of checked.subtasks.slice(arrived.length)) dispatcher.add(subtask);
+    // The whole plan first: a held subtask's payload says whether it is the plan's only one.
+    const started = arrived.length;
     arrived.splice(0, arrived.length, ...checked.subtasks);
+    dispatcher.confirm();
+    if (held) dispatcher.add(held);
+    for (const subtask of checked.subtasks.slice(started)) dispatcher.add(subtask);
     return base({ ...planned, ...executed(await dispatcher.finish()) });
   };
+}
+
+/** Says which route the plan takes, and why. */
+function announceRoute(config: LangGraphRunnableConfig, plan: readonly PlannedSubtask[], mode: ReviewMode | undefined): void {
+  const route = routeOf(plan, mode);
+  if (route) emit(config, { type: "route-decide", ...route });
 }
 
 /** Usage summed into metrics. */
@@ -265,6 +287,7 @@ export function createApprovePlanNode(deps: GraphDeps) {
         const checked = edited.success ? checkPlan(edited.data, deps, state, config) : { errors: [z.prettifyError(edited.error)] };
         if ("subtasks" in checked) {
           emit(config, { type: "plan-ready", attempt: state.planAttempts, subtasks: checked.subtasks, ...(checked.notes.length > 0 ? { notes: checked.notes } : {}) });
+          announceRoute(config, checked.subtasks, state.settings.review);
           return { ...visit, plan: checked.subtasks, planNotes: checked.notes, planStatus: "approved" };
         }
         return replan(state, visit, [`The person's edited plan was invalid: ${checked.errors.join("; ")}`]);

@@ -15,6 +15,7 @@ import { allSettled, dependentsOf, statusOf } from "../schedule.js";
 import { evidenceIndex, evidenceSection } from "../../core/evidence.js";
 import { researchSources } from "../evidence.js";
 import { unwrittenSection } from "../unwritten.js";
+import { decideReview, unreviewedIssues, workerAnswer } from "../route.js";
 import type { State, Update } from "../state.js";
 
 /** Whether an issue names a subtask id as a word. */
@@ -91,9 +92,13 @@ export function createCriticNode(deps: GraphDeps) {
     const meter = createMeter(config);
     const iteration = state.reviews.length + 1;
     let verdict: CriticVerdict;
-    const outcomes = await outcomeSources(state, deps.stash);
     // The files as they are now: one gone or changed since it was written says so.
     const files = await currentArtifacts(deps.workspace, state.results);
+    // The run's review mode decides whether the critic is called at all (graph/route.ts).
+    const decision = decideReview(state, files);
+    emit(config, { type: "review-decide", ...decision });
+    if (decision.review === "skipped") return { needsReview: false, reviewDecisions: [decision], metrics: { nodeVisits: 1 } };
+    const outcomes = await outcomeSources(state, deps.stash);
     for (const outcome of outcomes) if (files[outcome.id]) outcome.artifacts = files[outcome.id];
     const reviewers = state.settings.reviewers ?? 1;
     const route = routeFor(deps.models, "critic");
@@ -133,7 +138,7 @@ export function createCriticNode(deps: GraphDeps) {
       if (isBudgetExhausted(error)) {
         announceBudgetStop(deps, state.runId, config, error);
         const metrics = { nodeVisits: 1, ...meter.usage };
-        return { needsReview: false, stopReason: "budget_exhausted", budgetStop: error.stop, nodes: ["critic"], modelIncidents: meter.incidents, metrics };
+        return { needsReview: false, reviewDecisions: [decision], stopReason: "budget_exhausted", budgetStop: error.stop, nodes: ["critic"], modelIncidents: meter.incidents, metrics };
       }
       const scores = { accuracy: 0, completeness: 0, relevance: 0, logic: 0 };
       verdict = toVerdict({ scores, issues: [`the critic failed: ${errorMessage(error)}`], redo: [], replan: false }, iteration);
@@ -144,6 +149,7 @@ export function createCriticNode(deps: GraphDeps) {
     return {
       ...update,
       reviews: [verdict],
+      reviewDecisions: [decision],
       needsReview: false,
       nodes: ["critic"],
       modelIncidents: meter.incidents,
@@ -202,13 +208,21 @@ export function createSynthesizerNode(deps: GraphDeps) {
       emit(config, { type: "answer", text: answer });
       return visit({ answer, answerStatus: "draft" });
     }
+    // The fast route: the one worker was told its result is the answer; when it is text, it is (no model call).
+    const answered = await workerAnswer(state, deps.stash);
+    if (answered !== undefined) {
+      emit(config, { type: "answer-token", text: answered });
+      const answer = await appended(answered, true);
+      emit(config, { type: "answer", text: answer });
+      return visit({ answer, answerStatus: "draft" });
+    }
     try {
       const input = {
         model: routeFor(deps.models, "synthesizer"),
         task: state.task,
         context: state.context ?? undefined,
         outcomes: await outcomeSources(state, deps.stash),
-        issues: openIssues(state),
+        issues: [...openIssues(state), ...unreviewedIssues(state)],
         feedback: state.answerFeedback,
         promptBudget: state.settings.promptBudget,
         onToken: (text: string) => emit(config, { type: "answer-token", text }),

@@ -23,6 +23,8 @@ export interface SubtaskPayload {
   dependencies: Array<{ id: string; label: string; summary: string; ref: string | null; provenance?: Label }>;
   /** The label of `feedback`: the critic's notes are untrusted when it had read untrusted results. */
   feedbackProvenance?: Label;
+  /** The plan's only subtask, a worker step (the fast route): its worker is told its result is the answer. */
+  answersTask?: boolean;
   /** The subtasks that take arguments from this one's result: it must have a result for them. */
   consumers?: string[];
   /** How it was given to its agent, when it asked for a capability (`subtask.agent` is then the one chosen). */
