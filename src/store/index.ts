@@ -144,7 +144,8 @@ export function openSqliteStore(directory: string, options: MemorySetup = {}): S
     grants: new SqliteGrantStore(db),
     webhooks: new SqliteWebhookOutbox(db),
     schedules: new SqliteScheduleStore(db),
-    stats: new SqliteRunStatsStore(db),
+    // Figures beside the runs: relaxed sync, like the event log (see SqliteRunStatsStore).
+    stats: new SqliteRunStatsStore(eventsDb),
     retention: new SqliteRetentionStore(db, `${resolved}/${DATABASE_FILE}`, async () => {
       await Promise.all([events.flush(), stash.flush(), audit.flush()]);
     }),
