@@ -108,8 +108,9 @@ function overheadSection(report: OverheadReport): string {
     `   troupe / raw LangGraph (stock SqliteSaver, sync):    ${number(report.ratio.median)}× on medians, ${number(report.ratio.p95)}× on p95s`,
     `   troupe / raw LangGraph on troupe's checkpointer:     ${number(report.ratioToSameCheckpointer.median)}× on medians, ${number(report.ratioToSameCheckpointer.p95)}× on p95s`,
     `   troupe / raw LangGraph without checkpointer:         ${number(report.ratioToInMemory.median)}× on medians, ${number(report.ratioToInMemory.p95)}× on p95s`,
-    "   troupe's checkpointer (src/store/checkpointer.ts) is the stock saver with its INSERTs compiled once and a task's writes",
-    "   committed unsynced, synced by the superstep's checkpoint commit; the floor is a user's graph on the stock saver.",
+    "   troupe's checkpointer (src/store/checkpoints/sqlite.ts) is the stock saver with its INSERTs compiled once and a task's writes",
+    "   committed unsynced, synced by the superstep's checkpoint commit, whose fsync runs off the event loop (src/store/database/wal-sync.ts);",
+    "   the floor is a user's graph on the stock saver.",
     `   target: troupe ≤ ${report.target.maxRatio}× the raw floor (medians) → ${verdict(report.target.met)}`,
   ].join("\n");
 }
@@ -293,6 +294,7 @@ function serverSection(report: ServerBenchReport): string {
     "",
     `   executing ÷ parked p95: ${number(report.submitMs.p95 / report.submitIdleMs.p95)}×; p95 while runs execute is ${number(report.target.p95OfBar * 100)}% of seed 001's bar (${report.completedRuns} runs completed)`,
     `   target: POST /execute p95 < ${report.target.maxP95Ms} ms → ${verdict(report.target.met)}`,
+    `   issue 25's API path: p95 < ${report.apiPath.maxP95Ms} ms while runs execute → ${verdict(report.apiPath.p95Met)}; ≥ ${report.apiPath.minRunsPerSecond} completed runs/s → ${verdict(report.apiPath.runsMet)}`,
   ].join("\n");
 }
 
