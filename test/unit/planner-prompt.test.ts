@@ -22,7 +22,8 @@ describe("the planner's system prompt", () => {
       const block = blocks.find((text) => text.startsWith(`${agent.name}: `)) ?? "";
       for (const tool of agent.tools) expect(block, `${agent.name} ${tool}`).toMatch(new RegExp(`(  - ${tool}: |also: [^)]*\\b${tool}\\b)`));
     }
-    // 1,633 tokens on this catalogue before issue 25 (the tools listed twice, the rules restating the schema), 1,368 after.
-    expect(await countTextTokens(prompt)).toBeLessThan(1_400);
+    // 1,633 tokens on this catalogue before issue 25 (the tools listed twice, the rules restating the schema), 1,368 after,
+    // 1,412 with the rule that prefers direct steps (combination steps included).
+    expect(await countTextTokens(prompt)).toBeLessThan(1_450);
   });
 });
