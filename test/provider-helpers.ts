@@ -42,6 +42,8 @@ export function envFor(servers: { openai?: FakeOpenAIServer; anthropic?: FakeAnt
   return {
     ...(servers.openai ? { OPENAI_API_KEY: "sk-fake", OPENAI_BASE_URL: servers.openai.baseUrl, OPENAI_COMPATIBLE_BASE_URL: servers.openai.baseUrl } : {}),
     ...(servers.anthropic ? { ANTHROPIC_API_KEY: "sk-ant-fake", ANTHROPIC_BASE_URL: servers.anthropic.baseUrl } : {}),
+    // The review mode the tests run with (vitest.config.ts).
+    ...(process.env.TROUPE_REVIEW ? { TROUPE_REVIEW: process.env.TROUPE_REVIEW } : {}),
     ...extra,
   };
 }

@@ -58,7 +58,7 @@ function subtaskMessage({ input, args, notOffered, labels }: PreparedInput, deta
     section(SECTIONS.task, truncate(input.task, scaled(LIMITS.taskMaxChars, detail, 300))),
     section(SECTIONS.subtask, `${input.subtask.id} (${input.subtask.agent}): ${input.subtask.label}`),
   ];
-  if (input.answersTask) {
+  if (input.answersTask?.()) {
     parts.push(section(SECTIONS.answer, `This subtask is the whole task: what you submit with ${SUBMIT_RESULT} is the answer the person reads, as it is, so make it answer the task.`));
   }
   const more = notOffered();

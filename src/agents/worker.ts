@@ -66,8 +66,12 @@ export interface WorkerInput {
   onOffer?: (offer: ToolOffer) => void;
   /** Messages on the run's board addressed to this subtask when it starts (shown in its prompt). */
   board?: readonly BoardMessage[];
-  /** Its result is the run's answer, as it is (the fast route: the plan's only subtask): the subtask message says so. */
-  answersTask?: boolean;
+  /**
+   * Whether its result is the run's answer, as it is (the fast route: the plan's only subtask),
+   * asked at each model call: a plan that still streams is not known to be one subtask until it
+   * ends, so the subtask message says so from the first call made after that.
+   */
+  answersTask?: () => boolean;
   /** Provenance of its inputs; absent: no trust policy (everything is trusted, nothing is checked). */
   trust?: WorkerTrust;
 }

@@ -65,7 +65,6 @@ export function subtaskPayload(state: State, subtask: PlannedSubtask, results: R
     promptBudget: state.settings.promptBudget ?? LIMITS.promptTokenBudget,
     allowedTools: state.settings.allowedTools ?? null,
     ...(state.settings.memoryNamespace ? { memoryNamespace: state.settings.memoryNamespace } : {}),
-    ...(answeringSubtask(state.plan, state.settings.review)?.id === subtask.id ? { answersTask: true } : {}),
     consumers: state.plan.filter((other) => Object.values(other.args).some((arg) => isArgRef(arg) && arg.ref === subtask.id)).map((other) => other.id),
     dependencies: subtask.dependsOn.map((dependency) => {
       const result = results.get(dependency);
@@ -132,6 +131,8 @@ export class Dispatcher {
   readonly #deps: GraphDeps;
   /** Started before its plan is known to be valid (a streamed plan): see `confirm`. */
   readonly #speculative: boolean;
+  /** The plan is whole and valid (always, unless it still streams): only then can a subtask be known to be its only one. */
+  #confirmed: boolean;
   /** Settles when the plan is judged: resolved once valid, rejected when dropped (calls with effects wait on it). */
   readonly #effects: Promise<void>;
   #allowEffects: () => void = () => undefined;
@@ -148,6 +149,7 @@ export class Dispatcher {
   constructor(deps: GraphDeps, context: DispatchContext, config: LangGraphRunnableConfig, options: { speculative?: boolean } = {}) {
     this.#deps = deps;
     this.#speculative = options.speculative === true;
+    this.#confirmed = !this.#speculative;
     this.#effects = new Promise<void>((resolve, reject) => {
       this.#allowEffects = resolve;
       this.#refuseEffects = reject;
@@ -207,6 +209,7 @@ export class Dispatcher {
 
   /** The plan is valid as a whole: calls with effects (and those a person must approve) go on. */
   confirm(): void {
+    this.#confirmed = true;
     this.#allowEffects();
   }
 
@@ -276,6 +279,7 @@ export class Dispatcher {
           return await this.#runSubtask(payload, config, {
             board: this.#board,
             planIds: () => this.#context.plan().map((item) => item.id),
+            answersTask: () => this.#confirmed && answeringSubtask(this.#context.plan(), state.settings.review)?.id === subtask.id,
             ...(this.#speculative ? { effectsAllowed: () => this.#effects } : {}),
           });
         } finally {

@@ -22,15 +22,6 @@ export function answeringSubtask(plan: readonly PlannedSubtask[], mode: ReviewMo
   return plan.length === 1 && only !== undefined && only.tool === undefined && only.mapOver === undefined ? only : undefined;
 }
 
-/**
- * Whether a subtask arriving first in a streamed plan may be the whole plan, with a worker that
- * must be told its result is the answer: it then waits for the next subtask, or the plan's end,
- * before it starts.
- */
-export function mayAnswerAlone(subtask: PlannedSubtask, mode: ReviewMode | undefined): boolean {
-  return answeringSubtask([subtask], mode) !== undefined;
-}
-
 /** The route a plan takes, and why; null without a plan. */
 export function routeOf(plan: readonly PlannedSubtask[], mode: ReviewMode | undefined): RouteDecision | null {
   const [only] = plan;

@@ -6,7 +6,7 @@ import { parseRunRequest } from "../../src/cli/commands/run.js";
 import type { StoredEvent } from "../../src/core/events.js";
 import { Troupe } from "../../src/runtime/engine.js";
 import { modelSetOf } from "../../src/testing/model-set.js";
-import { answerStep, finalStep, planStep, reviewStep, subtask } from "../../src/testing/script.js";
+import { answerStep, finalStep, planStep, reviewStep, subtask, toolStep } from "../../src/testing/script.js";
 import { ScriptedChatModel } from "../../src/testing/scripted-chat-model.js";
 import { defineTool } from "../../src/tools/define-tool.js";
 import { envelope, makeApp, waitForStatus } from "../server-helpers.js";
@@ -35,11 +35,16 @@ describe("the fast route", () => {
     expect(eventsOf(events, "review-decide")).toMatchObject([{ review: "ran", reason: "a worker decided s1" }]);
   });
 
-  it("tells the worker only once a streamed plan is known to be one subtask: a first subtask waits for the next or the plan's end", async () => {
+  it("tells the worker once a streamed plan is known to be one subtask, from its next model call; a first of two is never told", async () => {
     const streamed = { streamPieces: 16, pieceDelayMs: 2 };
-    const alone = await runScripted([planStep([subtask("s1", "research", "Greet the reader")], streamed), finalStep("s1", "Hi.", { contains: "## Answer" }), reviewStep(1)], { review: "auto" });
+    // The subtask starts while the plan streams: its first call cannot know yet; the call after the plan ends is told.
+    const alone = await runScripted(
+      [planStep([subtask("s1", "research", "Greet the reader")], streamed), toolStep("s1", "file_list", { path: "." }, { delayMs: 200 }), finalStep("s1", "Hi."), reviewStep(1)],
+      { review: "auto" },
+    );
     alone.model.assertDone();
     expect(alone.result.answer).toBe("Hi.");
+    expect(alone.model.callsFor("synthesizer")).toHaveLength(0);
     const two = await runScripted(
       [planStep([subtask("s1", "research", "Find one"), subtask("s2", "research", "Find two")], streamed), finalStep("s1", "one"), finalStep("s2", "two"), reviewStep(1), answerStep("One and two.")],
       { review: "auto" },

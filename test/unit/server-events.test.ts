@@ -109,6 +109,7 @@ describe("GET /tasks/:id/events (SSE)", () => {
       "subtask-end",
       "subtask-start",
       "subtask-end",
+      "review-decide",
       "critic-verdict",
       "answer",
       "run-end",
@@ -135,8 +136,10 @@ describe("GET /tasks/:id/events (SSE)", () => {
     expect(stream.events.map((event) => event.event).filter((type) => type !== "answer-token" && type !== "step-start" && type !== "step-end")).toEqual([
       "run-start",
       "plan-ready",
+      "route-decide",
       "subtask-start",
       "subtask-end",
+      "review-decide",
       "critic-verdict",
       "answer",
       "run-end",

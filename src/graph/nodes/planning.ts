@@ -16,7 +16,7 @@ import { announceBudgetStop, callOptions, createMeter, emit, type GraphDeps, led
 import { Dispatcher, executed } from "../dispatch.js";
 import type { State, Update } from "../state.js";
 import type { ReviewMode } from "../../core/review-mode.js";
-import { mayAnswerAlone, routeOf } from "../route.js";
+import { routeOf } from "../route.js";
 import { inStep } from "../steps.js";
 
 /**
@@ -149,9 +149,6 @@ export function createPlannerNode(deps: GraphDeps) {
     // Subtasks start as they stream in; the consumer runs in this node (not in the planner's task), so their tasks are this node's.
     const arrived: PlannedSubtask[] = [];
     let dispatcher = new Dispatcher(deps, { state, plan: () => arrived }, config, { speculative: true });
-    // A first worker step that may be the whole plan waits for the next subtask or the plan's end:
-    // if it is alone (the fast route), its worker is told its result is the answer (graph/route.ts).
-    let held: PlannedSubtask | undefined;
     const consuming = (async () => {
       let accepting = streaming;
       for await (const subtask of queue) {
@@ -163,12 +160,6 @@ export function createPlannerNode(deps: GraphDeps) {
         }
         arrived.push(next);
         emit(config, { type: "subtask-planned", subtask: next });
-        if (arrived.length === 1 && mayAnswerAlone(next, state.settings.review)) {
-          held = next;
-          continue;
-        }
-        if (held) dispatcher.add(held);
-        held = undefined;
         dispatcher.add(next);
       }
     })();
@@ -222,14 +213,12 @@ export function createPlannerNode(deps: GraphDeps) {
     if (arrived.some((subtask, index) => stableStringify(subtask) !== stableStringify(checked.subtasks[index]))) {
       await drop("the plan changed while it streamed");
       arrived.length = 0;
-      held = undefined;
       dispatcher = new Dispatcher(deps, { state, plan: () => checked.subtasks }, config);
     }
-    // The whole plan first: a held subtask's payload says whether it is the plan's only one.
+    // The whole plan before it is confirmed: a worker learns then whether its subtask is the plan's only one (graph/route.ts).
     const started = arrived.length;
     arrived.splice(0, arrived.length, ...checked.subtasks);
     dispatcher.confirm();
-    if (held) dispatcher.add(held);
     for (const subtask of checked.subtasks.slice(started)) dispatcher.add(subtask);
     return base({ ...planned, ...executed(await dispatcher.finish()) });
   };

@@ -23,8 +23,6 @@ export interface SubtaskPayload {
   dependencies: Array<{ id: string; label: string; summary: string; ref: string | null; provenance?: Label }>;
   /** The label of `feedback`: the critic's notes are untrusted when it had read untrusted results. */
   feedbackProvenance?: Label;
-  /** The plan's only subtask, a worker step (the fast route): its worker is told its result is the answer. */
-  answersTask?: boolean;
   /** The subtasks that take arguments from this one's result: it must have a result for them. */
   consumers?: string[];
   /** How it was given to its agent, when it asked for a capability (`subtask.agent` is then the one chosen). */
@@ -37,6 +35,8 @@ export interface SubtaskPayload {
 export interface SubtaskLive {
   board: LiveBoard;
   planIds: () => readonly string[];
+  /** Whether this is the whole plan's only subtask, a worker step (the fast route): false while the plan still streams. */
+  answersTask?: () => boolean;
   /** Set while the plan still streams in: its calls with effects wait for it (see `ToolContext.effectsAllowed`). */
   effectsAllowed?: () => Promise<void>;
 }

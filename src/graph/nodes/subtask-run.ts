@@ -310,7 +310,7 @@ export class SubtaskRun {
         args,
         dependencies: payload.dependencies.map(({ id, label, summary, provenance }) => ({ id, label, summary, ...(provenance ? { provenance } : {}) })),
         feedback: payload.feedback,
-        ...(payload.answersTask ? { answersTask: true } : {}),
+        ...(this.#live?.answersTask && !item ? { answersTask: this.#live.answersTask } : {}),
         toolContext: context,
         maxSteps: payload.maxSteps,
         promptBudget: payload.promptBudget,
