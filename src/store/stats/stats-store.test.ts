@@ -2,16 +2,16 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { openSqliteStore, type Store } from "../index.js";
+import { openSqliteStore, type SqliteStore } from "../index.js";
 
-const stores: Store[] = [];
+const stores: SqliteStore[] = [];
 const directories: string[] = [];
 afterEach(async () => {
   for (const store of stores.splice(0)) await store.close();
   for (const directory of directories.splice(0)) rmSync(directory, { recursive: true, force: true });
 });
 
-function open(directory: string): Store {
+function open(directory: string): SqliteStore {
   const store = openSqliteStore(directory);
   stores.push(store);
   return store;
