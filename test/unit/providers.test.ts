@@ -10,15 +10,9 @@ import { DEFAULT_CALL_POLICY } from "../../src/providers/call-policy.js";
 import { answerStep, finalStep, planStep, reviewStep, subtask, toolStep } from "../../src/testing/script.js";
 import { ScriptedChatModel } from "../../src/testing/scripted-chat-model.js";
 import { eventsOf } from "../helpers.js";
-import { envFor, FAST_RETRIES, fakeAnthropic, fakeOpenAI, runOnProvider } from "../provider-helpers.js";
+import { envFor, FAST_RETRIES, fakeAnthropic, fakeOpenAI, runOnProvider, WORKER_TASK } from "../provider-helpers.js";
 
 const TASK = "compute 17% of 2,340 and save it to result.txt";
-/**
- * A task the offline planner cannot finish by direct steps alone (a write of two values through a
- * template is a worker's), for the tests about a worker's model call and the critic's: with only
- * verified direct results, `review: auto` skips the critic.
- */
-const WORKER_TASK = "compute 17% of 2,340 and 1% of 2,340, then save both to result.txt";
 
 /** A brain whose plan has a worker with a side-effecting tool: record_payment, then an answer. */
 function paymentBrain(): ScriptedChatModel {

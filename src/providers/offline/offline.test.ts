@@ -168,6 +168,13 @@ describe("offline critic", () => {
     expect(verdict.redo).toEqual(["s2"]);
     expect(verdict.issues).toEqual(["s1 failed: calculator failed (invalid_expression): division by zero", "s2 failed: model call failed: timeout"]);
     expect(verdict.scores.accuracy).toBe(0.33);
+    // A direct step's failure leads with the tool's code: not sent back either.
+    const direct = reviewOutcomes([
+      { id: "s1", label: "Compute 10 / 0", agent: "execute", status: "failed", error: "invalid_expression: division by zero" },
+      { id: "s2", label: "Add them", agent: "execute", status: "failed", error: "unknown_variable: unknown variable \"xc\" at position 10 (the variables: xa, xb)" },
+    ]);
+    expect(direct.redo).toEqual([]);
+    expect(direct.issues).toEqual(["s1 failed: invalid_expression: division by zero", 's2 failed: unknown_variable: unknown variable "xc" at position 10 (the variables: xa, xb)']);
   });
 });
 
