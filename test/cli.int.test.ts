@@ -40,7 +40,7 @@ describe("troupe run on the offline model", () => {
     expect(result.code).toBe(0);
     expect(result.stderr).toContain("offline rule-based model");
     expect(result.stderr).toMatch(/plan ready: 1 subtask/);
-    expect(result.stderr).toMatch(/s1 done in \d+ ms: 1024/);
+    expect(result.stderr).toMatch(/s1 done in \d+ ms: 2 \^ 10 = 1024/);
     expect(result.stderr).toMatch(/critic \(round 1\): passed/);
     expect(result.stdout).toContain("1024");
     expect(result.stdout).toContain("decision trace");
@@ -66,7 +66,7 @@ describe("troupe run on the offline model", () => {
     const directory = tempDir();
     const both = await runCli(["run", "What is 15% of 80 and what is the square root of 81?", "--json"], { cwd: directory });
     expect(both.code).toBe(0);
-    expect(parseResult(both.stdout).answer).toMatch(/15% of 80: 12[\s\S]*square root of 81: 9/);
+    expect(parseResult(both.stdout).answer).toMatch(/15% of 80: 15% of 80 = 12[\s\S]*square root of 81: sqrt\(81\) = 9/);
     const impossible = await runCli(["run", "Compute 10 / 0", "--json"], { cwd: directory });
     expect(impossible.code).toBe(1);
     const output = parseResult(impossible.stdout);
@@ -84,7 +84,7 @@ describe("troupe run on the offline model", () => {
     expect((JSON.parse(list.stdout) as Array<{ id: string; status: string }>).map((record) => [record.id, record.status])).toEqual([[runId, "completed"]]);
     const show = await runCli(["runs", "show", runId], { cwd: directory });
     expect(show.code).toBe(0);
-    expect(show.stdout).toContain("✓ s1 [execute] Compute 2+3");
+    expect(show.stdout).toContain("✓ s1 [execute · calculator] Compute 2+3");
     const mermaid = await runCli(["runs", "show", runId, "--mermaid"], { cwd: directory });
     expect(mermaid.stdout).toMatch(/^flowchart TD/);
     expect(mermaid.stdout).toContain('n_s1 -->|"content"| n_s2');

@@ -9,10 +9,11 @@ import { STRUCTURED_OUTPUT } from "../src/core/prompt-protocol.js";
 import { Troupe } from "../src/runtime/engine.js";
 import { ScriptedChatModel } from "../src/testing/scripted-chat-model.js";
 import { tempDir } from "./helpers.js";
-import { envFor, fakeAnthropic, fakeOpenAI, type ProviderRun, runOnProvider } from "./provider-helpers.js";
+import { envFor, fakeAnthropic, fakeOpenAI, type ProviderRun, runOnProvider, WORKER_TASK } from "./provider-helpers.js";
 
-const TASK = "compute 17% of 2,340 and save it to result.txt";
-/** The roles of the task's run: the planner, its workers (both subtasks are execute's), the critic, the synthesizer. */
+/** A task with a worker's step: every role's model is called (its two calculations are direct steps, the write of both is execute's). */
+const TASK = WORKER_TASK;
+/** The roles of the task's run: the planner, its worker (execute's), the critic, the synthesizer. */
 const ROLES = ["planner", "execute", "critic", "synthesizer"];
 /** Misbehaviour a reader takes as it comes: every answer of the run misbehaves, and the run costs no model call more. */
 const READ_AS_IS: readonly Misbehaviour[] = ["fenced-json", "prose-json", "tool-as-text", "wrong-types", "duplicate-calls", "unknown-tool"];
@@ -36,7 +37,7 @@ function fileOf(workspace: string): string | undefined {
 /** A run that holds: completed with the right file and answer, or failed saying why — never completed with a wrong artifact. */
 function expectHeld(run: ProviderRun): void {
   if (run.result.status === "completed") {
-    expect(fileOf(run.workspace)).toBe("397.8");
+    expect(fileOf(run.workspace)).toBe("397.8\n23.4");
     expect(run.result.answer).toContain("397.8");
   } else {
     expect(run.result.status).toBe("failed");

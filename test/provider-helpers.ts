@@ -18,6 +18,15 @@ import { createBuiltinRegistry } from "../src/tools/builtin/index.js";
 import { defineTool } from "../src/tools/define-tool.js";
 import { tempDir } from "./helpers.js";
 
+/**
+ * A task the offline model gives a worker: it computes two values by direct steps, then a worker
+ * saves both through a template (result.txt holds "397.8\n23.4"). For tests of a worker's model
+ * call, and of the critic's whatever the review mode (`review: auto` skips the critic when every
+ * outcome is a verified direct result). The README's task ("compute 17% of 2,340 and save it to
+ * result.txt") is direct steps only.
+ */
+export const WORKER_TASK = "compute 17% of 2,340 and 1% of 2,340, then save both to result.txt";
+
 const servers: FakeProviderServer[] = [];
 afterEach(async () => {
   await Promise.all(servers.splice(0).map((server) => server.close()));

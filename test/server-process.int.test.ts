@@ -117,7 +117,7 @@ describe("troupe serve in a child process", () => {
     for (const [index, id] of ids.entries()) {
       const view = await call<{ status: string; result: { answer: string } }>(`${server.url}/api/v1/tasks/${id}`);
       expect([id, view.body.data.status]).toEqual([id, "completed"]);
-      expect(view.body.data.result.answer).toContain(`: ${index * 3}`);
+      expect(view.body.data.result.answer).toContain(`: ${index} * 3 = ${index * 3}`);
     }
     const health = (await call<{ tasks: { running: number; queued: number } }>(`${server.url}/health`)).body as unknown as { tasks: { running: number; queued: number } };
     expect(health.tasks).toMatchObject({ running: 0, queued: 0 });

@@ -7,6 +7,7 @@ import { modelSetOf } from "../../src/testing/model-set.js";
 import { answerStep, finalStep, planStep, questionStep, reviewStep, subtask } from "../../src/testing/script.js";
 import { type ScriptStep, ScriptedChatModel } from "../../src/testing/scripted-chat-model.js";
 import { tempDir } from "../helpers.js";
+import { WORKER_TASK } from "../provider-helpers.js";
 import { listen } from "../protocol-helpers.js";
 import { makeApp, type TestApp, waitFor } from "../server-helpers.js";
 
@@ -167,7 +168,7 @@ describe("remote A2A agents as workers", () => {
 
   it("the usage a remote agent reports counts against the run's budget", { timeout: 60_000 }, async () => {
     const b = await remote();
-    const { troupe } = await delegator({ a2a: b.card }, [planStep([helperStep("compute 17% of 2,340 and save it to result.txt")]), reviewStep(1), answerStep("unused")], { budget: { maxModelCalls: 4 } });
+    const { troupe } = await delegator({ a2a: b.card }, [planStep([helperStep(WORKER_TASK)]), reviewStep(1), answerStep("unused")], { budget: { maxModelCalls: 4 } });
     const result = await troupe.run({ task: "delegate within a small budget" });
     expect(result.stopReason).toBe("budget_exhausted");
     expect(result.metrics.llmCalls).toBeGreaterThan(4);

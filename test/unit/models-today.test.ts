@@ -5,7 +5,7 @@ import { describeTokens } from "../../src/core/run.js";
 import { costOf, priceFor } from "../../src/providers/prices.js";
 import { answerStep, outcomeStep, planStep, reviewStep, subtask, toolStep } from "../../src/testing/script.js";
 import { ScriptedChatModel } from "../../src/testing/scripted-chat-model.js";
-import { envFor, fakeAnthropic, fakeOpenAI, runOnProvider } from "../provider-helpers.js";
+import { envFor, fakeAnthropic, fakeOpenAI, runOnProvider, WORKER_TASK } from "../provider-helpers.js";
 
 const TASK = "compute 17% of 2,340 and save it to result.txt";
 
@@ -39,9 +39,9 @@ describe("reasoning models", () => {
   it("anthropic extended thinking: no forced tool, thinking blocks come back and are sent back with tool results", async () => {
     const anthropic = await fakeAnthropic();
     const config = { providers: { anthropic: { thinkingBudget: 2_048 } } };
-    const { result, workspace } = await runOnProvider(envFor({ anthropic }, { TROUPE_PROVIDER: "anthropic:claude-sonnet-4-5" }), { task: TASK }, { config });
+    const { result, workspace } = await runOnProvider(envFor({ anthropic }, { TROUPE_PROVIDER: "anthropic:claude-sonnet-4-5" }), { task: WORKER_TASK }, { config });
     expect(result.status, result.error).toBe("completed");
-    expect(readFileSync(path.join(workspace, "result.txt"), "utf8")).toBe("397.8");
+    expect(readFileSync(path.join(workspace, "result.txt"), "utf8")).toBe("397.8\n23.4");
     for (const request of anthropic.requests) {
       expect(request.body.thinking).toEqual({ type: "enabled", budget_tokens: 2_048 });
       // Room for the answer on top of the thinking; the API refuses a forced tool while thinking.
@@ -114,7 +114,7 @@ describe("prompt caching", () => {
   it("anthropic: breakpoints on the system prompt and the last block; cache reads and writes read from the usage, priced at their rates, in metrics and trace", async () => {
     const anthropic = await fakeAnthropic();
     anthropic.caching = "breakpoints";
-    const { result } = await runOnProvider(envFor({ anthropic }, { TROUPE_PROVIDER: "anthropic:claude-haiku-4-5" }), { task: TASK });
+    const { result } = await runOnProvider(envFor({ anthropic }, { TROUPE_PROVIDER: "anthropic:claude-haiku-4-5" }), { task: WORKER_TASK });
     expect(result.status, result.error).toBe("completed");
     for (const request of anthropic.requests) {
       expect(request.body.cache_control).toEqual({ type: "ephemeral" });
@@ -140,7 +140,7 @@ describe("prompt caching", () => {
   it("openai: the provider's automatic prefix cache read from prompt_tokens_details.cached_tokens and priced at the cached rate", async () => {
     const openai = await fakeOpenAI();
     openai.caching = "automatic";
-    const { result } = await runOnProvider(envFor({ openai }, { TROUPE_PROVIDER: "openai:gpt-4o-mini" }), { task: TASK });
+    const { result } = await runOnProvider(envFor({ openai }, { TROUPE_PROVIDER: "openai:gpt-4o-mini" }), { task: WORKER_TASK });
     expect(result.status, result.error).toBe("completed");
     const read = openai.requests.reduce((sum, request) => sum + (request.usage?.cacheRead ?? 0), 0);
     expect(read).toBeGreaterThan(0);

@@ -11,7 +11,7 @@ import { createBuiltinRegistry } from "../../src/tools/builtin/index.js";
 import { SchemaFollowingChatModel } from "../../src/testing/schema-following-chat-model.js";
 import type { FakeRequest } from "../../src/testing/fake-server.js";
 import { eventsOf } from "../helpers.js";
-import { envFor, fakeAnthropic, fakeOpenAI, runOnProvider } from "../provider-helpers.js";
+import { envFor, fakeAnthropic, fakeOpenAI, runOnProvider, WORKER_TASK } from "../provider-helpers.js";
 
 const TASK = "compute 17% of 2,340 and save it to result.txt";
 /** The agents runOnProvider registers: the built-in workers and its `payments` agent. */
@@ -69,7 +69,7 @@ function anthropicTool(request: FakeRequest | undefined): { input_schema: Schema
 describe("the plan and review schemas sent to providers", () => {
   it("openai: strict JSON schema, agent and tool as enums of the registered names, redo as an enum of the plan's ids", async () => {
     const openai = await fakeOpenAI();
-    const { result, troupe } = await runOnProvider(envFor({ openai }, { TROUPE_PROVIDER: "openai:gpt-4o-mini" }), { task: TASK });
+    const { result, troupe } = await runOnProvider(envFor({ openai }, { TROUPE_PROVIDER: "openai:gpt-4o-mini" }), { task: WORKER_TASK });
     expect(result.status).toBe("completed");
     const plan = openAISchema(openai.requestsFor("planner")[0]);
     expect(plan.strict).toBe(true);
@@ -90,7 +90,7 @@ describe("the plan and review schemas sent to providers", () => {
     expectStrictShape(review.schema, 2);
     const redo = (review.schema.properties as Record<string, Schema>).redo as Schema;
     expect((redo.items as Schema).enum).toEqual(result.plan.map((subtask) => subtask.id));
-    expect(result.plan.map((subtask) => subtask.id)).toEqual(["s1", "s2"]);
+    expect(result.plan.map((subtask) => subtask.id)).toEqual(["s1", "s2", "s3"]);
   });
 
   it("openai with function calling: the forced tool's parameters are strict", async () => {
@@ -139,7 +139,7 @@ describe("the plan and review schemas sent to providers", () => {
 
   it("anthropic: a strict tool whose input schema carries the enums, with the bounds strict tools refuse moved into descriptions", async () => {
     const anthropic = await fakeAnthropic();
-    const { result } = await runOnProvider(envFor({ anthropic }, { TROUPE_PROVIDER: "anthropic" }), { task: TASK });
+    const { result } = await runOnProvider(envFor({ anthropic }, { TROUPE_PROVIDER: "anthropic" }), { task: WORKER_TASK });
     expect(result.status).toBe("completed");
     const plan = anthropicTool(anthropic.requestsFor("planner")[0]);
     expect(plan.strict).toBe(true);
@@ -156,7 +156,7 @@ describe("the plan and review schemas sent to providers", () => {
     const scores = ((review.input_schema.properties as Record<string, Schema>).scores as Schema).properties as Record<string, Schema>;
     expect(scores.accuracy).not.toHaveProperty("minimum");
     expect(scores.accuracy?.description).toContain("at most 1");
-    expect((((review.input_schema.properties as Record<string, Schema>).redo as Schema).items as Schema).enum).toEqual(["s1", "s2"]);
+    expect((((review.input_schema.properties as Record<string, Schema>).redo as Schema).items as Schema).enum).toEqual(["s1", "s2", "s3"]);
   });
 
   it("anthropic with strict: false keeps the bounds and sends no strict flag", async () => {

@@ -10,7 +10,7 @@ import { DEFAULT_CALL_POLICY } from "../../src/providers/call-policy.js";
 import { answerStep, finalStep, planStep, reviewStep, subtask, toolStep } from "../../src/testing/script.js";
 import { ScriptedChatModel } from "../../src/testing/scripted-chat-model.js";
 import { eventsOf } from "../helpers.js";
-import { envFor, FAST_RETRIES, fakeAnthropic, fakeOpenAI, runOnProvider } from "../provider-helpers.js";
+import { envFor, FAST_RETRIES, fakeAnthropic, fakeOpenAI, runOnProvider, WORKER_TASK } from "../provider-helpers.js";
 
 const TASK = "compute 17% of 2,340 and save it to result.txt";
 
@@ -37,10 +37,10 @@ async function until(check: () => boolean): Promise<void> {
 describe("a run on each real provider client, against fake servers", () => {
   it("openai: plan through the JSON-schema response format, tools through tool calls, a streamed answer, usage and cost", async () => {
     const openai = await fakeOpenAI();
-    const { result, events, workspace } = await runOnProvider(envFor({ openai }, { TROUPE_PROVIDER: "openai:gpt-4o-mini" }), { task: TASK });
+    const { result, events, workspace } = await runOnProvider(envFor({ openai }, { TROUPE_PROVIDER: "openai:gpt-4o-mini" }), { task: WORKER_TASK });
     expect(result.status).toBe("completed");
     expect(result.answer).toContain("397.8");
-    expect(readFileSync(path.join(workspace, "result.txt"), "utf8")).toBe("397.8");
+    expect(readFileSync(path.join(workspace, "result.txt"), "utf8")).toBe("397.8\n23.4");
     expect(openai.requestsFor("planner")[0]?.structured).toBe("json_schema");
     expect(openai.requestsFor("critic")[0]?.structured).toBe("json_schema");
     expect(openai.requestsFor("execute").some((request) => Array.isArray(request.body.tools))).toBe(true);
@@ -89,7 +89,7 @@ describe("a run on each real provider client, against fake servers", () => {
   it("uses a model per role from the config file", async () => {
     const openai = await fakeOpenAI();
     const config = { provider: "openai:gpt-4o-mini", roles: { planner: "gpt-4.1", critic: "openai:gpt-4.1" } };
-    const { result } = await runOnProvider(envFor({ openai }), { task: TASK }, { config });
+    const { result } = await runOnProvider(envFor({ openai }), { task: WORKER_TASK }, { config });
     expect(result.status).toBe("completed");
     expect(openai.requestsFor("planner")[0]?.body.model).toBe("gpt-4.1");
     expect(openai.requestsFor("critic")[0]?.body.model).toBe("gpt-4.1");
@@ -120,7 +120,7 @@ describe("faults on the wire", () => {
   it("makes exactly 1 + TROUPE_MAX_RETRIES attempts, then the step fails cleanly and the run goes on", async () => {
     const openai = await fakeOpenAI();
     openai.inject({ kind: "status", status: 503 }, { role: "critic", times: 10 });
-    const { result } = await runOnProvider(envFor({ openai }, { TROUPE_PROVIDER: "openai", TROUPE_MAX_RETRIES: "2" }), { task: TASK });
+    const { result } = await runOnProvider(envFor({ openai }, { TROUPE_PROVIDER: "openai", TROUPE_MAX_RETRIES: "2" }), { task: WORKER_TASK });
     expect(openai.requestsFor("critic")).toHaveLength(3);
     // The run goes on to an answer, but a review that never passed is not a completed run.
     expect(result.status).toBe("failed");
@@ -141,7 +141,7 @@ describe("faults on the wire", () => {
   it("gives up on a response slower than the timeout and retries", async () => {
     const openai = await fakeOpenAI();
     openai.inject({ kind: "delay", ms: 20_000 }, { role: "critic" });
-    const { result } = await runOnProvider(envFor({ openai }, { TROUPE_PROVIDER: "openai", TROUPE_TIMEOUT_MS: "300" }), { task: TASK });
+    const { result } = await runOnProvider(envFor({ openai }, { TROUPE_PROVIDER: "openai", TROUPE_TIMEOUT_MS: "300" }), { task: WORKER_TASK });
     expect(result.status).toBe("completed");
     const [slow, next] = openai.requestsFor("critic");
     expect(slow?.abandoned).toBe(true);
@@ -164,7 +164,7 @@ describe("faults on the wire", () => {
   it("fails the step cleanly when the repaired answer is invalid too (invalid tool arguments on the critic)", async () => {
     const server = await fakeOpenAI();
     server.inject({ kind: "invalid-json" }, { role: "critic", times: 2 });
-    const { result } = await runOnProvider(envFor({ openai: server }, { TROUPE_PROVIDER: "openai-compatible:local" }), { task: TASK });
+    const { result } = await runOnProvider(envFor({ openai: server }, { TROUPE_PROVIDER: "openai-compatible:local" }), { task: WORKER_TASK });
     expect(result.status).toBe("failed");
     expect(server.requestsFor("critic")).toHaveLength(2);
     expect(result.trace.reviews[0]?.passed).toBe(false);
@@ -209,7 +209,7 @@ describe("faults on the wire", () => {
     openai.inject({ kind: "status", status: 500 }, { role: "critic", times: 100 });
     anthropic.inject({ kind: "status", status: 503 }, { role: "critic", times: 100 });
     const config = { fallbacks: ["anthropic:claude-haiku-4-5"] };
-    const { result } = await runOnProvider(envFor({ openai, anthropic }, { TROUPE_PROVIDER: "openai", TROUPE_MAX_RETRIES: "1" }), { task: TASK }, { config });
+    const { result } = await runOnProvider(envFor({ openai, anthropic }, { TROUPE_PROVIDER: "openai", TROUPE_MAX_RETRIES: "1" }), { task: WORKER_TASK }, { config });
     expect(result.trace.reviews[0]?.issues[0]).toContain(
       "anthropic:claude-haiku-4-5 failed after 2 attempts: HTTP 503 (every attempt: openai:gpt-4.1-mini #1: HTTP 500; openai:gpt-4.1-mini #2: HTTP 500; anthropic:claude-haiku-4-5 #1: HTTP 503; anthropic:claude-haiku-4-5 #2: HTTP 503)",
     );
@@ -255,13 +255,14 @@ describe("budgets", () => {
 
   it("max model calls: stops before the call that would pass it, with the best answer so far", async () => {
     const openai = await fakeOpenAI();
-    const { result, events } = await runOnProvider(envFor({ openai }, { TROUPE_PROVIDER: "openai" }), { task: TASK, budget: { maxModelCalls: 3 } });
+    const { result, events } = await runOnProvider(envFor({ openai }, { TROUPE_PROVIDER: "openai" }), { task: WORKER_TASK, budget: { maxModelCalls: 3 } });
     expect(stopped(result)).toEqual({ status: "failed", stopReason: "budget_exhausted" });
     expect(openai.requests).toHaveLength(3);
     expect(result.metrics.llmCalls).toBe(3);
     expect(result.trace.budget).toEqual({ limit: "maxModelCalls", max: 3, used: 3 });
     expect(result.answer).toMatch(/budget ran out \(model calls: 3 of 3\)/);
-    expect(result.answer).toMatch(/s1 Compute 17% of 2,340: 397\.8/);
+    // s1 is a direct calculator step: its line is the tool's summary.
+    expect(result.answer).toMatch(/s1 Compute 17% of 2,340: 17% of 2,340 = 397\.8/);
     expect(eventsOf(events, "budget-exhausted")).toHaveLength(1);
   });
 
@@ -290,7 +291,7 @@ describe("budgets", () => {
   it("max wall time: the call in flight is aborted when the time is up", async () => {
     const openai = await fakeOpenAI();
     openai.inject({ kind: "delay", ms: 30_000 }, { role: "execute" });
-    const { result } = await runOnProvider(envFor({ openai }, { TROUPE_PROVIDER: "openai" }), { task: TASK, budget: { maxWallTimeMs: 500 } });
+    const { result } = await runOnProvider(envFor({ openai }, { TROUPE_PROVIDER: "openai" }), { task: WORKER_TASK, budget: { maxWallTimeMs: 500 } });
     expect(stopped(result)).toEqual({ status: "failed", stopReason: "budget_exhausted" });
     expect(result.trace.budget?.limit).toBe("maxWallTimeMs");
     await until(() => openai.requestsFor("execute")[0]?.abandoned === true);

@@ -157,7 +157,8 @@ describe("GET /tasks/:id/graph", () => {
       ["s1", "execute", "SUCCESS"],
       ["s2", "execute", "SUCCESS"],
     ]);
-    expect(graph.nodes[0]?.summary).toBe("397.8");
+    // s1 is a direct calculator step: its summary is the tool's.
+    expect(graph.nodes[0]?.summary).toBe("17% of 2,340 = 397.8");
     expect(graph.nodes[0]?.durationMs).toEqual(expect.any(Number));
     expect(graph.edges).toEqual([{ from: "s1", to: "s2", label: "content" }]);
     // Each subtask's times, and s2 waited for s1: the chain is the critical path, within the makespan.

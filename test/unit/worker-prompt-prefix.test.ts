@@ -9,7 +9,8 @@ type WireMessage = { role: string; content: unknown };
 describe("a worker's prompt prefix", () => {
   it("is byte for byte the same across the subtasks of one agent, the subtask itself only after it", async () => {
     const openai = await fakeOpenAI();
-    const { result } = await runOnProvider(envFor({ openai }, { TROUPE_PROVIDER: "openai:gpt-4o-mini" }), { task: "compute 2^10 and 3^5, then add them" });
+    // Two worker subtasks of the execute agent (a write of two values through a template is a worker's; the calculations are direct steps).
+    const { result } = await runOnProvider(envFor({ openai }, { TROUPE_PROVIDER: "openai:gpt-4o-mini" }), { task: "compute 2^10 and 3^5, then save both to a.txt and save both to b.txt" });
     expect(result.status, result.error).toBe("completed");
     const requests = openai.requestsFor("execute");
     const subtasks = new Set(requests.map((request) => JSON.stringify((request.body.messages as WireMessage[])[1]?.content)));

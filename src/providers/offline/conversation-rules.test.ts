@@ -38,7 +38,7 @@ describe("the offline planner in a conversation", () => {
     );
     const plan = planTask("double it", { history: conversation, tools: TOOLS });
     expect(plan.subtasks[0]).toMatchObject({ tool: "thread_result", args: { handle: { value: "stash:run-1/s1" } } });
-    expect(plan.subtasks[1]).toMatchObject({ args: { a: { ref: "s1", path: "$" } }, dependsOn: ["s1"] });
+    expect(plan.subtasks[1]).toMatchObject({ tool: "calculator", args: { xa: { ref: "s1", path: "$" } }, dependsOn: ["s1"] });
   });
 
   it("adds the numbers of the latest turn, or the last number of each of the two latest turns", () => {
@@ -48,7 +48,7 @@ describe("the offline planner in a conversation", () => {
       history: history(turnOf(1, [{ subtask: "s1", label: "Compute 2+3", shape: "number" }]), turnOf(2, [{ subtask: "s1", label: "Compute 4*5", shape: "number" }])),
       tools: TOOLS,
     });
-    expect(across.subtasks.map((subtask) => subtask.tool ?? subtask.agent)).toEqual(["thread_result", "thread_result", "execute", "execute"]);
+    expect(across.subtasks.map((subtask) => subtask.tool ?? subtask.agent)).toEqual(["thread_result", "thread_result", "calculator", "file_write"]);
     expect(across.subtasks[2]?.label).toMatch(/total/i);
     expect(across.subtasks[3]?.args.content).toEqual({ ref: "s3", path: "$" });
   });

@@ -32,13 +32,26 @@ describe("reading a task", () => {
 });
 
 describe("offline planner", () => {
-  it("plans a composition as two subtasks where the second takes the first one's result", () => {
+  it("plans a literal calculation and the write of its number as direct steps, the second taking the first one's result", () => {
     const plan = planTask("compute 17% of 2,340 and save it to result.txt");
     expect(plan.subtasks).toEqual([
-      { id: "s1", label: "Compute 17% of 2,340", agent: "execute", dependsOn: [], args: { expression: { value: "17% of 2,340" } }, reads: [], writes: [], tools: ["calculator"] },
-      { id: "s2", label: "Save it to result.txt", agent: "execute", dependsOn: ["s1"], args: { path: { value: "result.txt" }, content: { ref: "s1", path: "$" } }, reads: [], writes: ["result.txt"], tools: ["file_write"] },
+      { id: "s1", label: "Compute 17% of 2,340", agent: "execute", dependsOn: [], args: { expression: { value: "17% of 2,340" } }, reads: [], writes: [], tool: "calculator" },
+      { id: "s2", label: "Save it to result.txt", agent: "execute", dependsOn: ["s1"], args: { path: { value: "result.txt" }, content: { ref: "s1", path: "$" } }, reads: [], writes: ["result.txt"], tool: "file_write" },
     ]);
     expect(validatePlan(plan.subtasks, { agents: BUILTIN_AGENTS })).toEqual([]);
+    // Literal text is written directly too; a value that is not a number the plan computed is a worker's to write.
+    expect(planTask("write 'hello' to note.txt").subtasks).toMatchObject([{ tool: "file_write", args: { path: { value: "note.txt" }, content: { value: "hello" } } }]);
+    const copy = planTask("read notes.txt and save it to copy.txt").subtasks.at(-1);
+    expect(copy).toMatchObject({ tools: ["file_write"], args: { content: { ref: "s1", path: "$" } } });
+    expect(copy).not.toHaveProperty("tool");
+  });
+
+  it("plans worker steps for the tools its prompt does not list", () => {
+    const plan = planTask("compute 17% of 2,340 and save it to result.txt", { tools: ["file_read"] });
+    expect(plan.subtasks.map(({ tool, tools }) => ({ tool, tools }))).toEqual([
+      { tool: undefined, tools: ["calculator"] },
+      { tool: undefined, tools: ["file_write"] },
+    ]);
   });
 
   it("keeps independent clauses independent, so they run in parallel", () => {
@@ -155,6 +168,13 @@ describe("offline critic", () => {
     expect(verdict.redo).toEqual(["s2"]);
     expect(verdict.issues).toEqual(["s1 failed: calculator failed (invalid_expression): division by zero", "s2 failed: model call failed: timeout"]);
     expect(verdict.scores.accuracy).toBe(0.33);
+    // A direct step's failure leads with the tool's code: not sent back either.
+    const direct = reviewOutcomes([
+      { id: "s1", label: "Compute 10 / 0", agent: "execute", status: "failed", error: "invalid_expression: division by zero" },
+      { id: "s2", label: "Add them", agent: "execute", status: "failed", error: "unknown_variable: unknown variable \"xc\" at position 10 (the variables: xa, xb)" },
+    ]);
+    expect(direct.redo).toEqual([]);
+    expect(direct.issues).toEqual(["s1 failed: invalid_expression: division by zero", 's2 failed: unknown_variable: unknown variable "xc" at position 10 (the variables: xa, xb)']);
   });
 });
 
@@ -247,12 +267,14 @@ describe("offline code runs and searches", () => {
 describe("offline compositions: arithmetic on earlier results", () => {
   const valid = (task: string) => validatePlan(planTask(task).subtasks, { agents: BUILTIN_AGENTS, tools: ["calculator", "file_read", "file_write", "file_append", "json", "text_stats"] });
 
-  it("binds a continuation to the previous result by reference, as a template the worker fills", () => {
+  it("binds a continuation to the previous result by reference, as a variable of a direct calculation", () => {
     const plan = planTask("sqrt(144)+3 cubed, then ×2");
-    expect(plan.subtasks.map(({ id, label, dependsOn, args }) => ({ id, label, dependsOn, args }))).toEqual([
-      { id: "s1", label: "Sqrt(144)+3 cubed", dependsOn: [], args: { expression: { value: "sqrt(144)+3 ^3" } } },
-      { id: "s2", label: "×2", dependsOn: ["s1"], args: { expression: { value: "{a} ×2" }, a: { ref: "s1", path: "$" } } },
+    expect(plan.subtasks.map(({ id, label, dependsOn, args, tool }) => ({ id, label, dependsOn, args, tool }))).toEqual([
+      { id: "s1", label: "Sqrt(144)+3 cubed", dependsOn: [], args: { expression: { value: "sqrt(144)+3 ^3" } }, tool: "calculator" },
+      { id: "s2", label: "×2", dependsOn: ["s1"], args: { expression: { value: "xa ×2" }, xa: { ref: "s1", path: "$" } }, tool: "calculator" },
     ]);
+    // Without a direct calculator, the continuation is a template its worker fills.
+    expect(planTask("sqrt(144)+3 cubed, then ×2", { tools: ["file_read"] }).subtasks.at(-1)).toMatchObject({ tools: ["calculator"], args: { expression: { value: "{a} ×2" }, a: { ref: "s1", path: "$" } } });
     expect(valid("sqrt(144)+3 cubed, then ×2")).toEqual([]);
     expect(workerStep("×2", { expression: "{a} ×2", a: 39 }, [], ["calculator"])).toEqual({ toolCall: { name: "calculator", args: { expression: "39 ×2" } } });
     expect(workerStep("Square it", { expression: "{a} ^ 2", a: -3 }, [], ["calculator"])).toEqual({ toolCall: { name: "calculator", args: { expression: "(-3) ^ 2" } } });
@@ -262,18 +284,19 @@ describe("offline compositions: arithmetic on earlier results", () => {
     expect(planTask("compute 15% of 80 and 25% of 40, then add them").subtasks.at(-1)).toMatchObject({
       label: "Add them",
       dependsOn: ["s1", "s2"],
-      args: { expression: { value: "{a} + {b}" }, a: { ref: "s1", path: "$" }, b: { ref: "s2", path: "$" } },
+      args: { expression: { value: "xa + xb" }, xa: { ref: "s1", path: "$" }, xb: { ref: "s2", path: "$" } },
+      tool: "calculator",
     });
     const total = planTask("compute 15% of 80 and 25% of 40 and save the total to total.txt");
-    expect(total.subtasks.map(({ id, dependsOn, args }) => ({ id, dependsOn, args }))).toEqual([
-      { id: "s1", dependsOn: [], args: { expression: { value: "15% of 80" } } },
-      { id: "s2", dependsOn: [], args: { expression: { value: "25% of 40" } } },
-      { id: "s3", dependsOn: ["s1", "s2"], args: { expression: { value: "{a} + {b}" }, a: { ref: "s1", path: "$" }, b: { ref: "s2", path: "$" } } },
-      { id: "s4", dependsOn: ["s3"], args: { path: { value: "total.txt" }, content: { ref: "s3", path: "$" } } },
+    expect(total.subtasks.map(({ id, dependsOn, args, tool }) => ({ id, dependsOn, args, tool }))).toEqual([
+      { id: "s1", dependsOn: [], args: { expression: { value: "15% of 80" } }, tool: "calculator" },
+      { id: "s2", dependsOn: [], args: { expression: { value: "25% of 40" } }, tool: "calculator" },
+      { id: "s3", dependsOn: ["s1", "s2"], args: { expression: { value: "xa + xb" }, xa: { ref: "s1", path: "$" }, xb: { ref: "s2", path: "$" } }, tool: "calculator" },
+      { id: "s4", dependsOn: ["s3"], args: { path: { value: "total.txt" }, content: { ref: "s3", path: "$" } }, tool: "file_write" },
     ]);
     expect(planTask("compute 2^10 and 2^3, then divide the first by the second, then double it").subtasks.slice(2).map((subtask) => subtask.args)).toEqual([
-      { expression: { value: "{a} / {b}" }, a: { ref: "s1", path: "$" }, b: { ref: "s2", path: "$" } },
-      { expression: { value: "{a} * 2" }, a: { ref: "s3", path: "$" } },
+      { expression: { value: "xa / xb" }, xa: { ref: "s1", path: "$" }, xb: { ref: "s2", path: "$" } },
+      { expression: { value: "xa * 2" }, xa: { ref: "s3", path: "$" } },
     ]);
     expect(valid("compute 15% of 80 and 25% of 40 and save the total to total.txt")).toEqual([]);
   });
@@ -322,7 +345,7 @@ describe("offline compositions: questions about a JSON file", () => {
       { id: "s2", tool: undefined, dependsOn: ["s1"], args: { text: { ref: "s1", path: "$.content" } } },
       { id: "s3", tool: undefined, dependsOn: ["s1"], args: { text: { ref: "s1", path: "$.content" } } },
     ]);
-    expect(planTask("the average age of the users in users.json").subtasks.at(-1)).toMatchObject({ dependsOn: ["s2"], args: { expression: { value: "avg({a})" }, a: { ref: "s2", path: "$" } } });
+    expect(planTask("the average age of the users in users.json").subtasks.at(-1)).toMatchObject({ dependsOn: ["s2"], tool: "calculator", args: { expression: { value: "avg(xa)" }, xa: { ref: "s2", path: "$" } } });
   });
 
   it("builds the query from the words and the data's shape, and passes the answer on by handle", () => {
@@ -352,7 +375,8 @@ describe("offline compositions: every script of a folder", () => {
   it("combines the figures of a map's items as one list", () => {
     expect(planTask("count the lines of each file in data, then add them").subtasks.at(-1)).toMatchObject({
       dependsOn: ["s2"],
-      args: { expression: { value: "sum({a})" }, a: { ref: "s2", path: "$.results[?(@.status=='success')].output" } },
+      tool: "calculator",
+      args: { expression: { value: "sum(xa)" }, xa: { ref: "s2", path: "$.results[?(@.status=='success')].output" } },
     });
     expect(workerStep("Add them", { expression: "sum({a})", a: [3, 1] }, [], ["calculator"])).toEqual({ toolCall: { name: "calculator", args: { expression: "sum(3, 1)" } } });
     // Outputs that are not figures are not added up.

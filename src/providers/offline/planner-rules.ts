@@ -98,6 +98,25 @@ function overList(chained: Chained): string | undefined {
   return operands.join === " + " ? "sum({a})" : undefined;
 }
 
+/** A template operand's name as a calculator variable: `x` and the operand (`{e}` would be the constant e). */
+function variableName(operand: string): string {
+  return `x${operand}`;
+}
+
+/**
+ * The tool a clause runs as a direct step (no worker model call), when the plan knows every
+ * argument: a literal calculation, and a write of literal text or of the number just computed
+ * (the calculator's value, written as its decimal text).
+ */
+function directTool(intent: Intent, previous: Produced | undefined, numbers: readonly Produced[], usable: (tool: string) => boolean): string | undefined {
+  if (intent.kind === "compute" && !intent.chained && usable("calculator")) return "calculator";
+  if (intent.kind === "write" && !intent.several && usable("file_write")) {
+    if (intent.content !== undefined) return "file_write";
+    if (intent.usesPrevious && previous !== undefined && !previous.mapped && numbers.includes(previous)) return "file_write";
+  }
+  return undefined;
+}
+
 function refTo(produced: Produced): SubtaskArg {
   return { ref: produced.id, path: produced.mapped ? SUCCESSFUL_OUTPUTS : "$" };
 }
@@ -250,6 +269,8 @@ class PlanBuilder {
   /** Direct reads of a file, reused by later questions about it while nothing writes it. */
   readonly reads = new Map<string, string>();
 
+  constructor(readonly usable: (tool: string) => boolean = () => true) {}
+
   nextId(): string {
     return `s${this.subtasks.length + 1}`;
   }
@@ -285,11 +306,13 @@ class PlanBuilder {
     if (!operands) return undefined;
     const expression = operands.length === 1 && operands[0]?.mapped ? overList(chained) : expandOperands(chained, operands.length);
     if (expression === undefined) return undefined;
-    const args: Record<string, SubtaskArg> = { expression: { value: expression } };
+    // A direct calculator step: the template's {a}, {b} become variables bound to the operands by reference.
+    const direct = this.usable("calculator");
+    const args: Record<string, SubtaskArg> = { expression: { value: direct ? expression.replace(/\{([a-z])\}/g, (_whole, name: string) => variableName(name)) : expression } };
     operands.forEach((operand, index) => {
-      args[operandName(index)] = refTo(operand);
+      args[direct ? variableName(operandName(index)) : operandName(index)] = refTo(operand);
     });
-    const produced = { id: this.add({ label, agent: "execute", args, reads: [], writes: [], tools: ["calculator"] }), mapped: false };
+    const produced = { id: this.add({ label, agent: "execute", args, reads: [], writes: [], ...(direct ? { tool: "calculator" } : { tools: ["calculator"] }) }), mapped: false };
     this.produced(produced, true, operands);
     return produced;
   }
@@ -379,7 +402,8 @@ function addIntent(plan: PlanBuilder, intent: Intent): boolean {
   const resolved = intent.kind === "count" && intent.path === undefined && plan.lastWritten !== undefined ? { ...intent, path: plan.lastWritten } : intent;
   if (resolved.usesPrevious && resolved.kind !== "open" && !plan.latest) return false;
   const args = argsFor(resolved, resolved.usesPrevious ? plan.latest : undefined);
-  const id = plan.add({ label: capitalize(resolved.clause), agent: agentFor(resolved), args, ...resourcesFor(resolved), tools: toolsFor(resolved) });
+  const tool = directTool(resolved, resolved.usesPrevious ? plan.latest : undefined, plan.numbers, plan.usable);
+  const id = plan.add({ label: capitalize(resolved.clause), agent: agentFor(resolved), args, ...resourcesFor(resolved), ...(tool !== undefined ? { tool } : { tools: toolsFor(resolved) }) });
   const last = plan.subtasks.at(-1);
   if (resolved.kind === "open" && resolved.usesPrevious && plan.latest && last) last.dependsOn = [...new Set([...last.dependsOn, plan.latest.id])];
   if (producesValue(resolved)) plan.produced({ id, mapped: false }, isNumeric(resolved));
@@ -406,7 +430,7 @@ export function planTask(task: string, context: PlanContext = {}): PlanOutput {
   });
   if (intents.length === 0) return { subtasks: [], question: "The task has no words I can act on. What should be done?" };
   if (intents.every((intent) => intent.kind === "open")) return { subtasks: openEndedPlan(task, intents) };
-  const plan = new PlanBuilder();
+  const plan = new PlanBuilder(usable);
   for (const intent of intents) {
     if (plan.subtasks.length >= 47) break;
     // A clause that refers back before the task has produced anything refers to the conversation.

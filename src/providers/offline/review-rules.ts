@@ -44,8 +44,10 @@ export function partlyFailed(outcome: OutcomeLine): boolean {
 
 const round = (value: number): number => Math.round(value * 100) / 100;
 
+// A worker's failure names the tool's code in parentheses ("calculator failed (invalid_expression): …"), a direct step's leads with it.
 /** Failures that come out the same every time: a retry would not change them. */
-const DETERMINISTIC = /\((?:invalid_expression|invalid_arguments|invalid_path|not_found|not_text|path_outside_workspace|exists|too_large|unknown_tool|tool_not_allowed)\)|no content to write|no JSON text|has no \w+ tool|matched nothing|not a valid JSONPath|no list of records|no field of the records holds|is not valid JSON|too large to (?:check|query|compute)/;
+const DETERMINISTIC =
+  /(?:\(|^)(?:invalid_expression|invalid_arguments|invalid_path|not_found|not_text|path_outside_workspace|exists|too_large|unknown_tool|tool_not_allowed|unknown_variable|variable_not_numeric|too_many_variables|variable_too_large)(?:\)|:)|no content to write|no JSON text|has no \w+ tool|matched nothing|not a valid JSONPath|no list of records|no field of the records holds|is not valid JSON|too large to (?:check|query|compute)/;
 /** Failures a retry by the same rules cannot change: work beyond the offline model, a person's rejection, no result, a wrong file. */
 const FINAL_KINDS = new Set(["unable", "rejected", "refused", "empty", "artifact", "budget"]);
 
