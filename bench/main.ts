@@ -129,7 +129,7 @@ const peers = await bench("peers", "side by side with the peers (13 tasks throug
 const protocols = await bench("protocols", "protocols (the README task over REST, MCP and A2A; a subtask delegated over A2A)…", () => measureProtocols({ runs: Math.max(30, runs * 3), warmupRuns: 3 }));
 const hostile = await bench("hostile", "hostile inputs (one key's programs in disguise while another key polls /health)…", () => measureHostileInputs());
 const holds = await bench("holds", "held effects in streamed planning (writes wait for the plan, reads do not)…", () => measureStreamedHolds({ planMs: 400, runs: Math.max(3, Math.ceil(runs / 4)) }));
-const misbehaviour = await bench("misbehaviour", "misbehaving models (ten classes on both wires, streaming and not) and the prompt cache over a ten-subtask run…", () => measureMisbehaviour());
+const misbehaviour = await bench("misbehaviour", "misbehaving models (ten classes on both wires, streaming and not) and the prompt cache over a 15-subtask run…", () => measureMisbehaviour());
 const trust = await bench("trust", "untrusted data (the injection corpus defended and not, the benign corpus, the labels' cost)…", () => measureTrust({ runs, log: progress }));
 const adversarial = await bench("adversarial", "adversarial tasks (three 5,000-character tasks while /health is polled)…", () => measureAdversarial({ chars: 5_000, pollMs: 50 }));
 

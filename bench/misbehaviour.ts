@@ -5,7 +5,7 @@
  * through the real clients with the offline model as the servers' brain: a run holds when it
  * completes with the right file and answer, or fails saying why — never `completed` with a wrong
  * artifact. The extra model calls are counted against a clean run on the same wire. The cache
- * share is that of a ten-subtask run on each wire, as the fakes' prompt caches report it:
+ * share is that of a fifteen-subtask run (ten direct calculations, five worker writes) on each wire, as the fakes' prompt caches report it:
  * OpenAI's automatic prefix cache (what a provider could serve from cache at all), Anthropic's
  * breakpoints as troupe marks them.
  */
@@ -22,8 +22,11 @@ import type { FakeProviderServer } from "../src/testing/fake-server.js";
 import { MISBEHAVIOURS, type Misbehaviour } from "../src/testing/misbehaviour.js";
 import { withTempDir } from "./support.js";
 
-const TASK = "compute 17% of 2,340 and save it to result.txt";
-const TEN_SUBTASKS = "compute 1+1, 2+2, 3+3, 4+4, 5+5, 6+6, 7+7, 8+8, 9+9 and 10+10";
+// Tasks with worker steps: the offline planner runs a literal calculation or a write of one number
+// as a direct step (no model call), and the misbehaviour of a worker's answer must be met somewhere.
+const TASK = "compute 17% of 2,340 and 1% of 2,340, then save both to result.txt";
+const EXPECTED_FILE = "397.8\n23.4";
+const CACHE_TASK = [1, 3, 5, 7, 9].map((n) => `compute ${n}+${n} and ${n + 1}+${n + 1}, then save both to f${n}.txt`).join("; ");
 const ROLES = ["planner", "execute", "critic", "synthesizer"];
 /** Read as they come: every answer of the run misbehaves. The others misbehave once in each role. */
 const EVERY_ANSWER: readonly Misbehaviour[] = ["fenced-json", "prose-json", "tool-as-text", "wrong-types", "duplicate-calls", "unknown-tool", "schema-filler"];
@@ -106,7 +109,7 @@ async function runOn(wire: Wire, streaming: boolean, task: string, prepare: (ser
 /** Why a run does not hold, or undefined when it does. */
 function brokenBy({ result, file }: Outcome): string | undefined {
   if (result.status === "completed") {
-    if (file !== "397.8") return `completed with result.txt ${file === undefined ? "missing" : `holding ${JSON.stringify(file)}`}`;
+    if (file !== EXPECTED_FILE) return `completed with result.txt ${file === undefined ? "missing" : `holding ${JSON.stringify(file)}`}`;
     if (!(result.answer ?? "").includes("397.8")) return "completed without 397.8 in the answer";
     return undefined;
   }
@@ -144,7 +147,7 @@ export async function measureMisbehaviour(): Promise<MisbehaviourReport> {
   }
   const cache: CacheFigures[] = [];
   for (const wire of ["openai", "anthropic"] as const) {
-    const { result, server } = await runOn(wire, false, TEN_SUBTASKS, (fake) => {
+    const { result, server } = await runOn(wire, false, CACHE_TASK, (fake) => {
       fake.caching = wire === "openai" ? "automatic" : "breakpoints";
     });
     const read = server.requests.reduce((sum, request) => sum + (request.usage?.cacheRead ?? 0), 0);

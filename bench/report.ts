@@ -456,7 +456,7 @@ function misbehaviourSection(report: MisbehaviourReport): string {
     ]),
   );
   const cache = formatTable(
-    ["ten-subtask run", "model calls", "prompt tokens", "from cache", "share", "cost", "cost without the cache"],
+    ["15-subtask run", "model calls", "prompt tokens", "from cache", "share", "cost", "cost without the cache"],
     report.cache.map((entry) => [entry.wire === "openai" ? "OpenAI wire (automatic prefix cache)" : "Anthropic wire (troupe's breakpoints)", String(entry.calls), String(entry.promptTokens), String(entry.cachedPromptTokens), `${number(entry.share * 100)} %`, `$${entry.costUsd.toFixed(5)}`, `$${entry.uncachedCostUsd.toFixed(5)}`]),
   );
   return [
@@ -467,7 +467,7 @@ function misbehaviourSection(report: MisbehaviourReport): string {
     classes,
     "",
     ...report.classes.flatMap((entry) => entry.broken.map((line) => `      ${entry.misbehaviour} did not hold: ${line}`)),
-    "    Prompt cache over a ten-subtask run (the fakes' caches, counted in their tokens):",
+    "    Prompt cache over a run of 15 subtasks, five of them worker writes (the fakes' caches, counted in their tokens):",
     "",
     cache,
     "",
