@@ -17,11 +17,8 @@ const INTEGRATION = ["**/*.int.test.ts"];
 export default defineConfig({
   test: {
     testTimeout: 60_000,
-    // The tests written before the fast route script today's whole pipeline (the critic every
-    // round, the synthesizer every answer): they run with review: always. The fast route and
-    // review auto/never are tested where a run sets its mode (test/unit/route-review.test.ts),
-    // and the peers tests run the default.
-    env: { TROUPE_REVIEW: "always" },
+    // Tests run troupe's defaults (review: auto); a test that needs the whole pipeline asks for it.
+    env: { TROUPE_REVIEW: "" },
     hookTimeout: 60_000,
     pool: "forks",
     // At least two files at once: most tests wait on child processes, sockets or leases, so even a

@@ -11,7 +11,7 @@ import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { Troupe } from "../src/runtime/engine.js";
-import { answerStep, finalStep, planStep, reviewStep, subtask } from "../src/testing/script.js";
+import { finalStep, planStep, reviewStep, subtask } from "../src/testing/script.js";
 import { cleanEnv, CLI, readScriptLog, type ScriptLogLine, tempDir, writeScript } from "./helpers.js";
 import { freshDatabase } from "./postgres.js";
 import { call, serveApi, startWorker, stopAll, submit, until } from "./scale-out-helpers.js";
@@ -25,6 +25,8 @@ afterEach(async () => {
 
 type Steps = Parameters<typeof writeScript>[2];
 
+// Each plan has one worker subtask: the critic reviews it and its result is the answer (the fast route, no synthesizer).
+
 /** interrupt: a long run whose slow first step is under way when the urgent task comes. */
 const interruptSteps = (slowMs: number): Steps => [
   planStep([subtask("s1", "execute", "Slow first step"), subtask("s2", "execute", "Never reached", { dependsOn: ["s1"] })], { contains: "long task" }),
@@ -32,7 +34,6 @@ const interruptSteps = (slowMs: number): Steps => [
   planStep([subtask("s1", "execute", "Quick")], { contains: "urgent task" }),
   finalStep("s1", "quick", { contains: "Quick" }),
   reviewStep(0.9, {}, { contains: "urgent task" }),
-  answerStep("urgent done", { contains: "urgent task" }),
 ];
 
 /** rollback: a base run, then a mistaken one (stuck in a long step) that the corrected task discards. */
@@ -40,13 +41,11 @@ const rollbackSteps = (stuckMs: number): Steps => [
   planStep([subtask("s1", "execute", "Base")], { contains: "base task" }),
   finalStep("s1", "base", { contains: "Base" }),
   reviewStep(0.9, {}, { contains: "base task" }),
-  answerStep("base done", { contains: "base task" }),
   planStep([subtask("s1", "execute", "Wrong turn")], { contains: "mistaken task" }),
   finalStep("s1", "wrong", { contains: "Wrong turn", delayMs: stuckMs }),
   planStep([subtask("s1", "execute", "Right turn")], { contains: "corrected task" }),
   finalStep("s1", "right", { contains: "Right turn" }),
   reviewStep(0.9, {}, { contains: "corrected task" }),
-  answerStep("corrected done", { contains: "corrected task" }),
 ];
 
 async function deployment(steps: Steps, env: Record<string, string>) {
@@ -111,7 +110,7 @@ describe("busy threads across processes", () => {
     const urgent = await submit(api.url, { task: "the urgent task", thread_id: "pg-interrupt", on_busy: "interrupt" });
     const stopped = await settled(api.url, long, ["cancelled", "completed", "failed"]);
     expect(stopped).toMatchObject({ status: "cancelled", error: expect.stringContaining(`make way for run ${urgent}`) });
-    expect(await settled(api.url, urgent, ["completed", "failed", "cancelled"])).toMatchObject({ status: "completed", result: { answer: "urgent done" } });
+    expect(await settled(api.url, urgent, ["completed", "failed", "cancelled"])).toMatchObject({ status: "completed", result: { answer: "quick" } });
     // The slow step was let finish (a superstep boundary), and the step after it never started.
     const workerCalls = readScriptLog(log).filter((line) => line.role === "execute");
     expect(workerCalls.filter((line) => line.subtask === "s1" && line.phase === "end").length).toBeGreaterThanOrEqual(1);
@@ -125,7 +124,7 @@ describe("busy threads across processes", () => {
     const stuck = await until(() => readScriptLog(log).slice(callsBefore).find((line) => line.role === "execute" && line.phase === "start"), "the mistaken run's step to start");
     const corrected = await submit(api.url, { task: "the corrected task", thread_id: "pg-rollback", on_busy: "rollback" });
     // Stopped at once (its step takes a minute), then discarded.
-    expect(await settled(api.url, corrected, ["completed", "failed", "cancelled"])).toMatchObject({ status: "completed", result: { answer: "corrected done" } });
+    expect(await settled(api.url, corrected, ["completed", "failed", "cancelled"])).toMatchObject({ status: "completed", result: { answer: "right" } });
     expect((await task(api.url, mistaken)).status).toBe(404);
     // Its minute-long model call was cut short: it started and never ended.
     expect(readScriptLog(log).filter((line) => sameCall(line, stuck) && line.phase === "end")).toEqual([]);
@@ -137,7 +136,7 @@ describe("busy threads across processes", () => {
     const data = { ...env, TROUPE_DATA_DIR: path.join(directory, "data") };
     // The slow step must still be going when `troupe run` (a process that takes seconds to start on a loaded machine) sets the flag.
     const [longSteps, urgentSteps] = [interruptSteps(15_000).slice(0, 2), interruptSteps(15_000).slice(2)];
-    const [base, mistaken, corrected] = [rollbackSteps(60_000).slice(0, 4), rollbackSteps(60_000).slice(4, 6), rollbackSteps(60_000).slice(6)];
+    const [base, mistaken, corrected] = [rollbackSteps(60_000).slice(0, 3), rollbackSteps(60_000).slice(3, 5), rollbackSteps(60_000).slice(5)];
     const serveEnv = { ...data, TROUPE_SCRIPT: writeScript(directory, "serve.json", longSteps) };
     // Each CLI process reads its own copy: a planner that sees an earlier run in its thread's history must meet its own step first.
     const cliEnv = { ...data, TROUPE_SCRIPT: writeScript(directory, "cli.json", [...corrected, ...mistaken, ...urgentSteps, ...base]) };
@@ -148,7 +147,7 @@ describe("busy threads across processes", () => {
     const long = await submit(serve.url, { task: "the long task", thread_id: "sq-interrupt" });
     await logged(log, (line) => line.pid === serve.pid && line.role === "execute" && line.subtask === "s1" && line.phase === "start", "the server's slow step to start");
     const urgent = await cliRun(directory, cliEnv, ["the urgent task", "--thread", "sq-interrupt", "--on-busy", "interrupt"]).exited;
-    expect(urgent.result).toMatchObject({ status: "completed", answer: "urgent done" });
+    expect(urgent.result).toMatchObject({ status: "completed", answer: "quick" });
     const stopped = await settled(serve.url, long, ["cancelled", "completed", "failed"]);
     expect(stopped).toMatchObject({ status: "cancelled", error: expect.stringContaining(`make way for run ${urgent.result?.runId as string}`) });
     const serverCalls = readScriptLog(log).filter((line) => line.pid === serve.pid && line.role === "execute");
@@ -161,7 +160,7 @@ describe("busy threads across processes", () => {
     const holder = cliRun(directory, cliEnv, ["the mistaken task", "--thread", "sq-rollback"]);
     const stuck = await until(() => readScriptLog(log).find((line) => line.pid === holder.pid && line.role === "execute" && line.phase === "start"), "the holder's step to start");
     const correctedRun = await cliRun(directory, cliEnv, ["the corrected task", "--thread", "sq-rollback", "--on-busy", "rollback"]).exited;
-    expect(correctedRun.result).toMatchObject({ status: "completed", answer: "corrected done" });
+    expect(correctedRun.result).toMatchObject({ status: "completed", answer: "right" });
     const held = await holder.exited;
     expect(held.result).toMatchObject({ status: "cancelled" });
     // Its minute-long model call was cut short: it started and never ended.

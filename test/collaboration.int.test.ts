@@ -148,7 +148,8 @@ describe("the critic as a panel (--reviewers)", () => {
     const { troupe, model } = await scriptedEngine([plan, ...work, reviewer(1, 0.9), reviewer(2, 0.8), reviewer(3, 0.3, { issues: ["s1 looks wrong"], redo: ["s1"] }), answerStep("42")]);
     const events: StoredEvent[] = [];
     try {
-      const result = await troupe.run({ task: "compute 6*7", reviewers: 3 }, { onEvent: (event) => events.push(event) });
+      // The subject is the critic's verdict: the whole pipeline (critic and synthesizer), not the fast route.
+      const result = await troupe.run({ task: "compute 6*7", reviewers: 3, review: "always" }, { onEvent: (event) => events.push(event) });
       model.assertDone();
       expect(result.status).toBe("completed");
       const review = result.trace.reviews[0];
@@ -181,7 +182,8 @@ describe("the critic as a panel (--reviewers)", () => {
       answerStep("42"),
     ]);
     try {
-      const result = await troupe.run({ task: "compute 6*7", reviewers: 3 });
+      // The subject is the critic's verdict and the redo round: the whole pipeline, not the fast route.
+      const result = await troupe.run({ task: "compute 6*7", reviewers: 3, review: "always" });
       model.assertDone();
       const [first, second] = result.trace.reviews;
       expect(first).toMatchObject({ passed: false, redo: ["s1"], replan: false, panel: { outcome: "tie", decision: null, leading: ["pass", "redo", "replan"] } });

@@ -354,8 +354,8 @@ describe("streamed planning", () => {
         finalStep("s1", "early result", { contains: "Early lookup", delayMs: 400 }),
         planStep([subtask("s1", "research", "Repaired lookup")], { contains: "s9" }),
         finalStep("s1", "repaired result", { contains: "Repaired lookup" }),
+        // The repaired plan has one subtask: its worker's text is the answer (the fast route), no synthesizer call.
         reviewStep(0.9),
-        answerStep("repaired"),
       ],
     });
     const directory = tempDir();
@@ -371,6 +371,7 @@ describe("streamed planning", () => {
       expect(eventsOf(events, "subtask-start").map((event) => event.label)).toEqual(["Early lookup", "Repaired lookup"]);
       expect(eventsOf(events, "subtask-end").map((event) => event.summary)).toEqual(["repaired result"]);
       expect(result.plan).toMatchObject([{ id: "s1", label: "Repaired lookup", status: "done", attempts: 1, summary: "repaired result" }]);
+      expect(result.answer).toBe("repaired result");
     } finally {
       troupe.close();
     }

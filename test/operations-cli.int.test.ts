@@ -17,7 +17,8 @@ describe("the command line for operating over time", () => {
     // The run the commands work on is made through the library (the CLI's `run` is tested
     // elsewhere), on the same data directory the child processes read.
     const troupe = await Troupe.create({ provider: "offline", dataDir: env.TROUPE_DATA_DIR, workspace: env.TROUPE_WORKSPACE });
-    const run = await troupe.run({ task: "compute 2+3 and then double it", threadId: "t1" }).finally(() => troupe.shutdown());
+    // The audit's reflections are the critic's verdicts, which the default review skips on verified tool results: ask for the critic.
+    const run = await troupe.run({ task: "compute 2+3 and then double it", threadId: "t1", review: "always" }).finally(() => troupe.shutdown());
     expect(run.answer).toContain("10");
 
     // Three independent sets of commands, each in order, side by side: runs and gc, schedules, grants.

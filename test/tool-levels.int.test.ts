@@ -55,8 +55,8 @@ describe("code_run's level matches what it can do", () => {
       toolStep("s1", "code_run", { language: "python", code: script }),
       toolStep("s1", "code_run", { language: "python", code: "open('/workspace/report.txt','w').write('6 files')" }, { contains: "undeclared_writes" }),
       finalStep("s1", "report written", { contains: "changed 1 workspace entry" }),
+      // One subtask: its worker's text is the answer (the fast route), no synthesizer call.
       reviewStep(0.9),
-      answerStep("done"),
     ]);
     try {
       const result = await troupe.run({ task: "write the report" });

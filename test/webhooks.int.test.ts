@@ -8,7 +8,7 @@ import { verifyWebhookSignature } from "../src/core/webhook.js";
 import { Troupe } from "../src/runtime/engine.js";
 import { WebhookSender } from "../src/runtime/webhook-sender.js";
 import { modelSetOf } from "../src/testing/model-set.js";
-import { answerStep, finalStep, planStep, reviewStep, subtask } from "../src/testing/script.js";
+import { finalStep, planStep, reviewStep, subtask } from "../src/testing/script.js";
 import { ScriptedChatModel } from "../src/testing/scripted-chat-model.js";
 import { runCli, tempDir } from "./helpers.js";
 import { call, serveApi, stopAll, until } from "./scale-out-helpers.js";
@@ -71,7 +71,8 @@ describe("webhooks", () => {
     closers.push(hook.close);
     const directory = tempDir();
     const config = TroupeConfig.parse({ webhooks: { secretEnv: "TROUPE_TEST_WEBHOOK_SECRET", allowAddresses: ["127.0.0.1"], retryBaseMs: 20, retryMaxMs: 200, timeoutMs: 2_000 } });
-    const model = new ScriptedChatModel({ steps: [planStep([subtask("s1", "execute", "One")]), finalStep("s1", "one"), reviewStep(0.9), answerStep("the answer")] });
+    // One subtask: its worker's text is the answer (the fast route), no synthesizer call.
+    const model = new ScriptedChatModel({ steps: [planStep([subtask("s1", "execute", "One")]), finalStep("s1", "one"), reviewStep(0.9)] });
     const troupe = await Troupe.create({ models: modelSetOf(model), dataDir: path.join(directory, "data"), workspace: path.join(directory, "ws"), config });
     const sender = new WebhookSender({ store: troupe.store, config: troupe.config.webhooks });
     try {
@@ -106,7 +107,7 @@ describe("webhooks", () => {
       expect(verifyWebhookSignature(SECRET, hook.received[0]?.signature, hook.received[0]?.body as string, { now: Date.now() + 3_600_000 })).toMatch(/tolerance/);
       // Deliveries of different events retry side by side, so their last attempts may arrive in either order.
       const completed = JSON.parse(hook.received.find((item) => item.event === "run.completed")?.body as string) as Record<string, unknown>;
-      expect(completed).toMatchObject({ event: "run.completed", run: { id: done.runId, status: "completed", answerSummary: "the answer" }, links: { task: `/api/v1/tasks/${done.runId}` } });
+      expect(completed).toMatchObject({ event: "run.completed", run: { id: done.runId, status: "completed", answerSummary: "one" }, links: { task: `/api/v1/tasks/${done.runId}` } });
       const view = await troupe.show(done.runId);
       expect(view.webhooks.map((row) => row.status)).toEqual(["delivered", "delivered"]);
     } finally {

@@ -15,12 +15,16 @@ type WireMessage = { role: string; content: unknown };
 
 describe("an answer cut off at the output limit is continued where it stopped", () => {
   it("synthesizer, on a model with no larger limit: two cut-off pieces and the end, joined; each follow-up carries what was written so far", async () => {
-    const { result, model } = await runScripted([
-      ...WORK,
-      answerStep("The harbour holds forty boats, ", { cutOff: true }),
-      answerStep("most of them trawlers, and its lighthouse ", { cutOff: true, contains: CONTINUE_NUDGE }),
-      answerStep("was built in 1872.", { contains: CONTINUE_NUDGE }),
-    ]);
+    const { result, model } = await runScripted(
+      [
+        ...WORK,
+        answerStep("The harbour holds forty boats, ", { cutOff: true }),
+        answerStep("most of them trawlers, and its lighthouse ", { cutOff: true, contains: CONTINUE_NUDGE }),
+        answerStep("was built in 1872.", { contains: CONTINUE_NUDGE }),
+      ],
+      // The synthesizer's answer is the subject: the whole pipeline, or the one worker's result would be the answer.
+      { review: "always" },
+    );
     model.assertDone();
     expect(result.status, result.error).toBe("completed");
     expect(result.answer).toBe("The harbour holds forty boats, most of them trawlers, and its lighthouse was built in 1872.");
@@ -33,7 +37,8 @@ describe("an answer cut off at the output limit is continued where it stopped", 
   });
 
   it("is bounded: an answer still cut off after three follow-ups fails the run, saying so, never a short answer", async () => {
-    const { result, model } = await runScripted([...WORK, answerStep("It goes on and on ", { cutOff: true, times: 4 })]);
+    // The synthesizer's answer is the subject: the whole pipeline, or the one worker's result would be the answer.
+    const { result, model } = await runScripted([...WORK, answerStep("It goes on and on ", { cutOff: true, times: 4 })], { review: "always" });
     model.assertDone();
     expect(result.status).toBe("failed");
     expect(result.error).toMatch(/answer was cut off at its output limit, even after 3 requests to continue it/);
@@ -66,7 +71,8 @@ describe("an answer cut off at the output limit is continued where it stopped", 
     });
     const openai = await fakeOpenAI(brain);
     openai.inject({ kind: "misbehave", as: "truncated" }, { role: "synthesizer", times: 2 });
-    const { result } = await runOnProvider(envFor({ openai }, { TROUPE_PROVIDER: "openai" }), { task: "describe the harbour" });
+    // The synthesizer's answer is the subject: the whole pipeline, or the one worker's result would be the answer.
+    const { result } = await runOnProvider(envFor({ openai }, { TROUPE_PROVIDER: "openai" }), { task: "describe the harbour", review: "always" });
     brain.assertDone();
     expect(result.status, result.error).toBe("completed");
     expect(result.answer).toBe(full);

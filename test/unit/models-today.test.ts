@@ -67,7 +67,7 @@ describe("context overflow in a long worker loop", () => {
         // The call after the overflow (the file's content gone from the conversation, its handle and summary kept: see below).
         outcomeStep("s1", { status: "done", from: "results.2", path: "$.words" }, { contains: '"$stash":"results.2"' }),
         reviewStep(0.9),
-        answerStep("big.txt has 3000 words."),
+        // One subtask: its worker's result is the answer (the fast route), no synthesizer call.
       ],
     });
     const openai = await fakeOpenAI(brain);

@@ -33,9 +33,10 @@ function countReads(troupe: Troupe, threadId: string): { count: number } {
 
 describe("the run lifecycle", () => {
   it("a resume reads the checkpoint once before it drives, and its budget carries on from what the run had used", async () => {
-    const model = new ScriptedChatModel({ steps: [planStep([subtask("s1", "research", "Look it up")]), finalStep("s1", "found"), reviewStep(1), answerStep("the answer")] });
+    // One worker subtask: its result is the answer, so no synthesizer call.
+    const model = new ScriptedChatModel({ steps: [planStep([subtask("s1", "research", "Look it up")]), finalStep("s1", "found"), reviewStep(1)] });
     const troupe = await engine(model);
-    const paused = await troupe.run({ task: "look it up", threadId: "t-resume", approvePlan: true, budget: { maxModelCalls: 4 } });
+    const paused = await troupe.run({ task: "look it up", threadId: "t-resume", approvePlan: true, budget: { maxModelCalls: 3 } });
     expect(paused.status).toBe("interrupted");
     const reads = countReads(troupe, "t-resume");
     const resumed = await troupe.resume("t-resume", { decision: "approve" });
@@ -43,8 +44,9 @@ describe("the run lifecycle", () => {
     // the run ended cleanly, so its last values describe it without another.
     expect(reads.count).toBe(2);
     expect(resumed.status).toBe("completed");
-    // The planner's call before the pause counts: 1 + worker + critic + synthesizer = the budget's 4, none refused.
-    expect(resumed.metrics.llmCalls).toBe(4);
+    // The planner's call before the pause counts: 1 + worker + critic = the budget's 3, none refused.
+    expect(resumed.metrics.llmCalls).toBe(3);
+    expect(resumed.answer).toBe("found");
     model.assertDone();
   });
 

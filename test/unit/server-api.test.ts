@@ -288,7 +288,8 @@ describe("resume and cancel", () => {
         answerStep("the model's answer"),
       ],
     });
-    const id = envelope<{ task_id: string }>(await submit(app, { task: "research something", approve_plan: true, approve_answer: true })).data.task_id;
+    // The answer approval of the synthesizer's answer is part of the subject: the whole pipeline (no fast route).
+    const id = envelope<{ task_id: string }>(await submit(app, { task: "research something", approve_plan: true, approve_answer: true, review: "always" })).data.task_id;
     await waitForStatus(app, id, ["interrupted"]);
     const reject = await app.app.inject({ method: "POST", url: `/api/v1/tasks/${id}/resume`, payload: { decision: "reject", feedback: "only the short version" } });
     expect(reject.statusCode).toBe(202);

@@ -51,9 +51,12 @@ describe("GET /tasks/:id/events (SSE)", () => {
     expect(types[0]).toBe("run-start");
     expect(types.at(-1)).toBe("run-end");
     expect(events.at(-1)?.data.status).toBe("completed");
-    expect(types).toEqual(expect.arrayContaining(["plan-ready", "subtask-start", "tool-call", "subtask-end", "critic-verdict", "answer"]));
+    // The offline planner's direct tool steps are verified results: review auto decides to skip the critic (no critic-verdict).
+    expect(types).toEqual(expect.arrayContaining(["plan-ready", "subtask-start", "tool-call", "subtask-end", "review-decide", "answer"]));
+    expect(types).not.toContain("critic-verdict");
     expect(types.indexOf("plan-ready")).toBeLessThan(types.indexOf("subtask-start"));
-    expect(types.lastIndexOf("subtask-end")).toBeLessThan(types.indexOf("critic-verdict"));
+    expect(types.lastIndexOf("subtask-end")).toBeLessThan(types.indexOf("review-decide"));
+    expect(types.indexOf("review-decide")).toBeLessThan(types.indexOf("answer"));
 
     const resumed = parseSse((await app.app.inject({ method: "GET", url: `/api/v1/tasks/${id}/events`, headers: { "last-event-id": "3" } })).body);
     expect(resumed.map((event) => event.id)).toEqual(events.slice(3).map((event) => event.id));

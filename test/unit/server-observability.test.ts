@@ -19,7 +19,8 @@ function metric(text: string, name: string, labels = ""): number | undefined {
 describe("GET /metrics", () => {
   it("exposes the agent_* metrics of seed 001 and HTTP request metrics", async () => {
     const app = await makeApp();
-    const id = envelope<{ task_id: string }>(await app.app.inject({ method: "POST", url: "/api/v1/execute", payload: { task: TASK } })).data.task_id;
+    // agent_reflection_pass_rate counts critic verdicts: the whole pipeline, or review auto would skip the critic here.
+    const id = envelope<{ task_id: string }>(await app.app.inject({ method: "POST", url: "/api/v1/execute", payload: { task: TASK, review: "always" } })).data.task_id;
     await waitForStatus(app, id, ["completed"]);
     const response = await app.app.inject({ method: "GET", url: "/metrics" });
     expect(response.statusCode).toBe(200);
