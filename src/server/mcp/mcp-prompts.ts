@@ -3,7 +3,7 @@ import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { ErrorCode, type GetPromptResult, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import { isTroupeError } from "../../core/errors.js";
-import { EXAMPLE_TASKS, EXAMPLE_TITLES, type ExampleName } from "../../core/example-tasks.js";
+import { EXAMPLES } from "../../core/example-tasks.js";
 import { LIMITS } from "../../core/limits.js";
 import { fillTaskTemplate, type TaskTemplate, type TaskTemplateArgument } from "../../core/task-template.js";
 import { completeListItem, type Completions, startingWith } from "./mcp-completions.js";
@@ -68,8 +68,8 @@ export function registerPrompts(server: McpServer, completions: Completions, tem
     ({ task, thread_id: threadId, tools }) => taskMessage(task, { threadId: threadId?.trim() || undefined, tools: listOf(tools) }),
   );
 
-  for (const [name, task] of Object.entries(EXAMPLE_TASKS) as Array<[ExampleName, string]>) {
-    server.registerPrompt(`example_${name}`, { title: EXAMPLE_TITLES[name], description: `troupe's example task: ${task}` }, () => taskMessage(task));
+  for (const example of EXAMPLES) {
+    server.registerPrompt(`example_${example.name}`, { title: example.title, description: `troupe's example task: ${example.task}` }, () => taskMessage(example.task));
   }
 
   for (const template of templates) {
