@@ -52,10 +52,10 @@ export class Completions {
     this.#principal = principal;
   }
 
+  /** The key's latest runs (the store's owner filter: another key's are never read). */
   async #recentRuns(prefix: string) {
     if (prefix.length > MAX_COMPLETION_PREFIX) return [];
-    const { items } = await this.#feed.tasks.list(this.#principal, { limit: SCAN_RUNS, offset: 0 });
-    return items;
+    return this.#feed.tasks.troupe.store.runs.list({ owner: this.#principal.id, limit: SCAN_RUNS });
   }
 
   async threads(prefix: string): Promise<string[]> {
