@@ -54,4 +54,19 @@ describe("loadConfig", () => {
     // A local agent is read as before: its own errors, in its own words.
     await expect(loadConfig(directoryWith({ "troupe.config.json": JSON.stringify({ agents: [{ name: "helper", description: "d" }] }) }))).rejects.toThrow(/agents\.0\.prompt: /);
   });
+
+  it("reads task templates with their defaults, and names the setting of a bad one", async () => {
+    const template = { name: "percent", description: "A percentage", task: "compute {{share}} of {{amount}}", arguments: [{ name: "share", values: ["17%"] }, { name: "amount", complete: "runs" }] };
+    const { config } = await loadConfig(directoryWith({ "troupe.config.json": JSON.stringify({ taskTemplates: [template] }) }));
+    expect(config.taskTemplates?.[0]?.arguments).toEqual([
+      { name: "share", values: ["17%"], required: true, maxLength: 1_000 },
+      { name: "amount", complete: "runs", required: true, maxLength: 1_000 },
+    ]);
+    await expect(loadConfig(directoryWith({ "troupe.config.json": JSON.stringify({ taskTemplates: [{ ...template, task: "compute {{share}}" }] }) }))).rejects.toThrow(
+      /troupe\.config\.json: taskTemplates\.0\.arguments\.1\.name: the argument "amount" is not used in the task/,
+    );
+    await expect(loadConfig(directoryWith({ "troupe.config.json": JSON.stringify({ taskTemplates: [{ ...template, arguments: [{ name: "share", complete: "files" }, { name: "amount" }] }] }) }))).rejects.toThrow(
+      /taskTemplates\.0\.arguments\.0\.complete: /,
+    );
+  });
 });

@@ -8,6 +8,7 @@ import { ConfigError, errorMessage } from "../core/errors.js";
 import { RetentionConfig } from "../core/retention.js";
 import { ReviewMode } from "../core/review-mode.js";
 import { ScheduleInput } from "../core/schedule.js";
+import { TaskTemplates } from "../core/task-template.js";
 import { WebhooksConfig } from "../core/webhook.js";
 import { readUserFileSync } from "./user-files.js";
 import { TrustConfig } from "./trust-config.js";
@@ -195,6 +196,8 @@ export const TroupeConfig = z
     retention: RetentionConfig.optional(),
     /** Tasks run on cron schedules by `troupe serve` (kept in step with the store by name). */
     schedules: z.array(ScheduleInput).max(200).optional(),
+    /** Tasks with `{{argument}}` placeholders, served as MCP prompts with completions for their arguments (see core/task-template.ts). */
+    taskTemplates: TaskTemplates.optional(),
     /** Signed webhooks: the secret, a default, where deliveries may go, retries (see core/webhook.ts). */
     webhooks: WebhooksConfig.optional(),
     /** When the critic reviews a run's outcomes: auto (the default), always or never; a run's own `review` takes precedence. */

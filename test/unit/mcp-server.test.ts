@@ -171,7 +171,8 @@ describe("troupe as an MCP server over Streamable HTTP (the SDK's Client)", () =
     const denied = await bob.callTool({ name: "get_run", arguments: { run_id: outcome.run_id } });
     expect(denied.isError).toBe(true);
     expect((denied.content as Array<{ text: string }>)[0]?.text).toMatch(/^task_not_found: /);
-    await expect(bob.readResource({ uri: `troupe://runs/${outcome.run_id}` })).rejects.toThrow(/no task with id/);
+    // Another key's run is "resource not found" (-32002), as one that does not exist.
+    await expect(bob.readResource({ uri: `troupe://runs/${outcome.run_id}` })).rejects.toMatchObject({ code: -32002, message: expect.stringMatching(/Resource not found: .*no run with id/) });
     expect(structured<{ total: number }>(await bob.callTool({ name: "list_runs", arguments: {} })).total).toBe(0);
     // Alice's session id, presented with Bob's key, is not found.
     const sessionId = (alice.transport as { sessionId?: string }).sessionId as string;
