@@ -22,7 +22,7 @@ import { MODEL_ROLES } from "../providers/provider.js";
 import { choiceId, type ModelSet } from "../providers/registry.js";
 import { isAlive, type RunRecord, type Store, type ThreadLease } from "../store/index.js";
 import { finishedPatch, type NewRun } from "../store/runs/contract.js";
-import { schemaProblem } from "../tools/json-schema.js";
+import { checkOutputSchema } from "../tools/json-schema.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import type { AgentRegistry } from "../agents/define-agent.js";
 import { type ForkRequest, prepareFork, seedFork } from "./fork.js";
@@ -274,6 +274,8 @@ export class RunLifecycle {
    * it for its resumes).
    */
   #parseRequest(input: RunRequestInput): RunRequest {
+    // The output schema first, by the check every path shares (a pattern RE2 cannot run is refused alike on each).
+    if (input.outputSchema !== undefined) checkOutputSchema(input.outputSchema);
     const parsed = RunRequest.safeParse(input);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
@@ -293,10 +295,6 @@ export class RunLifecycle {
       }
     } else if (this.#parts.config.webhooks?.default) {
       request.webhook = this.#parts.config.webhooks.default;
-    }
-    if (request.outputSchema) {
-      const problem = schemaProblem(request.outputSchema);
-      if (problem) throw new InputError("invalid_output_schema", `the output schema is not a valid JSON Schema: ${problem}`);
     }
     return request;
   }
