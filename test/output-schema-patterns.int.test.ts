@@ -144,7 +144,7 @@ describe("an answer against ^(a|a)*$ (29 a's and a b) is judged at once on every
     });
     // The crafted value was refused (must match format "url"), the repaired one taken.
     expect(view.status).toBe("completed");
-    expect(view.result?.output).toEqual({ link: "https://example.com/report" });
+    expect((view.result as { output?: unknown }).output).toEqual({ link: "https://example.com/report" });
     expect(app.model?.callsFor("synthesizer")[1]?.lastMessage).toMatch(/must match format "url"/);
     expect(polls).toBeGreaterThan(0);
   });

@@ -149,6 +149,8 @@ export const ERROR_CODES = {
   invalid_api_key: denied("Send a valid API key (TROUPE_API_KEYS lists them).", 401),
   admin_required: denied("Use a key named in TROUPE_ADMINS."),
   rate_limited: denied("Retry after the Retry-After seconds, or raise the rate limit.", 429),
+  too_many_schedules: denied("Remove one of the key's schedules first (DELETE /api/v1/schedules/{id}), or raise the config's server.schedules.maxPerKey."),
+  schedules_too_frequent: denied("Schedule it less often, remove another of the key's schedules, or raise the config's server.schedules.maxFiresPerHourPerKey."),
   host_not_allowed: denied("Reach troupe by an address it listens on (localhost, 127.0.0.1), or add the name to --allowed-hosts (TROUPE_ALLOWED_HOSTS).", 421),
   origin_not_allowed: denied("Change things from troupe's own pages, or add the site's name to --allowed-hosts (TROUPE_ALLOWED_HOSTS)."),
 
