@@ -1,6 +1,7 @@
 import { type McpServer, ResourceTemplate } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { executionGraphMermaid } from "../../core/execution-graph.js";
 import type { McpContext } from "./mcp-context.js";
+import { threadNameOfRun } from "../../core/thread-key.js";
 
 /** The id in a resource URI, as the template matched it (a single value). */
 function idOf(variables: Record<string, string | string[]>): string {
@@ -33,7 +34,7 @@ export function registerRunResources(server: McpServer, context: McpContext): vo
       const view = await troupe.show(record.id);
       const body = {
         run_id: record.id,
-        thread_id: record.threadId,
+        thread_id: threadNameOfRun(record),
         task: record.task,
         status: record.status,
         stop_reason: record.stopReason,
