@@ -9,6 +9,8 @@ CREATE TEMP TABLE thread_moves ON COMMIT DROP AS
     SELECT DISTINCT ON (thread_id) thread_id AS old_id, owner FROM runs ORDER BY thread_id, created_at DESC, row_order DESC
   ) latest
   WHERE owner IS NOT NULL AND owner <> 'local' AND strpos(old_id, '/') = 0;
+CREATE UNIQUE INDEX ON thread_moves (old_id);
+ANALYZE thread_moves;
 DO $$
 BEGIN
   IF to_regclass('public.checkpoints') IS NOT NULL THEN

@@ -27,8 +27,9 @@ CREATE TABLE IF NOT EXISTS writes (
   value BLOB,
   PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)
 );
-CREATE TEMP TABLE thread_moves AS
-  SELECT thread_id AS old_id, owner || '/' || thread_id AS new_id
+CREATE TEMP TABLE thread_moves (old_id TEXT PRIMARY KEY, new_id TEXT NOT NULL);
+INSERT INTO thread_moves
+  SELECT thread_id, owner || '/' || thread_id
   FROM (SELECT thread_id, owner, ROW_NUMBER() OVER (PARTITION BY thread_id ORDER BY created_at DESC, rowid DESC) AS latest FROM runs)
   WHERE latest = 1 AND owner IS NOT NULL AND owner <> 'local' AND instr(thread_id, '/') = 0;
 UPDATE checkpoints SET thread_id = (SELECT new_id FROM thread_moves WHERE old_id = checkpoints.thread_id)
