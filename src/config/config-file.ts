@@ -5,9 +5,10 @@ import { parse as parseJsonc, printParseErrorCode, type ParseError } from "jsonc
 import { z } from "zod";
 import { Budget } from "../core/budget.js";
 import { ConfigError, errorMessage } from "../core/errors.js";
+import { parseAllowedHost } from "../core/host-names.js";
 import { RetentionConfig } from "../core/retention.js";
 import { ReviewMode } from "../core/review-mode.js";
-import { ScheduleInput } from "../core/schedule.js";
+import { ScheduleInput, ScheduleLimits } from "../core/schedule.js";
 import { TaskTemplates } from "../core/task-template.js";
 import { WebhooksConfig } from "../core/webhook.js";
 import { readUserFileSync } from "./user-files.js";
@@ -158,6 +159,32 @@ export const MemoryConfig = z
   .strict();
 export type MemoryConfig = z.infer<typeof MemoryConfig>;
 
+/** `troupe serve`'s settings kept in the file; its flags and environment variables take precedence. */
+export const ServerFileConfig = z
+  .object({
+    /**
+     * Host names the server answers to besides its own addresses (the defence against DNS
+     * rebinding: docs/http-service.md): a name, `.example.com` for a domain and its subdomains,
+     * or `*` for any. `--allowed-hosts` / TROUPE_ALLOWED_HOSTS replace this list.
+     */
+    allowedHosts: z
+      .array(
+        z.string().superRefine((entry, context) => {
+          try {
+            parseAllowedHost(entry, "server.allowedHosts");
+          } catch (error) {
+            context.addIssue({ code: "custom", message: (error as Error).message });
+          }
+        }),
+      )
+      .max(100)
+      .optional(),
+    /** What one API key may schedule (POST /api/v1/schedules): how many schedules, and how often they fire together. */
+    schedules: ScheduleLimits.partial().strict().optional(),
+  })
+  .strict();
+export type ServerFileConfig = z.infer<typeof ServerFileConfig>;
+
 /** `troupe.config.json` or `troupe.config.ts` (its default export). */
 export const TroupeConfig = z
   .object({
@@ -204,6 +231,8 @@ export const TroupeConfig = z
     review: ReviewMode.optional(),
     /** Untrusted workspace paths, and what a call steered by untrusted data does (docs/trust.md). */
     trust: TrustConfig.optional(),
+    /** `troupe serve`: the host names it answers to, and what one API key may schedule. */
+    server: ServerFileConfig.optional(),
   })
   .strict();
 export type TroupeConfig = z.infer<typeof TroupeConfig>;

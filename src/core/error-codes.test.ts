@@ -13,6 +13,8 @@ const OWN_STATUSES: Partial<Record<CatalogueCode, number>> = {
   unauthorized: 401,
   invalid_api_key: 401,
   rate_limited: 429,
+  // A request whose Host names another server (DNS rebinding): Misdirected Request.
+  host_not_allowed: 421,
   overloaded: 503,
   shutting_down: 503,
   not_ready: 503,

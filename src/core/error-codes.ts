@@ -92,11 +92,7 @@ export const ERROR_CODES = {
   invalid_fork: input("Fix the fork request's field the message names."),
   invalid_filter: input("Filter on plain field names (letters, digits, '_', up to four levels with '.')."),
   invalid_operation: input("Use one of the store operations the tool documents."),
-  invalid_output_schema: input("Give an output schema that is a valid JSON Schema."),
-  output_schema_invalid: input("Give the output schema as a JSON object (a JSON Schema)."),
-  output_schema_too_deep: input("Flatten the output schema to fewer levels of nesting."),
-  output_schema_too_large: input("Make the output schema smaller."),
-  output_schema_unsafe_pattern: input("Simplify the schema's pattern so it cannot backtrack exponentially."),
+  invalid_output_schema: input("Give an output schema that is a valid JSON Schema object (at most 64 KiB, 32 levels), whose patterns RE2 can run (no lookaround or backreferences)."),
   context_too_large: input("Send less context with the task."),
   unknown_tool: input("Name a tool troupe has (troupe tools list)."),
   unknown_agent: input("Name an agent troupe has (troupe agents)."),
@@ -153,6 +149,10 @@ export const ERROR_CODES = {
   invalid_api_key: denied("Send a valid API key (TROUPE_API_KEYS lists them).", 401),
   admin_required: denied("Use a key named in TROUPE_ADMINS."),
   rate_limited: denied("Retry after the Retry-After seconds, or raise the rate limit.", 429),
+  too_many_schedules: denied("Remove one of the key's schedules first (DELETE /api/v1/schedules/{id}), or raise the config's server.schedules.maxPerKey."),
+  schedules_too_frequent: denied("Schedule it less often, remove another of the key's schedules, or raise the config's server.schedules.maxFiresPerHourPerKey."),
+  host_not_allowed: denied("Reach troupe by an address it listens on (localhost, 127.0.0.1), or add the name to --allowed-hosts (TROUPE_ALLOWED_HOSTS).", 421),
+  origin_not_allowed: denied("Change things from troupe's own pages, or add the site's name to --allowed-hosts (TROUPE_ALLOWED_HOSTS)."),
 
   // The server's own state
   overloaded: system("Retry after the Retry-After seconds: the server is under load.", 503),

@@ -18,6 +18,7 @@ import { checkExpectations, judgeFailure } from "./expectations.js";
 import { judgeAnswer } from "./judge.js";
 import { type CaseResult, type EvalResults, type Failure, type JudgeOutcome, sumMetrics } from "./results.js";
 import type { EvalCase, Suite } from "./suite.js";
+import { threadNameOf } from "../core/thread-key.js";
 
 export interface CassetteOptions {
   mode: "record" | "replay";
@@ -189,7 +190,7 @@ async function evaluateCase(evalCase: EvalCase, context: CaseContext): Promise<C
   } catch (error) {
     return done({ status: "error", failures: [{ expectation: "run", message: `the run could not go: ${errorMessage(error).split("\n")[0]}` }] });
   }
-  Object.assign(base, { runId: result.runId, threadId: result.threadId, answer: result.answer, stopReason: result.stopReason, metrics: result.metrics });
+  Object.assign(base, { runId: result.runId, threadId: threadNameOf(context.owner, result.threadId), answer: result.answer, stopReason: result.stopReason, metrics: result.metrics });
 
   const failures = await checkExpectations(evalCase, result, workspace);
   let judge: JudgeOutcome | undefined;

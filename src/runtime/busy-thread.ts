@@ -42,11 +42,11 @@ export function isBusy(latest: RunRecord | undefined, threads: ThreadLocks): boo
  * The check a new run's record is written with, in the store's transaction: a busy thread
  * refuses it (`reject`) or makes it wait for the thread's latest run.
  */
-export function busyCheck(threadId: string, strategy: OnBusy | undefined, threads: ThreadLocks): (latest: RunRecord | undefined) => void | Pick<NewRun, "waitsFor"> {
+export function busyCheck(threadName: string, strategy: OnBusy | undefined, threads: ThreadLocks): (latest: RunRecord | undefined) => void | Pick<NewRun, "waitsFor"> {
   return (latest) => {
     if (!latest || !isBusy(latest, threads)) return;
     if ((strategy ?? DEFAULT_ON_BUSY) === "reject") {
-      throw new ConflictError("thread_busy", `thread ${threadId} has a run that is ${latest.status}; resume it, use another thread, or choose what to do (--on-busy enqueue|interrupt|rollback)`, {
+      throw new ConflictError("thread_busy", `thread ${threadName} has a run that is ${latest.status}; resume it, use another thread, or choose what to do (--on-busy enqueue|interrupt|rollback)`, {
         runId: latest.id,
       });
     }

@@ -11,6 +11,7 @@ import { A2AService } from "./a2a/a2a-routes.js";
 import { createAuthHook } from "./auth.js";
 import { authPolicy, parseServerConfig, type ServerConfig, type ServerConfigInput } from "./config.js";
 import { installErrorHandler, sendError } from "./error-handler.js";
+import { hostPolicyOf } from "./host-policy.js";
 import { EvalService } from "./eval-service.js";
 import { EventHub } from "./event-hub.js";
 import { McpSessions } from "./mcp/mcp-http.js";
@@ -90,6 +91,7 @@ function requestIdOf(raw: IncomingMessage): string {
 export async function createApp(options: CreateAppOptions): Promise<TroupeApp> {
   const config = parseServerConfig(options.config ?? {});
   const policy = authPolicy(config);
+  const hosts = hostPolicyOf(config, options.troupe.config.server);
   const logger = options.logger ?? createLogger(config.logLevel);
   const telemetry = options.telemetry ?? NO_TELEMETRY;
   const metrics = new ServerMetrics();
@@ -138,6 +140,11 @@ export async function createApp(options: CreateAppOptions): Promise<TroupeApp> {
   app.decorateRequest("traceId", "");
   installErrorHandler(app);
 
+  // First of all, on every route (the console's files, /health, /mcp, A2A, 404s too): a request
+  // must name this server, and a change must not come from another site's page (host-policy.ts).
+  app.addHook("onRequest", async (request) => {
+    hosts.check({ method: request.method, headers: request.raw.headers }, request.routeOptions.url === "/mcp");
+  });
   app.addHook("onRequest", async (request) => {
     const traced = request.raw as TracedMessage;
     traced[TRACE] ??= traceOfRequest(request.headers.traceparent);
@@ -216,5 +223,6 @@ export async function createApp(options: CreateAppOptions): Promise<TroupeApp> {
       { prefix: "/api/v1" },
     );
   });
+  logger.info({ allowedHosts: hosts.describe() }, "host names answered to");
   return { app, tasks, evals, metrics, hub, evalHub, config, telemetry, mcp, a2a };
 }

@@ -8,6 +8,7 @@ import { emptyExecutionGraph, type ExecutionGraph } from "../core/execution-grap
 import type { SubtaskView } from "../core/plan.js";
 import type { ResumeDecision, RunRequestInput } from "../core/run.js";
 import { stableStringify } from "../core/text.js";
+import { threadKey } from "../core/thread-key.js";
 import { isAlive, type Troupe } from "../runtime/engine.js";
 import { type EvalCaseAction, refuseEvalCase } from "../runtime/eval-case.js";
 import { type RunRecord, SqliteRunQueue } from "../store/index.js";
@@ -160,13 +161,7 @@ export class TaskService {
         return { record: existing, replayed: true };
       }
     }
-    if (body.thread_id !== undefined) {
-      // Another client's thread is as good as missing: its conversation is not the caller's to continue or to see.
-      const previous = await this.troupe.store.runs.latestForThread(body.thread_id);
-      if (previous && previous.owner !== principal.id) {
-        throw new NotFoundError("thread_not_found", `there is no thread ${body.thread_id} of yours; choose another thread_id`, { thread_id: body.thread_id });
-      }
-    }
+    if (body.thread_id !== undefined) await this.latestOfThread(principal, body.thread_id);
     const input: RunRequestInput = { task: body.task };
     if (body.context !== undefined) input.context = typeof body.context === "string" ? body.context : JSON.stringify(body.context);
     if (body.max_iterations !== undefined) input.maxIterations = body.max_iterations;
@@ -220,6 +215,20 @@ export class TaskService {
     this.dispatcher?.origin(record.id, origin);
   }
 
+  /**
+   * The latest run of the caller's thread `name` (undefined for a thread not begun yet). A key's
+   * names are its own (core/thread-key.ts: alice's `daily` is kept as `alice/daily`), so another
+   * key's thread of the same name is another thread; the one case left is the unkeyed owners'
+   * shared namespace — a thread of the CLI's is not the open API's (`local`) to continue or see.
+   */
+  async latestOfThread(principal: Principal, name: string): Promise<RunRecord | undefined> {
+    const previous = await this.troupe.store.runs.latestForThread(threadKey(principal.id, name));
+    if (previous && previous.owner !== principal.id) {
+      throw new NotFoundError("thread_not_found", `there is no thread ${name} of yours; choose another thread_id`, { thread_id: name });
+    }
+    return previous;
+  }
+
   /** A principal's task; another principal's is as good as missing. */
   async record(principal: Principal, taskId: string): Promise<RunRecord> {
     const record = await this.troupe.store.runs.get(taskId);
@@ -228,7 +237,7 @@ export class TaskService {
   }
 
   async list(principal: Principal, query: TaskListQuery): Promise<{ items: RunRecord[]; total: number }> {
-    const filter = { owner: principal.id, ...(query.status ? { status: query.status } : {}), ...(query.thread_id ? { threadId: query.thread_id } : {}) };
+    const filter = { owner: principal.id, ...(query.status ? { status: query.status } : {}), ...(query.thread_id ? { threadId: threadKey(principal.id, query.thread_id) } : {}) };
     const [items, total] = await Promise.all([this.troupe.store.runs.list({ ...filter, limit: query.limit, offset: query.offset }), this.troupe.store.runs.count(filter)]);
     return { items, total };
   }

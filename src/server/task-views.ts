@@ -1,5 +1,6 @@
 import type { SubtaskView } from "../core/plan.js";
 import { LIMITS } from "../core/limits.js";
+import { threadNameOfRun } from "../core/thread-key.js";
 import type { PendingInterrupt } from "../runtime/engine.js";
 import type { RunRecord } from "../store/index.js";
 import type { TaskSummary, TaskView } from "./schemas.js";
@@ -10,7 +11,8 @@ const iso = (ms: number | null): string | null => (ms === null ? null : new Date
 export function taskSummary(record: RunRecord): TaskSummary {
   return {
     task_id: record.id,
-    thread_id: record.threadId,
+    // The owner's name for the thread (an API key's is kept under its key: core/thread-key.ts).
+    thread_id: threadNameOfRun(record),
     task: record.task,
     status: record.status,
     stop_reason: record.stopReason,

@@ -11,7 +11,8 @@ import type { RunEvent } from "../../src/core/events.js";
 import { TRUSTED, sourceOf, untrustedLabel } from "../../src/core/provenance.js";
 import { type MapItemRecord, UNLABELLED } from "../../src/core/stash.js";
 import { memoryNamespace } from "../../src/core/memory.js";
-import type { MemorySetup, NewRun, RunRecord, Store } from "../../src/store/index.js";
+import { threadKey, threadNameOfRun } from "../../src/core/thread-key.js";
+import { type MemorySetup, type NewRun, type RunRecord, SqliteRunQueue, type Store } from "../../src/store/index.js";
 import { HashingEmbeddings } from "../../src/testing/hashing-embeddings.js";
 import type { AuditEntry } from "../../src/tools/audit.js";
 
@@ -580,6 +581,50 @@ describe("memory store (a LangGraph BaseStore)", () => {
         await expect(memories.get(alice, "../../etc")).rejects.toMatchObject({ code: "invalid_memory_id" });
         await expect(memories.search(alice, "  ")).rejects.toMatchObject({ code: "empty_query" });
         await expect(memories.search(alice, "q".repeat(1_001))).rejects.toMatchObject({ code: "query_too_long" });
+      });
+    });
+
+    describe("threads named by their owner (core/thread-key.ts)", () => {
+      it("keeps two keys' threads of one name apart everywhere a thread is keyed: runs, busy checks, the queue, locks and checkpoints, also when both are made at once from two stores", async () => {
+        const { store, another } = await setup();
+        const other = await another();
+        // Each process takes from the queue (SQLite's is each server's own, in memory; Postgres's is shared).
+        for (const each of [store, other]) if (each.runQueue instanceof SqliteRunQueue) each.runQueue.open();
+        const alice = threadKey("alice", "daily");
+        const bob = threadKey("bob", "daily");
+        expect([alice, bob, threadKey("local", "daily"), threadKey(null, "daily")]).toEqual(["alice/daily", "bob/daily", "daily", "daily"]);
+        // A thread's runs wait for its latest one: each key's first run on "daily" finds nothing there.
+        const waitBehind = (latest: RunRecord | undefined) => (latest ? { waitsFor: latest.id } : undefined);
+        const [first, second] = await Promise.all([
+          store.runs.create(newRun({ threadId: alice, owner: "alice", request: { task: "a task", threadId: "daily" } }), { check: waitBehind }),
+          other.runs.create(newRun({ threadId: bob, owner: "bob", request: { task: "a task", threadId: "daily" } }), { check: waitBehind }),
+        ]);
+        expect([first?.waitsFor, second?.waitsFor]).toEqual([null, null]);
+        expect([threadNameOfRun(first as RunRecord), threadNameOfRun(second as RunRecord)]).toEqual(["daily", "daily"]);
+        expect((await other.runs.latestForThread(alice))?.id).toBe(first?.id);
+        expect((await store.runs.latestForThread(bob))?.id).toBe(second?.id);
+        expect(await store.runs.latestForThread("daily")).toBeUndefined();
+        expect((await store.runs.list({ threadId: alice })).map((run) => run.owner)).toEqual(["alice"]);
+        // A second run on alice's thread waits for her first; bob's thread is not in its way.
+        const third = await other.runs.create(newRun({ threadId: alice, owner: "alice" }), { check: waitBehind });
+        expect(third.waitsFor).toBe(first?.id);
+        // The queue takes one job per thread at a time (the run store offered each queued run): both keys' first runs at once, alice's second after her first.
+        const taken = [...(await store.runQueue.take(10)).map((job) => ({ job, queue: store.runQueue })), ...(await other.runQueue.take(10)).map((job) => ({ job, queue: other.runQueue }))];
+        expect(taken.map(({ job }) => job.threadId).sort()).toEqual([alice, bob]);
+        for (const { job, queue } of taken) await queue.complete(job);
+        // Each thread's lock is its own.
+        const [aliceLease, bobLease] = await Promise.all([store.threads.acquire(alice), other.threads.acquire(bob)]);
+        expect([aliceLease === null, bobLease === null]).toEqual([false, false]);
+        expect(await other.threads.acquire(alice)).toBeNull();
+        await aliceLease?.release();
+        await bobLease?.release();
+        // And so are its checkpoints (LangGraph's thread_id is the key).
+        for (const [key, task] of [[alice, "alice's"], [bob, "bob's"]] as const) {
+          await store.checkpointer.put({ configurable: { thread_id: key, checkpoint_ns: "" } }, { ...emptyCheckpoint(), id: uuid6(-1), channel_values: { task }, channel_versions: { task: 1 } }, { source: "input", step: -1, parents: {} }, { task: 1 });
+        }
+        expect((await other.checkpointer.getTuple({ configurable: { thread_id: alice } }))?.checkpoint.channel_values).toMatchObject({ task: "alice's" });
+        expect((await other.checkpointer.getTuple({ configurable: { thread_id: bob } }))?.checkpoint.channel_values).toMatchObject({ task: "bob's" });
+        expect(await other.checkpointer.getTuple({ configurable: { thread_id: "daily" } })).toBeUndefined();
       });
     });
 

@@ -82,8 +82,13 @@ export async function intentOf(tasks: TaskService, principal: Principal, message
     });
     const idempotencyKey = `a2a-${createHash("sha256").update(`${principal.id}\n${message.messageId}`).digest("hex").slice(0, 40)}`;
     if (body.thread_id !== undefined) {
-      const previous = await tasks.troupe.store.runs.latestForThread(body.thread_id);
-      if (previous && previous.owner !== principal.id) throw new TaskNotFoundError(`there is no context ${body.thread_id} of yours; use another contextId`);
+      let previous;
+      try {
+        previous = await tasks.latestOfThread(principal, body.thread_id);
+      } catch (error) {
+        if (isTroupeError(error) && error.code === "thread_not_found") throw new TaskNotFoundError(`there is no context ${body.thread_id} of yours; use another contextId`);
+        throw error;
+      }
       if (previous && (previous.status === "interrupted" || previous.status === "queued" || previous.status === "running") && previous.idempotencyKey !== idempotencyKey) {
         throw new UnsupportedOperationError(`context ${body.thread_id} has task ${previous.id}, which is ${previous.status}: send the message with its taskId, or use another contextId`);
       }

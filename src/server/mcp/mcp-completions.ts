@@ -1,4 +1,5 @@
 import type { TemplateValueSource } from "../../core/task-template.js";
+import { threadNameOfRun } from "../../core/thread-key.js";
 import type { Principal } from "../config.js";
 import type { RunFeed } from "../run-follow.js";
 
@@ -60,7 +61,7 @@ export class Completions {
 
   async threads(prefix: string): Promise<string[]> {
     return startingWith(
-      (await this.#recentRuns(prefix)).map((run) => run.threadId),
+      (await this.#recentRuns(prefix)).map((run) => threadNameOfRun(run)),
       prefix,
     );
   }

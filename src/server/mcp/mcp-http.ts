@@ -48,7 +48,8 @@ function headerOf(request: FastifyRequest, name: string): string | undefined {
  * session per client (so the server can ask the client — elicitation — and stream progress),
  * each acting for the principal whose API key opened it: a session id presented with another
  * key is not found. Bodies are read by troupe (the server's body limit), and a body that is not
- * JSON, a request before `initialize`, an unknown session and a cross-site Origin are JSON-RPC
+ * JSON, a request before `initialize`, an unknown session, a Host that does not name troupe and a
+ * cross-site Origin (the app's host policy, host-policy.ts, in the JSON-RPC form here) are JSON-RPC
  * errors. Runs belong to the task service, not the session: closing a session stops no run.
  *
  * Resumable: every SSE stream starts with a priming event (an id and `retry`), each message has an
@@ -92,10 +93,6 @@ export class McpSessions {
   }
 
   async #handle(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
-    const origin = headerOf(request, "origin");
-    if (origin !== undefined && !this.#sameHost(origin, headerOf(request, "host"))) {
-      return rpcError(reply, 403, ErrorCode.InvalidRequest, `requests from ${origin} are refused: a browser page of another site may not use this server`);
-    }
     let body: unknown;
     if (request.method === "POST") {
       try {
@@ -133,14 +130,6 @@ export class McpSessions {
       if (!reply.raw.headersSent) reply.raw.writeHead(500, { "content-type": "application/json" }).end(JSON.stringify({ jsonrpc: "2.0", error: { code: ErrorCode.InternalError, message: "internal error" }, id: null }));
     }
     return undefined;
-  }
-
-  #sameHost(origin: string, host: string | undefined): boolean {
-    try {
-      return host !== undefined && new URL(origin).host === host;
-    } catch {
-      return false;
-    }
   }
 
   async #open(principal: Principal): Promise<Session> {

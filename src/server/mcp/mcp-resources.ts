@@ -4,6 +4,7 @@ import { isTroupeError } from "../../core/errors.js";
 import type { RunRecord } from "../../store/index.js";
 import type { Completions } from "./mcp-completions.js";
 import type { McpContext } from "./mcp-context.js";
+import { threadNameOfRun } from "../../core/thread-key.js";
 import { decodePart, resourceNotFound } from "./resource-uris.js";
 
 /** The variable in a resource URI, as the template matched it (a single value), decoded; "" when it is not one. */
@@ -54,7 +55,7 @@ export function registerRunResources(server: McpServer, context: McpContext, com
       const view = await troupe.show(record.id);
       const body = {
         run_id: record.id,
-        thread_id: record.threadId,
+        thread_id: threadNameOfRun(record),
         task: record.task,
         status: record.status,
         stop_reason: record.stopReason,
@@ -87,7 +88,7 @@ export function registerRunResources(server: McpServer, context: McpContext, com
     "thread",
     new ResourceTemplate("troupe://threads/{thread_id}", {
       list: async () => ({
-        resources: [...new Set((await recent()).map((run) => run.threadId))].map((threadId) => ({ uri: `troupe://threads/${encodeURIComponent(threadId)}`, name: threadId, mimeType: "application/json" })),
+        resources: [...new Set((await recent()).map((run) => threadNameOfRun(run)))].map((threadId) => ({ uri: `troupe://threads/${encodeURIComponent(threadId)}`, name: threadId, mimeType: "application/json" })),
       }),
       complete: { thread_id: (value: string) => completions.threads(value) },
     }),

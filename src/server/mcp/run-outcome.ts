@@ -2,6 +2,7 @@ import { z } from "zod";
 import type { StoredEvent } from "../../core/events.js";
 import { RUN_STATUSES, STOP_REASONS } from "../../core/run.js";
 import { truncate } from "../../core/text.js";
+import { threadNameOfRun } from "../../core/thread-key.js";
 import type { RunRecord } from "../../store/index.js";
 import type { Principal } from "../config.js";
 import { describeInterrupt } from "../interrupt-prompt.js";
@@ -37,7 +38,7 @@ export async function outcomeOf(feed: RunFeed, record: RunRecord, output?: Outpu
   }
   const outcome: RunOutcome = {
     run_id: record.id,
-    thread_id: record.threadId,
+    thread_id: threadNameOfRun(record),
     status: record.status,
     stop_reason: record.stopReason,
     answer: record.answer,

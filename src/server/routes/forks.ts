@@ -1,5 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import { NotFoundError } from "../../core/errors.js";
+import { threadKey, threadNameOfRun } from "../../core/thread-key.js";
 import type { GcReport } from "../../core/retention.js";
 import { envelopeOf, ok } from "../envelope.js";
 import { originOf, type RouteContext } from "../route-context.js";
@@ -45,9 +46,9 @@ export function registerForkRoutes(api: FastifyInstance, { troupe, tasks, docs }
     return ok(
       {
         task_id: record.id,
-        thread_id: record.threadId,
+        thread_id: threadNameOfRun(record),
         status: record.status,
-        forked_from: { task_id: original.id, thread_id: original.threadId, checkpoint_id: origin?.checkpointId ?? "", subtask_id: origin?.subtaskId ?? null },
+        forked_from: { task_id: original.id, thread_id: threadNameOfRun(original), checkpoint_id: origin?.checkpointId ?? "", subtask_id: origin?.subtaskId ?? null },
       },
       "forked: the new task runs in the background",
     );
@@ -63,9 +64,11 @@ export function registerForkRoutes(api: FastifyInstance, { troupe, tasks, docs }
   });
   api.get("/threads/:id/history", async (request) => {
     const { id } = parseRequestPart(ThreadParams, request.params);
-    const runs = await troupe.store.runs.list({ threadId: id, limit: 1_000 });
+    // The caller's thread of that name: kept under its key (core/thread-key.ts).
+    const key = threadKey(request.principal.id, id);
+    const runs = await troupe.store.runs.list({ threadId: key, limit: 1_000 });
     if (runs.length === 0 || runs.some((run) => run.owner !== request.principal.id)) throw new NotFoundError("thread_not_found", `there is no thread ${id} of yours`, { thread_id: id });
-    const entries = await troupe.history(id);
+    const entries = await troupe.history(key);
     return ok({
       thread_id: id,
       checkpoints: entries.map((entry) => ({
@@ -106,6 +109,6 @@ export function registerForkRoutes(api: FastifyInstance, { troupe, tasks, docs }
   });
   api.delete("/threads/:id", async (request) => {
     const { id } = parseRequestPart(ThreadParams, request.params);
-    return ok(deletion(await troupe.deleteThread(id, { owner: request.principal.id })), "deleted");
+    return ok(deletion(await troupe.deleteThread(threadKey(request.principal.id, id), { owner: request.principal.id })), "deleted");
   });
 }

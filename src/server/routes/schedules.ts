@@ -1,4 +1,5 @@
 import type { FastifyInstance } from "fastify";
+import { DEFAULT_SCHEDULE_LIMITS } from "../../core/schedule.js";
 import type { ScheduleView as RuntimeScheduleView } from "../../runtime/schedules.js";
 import { envelopeOf, ok } from "../envelope.js";
 import type { RouteContext } from "../route-context.js";
@@ -36,7 +37,7 @@ export function registerScheduleRoutes(api: FastifyInstance, { troupe, docs }: R
   docs.add({
     method: "post",
     path: "/api/v1/schedules",
-    summary: "Run a task on a cron schedule (troupe serve fires each tick once, whatever the number of processes)",
+    summary: "Run a task on a cron schedule (troupe serve fires each tick once, whatever the number of processes); one key holds at most server.schedules.maxPerKey schedules (25) firing at most server.schedules.maxFiresPerHourPerKey runs an hour together (60): 403 too_many_schedules, schedules_too_frequent",
     tags: ["schedules"],
     body: ScheduleBody,
     responses: { 201: { description: "the schedule", schema: envelopeOf(ScheduleView) } },
@@ -56,7 +57,8 @@ export function registerScheduleRoutes(api: FastifyInstance, { troupe, docs }: R
         ...(body.approve_plan !== undefined ? { approvePlan: body.approve_plan } : {}),
         ...(body.approve_answer !== undefined ? { approveAnswer: body.approve_answer } : {}),
       },
-      { owner: request.principal.id, source: "api" },
+      // What one key may schedule: the config's server.schedules over the defaults (25 schedules, 60 runs an hour).
+      { owner: request.principal.id, source: "api", limits: { ...DEFAULT_SCHEDULE_LIMITS, ...troupe.config.server?.schedules } },
     );
     reply.code(201).header("location", `/api/v1/schedules/${added.id}`);
     return ok(view(added), "scheduled");

@@ -6,12 +6,13 @@ import { ExecuteBody, IdempotencyKey, ResumeBody, TaskAccepted, TaskList, TaskLi
 import { taskSummary } from "../task-views.js";
 import { parseRequestPart } from "../validation.js";
 import { InputError } from "../../core/errors.js";
+import { threadNameOfRun } from "../../core/thread-key.js";
 import type { RunStatus } from "../../core/run.js";
 import type { RunRecord } from "../../store/index.js";
 
 /** The short answer to a submit, resume or cancel: which task, on which thread, in which state. */
 function taskState(record: RunRecord, status: RunStatus = record.status): z.infer<typeof TaskAccepted> {
-  return { task_id: record.id, thread_id: record.threadId, status };
+  return { task_id: record.id, thread_id: threadNameOfRun(record), status };
 }
 
 /** POST /execute, GET /tasks, GET /tasks/:id, POST /tasks/:id/resume, POST /tasks/:id/cancel. */

@@ -37,11 +37,11 @@ function versionsOf(file: string): number[] {
 }
 
 describe("the migrations", () => {
-  it("are one file a version, each version kept as it was shipped (SQLite at 18, Postgres at 7)", () => {
-    expect(migrationsOf("sqlite").map((migration) => migration.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 10, 14, 16, 18]);
-    expect(migrationsOf("postgres").map((migration) => migration.version)).toEqual([1, 2, 5, 6, 7]);
-    expect(schemaVersionOf("sqlite")).toBe(18);
-    expect(schemaVersionOf("postgres")).toBe(7);
+  it("are one file a version, each version kept as it was shipped (SQLite at 20, Postgres at 9)", () => {
+    expect(migrationsOf("sqlite").map((migration) => migration.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 10, 14, 16, 18, 20]);
+    expect(migrationsOf("postgres").map((migration) => migration.version)).toEqual([1, 2, 5, 6, 7, 9]);
+    expect(schemaVersionOf("sqlite")).toBe(20);
+    expect(schemaVersionOf("postgres")).toBe(9);
     for (const dialect of ["sqlite", "postgres"] as const) {
       const folder = fileURLToPath(new URL(`../migrations/${dialect}/`, import.meta.url));
       expect(readdirSync(folder).filter((file) => file.endsWith(".sql"))).toHaveLength(migrationsOf(dialect).length);
@@ -49,9 +49,9 @@ describe("the migrations", () => {
   });
 
   it("plans by set: only the versions a database lacks, in order, whatever order they were applied in", () => {
-    expect(pendingMigrations("sqlite", [1, 2, 3, 4, 5, 6, 7, 8, 10, 16, 18], "db").map((migration) => migration.version)).toEqual([14]);
-    expect(pendingMigrations("postgres", [7, 1, 2, 6, 5], "db")).toEqual([]);
-    expect(pendingMigrations("sqlite", [], "db")).toHaveLength(12);
+    expect(pendingMigrations("sqlite", [1, 2, 3, 4, 5, 6, 7, 8, 10, 16, 18, 20], "db").map((migration) => migration.version)).toEqual([14]);
+    expect(pendingMigrations("postgres", [7, 1, 2, 9, 6, 5], "db")).toEqual([]);
+    expect(pendingMigrations("sqlite", [], "db")).toHaveLength(13);
   });
 });
 
@@ -73,7 +73,7 @@ describe("a database made by an earlier troupe", () => {
     expect(schemaOf(path.join(fresh, "troupe.db"))).toEqual(schemaOf(path.join(fixtureDirectory(), "troupe.db")));
   });
 
-  it("opens with nothing to apply and reads its runs, their events and their thread's checkpoints", async () => {
+  it("opens applying only what came since (20: threads by owner) and reads its runs, their events and their thread's checkpoints", async () => {
     const directory = fixtureDirectory();
     const before = versionsOf(path.join(directory, "troupe.db"));
     expect(before).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 10, 14, 16, 18]);
@@ -96,7 +96,44 @@ describe("a database made by an earlier troupe", () => {
     await store.runs.create({ id: "run-new", threadId: "fixture-thread", task: "more", status: "queued", request: { task: "more" }, pid: null, host: null });
     expect((await store.runs.latestForThread("fixture-thread"))?.id).toBe("run-new");
     await store.close();
-    expect(versionsOf(path.join(directory, "troupe.db"))).toEqual(before);
+    expect(versionsOf(path.join(directory, "troupe.db"))).toEqual([...before, 20]);
+  });
+
+  it("moves an API key's threads into its own namespace (20), with their checkpoints, writes, audit rows and forks' origins; the unkeyed owners keep their names", async () => {
+    const directory = fixtureDirectory();
+    const file = path.join(directory, "troupe.db");
+    const db = new Database(file);
+    const run = db.prepare("INSERT INTO runs (id, thread_id, task, status, request, created_at, updated_at, owner, forked_from) VALUES (?, ?, 't', 'completed', '{}', ?, ?, ?, ?)");
+    run.run("run-a1", "daily", 1, 1, "alice", null);
+    run.run("run-a2", "daily", 2, 2, "alice", null);
+    // "shared": bob's run first, then alice's (main refused the second owner through the API, but a race could make it): the checkpoints go with the latest.
+    run.run("run-b1", "shared", 3, 3, "bob", null);
+    run.run("run-a3", "shared", 4, 4, "alice", null);
+    run.run("run-l1", "mine", 5, 5, "local", null);
+    run.run("run-a4", "forked", 6, 6, "alice", JSON.stringify({ runId: "run-a2", threadId: "daily", checkpointId: "c1" }));
+    // The fixture thread's checkpoints and writes, copied onto the keyed threads.
+    for (const thread of ["daily", "shared"]) {
+      db.prepare("INSERT INTO checkpoints SELECT ?, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata FROM checkpoints WHERE thread_id = 'fixture-thread'").run(thread);
+      db.prepare("INSERT INTO writes SELECT ?, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value FROM writes WHERE thread_id = 'fixture-thread'").run(thread);
+    }
+    const audit = db.prepare("INSERT INTO audit (at, run_id, thread_id, agent, tool, args, decision, status, level, duration_ms, attempts, cached, principal) VALUES (1, ?, ?, 'execute', 'calculator', '{}', 'allow', 'ok', 'NONE', 1, 1, 0, ?)");
+    audit.run("run-a1", "daily", "alice");
+    audit.run("run-l1", "mine", "local");
+    db.close();
+
+    const store = openSqliteStore(directory);
+    stores.push(store);
+    const threadOf = async (id: string) => (await store.runs.get(id))?.threadId;
+    expect(await Promise.all(["run-a1", "run-a2", "run-b1", "run-a3", "run-l1", "run-a4"].map(threadOf))).toEqual(["alice/daily", "alice/daily", "bob/shared", "alice/shared", "mine", "alice/forked"]);
+    expect((await store.runs.get("run-a4"))?.forkedFrom).toEqual({ runId: "run-a2", threadId: "alice/daily", checkpointId: "c1" });
+    expect((await store.runs.list({ threadId: "fixture-thread" })).map((item) => item.owner)).toEqual([null, null]);
+    const count = (table: string, thread: string) => (store.db.prepare(`SELECT count(*) AS n FROM ${table} WHERE thread_id = ?`).get(thread) as { n: number }).n;
+    expect([count("checkpoints", "alice/daily"), count("checkpoints", "daily"), count("checkpoints", "alice/shared"), count("checkpoints", "bob/shared"), count("checkpoints", "fixture-thread")]).toEqual([14, 0, 14, 0, 14]);
+    expect([count("writes", "alice/daily"), count("writes", "daily"), count("writes", "alice/shared")]).toEqual([143, 0, 143]);
+    expect((await store.checkpointer.getTuple({ configurable: { thread_id: "alice/daily" } }))?.checkpoint.id).toBeTruthy();
+    expect(await store.checkpointer.getTuple({ configurable: { thread_id: "daily" } })).toBeUndefined();
+    expect((await store.audit.list({ runId: "run-a1" }))[0]?.threadId).toBe("alice/daily");
+    expect((await store.audit.list({ runId: "run-l1" }))[0]?.threadId).toBe("mine");
   });
 
   it("applies a version it lacks (14 here, as if written before provenance labels) and keeps its rows", async () => {
@@ -107,7 +144,7 @@ describe("a database made by an earlier troupe", () => {
     db.close();
     const store = openSqliteStore(directory);
     stores.push(store);
-    expect(versionsOf(file)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 10, 14, 16, 18]);
+    expect(versionsOf(file)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 10, 14, 16, 18, 20]);
     const columns = (store.db.prepare("PRAGMA table_info(stash)").all() as Array<{ name: string }>).map((column) => column.name);
     expect(columns).toContain("label");
     expect(await store.runs.count({ threadId: "fixture-thread" })).toBe(2);
@@ -117,7 +154,7 @@ describe("a database made by an earlier troupe", () => {
     const directory = fixtureDirectory();
     const file = path.join(directory, "troupe.db");
     const db = new Database(file);
-    db.prepare("INSERT INTO schema_version (version) VALUES (19)").run();
+    db.prepare("INSERT INTO schema_version (version) VALUES (21)").run();
     db.close();
     const size = statSync(file).size;
     let caught: unknown;
@@ -127,8 +164,8 @@ describe("a database made by an earlier troupe", () => {
       caught = error;
     }
     expect(isTroupeError(caught) && caught.code).toBe("database_too_new");
-    expect((caught as Error).message).toBe(`${file} has schema version 19, newer than this troupe knows (18): upgrade troupe, or use another database`);
+    expect((caught as Error).message).toBe(`${file} has schema version 21, newer than this troupe knows (20): upgrade troupe, or use another database`);
     expect(statSync(file).size).toBe(size);
-    expect(versionsOf(file)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 10, 14, 16, 18, 19]);
+    expect(versionsOf(file)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 10, 14, 16, 18, 21]);
   });
 });

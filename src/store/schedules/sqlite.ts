@@ -1,6 +1,6 @@
 import { type Schedule } from "../../core/schedule.js";
 import type { Sqlite } from "../database/sqlite.js";
-import { type NewSchedule, SCHEDULE_INSERT, ScheduleRow, type ScheduleStore, newScheduleId, scheduleValues } from "./contract.js";
+import { type AddScheduleOptions, type NewSchedule, SCHEDULE_INSERT, ScheduleRow, type ScheduleStore, newScheduleId, scheduleValues } from "./contract.js";
 
 /** The schedules table in SQLite. */
 export class SqliteScheduleStore implements ScheduleStore {
@@ -10,10 +10,20 @@ export class SqliteScheduleStore implements ScheduleStore {
     this.#db = db;
   }
 
-  async add(schedule: NewSchedule): Promise<Schedule | undefined> {
+  async add(schedule: NewSchedule, options: AddScheduleOptions = {}): Promise<Schedule | undefined> {
     const id = newScheduleId();
     try {
-      this.#db.prepare(`${SCHEDULE_INSERT} (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(scheduleValues(id, schedule, Date.now()));
+      // One synchronous transaction: the owner's schedules cannot change between the check and the insert.
+      this.#db.transaction(() => {
+        if (options.check) {
+          const owned = this.#db
+            .prepare(schedule.owner === null ? "SELECT * FROM schedules WHERE owner IS NULL ORDER BY name" : "SELECT * FROM schedules WHERE owner = ? ORDER BY name")
+            .all(...(schedule.owner === null ? [] : [schedule.owner]))
+            .map((row) => ScheduleRow.parse(row));
+          options.check(owned);
+        }
+        this.#db.prepare(`${SCHEDULE_INSERT} (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(scheduleValues(id, schedule, Date.now()));
+      })();
     } catch (error) {
       if ((error as { code?: string }).code === "SQLITE_CONSTRAINT_UNIQUE") return undefined;
       throw error;
