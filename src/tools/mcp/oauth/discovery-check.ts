@@ -19,7 +19,7 @@ function sameIssuer(left: string, right: string): boolean {
  * Checks what discovery found before anything is sent to it: the authorization server's URL
  * passes the same rules as any URL a server names (https, public addresses); its metadata names
  * itself as the issuer it was fetched for (RFC 8414 §3.3, OpenID Discovery §4.3: a document that
- * does not "MUST NOT be used"); and the endpoints it lists — where the authorization code, the
+ * does not "MUST NOT be used"; the SDK does not check it); and the endpoints it lists — where the authorization code, the
  * PKCE verifier and any client secret are sent — are on its own origin (or one the config trusts),
  * so a metadata document cannot point the token request at another host or an internal address.
  */
@@ -37,10 +37,20 @@ export function checkDiscovery(state: OAuthDiscoveryState, server: URL, rules: N
   if (named) refuse(`${authorizationServer.origin}: ${named}`);
   const metadata = state.authorizationServerMetadata;
   if (!metadata) return;
-  if (!sameIssuer(metadata.issuer, state.authorizationServerUrl)) {
+  let issuer: URL;
+  try {
+    issuer = new URL(metadata.issuer);
+  } catch {
+    return refuse(`its metadata's issuer ${JSON.stringify(String(metadata.issuer).slice(0, 200))} is not a URL`);
+  }
+  // Named by the server's protected-resource metadata: the issuer must be that URL exactly. Without
+  // such metadata (the 2025-03-26 spec), troupe took the server's own origin as the authorization
+  // server, and the issuer may add a path there, but not leave that origin.
+  const exact = state.resourceMetadata !== undefined;
+  if (exact ? !sameIssuer(metadata.issuer, state.authorizationServerUrl) : issuer.origin !== authorizationServer.origin) {
     refuse(`its metadata names the issuer ${JSON.stringify(metadata.issuer.slice(0, 200))}, not ${state.authorizationServerUrl} where it was fetched (RFC 8414 §3.3)`);
   }
-  const origins = new Set([new URL(metadata.issuer).origin, ...trustedOrigins.map((origin) => new URL(origin).origin)]);
+  const origins = new Set([issuer.origin, ...trustedOrigins.map((origin) => new URL(origin).origin)]);
   const endpoints: Array<[string, string | undefined]> = [
     ["authorization_endpoint", metadata.authorization_endpoint],
     ["token_endpoint", metadata.token_endpoint],

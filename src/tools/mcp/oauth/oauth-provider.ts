@@ -16,7 +16,8 @@ import { refusalOf } from "./oauth-fetch.js";
 export interface Authorizer {
   /** The loopback redirect URI the authorization server sends the person back to. */
   readonly redirectUrl: string;
-  readonly state: string;
+  /** The state of the authorization about to begin (each has its own). */
+  state(): string;
   /** Sends the person to the authorization URL and resolves with the code the redirect brought back. */
   authorize(url: URL): Promise<string>;
 }
@@ -98,7 +99,7 @@ export class TroupeOAuthProvider implements OAuthClientProvider {
   }
 
   state(): string {
-    return this.#options.authorizer?.state ?? "";
+    return this.#options.authorizer?.state() ?? "";
   }
 
   clientInformation(): OAuthClientInformationMixed | undefined {
