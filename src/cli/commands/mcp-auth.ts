@@ -33,7 +33,9 @@ export function registerMcpAuth(mcp: Command): void {
     .option("--open", "open the authorization URL in the browser (default: print it)")
     .option("--timeout <seconds>", "how long to wait for the browser's redirect (default 300)")
     .option("--json", "print the outcome as JSON");
-  storeFlags(login).action(async (server: string, flags: LoginFlags) => {
+  storeFlags(login).action(async (server: string) => {
+    // `troupe mcp` takes --data-dir too: whichever of the two parsed it.
+    const flags = login.optsWithGlobals<LoginFlags>();
     const seconds = flags.timeout === undefined ? 300 : Number(flags.timeout);
     if (!Number.isInteger(seconds) || seconds < 1 || seconds > 3_600) throw new InputError("bad_request", `--timeout must be a whole number of seconds from 1 to 3600 (got "${flags.timeout}")`);
     const { mcpLogin } = await import("../../runtime/mcp-auth.js");
@@ -53,7 +55,8 @@ export function registerMcpAuth(mcp: Command): void {
   });
 
   const logout = mcp.command("logout <server>").description("forget what troupe keeps for an MCP server: its tokens, its client registration, the authorization server it found");
-  storeFlags(logout).action(async (server: string, flags: LoginFlags) => {
+  storeFlags(logout).action(async (server: string) => {
+    const flags = logout.optsWithGlobals<LoginFlags>();
     const { mcpLogout } = await import("../../runtime/mcp-auth.js");
     const dropped = await mcpLogout(server, { ...(flags.dataDir !== undefined ? { dataDir: flags.dataDir } : {}), ...(flags.databaseUrl !== undefined ? { databaseUrl: flags.databaseUrl } : {}) });
     out(dropped > 0 ? `forgot ${dropped} credential${dropped === 1 ? "" : "s"} of "${server}"` : `nothing was kept for "${server}"`);

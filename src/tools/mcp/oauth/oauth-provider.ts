@@ -103,6 +103,10 @@ export class TroupeOAuthProvider implements OAuthClientProvider {
   }
 
   clientInformation(): OAuthClientInformationMixed | undefined {
+    // Nobody to authorize and no client yet: registering one now (for a redirect no one waits on) would only leave it behind.
+    if (!this.#client && this.#interactive && !this.#options.authorizer && !this.#options.config.clientMetadataUrl) {
+      throw new ConfigError("mcp_login_required", `the MCP server "${this.#options.server}" needs a person to authorize troupe: run troupe mcp login ${this.#options.server}`, { server: this.#options.server });
+    }
     return this.#client;
   }
 
