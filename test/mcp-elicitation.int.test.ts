@@ -8,7 +8,8 @@ import { Troupe } from "../src/runtime/engine.js";
 import { modelSetOf } from "../src/testing/model-set.js";
 import { answerStep, finalStep, planStep, reviewStep, subtask, toolStep } from "../src/testing/script.js";
 import { type ScriptStep, ScriptedChatModel } from "../src/testing/scripted-chat-model.js";
-import { ROOT, tempDir } from "./helpers.js";
+import { writeFileSync } from "node:fs";
+import { ROOT, runCli, tempDir, writeScript } from "./helpers.js";
 
 // On main, troupe's MCP client declared no capabilities: a server that asked the person anything
 // got "Method not found" and its call failed. Here its question becomes the run's own question to a
@@ -124,6 +125,32 @@ describe("a server's question to a person (MCP elicitation)", () => {
     } finally {
       await second.troupe.shutdown();
     }
+  });
+
+  it("through the CLI: troupe run waits (exit 3) showing the server's words as its own; troupe resume --answer sends the form", async () => {
+    const directory = tempDir();
+    const log = path.join(directory, "received.jsonl");
+    writeFileSync(path.join(directory, "troupe.config.json"), JSON.stringify({ tools: { mcp: { servers: { elicit: stdio(log) } }, ...GRANT } }));
+    const env = { TROUPE_PROVIDER: "scripted", TROUPE_DATA_DIR: path.join(directory, "data"), TROUPE_WORKSPACE: path.join(directory, "workspace") };
+    const first = await runCli(["run", "book TR 9", "--thread", "cli"], {
+      cwd: directory,
+      env: { ...env, TROUPE_SCRIPT: writeScript(directory, "one.json", [planStep([subtask("s1", "execute", "Book TR 9")]), toolStep("s1", "elicit.book", { flight: "TR 9" })]) },
+    });
+    expect(first.code, first.stderr).toBe(3);
+    expect(first.stdout).toContain('A question from the MCP server "elicit" (not from troupe):');
+    expect(first.stdout).toMatch(/<<data:[0-9a-f]{12} from mcp elicit>>\nWho is flying on TR 9\?\n<<end data:/);
+    expect(first.stdout).toContain(`Continue with: troupe resume cli --answer '{"field": …}'`);
+    const later = { ...env, TROUPE_SCRIPT: writeScript(directory, "two.json", [finalStep("s1", "booked", { contains: "booked TR 9 for Ed, 3 seats" }), reviewStep(0.9), answerStep("booked")]) };
+    const approved = await runCli(["resume", "cli", "--approve"], { cwd: directory, env: later });
+    expect(approved.code).toBe(2);
+    expect(approved.stderr).toContain("which is not an approval of troupe's");
+    const answered = await runCli(["resume", "cli", "--answer", '{"name": "Ed", "seats": 3}', "--json"], { cwd: directory, env: later });
+    expect(answered.code, answered.stderr).toBe(0);
+    expect(JSON.parse(answered.stdout)).toMatchObject({ status: "completed" });
+    expect(received(log).map((entry) => [entry.action, entry.content])).toEqual([
+      ["cancel", undefined],
+      ["accept", { name: "Ed", seats: 3 }],
+    ]);
   });
 
   it("declines for a person who rejects, and the tool's answer reaches the worker", async () => {

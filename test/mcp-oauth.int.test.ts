@@ -224,7 +224,7 @@ describe("what an MCP server's OAuth metadata may make troupe do", () => {
   });
 
   it("stops reading a metadata document past 1 MiB, and does not follow a redirect to another origin", async () => {
-    for (const headers of [{}, { "content-length": String(4 * 1024 * 1024 + 200) }]) {
+    for (const headers of [{}, { "content-length": String(4 * 1024 * 1024 + 200) }] as Array<Record<string, string>>) {
       const huge = await hostile((base) => ({
         "/.well-known/oauth-protected-resource/mcp": { body: { resource: `${base}/mcp`, authorization_servers: [base] } },
         "/.well-known/oauth-authorization-server": { headers, body: asMetadata(base, { padding: "x".repeat(4 * 1024 * 1024) }) },
