@@ -6,6 +6,7 @@ import { describe, expect, it } from "vitest";
 import { answerStep, finalStep, planStep, reviewStep, subtask, toolStep } from "../src/testing/script.js";
 import { ROOT } from "./helpers.js";
 import { a2aClient, a2aMessage, listen, mcpClient, sendRequest, statusText, structured } from "./protocol-helpers.js";
+import { answerExpiredQuestions } from "../src/server/expired-questions.js";
 import { envelope, makeApp, waitForStatus } from "./server-helpers.js";
 
 // A tool server's question reaches a person through every door troupe has, as its own kind of
@@ -24,11 +25,11 @@ function received(log: string): Array<{ action: string; content?: Record<string,
   }
 }
 
-async function appWithServer(flight: string) {
+async function appWithServer(flight: string, server: Record<string, unknown> = {}, outcome = `booked ${flight} for`) {
   const steps = [
     planStep([subtask("s1", "execute", `Book flight ${flight}`)]),
     toolStep("s1", "elicit.book", { flight }),
-    finalStep("s1", "booked", { contains: `booked ${flight} for` }),
+    finalStep("s1", "booked", { contains: outcome }),
     reviewStep(0.9),
     answerStep(`booked ${flight}`),
   ];
@@ -37,7 +38,7 @@ async function appWithServer(flight: string) {
   const app = await makeApp({
     steps,
     toolsConfig: {
-      mcp: { servers: { elicit: { command: process.execPath, args: [FIXTURE], env: { ELICIT_LOG: log } } } },
+      mcp: { servers: { elicit: { command: process.execPath, args: [FIXTURE], env: { ELICIT_LOG: log }, ...server } } },
       permissions: { grants: [{ agent: "execute", tool: "elicit.*", level: "EXECUTE", grantedBy: "test" }] },
     },
   });
@@ -96,6 +97,19 @@ describe("a tool server's question, through troupe's front doors", () => {
     const done = (await client.sendMessage(sendRequest(a2aMessage("", { taskId: waiting.id, contextId: waiting.contextId, data: { name: "Cy" } })))) as Task;
     expect(done.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
     expect(received(log).at(-1)).toMatchObject({ action: "accept", content: { name: "Cy", seats: 2 } });
+  });
+
+  it("answers cancel for a person who did not answer within elicitation.timeoutMs, and the run goes on", async () => {
+    const { app, log } = await appWithServer("TR 5", { elicitation: { timeoutMs: 60_000 } }, "not booked: cancel");
+    const accepted = envelope(await app.app.inject({ method: "POST", url: "/api/v1/execute", payload: { task: "book TR 5" } })).data;
+    const task = await waitForStatus(app, accepted.task_id as string, ["interrupted"]);
+    const expiresAt = (task.interrupt as { payload: { expiresAt: number; askedAt: number } }).payload.expiresAt;
+    expect(expiresAt - (task.interrupt as { payload: { askedAt: number } }).payload.askedAt).toBe(60_000);
+    // Before its time nothing is answered; past it, troupe serve's look (once a minute) answers it.
+    expect(await answerExpiredQuestions(app.troupe, expiresAt - 1)).toBe(0);
+    expect(await answerExpiredQuestions(app.troupe, expiresAt)).toBe(1);
+    await waitForStatus(app, accepted.task_id as string, ["completed"]);
+    expect(received(log).map((entry) => entry.action)).toEqual(["cancel", "cancel"]);
   });
 
   it("in the web console: its own card, the server's words as text, a form built from its fields", { timeout: 120_000 }, async () => {
