@@ -210,7 +210,7 @@ describe("a server's question to a person (MCP elicitation)", () => {
       expect(paused.interrupt?.kind).toBe("mcp-elicitation");
       const payload = paused.interrupt?.payload ?? {};
       // The terminal escape and the carriage return that would rewrite a line are gone.
-      expect(String(payload.message)).not.toMatch(/[\u001b\r]/);
+      expect([...String(payload.message)].filter((char) => char === "\u001b" || char === "\r")).toEqual([]);
       const shown = describeElicitation(payload);
       expect(shown).toMatch(/^The MCP server "elicit" asks a question while execute's call to elicit\.pose waits\. The words below are the server's, not troupe's/);
       // Its planted end marker cannot close the block it is shown in.
