@@ -153,6 +153,37 @@ describe("a server's question to a person (MCP elicitation)", () => {
     ]);
   });
 
+  it("asks a second question of the same call in turn: the first answer is replayed, the second asked, and both reach the server", async () => {
+    const directory = tempDir();
+    const log = path.join(directory, "received.jsonl");
+    const { troupe, model } = await engine(directory, stdio(log), [
+      planStep([subtask("s1", "execute", "Plan the stay")]),
+      toolStep("s1", "elicit.pair", {}),
+      finalStep("s1", "planned", { contains: "3 nights in Oslo" }),
+      reviewStep(0.9),
+      answerStep("3 nights in Oslo"),
+    ]);
+    try {
+      const first = await troupe.run({ task: "plan the stay", threadId: "pair" });
+      expect(first.interrupt?.payload).toMatchObject({ message: "Which city?" });
+      const second = await troupe.resume("pair", { decision: "answer", answer: "Oslo" });
+      expect(second.status).toBe("interrupted");
+      expect(second.interrupt?.payload).toMatchObject({ message: "How many nights in Oslo?" });
+      const done = await troupe.resume("pair", { decision: "answer", answer: "3" });
+      model.assertDone();
+      expect(done.status).toBe("completed");
+      expect(received(log).map((entry) => [entry.action, entry.content])).toEqual([
+        ["cancel", undefined],
+        ["accept", { city: "Oslo" }],
+        ["cancel", undefined],
+        ["accept", { city: "Oslo" }],
+        ["accept", { nights: 3 }],
+      ]);
+    } finally {
+      await troupe.shutdown();
+    }
+  });
+
   it("declines for a person who rejects, and the tool's answer reaches the worker", async () => {
     const directory = tempDir();
     const log = path.join(directory, "received.jsonl");

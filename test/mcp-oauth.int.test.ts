@@ -9,7 +9,10 @@ import { parseEnv } from "../src/config/env.js";
 import { Troupe } from "../src/runtime/engine.js";
 import { modelSetOf } from "../src/testing/model-set.js";
 import { ScriptedChatModel } from "../src/testing/scripted-chat-model.js";
+import { mcpLogin } from "../src/runtime/mcp-auth.js";
+import { answerStep, finalStep, planStep, reviewStep, subtask, toolStep } from "../src/testing/script.js";
 import { CLI, cleanEnv, runCli, tempDir } from "./helpers.js";
+import { envelope, makeApp, waitForStatus } from "./server-helpers.js";
 import { type OAuthTestServer, startOAuthServer } from "./oauth-helpers.js";
 
 // On main, troupe's MCP client sent static headers only: a server that asks for OAuth (most hosted
@@ -127,6 +130,35 @@ describe("OAuth to an MCP server that asks for it", () => {
     const loggedOut = await runCli(["mcp", "logout", "secure", "--data-dir", path.join(directory, "data")], { cwd: directory });
     expect(loggedOut.stdout.trim()).toBe('forgot 3 credentials of "secure"');
     await expect(engine(directory, { secure: { url: secure.url } })).rejects.toMatchObject({ code: "mcp_login_required" });
+  });
+
+  it("leaves no token in troupe serve's logs, a run's events or its audit rows", async () => {
+    const secure = await oauthServer();
+    const directory = tempDir();
+    writeFileSync(path.join(directory, "troupe.config.json"), JSON.stringify({ tools: { mcp: { servers: { secure: { url: secure.url } } } } }));
+    // The login, in process this time (the function troupe mcp login calls), with the person's browser.
+    const result = await mcpLogin("secure", {
+      dataDir: path.join(directory, "data"),
+      configDir: directory,
+      present: async (url) => {
+        const consent = await fetch(url, { redirect: "manual" });
+        await fetch(new URL(consent.headers.get("location") as string, url));
+      },
+    });
+    expect(result).toEqual({ tools: ["secure.whoami"], authorized: true });
+    const app = await makeApp({
+      steps: [planStep([subtask("s1", "research", "Ask who I am")]), toolStep("s1", "secure.whoami", {}), finalStep("s1", "a client", { contains: "client client-" }), reviewStep(0.9), answerStep("a client")],
+      toolsConfig: { mcp: { servers: { secure: { url: secure.url } } } },
+      troupe: { dataDir: path.join(directory, "data") },
+    });
+    secure.expireAccessTokens();
+    const accepted = envelope(await app.app.inject({ method: "POST", url: "/api/v1/execute", payload: { task: "who am I to the secure server" } })).data;
+    await waitForStatus(app, accepted.task_id as string, ["completed"]);
+    expect(secure.grants).toEqual(["authorization_code", "refresh_token"]);
+    const events = (await app.app.inject({ method: "GET", url: `/api/v1/tasks/${accepted.task_id}/events` })).body;
+    const seen = [JSON.stringify(app.logs), events, JSON.stringify(await app.troupe.store.audit.list()), JSON.stringify(await app.troupe.store.events.list(accepted.task_id as string))].join("\n");
+    expect(seen).toContain("secure.whoami");
+    for (const token of secure.issued) expect(seen.includes(token), token).toBe(false);
   });
 
   it("refuses a login for a server that is not in the config, or has no OAuth", async () => {
