@@ -184,6 +184,30 @@ describe("a server's question to a person (MCP elicitation)", () => {
     }
   });
 
+  it("pauses a direct tool step (no model call) the same way, and makes its call again with the answer", async () => {
+    const directory = tempDir();
+    const log = path.join(directory, "received.jsonl");
+    const { troupe, model } = await engine(directory, stdio(log), [
+      planStep([subtask("s1", "execute", "Book TR 8", { tool: "elicit.book", args: { flight: { value: "TR 8" } } })]),
+      reviewStep(0.9),
+      answerStep("booked TR 8"),
+    ]);
+    try {
+      const paused = await troupe.run({ task: "book TR 8", threadId: "direct" });
+      expect(paused.interrupt).toMatchObject({ kind: "mcp-elicitation", payload: { subtaskId: "s1", message: "Who is flying on TR 8?" } });
+      const done = await troupe.resume("direct", { decision: "answer", answer: '{"name": "Flo", "seats": 1}' });
+      expect(done.status).toBe("completed");
+      expect(done.plan[0]).toMatchObject({ status: "done" });
+      expect(received(log).map((entry) => [entry.action, entry.content])).toEqual([
+        ["cancel", undefined],
+        ["accept", { name: "Flo", seats: 1 }],
+      ]);
+      expect(model.calls.length).toBeLessThanOrEqual(3);
+    } finally {
+      await troupe.shutdown();
+    }
+  });
+
   it("declines for a person who rejects, and the tool's answer reaches the worker", async () => {
     const directory = tempDir();
     const log = path.join(directory, "received.jsonl");
