@@ -91,7 +91,7 @@ export function printProgress(event: StoredEvent): void {
       err(color.dim(`    ✉ ${event.message.from} → ${describeAudience(event.message.audience)}: ${oneLine(event.message.text, 100)}`));
       break;
     case "approval-request":
-      err(`${color.yellow("⏸")} waiting for a person: ${event.interrupt.kind}`);
+      err(`${color.yellow("⏸")} waiting for a person: ${event.interrupt.kind}${event.interrupt.kind === "mcp-elicitation" ? ` (a question of the MCP server ${String(event.interrupt.payload.server ?? "")}, not troupe's)` : ""}`);
       // A call untrusted data steered says so, and names the source.
       if (typeof event.interrupt.payload.steering === "object" && typeof event.interrupt.payload.reason === "string") err(color.yellow(`    ! ${oneLine(event.interrupt.payload.reason, 300)}`));
       break;

@@ -31,6 +31,7 @@ import { memoryNamespaceFor, memoryStoreOptions, threadResultsOf } from "./memor
 import { type EnqueueOptions, type InvokeOptions, type ResumeOptions, RunLifecycle, type RunOptions } from "./run-lifecycle.js";
 import { type PendingInterrupt, runningSubtasks, showRun, threadInterrupts, type RunView } from "./run-queries.js";
 import { createToolPlatform, type ToolPlatform } from "./tool-platform.js";
+import { mcpCredentialsOf } from "./mcp-credentials.js";
 import { type ForkRequest, parseForkRequest, threadHistory } from "./fork.js";
 import { collectGarbage, deleteRun, deleteThread, type GcOptions } from "./retention.js";
 import { checkWebhook, WebhookSender } from "./webhook-sender.js";
@@ -239,6 +240,7 @@ export class Troupe {
           threadResults: threadResultsOf(store),
         },
         remote: { agents: remoteAgentsOf(config), tasks: store.remoteTasks },
+        credentials: mcpCredentialsOf(store, env),
       });
       const { tools, agents } = platform;
       // Grants given and revoked at runtime (troupe grants), read by the registry before every call.

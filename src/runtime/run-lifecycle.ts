@@ -7,6 +7,7 @@ import { RunLedger } from "../agents/run-ledger.js";
 import type { TroupeConfig } from "../config/config-file.js";
 import type { Budget } from "../core/budget.js";
 import { ConflictError, errorMessage, InputError, NotFoundError } from "../core/errors.js";
+import { elicitationDecision } from "../core/elicitation-answer.js";
 import { DEFAULT_REVIEW_MODE } from "../core/review-mode.js";
 import type { RunEvent, StoredEvent } from "../core/events.js";
 import { CONVERSATION_LIMITS } from "../core/conversation.js";
@@ -445,7 +446,16 @@ export class RunLifecycle {
       }
       const kind = (chosen.value as InterruptInfo | undefined)?.kind;
       if (!decision || decision.decision === "continue") {
-        throw new InputError("decision_required", `the run on thread ${threadId} is waiting for ${kind ?? "a decision"}; pass --approve, --reject or --answer`);
+        const how = kind === "mcp-elicitation" ? "pass --answer '{…}' (the server's form) or --reject" : "pass --approve, --reject or --answer";
+        throw new InputError("decision_required", `the run on thread ${threadId} is waiting for ${kind ?? "a decision"}; ${how}`);
+      }
+      if (kind === "mcp-elicitation") {
+        // A tool server's question: the answer is checked against its form here, before the run goes on.
+        const value = elicitationDecision((chosen.value as InterruptInfo).payload, decision);
+        return new Command({ resume: chosen.id ? { [chosen.id]: value } : value });
+      }
+      if (decision.decision === "elicitation") {
+        throw new InputError("decision_invalid", `the run on thread ${threadId} is waiting for ${kind ?? "a decision"}, not for an answer to a tool server's question`);
       }
       if (kind === "question" && decision.decision === "approve") {
         throw new InputError("answer_required", "the run is waiting for an answer to a question; pass --answer TEXT (or --reject)");

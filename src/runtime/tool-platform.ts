@@ -7,7 +7,9 @@ import { connectRemoteAgent } from "../tools/a2a/remote-agent.js";
 import type { TrustConfig } from "../config/trust-config.js";
 import type { AuditSink } from "../tools/audit.js";
 import { type BuiltinToolSettings, createBuiltinRegistry } from "../tools/builtin/index.js";
-import { connectMcpServer, type McpConnection } from "../tools/mcp/mcp-client.js";
+import type { McpConnection } from "../tools/mcp/mcp-client.js";
+import { connectMcpServer } from "../tools/mcp/mcp-connect.js";
+import type { CredentialKeeping } from "../tools/mcp/oauth/credential-vault.js";
 import type { NetworkRules } from "../tools/net/address-guard.js";
 import { type Grant, PermissionPolicy } from "../tools/permissions.js";
 import type { ToolRegistry } from "../tools/registry.js";
@@ -39,6 +41,10 @@ export interface ToolPlatformOptions {
   stagingDir?: string;
   /** The config's `trust` section: untrusted workspace paths and the policy for steered calls. */
   trust?: Partial<TrustConfig>;
+  /** Where MCP servers' OAuth credentials are kept (the store, sealed with troupe's secret key). */
+  credentials?: CredentialKeeping;
+  /** Told what an MCP server did that troupe refused outside any call. */
+  warn?: (message: string) => void;
 }
 
 /** An agent's role defaults as grants: the config's replacement when it has one, else the agent's own. */
@@ -92,9 +98,11 @@ export async function createToolPlatform(options: ToolPlatformOptions): Promise<
       throw error;
     }
   }
+  // OAuth discovery may reach what http_fetch may: one network policy for everything troupe fetches.
+  const rules: NetworkRules = { allowHosts: config.fetch.allowHosts ?? [], denyHosts: config.fetch.denyHosts ?? [], allowAddresses: config.fetch.allowAddresses ?? [] };
   for (const [name, server] of Object.entries(config.mcp.servers)) {
     try {
-      const connection = await connectMcpServer(name, server);
+      const connection = await connectMcpServer(name, server, { rules, ...(options.credentials ? { credentials: options.credentials } : {}), ...(options.warn ? { warn: options.warn } : {}) });
       mcp.push(connection);
       for (const tool of connection.tools) tools.register(tool);
     } catch (error) {

@@ -80,6 +80,10 @@ export const ResumeBody = z
     feedback: z.string().max(LIMITS.contextMaxBytes).optional().describe("with reject: what to change (the plan or answer is made again)"),
     plan: z.array(PlannedSubtask).min(1).max(LIMITS.maxSubtasks).optional().describe("with edit at a plan approval: the plan to run instead"),
     answer: z.string().min(1).max(LIMITS.contextMaxBytes).optional().describe("with answer: the reply to a question; with edit at an answer approval: the answer to keep"),
+    content: z
+      .record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.array(z.string())]))
+      .optional()
+      .describe("with answer at an mcp-elicitation: the server's form filled in (its requestedSchema; {} accepts its defaults); reject declines it"),
     interrupt_id: z
       .string()
       .min(1)
@@ -89,7 +93,7 @@ export const ResumeBody = z
   })
   .strict()
   .superRefine((body, context) => {
-    if (body.decision === "answer" && body.answer === undefined) {
+    if (body.decision === "answer" && body.answer === undefined && body.content === undefined) {
       context.addIssue({ code: "custom", path: ["answer"], message: "decision answer needs an answer", params: { code: "answer_required" } });
     }
     if (body.decision === "edit" && body.answer === undefined && body.plan === undefined) {
@@ -157,10 +161,12 @@ export const SubtaskView = PlannedSubtask.extend({
   durationMs: z.number().optional(),
 });
 
-const INTERRUPT_KINDS = ["plan-approval", "answer-approval", "question", "tool-approval"] as const;
+const INTERRUPT_KINDS = ["plan-approval", "answer-approval", "question", "tool-approval", "mcp-elicitation"] as const;
 
 export const Interrupt = z.object({
-  kind: z.enum(INTERRUPT_KINDS),
+  kind: z.enum(INTERRUPT_KINDS).describe(
+    "what the task waits for: an approval of troupe's own (plan, answer, tool call), a question of its planner, or mcp-elicitation: a question an MCP server troupe calls put to a person (payload.message is the server's own untrusted text; payload.requestedSchema the form to answer)",
+  ),
   payload: z.record(z.string(), z.unknown()),
 });
 

@@ -318,7 +318,7 @@ export class TaskService {
         interrupt_ids: pending.map((candidate) => candidate.id),
       });
     }
-    const decision: ResumeDecision = decisionFor(target?.kind ?? record.interrupt.kind, body);
+    const decision: ResumeDecision = decisionFor(target?.kind ?? record.interrupt.kind, body, target?.payload ?? record.interrupt.payload);
     const pendingDecision = target?.id !== undefined && body.interrupt_id !== undefined ? { ...decision, interruptId: target.id } : decision;
     // Only while it still waits: two answers at once, from two API processes, queue it once.
     const queued = await this.troupe.store.runs.update(record.id, { status: "queued", pendingDecision, interrupt: null }, { ifStatus: ["interrupted"] });

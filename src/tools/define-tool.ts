@@ -1,6 +1,7 @@
 import type { z } from "zod";
 import type { ErrorCode } from "../core/error-codes.js";
 import type { BoardMessage, BoardPostArgs, BoardReadArgs } from "../core/board.js";
+import type { ElicitationAnswer, ElicitationQuestion } from "../core/elicitation.js";
 import type { CallProvenance, Label, Source } from "../core/provenance.js";
 import type { CallEffect } from "./audit.js";
 import { riskOf, riskRank, type ToolPower } from "./tool-powers.js";
@@ -32,6 +33,20 @@ export interface ApprovalRequest {
   preview?: Record<string, unknown>;
   /** Set when untrusted data steered the call (docs/trust.md): which arguments, and the sources. */
   steering?: Steering;
+}
+
+/**
+ * How a tool's own code puts a question its server asked to a person (the registry makes one per
+ * call). `ask` never throws a pause: it says `paused` instead, and the tool must then stop its call
+ * (the registry pauses the run once it has). It may be called from any async context (an MCP
+ * client's request handler): it runs the ask in the call's own.
+ */
+export interface InputChannel {
+  /** Whether a person can be asked at all (not in a map's item, a direct call, or `troupe tools call`). */
+  readonly canAsk: boolean;
+  ask(question: ElicitationQuestion): Promise<{ answer: ElicitationAnswer } | { paused: true }>;
+  /** Adds a line to the call's audit reason (what was asked and how it was answered). */
+  note(text: string): void;
 }
 
 /** A person's answer to an approval request. */
@@ -89,6 +104,15 @@ export interface ToolContext {
    * exception to "a tool call never throws"). Without it, high-risk calls are refused.
    */
   requestApproval?: (request: ApprovalRequest) => ApprovalAnswer | Promise<ApprovalAnswer>;
+  /**
+   * Puts a tool server's question to a person, mid-call (MCP elicitation). The graph implements it
+   * with `interrupt()`: on a pass after the person answered it returns their answer, otherwise it
+   * throws to pause the run (the registry lets that throw through once the call has stopped).
+   * Without it no person can be asked, and the server is told decline.
+   */
+  requestInput?: (question: ElicitationQuestion) => ElicitationAnswer | Promise<ElicitationAnswer>;
+  /** Given to a tool's own code by the registry: how a server's question reaches a person (see `InputChannel`). */
+  input?: InputChannel;
   /** The run's shared board, inside a run's subtask (`board_post`, `board_read`); absent elsewhere. */
   board?: BoardAccess;
   /**
@@ -178,6 +202,8 @@ export interface ToolDefinition<Schema extends z.ZodType = z.ZodType> {
    * the registry's slots, so a long remote task does not hold up local tool calls.
    */
   remote?: boolean;
+  /** Its server may put questions to a person mid-call (an MCP server that elicits): a subtask that can call it keeps durable steps. */
+  mayAsk?: boolean;
   /** Where the tool comes from: `builtin`, `mcp:<server>`, or `a2a:<card URL>`. */
   source?: string;
   /** What a call changes in the workspace (file tools), for settling a call interrupted by a crash. */

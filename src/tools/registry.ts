@@ -7,10 +7,11 @@ import type { ToolSpec } from "../core/tool-spec.js";
 import type { AuditEntry, AuditSink } from "./audit.js";
 import { approve, authorize, type Authorized, holdEffect, steer } from "./call-gates.js";
 import { runWithRetry } from "./call-run.js";
-import { auditEntry, deny, keptOutcome, newTrail, type Trail } from "./call-trail.js";
+import { addReason, auditEntry, deny, keptOutcome, newTrail, type Trail } from "./call-trail.js";
 import { Semaphore } from "./concurrency.js";
 import type { ToolContext, ToolDefinition, ToolOutcome } from "./define-tool.js";
 import type { PermissionPolicy } from "./permissions.js";
+import { createInputChannel } from "./input-channel.js";
 import { ResultCache } from "./result-cache.js";
 import type { RuntimeGrantSource } from "./runtime-grants.js";
 import type { Steering, TrustPolicy } from "./trust-policy.js";
@@ -148,6 +149,11 @@ export class ToolRegistry {
     return this.#policy ? this.#policy.reachable(agent, this.list()) : this.names();
   }
 
+  /** Whether the tool's server may put a question to a person mid-call (MCP elicitation): its callers may pause. */
+  mayAsk(name: string): boolean {
+    return this.#tools.get(name)?.mayAsk === true;
+  }
+
   /** Whether a call to this tool by this agent would wait for a person's approval. */
   needsApproval(name: string, agent: string): boolean {
     const tool = this.#tools.get(name);
@@ -189,12 +195,16 @@ export class ToolRegistry {
 
   /**
    * Runs a tool. Unknown tools, invalid arguments, denied permissions, timeouts and thrown errors
-   * all come back as `{ ok: false }`. The only throw that passes is `context.requestApproval`'s
-   * (the graph pausing for a person); nothing has run or been recorded at that point.
+   * all come back as `{ ok: false }`. The only throws that pass are the graph pausing for a
+   * person: `context.requestApproval`'s (nothing has run or been recorded at that point), and
+   * `context.requestInput`'s when a tool's server asked a question mid-call (the call has stopped
+   * and its row says it paused, so the same call id runs again).
    */
-  async call(name: string, args: unknown, context: ToolContext, options: ToolCallOptions = {}): Promise<ToolOutcome> {
+  async call(name: string, args: unknown, given: ToolContext, options: ToolCallOptions = {}): Promise<ToolOutcome> {
     const started = performance.now();
     const trail = newTrail();
+    // The tool's own way to put its server's questions to a person (MCP elicitation), in this call's context.
+    const context: ToolContext = { ...given, input: createInputChannel(given, trail) };
     let outcome: ToolOutcome;
     try {
       outcome = await this.#steps(name, args, context, trail, options.refusal);
@@ -205,6 +215,16 @@ export class ToolRegistry {
     }
     outcome = this.#labelled(name, trail, outcome, context);
     const durationMs = performance.now() - started;
+    if (trail.pause) {
+      // Its server asked a person something: the call stopped, its row says so (and keeps no outcome,
+      // so the same call id runs again), and the run pauses. The answer comes to the call made again.
+      trail.keepsOutcome = false;
+      addReason(trail, "paused: its server asked a person a question (elicitation); the call is made again once they answer");
+      const paused: ToolOutcome = { ok: false, error: { code: "input_required", message: `${name} waits for a person's answer to its server's question` } };
+      trail.status = "error";
+      await this.#record(name, context, trail, paused, auditEntry(name, args, context, trail, paused, durationMs));
+      throw trail.pause.error;
+    }
     const audit = trail.replayed?.entry ?? auditEntry(name, args, context, trail, outcome, durationMs);
     await this.#record(name, context, trail, outcome, audit);
     this.#report({ tool: name, args, outcome, durationMs, context, audit });

@@ -398,6 +398,28 @@ export function defineStoreContract(name: string, factory: StoreFactory): void {
       });
     });
 
+    describe("MCP credentials", () => {
+      it("keeps one sealed credential per server and kind, replaces it, lists without the ciphertext, forgets by kind or server, and shares them between stores", async () => {
+        const { store, another } = await setup();
+        expect(await store.mcpCredentials.get("secure", "tokens")).toBeUndefined();
+        const tokens = { server: "secure", kind: "tokens" as const, resource: "https://mcp.example/mcp", sealed: "v1:abc:1", updatedAt: 1_700_000_000_000 };
+        await store.mcpCredentials.put(tokens);
+        await store.mcpCredentials.put({ ...tokens, sealed: "v1:abc:2", updatedAt: 1_700_000_000_001 });
+        await store.mcpCredentials.put({ ...tokens, kind: "client", sealed: "v1:abc:3" });
+        await store.mcpCredentials.put({ ...tokens, server: "other", sealed: "v1:abc:4" });
+        expect(await (await another()).mcpCredentials.get("secure", "tokens")).toEqual({ ...tokens, sealed: "v1:abc:2", updatedAt: 1_700_000_000_001 });
+        expect(await store.mcpCredentials.list()).toEqual([
+          { server: "other", kind: "tokens", resource: tokens.resource, updatedAt: tokens.updatedAt },
+          { server: "secure", kind: "client", resource: tokens.resource, updatedAt: tokens.updatedAt },
+          { server: "secure", kind: "tokens", resource: tokens.resource, updatedAt: 1_700_000_000_001 },
+        ]);
+        expect(await store.mcpCredentials.delete("secure", "tokens")).toBe(1);
+        expect(await store.mcpCredentials.delete("secure")).toBe(1);
+        expect(await store.mcpCredentials.delete("secure")).toBe(0);
+        expect((await store.mcpCredentials.list()).map((credential) => credential.server)).toEqual(["other"]);
+      });
+    });
+
     describe("thread locks", () => {
       it("lets one drive hold a thread at a time, across every store on the database, until it is released", async () => {
         const { store, another } = await setup();

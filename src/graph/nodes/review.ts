@@ -276,6 +276,9 @@ export function createApproveAnswerNode() {
           answerFeedback: [...state.answerFeedback, decision.feedback],
           rejections: state.rejections + 1,
         };
+      case "elicitation":
+        // Only a tool server's question takes this (the engine refuses it here): nothing approved it.
+        return { ...visit, stopReason: "rejected" };
     }
   };
 }

@@ -20,7 +20,7 @@ import type { ToolContext, ToolOutcome } from "../../tools/define-tool.js";
 import { ArtifactRecorder, ItemWrites, missingItemFiles } from "../artifacts.js";
 import { LiveBoard } from "../board.js";
 import { announce, announceBudgetStop, callOptions, createMeter, emit, firstPassOf, type GraphDeps, ledgerOf, threadIdOf } from "../deps.js";
-import { approvalByInterrupt, createDeferredSteps, durableStep, remoteInputByInterrupt } from "../durable.js";
+import { approvalByInterrupt, createDeferredSteps, durableStep, elicitationByInterrupt, remoteInputByInterrupt } from "../durable.js";
 import { type ItemOutcome, runMap } from "../map-run.js";
 import type { Update } from "../state.js";
 import { argumentLabels, directProvenance } from "../subtask-provenance.js";
@@ -106,7 +106,7 @@ export class SubtaskRun {
       signal: config.signal,
       ...(allowedTools ? { allowedTools } : {}),
       ...(payload.memoryNamespace ? { memoryNamespace: payload.memoryNamespace } : {}),
-      ...(this.#mapped ? {} : { requestApproval: approvalByInterrupt }),
+      ...(this.#mapped ? {} : { requestApproval: approvalByInterrupt, requestInput: elicitationByInterrupt }),
       ...(live?.effectsAllowed ? { effectsAllowed: live.effectsAllowed } : {}),
       ...(subtask.writes && subtask.writes.length > 0 ? { writes: subtask.writes } : {}),
     };

@@ -3,6 +3,7 @@ import type { Message, Part } from "@a2a-js/sdk";
 import { RequestMalformedError, TaskNotFoundError, UnsupportedOperationError } from "@a2a-js/sdk/errors";
 import { errorMessage, isTroupeError } from "../../core/errors.js";
 import { LIMITS } from "../../core/limits.js";
+import type { InterruptKind } from "../../core/run.js";
 import type { Principal } from "../config.js";
 import { type PersonReply, resumeBodyOf } from "../interrupt-prompt.js";
 import { ExecuteBody, type ResumeBody, ThreadId } from "../schemas.js";
@@ -36,9 +37,16 @@ function refuseFiles(parts: readonly Part[]): void {
   if (file) throw new RequestMalformedError("troupe takes text and data parts; a file part (raw bytes or a URL) is not accepted: put what the task needs in text or data");
 }
 
-/** A reply to a waiting run: a data part `{ decision, feedback?, answer? }` when there is one, else the text. */
-function replyOf(message: Message): PersonReply | string {
+/**
+ * A reply to a waiting run: a data part `{ decision, feedback?, answer? }` when there is one, else
+ * the text. At a tool server's question (mcp-elicitation) a data part without a decision is the
+ * form's content.
+ */
+function replyOf(message: Message, kind: InterruptKind): PersonReply | string {
   for (const value of dataOf(message.parts)) {
+    if (kind === "mcp-elicitation" && typeof value === "object" && value !== null && !Array.isArray(value) && typeof (value as PersonReply).decision !== "string") {
+      return { decision: "answer", answer: JSON.stringify(value) };
+    }
     if (typeof value === "object" && value !== null && typeof (value as PersonReply).decision === "string") {
       const { decision, feedback, answer } = value as PersonReply;
       return { decision, ...(typeof feedback === "string" ? { feedback } : {}), ...(typeof answer === "string" ? { answer } : {}) };
@@ -64,7 +72,7 @@ export async function intentOf(tasks: TaskService, principal: Principal, message
     if (message.taskId) {
       const record = await tasks.record(principal, message.taskId);
       if (record.status === "interrupted" && record.interrupt && !tasks.isActive(record.id)) {
-        return { kind: "answer", runId: record.id, body: resumeBodyOf(record.interrupt.kind, replyOf(message)) };
+        return { kind: "answer", runId: record.id, body: resumeBodyOf(record.interrupt.kind, replyOf(message, record.interrupt.kind)) };
       }
       return { kind: "follow", runId: record.id };
     }

@@ -223,6 +223,7 @@ export function registerRunTools(server: McpServer, context: McpContext): void {
         decision: z.enum(["approve", "reject", "answer", "edit"]),
         feedback: z.string().optional().describe("with reject: what to change"),
         answer: z.string().optional().describe("with answer: the reply to the question; with edit at an answer approval: the answer to keep"),
+        content: z.record(z.string(), z.unknown()).optional().describe("with answer at a question an MCP server troupe calls asked (mcp-elicitation): its form's fields ({} accepts its defaults); reject declines"),
         interrupt_id: z.string().optional().describe("which of several waiting interrupts (default: the first)"),
         wait_seconds: WaitSeconds,
       },
