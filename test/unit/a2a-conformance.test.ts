@@ -40,7 +40,7 @@ describe("troupe's A2A agent, as the A2A TCK checks it", () => {
   it("answers a request that is not a JSON-RPC request -32600 Invalid Request (with its id when that is valid), on A2A 1.0 and 0.3", { timeout: 30_000 }, async () => {
     const app = await makeApp();
     const base = await listen(app);
-    for (const headers of [{ "A2A-Version": "1.0" }, {}]) {
+    for (const headers of [{ "A2A-Version": "1.0" }, {}] as Array<Record<string, string>>) {
       const invalid = [
         [{ jsonrpc: "1.0", id: 1, method: "GetTask", params: { id: "x" } }, 1],
         [{ id: 2, method: "GetTask", params: { id: "x" } }, 2],
@@ -51,9 +51,9 @@ describe("troupe's A2A agent, as the A2A TCK checks it", () => {
         [[], null],
         ["", null],
       ] as const;
-      for (const [body, id] of invalid) {
-        const answer = await rpc(base, body, headers);
-        expect({ body, ...answer }).toMatchObject({ body, status: 200, body: { jsonrpc: "2.0", id, error: { code: -32600, message: expect.stringMatching(/^Invalid Request: /) } } });
+      for (const [sent, id] of invalid) {
+        const answer = await rpc(base, sent, headers);
+        expect({ sent, ...answer }).toMatchObject({ sent, status: 200, body: { jsonrpc: "2.0", id, error: { code: -32600, message: expect.stringMatching(/^Invalid Request: /) } } });
       }
       // Not JSON at all is a parse error; an unknown method, not found; params that are not an object, invalid params.
       expect((await rpc(base, "{nope", headers)).body.error?.code).toBe(-32700);
@@ -71,7 +71,7 @@ describe("troupe's A2A agent, as the A2A TCK checks it", () => {
     await expect(client.sendMessage(sendRequest({ ...message, role: Role.ROLE_UNSPECIFIED }))).rejects.toThrow(/role is required/);
     await expect(client.sendMessage(sendRequest({ ...message, role: Role.ROLE_AGENT }))).rejects.toThrow(/role must be ROLE_USER/);
     await expect(client.sendMessage(sendRequest({ ...message, parts: [] }))).rejects.toThrow(/parts is empty/);
-    const raw = { content: { $case: "raw" as const, value: new Uint8Array([1, 2, 3]) }, mediaType: "application/octet-stream", filename: "x.bin", metadata: undefined };
+    const raw = { content: { $case: "raw" as const, value: Buffer.from([1, 2, 3]) }, mediaType: "application/octet-stream", filename: "x.bin", metadata: undefined };
     await expect(client.sendMessage(sendRequest({ ...message, parts: [...message.parts, raw] }))).rejects.toBeInstanceOf(ContentTypeNotSupportedError);
     const request = sendRequest(message);
     await expect(client.sendMessage({ ...request, configuration: { ...request.configuration!, historyLength: -1 } })).rejects.toThrow(/historyLength must be a whole number from 0/);

@@ -8,7 +8,6 @@ import type { Principal } from "../config.js";
 import { type PersonReply, resumeBodyOf } from "../interrupt-prompt.js";
 import { lastEventSeq, type RunFeed } from "../run-follow.js";
 import { ExecuteBody, ThreadId } from "../schemas.js";
-import type { TaskService } from "../task-service.js";
 import { parseRequestPart } from "../validation.js";
 import { TERMINAL_STATES, taskStateOf } from "./task-view.js";
 

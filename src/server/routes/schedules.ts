@@ -27,7 +27,7 @@ function view(schedule: RuntimeScheduleView) {
 
 /** /schedules: the caller's schedules; their runs are the caller's tasks. */
 export function registerScheduleRoutes(api: FastifyInstance, { troupe, docs }: RouteContext): void {
-  docs.add({ method: "get", path: "/api/v1/schedules", summary: "The caller's schedules, with their last and next ticks", tags: ["schedules"], responses: { 200: { description: "the schedules", schema: envelopeOf(ScheduleList) } } });
+  docs.add({ method: "get", path: "/api/v1/schedules", operationId: "listSchedules", summary: "The caller's schedules, with their last and next ticks", tags: ["schedules"], responses: { 200: { description: "the schedules", schema: envelopeOf(ScheduleList) } } });
   api.get("/schedules", async (request) => {
     const items = await troupe.schedules.list({ owner: request.principal.id });
     return ok({ items: items.map(view), total: items.length });
@@ -35,7 +35,7 @@ export function registerScheduleRoutes(api: FastifyInstance, { troupe, docs }: R
 
   docs.add({
     method: "post",
-    path: "/api/v1/schedules",
+    path: "/api/v1/schedules", operationId: "createSchedule", errors: ["invalid_schedule", "invalid_cron", "invalid_timezone", "schedule_exists"],
     summary: "Run a task on a cron schedule (troupe serve fires each tick once, whatever the number of processes)",
     tags: ["schedules"],
     body: ScheduleBody,
@@ -62,13 +62,13 @@ export function registerScheduleRoutes(api: FastifyInstance, { troupe, docs }: R
     return ok(view(added), "scheduled");
   });
 
-  docs.add({ method: "get", path: "/api/v1/schedules/{id}", summary: "One schedule (by id or name)", tags: ["schedules"], params: ScheduleParams, responses: { 200: { description: "the schedule", schema: envelopeOf(ScheduleView) } } });
+  docs.add({ method: "get", path: "/api/v1/schedules/{id}", operationId: "getSchedule", errors: ["schedule_not_found"], summary: "One schedule (by id or name)", tags: ["schedules"], params: ScheduleParams, responses: { 200: { description: "the schedule", schema: envelopeOf(ScheduleView) } } });
   api.get("/schedules/:id", async (request) => {
     const { id } = parseRequestPart(ScheduleParams, request.params);
     return ok(view(await troupe.schedules.get(id, { owner: request.principal.id })));
   });
 
-  docs.add({ method: "delete", path: "/api/v1/schedules/{id}", summary: "Stop a schedule", tags: ["schedules"], params: ScheduleParams, responses: { 200: { description: "the schedule removed", schema: envelopeOf(ScheduleView) } } });
+  docs.add({ method: "delete", path: "/api/v1/schedules/{id}", operationId: "deleteSchedule", errors: ["schedule_not_found", "schedule_from_config"], summary: "Stop a schedule", tags: ["schedules"], params: ScheduleParams, responses: { 200: { description: "the schedule removed", schema: envelopeOf(ScheduleView) } } });
   api.delete("/schedules/:id", async (request) => {
     const { id } = parseRequestPart(ScheduleParams, request.params);
     return ok(view(await troupe.schedules.remove(id, { owner: request.principal.id })), "removed");
