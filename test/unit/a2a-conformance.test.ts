@@ -194,6 +194,13 @@ describe("troupe's A2A agent, as the A2A TCK checks it", () => {
     for (const bad of ["-1", "2023-13-45T99:00:00Z", "yesterday", "1700000000"]) {
       await expect(list({ statusTimestampAfter: bad })).rejects.toThrow(/statusTimestampAfter must be an ISO 8601 timestamp/);
     }
+    // The same over HTTP+JSON (GET /a2a/rest/v1/tasks).
+    const rest = await a2aClient(base, { prefer: "HTTP+JSON" });
+    const restPage = await rest.listTasks({ tenant: "", contextId: "", status: TaskState.TASK_STATE_UNSPECIFIED, pageSize: 2, pageToken: "", historyLength: undefined, statusTimestampAfter: undefined });
+    expect(restPage.tasks.map((task) => task.id)).toEqual(expected.slice(0, 2));
+    const restNext = await rest.listTasks({ tenant: "", contextId: "", status: TaskState.TASK_STATE_UNSPECIFIED, pageSize: 2, pageToken: restPage.nextPageToken, historyLength: undefined, statusTimestampAfter: undefined });
+    expect(restNext.tasks.map((task) => task.id)).toEqual(expected.slice(2, 4));
+    await expect(rest.listTasks({ tenant: "", contextId: "", status: TaskState.TASK_STATE_UNSPECIFIED, pageSize: 2, pageToken: "invalid-token-xyz", historyLength: undefined, statusTimestampAfter: undefined })).rejects.toBeInstanceOf(RequestMalformedError);
   });
 
   it("a blocking send answers when the run rests (ended, or waiting for a person); with returnImmediately the task comes back in flight, is listed as working and is cancelled there", { timeout: 60_000 }, async () => {
