@@ -50,6 +50,8 @@ describe("troupe's A2A agent, as the A2A TCK checks it", () => {
         [[{ jsonrpc: "2.0", id: 5, method: "GetTask", params: { id: "x" } }], null],
         [[], null],
         ["", null],
+        ["1", null],
+        ['"GetTask"', null],
       ] as const;
       for (const [sent, id] of invalid) {
         const answer = await rpc(base, sent, headers);

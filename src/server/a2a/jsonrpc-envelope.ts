@@ -1,7 +1,7 @@
 import express, { type NextFunction, type Request, type Response } from "express";
 
 /** The largest A2A request body read (a JSON-RPC request, an HTTP+JSON body). */
-export const A2A_BODY_LIMIT = "100kb";
+const A2A_BODY_LIMIT = "100kb";
 
 type Envelope = { jsonrpc?: unknown; id?: unknown; method?: unknown; params?: unknown };
 
@@ -24,7 +24,8 @@ function idOf(body: unknown): string | number | null {
   return typeof id === "string" || (typeof id === "number" && Number.isInteger(id)) ? id : null;
 }
 
-const parseJson = express.json({ limit: A2A_BODY_LIMIT, type: () => true });
+// Not strict: a JSON value that is not an object or an array (`1`, `"x"`) is an Invalid Request, not a parse error.
+const parseJson = express.json({ limit: A2A_BODY_LIMIT, type: () => true, strict: false });
 
 /**
  * Checks the JSON-RPC envelope before the SDK's handler sees it: a request that is not one — a
