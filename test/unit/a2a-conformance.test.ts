@@ -205,6 +205,30 @@ describe("troupe's A2A agent, as the A2A TCK checks it", () => {
     await expect(rest.listTasks({ tenant: "", contextId: "", status: TaskState.TASK_STATE_UNSPECIFIED, pageSize: 2, pageToken: "invalid-token-xyz", historyLength: undefined, statusTimestampAfter: undefined })).rejects.toBeInstanceOf(RequestMalformedError);
   });
 
+  it("runs several tasks on one context in turn: one sent while another is going waits for it; one sent while another waits for a person is refused", { timeout: 60_000 }, async () => {
+    const app = await makeApp({
+      steps: [
+        planStep([subtask("s1", "execute", "Multiply", { tool: "calculator", args: { expression: { value: "6*7" } } })], { delayMs: 1_500 }),
+        planStep([subtask("s1", "execute", "Add", { tool: "calculator", args: { expression: { value: "6+7" } } })]),
+        questionStep("Which one?"),
+        reviewStep(1, {}, { times: 2 }),
+        answerStep("done", { times: 2 }),
+      ],
+    });
+    const client = await a2aClient(await listen(app));
+    const first = (await client.sendMessage(sendRequest(a2aMessage("multiply 6 by 7", { contextId: "shared" }), true))) as Task;
+    await settled(app, first.id, ["running"]);
+    const second = (await client.sendMessage(sendRequest(a2aMessage("add 6 and 7", { contextId: "shared" }), true))) as Task;
+    expect(second).toMatchObject({ contextId: "shared", status: { state: TaskState.TASK_STATE_SUBMITTED } });
+    expect((await app.troupe.store.runs.get(second.id))?.waitsFor).toBe(first.id);
+    await settled(app, second.id, ["completed"]);
+    expect((await app.troupe.store.runs.get(first.id))?.status).toBe("completed");
+    const waiting = (await client.sendMessage(sendRequest(a2aMessage("pick one", { contextId: "shared" })))) as Task;
+    expect(waiting.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+    await expect(client.sendMessage(sendRequest(a2aMessage("the first", { contextId: "shared" })))).rejects.toThrow(`has task ${waiting.id}, which waits for a person`);
+    expect(await app.troupe.store.runs.count({})).toBe(3);
+  });
+
   it("a blocking send answers when the run rests (ended, or waiting for a person); with returnImmediately the task comes back in flight, is listed as working and is cancelled there", { timeout: 60_000 }, async () => {
     const app = await makeApp({
       steps: [

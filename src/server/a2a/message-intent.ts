@@ -124,8 +124,10 @@ async function newRun(feed: RunFeed, principal: Principal, message: Message): Pr
   if (body.thread_id !== undefined) {
     const previous = await tasks.troupe.store.runs.latestForThread(body.thread_id);
     if (previous && previous.owner !== principal.id) throw new TaskNotFoundError(`there is no context ${body.thread_id} of yours; use another contextId`);
-    if (previous && (previous.status === "interrupted" || previous.status === "queued" || previous.status === "running") && previous.idempotencyKey !== idempotencyKey) {
-      throw new UnsupportedOperationError(`context ${body.thread_id} has task ${previous.id}, which is ${previous.status}: send the message with its taskId, or use another contextId`);
+    // A task still going on the context: the new one waits its turn (as a REST submission does by
+    // default). One waiting for a person: the message was most likely meant as the answer.
+    if (previous && previous.status === "interrupted" && previous.interrupt && previous.idempotencyKey !== idempotencyKey) {
+      throw new UnsupportedOperationError(`context ${body.thread_id} has task ${previous.id}, which waits for a person: answer it with a message that names its taskId (or cancel it), or use another contextId`);
     }
   }
   let submitted: { record: RunRecord; replayed: boolean };
