@@ -117,6 +117,13 @@ describe("troupe's A2A agent, as the A2A TCK checks it", () => {
     expect(his.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
     expect(await app.troupe.store.runs.count({})).toBe(2);
     await expect(bob.getTask({ tenant: "", id: first.id })).rejects.toBeInstanceOf(TaskNotFoundError);
+    // At the same moment: the same message twice is one task; two messages under one id, one task and one refusal.
+    const twins = await Promise.all([1, 2].map(() => alice.sendMessage(sendRequest(a2aMessage("compute 3+3", { messageId: "msg-2" })))));
+    expect((twins[0] as Task).id).toBe((twins[1] as Task).id);
+    const rivals = await Promise.allSettled(["compute 4+4", "compute 5+5"].map((text) => alice.sendMessage(sendRequest(a2aMessage(text, { messageId: "msg-3" })))));
+    expect(rivals.map((outcome) => outcome.status).sort()).toEqual(["fulfilled", "rejected"]);
+    expect(rivals.find((outcome) => outcome.status === "rejected")?.reason).toBeInstanceOf(RequestMalformedError);
+    expect(await app.troupe.store.runs.count({ owner: "alice" })).toBe(3);
   });
 
   it("refuses a message to an ended task, or with another task's context, saying how to go on; nothing is answered or created", { timeout: 60_000 }, async () => {
