@@ -147,6 +147,42 @@ export function defineStoreContract(name: string, factory: StoreFactory): void {
         expect(await store.runs.getMany([])).toEqual([]);
       });
 
+      it("lists last changed first a page at a time by a cursor, filtered by state, question, rejection and time changed, and counts the same", async () => {
+        const { store } = await setup();
+        const made: RunRecord[] = [];
+        for (let index = 0; index < 7; index += 1) made.push(await store.runs.create(newRun({ owner: "alice" })));
+        await store.runs.create(newRun({ owner: "bob" }));
+        const since = Date.now();
+        await store.runs.update(made[0]!.id, { status: "completed" });
+        await store.runs.update(made[1]!.id, { status: "failed", stopReason: "rejected" });
+        await store.runs.update(made[2]!.id, { status: "failed", stopReason: "failed" });
+        await store.runs.update(made[3]!.id, { status: "interrupted", interrupt: { kind: "question", payload: { question: "which?" } } });
+        await store.runs.update(made[4]!.id, { status: "interrupted", suspended: "shutdown" });
+        await store.runs.update(made[5]!.id, { status: "running" });
+        const ordered = (await store.runs.getMany(made.map((run) => run.id))).sort((a, b) => b.updatedAt - a.updatedAt || (a.id < b.id ? 1 : -1)).map((run) => run.id);
+        expect((await store.runs.list({ owner: "alice", order: "updated", limit: 10 })).map((run) => run.id)).toEqual(ordered);
+        // Page by page through the cursor: every run once, in the same order.
+        const paged: string[] = [];
+        let after: { updatedAt: number; id: string } | undefined;
+        for (;;) {
+          const page = await store.runs.list({ owner: "alice", order: "updated", limit: 3, ...(after ? { after } : {}) });
+          paged.push(...page.map((run) => run.id));
+          const last = page.at(-1);
+          if (page.length < 3 || !last) break;
+          after = { updatedAt: last.updatedAt, id: last.id };
+        }
+        expect(paged).toEqual(ordered);
+        const ids = async (filter: Parameters<typeof store.runs.list>[0]) => (await store.runs.list({ owner: "alice", limit: 10, ...filter })).map((run) => run.id).sort();
+        expect(await ids({ status: "failed", rejected: true })).toEqual([made[1]!.id]);
+        expect(await ids({ status: "failed", rejected: false })).toEqual([made[2]!.id]);
+        expect(await ids({ status: "interrupted", interrupt: "set" })).toEqual([made[3]!.id]);
+        expect(await ids({ statuses: ["running", "interrupted"], interrupt: "unset" })).toEqual([made[4]!.id, made[5]!.id].sort());
+        expect(await ids({ statuses: [] })).toEqual([]);
+        expect(await ids({ updatedSince: since })).toEqual(made.slice(0, 6).map((run) => run.id).sort());
+        expect(await store.runs.count({ owner: "alice", statuses: ["running", "interrupted"], interrupt: "unset" })).toBe(2);
+        expect(await store.runs.count({ owner: "alice", updatedSince: Date.now() + 60_000 })).toBe(0);
+      });
+
       it("finds a run by its owner's Idempotency-Key, which is unique per owner", async () => {
         const { store } = await setup();
         const first = await store.runs.create(newRun({ owner: "alice", idempotencyKey: "same", requestHash: "h" }));

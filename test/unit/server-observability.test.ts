@@ -177,6 +177,7 @@ describe("GET /openapi.json", () => {
         "POST /a2a/jsonrpc",
         "POST /a2a/rest/v1/message:send",
         "POST /a2a/rest/v1/message:stream",
+        "GET /a2a/rest/v1/tasks",
         "GET /a2a/rest/v1/tasks/{id}",
         "POST /a2a/rest/v1/tasks/{id}:cancel",
         "GET /a2a/rest/v1/tasks/{id}:subscribe",

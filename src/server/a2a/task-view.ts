@@ -157,7 +157,8 @@ export async function taskOf(troupe: Troupe, record: RunRecord, activeHere: bool
   return {
     id: record.id,
     contextId: threadNameOfRun(record),
-    status: { state, message, timestamp: new Date(record.finishedAt ?? record.updatedAt).toISOString() },
+    // When the record last changed: the time ListTasks orders and filters by.
+    status: { state, message, timestamp: new Date(record.updatedAt).toISOString() },
     artifacts,
     history: message ? [user, message] : [user],
     metadata: { troupe: { runId: record.id, status: record.status, stopReason: record.stopReason, ...(usage ? { usage } : {}) } },

@@ -37,22 +37,9 @@ export class TroupeAgentExecutor implements AgentExecutor {
   execute = async (requestContext: RequestContext, bus: ExecutionEventBus): Promise<void> => {
     const principal = principalOf(requestContext.context);
     const intent = requestContext.context.state.get(INTENT_KEY) as MessageIntent | undefined;
-    if (!intent) throw new Error("the message was not checked before it reached the executor");
+    if (!intent) throw new Error("the message was not accepted before it reached the executor");
     const { tasks } = this.#feed;
-    let runId: string;
-    let after: number;
-    if (intent.kind === "start") {
-      const { record, replayed } = await tasks.submit(principal, intent.body, intent.idempotencyKey, {});
-      runId = record.id;
-      after = replayed ? await lastEventSeq(this.#feed, runId) : 0;
-    } else if (intent.kind === "answer") {
-      runId = intent.runId;
-      after = await lastEventSeq(this.#feed, runId);
-      await tasks.resume(principal, runId, intent.body);
-    } else {
-      runId = intent.runId;
-      after = await lastEventSeq(this.#feed, runId);
-    }
+    const { runId, after } = intent;
     this.#buses?.link(runId, bus);
     const record = await tasks.record(principal, runId);
     const task = await taskOf(tasks.troupe, record, tasks.isActive(runId), { artifacts: false });

@@ -12,7 +12,7 @@ const FINISHED = new Set(["completed", "failed", "cancelled"]);
 export function registerEvalRoutes(api: FastifyInstance, { evals, evalHub, troupe, docs }: RouteContext): void {
   docs.add({
     method: "post",
-    path: "/api/v1/evals",
+    path: "/api/v1/evals", operationId: "startEval", errors: ["suite_invalid", "suite_empty", "suite_too_large"],
     summary: "Run a suite of cases, as `troupe eval` does; it runs in the background",
     description:
       "Answers 202 once the eval is stored. Each case runs in its own workspace as a task of the caller's (GET /tasks/{run_id} opens it); progress streams from GET /evals/{id}/events. A bad case is a 400 naming its line (or index) and key.",
@@ -29,7 +29,7 @@ export function registerEvalRoutes(api: FastifyInstance, { evals, evalHub, troup
 
   docs.add({
     method: "get",
-    path: "/api/v1/evals",
+    path: "/api/v1/evals", operationId: "listEvals",
     summary: "The caller's evals, newest first",
     tags: ["evals"],
     query: EvalListQuery,
@@ -44,7 +44,7 @@ export function registerEvalRoutes(api: FastifyInstance, { evals, evalHub, troup
 
   docs.add({
     method: "get",
-    path: "/api/v1/evals/{id}",
+    path: "/api/v1/evals/{id}", operationId: "getEval", errors: ["eval_not_found"],
     summary: "An eval: its status, pass rate, each case's verdict with its run, and the results once finished",
     tags: ["evals"],
     params: TaskParams,
@@ -57,7 +57,7 @@ export function registerEvalRoutes(api: FastifyInstance, { evals, evalHub, troup
 
   docs.add({
     method: "get",
-    path: "/api/v1/evals/{id}/events",
+    path: "/api/v1/evals/{id}/events", operationId: "streamEvalEvents", errors: ["eval_not_found", "last_event_id_invalid"],
     summary: "The eval's progress as Server-Sent Events, resumable with Last-Event-ID",
     description: "Events: eval-start, case-start (with the case's run_id), case-end (its verdict, and the tally so far), eval-end. 204 when the eval has ended and nothing is left to send.",
     tags: ["evals"],
@@ -82,7 +82,7 @@ export function registerEvalRoutes(api: FastifyInstance, { evals, evalHub, troup
 
   docs.add({
     method: "post",
-    path: "/api/v1/evals/{id}/cancel",
+    path: "/api/v1/evals/{id}/cancel", operationId: "cancelEval", errors: ["eval_not_found", "eval_finished"],
     summary: "Cancel a queued or running eval (its running cases' runs are cancelled)",
     tags: ["evals"],
     params: TaskParams,

@@ -15,7 +15,7 @@ const TERMINAL = new Set(["completed", "failed", "cancelled"]);
 export function registerEventRoutes(api: FastifyInstance, { troupe, tasks, hub, docs }: RouteContext): void {
   docs.add({
     method: "get",
-    path: "/api/v1/tasks/{id}/events",
+    path: "/api/v1/tasks/{id}/events", operationId: "streamTaskEvents", errors: ["task_not_found", "last_event_id_invalid"],
     summary: "The task's events as Server-Sent Events, resumable with Last-Event-ID",
     description:
       "Each event has id (its seq), event (its type: run-start, plan-ready, subtask-start, subtask-end, tool-call, critic-verdict, approval-request, answer-token, answer, run-end, …) and data (the event as JSON). 204 when the task has ended and nothing is left to send.",

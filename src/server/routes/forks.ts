@@ -24,7 +24,7 @@ function deletion(report: GcReport) {
 export function registerForkRoutes(api: FastifyInstance, { troupe, tasks, docs }: RouteContext): void {
   docs.add({
     method: "post",
-    path: "/api/v1/tasks/{id}/fork",
+    path: "/api/v1/tasks/{id}/fork", operationId: "forkTask", errors: ["task_not_found", "invalid_fork", "invalid_plan", "checkpoint_of_another_run", "checkpoint_at_end", "checkpoint_at_start", "no_checkpoints", "unknown_fork_point", "run_active", "thread_in_use", "eval_case"],
     summary: "Fork a task from a subtask or a checkpoint onto a new thread: finished results upstream are kept, the rest runs",
     tags: ["tasks"],
     params: TaskParams,
@@ -56,7 +56,7 @@ export function registerForkRoutes(api: FastifyInstance, { troupe, tasks, docs }
 
   docs.add({
     method: "get",
-    path: "/api/v1/threads/{id}/history",
+    path: "/api/v1/threads/{id}/history", operationId: "getThreadHistory", errors: ["thread_not_found"],
     summary: "A thread's checkpoints, oldest first: what each followed and what runs next (fork from one with POST /tasks/{id}/fork)",
     tags: ["tasks"],
     params: ThreadParams,
@@ -88,7 +88,7 @@ export function registerForkRoutes(api: FastifyInstance, { troupe, tasks, docs }
 
   docs.add({
     method: "delete",
-    path: "/api/v1/tasks/{id}",
+    path: "/api/v1/tasks/{id}", operationId: "deleteTask", errors: ["task_not_found", "run_active"],
     summary: "Delete a finished task with its checkpoints, events and stash values (a queued, running or waiting task is refused: cancel it first)",
     tags: ["tasks"],
     params: TaskParams,
@@ -101,7 +101,7 @@ export function registerForkRoutes(api: FastifyInstance, { troupe, tasks, docs }
 
   docs.add({
     method: "delete",
-    path: "/api/v1/threads/{id}",
+    path: "/api/v1/threads/{id}", operationId: "deleteThread", errors: ["thread_not_found", "thread_busy"],
     summary: "Delete a thread: every task on it (all stopped) and its checkpoints",
     tags: ["tasks"],
     params: ThreadParams,

@@ -28,7 +28,7 @@ function view(schedule: RuntimeScheduleView) {
 
 /** /schedules: the caller's schedules; their runs are the caller's tasks. */
 export function registerScheduleRoutes(api: FastifyInstance, { troupe, docs }: RouteContext): void {
-  docs.add({ method: "get", path: "/api/v1/schedules", summary: "The caller's schedules, with their last and next ticks", tags: ["schedules"], responses: { 200: { description: "the schedules", schema: envelopeOf(ScheduleList) } } });
+  docs.add({ method: "get", path: "/api/v1/schedules", operationId: "listSchedules", summary: "The caller's schedules, with their last and next ticks", tags: ["schedules"], responses: { 200: { description: "the schedules", schema: envelopeOf(ScheduleList) } } });
   api.get("/schedules", async (request) => {
     const items = await troupe.schedules.list({ owner: request.principal.id });
     return ok({ items: items.map(view), total: items.length });
@@ -36,7 +36,7 @@ export function registerScheduleRoutes(api: FastifyInstance, { troupe, docs }: R
 
   docs.add({
     method: "post",
-    path: "/api/v1/schedules",
+    path: "/api/v1/schedules", operationId: "createSchedule", errors: ["invalid_schedule", "invalid_cron", "invalid_timezone", "schedule_exists", "too_many_schedules", "schedules_too_frequent"],
     summary: "Run a task on a cron schedule (troupe serve fires each tick once, whatever the number of processes); one key holds at most server.schedules.maxPerKey schedules (25) firing at most server.schedules.maxFiresPerHourPerKey runs an hour together (60): 403 too_many_schedules, schedules_too_frequent",
     tags: ["schedules"],
     body: ScheduleBody,
@@ -64,13 +64,13 @@ export function registerScheduleRoutes(api: FastifyInstance, { troupe, docs }: R
     return ok(view(added), "scheduled");
   });
 
-  docs.add({ method: "get", path: "/api/v1/schedules/{id}", summary: "One schedule (by id or name)", tags: ["schedules"], params: ScheduleParams, responses: { 200: { description: "the schedule", schema: envelopeOf(ScheduleView) } } });
+  docs.add({ method: "get", path: "/api/v1/schedules/{id}", operationId: "getSchedule", errors: ["schedule_not_found"], summary: "One schedule (by id or name)", tags: ["schedules"], params: ScheduleParams, responses: { 200: { description: "the schedule", schema: envelopeOf(ScheduleView) } } });
   api.get("/schedules/:id", async (request) => {
     const { id } = parseRequestPart(ScheduleParams, request.params);
     return ok(view(await troupe.schedules.get(id, { owner: request.principal.id })));
   });
 
-  docs.add({ method: "delete", path: "/api/v1/schedules/{id}", summary: "Stop a schedule", tags: ["schedules"], params: ScheduleParams, responses: { 200: { description: "the schedule removed", schema: envelopeOf(ScheduleView) } } });
+  docs.add({ method: "delete", path: "/api/v1/schedules/{id}", operationId: "deleteSchedule", errors: ["schedule_not_found", "schedule_from_config"], summary: "Stop a schedule", tags: ["schedules"], params: ScheduleParams, responses: { 200: { description: "the schedule removed", schema: envelopeOf(ScheduleView) } } });
   api.delete("/schedules/:id", async (request) => {
     const { id } = parseRequestPart(ScheduleParams, request.params);
     return ok(view(await troupe.schedules.remove(id, { owner: request.principal.id })), "removed");

@@ -20,12 +20,14 @@ export function registerTaskRoutes(api: FastifyInstance, { tasks, docs }: RouteC
   docs.add({
     method: "post",
     path: "/api/v1/execute",
+    operationId: "submitTask",
     summary: "Submit a task; it runs in the background",
     description: "Answers 202 as soon as the task is stored. A replay with the same Idempotency-Key returns the same task; the same key with another body is 422.",
     tags: ["tasks"],
     body: ExecuteBody,
     headers: [{ name: "Idempotency-Key", description: "makes a retried submission return the task the first one created" }],
     responses: { 202: { description: "accepted", schema: envelopeOf(TaskAccepted) } },
+    errors: ["idempotency_key_invalid", "idempotency_key_reused", "context_too_large", "invalid_request", "invalid_output_schema", "webhook_refused", "thread_not_found", "thread_busy"],
   });
   api.post("/execute", async (request, reply) => {
     const body = parseRequestPart(ExecuteBody, request.body);
@@ -48,6 +50,7 @@ export function registerTaskRoutes(api: FastifyInstance, { tasks, docs }: RouteC
   docs.add({
     method: "get",
     path: "/api/v1/tasks",
+    operationId: "listTasks",
     summary: "The caller's tasks, newest first",
     tags: ["tasks"],
     query: TaskListQuery,
@@ -63,10 +66,12 @@ export function registerTaskRoutes(api: FastifyInstance, { tasks, docs }: RouteC
   docs.add({
     method: "get",
     path: "/api/v1/tasks/{id}",
+    operationId: "getTask",
     summary: "A task: status, progress, what it waits for, result, stop reason, metrics",
     tags: ["tasks"],
     params: TaskParams,
     responses: { 200: { description: "the task", schema: envelopeOf(TaskView) } },
+    errors: ["task_not_found"],
   });
   api.get("/tasks/:id", async (request) => {
     const { id } = parseRequestPart(TaskParams, request.params);
@@ -76,11 +81,13 @@ export function registerTaskRoutes(api: FastifyInstance, { tasks, docs }: RouteC
   docs.add({
     method: "post",
     path: "/api/v1/tasks/{id}/resume",
+    operationId: "resumeTask",
     summary: "Answer a task that waits for a person: approve, reject, edit or answer (a tool call waiting for approval: approve or reject)",
     tags: ["tasks"],
     params: TaskParams,
     body: ResumeBody,
     responses: { 202: { description: "the task continues", schema: envelopeOf(TaskAccepted) } },
+    errors: ["task_not_found", "task_not_waiting", "interrupt_not_pending", "answer_required", "decision_invalid", "plan_required", "eval_case"],
   });
   api.post("/tasks/:id/resume", async (request, reply) => {
     const { id } = parseRequestPart(TaskParams, request.params);
@@ -93,10 +100,12 @@ export function registerTaskRoutes(api: FastifyInstance, { tasks, docs }: RouteC
   docs.add({
     method: "post",
     path: "/api/v1/tasks/{id}/cancel",
+    operationId: "cancelTask",
     summary: "Cancel a queued, running or waiting task",
     tags: ["tasks"],
     params: TaskParams,
     responses: { 200: { description: "the task as it stands after the cancel", schema: envelopeOf(TaskAccepted) } },
+    errors: ["task_not_found", "task_finished", "task_not_cancellable", "eval_case"],
   });
   api.post("/tasks/:id/cancel", async (request) => {
     const { id } = parseRequestPart(TaskParams, request.params);

@@ -37,11 +37,11 @@ function versionsOf(file: string): number[] {
 }
 
 describe("the migrations", () => {
-  it("are one file a version, each version kept as it was shipped (SQLite at 23, Postgres at 12)", () => {
-    expect(migrationsOf("sqlite").map((migration) => migration.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 10, 14, 16, 18, 20, 23]);
-    expect(migrationsOf("postgres").map((migration) => migration.version)).toEqual([1, 2, 5, 6, 7, 9, 12]);
-    expect(schemaVersionOf("sqlite")).toBe(23);
-    expect(schemaVersionOf("postgres")).toBe(12);
+  it("are one file a version, each version kept as it was shipped (SQLite at 25, Postgres at 14)", () => {
+    expect(migrationsOf("sqlite").map((migration) => migration.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 10, 14, 16, 18, 20, 23, 25]);
+    expect(migrationsOf("postgres").map((migration) => migration.version)).toEqual([1, 2, 5, 6, 7, 9, 12, 14]);
+    expect(schemaVersionOf("sqlite")).toBe(25);
+    expect(schemaVersionOf("postgres")).toBe(14);
     for (const dialect of ["sqlite", "postgres"] as const) {
       const folder = fileURLToPath(new URL(`../migrations/${dialect}/`, import.meta.url));
       expect(readdirSync(folder).filter((file) => file.endsWith(".sql"))).toHaveLength(migrationsOf(dialect).length);
@@ -49,9 +49,9 @@ describe("the migrations", () => {
   });
 
   it("plans by set: only the versions a database lacks, in order, whatever order they were applied in", () => {
-    expect(pendingMigrations("sqlite", [1, 2, 3, 4, 5, 6, 7, 8, 10, 16, 18, 20, 23], "db").map((migration) => migration.version)).toEqual([14]);
-    expect(pendingMigrations("postgres", [7, 1, 2, 9, 6, 5, 12], "db")).toEqual([]);
-    expect(pendingMigrations("sqlite", [], "db")).toHaveLength(14);
+    expect(pendingMigrations("sqlite", [1, 2, 3, 4, 5, 6, 7, 8, 10, 16, 18, 20, 23, 25], "db").map((migration) => migration.version)).toEqual([14]);
+    expect(pendingMigrations("postgres", [7, 1, 2, 9, 6, 5, 12, 14], "db")).toEqual([]);
+    expect(pendingMigrations("sqlite", [], "db")).toHaveLength(15);
   });
 });
 
@@ -75,10 +75,10 @@ describe("a database made by an earlier troupe", () => {
     expect(schemaOf(path.join(fresh, "troupe.db"))).toEqual(schemaOf(path.join(directory, "troupe.db")));
   });
 
-  it("opens with the versions shipped since applied (20: threads by owner, 23: MCP credentials) and reads its runs, their events and their thread's checkpoints", async () => {
+  it("opens with the versions shipped since applied (20: threads by owner, 23: MCP credentials, 25: runs by owner and change) and reads its runs, their events and their thread's checkpoints", async () => {
     const directory = fixtureDirectory();
     expect(versionsOf(path.join(directory, "troupe.db"))).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 10, 14, 16, 18]);
-    const before = [1, 2, 3, 4, 5, 6, 7, 8, 10, 14, 16, 18, 20, 23];
+    const before = [1, 2, 3, 4, 5, 6, 7, 8, 10, 14, 16, 18, 20, 23, 25];
     const store = openSqliteStore(directory);
     stores.push(store);
     const runs = await store.runs.list({ threadId: "fixture-thread" });
@@ -146,7 +146,7 @@ describe("a database made by an earlier troupe", () => {
     db.close();
     const store = openSqliteStore(directory);
     stores.push(store);
-    expect(versionsOf(file)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 10, 14, 16, 18, 20, 23]);
+    expect(versionsOf(file)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 10, 14, 16, 18, 20, 23, 25]);
     const columns = (store.db.prepare("PRAGMA table_info(stash)").all() as Array<{ name: string }>).map((column) => column.name);
     expect(columns).toContain("label");
     expect(await store.runs.count({ threadId: "fixture-thread" })).toBe(2);
@@ -156,7 +156,7 @@ describe("a database made by an earlier troupe", () => {
     const directory = fixtureDirectory();
     const file = path.join(directory, "troupe.db");
     const db = new Database(file);
-    db.prepare("INSERT INTO schema_version (version) VALUES (24)").run();
+    db.prepare("INSERT INTO schema_version (version) VALUES (26)").run();
     db.close();
     const size = statSync(file).size;
     let caught: unknown;
@@ -166,8 +166,8 @@ describe("a database made by an earlier troupe", () => {
       caught = error;
     }
     expect(isTroupeError(caught) && caught.code).toBe("database_too_new");
-    expect((caught as Error).message).toBe(`${file} has schema version 24, newer than this troupe knows (23): upgrade troupe, or use another database`);
+    expect((caught as Error).message).toBe(`${file} has schema version 26, newer than this troupe knows (25): upgrade troupe, or use another database`);
     expect(statSync(file).size).toBe(size);
-    expect(versionsOf(file)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 10, 14, 16, 18, 24]);
+    expect(versionsOf(file)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 10, 14, 16, 18, 26]);
   });
 });

@@ -140,13 +140,29 @@ export const RunRow = z
     }),
   );
 
-export interface RunListOptions {
-  limit?: number;
-  offset?: number;
+/** Which runs a listing or a count takes. */
+export interface RunFilter {
   status?: RunStatus;
+  /** Any of these statuses (none: no run). */
+  statuses?: RunStatus[];
   threadId?: string;
   /** Only the runs of this API principal. */
   owner?: string;
+  /** Runs holding a question for a person (`set`), or holding none (`unset`). */
+  interrupt?: "set" | "unset";
+  /** Runs a person's rejection stopped (true), or any other (false). */
+  rejected?: boolean;
+  /** Runs last changed at or after this time (ms since the epoch). */
+  updatedSince?: number;
+}
+
+export interface RunListOptions extends RunFilter {
+  limit?: number;
+  offset?: number;
+  /** Newest created first (the default), or last changed first (`updated`: updated_at, then id, both descending). */
+  order?: "created" | "updated";
+  /** With order `updated`: only the runs after this one in that order (a page's cursor, stable as runs are added). */
+  after?: { updatedAt: number; id: string };
 }
 
 /** The fields an update may change. */
@@ -317,9 +333,9 @@ export interface RunStore {
   getMany(ids: string[]): Promise<RunRecord[]>;
   /** The newest run of a thread. */
   latestForThread(threadId: string): Promise<RunRecord | undefined>;
-  /** Runs, newest first. */
+  /** Runs, newest created first, or last changed first (`order: "updated"`, with a cursor). */
   list(options?: RunListOptions): Promise<RunRecord[]>;
-  count(options?: Pick<RunListOptions, "status" | "threadId" | "owner">): Promise<number>;
+  count(options?: RunFilter): Promise<number>;
   /** The run an API principal submitted with this Idempotency-Key, if any. */
   findByIdempotencyKey(owner: string, idempotencyKey: string): Promise<RunRecord | undefined>;
   /** Counts one more death of the run's process while it ran; returns how many in a row now. */
@@ -338,12 +354,19 @@ export type NewRun = Pick<RunRecord, "id" | "threadId" | "task" | "status" | "re
   Partial<Pick<RunRecord, "owner" | "idempotencyKey" | "requestHash" | "startedAt" | "evalId" | "worker" | "forkedFrom" | "waitsFor">>;
 
 /** The WHERE clause and values of a listing. */
-export function filters(options: Pick<RunListOptions, "status" | "threadId" | "owner">): { where: string; values: Record<string, unknown> } {
+export function filters(options: RunFilter & Pick<RunListOptions, "after">): { where: string; values: Record<string, unknown> } {
   const clauses: string[] = [];
   const values: Record<string, unknown> = {};
   if (options.status) {
     clauses.push("status = @status");
     values.status = options.status;
+  }
+  if (options.statuses) {
+    const names = options.statuses.map((status, index) => {
+      values[`status${index}`] = status;
+      return `@status${index}`;
+    });
+    clauses.push(names.length === 0 ? "1 = 0" : `status IN (${names.join(", ")})`);
   }
   if (options.threadId) {
     clauses.push("thread_id = @threadId");
@@ -352,6 +375,17 @@ export function filters(options: Pick<RunListOptions, "status" | "threadId" | "o
   if (options.owner) {
     clauses.push("owner = @owner");
     values.owner = options.owner;
+  }
+  if (options.interrupt) clauses.push(options.interrupt === "set" ? "interrupt IS NOT NULL" : "interrupt IS NULL");
+  if (options.rejected !== undefined) clauses.push(options.rejected ? "stop_reason = 'rejected'" : "(stop_reason IS NULL OR stop_reason <> 'rejected')");
+  if (options.updatedSince !== undefined) {
+    clauses.push("updated_at >= @updatedSince");
+    values.updatedSince = options.updatedSince;
+  }
+  if (options.after) {
+    clauses.push("(updated_at < @afterAt OR (updated_at = @afterAt AND id < @afterId))");
+    values.afterAt = options.after.updatedAt;
+    values.afterId = options.after.id;
   }
   return { where: clauses.length ? `WHERE ${clauses.join(" AND ")}` : "", values };
 }

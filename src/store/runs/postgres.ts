@@ -1,6 +1,6 @@
 import type pg from "pg";
 import { ConflictError } from "../../core/errors.js";
-import { consequencesOf, type CreateRunOptions, filters, type NewRun, newRunRecord, type RunCreation, type RunListOptions, type RunPatch, type RunRecord, RunRow, type RunStore, runUpdate, unsettledQueries, type UpdateRunOptions } from "./contract.js";
+import { consequencesOf, type CreateRunOptions, filters, type NewRun, newRunRecord, type RunCreation, type RunFilter, type RunListOptions, type RunPatch, type RunRecord, RunRow, type RunStore, runUpdate, unsettledQueries, type UpdateRunOptions } from "./contract.js";
 import { positional } from "../database/placeholders.js";
 import { RowFailure, TurnBatch } from "../turn-batch.js";
 import { DELIVERY_INSERT, deliveryValues } from "../webhooks/contract.js";
@@ -231,7 +231,8 @@ export class PostgresRunStore implements RunStore {
 
   async list(options: RunListOptions = {}): Promise<RunRecord[]> {
     const { where, values } = filters(options);
-    const statement = positional(`SELECT * FROM runs ${where} ORDER BY created_at DESC, row_order DESC LIMIT @limit OFFSET @offset`, {
+    const order = options.order === "updated" ? "updated_at DESC, id DESC" : "created_at DESC, row_order DESC";
+    const statement = positional(`SELECT * FROM runs ${where} ORDER BY ${order} LIMIT @limit OFFSET @offset`, {
       ...values,
       limit: options.limit ?? 50,
       offset: options.offset ?? 0,
@@ -240,7 +241,7 @@ export class PostgresRunStore implements RunStore {
     return rows.map(parse);
   }
 
-  async count(options: Pick<RunListOptions, "status" | "threadId" | "owner"> = {}): Promise<number> {
+  async count(options: RunFilter = {}): Promise<number> {
     const { where, values } = filters(options);
     const statement = positional(`SELECT COUNT(*)::int AS n FROM runs ${where}`, values);
     const { rows } = await this.#pool.query<{ n: number }>(statement.text, statement.values);

@@ -2,7 +2,7 @@ import type { Sqlite } from "../database/sqlite.js";
 import type { SqliteRunQueue } from "../queue/sqlite.js";
 import { RowFailure, TurnBatch } from "../turn-batch.js";
 import { DELIVERY_INSERT, deliveryValues } from "../webhooks/contract.js";
-import { type CreateRunOptions, type NewRun, type RunListOptions, type RunCreation, type RunPatch, type RunRecord, RunRow, type RunStore, type UpdateRunOptions, consequencesOf, filters, newRunRecord, runUpdate, unsettledQueries } from "./contract.js";
+import { type CreateRunOptions, type NewRun, type RunFilter, type RunListOptions, type RunCreation, type RunPatch, type RunRecord, RunRow, type RunStore, type UpdateRunOptions, consequencesOf, filters, newRunRecord, runUpdate, unsettledQueries } from "./contract.js";
 
 const UNSETTLED = unsettledQueries("rowid");
 
@@ -148,13 +148,14 @@ export class SqliteRunStore implements RunStore {
 
   async list(options: RunListOptions = {}): Promise<RunRecord[]> {
     const { where, values } = filters(options);
-    const sql = `SELECT * FROM runs ${where} ORDER BY created_at DESC, rowid DESC LIMIT @limit OFFSET @offset`;
+    const order = options.order === "updated" ? "updated_at DESC, id DESC" : "created_at DESC, rowid DESC";
+    const sql = `SELECT * FROM runs ${where} ORDER BY ${order} LIMIT @limit OFFSET @offset`;
     return this.#statement(sql)
       .all({ ...values, limit: options.limit ?? 50, offset: options.offset ?? 0 })
       .map((row) => RunRow.parse(row));
   }
 
-  async count(options: Pick<RunListOptions, "status" | "threadId" | "owner"> = {}): Promise<number> {
+  async count(options: RunFilter = {}): Promise<number> {
     const { where, values } = filters(options);
     const row = this.#statement(`SELECT COUNT(*) AS n FROM runs ${where}`).get(values) as { n: number };
     return row.n;
