@@ -3,9 +3,11 @@ import { ErrorEnvelope } from "./envelope.js";
 
 /** One documented route: its request parts and answers as zod schemas. */
 export interface RouteDoc {
-  method: "get" | "post" | "delete";
+  method: "get" | "post" | "delete" | "put" | "patch";
   /** The path in OpenAPI form, e.g. /api/v1/tasks/{id}. */
   path: string;
+  /** A stable, unique name for the operation (camelCase): generated clients name their methods by it. */
+  operationId?: string;
   summary: string;
   description?: string;
   tags: string[];
@@ -19,6 +21,8 @@ export interface RouteDoc {
   responses: Record<number, { description: string; schema?: z.ZodType; contentType?: string | string[] }>;
   /** The body of an error answer, when it is not troupe's envelope (a protocol's own, e.g. JSON-RPC). */
   errors?: { description: string; schema: z.ZodType };
+  /** How a caller may send its key, when not only as a bearer token (the Agent Protocol takes X-Api-Key too). */
+  security?: Array<Record<string, string[]>>;
 }
 
 type JsonSchema = Record<string, unknown>;
@@ -73,20 +77,26 @@ export class ApiDocs {
       responses.default = { description: errors.description, content: { "application/json": { schema: schemaOf(errors.schema, "output") } } };
       paths[route.path] ??= {};
       (paths[route.path] as Record<string, unknown>)[route.method] = {
+        ...(route.operationId ? { operationId: route.operationId } : {}),
         summary: route.summary,
         ...(route.description ? { description: route.description } : {}),
         tags: route.tags,
         ...(parameters.length > 0 ? { parameters } : {}),
         ...(route.body ? { requestBody: { required: true, content: { "application/json": { schema: schemaOf(route.body, "input") } } } } : {}),
         responses,
-        ...(route.auth === false ? { security: [] } : {}),
+        ...(route.auth === false ? { security: [] } : route.security ? { security: route.security } : {}),
       };
     }
     return {
       openapi: "3.1.0",
       info,
       servers: [{ url: "/" }],
-      components: { securitySchemes: { apiKey: { type: "http", scheme: "bearer", description: "a key from TROUPE_API_KEYS" } } },
+      components: {
+        securitySchemes: {
+          apiKey: { type: "http", scheme: "bearer", description: "a key from TROUPE_API_KEYS" },
+          apiKeyHeader: { type: "apiKey", in: "header", name: "X-Api-Key", description: "a key from TROUPE_API_KEYS, as LangGraph's SDK sends it (the Agent Protocol under /langgraph)" },
+        },
+      },
       security: [{ apiKey: [] }],
       paths,
     };
