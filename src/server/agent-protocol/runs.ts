@@ -43,7 +43,6 @@ function refuseUnsupported(body: RunCreate): void {
   };
   const nonEmpty = (value: unknown): boolean => value !== undefined && value !== null && !(Array.isArray(value) && value.length === 0);
   if (nonEmpty(body.interrupt_before) || nonEmpty(body.interrupt_after)) refuse(body.interrupt_before ? "interrupt_before" : "interrupt_after", "troupe pauses where a person approves: send context.approve_plan or context.approve_answer");
-  if (nonEmpty(body.checkpoint) || nonEmpty(body.checkpoint_id)) refuse(body.checkpoint ? "checkpoint" : "checkpoint_id", "a run starts from its thread's latest state; fork from a checkpoint with POST /api/v1/tasks/{id}/fork");
   if (nonEmpty(body.feedback_keys)) refuse("feedback_keys", "troupe keeps no LangSmith feedback");
   if (body.after_seconds !== undefined && body.after_seconds !== null && body.after_seconds > 0) refuse("after_seconds", "troupe starts runs now; schedule later ones with /api/v1/schedules");
   if (body.on_completion === "delete") refuse("on_completion", "troupe keeps every run's record (delete it with DELETE /threads/{thread_id}/runs/{run_id})");
@@ -76,6 +75,7 @@ export class AgentRuns {
       throw new NotFoundError("assistant_not_found", `there is no assistant ${body.assistant_id.slice(0, 100)}: troupe serves one, troupe (${ASSISTANT_ID})`, { assistant_id: body.assistant_id.slice(0, 100) });
     }
     refuseUnsupported(body);
+    await this.#refuseBranch(principal, threadName, body);
     const command = body.command ?? undefined;
     const hasInput = body.input !== undefined && body.input !== null && Object.keys(body.input).length > 0;
     if (command && hasInput) throw new InputError("command_invalid", "send input (a new task) or command (an answer to the waiting run), not both");
@@ -97,6 +97,26 @@ export class AgentRuns {
     }
     await this.#store.agentProtocol.addRun({ runId: record.id, owner: principal.id, metadata: body.metadata ?? {}, multitaskStrategy: body.multitask_strategy ?? "reject", now: Date.now() });
     return { record, startAfter: 0 };
+  }
+
+  /**
+   * A run starts from its thread's latest checkpoint: naming that one is taken (useStream names
+   * the head it shows), naming an earlier one — a branch, as a client's "edit" or "regenerate"
+   * makes — is refused (troupe forks a run into a new thread: POST /api/v1/tasks/{id}/fork).
+   */
+  async #refuseBranch(principal: Principal, threadName: string | null, body: RunCreate): Promise<void> {
+    const named = body.checkpoint_id ?? (typeof body.checkpoint?.checkpoint_id === "string" ? body.checkpoint.checkpoint_id : undefined);
+    const field = body.checkpoint_id ? "checkpoint_id" : "checkpoint";
+    if (named === undefined || named === null) {
+      if (body.checkpoint && Object.keys(body.checkpoint).some((key) => key !== "checkpoint_ns" || body.checkpoint?.checkpoint_ns !== "")) {
+        throw new InputError("agent_protocol_unsupported", `${field}: name the thread's latest checkpoint by its checkpoint_id, or none`, { field });
+      }
+      return;
+    }
+    const latest = threadName === null ? undefined : await this.#threads.latestCheckpoint(principal, threadName);
+    if (latest !== named) {
+      throw new InputError("agent_protocol_unsupported", `${field}: a run starts from its thread's latest state; branching from an earlier checkpoint is not taken (fork the run into a new thread with POST /api/v1/tasks/{id}/fork)`, { field });
+    }
   }
 
   /** The caller's thread exists (made now when asked), and says which graph it runs. */

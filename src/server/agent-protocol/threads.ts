@@ -208,6 +208,13 @@ export class AgentThreads {
     return stateView(snapshot, { threadName: name, runs, head, ...(live ? { live } : {}) });
   }
 
+  /** The id of the thread's latest checkpoint (undefined before its first run). */
+  async latestCheckpoint(principal: Principal, name: string): Promise<string | undefined> {
+    const found = await this.require(principal, name);
+    const snapshot = await this.#tasks.troupe.graph.getState({ configurable: { thread_id: found.key } });
+    return isCheckpoint(snapshot) ? String(snapshot.config.configurable?.checkpoint_id) : undefined;
+  }
+
   /** The thread's checkpoints, newest first: `limit` of them, before one when asked. */
   async history(principal: Principal, name: string, request: HistoryRequest): Promise<ThreadStateView[]> {
     const found = await this.require(principal, name);
@@ -215,7 +222,8 @@ export class AgentThreads {
     // troupe's graph has no subgraphs: a namespace other than the root's has no checkpoints.
     if (request.checkpoint?.checkpoint_ns) return [];
     if (request.checkpoint?.checkpoint_id) throw new InputError("agent_protocol_unsupported", "read one checkpoint with GET /threads/{thread_id}/state/{checkpoint_id}; a history starts at the latest, or before one");
-    const before = typeof request.before === "string" ? request.before : (request.before?.checkpoint_id ?? undefined);
+    const named = request.before;
+    const before = typeof named === "string" ? named : ((named && "configurable" in named ? (named.configurable as { checkpoint_id?: string | null }).checkpoint_id : (named as { checkpoint_id?: string | null } | null | undefined)?.checkpoint_id) ?? undefined);
     const limit = request.limit ?? 10;
     const snapshots: StateSnapshot[] = [];
     const config = { configurable: { thread_id: found.key } };

@@ -143,7 +143,8 @@ export const StateAt = z.object({ checkpoint: CheckpointRef, subgraphs: z.boolea
 
 export const HistoryRequest = z.object({
   limit: z.number().int().min(1).max(1_000).nullish(),
-  before: z.union([z.string().max(200), CheckpointRef]).nullish(),
+  /** A checkpoint id, a checkpoint, or (as the SDK types it) a config naming one. */
+  before: z.union([z.string().max(200), z.looseObject({ configurable: CheckpointRef }), CheckpointRef]).nullish(),
   metadata: z.record(z.string(), z.unknown()).nullish(),
   checkpoint: CheckpointRef.nullish(),
   select: z.unknown().optional(),
