@@ -48,6 +48,8 @@ describe("a Command's resume as troupe's resume body", () => {
     expect(() => resumeBodyFor({ decisions: [] }, waiting("plan-approval"), "plan-approval")).toThrow(expect.objectContaining({ code: "decision_invalid" }));
     expect(() => resumeBodyFor({ decision: "approve", extra: 1 }, waiting("plan-approval"), "plan-approval")).toThrow(expect.objectContaining({ code: "unknown_field" }));
     expect(() => resumeBodyFor(3.5, waiting("question"), "question")).toThrow(expect.objectContaining({ code: "decision_invalid" }));
+    expect(() => resumeBodyFor({ answer: "yes please" }, waiting("plan-approval"), "plan-approval")).toThrow(expect.objectContaining({ code: "decision_invalid" }));
+    expect(resumeBodyFor({ decision: "edit", answer: "Paris" }, waiting("question"), "question")).toEqual({ decision: "answer", answer: "Paris" });
   });
 });
 

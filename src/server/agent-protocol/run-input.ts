@@ -149,6 +149,9 @@ export function resumeBodyFor(resume: unknown, pending: readonly PendingInterrup
       value = resume[named[0] as string];
     }
   }
-  const decision = decisionOf(target?.kind ?? pending[0]?.kind ?? waitingFor, value);
+  const kind = target?.kind ?? pending[0]?.kind ?? waitingFor;
+  let decision = decisionOf(kind, value);
+  if (kind !== "question" && decision.decision === "answer") throw new InputError("decision_invalid", `the run waits for ${kind}: approve, reject (with feedback)${kind === "tool-approval" ? "" : " or edit"}`);
+  if (kind === "question" && decision.decision === "edit") decision = { decision: "answer", answer: decision.answer ?? "" };
   return parseRequestPart(ResumeBody, { ...decision, ...(target ? { interrupt_id: target.id } : {}) });
 }
