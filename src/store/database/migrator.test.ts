@@ -37,11 +37,11 @@ function versionsOf(file: string): number[] {
 }
 
 describe("the migrations", () => {
-  it("are one file a version, each version kept as it was shipped (SQLite at 20, Postgres at 9)", () => {
-    expect(migrationsOf("sqlite").map((migration) => migration.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 10, 14, 16, 18, 20]);
-    expect(migrationsOf("postgres").map((migration) => migration.version)).toEqual([1, 2, 5, 6, 7, 9]);
-    expect(schemaVersionOf("sqlite")).toBe(20);
-    expect(schemaVersionOf("postgres")).toBe(9);
+  it("are one file a version, each version kept as it was shipped (SQLite at 28, Postgres at 17)", () => {
+    expect(migrationsOf("sqlite").map((migration) => migration.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 10, 14, 16, 18, 20, 28]);
+    expect(migrationsOf("postgres").map((migration) => migration.version)).toEqual([1, 2, 5, 6, 7, 9, 17]);
+    expect(schemaVersionOf("sqlite")).toBe(28);
+    expect(schemaVersionOf("postgres")).toBe(17);
     for (const dialect of ["sqlite", "postgres"] as const) {
       const folder = fileURLToPath(new URL(`../migrations/${dialect}/`, import.meta.url));
       expect(readdirSync(folder).filter((file) => file.endsWith(".sql"))).toHaveLength(migrationsOf(dialect).length);
@@ -49,9 +49,9 @@ describe("the migrations", () => {
   });
 
   it("plans by set: only the versions a database lacks, in order, whatever order they were applied in", () => {
-    expect(pendingMigrations("sqlite", [1, 2, 3, 4, 5, 6, 7, 8, 10, 16, 18, 20], "db").map((migration) => migration.version)).toEqual([14]);
-    expect(pendingMigrations("postgres", [7, 1, 2, 9, 6, 5], "db")).toEqual([]);
-    expect(pendingMigrations("sqlite", [], "db")).toHaveLength(13);
+    expect(pendingMigrations("sqlite", [1, 2, 3, 4, 5, 6, 7, 8, 10, 16, 18, 28, 20], "db").map((migration) => migration.version)).toEqual([14]);
+    expect(pendingMigrations("postgres", [7, 1, 2, 17, 9, 6, 5], "db")).toEqual([]);
+    expect(pendingMigrations("sqlite", [], "db")).toHaveLength(14);
   });
 });
 
@@ -66,14 +66,16 @@ function schemaOf(file: string): unknown[] {
 }
 
 describe("a database made by an earlier troupe", () => {
-  it("has the schema a new database gets from the migration files, table for table", async () => {
+  it("has, once opened, the schema a new database gets from the migration files, table for table", async () => {
     const fresh = mkdtempSync(path.join(tmpdir(), "troupe-fresh-"));
     directories.push(fresh);
     await openSqliteStore(fresh).close();
-    expect(schemaOf(path.join(fresh, "troupe.db"))).toEqual(schemaOf(path.join(fixtureDirectory(), "troupe.db")));
+    const upgraded = fixtureDirectory();
+    await openSqliteStore(upgraded).close();
+    expect(schemaOf(path.join(fresh, "troupe.db"))).toEqual(schemaOf(path.join(upgraded, "troupe.db")));
   });
 
-  it("opens applying only what came since (20: threads by owner) and reads its runs, their events and their thread's checkpoints", async () => {
+  it("opens applying only what came since (20: threads by owner; 28: the Agent Protocol's threads and runs) and reads its runs, their events and their thread's checkpoints", async () => {
     const directory = fixtureDirectory();
     const before = versionsOf(path.join(directory, "troupe.db"));
     expect(before).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 10, 14, 16, 18]);
@@ -96,7 +98,7 @@ describe("a database made by an earlier troupe", () => {
     await store.runs.create({ id: "run-new", threadId: "fixture-thread", task: "more", status: "queued", request: { task: "more" }, pid: null, host: null });
     expect((await store.runs.latestForThread("fixture-thread"))?.id).toBe("run-new");
     await store.close();
-    expect(versionsOf(path.join(directory, "troupe.db"))).toEqual([...before, 20]);
+    expect(versionsOf(path.join(directory, "troupe.db"))).toEqual([...before, 20, 28]);
   });
 
   it("moves an API key's threads into its own namespace (20), with their checkpoints, writes, audit rows and forks' origins; the unkeyed owners keep their names", async () => {
@@ -144,7 +146,7 @@ describe("a database made by an earlier troupe", () => {
     db.close();
     const store = openSqliteStore(directory);
     stores.push(store);
-    expect(versionsOf(file)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 10, 14, 16, 18, 20]);
+    expect(versionsOf(file)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 10, 14, 16, 18, 20, 28]);
     const columns = (store.db.prepare("PRAGMA table_info(stash)").all() as Array<{ name: string }>).map((column) => column.name);
     expect(columns).toContain("label");
     expect(await store.runs.count({ threadId: "fixture-thread" })).toBe(2);
@@ -154,7 +156,7 @@ describe("a database made by an earlier troupe", () => {
     const directory = fixtureDirectory();
     const file = path.join(directory, "troupe.db");
     const db = new Database(file);
-    db.prepare("INSERT INTO schema_version (version) VALUES (21)").run();
+    db.prepare("INSERT INTO schema_version (version) VALUES (99)").run();
     db.close();
     const size = statSync(file).size;
     let caught: unknown;
@@ -164,8 +166,8 @@ describe("a database made by an earlier troupe", () => {
       caught = error;
     }
     expect(isTroupeError(caught) && caught.code).toBe("database_too_new");
-    expect((caught as Error).message).toBe(`${file} has schema version 21, newer than this troupe knows (20): upgrade troupe, or use another database`);
+    expect((caught as Error).message).toBe(`${file} has schema version 99, newer than this troupe knows (28): upgrade troupe, or use another database`);
     expect(statSync(file).size).toBe(size);
-    expect(versionsOf(file)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 10, 14, 16, 18, 21]);
+    expect(versionsOf(file)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 10, 14, 16, 18, 99]);
   });
 });
