@@ -328,6 +328,12 @@ describe("the Agent Protocol through LangGraph's SDK Client", () => {
     // A resume for a thread whose run is not waiting, and for a thread with no run.
     expect(await refusal(client.runs.create("t1", "troupe", { command: { resume: "approve" } }))).toMatchObject({ status: 409, body: { code: "task_not_waiting" } });
     expect(await refusal(client.runs.create("missing", "troupe", { input: { task: "compute 1+1" } }))).toMatchObject({ status: 404, body: { code: "thread_not_found" } });
+    // A refused run makes no thread, even when asked to make one; a good one does.
+    expect(await refusal(client.runs.create("missing", "troupe", { input: { task: "" }, ifNotExists: "create" }))).toMatchObject({ status: 400 });
+    expect((await refusal(client.threads.get("missing"))).status).toBe(404);
+    const made = await client.runs.create("made-on-run", "troupe", { input: { task: "compute 1+1" }, ifNotExists: "create" });
+    expect((await client.threads.get("made-on-run")).metadata).toMatchObject({ graph_id: "troupe" });
+    await client.runs.join("made-on-run", made.run_id);
     expect(await refusal(client.threads.create({ threadId: "t1" }))).toMatchObject({ status: 409, body: { code: "thread_exists" } });
     expect((await client.threads.create({ threadId: "t1", ifExists: "do_nothing" })).thread_id).toBe("t1");
     expect((await refusal(client.threads.create({ threadId: "bad/name" }))).status).toBe(400);

@@ -84,8 +84,9 @@ export class AgentRuns {
       return this.#command(principal, threadName, command);
     }
     if (!hasInput || !body.input) throw new InputError("agent_protocol_unsupported", "the run has no input: send input.task, or input.messages with a human message (or command.resume for a waiting run)", { field: "input" });
-    if (threadName !== null) await this.#ensureThread(principal, threadName, body.if_not_exists === "create");
+    // The request is checked before anything is written: a refused one makes no thread either.
     const request = executeBodyOf(body, body.input, threadName ?? undefined);
+    if (threadName !== null) await this.#ensureThread(principal, threadName, body.if_not_exists === "create");
     let record: RunRecord;
     try {
       record = (await this.#tasks.submit(principal, request, undefined, origin)).record;
