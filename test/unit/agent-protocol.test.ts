@@ -378,6 +378,20 @@ describe("the Agent Protocol through LangGraph's SDK Client", () => {
     expect((await refusal(client.threads.search({ limit: 5_000 }))).status).toBe(400);
   });
 
+  it("keeps a thread listing bounded: a long message is cut there and marked, whole in the thread's state", async () => {
+    const { app, base } = await setup();
+    const client = clientOf(base);
+    const long = `${"a long answer ".repeat(400)}end`;
+    const record = await app.troupe.store.runs.create({ id: "run-long", threadId: "long", task: "write a lot", status: "queued", request: { task: "write a lot" }, pid: null, host: null, owner: "local" });
+    await app.troupe.store.runs.update(record.id, { status: "completed", answer: long });
+    const [listed] = await client.threads.search({ ids: ["long"] });
+    const answer = (listed?.values as Values).messages?.[1] as { content: string; additional_kwargs: Record<string, unknown> };
+    expect(answer.content).toHaveLength(2_000);
+    expect(answer.additional_kwargs).toMatchObject({ troupe_truncated: true });
+    const output = (await client.runs.join("long", "run-long")) as Values;
+    expect([output.answer, output.messages?.[1]?.content]).toEqual([long, long]);
+  });
+
   it("answers CORS for the origins troupe lets change things, and only them", async () => {
     const { base } = await setup();
     const preflight = (origin: string) =>

@@ -13,8 +13,8 @@ import type { AgentThreads } from "./threads.js";
 import { humanMessage, interruptOf, TURNS_SHOWN, turnMessages } from "./views.js";
 import type { StreamMode } from "./wire.js";
 
-/** A stream further behind than this is closed; the client resumes it with Last-Event-ID. */
-const MAX_BUFFERED_BYTES = 1024 * 1024;
+/** A stream further behind than this is closed; the client resumes it with Last-Event-ID (a values event holds the conversation, so the room is for several). */
+const MAX_BUFFERED_BYTES = 16 * 1024 * 1024;
 const HEARTBEAT_MS = 15_000;
 const PAGE = 1_000;
 
@@ -208,9 +208,11 @@ export async function runOutput(feed: RunFeed, threads: AgentThreads, principal:
   const record = await feed.tasks.record(principal, runId);
   const name = threadNameOfRun(record);
   const latest = await feed.tasks.troupe.store.runs.latestForThread(record.threadId);
+  // The thread's state when the run is its latest (and has checkpoints); else what the run's record kept.
+  const state = latest?.id === record.id ? await threads.state(principal, name) : undefined;
   const values: Record<string, unknown> =
-    latest?.id === record.id
-      ? { ...(await threads.state(principal, name)).values }
+    state && state.checkpoint.checkpoint_id !== null
+      ? { ...state.values }
       : { messages: turnMessages([{ runId: record.id, task: record.task, answer: record.answer, status: record.status }]), run_id: record.id, task: record.task, answer: record.answer, status: record.status, stop_reason: record.stopReason };
   if (isWaiting(record)) {
     const pending = await feed.tasks.troupe.pendingInterrupts(record.threadId);

@@ -7,7 +7,7 @@ import type { AgentThread, RunRecord } from "../../store/index.js";
 import type { Principal } from "../config.js";
 import type { TaskService } from "../task-service.js";
 import { emptyState, isCheckpoint, stateView, type ThreadStateView } from "./thread-state.js";
-import { emptyValues, GRAPH_METADATA, interruptOf, iso, TURNS_SHOWN, threadStatusOf, turnMessages } from "./views.js";
+import { emptyValues, GRAPH_METADATA, interruptOf, iso, type MessageDict, TURNS_SHOWN, threadStatusOf, turnMessages } from "./views.js";
 import type { HistoryRequest, ThreadSearch } from "./wire.js";
 
 /** A thread of the caller's: its key, and what exists of it (a row made through the protocol, runs). */
@@ -29,6 +29,17 @@ export interface ThreadView {
   interrupts: Record<string, ReturnType<typeof interruptOf>[]>;
   config: Record<string, unknown>;
   error: string | null;
+}
+
+/** The most turns a page of a thread search carries, all its threads together, and the characters of a message there. */
+const LISTED_TURNS = 2_000;
+const LISTED_CHARS = 2_000;
+
+const cut = (text: string): string => (text.length > LISTED_CHARS ? `${text.slice(0, LISTED_CHARS - 1)}…` : text);
+
+/** A message as a listing shows it: cut, and marked so, when it is long (the thread's state has it whole). */
+function listed(message: MessageDict): MessageDict {
+  return message.content.length > LISTED_CHARS ? { ...message, content: cut(message.content), additional_kwargs: { ...(message.additional_kwargs as object), troupe_truncated: true } } : message;
 }
 
 /** How many of a thread's runs a state or history reads (the conversation shows the last TURNS_SHOWN of them). */
@@ -148,16 +159,26 @@ export class AgentThreads {
       limit: query.limit ?? 10,
       offset: query.offset ?? 0,
     });
+    // A listing stays bounded whatever the threads hold: at most LISTED_TURNS turns in a page, each message cut at LISTED_CHARS.
+    const perThread = Math.max(1, Math.min(TURNS_SHOWN, Math.floor(LISTED_TURNS / Math.max(1, page.length))));
     const turns = await this.#store.agentProtocol.turns(
       page.map((thread) => thread.threadId),
-      TURNS_SHOWN,
+      perThread,
     );
     const views: ThreadView[] = [];
     for (const thread of page) {
       const own = turns.filter((turn) => turn.threadId === thread.threadId);
       const last = own.at(-1);
       const values = last
-        ? { ...emptyValues(), messages: turnMessages(own.map((turn) => ({ runId: turn.runId, task: turn.task, answer: turn.answer, status: turn.status }))), run_id: last.runId, task: last.task, answer: last.answer, status: last.status, stop_reason: last.stopReason }
+        ? {
+            ...emptyValues(),
+            messages: turnMessages(own.map((turn) => ({ runId: turn.runId, task: turn.task, answer: turn.answer, status: turn.status }))).map(listed),
+            run_id: last.runId,
+            task: last.task,
+            answer: last.answer === null ? null : cut(last.answer),
+            status: last.status,
+            stop_reason: last.stopReason,
+          }
         : {};
       const interrupts: ThreadView["interrupts"] = {};
       if (thread.status === "interrupted") {

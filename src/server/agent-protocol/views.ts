@@ -1,5 +1,5 @@
 import { v5 } from "@langchain/core/utils/uuid";
-import type { InterruptInfo, InterruptKind, RunStatus, StopReason } from "../../core/run.js";
+import type { InterruptInfo, RunStatus, StopReason } from "../../core/run.js";
 import type { AgentThreadStatus, RunRecord } from "../../store/index.js";
 import { describeInterrupt } from "../interrupt-prompt.js";
 
@@ -166,6 +166,3 @@ export function interruptOf(id: string, interrupt: InterruptInfo): { id: string;
   const question = describeInterrupt(interrupt);
   return { id, value: { kind: interrupt.kind, question, payload: interrupt.payload, ...reviewRequest(interrupt, question) }, when: "during" };
 }
-
-/** The kinds of wait whose interrupt a decision list answers with one decision. */
-export const INTERRUPT_KINDS: readonly InterruptKind[] = ["plan-approval", "answer-approval", "question", "tool-approval"];
