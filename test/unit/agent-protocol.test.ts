@@ -152,6 +152,10 @@ describe("the Agent Protocol through LangGraph's SDK Client", () => {
     expect(rest.filter((part) => part.id).map((part) => part.id)).toEqual(ids.slice(ids.indexOf(middle) + 1));
     // A join without Last-Event-ID gets what comes from now on: of a finished run, nothing.
     expect((await collect(client.runs.joinStream(thread.thread_id, created?.run_id as string))).filter((part) => part.event !== "metadata")).toEqual([]);
+    // LangGraph's legacy messages mode: the answer's metadata, then the message whole.
+    const legacy = await collect(client.runs.stream(thread.thread_id, "troupe", { input: { task: "compute 2+3" }, streamMode: ["messages"] }));
+    expect(legacy.map((part) => part.event)).toEqual(["metadata", "messages/metadata", "messages/complete"]);
+    expect((legacy[2]?.data as Array<{ type: string; content: string }>)[0]).toMatchObject({ type: "ai", content: expect.stringContaining("2+3 = 5") });
   });
 
   it("a run waiting for a person is an interrupt; a Command resume answers it as troupe resume does", async () => {
