@@ -6,6 +6,7 @@ import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import { isTroupeError } from "../src/core/errors.js";
+import { migrationsOf, schemaVersionOf } from "../src/store/database/migrator.js";
 import { openStore, type Store } from "../src/store/index.js";
 import { findPostgresBin } from "../src/testing/postgres-cluster.js";
 import { freshDatabase } from "./postgres.js";
@@ -93,8 +94,8 @@ describe("a Postgres database made by an earlier troupe", () => {
     await store.runs.create({ id: "run-new", threadId: "fixture-thread", task: "more", status: "queued", request: { task: "more" }, pid: null, host: null });
     expect((await store.runs.latestForThread("fixture-thread"))?.id).toBe("run-new");
     expect(await store.queue?.depth()).toBe(1);
-    // The versions shipped since were applied (9: threads by owner; 12: MCP credentials; 14: runs by owner and change).
-    expect(await appliedVersions(url)).toEqual([1, 2, 5, 6, 7, 9, 12, 14]);
+    // The versions shipped since were applied (9: threads by owner; 12: MCP credentials; 14: runs by owner and change; 17: the Agent Protocol's threads).
+    expect(await appliedVersions(url)).toEqual(migrationsOf("postgres").map((migration) => migration.version));
   });
 
   it("moves an API key's threads into its own namespace (9), with their checkpoints, blobs, writes, audit rows and forks' origins; the unkeyed owners keep their names", async () => {
@@ -143,7 +144,7 @@ describe("a Postgres database made by an earlier troupe", () => {
     const url = await restoredFixture("too_new");
     const client = new pg.Client({ connectionString: url });
     await client.connect();
-    await client.query("INSERT INTO troupe_schema (version, applied_at) VALUES (15, 0)");
+    await client.query("INSERT INTO troupe_schema (version, applied_at) VALUES (99, 0)");
     await client.end();
     let caught: unknown;
     try {
@@ -152,7 +153,7 @@ describe("a Postgres database made by an earlier troupe", () => {
       caught = error;
     }
     expect(isTroupeError(caught) && caught.code).toBe("database_too_new");
-    expect((caught as Error).message).toMatch(/has troupe schema version 15, newer than this troupe knows \(14\): upgrade troupe, or use another database$/);
-    expect(await appliedVersions(url)).toEqual([1, 2, 5, 6, 7, 15]);
+    expect((caught as Error).message).toMatch(new RegExp(`has troupe schema version 99, newer than this troupe knows \\(${schemaVersionOf("postgres")}\\): upgrade troupe, or use another database$`));
+    expect(await appliedVersions(url)).toEqual([1, 2, 5, 6, 7, 99]);
   });
 });

@@ -22,6 +22,9 @@ const OWN_STATUSES: Partial<Record<CatalogueCode, number>> = {
   body_too_large: 413,
   unsupported_media_type: 415,
   idempotency_key_reused: 422,
+  // The Agent Protocol: what troupe does not do, and a command that cannot be carried out as sent, are Unprocessable (as LangGraph's servers answer).
+  agent_protocol_unsupported: 422,
+  command_invalid: 422,
   timeout: 504,
 };
 

@@ -146,6 +146,15 @@ export const ERROR_CODES = {
   no_shared_queue: conflict("Use Postgres (TROUPE_DATABASE_URL) for workers; with SQLite the server runs its own tasks."),
   budget_exhausted: denied("Raise the run's budget (--max-cost, --max-tokens, --max-time) or ask for less."),
 
+  // The Agent Protocol (LangGraph's SDK clients, /langgraph)
+  assistant_not_found: notFound("Use the assistant troupe, or its id (POST /langgraph/assistants/search lists it)."),
+  run_not_found: notFound("Check the run and thread ids; a run is visible only to the key that made it, under its own thread."),
+  thread_exists: conflict("Choose another thread_id, or send if_exists: do_nothing to get the existing thread."),
+  agent_protocol_unsupported: input("Leave out what the message names: troupe's Agent Protocol does not take it (docs/agent-chat-ui.md lists what it takes).", 422),
+  command_invalid: input("Send command.resume with the answer the run waits for, or command.goto \"__end__\" to stop it; not with input.", 422),
+  invalid_namespace: input("Name a namespace of 1-10 labels, each 1-128 characters without '.'."),
+  store_full: conflict("Delete some of your store's items first: a key's namespaces hold at most the number the message names together."),
+
   // Access
   unauthorized: denied("Send an API key: Authorization: Bearer <key>.", 401),
   invalid_api_key: denied("Send a valid API key (TROUPE_API_KEYS lists them).", 401),

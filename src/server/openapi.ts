@@ -4,7 +4,7 @@ import { ErrorEnvelope } from "./envelope.js";
 
 /** One documented route: its request parts and answers as zod schemas. */
 export interface RouteDoc {
-  method: "get" | "post" | "delete";
+  method: "get" | "post" | "delete" | "put" | "patch";
   /** The path in OpenAPI form, e.g. /api/v1/tasks/{id}. */
   path: string;
   /** A stable, unique name for the operation (camelCase): generated clients name their methods by it. */
@@ -32,6 +32,8 @@ export interface RouteDoc {
    * key, the rate limit, overload) still answer those in troupe's envelope.
    */
   protocolErrors?: { name: string; description: string; schema: z.ZodType; statuses: Record<number, string> };
+  /** How a caller may send its key, when not only as a bearer token (the Agent Protocol takes X-Api-Key too). */
+  security?: Array<Record<string, string[]>>;
 }
 
 type JsonSchema = Record<string, unknown>;
@@ -171,14 +173,20 @@ export class ApiDocs {
         ...(parameters.length > 0 ? { parameters } : {}),
         ...(route.body ? { requestBody: { required: true, content: { "application/json": { schema: schemaOf(route.body, "input") } } } } : {}),
         responses: Object.fromEntries(Object.entries(responses).sort(([a], [b]) => (a === "default" ? 1 : b === "default" ? -1 : Number(a) - Number(b)))),
-        ...(route.auth === false ? { security: [] } : {}),
+        ...(route.auth === false ? { security: [] } : route.security ? { security: route.security } : {}),
       };
     }
     return {
       openapi: "3.1.0",
       info: { ...info, license: { name: "MIT", identifier: "MIT" } },
       servers: [{ url: "/" }],
-      components: { securitySchemes: { apiKey: { type: "http", scheme: "bearer", description: "a key from TROUPE_API_KEYS" } }, schemas },
+      components: {
+        securitySchemes: {
+          apiKey: { type: "http", scheme: "bearer", description: "a key from TROUPE_API_KEYS" },
+          apiKeyHeader: { type: "apiKey", in: "header", name: "X-Api-Key", description: "a key from TROUPE_API_KEYS, as LangGraph's SDK sends it (the Agent Protocol under /langgraph)" },
+        },
+        schemas,
+      },
       security: [{ apiKey: [] }],
       paths,
     };

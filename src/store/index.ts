@@ -35,6 +35,8 @@ import { type ScheduleStore } from "./schedules/contract.js";
 import { SqliteScheduleStore } from "./schedules/sqlite.js";
 import { type WebhookOutbox } from "./webhooks/contract.js";
 import { SqliteWebhookOutbox } from "./webhooks/sqlite.js";
+import { type AgentProtocolStore } from "./agent-protocol/contract.js";
+import { SqliteAgentProtocolStore } from "./agent-protocol/sqlite.js";
 
 /**
  * Everything a troupe instance keeps — checkpoints, runs, events, the data stash, the audit
@@ -81,6 +83,8 @@ export interface Store {
   readonly stats: RunStatsStore;
   /** The data side of retention (gc, runs delete). */
   readonly retention: RetentionStore;
+  /** What the Agent Protocol keeps beside the runs: the threads made through it, and its runs' metadata. */
+  readonly agentProtocol: AgentProtocolStore;
   /** Asks the database something trivial; rejects when it does not answer. */
   ping(): Promise<void>;
   /** Writes what is pending and closes every connection. */
@@ -149,6 +153,7 @@ export function openSqliteStore(directory: string, options: MemorySetup = {}): S
     grants: new SqliteGrantStore(db),
     webhooks: new SqliteWebhookOutbox(db),
     schedules: new SqliteScheduleStore(db),
+    agentProtocol: new SqliteAgentProtocolStore(db),
     // Figures beside the runs: relaxed sync, like the event log (see SqliteRunStatsStore).
     stats: new SqliteRunStatsStore(eventsDb),
     retention: new SqliteRetentionStore(db, `${resolved}/${DATABASE_FILE}`, async () => {
@@ -201,5 +206,6 @@ export type { DeliveryOutcome, WebhookOutbox } from "./webhooks/contract.js";
 export type { NewSchedule, ScheduleStore } from "./schedules/contract.js";
 export type { DurationStat, ReflectionRecord, RunStatsStore } from "./stats/contract.js";
 export type { Collectable, RetentionStore } from "./retention/contract.js";
+export { AGENT_THREAD_SORTS, AGENT_THREAD_STATUSES, type AgentProtocolStore, type AgentThread, type AgentThreadSort, type AgentThreadStatus, type AgentTurn } from "./agent-protocol/contract.js";
 export { type MemoryIndexConfig, type MemoryStoreOptions, type RankedSearch, TroupeMemoryStore } from "./memory/contract.js";
 export { SqliteMemoryStore } from "./memory/sqlite.js";

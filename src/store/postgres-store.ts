@@ -26,6 +26,7 @@ import { PostgresRetentionStore } from "./retention/postgres.js";
 import { PostgresRunStatsStore } from "./stats/postgres.js";
 import { PostgresScheduleStore } from "./schedules/postgres.js";
 import { PostgresWebhookOutbox } from "./webhooks/postgres.js";
+import { PostgresAgentProtocolStore } from "./agent-protocol/postgres.js";
 import { PgBossWebhookQueue } from "./webhooks/postgres-queue.js";
 import { PgBossScheduleQueue } from "./schedules/postgres-queue.js";
 
@@ -107,6 +108,7 @@ export async function openPostgresStore(options: StoreOptions & { databaseUrl: s
     grants: new PostgresGrantStore(pool),
     webhooks: new PostgresWebhookOutbox(pool),
     schedules: new PostgresScheduleStore(pool, scheduleQueue),
+    agentProtocol: new PostgresAgentProtocolStore(pool),
     stats: new PostgresRunStatsStore(pool),
     retention: new PostgresRetentionStore(pool, async () => {
       await Promise.all([events.flush(), stash.flush(), audit.flush()]);

@@ -686,6 +686,113 @@ describe("memory store (a LangGraph BaseStore)", () => {
       });
     });
 
+    describe("the Agent Protocol's threads and runs", () => {
+      const DEFAULTS = { graph_id: "troupe" };
+      const query = (owner: string, fields: Partial<Parameters<Store["agentProtocol"]["threads"]>[0]> = {}) => ({ owner, defaultMetadata: DEFAULTS, sortBy: "thread_id" as const, sortOrder: "asc" as const, limit: 100, offset: 0, ...fields });
+
+      it("lists an owner's threads — those made through the protocol and those with runs — with their status from the latest run, filtered, sorted and paged", async () => {
+        const { store, another } = await setup();
+        const protocol = store.agentProtocol;
+        expect(await protocol.addThread({ threadId: "alice/made", owner: "alice", metadata: { tag: "x", nested: { b: 2, a: 1 }, gone: null }, now: 1_000 })).toBe(true);
+        expect(await protocol.addThread({ threadId: "alice/made", owner: "alice", metadata: {}, now: 2_000 })).toBe(false);
+        expect(await protocol.thread("alice/made")).toEqual({ owner: "alice", metadata: { tag: "x", nested: { a: 1, b: 2 }, gone: null }, createdAt: 1_000, updatedAt: 1_000 });
+        const runOn = async (threadId: string, owner: string, status: RunRecord["status"], patch: Record<string, unknown> = {}) => {
+          const record = await store.runs.create(newRun({ threadId, owner }));
+          if (status !== "queued") await store.runs.update(record.id, { status, ...patch });
+          return record;
+        };
+        await runOn("alice/done", "alice", "completed");
+        await runOn("alice/waits", "alice", "interrupted", { interrupt: { kind: "plan-approval", payload: {} } });
+        await runOn("alice/stopped", "alice", "interrupted", { suspended: "shutdown" });
+        await runOn("alice/broke", "alice", "failed");
+        await runOn("alice/queued", "alice", "queued");
+        await runOn("bob/done", "bob", "completed");
+        const other = (await another()).agentProtocol;
+        const listed = await other.threads(query("alice"));
+        expect(listed.map((thread) => [thread.threadId, thread.status])).toEqual([
+          ["alice/broke", "error"],
+          ["alice/done", "idle"],
+          ["alice/made", "idle"],
+          ["alice/queued", "busy"],
+          ["alice/stopped", "busy"],
+          ["alice/waits", "interrupted"],
+        ]);
+        expect(listed.find((thread) => thread.threadId === "alice/done")?.metadata).toBeNull();
+        expect(await other.countThreads(query("alice"))).toBe(6);
+        expect((await other.threads(query("bob"))).map((thread) => thread.threadId)).toEqual(["bob/done"]);
+        // Metadata: each key equal, objects whatever their key order, a thread without a row by the defaults, null only where it is null.
+        expect((await other.threads(query("alice", { metadata: { tag: "x", nested: { a: 1, b: 2 } } }))).map((thread) => thread.threadId)).toEqual(["alice/made"]);
+        expect((await other.threads(query("alice", { metadata: { gone: null } }))).map((thread) => thread.threadId)).toEqual(["alice/made"]);
+        expect(await other.countThreads(query("alice", { metadata: { graph_id: "troupe" } }))).toBe(5);
+        expect((await other.threads(query("alice", { status: "busy" }))).map((thread) => thread.threadId)).toEqual(["alice/queued", "alice/stopped"]);
+        expect((await other.threads(query("alice", { threadIds: ["alice/made", "alice/waits", "bob/done"] }))).map((thread) => thread.threadId)).toEqual(["alice/made", "alice/waits"]);
+        // Sorted, with pages that neither overlap nor skip.
+        const pages = [...(await other.threads(query("alice", { limit: 4, sortOrder: "desc" }))), ...(await other.threads(query("alice", { limit: 4, offset: 4, sortOrder: "desc" })))];
+        expect(pages.map((thread) => thread.threadId)).toEqual(listed.map((thread) => thread.threadId).reverse());
+        const byCreation = await other.threads(query("alice", { sortBy: "created_at", sortOrder: "asc" }));
+        expect(byCreation[0]?.threadId).toBe("alice/made");
+        // Metadata merges; the row goes, and its thread with it unless it has runs.
+        expect(await protocol.mergeMetadata({ threadId: "alice/made", owner: "alice", metadata: { tag: "y", more: true }, now: 3_000, createdAt: 1_000 })).toEqual({ tag: "y", nested: { a: 1, b: 2 }, gone: null, more: true });
+        expect(await protocol.mergeMetadata({ threadId: "alice/done", owner: "alice", metadata: { graph_id: "troupe" }, now: 3_000, createdAt: 500 })).toEqual({ graph_id: "troupe" });
+        expect((await other.threads(query("alice", { threadIds: ["alice/done"] })))[0]?.metadata).toEqual({ graph_id: "troupe" });
+        expect(await protocol.deleteThread("alice/made")).toBe(true);
+        expect(await protocol.deleteThread("alice/made")).toBe(false);
+        expect(await other.countThreads(query("alice"))).toBe(5);
+      });
+
+      it("reads each thread's latest turns, and keeps what a run was made with", async () => {
+        const { store } = await setup();
+        for (const [threadId, count] of [["a/t1", 4], ["a/t2", 1]] as const) {
+          for (let index = 0; index < count; index += 1) {
+            const record = await store.runs.create(newRun({ threadId, owner: "a", task: `${threadId} task ${index}` }));
+            await store.runs.update(record.id, { status: "completed", answer: `answer ${index}` });
+          }
+        }
+        const turns = await store.agentProtocol.turns(["a/t1", "a/t2", "a/none"], 3);
+        expect(turns.map((turn) => [turn.threadId, turn.task, turn.answer, turn.status])).toEqual([
+          ["a/t1", "a/t1 task 1", "answer 1", "completed"],
+          ["a/t1", "a/t1 task 2", "answer 2", "completed"],
+          ["a/t1", "a/t1 task 3", "answer 3", "completed"],
+          ["a/t2", "a/t2 task 0", "answer 0", "completed"],
+        ]);
+        await store.agentProtocol.addRun({ runId: "run-x", owner: "a", metadata: { source: "ui" }, multitaskStrategy: "enqueue", now: 1 });
+        expect(await store.agentProtocol.runs(["run-x", "run-y"])).toEqual(new Map([["run-x", { metadata: { source: "ui" }, multitaskStrategy: "enqueue" }]]));
+      });
+    });
+
+    describe("the Agent Protocol's rows and retention", () => {
+      it("go with their run, and with their thread's last run", async () => {
+        const { store } = await setup();
+        const record = await store.runs.create(newRun({ threadId: "a/gone", owner: "a" }));
+        await store.runs.update(record.id, { status: "completed" });
+        await store.agentProtocol.addThread({ threadId: "a/gone", owner: "a", metadata: { tag: 1 }, now: 1 });
+        await store.agentProtocol.addThread({ threadId: "a/kept", owner: "a", metadata: {}, now: 1 });
+        await store.agentProtocol.addRun({ runId: record.id, owner: "a", metadata: {}, multitaskStrategy: null, now: 1 });
+        expect((await store.retention.deleteRuns([record.id])).runs.map((run) => run.id)).toEqual([record.id]);
+        expect(await store.agentProtocol.runs([record.id])).toEqual(new Map());
+        await store.retention.deleteThreadCheckpoints(["a/gone"]);
+        expect(await store.agentProtocol.thread("a/gone")).toBeUndefined();
+        expect(await store.agentProtocol.thread("a/kept")).toBeDefined();
+      });
+    });
+
+    describe("the memory store's trees (one owner's namespaces)", () => {
+      it("caps the items under a root together, across its namespaces and under concurrent writes; other roots count apart", async () => {
+        const { memoryStore } = await open();
+        const tree = { root: ["agent-store", "alice"], maxItems: 4 };
+        const writes = await Promise.allSettled(Array.from({ length: 10 }, (_, index) => memoryStore.putInTree(tree, ["agent-store", "alice", `ns${index % 3}`], `k${index}`, { value: index })));
+        expect(writes.filter((write) => write.status === "fulfilled")).toHaveLength(4);
+        expect((writes.find((write) => write.status === "rejected") as PromiseRejectedResult).reason).toMatchObject({ code: "store_full", data: { limit: 4 } });
+        // Replacing an item is not adding one; another owner's tree has its own count.
+        const kept = (await memoryStore.search(["agent-store", "alice"], { limit: 10 }))[0];
+        await memoryStore.putInTree(tree, kept?.namespace as string[], kept?.key as string, { value: "again" });
+        await memoryStore.putInTree({ root: ["agent-store", "bob"], maxItems: 4 }, ["agent-store", "bob", "x"], "k", { value: 1 });
+        await expect(memoryStore.putInTree(tree, ["elsewhere"], "k", { value: 1 })).rejects.toMatchObject({ code: "invalid_namespace" });
+        expect(await memoryStore.listNamespaces({ prefix: ["agent-store", "bob"] })).toEqual([["agent-store", "bob", "x"]]);
+        expect((await memoryStore.listNamespaces({ prefix: ["agent-store", "alice"], maxDepth: 2 })).length).toBe(1);
+      });
+    });
+
     describe("checkpointer", () => {
       it("saves checkpoints per thread with their parent, lists them newest first, and keeps pending writes", async () => {
         const { store, another } = await setup();

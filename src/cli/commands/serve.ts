@@ -17,7 +17,7 @@ interface ServeFlags extends EngineFlags {
 export function registerServe(program: Command): void {
   const command = program
     .command("serve")
-    .description("serve the HTTP API (/api/v1), the web console (/), MCP (/mcp, Streamable HTTP) and an A2A agent (/.well-known/agent-card.json)")
+    .description("serve the HTTP API (/api/v1), the web console (/), MCP (/mcp, Streamable HTTP), an A2A agent (/.well-known/agent-card.json) and the Agent Protocol for LangGraph's clients (/langgraph)")
     .option("--host <host>", "address to listen on (default 127.0.0.1; any other needs TROUPE_API_KEYS)")
     .option("--port <port>", "port to listen on, 0 for any free one (default 8003)")
     .option("--max-running <n>", "tasks executed at once; the rest wait in the queue (default 100, TROUPE_MAX_RUNNING)")
@@ -73,7 +73,7 @@ export function registerServe(program: Command): void {
       throw error;
     }
     const role = troupe.store.kind === "postgres" ? `, ${troupe.store.location}, ${server.tasks.workers === 0 ? "API only" : `worker ${server.tasks.dispatcher?.id ?? ""} driving up to ${server.tasks.workers} runs`}` : "";
-    err(`troupe serve: listening on ${server.url} (console at ${server.url}/, API at ${server.url}/api/v1, MCP at ${server.url}/mcp, A2A card at ${server.url}/.well-known/agent-card.json, model ${troupe.models.choice.worker.provider}:${troupe.models.choice.worker.model}${role})`);
+    err(`troupe serve: listening on ${server.url} (console at ${server.url}/, API at ${server.url}/api/v1, MCP at ${server.url}/mcp, A2A card at ${server.url}/.well-known/agent-card.json, LangGraph's clients at ${server.url}/langgraph, model ${troupe.models.choice.worker.provider}:${troupe.models.choice.worker.model}${role})`);
     const running = server;
     await new Promise<void>((resolve) => {
       let signals = 0;

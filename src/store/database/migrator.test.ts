@@ -36,12 +36,18 @@ function versionsOf(file: string): number[] {
   }
 }
 
+/** The versions this troupe ships (a merge adds its own here), and the frozen fixture's. */
+const SQLITE_VERSIONS = [1, 2, 3, 4, 5, 6, 7, 8, 10, 14, 16, 18, 20, 23, 25, 28];
+const POSTGRES_VERSIONS = [1, 2, 5, 6, 7, 9, 12, 14, 17];
+const FIXTURE_VERSIONS = [1, 2, 3, 4, 5, 6, 7, 8, 10, 14, 16, 18];
+const latest = (versions: number[]): number => Math.max(...versions);
+
 describe("the migrations", () => {
-  it("are one file a version, each version kept as it was shipped (SQLite at 25, Postgres at 14)", () => {
-    expect(migrationsOf("sqlite").map((migration) => migration.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 10, 14, 16, 18, 20, 23, 25]);
-    expect(migrationsOf("postgres").map((migration) => migration.version)).toEqual([1, 2, 5, 6, 7, 9, 12, 14]);
-    expect(schemaVersionOf("sqlite")).toBe(25);
-    expect(schemaVersionOf("postgres")).toBe(14);
+  it("are one file a version, each version kept as it was shipped", () => {
+    expect(migrationsOf("sqlite").map((migration) => migration.version)).toEqual(SQLITE_VERSIONS);
+    expect(migrationsOf("postgres").map((migration) => migration.version)).toEqual(POSTGRES_VERSIONS);
+    expect(schemaVersionOf("sqlite")).toBe(latest(SQLITE_VERSIONS));
+    expect(schemaVersionOf("postgres")).toBe(latest(POSTGRES_VERSIONS));
     for (const dialect of ["sqlite", "postgres"] as const) {
       const folder = fileURLToPath(new URL(`../migrations/${dialect}/`, import.meta.url));
       expect(readdirSync(folder).filter((file) => file.endsWith(".sql"))).toHaveLength(migrationsOf(dialect).length);
@@ -49,9 +55,9 @@ describe("the migrations", () => {
   });
 
   it("plans by set: only the versions a database lacks, in order, whatever order they were applied in", () => {
-    expect(pendingMigrations("sqlite", [1, 2, 3, 4, 5, 6, 7, 8, 10, 16, 18, 20, 23, 25], "db").map((migration) => migration.version)).toEqual([14]);
-    expect(pendingMigrations("postgres", [7, 1, 2, 9, 6, 5, 12, 14], "db")).toEqual([]);
-    expect(pendingMigrations("sqlite", [], "db")).toHaveLength(15);
+    expect(pendingMigrations("sqlite", SQLITE_VERSIONS.filter((version) => version !== 14).reverse(), "db").map((migration) => migration.version)).toEqual([14]);
+    expect(pendingMigrations("postgres", [...POSTGRES_VERSIONS].reverse(), "db")).toEqual([]);
+    expect(pendingMigrations("sqlite", [], "db")).toHaveLength(SQLITE_VERSIONS.length);
   });
 });
 
@@ -75,10 +81,9 @@ describe("a database made by an earlier troupe", () => {
     expect(schemaOf(path.join(fresh, "troupe.db"))).toEqual(schemaOf(path.join(directory, "troupe.db")));
   });
 
-  it("opens with the versions shipped since applied (20: threads by owner, 23: MCP credentials, 25: runs by owner and change) and reads its runs, their events and their thread's checkpoints", async () => {
+  it("opens with the versions shipped since applied (20: threads by owner, 23: MCP credentials, 25: runs by owner and change, 28: the Agent Protocol's threads and runs) and reads its runs, their events and their thread's checkpoints", async () => {
     const directory = fixtureDirectory();
-    expect(versionsOf(path.join(directory, "troupe.db"))).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 10, 14, 16, 18]);
-    const before = [1, 2, 3, 4, 5, 6, 7, 8, 10, 14, 16, 18, 20, 23, 25];
+    expect(versionsOf(path.join(directory, "troupe.db"))).toEqual(FIXTURE_VERSIONS);
     const store = openSqliteStore(directory);
     stores.push(store);
     const runs = await store.runs.list({ threadId: "fixture-thread" });
@@ -98,7 +103,7 @@ describe("a database made by an earlier troupe", () => {
     await store.runs.create({ id: "run-new", threadId: "fixture-thread", task: "more", status: "queued", request: { task: "more" }, pid: null, host: null });
     expect((await store.runs.latestForThread("fixture-thread"))?.id).toBe("run-new");
     await store.close();
-    expect(versionsOf(path.join(directory, "troupe.db"))).toEqual(before);
+    expect(versionsOf(path.join(directory, "troupe.db"))).toEqual(SQLITE_VERSIONS);
   });
 
   it("moves an API key's threads into its own namespace (20), with their checkpoints, writes, audit rows and forks' origins; the unkeyed owners keep their names", async () => {
@@ -146,7 +151,7 @@ describe("a database made by an earlier troupe", () => {
     db.close();
     const store = openSqliteStore(directory);
     stores.push(store);
-    expect(versionsOf(file)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 10, 14, 16, 18, 20, 23, 25]);
+    expect(versionsOf(file)).toEqual(SQLITE_VERSIONS);
     const columns = (store.db.prepare("PRAGMA table_info(stash)").all() as Array<{ name: string }>).map((column) => column.name);
     expect(columns).toContain("label");
     expect(await store.runs.count({ threadId: "fixture-thread" })).toBe(2);
@@ -156,7 +161,7 @@ describe("a database made by an earlier troupe", () => {
     const directory = fixtureDirectory();
     const file = path.join(directory, "troupe.db");
     const db = new Database(file);
-    db.prepare("INSERT INTO schema_version (version) VALUES (26)").run();
+    db.prepare("INSERT INTO schema_version (version) VALUES (99)").run();
     db.close();
     const size = statSync(file).size;
     let caught: unknown;
@@ -166,8 +171,8 @@ describe("a database made by an earlier troupe", () => {
       caught = error;
     }
     expect(isTroupeError(caught) && caught.code).toBe("database_too_new");
-    expect((caught as Error).message).toBe(`${file} has schema version 26, newer than this troupe knows (25): upgrade troupe, or use another database`);
+    expect((caught as Error).message).toBe(`${file} has schema version 99, newer than this troupe knows (${latest(SQLITE_VERSIONS)}): upgrade troupe, or use another database`);
     expect(statSync(file).size).toBe(size);
-    expect(versionsOf(file)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 10, 14, 16, 18, 26]);
+    expect(versionsOf(file)).toEqual([...FIXTURE_VERSIONS, 99]);
   });
 });

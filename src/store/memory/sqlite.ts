@@ -1,7 +1,7 @@
 import type { Statement } from "better-sqlite3";
 import { SystemError } from "../../core/errors.js";
 import type { Sqlite } from "../database/sqlite.js";
-import { type ItemRow, type ItemScope, MEMORY_COLUMNS, type MemoryStoreOptions, type PreparedWrite, type StoredItem, TroupeMemoryStore, memoryFull, storeError, storedOf, vectorBytes, vectorOf } from "./contract.js";
+import { type ItemRow, type ItemScope, MEMORY_COLUMNS, type MemoryStoreOptions, type PreparedWrite, type StoredItem, TroupeMemoryStore, memoryFull, storeError, storedOf, treeFull, vectorBytes, vectorOf } from "./contract.js";
 
 /**
  * The long-term store in SQLite (`memory_items` and the FTS5 index `memory_fts`, migration 8):
@@ -65,6 +65,16 @@ export class SqliteMemoryStore extends TroupeMemoryStore {
     if (!exists) {
       const { n } = this.#statement("SELECT COUNT(*) AS n FROM memory_items WHERE prefix = ?").get(write.prefix) as { n: number };
       if (n >= this.limits.maxItemsPerNamespace) throw memoryFull(n, this.limits.maxItemsPerNamespace);
+      if (write.tree) {
+        const tree = write.tree;
+        const { n: held } = this.#statement("SELECT COUNT(*) AS n FROM memory_items WHERE (prefix = ? OR substr(prefix, 1, ?) = ?) AND (expires_at IS NULL OR expires_at > ?)").get(
+          tree.prefix,
+          tree.prefix.length + 1,
+          `${tree.prefix}.`,
+          now,
+        ) as { n: number };
+        if (held >= tree.maxItems) throw treeFull(held, tree.maxItems);
+      }
     }
     this.#statement(
       `INSERT INTO memory_items (prefix, key, value, text, created_at, updated_at, expires_at, embedding, embedding_model)
@@ -138,7 +148,19 @@ export class SqliteMemoryStore extends TroupeMemoryStore {
     return rows.map((row) => ({ ...storedOf(row), embedding: vectorOf(row.embedding) }));
   }
 
-  protected override async prefixes(now: number): Promise<string[]> {
-    return this.#guard(() => (this.#statement("SELECT DISTINCT prefix FROM memory_items WHERE expires_at IS NULL OR expires_at > ? ORDER BY prefix").all(now) as Array<{ prefix: string }>).map((row) => row.prefix));
+  protected override async prefixes(now: number, under?: string): Promise<string[]> {
+    if (under === undefined) {
+      return this.#guard(() => (this.#statement("SELECT DISTINCT prefix FROM memory_items WHERE expires_at IS NULL OR expires_at > ? ORDER BY prefix").all(now) as Array<{ prefix: string }>).map((row) => row.prefix));
+    }
+    return this.#guard(() =>
+      (
+        this.#statement("SELECT DISTINCT prefix FROM memory_items WHERE (expires_at IS NULL OR expires_at > ?) AND (prefix = ? OR substr(prefix, 1, ?) = ?) ORDER BY prefix").all(
+          now,
+          under,
+          under.length + 1,
+          `${under}.`,
+        ) as Array<{ prefix: string }>
+      ).map((row) => row.prefix),
+    );
   }
 }
