@@ -3,6 +3,7 @@ import type { z } from "zod";
 import { type Clock, systemClock } from "../core/clock.js";
 import { ConflictError, errorMessage, InputError, NotFoundError, TroupeError } from "../core/errors.js";
 import { firesPerHour, latestTick, nextTick, type Schedule, ScheduleInput, type ScheduleLimits, type ScheduleSource } from "../core/schedule.js";
+import { threadKey } from "../core/thread-key.js";
 import type { RunRecord, Store } from "../store/index.js";
 import type { PostgresStore } from "../store/postgres-store.js";
 
@@ -63,8 +64,11 @@ export class Schedules {
           }
         }
       : undefined;
+    const given = name ?? `sch-${createHash("sha256").update(`${Date.now()}${Math.random()}`).digest("hex").slice(0, 8)}`;
     const added = await this.#store.schedules.add({
-      name: name ?? `sch-${createHash("sha256").update(`${Date.now()}${Math.random()}`).digest("hex").slice(0, 8)}`,
+      // A key's schedule names are its own, as its thread names are (alice's daily is kept as alice/daily):
+      // another key may have a daily too, and a taken name never tells one key what another holds.
+      name: threadKey(options.owner, given),
       cron,
       timezone,
       task,
@@ -73,7 +77,7 @@ export class Schedules {
       owner: options.owner ?? null,
       source: options.source,
     }, check ? { check } : {});
-    if (!added) throw new ConflictError("schedule_exists", `a schedule named ${name} already exists; remove it first or choose another name`, { name });
+    if (!added) throw new ConflictError("schedule_exists", `a schedule named ${given} already exists; remove it first or choose another name`, { name: given });
     return viewOf(added);
   }
 
@@ -81,8 +85,10 @@ export class Schedules {
     return (await this.#store.schedules.list(options)).map(viewOf);
   }
 
+  /** A schedule by id, or by the name its owner gave it (a key's own names first; one made before names were per key is found by its bare name). */
   async get(idOrName: string, options: { owner?: string } = {}): Promise<ScheduleView> {
-    const found = await this.#store.schedules.get(idOrName);
+    const owned = options.owner !== undefined && !idOrName.includes("/") ? await this.#store.schedules.get(threadKey(options.owner, idOrName)) : undefined;
+    const found = owned ?? (await this.#store.schedules.get(idOrName));
     if (!found || (options.owner !== undefined && found.owner !== options.owner)) throw new NotFoundError("schedule_not_found", `no schedule ${idOrName}`, { schedule: idOrName });
     return viewOf(found);
   }

@@ -150,19 +150,32 @@ describe("two keys may both have a thread named daily", () => {
     await expect(bob.getTask({ tenant: "", id: first.id })).rejects.toThrow(/not found/i);
   });
 
-  it("schedules: each key's schedule on thread daily fires onto that key's own thread", async () => {
+  it("schedules: each key's schedule daily, on thread daily, is its own and fires onto that key's own thread", async () => {
     const app = await makeApp({ config: KEYS });
-    for (const headers of [ALICE, BOB]) {
-      const made = await app.app.inject({ method: "POST", url: "/api/v1/schedules", headers, payload: { name: headers === ALICE ? "alice-daily" : "bob-daily", cron: "0 9 * * *", task: "compute 2+3", thread_id: "daily" } });
+    const ids: string[] = [];
+    for (const [headers, owner] of [[ALICE, "alice"], [BOB, "bob"]] as const) {
+      // The same schedule name for two keys: neither is told the other has one (main answered bob 409 schedule_exists).
+      const made = await app.app.inject({ method: "POST", url: "/api/v1/schedules", headers, payload: { name: "daily", cron: "0 9 * * *", task: "compute 2+3", thread_id: "daily" } });
       expect(made.statusCode).toBe(201);
-      expect(envelope<{ thread_id: string }>(made).data.thread_id).toBe("daily");
+      const data = envelope<{ id: string; name: string; thread_id: string }>(made).data;
+      expect([data.name, data.thread_id]).toEqual(["daily", "daily"]);
+      ids.push(data.id);
+      const again = await app.app.inject({ method: "POST", url: "/api/v1/schedules", headers, payload: { name: "daily", cron: "0 9 * * *", task: "compute 2+3" } });
+      expect([again.statusCode, envelope(again).code]).toEqual([409, "schedule_exists"]);
+      const byName = await app.app.inject({ method: "GET", url: "/api/v1/schedules/daily", headers });
+      expect(envelope<{ id: string; name: string }>(byName).data).toMatchObject({ id: data.id, name: "daily" });
+      const listed = await app.app.inject({ method: "GET", url: "/api/v1/schedules", headers });
+      expect(envelope<{ items: Array<{ name: string }> }>(listed).data.items.map((item) => item.name)).toEqual(["daily"]);
+      // Another key's schedule is not found by its kept name either.
+      const other = owner === "alice" ? "bob/daily" : "alice/daily";
+      expect((await app.app.inject({ method: "GET", url: `/api/v1/schedules/${encodeURIComponent(other)}`, headers })).statusCode).toBe(404);
     }
     const background = new Background({ troupe: app.troupe, hub: app.hub, logger: app.app.log as never, tasks: app.tasks, serve: true });
     const fired: Array<string | null> = [];
-    for (const name of ["alice-daily", "bob-daily"]) {
-      const schedule = await app.troupe.schedules.get(name);
+    for (const id of ids) {
+      const schedule = await app.troupe.schedules.get(id);
       expect(await background.schedules?.fire(schedule, Date.now())).toBe(true);
-      fired.push((await app.troupe.schedules.get(name)).lastRunId);
+      fired.push((await app.troupe.schedules.get(id)).lastRunId);
     }
     // On main bob's tick failed: thread_not_found.
     expect(fired.every((id) => id !== null)).toBe(true);

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import { DEFAULT_SCHEDULE_LIMITS } from "../../core/schedule.js";
+import { threadNameOf } from "../../core/thread-key.js";
 import type { ScheduleView as RuntimeScheduleView } from "../../runtime/schedules.js";
 import { envelopeOf, ok } from "../envelope.js";
 import type { RouteContext } from "../route-context.js";
@@ -11,7 +12,7 @@ const iso = (ms: number | null): string | null => (ms === null ? null : new Date
 function view(schedule: RuntimeScheduleView) {
   return {
     id: schedule.id,
-    name: schedule.name,
+    name: threadNameOf(schedule.owner, schedule.name),
     cron: schedule.cron,
     timezone: schedule.timezone,
     task: schedule.task,
