@@ -37,11 +37,11 @@ function versionsOf(file: string): number[] {
 }
 
 describe("the migrations", () => {
-  it("are one file a version, each version kept as it was shipped (SQLite at 18, Postgres at 7)", () => {
-    expect(migrationsOf("sqlite").map((migration) => migration.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 10, 14, 16, 18]);
-    expect(migrationsOf("postgres").map((migration) => migration.version)).toEqual([1, 2, 5, 6, 7]);
-    expect(schemaVersionOf("sqlite")).toBe(18);
-    expect(schemaVersionOf("postgres")).toBe(7);
+  it("are one file a version, each version kept as it was shipped (SQLite at 27, Postgres at 16)", () => {
+    expect(migrationsOf("sqlite").map((migration) => migration.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 10, 14, 16, 18, 27]);
+    expect(migrationsOf("postgres").map((migration) => migration.version)).toEqual([1, 2, 5, 6, 7, 16]);
+    expect(schemaVersionOf("sqlite")).toBe(27);
+    expect(schemaVersionOf("postgres")).toBe(16);
     for (const dialect of ["sqlite", "postgres"] as const) {
       const folder = fileURLToPath(new URL(`../migrations/${dialect}/`, import.meta.url));
       expect(readdirSync(folder).filter((file) => file.endsWith(".sql"))).toHaveLength(migrationsOf(dialect).length);
@@ -49,9 +49,9 @@ describe("the migrations", () => {
   });
 
   it("plans by set: only the versions a database lacks, in order, whatever order they were applied in", () => {
-    expect(pendingMigrations("sqlite", [1, 2, 3, 4, 5, 6, 7, 8, 10, 16, 18], "db").map((migration) => migration.version)).toEqual([14]);
-    expect(pendingMigrations("postgres", [7, 1, 2, 6, 5], "db")).toEqual([]);
-    expect(pendingMigrations("sqlite", [], "db")).toHaveLength(12);
+    expect(pendingMigrations("sqlite", [1, 2, 3, 4, 5, 6, 7, 8, 10, 16, 18, 27], "db").map((migration) => migration.version)).toEqual([14]);
+    expect(pendingMigrations("postgres", [7, 1, 2, 16, 6, 5], "db")).toEqual([]);
+    expect(pendingMigrations("sqlite", [], "db")).toHaveLength(13);
   });
 });
 
@@ -66,17 +66,18 @@ function schemaOf(file: string): unknown[] {
 }
 
 describe("a database made by an earlier troupe", () => {
-  it("has the schema a new database gets from the migration files, table for table", async () => {
+  it("has, once opened (the versions since applied), the schema a new database gets from the migration files, table for table", async () => {
     const fresh = mkdtempSync(path.join(tmpdir(), "troupe-fresh-"));
     directories.push(fresh);
     await openSqliteStore(fresh).close();
-    expect(schemaOf(path.join(fresh, "troupe.db"))).toEqual(schemaOf(path.join(fixtureDirectory(), "troupe.db")));
+    const directory = fixtureDirectory();
+    await openSqliteStore(directory).close();
+    expect(schemaOf(path.join(fresh, "troupe.db"))).toEqual(schemaOf(path.join(directory, "troupe.db")));
   });
 
-  it("opens with nothing to apply and reads its runs, their events and their thread's checkpoints", async () => {
+  it("opens, applying only the versions made since (27), and reads its runs, their events and their thread's checkpoints", async () => {
     const directory = fixtureDirectory();
-    const before = versionsOf(path.join(directory, "troupe.db"));
-    expect(before).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 10, 14, 16, 18]);
+    expect(versionsOf(path.join(directory, "troupe.db"))).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 10, 14, 16, 18]);
     const store = openSqliteStore(directory);
     stores.push(store);
     const runs = await store.runs.list({ threadId: "fixture-thread" });
@@ -95,8 +96,10 @@ describe("a database made by an earlier troupe", () => {
     // A new run goes on the same thread, after the old ones.
     await store.runs.create({ id: "run-new", threadId: "fixture-thread", task: "more", status: "queued", request: { task: "more" }, pid: null, host: null });
     expect((await store.runs.latestForThread("fixture-thread"))?.id).toBe("run-new");
+    // A run recorded before answers carried their format has none.
+    expect(runs[1]?.answerFormat).toBeNull();
     await store.close();
-    expect(versionsOf(path.join(directory, "troupe.db"))).toEqual(before);
+    expect(versionsOf(path.join(directory, "troupe.db"))).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 10, 14, 16, 18, 27]);
   });
 
   it("applies a version it lacks (14 here, as if written before provenance labels) and keeps its rows", async () => {
@@ -107,7 +110,7 @@ describe("a database made by an earlier troupe", () => {
     db.close();
     const store = openSqliteStore(directory);
     stores.push(store);
-    expect(versionsOf(file)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 10, 14, 16, 18]);
+    expect(versionsOf(file)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 10, 14, 16, 18, 27]);
     const columns = (store.db.prepare("PRAGMA table_info(stash)").all() as Array<{ name: string }>).map((column) => column.name);
     expect(columns).toContain("label");
     expect(await store.runs.count({ threadId: "fixture-thread" })).toBe(2);
@@ -127,7 +130,7 @@ describe("a database made by an earlier troupe", () => {
       caught = error;
     }
     expect(isTroupeError(caught) && caught.code).toBe("database_too_new");
-    expect((caught as Error).message).toBe(`${file} has schema version 19, newer than this troupe knows (18): upgrade troupe, or use another database`);
+    expect((caught as Error).message).toBe(`${file} has schema version 19, newer than this troupe knows (27): upgrade troupe, or use another database`);
     expect(statSync(file).size).toBe(size);
     expect(versionsOf(file)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 10, 14, 16, 18, 19]);
   });
