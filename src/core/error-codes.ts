@@ -96,6 +96,7 @@ export const ERROR_CODES = {
   output_schema_invalid: input("Give the output schema as a JSON object (a JSON Schema)."),
   output_schema_too_deep: input("Flatten the output schema to fewer levels of nesting."),
   output_schema_too_large: input("Make the output schema smaller."),
+  typed_answer_unsupported: input("Set a provider (TROUPE_PROVIDER or --provider): the offline model writes no typed answers."),
   output_schema_unsafe_pattern: input("Simplify the schema's pattern so it cannot backtrack exponentially."),
   context_too_large: input("Send less context with the task."),
   unknown_tool: input("Name a tool troupe has (troupe tools list)."),
