@@ -1,11 +1,12 @@
 import { spawn, spawnSync } from "node:child_process";
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { DefaultAgentCardResolver } from "@a2a-js/sdk/client";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { docBlocks, expectAsDocumented, runDocument } from "./doc-commands.js";
 import { ROOT, tempDir } from "./helpers.js";
 import { installTarball, oldNode, packTroupe, userEnv } from "./package-helpers.js";
@@ -21,8 +22,11 @@ let tarball = "";
 let app = "";
 let packageDirectory = "";
 
+let root = "";
+
 beforeAll(() => {
-  const root = tempDir("troupe-package-");
+  // Kept for the whole file (tempDir's folders go after each test).
+  root = mkdtempSync(path.join(tmpdir(), "troupe-package-"));
   tarball = packTroupe(path.join(root, "packed"));
   // Spaces in the path (a quote too breaks the source build of better-sqlite3 12, which
   // @langchain/langgraph-checkpoint-sqlite brings, when its prebuilt binary cannot be fetched).
@@ -30,6 +34,10 @@ beforeAll(() => {
   installTarball(tarball, app);
   packageDirectory = path.join(app, "node_modules", "troupe");
 }, 1_800_000);
+
+afterAll(() => {
+  if (root) rmSync(root, { recursive: true, force: true });
+});
 
 /** A new folder of the user's with the app's node_modules (the installed package) linked in. */
 function userFolder(name: string): string {
@@ -63,12 +71,14 @@ describe("the npm package", () => {
     const folder = tempDir("troupe-package-serve-");
     const child = spawn(path.join(app, "node_modules", ".bin", "troupe"), ["serve", "--port", "0"], { cwd: folder, env: userEnv(), stdio: ["ignore", "ignore", "pipe"] });
     let stderr = "";
+    let failed: Error | undefined;
     child.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on("error", (error) => (failed = error));
     try {
       let base = "";
       while (!base) {
         base = /listening on (http:\/\/\S+) /.exec(stderr)?.[1] ?? "";
-        if (child.exitCode !== null) throw new Error(`troupe serve exited: ${stderr}`);
+        if (failed || child.exitCode !== null) throw new Error(`troupe serve did not start: ${failed?.message ?? stderr}`);
         if (!base) await sleep(50);
       }
       // The console: its page, its scripts, and the browser libraries it loads from their packages.
@@ -100,9 +110,11 @@ describe("the npm package", () => {
       expect(card.name).toBe("troupe");
       expect(stderr).not.toMatch(/warn|deprecat/i);
     } finally {
-      const exited = new Promise((resolve) => child.once("exit", resolve));
-      child.kill("SIGTERM");
-      await exited;
+      if (child.exitCode === null && !failed) {
+        const exited = new Promise((resolve) => child.once("exit", resolve));
+        child.kill("SIGTERM");
+        await exited;
+      }
     }
   });
 

@@ -6,7 +6,7 @@ import { z } from "zod";
 import { RunLedger } from "../agents/run-ledger.js";
 import type { TroupeConfig } from "../config/config-file.js";
 import type { Budget } from "../core/budget.js";
-import { ConflictError, errorMessage, InputError, NotFoundError } from "../core/errors.js";
+import { ConflictError, InputError, NotFoundError } from "../core/errors.js";
 import { DEFAULT_REVIEW_MODE } from "../core/review-mode.js";
 import type { RunEvent, StoredEvent } from "../core/events.js";
 import { CONVERSATION_LIMITS } from "../core/conversation.js";
