@@ -34,10 +34,10 @@ export function runOptions(): string[] {
 /** Runs podman; its output, or an error with what it printed. */
 export function podman(args: string[], options: { timeoutMs?: number; allowFailure?: boolean } = {}): { code: number | null; stdout: string; stderr: string } {
   const result = spawnSync("podman", args, { encoding: "utf8", timeout: options.timeoutMs ?? 120_000, maxBuffer: 64 * 1024 * 1024 });
-  // podman's own complaints about the systemd it does not find here are not the container's output.
+  // podman's own complaints about the systemd it does not find here (for health check timers) are not the container's output.
   const stderr = result.stderr
     .split("\n")
-    .filter((line) => !/level=error msg="Removing timer for container .* healthcheck/.test(line))
+    .filter((line) => !/^time="[^"]*" level=\w+ msg=".*(systemd|healthcheck)/.test(line))
     .join("\n");
   if (result.status !== 0 && !options.allowFailure) throw new Error(`podman ${args.slice(0, 3).join(" ")} … failed (exit ${result.status}): ${stderr || result.stdout}`);
   return { code: result.status, stdout: result.stdout, stderr };

@@ -1,10 +1,10 @@
-import { readFileSync } from "node:fs";
+import { chmodSync, readFileSync } from "node:fs";
 import { createServer } from "node:net";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { ROOT } from "./helpers.js";
+import { ROOT, tempDir } from "./helpers.js";
 import { baseImage, buildImage, checkImageTools, podman, runOptions } from "./image-helpers.js";
 import { freshDatabase } from "./postgres.js";
 
@@ -78,10 +78,10 @@ afterAll(() => {
 
 describe("the image", () => {
   it("runs as a non-root user, with /data and /workspace as volumes, a health check, and troupe as its command", () => {
-    const [image] = JSON.parse(podman(["image", "inspect", TAG]).stdout) as Array<{ Size: number; Config: { User: string; Volumes: Record<string, unknown>; Healthcheck?: { Test: string[] }; Entrypoint: string[]; Cmd: string[] } }>;
+    const [image] = JSON.parse(podman(["image", "inspect", TAG]).stdout) as Array<{ Size: number; Healthcheck?: { Test: string[] }; Config: { User: string; Volumes: Record<string, unknown>; Entrypoint: string[]; Cmd: string[] } }>;
     expect(image?.Config.User).toBe("troupe");
     expect(Object.keys(image?.Config.Volumes ?? {}).sort()).toEqual(["/data", "/workspace"]);
-    expect(image?.Config.Healthcheck?.Test.join(" ")).toContain("/health");
+    expect(image?.Healthcheck?.Test.join(" ")).toContain("/health");
     expect(image?.Config.Entrypoint).toEqual(["troupe"]);
     expect(image?.Config.Cmd).toEqual(["serve", "--host", "0.0.0.0", "--port", "8003"]);
     expect(podman(["run", "--rm", ...runOptions(), "--entrypoint", "id", TAG]).stdout.trim()).toBe("uid=10001(troupe) gid=10001(troupe) groups=10001(troupe)");
@@ -98,6 +98,14 @@ describe("the image", () => {
     const result = podman(["run", "--rm", ...runOptions(), TAG, "run", "compute 17% of 2,340 and save it to result.txt"], { timeoutMs: 180_000 });
     expect(result.code).toBe(0);
     expect(result.stdout).toContain("397.8");
+  });
+
+  it("refuses a data volume its user cannot write (a host folder owned by root), in one line", () => {
+    const folder = tempDir("troupe-image-root-");
+    chmodSync(folder, 0o755);
+    const refused = podman(["run", "--rm", ...runOptions(), "--volume", `${folder}:/data`, TAG, "run", "compute 2+3"], { allowFailure: true, timeoutMs: 180_000 });
+    expect(refused.code).toBe(2);
+    expect(refused.stderr.trim().split("\n")).toEqual(["troupe: the data directory /data is not writable"]);
   });
 
   it("runs compose.yaml's API and two workers on Postgres: healthy, a run completed through the API, scripts sandboxed by bubblewrap inside", { timeout: 900_000 }, async () => {

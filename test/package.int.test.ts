@@ -37,7 +37,7 @@ beforeAll(() => {
 
 afterAll(() => {
   if (root) rmSync(root, { recursive: true, force: true });
-});
+}, 600_000);
 
 /** A new folder of the user's with the app's node_modules (the installed package) linked in. */
 function userFolder(name: string): string {
@@ -84,7 +84,7 @@ describe("the npm package", () => {
       // The console: its page, its scripts, and the browser libraries it loads from their packages.
       const page = await fetch(`${base}/`);
       expect(page.status).toBe(200);
-      expect(await page.text()).toContain("<title>troupe</title>");
+      expect(await page.text()).toContain("<title>troupe console</title>");
       for (const file of ["/app.js", "/task-page.js", "/style.css", "/vendor/marked.js", "/vendor/purify.js"]) expect([file, (await fetch(`${base}${file}`)).status]).toEqual([file, 200]);
       // The API: a task accepted, then completed.
       const accepted = await fetch(`${base}/api/v1/execute`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ task: "compute 17% of 2,340 and save it to result.txt" }) });
