@@ -80,6 +80,7 @@ describe("a Postgres database made by an earlier troupe", () => {
     const url = await restoredFixture("upgrade");
     expect(await appliedVersions(url)).toEqual([1, 2, 5, 6, 7]);
     const store = await openStore({ dataDir: dataDir(), databaseUrl: url });
+    expect(await appliedVersions(url)).toEqual([1, 2, 5, 6, 7, 16]);
     stores.push(store);
     const runs = await store.runs.list({ threadId: "fixture-thread" });
     expect(runs.map((run) => [run.task, run.status])).toEqual([
@@ -94,7 +95,8 @@ describe("a Postgres database made by an earlier troupe", () => {
     await store.runs.create({ id: "run-new", threadId: "fixture-thread", task: "more", status: "queued", request: { task: "more" }, pid: null, host: null });
     expect((await store.runs.latestForThread("fixture-thread"))?.id).toBe("run-new");
     expect(await store.queue?.depth()).toBe(1);
-    // The versions shipped since were applied (9: threads by owner; 12: MCP credentials; 14: runs by owner and change; 17: the Agent Protocol's threads).
+    expect(runs[1]?.answerFormat).toBeNull();
+    // The versions shipped since were applied (9: threads by owner; 12: MCP credentials; 14: runs by owner and change; 16: answers' formats; 17: the Agent Protocol's threads).
     expect(await appliedVersions(url)).toEqual(migrationsOf("postgres").map((migration) => migration.version));
   });
 

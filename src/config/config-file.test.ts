@@ -41,7 +41,7 @@ describe("loadConfig", () => {
     await expect(loadConfig(directoryWith({ "troupe.config.json": '{ "budget": { "maxTokens": 0 } }' }))).rejects.toThrow(/troupe\.config\.json: budget\.maxTokens: maxTokens must be at least 1/);
     await expect(loadConfig(directoryWith({ "troupe.config.json": '{ "providers": { "x": { "apiKey": "sk-secret" } } }' }))).rejects.toThrow(/providers\.x: Unrecognized key: "apiKey"/);
     await expect(loadConfig(directoryWith({ "troupe.config.ts": "export const notDefault = 1;" }))).rejects.toThrow(/has no default export/);
-    await expect(loadConfig(directoryWith({}), "other.json")).rejects.toThrow(/the config file .*other\.json does not exist \(TROUPE_CONFIG\)/);
+    await expect(loadConfig(directoryWith({}), "other.json")).rejects.toThrow(/the config file .*other\.json does not exist \(--config or TROUPE_CONFIG\)/);
   });
 
   it("reads a remote (A2A) agent by its card URL, with its defaults, and names what is wrong in one", async () => {

@@ -281,7 +281,7 @@ async function readConfigSource(file: string): Promise<unknown> {
 export function findConfigFile(directory: string, named?: string): string | undefined {
   if (named !== undefined) {
     const file = path.resolve(directory, named);
-    if (!existsSync(file)) throw new ConfigError("missing_config", `the config file ${file} does not exist (TROUPE_CONFIG)`, { path: file });
+    if (!existsSync(file)) throw new ConfigError("missing_config", `the config file ${file} does not exist (--config or TROUPE_CONFIG)`, { path: file });
     return file;
   }
   return CONFIG_FILES.map((name) => path.join(directory, name)).find((file) => existsSync(file));

@@ -93,6 +93,7 @@ export const ERROR_CODES = {
   invalid_filter: input("Filter on plain field names (letters, digits, '_', up to four levels with '.')."),
   invalid_operation: input("Use one of the store operations the tool documents."),
   invalid_output_schema: input("Give an output schema that is a valid JSON Schema object (at most 64 KiB, 32 levels), whose patterns RE2 can run (no lookaround or backreferences)."),
+  typed_answer_unsupported: input("Set a provider (TROUPE_PROVIDER or --provider): the offline model writes no typed answers."),
   context_too_large: input("Send less context with the task."),
   unknown_tool: input("Name a tool troupe has (troupe tools list)."),
   unknown_agent: input("Name an agent troupe has (troupe agents)."),

@@ -247,12 +247,22 @@ export interface UnfinishedSubtask {
 }
 
 /** The `--json` result of `troupe run` and `troupe resume` (docs/cli.md). */
+/**
+ * How an answer is meant to be read, by who wrote it: `markdown` (a language model's) or `text`
+ * (written by rules or code: the offline model's, a tool's result, the best answer a budget left,
+ * JSON) — the console renders the first and shows the second as it is.
+ */
+export const ANSWER_FORMATS = ["markdown", "text"] as const;
+export type AnswerFormat = (typeof ANSWER_FORMATS)[number];
+
 export interface RunResult {
   runId: string;
   threadId: string;
   status: Extract<RunStatus, "completed" | "interrupted" | "failed" | "cancelled">;
   stopReason: StopReason | null;
   answer: string | null;
+  /** How the answer is meant to be read (with an answer): Markdown, or plain text. */
+  answerFormat?: AnswerFormat;
   /** With an output schema: the answer as JSON, valid against it. */
   output?: unknown;
   interrupt?: InterruptInfo;

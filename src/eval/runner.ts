@@ -106,8 +106,11 @@ export async function runEval(options: EvalRunOptions): Promise<EvalResults> {
     results.set(index, result);
     if (result.passed) passing += 1;
     else failing += 1;
-    await evals.update(evalId, { passed: passing, failed: failing, results: snapshot("running") });
-    emit({ type: "case-end", index, result: caseSummary(result), done: passing + failing, passing, failing, total: suite.cases.length });
+    // The tally as this case left it, told before the await: cases ending while the row is written
+    // would otherwise each report the count after the last of them (`[2/3]` twice, then `[3/3]`).
+    const tally = { done: passing + failing, passing, failing };
+    emit({ type: "case-end", index, result: caseSummary(result), ...tally, total: suite.cases.length });
+    await evals.update(evalId, { passed: tally.passing, failed: tally.failing, results: snapshot("running") });
   };
 
   let status: EvalStatus = "completed";

@@ -1,3 +1,5 @@
+import { existsSync } from "node:fs";
+import { rmdir } from "node:fs/promises";
 import path from "node:path";
 import { createHash } from "node:crypto";
 import type { AgentRegistry } from "../agents/define-agent.js";
@@ -35,6 +37,7 @@ import { mcpCredentialsOf } from "./mcp-credentials.js";
 import { type ForkRequest, parseForkRequest, threadHistory } from "./fork.js";
 import { collectGarbage, deleteRun, deleteThread, type GcOptions } from "./retention.js";
 import { checkWebhook, WebhookSender } from "./webhook-sender.js";
+import { checkRunRequest } from "./request-check.js";
 import { RuntimeGrants } from "./grants.js";
 import { Schedules } from "./schedules.js";
 import { WrittenFiles } from "../tools/written-files.js";
@@ -90,6 +93,32 @@ function withJsonOutputSchema(input: LibraryRunRequest): RunRequestInput {
   if (!(outputSchema instanceof z.ZodType)) return { ...rest, outputSchema };
   const { $schema: _dialect, ...json } = z.toJSONSchema(outputSchema, { io: "output", unrepresentable: "any" }) as Record<string, unknown>;
   return { ...rest, outputSchema: json };
+}
+
+/** What `Troupe.prepare` read and checked, before anything is opened. */
+interface Prepared {
+  env: Env;
+  config: TroupeConfig;
+  models: ModelSet;
+  providerSource: ProviderSource;
+  toolsConfig: ToolsConfig;
+  memory: ReturnType<typeof memoryStoreOptions>;
+  resolved: Record<string, string>;
+  providers?: ProviderRegistry;
+}
+
+/** A troupe checked and not yet opened (`Troupe.prepare`): nothing has been written. */
+export interface PreparedTroupe {
+  readonly env: Env;
+  readonly config: TroupeConfig;
+  readonly models: ModelSet;
+  readonly providerSource: ProviderSource;
+  /** The config's `tools` section, resolved. */
+  readonly toolsConfig: ToolsConfig;
+  /** Refuses (throws an InputError) a run request this instance could never run: a webhook without its secret, an output schema that is not one, a typed answer from a model that writes none. */
+  check(input: LibraryRunRequest): void;
+  /** Opens the store, the workspace and the tools. */
+  open(): Promise<Troupe>;
 }
 
 /** A troupe instance: one compiled graph, its store, tools, agents and models. */
@@ -182,6 +211,16 @@ export class Troupe {
   }
 
   static async create(options: TroupeOptions = {}): Promise<Troupe> {
+    return (await Troupe.prepare(options)).open();
+  }
+
+  /**
+   * Reads and checks everything an instance needs before anything is written — the config file,
+   * the models, the tools section, the workspace path, the default webhook — and returns it ready
+   * to open. `check` then refuses a run request that could never run here (see request-check.ts),
+   * still before anything is written; `open` opens the store and the tools.
+   */
+  static async prepare(options: TroupeOptions = {}): Promise<PreparedTroupe> {
     const env = options.env ?? parseEnv();
     const loaded = options.config ? { config: options.config, file: undefined } : await loadConfig(options.configDir, options.configFile ?? env.TROUPE_CONFIG);
     // A review mode given in code, then TROUPE_REVIEW, over the config file's.
@@ -214,17 +253,42 @@ export class Troupe {
     }
     // An embeddings model makes long-term memory's search hybrid; a bad one is a configuration error before anything opens.
     const memory = memoryStoreOptions(env, config, options.providers ?? [], options.embeddings);
+    const prepared = { env, config, models, providerSource, toolsConfig, memory, resolved, ...(providers ? { providers } : {}) };
+    return {
+      env,
+      config,
+      models,
+      providerSource,
+      toolsConfig,
+      check: (input) => checkRunRequest(withJsonOutputSchema(input), { config, models: prepared.models }),
+      open: () => Troupe.#open(options, prepared),
+    };
+  }
+
+  /** Opens what `prepare` checked: the store, then the workspace, the tools and the graph. */
+  static async #open(options: TroupeOptions, prepared: Prepared): Promise<Troupe> {
+    const { env, config, models, providerSource, toolsConfig, memory, providers, resolved } = prepared;
     const databaseUrl = options.databaseUrl ?? env.TROUPE_DATABASE_URL;
-    const store =
-      options.store ??
-      (await openStore({
-        dataDir: options.dataDir ?? env.TROUPE_DATA_DIR,
-        ...memory,
-        ...(databaseUrl ? { databaseUrl } : {}),
-        ...((options.leaseSeconds ?? env.TROUPE_LEASE_SECONDS) !== undefined ? { leaseSeconds: options.leaseSeconds ?? env.TROUPE_LEASE_SECONDS } : {}),
-      }));
+    // The workspace first: one that cannot be made fails before the store is written; a store that
+    // cannot be opened takes back the (still empty) workspace folder this made.
+    const workspacePath = options.workspace ?? env.TROUPE_WORKSPACE;
+    const made = !existsSync(workspacePath);
+    const workspace = await workspaceRoot(workspacePath);
+    let store: Store;
     try {
-      const workspace = await workspaceRoot(options.workspace ?? env.TROUPE_WORKSPACE);
+      store =
+        options.store ??
+        (await openStore({
+          dataDir: options.dataDir ?? env.TROUPE_DATA_DIR,
+          ...memory,
+          ...(databaseUrl ? { databaseUrl } : {}),
+          ...((options.leaseSeconds ?? env.TROUPE_LEASE_SECONDS) !== undefined ? { leaseSeconds: options.leaseSeconds ?? env.TROUPE_LEASE_SECONDS } : {}),
+        }));
+    } catch (error) {
+      if (made) await rmdir(workspace).catch(() => undefined);
+      throw error;
+    }
+    try {
       setWorkspaceQuota(workspace, toolsConfig.quota);
       const platform = await createToolPlatform({
         config: toolsConfig,

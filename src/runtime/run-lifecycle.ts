@@ -6,7 +6,7 @@ import { z } from "zod";
 import { RunLedger } from "../agents/run-ledger.js";
 import type { TroupeConfig } from "../config/config-file.js";
 import type { Budget } from "../core/budget.js";
-import { ConflictError, errorMessage, InputError, NotFoundError } from "../core/errors.js";
+import { ConflictError, InputError, NotFoundError } from "../core/errors.js";
 import { elicitationDecision } from "../core/elicitation-answer.js";
 import { DEFAULT_REVIEW_MODE } from "../core/review-mode.js";
 import type { RunEvent, StoredEvent } from "../core/events.js";
@@ -28,7 +28,7 @@ import { checkOutputSchema } from "../tools/json-schema.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import type { AgentRegistry } from "../agents/define-agent.js";
 import { type ForkRequest, prepareFork, seedFork } from "./fork.js";
-import { checkWebhook } from "./webhook-sender.js";
+import { checkRunRequest } from "./request-check.js";
 import { RunStatsRecorder } from "./run-stats.js";
 import { busyCheck, discardSuperseded, isBusy, makeWay, untilReleased, watchDrive } from "./busy-thread.js";
 import { drivePatch, driveResult, endedCleanly, type StreamEnd, streamEndOf } from "./drive-outcome.js";
@@ -292,17 +292,9 @@ export class RunLifecycle {
     assertToolsKnown(request.tools, this.#parts.tools);
     const budget: Budget = { ...this.#parts.config.budget, ...request.budget };
     if (Object.keys(budget).length > 0) request.budget = budget;
-    // A webhook of the task's own is checked now (a secret to sign with, a host the rules allow); the config's default was checked at start.
-    if (request.webhook) {
-      try {
-        checkWebhook(request.webhook.url, this.#parts.config.webhooks);
-      } catch (error) {
-        const code = (error as { code?: string }).code;
-        throw new InputError(code === "webhook_secret_missing" ? code : "webhook_refused", `webhook: ${errorMessage(error)}`, { url: request.webhook.url });
-      }
-    } else if (this.#parts.config.webhooks?.default) {
-      request.webhook = this.#parts.config.webhooks.default;
-    }
+    // A webhook of the task's own (a secret to sign with, a host the rules allow) and an output schema are checked now; the config's default webhook was checked at start.
+    checkRunRequest(request, this.#parts);
+    if (!request.webhook && this.#parts.config.webhooks?.default) request.webhook = this.#parts.config.webhooks.default;
     return request;
   }
 
@@ -485,7 +477,7 @@ export class RunLifecycle {
     const result = resultFromState(record, state, record.activeMs);
     result.status = runStatusOf(state.stopReason as NonNullable<State["stopReason"]>, workDone(state));
     if (state.failure) result.error = state.failure;
-    await this.#parts.store.runs.update(record.id, finishedPatch({ status: result.status, stopReason: result.stopReason, answer: result.answer, error: result.error ?? null, metrics: result.metrics }));
+    await this.#parts.store.runs.update(record.id, finishedPatch({ status: result.status, stopReason: result.stopReason, answer: result.answer, answerFormat: result.answer !== null ? (result.answerFormat ?? null) : null, error: result.error ?? null, metrics: result.metrics }));
     options.onEvent?.(await this.#parts.store.events.append(record.id, { type: "run-end", status: result.status, stopReason: result.stopReason, metrics: result.metrics }));
     return result;
   }

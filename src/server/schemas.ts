@@ -5,7 +5,7 @@ import { LIMITS } from "../core/limits.js";
 import { PlannedSubtask } from "../core/plan.js";
 import { CONVERSATION_LIMITS } from "../core/conversation.js";
 import { MEMORY_LIMITS, MemoryId, RETRIEVALS } from "../core/memory.js";
-import { MaxIterations, OutputSchema, RUN_STATUSES, STOP_REASONS, TaskText } from "../core/run.js";
+import { ANSWER_FORMATS, MaxIterations, OutputSchema, RUN_STATUSES, STOP_REASONS, TaskText } from "../core/run.js";
 import { DecideRequest, DecisionResult } from "../core/vote.js";
 import { OnBusy } from "../core/on-busy.js";
 import { ReviewMode } from "../core/review-mode.js";
@@ -207,6 +207,14 @@ const RecalledMemories = z.object({
   error: z.string().optional().describe("why the store could not be read"),
 });
 
+const AnswerFormat = z
+  .enum(ANSWER_FORMATS)
+  .nullable()
+  .describe("how the answer is meant to be read: markdown (a language model's) or text (written by rules or code — the offline model's, a tool's result, JSON — shown as it is); null for a run recorded before troupe kept it");
+
+/** Where a fork started: the task it re-runs, and from which checkpoint and subtask. */
+const ForkOriginView = z.object({ task_id: z.string(), thread_id: z.string(), checkpoint_id: z.string(), subtask_id: z.string().nullable() });
+
 export const TaskView = TaskSummary.extend({
   progress: z.object({
     subtasks_total: z.number(),
@@ -220,7 +228,7 @@ export const TaskView = TaskSummary.extend({
   interrupts: z.array(PendingInterrupt).describe("everything the run waits for, each with its id (several tool calls may wait for approval at once)"),
   plan: z.array(SubtaskView),
   result: z
-    .object({ answer: z.string().nullable(), output: z.unknown().optional().describe("with an output_schema: the answer as JSON, valid against it") })
+    .object({ answer: z.string().nullable(), answer_format: AnswerFormat, output: z.unknown().optional().describe("with an output_schema: the answer as JSON, valid against it") })
     .nullable()
     .describe("set once the run has finished"),
   error: z.string().nullable(),
@@ -232,9 +240,10 @@ export const TaskView = TaskSummary.extend({
     approve_answer: z.boolean(),
   }),
   conversation: z
-    .array(z.object({ task_id: z.string(), task: z.string(), status: z.enum(RUN_STATUSES), answer: z.string().nullable() }))
+    .array(z.object({ task_id: z.string(), task: z.string(), status: z.enum(RUN_STATUSES), answer: z.string().nullable(), answer_format: AnswerFormat }))
     .describe("the earlier runs of the task's thread, oldest first (at most 50; answers cut to 1,000 characters): the conversation this run continues"),
   memories: RecalledMemories.nullable().describe("the long-term memories given to the planner, and how they were found; null before the run started"),
+  forked_from: ForkOriginView.nullable().describe("the task this one re-runs (a fork: troupe runs fork, POST /tasks/:id/fork, the console's Re-run from here) and where it started from; null for a task run from its words"),
 });
 export type TaskView = z.infer<typeof TaskView>;
 
@@ -476,7 +485,7 @@ export const ForkBody = z
 export type ForkBody = z.infer<typeof ForkBody>;
 
 export const ForkAccepted = TaskAccepted.extend({
-  forked_from: z.object({ task_id: z.string(), thread_id: z.string(), checkpoint_id: z.string(), subtask_id: z.string().nullable() }),
+  forked_from: ForkOriginView,
 });
 
 export const HistoryEntryView = z.object({

@@ -290,7 +290,13 @@ export class TaskService {
       .filter((run) => run.id !== record.id && (run.createdAt < record.createdAt || (run.createdAt === record.createdAt && run.id < record.id)))
       .slice(0, 50)
       .reverse();
-    return earlier.map((run) => ({ task_id: run.id, task: run.task, status: run.status, answer: run.answer === null ? null : run.answer.length > 1_000 ? `${run.answer.slice(0, 999)}…` : run.answer }));
+    return earlier.map((run) => ({
+      task_id: run.id,
+      task: run.task,
+      status: run.status,
+      answer: run.answer === null ? null : run.answer.length > 1_000 ? `${run.answer.slice(0, 999)}…` : run.answer,
+      answer_format: run.answer !== null ? run.answerFormat : null,
+    }));
   }
 
   /**

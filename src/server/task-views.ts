@@ -74,7 +74,7 @@ export function taskView(record: RunRecord, plan: SubtaskView[], live: LiveRun |
     interrupt: record.status === "interrupted" ? record.interrupt : null,
     interrupts: record.status === "interrupted" ? interrupts : [],
     plan: withLive,
-    result: finished ? { answer: record.answer, ...typedOutput(record, request.outputSchema !== undefined) } : null,
+    result: finished ? { answer: record.answer, answer_format: record.answer !== null ? record.answerFormat : null, ...typedOutput(record, request.outputSchema !== undefined) } : null,
     error: record.error,
     metrics: record.metrics,
     request: {
@@ -83,5 +83,8 @@ export function taskView(record: RunRecord, plan: SubtaskView[], live: LiveRun |
       approve_plan: request.approvePlan ?? false,
       approve_answer: request.approveAnswer ?? false,
     },
+    forked_from: record.forkedFrom
+      ? { task_id: record.forkedFrom.runId, thread_id: record.forkedFrom.threadId, checkpoint_id: record.forkedFrom.checkpointId, subtask_id: record.forkedFrom.subtaskId ?? null }
+      : null,
   };
 }

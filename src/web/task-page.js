@@ -1,6 +1,7 @@
 // A task: its execution graph drawn live from the event stream, under it its subtasks on a time
-// axis with the critical path, a timeline of events, the answer as sanitised Markdown, and the
-// buttons a person needs when the run waits for them.
+// axis with the critical path, a timeline of events, the answer (sanitised Markdown when a language
+// model wrote it, the text as it is when rules or code did), and the buttons a person needs when
+// the run waits for them.
 
 import { marked } from "/vendor/marked.js";
 import DOMPurify from "/vendor/purify.js";
@@ -17,6 +18,22 @@ const GRAPH_STATUS = { done: "SUCCESS", failed: "FAILED", skipped: "SKIPPED", pe
 
 function markdown(container, text) {
   container.innerHTML = DOMPurify.sanitize(marked.parse(text ?? "", { async: false }));
+}
+
+/**
+ * An answer as its writer meant it (the server says which: `answer_format`): a language model's
+ * Markdown rendered, and text written by rules or code — the offline model's `14*3 = 42`, a
+ * tool's result, JSON — shown as it is, line for line.
+ */
+function showAnswer(container, text, format) {
+  container.classList.toggle("plain-text", format === "text");
+  if (format === "text") container.replaceChildren(h("div", { class: "plain-answer" }, text ?? ""));
+  else markdown(container, text);
+}
+
+/** Whether a subtask ran (it finished or failed), so a fork can run it again; one never started is not offered. */
+function ran(subtask) {
+  return subtask.status === "done" || subtask.status === "failed";
 }
 
 /** A message's audience in words, as the CLI says it. */
@@ -119,6 +136,8 @@ export function renderTask(main, taskId) {
   const step = h("span", { id: "task-step", class: "muted" });
   const cancel = h("button", { type: "button", id: "cancel-task", hidden: true }, "Cancel");
   const notice = h("div");
+  /** For a fork: the task it re-runs, and from where. */
+  const origin = h("p", { id: "forked-from", class: "muted", hidden: true });
   const graph = h("div", { id: "graph", class: "graph-box" });
   const gantt = h("div", { id: "gantt", class: "gantt-box" });
   const approval = h("section", { id: "approval", class: "card attention", hidden: true });
@@ -159,6 +178,7 @@ export function renderTask(main, taskId) {
     h("p", {}, h("a", { href: "#/" }, "← all tasks")),
     h("div", { class: "row" }, title, h("span", { class: "spacer" }), status, cancel),
     h("div", { class: "row" }, step),
+    origin,
     notice,
     approval,
     h("section", { class: "card" }, h("h2", {}, "Execution graph"), graph, h("h3", { class: "gantt-heading" }, "Where the time went"), gantt),
@@ -185,11 +205,11 @@ export function renderTask(main, taskId) {
 
   /** The earlier turns of the thread, then this task: each its words, its status and its answer. */
   function renderConversation() {
-    const turns = [...(view.conversation ?? []), { task_id: view.task_id, task: view.task, status: view.status, answer: view.result?.answer ?? null, current: true }];
+    const turns = [...(view.conversation ?? []), { task_id: view.task_id, task: view.task, status: view.status, answer: view.result?.answer ?? null, answer_format: view.result?.answer_format ?? null, current: true }];
     conversation.replaceChildren(
       ...turns.map((turn) => {
         const reply = h("div", { class: "markdown turn-answer" });
-        if (turn.answer) markdown(reply, turn.answer);
+        if (turn.answer) showAnswer(reply, turn.answer, turn.answer_format);
         return h(
           "li",
           { class: `turn${turn.current ? " current" : ""}`, dataset: { id: turn.task_id } },
@@ -200,7 +220,23 @@ export function renderTask(main, taskId) {
     );
   }
 
-  /** The plan's subtasks, each with a button that forks the task from it (once the task has stopped). */
+  /** A button that forks the task from a subtask: it and what depends on it run again on a new thread. */
+  function rerunButton(subtask) {
+    const onclick = async (event) => {
+      event.target.disabled = true;
+      rerunMessage.replaceChildren();
+      try {
+        const forked = await api(`/tasks/${encodeURIComponent(taskId)}/fork`, { method: "POST", body: { from: subtask.id } });
+        location.hash = `#/tasks/${forked.task_id}`;
+      } catch (error) {
+        event.target.disabled = false;
+        rerunMessage.replaceChildren(errorBox(error));
+      }
+    };
+    return h("button", { type: "button", class: "rerun", id: `rerun-${subtask.id}`, onclick }, "Re-run from here");
+  }
+
+  /** The plan's subtasks (once the task has stopped), each that ran with a button to re-run from it; one that never ran has nothing to re-run. */
   function renderRerun() {
     const plan = view.plan ?? [];
     const stopped = !["queued", "running"].includes(view.status);
@@ -214,29 +250,19 @@ export function renderTask(main, taskId) {
           ` ${subtask.label} `,
           badge(subtask.status),
           " ",
-          h(
-            "button",
-            {
-              type: "button",
-              class: "rerun",
-              id: `rerun-${subtask.id}`,
-              onclick: async (event) => {
-                event.target.disabled = true;
-                rerunMessage.replaceChildren();
-                try {
-                  const forked = await api(`/tasks/${encodeURIComponent(taskId)}/fork`, { method: "POST", body: { from: subtask.id } });
-                  location.hash = `#/tasks/${forked.task_id}`;
-                } catch (error) {
-                  event.target.disabled = false;
-                  rerunMessage.replaceChildren(errorBox(error));
-                }
-              },
-            },
-            "Re-run from here",
-          ),
+          ran(subtask) ? rerunButton(subtask) : h("span", { class: "muted not-run" }, "did not run"),
         ),
       ),
     );
+  }
+
+  /** A fork says what it re-runs: the original task (a link), from which subtask or checkpoint. */
+  function renderOrigin() {
+    const forked = view.forked_from;
+    origin.hidden = !forked;
+    if (!forked) return origin.replaceChildren();
+    const from = forked.subtask_id ? `from subtask ${forked.subtask_id}` : `from checkpoint ${forked.checkpoint_id}`;
+    origin.replaceChildren("A re-run of ", h("a", { href: `#/tasks/${encodeURIComponent(forked.task_id)}`, id: "forked-from-link" }, forked.task_id), ` ${from}: the results before it were kept; that task stays as it was.`);
   }
 
   /** What long-term memory gave the planner, and how it was found. */
@@ -269,10 +295,14 @@ export function renderTask(main, taskId) {
     status.replaceChildren(badge(view.status));
     step.textContent = view.progress.current_step + (view.progress.subtasks_total ? ` · ${view.progress.subtasks_done}/${view.progress.subtasks_total} subtasks done` : "");
     cancel.hidden = TERMINAL.has(view.status);
-    if (view.result?.answer || view.error) {
+    if (view.result?.answer) {
       answerSection.hidden = false;
-      markdown(answer, view.result?.answer ?? `**Error:** ${view.error}`);
+      showAnswer(answer, view.result.answer, view.result.answer_format);
+    } else if (view.error) {
+      answerSection.hidden = false;
+      answer.replaceChildren(h("p", { class: "error" }, `Error: ${view.error}`));
     }
+    renderOrigin();
     const m = view.metrics;
     metrics.textContent = m ? `${m.llmCalls} model calls · ${m.toolCalls} tool calls · ${m.promptTokens} + ${m.completionTokens} tokens · ${m.durationMs} ms` : "";
     renderConversation();
@@ -465,7 +495,7 @@ export function renderTask(main, taskId) {
     const summary = isPlan
       ? h("ol", { class: "plan" }, ...plan.map((subtask) => h("li", {}, h("b", {}, `${subtask.id} · ${subtask.agent}`), ` ${subtask.label}`, subtask.dependsOn?.length ? h("span", { class: "muted" }, ` (after ${subtask.dependsOn.join(", ")})`) : "")))
       : h("div", { class: "markdown" });
-    if (!isPlan) markdown(summary, editable);
+    if (!isPlan) showAnswer(summary, editable, interrupt.payload.format);
     approval.replaceChildren(
       h("h2", {}, isPlan ? "The plan waits for your approval" : "The answer waits for your approval"),
       summary,
@@ -558,7 +588,7 @@ export function renderTask(main, taskId) {
       case "answer":
         liveAnswer = event.text;
         answerSection.hidden = false;
-        markdown(answer, event.text);
+        showAnswer(answer, event.text, event.format);
         break;
       case "run-start":
       case "approval-request":

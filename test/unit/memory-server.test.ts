@@ -69,7 +69,7 @@ describe("long-term memory over HTTP", () => {
     expect(first.status).toBe("completed");
     const second = await run(app, alice, { task: "save it to mem.txt", thread_id: "talk" });
     expect(second.status).toBe("completed");
-    expect(second.conversation).toEqual([{ task_id: first.task_id, task: "compute 2+3", status: "completed", answer: expect.stringContaining("5") }]);
+    expect(second.conversation).toEqual([{ task_id: first.task_id, task: "compute 2+3", status: "completed", answer: expect.stringContaining("5"), answer_format: "text" }]);
     const listed = envelope<{ items: Array<{ task_id: string }>; total: number }>(await app.app.inject({ method: "GET", url: "/api/v1/tasks?thread_id=talk", headers: alice })).data;
     expect(listed.items.map((item) => item.task_id)).toEqual([second.task_id, first.task_id]);
     expect(envelope<{ total: number }>(await app.app.inject({ method: "GET", url: "/api/v1/tasks?thread_id=talk", headers: bob })).data.total).toBe(0);

@@ -3,17 +3,17 @@ import { runCritic } from "../../agents/critic.js";
 import { bestAnswerSoFar, runSynthesizer } from "../../agents/synthesizer.js";
 import { isBudgetExhausted } from "../../core/budget.js";
 import { errorMessage } from "../../core/errors.js";
-import type { SubtaskResult, MissingFiles } from "../../core/plan.js";
+import type { MissingFiles, PlannedSubtask, SubtaskResult } from "../../core/plan.js";
 import { isUntrusted } from "../../core/provenance.js";
 import { combinePanel, type CriticOutput, type CriticVerdict, type PanelReview, toVerdict } from "../../core/review.js";
 import { LIMITS } from "../../core/limits.js";
-import { ResumeDecision } from "../../core/run.js";
-import { choiceId, routeFor } from "../../providers/registry.js";
+import { type AnswerFormat, ResumeDecision } from "../../core/run.js";
+import { choiceId, routeFor, routeForModel } from "../../providers/registry.js";
 import { currentArtifacts } from "../artifacts.js";
 import { announceBudgetStop, callOptions, createMeter, emit, type GraphDeps, outcomeSources, planView } from "../deps.js";
 import { allSettled, dependentsOf, statusOf } from "../schedule.js";
-import { evidenceIndex, evidenceSection } from "../../core/evidence.js";
-import { researchSources } from "../evidence.js";
+import { evidenceSection } from "../../core/evidence.js";
+import { answerEvidence, researchSources } from "../evidence.js";
 import { unwrittenSection } from "../unwritten.js";
 import { decideReview, unreviewedIssues, workerAnswer } from "../route.js";
 import type { State, Update } from "../state.js";
@@ -187,34 +187,42 @@ export function openIssues(state: Pick<State, "reviews">): string[] {
 /**
  * Writes the answer, streaming it as `answer-token` events when the provider streams. Once the
  * budget is spent, the best answer so far is written by code, so it costs nothing more. If the
- * synthesizer model fails, the answer lists the results and the run fails.
+ * synthesizer model fails, the answer lists the results and the run fails. Each answer carries
+ * how it is meant to be read, by who wrote it: a language model's is Markdown, one written by
+ * rules or code (the offline model, a tool's result, a listing, JSON) is text.
  */
 export function createSynthesizerNode(deps: GraphDeps) {
   return async (state: State, config: LangGraphRunnableConfig): Promise<Update> => {
     const meter = createMeter(config);
     const visit = (update: Update): Update => ({ ...update, nodes: ["synthesizer"], modelIncidents: meter.incidents, metrics: { nodeVisits: 1, ...meter.usage } });
     const views = planView(state);
-    const sources = researchSources(state);
-    // Written by code after the model's answer (and streamed after it): the evidence behind a research answer, and files that could not be written.
+    // Whether the answer went out as tokens: what code adds after it then streams too; otherwise the whole answer comes in its `answer` event only.
+    let streamed = false;
+    const token = (text: string): void => {
+      streamed = true;
+      emit(config, { type: "answer-token", text });
+    };
+    // Written by code after the model's answer: the evidence behind a research answer, and files that could not be written.
     const appended = async (answer: string, evidence: boolean): Promise<string> => {
-      const parts = [evidence && sources.length > 0 ? evidenceSection(evidenceIndex(answer, sources)) : "", await unwrittenSection(state, deps.stash)].filter(Boolean);
+      const index = evidence ? answerEvidence(state, answer) : null;
+      const parts = [index ? evidenceSection(index) : "", await unwrittenSection(state, deps.stash)].filter(Boolean);
       if (parts.length === 0) return answer;
       const tail = `\n\n${parts.join("\n\n")}`;
-      emit(config, { type: "answer-token", text: tail });
+      if (streamed) token(tail);
       return `${answer}${tail}`;
     };
+    const answered = (answer: string, answerFormat: AnswerFormat, update: Update = {}): Update => {
+      emit(config, { type: "answer", text: answer, format: answerFormat });
+      return visit({ answer, answerFormat, answerStatus: "draft", ...update });
+    };
     if (state.stopReason === "budget_exhausted") {
-      const answer = await appended(bestAnswerSoFar(state.task, views, state.budgetStop, openIssues(state)), false);
-      emit(config, { type: "answer", text: answer });
-      return visit({ answer, answerStatus: "draft" });
+      return answered(await appended(bestAnswerSoFar(state.task, views, state.budgetStop, openIssues(state)), false), "text");
     }
     // The fast route: the one worker was told its result is the answer; when it is text, it is (no model call).
-    const answered = await workerAnswer(state, deps.stash);
-    if (answered !== undefined) {
-      emit(config, { type: "answer-token", text: answered });
-      const answer = await appended(answered, true);
-      emit(config, { type: "answer", text: answer });
-      return visit({ answer, answerStatus: "draft" });
+    const fromWorker = await workerAnswer(state, deps.stash);
+    if (fromWorker !== undefined) {
+      token(fromWorker.text);
+      return answered(await appended(fromWorker.text, true), workerFormat(deps, fromWorker.subtask));
     }
     try {
       const input = {
@@ -225,48 +233,52 @@ export function createSynthesizerNode(deps: GraphDeps) {
         issues: [...openIssues(state), ...unreviewedIssues(state)],
         feedback: state.answerFeedback,
         promptBudget: state.settings.promptBudget,
-        onToken: (text: string) => emit(config, { type: "answer-token", text }),
-        cite: sources.map((source) => source.id),
+        onToken: token,
+        cite: researchSources(state).map((source) => source.id),
       };
       const schema = state.settings.outputSchema;
       if (schema) {
         // A typed answer: JSON valid against the run's schema, or a failed step with the validation errors.
         const typed = await runSynthesizer({ ...input, outputSchema: schema }, callOptions(deps, state.runId, config, meter));
-        emit(config, { type: "answer", text: typed.text });
-        return visit({ answer: typed.text, output: typed.output ?? null, answerStatus: "draft" });
+        return answered(typed.text, typed.format, { output: typed.output ?? null });
       }
-      const answer = await runSynthesizer(input, callOptions(deps, state.runId, config, meter)).then((text) => appended(text, true));
-      emit(config, { type: "answer", text: answer });
-      return visit({ answer, answerStatus: "draft" });
+      const written = await runSynthesizer(input, callOptions(deps, state.runId, config, meter));
+      return answered(await appended(written.text, true), written.format);
     } catch (error) {
       if (config.signal?.aborted) throw error;
       if (isBudgetExhausted(error)) {
         announceBudgetStop(deps, state.runId, config, error);
         const answer = await appended(bestAnswerSoFar(state.task, views, error.stop, openIssues(state)), false);
-        emit(config, { type: "answer", text: answer });
-        return visit({ answer, answerStatus: "draft", stopReason: "budget_exhausted", budgetStop: error.stop });
+        return answered(answer, "text", { stopReason: "budget_exhausted", budgetStop: error.stop });
       }
       const lines = views.map((view) => `- ${view.id} ${view.label}: ${view.status === "done" ? (view.summary ?? "done") : `${view.status} ${view.error ?? ""}`}`);
       const answer = await appended([`The synthesizer failed (${errorMessage(error)}). Results of the subtasks:`, ...lines].join("\n"), false);
-      return visit({ answer, answerStatus: "draft", stopReason: state.stopReason ?? "failed", failure: `the synthesizer failed: ${errorMessage(error)}` });
+      return visit({ answer, answerFormat: "text", answerStatus: "draft", stopReason: state.stopReason ?? "failed", failure: `the synthesizer failed: ${errorMessage(error)}` });
     }
   };
+}
+
+/** How a worker's result reads as the answer: as its agent's model writes (Markdown for a language model, text for the offline model's rules). */
+function workerFormat(deps: GraphDeps, subtask: Pick<PlannedSubtask, "agent">): AnswerFormat {
+  const model = deps.agents.get(subtask.agent)?.model;
+  return routeForModel(deps.models, model, "worker").candidates[0]?.answerFormat ?? "markdown";
 }
 
 /** Pauses for a person to approve, reject (with feedback: rewrite) or edit the answer. */
 export function createApproveAnswerNode() {
   return (state: State): Update => {
-    const parsed = ResumeDecision.safeParse(interrupt({ kind: "answer-approval", payload: { answer: state.answer ?? "" } }));
+    const parsed = ResumeDecision.safeParse(interrupt({ kind: "answer-approval", payload: { answer: state.answer ?? "", format: state.answerFormat ?? "markdown" } }));
     const decision = parsed.success ? parsed.data : ({ decision: "reject", feedback: "the resume value was not a valid decision" } as const);
     const visit: Update = { nodes: ["approve_answer"], metrics: { nodeVisits: 1 } };
     switch (decision.decision) {
       case "approve":
       case "continue":
         return { ...visit, answerStatus: "approved" };
+      // A person's own words for the answer are Markdown (sanitised where shown), whoever wrote the draft.
       case "edit":
-        return decision.answer ? { ...visit, answer: decision.answer, answerStatus: "approved" } : { ...visit, answerStatus: "approved" };
+        return decision.answer ? { ...visit, answer: decision.answer, answerFormat: "markdown", answerStatus: "approved" } : { ...visit, answerStatus: "approved" };
       case "answer":
-        return { ...visit, answer: decision.answer, answerStatus: "approved" };
+        return { ...visit, answer: decision.answer, answerFormat: "markdown", answerStatus: "approved" };
       case "reject":
         if (!decision.feedback || state.rejections + 1 > state.settings.maxIterations) return { ...visit, stopReason: "rejected" };
         return {

@@ -37,8 +37,8 @@ function versionsOf(file: string): number[] {
 }
 
 /** The versions this troupe ships (a merge adds its own here), and the frozen fixture's. */
-const SQLITE_VERSIONS = [1, 2, 3, 4, 5, 6, 7, 8, 10, 14, 16, 18, 20, 23, 25, 28];
-const POSTGRES_VERSIONS = [1, 2, 5, 6, 7, 9, 12, 14, 17];
+const SQLITE_VERSIONS = [1, 2, 3, 4, 5, 6, 7, 8, 10, 14, 16, 18, 20, 23, 25, 27, 28];
+const POSTGRES_VERSIONS = [1, 2, 5, 6, 7, 9, 12, 14, 16, 17];
 const FIXTURE_VERSIONS = [1, 2, 3, 4, 5, 6, 7, 8, 10, 14, 16, 18];
 const latest = (versions: number[]): number => Math.max(...versions);
 
@@ -81,7 +81,7 @@ describe("a database made by an earlier troupe", () => {
     expect(schemaOf(path.join(fresh, "troupe.db"))).toEqual(schemaOf(path.join(directory, "troupe.db")));
   });
 
-  it("opens with the versions shipped since applied (20: threads by owner, 23: MCP credentials, 25: runs by owner and change, 28: the Agent Protocol's threads and runs) and reads its runs, their events and their thread's checkpoints", async () => {
+  it("opens with the versions shipped since applied (20: threads by owner, 23: MCP credentials, 25: runs by owner and change, 27: answers' formats, 28: the Agent Protocol's threads and runs) and reads its runs, their events and their thread's checkpoints", async () => {
     const directory = fixtureDirectory();
     expect(versionsOf(path.join(directory, "troupe.db"))).toEqual(FIXTURE_VERSIONS);
     const store = openSqliteStore(directory);
@@ -102,6 +102,8 @@ describe("a database made by an earlier troupe", () => {
     // A new run goes on the same thread, after the old ones.
     await store.runs.create({ id: "run-new", threadId: "fixture-thread", task: "more", status: "queued", request: { task: "more" }, pid: null, host: null });
     expect((await store.runs.latestForThread("fixture-thread"))?.id).toBe("run-new");
+    // A run recorded before answers carried their format has none.
+    expect(runs[1]?.answerFormat).toBeNull();
     await store.close();
     expect(versionsOf(path.join(directory, "troupe.db"))).toEqual(SQLITE_VERSIONS);
   });

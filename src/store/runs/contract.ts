@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { RUN_STATUSES, STOP_REASONS, type InterruptInfo, type ResumeDecision, type RunMetrics, type RunStatus, type StopReason } from "../../core/run.js";
+import { ANSWER_FORMATS, type AnswerFormat, RUN_STATUSES, STOP_REASONS, type InterruptInfo, type ResumeDecision, type RunMetrics, type RunStatus, type StopReason } from "../../core/run.js";
 import { deliveryFor, type NewDelivery } from "../webhooks/contract.js";
 import { rowUpdate } from "../database/update.js";
 
@@ -14,6 +14,8 @@ export interface RunRecord {
   stopReason: StopReason | null;
   request: Record<string, unknown>;
   answer: string | null;
+  /** How the answer is meant to be read (Markdown, or plain text written by rules or code); null for a run recorded before it was kept. */
+  answerFormat: AnswerFormat | null;
   error: string | null;
   metrics: RunMetrics | null;
   interrupt: InterruptInfo | null;
@@ -104,6 +106,8 @@ export const RunRow = z
     forked_from: json(z.custom<ForkOrigin>((value) => typeof value === "object" && value !== null)).default(null),
     waits_for: z.string().nullable().default(null),
     superseded_by: z.string().nullable().default(null),
+    // Added by migration 27 (Postgres 16).
+    answer_format: z.enum(ANSWER_FORMATS).nullable().default(null),
   })
   .transform(
     (row): RunRecord => ({
@@ -114,6 +118,7 @@ export const RunRow = z
       stopReason: row.stop_reason,
       request: row.request ?? {},
       answer: row.answer,
+      answerFormat: row.answer_format,
       error: row.error,
       metrics: row.metrics,
       interrupt: row.interrupt,
@@ -172,6 +177,7 @@ export type RunPatch = Partial<
     | "status"
     | "stopReason"
     | "answer"
+    | "answerFormat"
     | "error"
     | "metrics"
     | "interrupt"
@@ -191,7 +197,7 @@ export type RunPatch = Partial<
 >;
 
 /** The update that records a run as finished: its outcome, with nothing held, waited on or pending any more. */
-export function finishedPatch(outcome: Required<Pick<RunPatch, "status" | "stopReason" | "answer" | "error" | "metrics">>): RunPatch {
+export function finishedPatch(outcome: Required<Pick<RunPatch, "status" | "stopReason" | "answer" | "error" | "metrics">> & Pick<RunPatch, "answerFormat">): RunPatch {
   return { ...outcome, interrupt: null, pid: null, worker: null, suspended: null, pendingDecision: null, finishedAt: Date.now() };
 }
 
@@ -203,6 +209,7 @@ export const RUN_COLUMNS: Record<keyof RunPatch, string> = {
   status: "status",
   stopReason: "stop_reason",
   answer: "answer",
+  answerFormat: "answer_format",
   error: "error",
   metrics: "metrics",
   interrupt: "interrupt",
@@ -265,6 +272,7 @@ export function newRunRecord(record: NewRun, now: number): RunRecord {
     ...record,
     stopReason: null,
     answer: null,
+    answerFormat: null,
     error: null,
     metrics: null,
     interrupt: null,
