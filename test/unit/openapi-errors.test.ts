@@ -48,7 +48,7 @@ describe("the OpenAPI document's operations and their errors", () => {
     const ids = all.map(({ operation }) => operation.operationId);
     expect(ids.every((id) => /^[a-z][A-Za-z0-9]+$/.test(id))).toBe(true);
     expect(new Set(ids).size).toBe(ids.length);
-    expect(Object.keys(document.components.schemas).sort()).toEqual(["A2AError", "Error", "JsonRpcError"]);
+    expect(Object.keys(document.components.schemas).sort()).toEqual(["A2AError", "AgentProtocolError", "Error", "JsonRpcError"]);
     const open = new Set(["GET /health", "GET /api/v1/health", "GET /.well-known/agent-card.json"]);
     for (const { method, path, operation } of all) {
       const errors = Object.entries(operation.responses).filter(([status]) => status === "default" || Number(status) >= 400);
@@ -57,7 +57,7 @@ describe("the OpenAPI document's operations and their errors", () => {
         // GET /health answers 503 with its own body (alive, not ready): an answer of its own, not an error.
         if (path === "/health" && status === "503") continue;
         const schema = response.content?.["application/json"]?.schema;
-        expect({ route: `${method} ${path}`, status, ref: schema?.$ref }).toMatchObject({ ref: expect.stringMatching(/^#\/components\/schemas\/(Error|JsonRpcError|A2AError)$/) });
+        expect({ route: `${method} ${path}`, status, ref: schema?.$ref }).toMatchObject({ ref: expect.stringMatching(/^#\/components\/schemas\/(Error|JsonRpcError|A2AError|AgentProtocolError)$/) });
         if (schema?.$ref === "#/components/schemas/Error" && status !== "default") expect(response["x-error-codes"]?.length).toBeGreaterThan(0);
       }
       // A route behind the key documents 401; every route documents 500.

@@ -72,9 +72,10 @@ describe("what one API key may schedule", () => {
         return { id: `run-${submitted.length}` } as RunRecord;
       },
     });
-    const created = (await app.troupe.schedules.get("one")).createdAt;
+    const created = (await app.troupe.schedules.get("one", { owner: "alice" })).createdAt;
     await runner.check(Math.ceil((created + MINUTE) / MINUTE) * MINUTE + 1_000);
-    expect(submitted.sort()).toEqual(["one", "three", "two"]);
+    // Kept under alice's names (a key's schedule names are its own).
+    expect(submitted.sort()).toEqual(["alice/one", "alice/three", "alice/two"]);
   });
 
   it("does not hold the operator's own schedules (CLI, config file) to a key's limits", async () => {
