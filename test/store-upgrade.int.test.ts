@@ -80,7 +80,7 @@ describe("a Postgres database made by an earlier troupe", () => {
     const url = await restoredFixture("upgrade");
     expect(await appliedVersions(url)).toEqual([1, 2, 5, 6, 7]);
     const store = await openStore({ dataDir: dataDir(), databaseUrl: url });
-    expect(await appliedVersions(url)).toEqual([1, 2, 5, 6, 7, 16]);
+    expect(await appliedVersions(url)).toEqual(migrationsOf("postgres").map((migration) => migration.version));
     stores.push(store);
     const runs = await store.runs.list({ threadId: "fixture-thread" });
     expect(runs.map((run) => [run.task, run.status])).toEqual([
