@@ -233,6 +233,7 @@ export class Troupe {
         // Per workspace: two engines on one data directory work in their own folders.
         stagingDir: path.join(path.resolve(options.dataDir ?? env.TROUPE_DATA_DIR), "stages", createHash("sha256").update(workspace).digest("hex").slice(0, 16)),
         ...(config.trust ? { trust: config.trust } : {}),
+        fileLabels: store.fileLabels,
         builtins: {
           // A run's calls reach its owner's namespace; a direct call its principal's (the local user's without one).
           memory: { memory: store.memories, namespaceOf: (context) => context.memoryNamespace ?? memoryNamespaceFor(context.principal) },

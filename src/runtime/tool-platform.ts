@@ -2,6 +2,7 @@ import { AgentRegistry, type AgentDefinition, defineAgent } from "../agents/defi
 import type { RemoteAgentConfig } from "../config/config-file.js";
 import type { ToolsConfig } from "../config/tools-config.js";
 import { ConfigError, errorMessage } from "../core/errors.js";
+import type { FileLabelStore } from "../core/file-labels.js";
 import type { RemoteTasks } from "../core/remote-tasks.js";
 import { connectRemoteAgent } from "../tools/a2a/remote-agent.js";
 import type { TrustConfig } from "../config/trust-config.js";
@@ -37,8 +38,10 @@ export interface ToolPlatformOptions {
   remote?: { agents: RemoteAgentConfig[]; tasks?: RemoteTasks };
   /** Where scripts that write run on a staged copy of the workspace (beside the data, so a crash leaves their journals). */
   stagingDir?: string;
-  /** The config's `trust` section: untrusted workspace paths and the policy for steered calls. */
+  /** The config's `trust` section: trusted and untrusted workspace paths, egress destinations, and the policy. */
   trust?: Partial<TrustConfig>;
+  /** Where the labels of files troupe writes are kept (the store's): without it a file's label is its path's alone. */
+  fileLabels?: FileLabelStore;
 }
 
 /** An agent's role defaults as grants: the config's replacement when it has one, else the agent's own. */
@@ -110,10 +113,10 @@ export async function createToolPlatform(options: ToolPlatformOptions): Promise<
   const policy = new PermissionPolicy({ grants, defaultLevel: config.permissions.defaultLevel, approval: config.approval });
   let trust: TrustPolicy;
   try {
-    trust = new TrustPolicy(options.trust);
+    trust = new TrustPolicy(options.trust, options.fileLabels ? { fileLabels: options.fileLabels } : {});
   } catch (error) {
     await close();
-    throw new ConfigError("invalid_config", `trust.untrusted: ${errorMessage(error)}`, { setting: "trust.untrusted" });
+    throw new ConfigError("invalid_config", `trust: ${errorMessage(error)}`, { setting: "trust" });
   }
   tools.configure({ policy, trust, concurrency: config.execution.concurrency, ...(options.audit ? { audit: options.audit } : {}) });
   const agents = new AgentRegistry();

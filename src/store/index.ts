@@ -15,6 +15,8 @@ import { type TroupeMemoryStore } from "./memory/contract.js";
 import { SqliteMemoryStore } from "./memory/sqlite.js";
 import type { ControlChannel, RunQueue, WorkerRegistry } from "./queue/contract.js";
 import type { RemoteTasks } from "../core/remote-tasks.js";
+import type { FileLabelStore } from "../core/file-labels.js";
+import { SqliteFileLabels } from "./file-labels/sqlite.js";
 import { SqliteRemoteTasks } from "./remote-tasks/sqlite.js";
 import { type RunStore } from "./runs/contract.js";
 import { SqliteRunStore } from "./runs/sqlite.js";
@@ -59,6 +61,8 @@ export interface Store {
   readonly memories: Memories;
   /** The tasks remote A2A agents made for troupe's calls, by call id (a crash mid-call waits on the same task again). */
   readonly remoteTasks: RemoteTasks;
+  /** The labels of files troupe wrote, copied, moved or extracted, by content and identity (docs/trust.md). */
+  readonly fileLabels: FileLabelStore;
   /** The run queue shared by every process (Postgres); undefined on SQLite, where a server queues in memory. */
   readonly queue?: RunQueue;
   /** The queue a server's dispatcher takes runs from: the shared one (Postgres), or this process's own (SQLite). */
@@ -141,6 +145,7 @@ export function openSqliteStore(directory: string, options: MemorySetup = {}): S
     memoryStore,
     memories,
     remoteTasks: new SqliteRemoteTasks(db),
+    fileLabels: new SqliteFileLabels(db),
     grants: new SqliteGrantStore(db),
     webhooks: new SqliteWebhookOutbox(db),
     schedules: new SqliteScheduleStore(db),

@@ -18,6 +18,7 @@ import { Notifications } from "./database/postgres-notifications.js";
 import { PostgresRunStore } from "./runs/postgres.js";
 import { PgBossRunQueue } from "./queue/postgres.js";
 import { PostgresRemoteTasks } from "./remote-tasks/postgres.js";
+import { PostgresFileLabels } from "./file-labels/postgres.js";
 import { PostgresStash } from "./stash/postgres.js";
 import { PgThreadLocks } from "./locks/postgres.js";
 import { PostgresGrantStore } from "./grants/postgres.js";
@@ -97,6 +98,7 @@ export async function openPostgresStore(options: StoreOptions & { databaseUrl: s
     memoryStore,
     memories,
     remoteTasks: new PostgresRemoteTasks(pool),
+    fileLabels: new PostgresFileLabels(pool),
     queue,
     runQueue: queue,
     webhookQueue,

@@ -120,7 +120,11 @@ describe("bad input to the labels", () => {
     const model = new ScriptedChatModel({ steps: [] });
     await expect(Troupe.create({ models: modelSetOf(model), dataDir: path.join(directory, "data"), workspace: path.join(directory, "workspace"), config: { trust: { untrusted: ["@(a|b)/**"] } } })).rejects.toMatchObject({
       code: "invalid_config",
-      message: expect.stringMatching(/^trust\.untrusted: "@\(a\|b\)\/\*\*": extended globs/),
+      message: expect.stringMatching(/^trust: "@\(a\|b\)\/\*\*": extended globs/),
+    });
+    await expect(Troupe.create({ models: modelSetOf(model), dataDir: path.join(directory, "data"), workspace: path.join(directory, "workspace"), config: { trust: { egress: ["ftp://x/"] } } })).rejects.toMatchObject({
+      code: "invalid_config",
+      message: expect.stringMatching(/^trust: "ftp:\/\/x\/": only http and https URLs/),
     });
   });
 });

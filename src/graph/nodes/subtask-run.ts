@@ -23,7 +23,7 @@ import { announce, announceBudgetStop, callOptions, createMeter, emit, firstPass
 import { approvalByInterrupt, createDeferredSteps, durableStep, remoteInputByInterrupt } from "../durable.js";
 import { type ItemOutcome, runMap } from "../map-run.js";
 import type { Update } from "../state.js";
-import { argumentLabels, directProvenance } from "../subtask-provenance.js";
+import { argumentLabels, directProvenance, remoteProvenance } from "../subtask-provenance.js";
 import { keepUnwritten } from "../unwritten.js";
 import { type Attempt, checkedAttempt, dependencyValues, mapSummary, toolFailure } from "./subtask-attempt.js";
 import { SubtaskCalls } from "./subtask-calls.js";
@@ -261,7 +261,7 @@ export class SubtaskRun {
     const subtask = this.#subtask;
     if (subtask.tool !== undefined) {
       // Nothing happens before a direct call's approval, so its re-run on resume repeats nothing.
-      const called = this.#labels ? { ...context, provenance: directProvenance(subtask, argLabels) } : context;
+      const called = this.#labels ? { ...context, provenance: directProvenance(subtask, argLabels, designationFor(this.#payload.task, subtask, this.#trustedValues)) } : context;
       const outcome = await this.#callTool(subtask.tool, args, item ? `/item${item.index}` : "", called);
       return outcome.ok
         ? { status: "done", value: outcome.value, exact: true, summary: truncate(outcome.summary, LIMITS.previewChars), ...(outcome.label ? { label: outcome.label } : {}) }
@@ -269,7 +269,7 @@ export class SubtaskRun {
     }
     const agent = this.#agent;
     if (!agent) return { status: "failed", summary: "", error: `unknown agent "${subtask.agent}"`, failureKind: "error" };
-    if (agent.remote) return this.#workRemote(agent, agent.remote, args, context, item);
+    if (agent.remote) return this.#workRemote(agent, agent.remote, args, this.#labels ? { ...context, provenance: remoteProvenance(argLabels, designationFor(this.#payload.task, subtask, this.#trustedValues)) } : context, item);
     return this.#workWorker(agent, args, argLabels, context, item);
   }
 

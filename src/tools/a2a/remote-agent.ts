@@ -239,6 +239,9 @@ export async function connectRemoteAgent(given: z.input<typeof RemoteAgentConfig
     source: `a2a:${config.a2a}`,
     // What another system's agent answers is untrusted data (docs/trust.md); the agent it goes to is fixed by the config, not an argument.
     origin: () => [sourceOf("remote-agent", config.name)],
+    // The message goes to another system: data read from the workspace, memory or another tool needs the task's or the config's word to go there.
+    sends: () => ({ destination: { kind: "agent", name: config.name }, payload: { text: "name", data: "code" } }),
+    describe: (args) => `send the remote agent ${config.name} the message ${JSON.stringify(preview(args.text, 200))}${args.data !== undefined ? ` with data ${preview(args.data, 200)}` : ""}`,
     async execute(args, context): Promise<RemoteCallValue> {
       const signal = context.signal ?? new AbortController().signal;
       const callId = context.callId;
