@@ -252,6 +252,7 @@ export const ERROR_CODES = {
   invalid_path: input("Use a relative path inside the workspace."),
   path_outside_workspace: tool("Use a path inside the workspace."),
   not_found: tool("Check the path (file_list shows the workspace)."),
+  file_not_found: notFound("Give the path of a file in the workspace (relative to it), as the file tools take it."),
   exists: tool("Pass overwrite: true, or choose another path."),
   not_empty: tool("Pass recursive: true to delete the folder with its contents."),
   not_a_regular_file: tool("Read a regular file, not a device, FIFO or socket."),

@@ -19,6 +19,8 @@ import type { ProviderDefinition } from "../providers/provider.js";
 import { type ModelRoute, type ModelSet, type ProviderRegistry, routeForModel } from "../providers/registry.js";
 import { type MemoryIndexConfig, openStore, type RunRecord, type Store } from "../store/index.js";
 import type { ToolOutcome } from "../tools/define-tool.js";
+import { type FileTrustReport, fileTrustReport } from "../tools/file-trust-report.js";
+import { TrustPolicy } from "../tools/trust-policy.js";
 import { OPERATOR, type PermissionPolicy } from "../tools/permissions.js";
 import { ToolIndex } from "../tools/discovery.js";
 import type { ToolRegistry } from "../tools/registry.js";
@@ -406,6 +408,15 @@ export class Troupe {
    * (`approval_required`). `principal` names who is behind the call in the audit trail (an API
    * key's name).
    */
+  /**
+   * Whether a workspace file is untrusted, and why (`troupe trust show`): judged as a read would
+   * judge it, with what troupe recorded of it in the store.
+   */
+  async explainFile(requested: string): Promise<FileTrustReport> {
+    const files = this.tools.trust?.files ?? new TrustPolicy(this.config.trust ?? {}, { fileLabels: this.store.fileLabels }).files;
+    return fileTrustReport(files, this.workspace, requested, this.store.fileLabels);
+  }
+
   async callTool(name: string, args: unknown, options: { agent?: string; signal?: AbortSignal; principal?: string } = {}): Promise<ToolOutcome> {
     if (options.agent !== undefined && options.agent !== OPERATOR && !this.agents.get(options.agent)) {
       throw new InputError("unknown_agent", `unknown agent "${options.agent}"; agents: ${this.agents.names().join(", ")}`);

@@ -1,5 +1,6 @@
 import type { ErrorCode } from "../core/error-codes.js";
 import { z } from "zod";
+import { approvalCard } from "../core/approval-card.js";
 import { errorMessage, isTroupeError } from "../core/errors.js";
 import { preview } from "../core/text.js";
 import { redact } from "./audit.js";
@@ -153,6 +154,8 @@ export async function approve(tool: ToolDefinition, call: Authorized, context: T
   }
   trail.suspended = true;
   const reasons = [...(needsApproval ? [`${name} is ${risk.level}-risk (it ${risk.why}) and needs approval before it runs`] : []), ...trustReasons];
+  const action = actionOf(tool, args);
+  const card = approvalCard({ tool: name, action, ...(steering ? { steering } : {}), ...(egress ? { egress } : {}) });
   const answer = await context.requestApproval({
     ...(preview ? { preview } : {}),
     tool: name,
@@ -165,7 +168,8 @@ export async function approve(tool: ToolDefinition, call: Authorized, context: T
     ...(context.subtaskId !== undefined ? { subtaskId: context.subtaskId } : {}),
     ...(steering ? { steering } : {}),
     ...(egress ? { egress } : {}),
-    action: actionOf(tool, args),
+    action,
+    card,
   });
   trail.suspended = false;
   if (!answer.approved) {

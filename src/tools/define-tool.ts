@@ -38,6 +38,8 @@ export interface ApprovalRequest {
   egress?: Egress;
   /** What the call would do, in words ("write 24 characters to notes.txt"), for the person asked. */
   action?: string;
+  /** The lines a person is shown wherever they decide: the action, and why the trust policy asks (src/core/approval-card.ts). */
+  card?: string[];
 }
 
 /** A person's answer to an approval request. */

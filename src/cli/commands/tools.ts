@@ -101,7 +101,8 @@ export function registerTools(program: Command): void {
     const env = parseEnv();
     const registry = createProviderRegistry();
     const models = registry.createModelSet(registry.resolve("offline"), env);
-    const troupe = await Troupe.create({ env, models, workspace: flags.workspace, dataDir: flags.dataDir, configFile: flags.config });
+    // The store the flags name (--database-url too): what the call records — its audit row, a file's label — lands where other processes read it.
+    const troupe = await Troupe.create({ env, models, workspace: flags.workspace, dataDir: flags.dataDir, configFile: flags.config, ...(flags.databaseUrl ? { databaseUrl: flags.databaseUrl } : {}) });
     try {
       for (const warning of troupe.warnings) err(`warning: ${warning}`);
       if (!troupe.tools.has(name)) throw new InputError("unknown_tool", `unknown tool "${name}"; available: ${troupe.tools.names().join(", ")}`);
