@@ -104,6 +104,22 @@ function mentions(text: string, needle: string, tokenChar: RegExp, caseless = fa
   return false;
 }
 
+/**
+ * Whether the instructions name a folder `path` is inside: the folder (three characters or more,
+ * so not a word such as "a" or "in") given as a plan value or mentioned as a whole token in the
+ * task or label. A path that leaves with `..` is inside nothing.
+ */
+export function insideNamedFolder(designation: Designation, path: string): boolean {
+  const segments = normalisePath(path).split("/");
+  if (segments.includes("..")) return false;
+  for (let end = segments.length - 1; end > 0; end -= 1) {
+    const folder = segments.slice(0, end).join("/");
+    if (folder.length < 3) continue;
+    if (designation.paths.has(folder) || designation.texts.some((text) => mentions(text, folder, PATH_CHAR) || mentions(text, `${folder}/`, PATH_CHAR))) return true;
+  }
+  return false;
+}
+
 /** Whether `path` is one of `writes`, or inside one of them (a declared folder). */
 function withinWrites(path: string, writes: readonly string[]): boolean {
   return writes.some((write) => path === write || (write === "" ? path !== "" : path.startsWith(`${write}/`)));

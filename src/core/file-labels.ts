@@ -32,6 +32,8 @@ export interface FileLabelRecord {
   /** The tool that made it (file_write, file_copy, file_move, code_run…). */
   tool: string;
   runId: string | null;
+  /** Whose run or call made it (its memory namespace, joined): a trusted label vouches only to the same owner. */
+  owner: string | null;
   /** Why, in words: "copied from inbox/mail.eml". */
   reason: string;
   createdAt: number;

@@ -414,7 +414,8 @@ export class Troupe {
    */
   async explainFile(requested: string): Promise<FileTrustReport> {
     const files = this.tools.trust?.files ?? new TrustPolicy(this.config.trust ?? {}, { fileLabels: this.store.fileLabels }).files;
-    return fileTrustReport(files, this.workspace, requested, this.store.fileLabels);
+    // As the local user's runs would judge it (a trusted label vouches only to the runs of whoever made the file).
+    return fileTrustReport(files, this.workspace, requested, { store: this.store.fileLabels, owner: memoryNamespaceFor(undefined).join("/") });
   }
 
   async callTool(name: string, args: unknown, options: { agent?: string; signal?: AbortSignal; principal?: string } = {}): Promise<ToolOutcome> {
@@ -424,6 +425,8 @@ export class Troupe {
     return this.tools.call(name, args, {
       workspace: this.workspace,
       agent: options.agent ?? OPERATOR,
+      // Whose call it is: the memory tools' namespace, and the owner of the labels of the files it writes.
+      memoryNamespace: memoryNamespaceFor(options.principal),
       ...(options.signal ? { signal: options.signal } : {}),
       ...(options.principal !== undefined ? { principal: options.principal } : {}),
     });

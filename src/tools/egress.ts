@@ -1,4 +1,4 @@
-import { type Designation, designates, normalisePath, type TargetKind } from "../core/designation.js";
+import { type Designation, designates, insideNamedFolder, normalisePath, type TargetKind } from "../core/designation.js";
 import { type CallProvenance, describeSources, joinLabels, type Label, privateSources, type Source, TRUSTED } from "../core/provenance.js";
 import { preview } from "../core/text.js";
 import { type Destination, describeDestination, type EgressRules } from "./egress-rules.js";
@@ -66,13 +66,7 @@ export function namesSource(designation: Designation | undefined, source: Source
     case "workspace": {
       const path = normalisePath(source.name);
       if (path === "" || /\s/.test(source.name)) return false;
-      if (designation.paths.has(path) || mentions(designation.texts, path, false)) return true;
-      const segments = path.split("/");
-      for (let end = segments.length - 1; end > 0; end -= 1) {
-        const folder = segments.slice(0, end).join("/");
-        if (folder.length >= 3 && (designation.paths.has(folder) || mentions(designation.texts, folder, false) || mentions(designation.texts, `${folder}/`, false))) return true;
-      }
-      return false;
+      return designation.paths.has(path) || mentions(designation.texts, path, false) || insideNamedFolder(designation, path);
     }
     case "memory":
     case "remote-agent":

@@ -25,7 +25,8 @@ function shown(record: FileLabelRecord): FileTrustReport["earlier"][number] {
 }
 
 /** Judges a workspace file as a read would, and says why (the file opened through the workspace's containment). */
-export async function fileTrustReport(files: FileTrust, workspace: string, requested: string, store?: FileLabelStore): Promise<FileTrustReport> {
+export async function fileTrustReport(files: FileTrust, workspace: string, requested: string, options: { store?: FileLabelStore; owner?: string | null } = {}): Promise<FileTrustReport> {
+  const { store } = options;
   let file;
   try {
     file = await openFileForRead(workspace, requested);
@@ -34,7 +35,7 @@ export async function fileTrustReport(files: FileTrust, workspace: string, reque
     throw error;
   }
   try {
-    const verdict = await files.judge(workspace, await factsOf(file.handle, file.relative));
+    const verdict = await files.judge(workspace, await factsOf(file.handle, file.relative), { owner: options.owner ?? null });
     const reasons = normalisePath(requested) === file.relative ? verdict.reasons : [`${requested} leads to ${file.relative} (a symlink): that file is what is read`, ...verdict.reasons];
     const deciding = new Set(verdict.records.map((record) => `${record.createdAt}/${record.reason}`));
     const atPath = store ? await store.atPath(workspace, file.relative, RECORDS_SHOWN) : [];

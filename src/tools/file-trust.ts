@@ -154,7 +154,7 @@ export class FileTrust {
   }
 
   /** The label of a file's data, and why (see the module's comment). */
-  async judge(root: string, facts: FileFacts): Promise<FileVerdict> {
+  async judge(root: string, facts: FileFacts, options: { owner?: string | null } = {}): Promise<FileVerdict> {
     const own = sourceOf("workspace", facts.relative);
     const verdict = await this.pathVerdict(root, facts.relative);
     const reasons = [`${facts.relative}: ${verdict.trusted ? "trusted" : "untrusted"} by its path: ${verdict.why}`];
@@ -184,10 +184,17 @@ export class FileTrust {
       untrusted.push(record.label);
       reasons.push(`troupe recorded it untrusted: ${recordLine(record)}`);
     }
-    const upgrade = records.find((entry) => entry.label.trust === "trusted");
+    // A trusted label vouches only to the runs of whoever made the file: another key's task words are not this one's.
+    const upgrade = records.find((entry) => entry.label.trust === "trusted" && entry.owner === (options.owner ?? null));
     if (!trusted && untrusted.length === 0 && upgrade && !verdict.explicit) {
       trusted = true;
       reasons.push(`troupe wrote it from trusted data, and it is unchanged since: ${recordLine(upgrade)}`);
+    }
+    // Read where the config says untrusted data lands: its content is kept as untrusted, so a copy made anywhere, even outside troupe, is too.
+    if (verdict.explicit && this.#store && facts.sha256 !== undefined && !records.some((entry) => entry.label.trust === "untrusted" && entry.sha256 === facts.sha256)) {
+      await this.#store.record([
+        { workspace: root, path: facts.relative, sha256: facts.sha256, identity: facts.identity, size: facts.size, mtimeMs: facts.mtimeMs, label: untrustedLabel([own]), tool: "(read)", runId: null, owner: null, reason: `read at ${facts.relative}, which is untrusted: ${verdict.why}` },
+      ]);
     }
     // Trusted, it is still the workspace's data (private: see the egress check); untrusted, its own path comes first.
     const label = trusted ? heldLabel([own]) : joinLabels(untrustedLabel([own]), ...untrusted);
@@ -227,7 +234,7 @@ export class FileTrust {
    * recorded untrusted by its identity, which the move keeps. What troupe recorded before follows
    * the entries by itself.
    */
-  async moved(root: string, entries: readonly IdentifiedEntry[]): Promise<Array<{ entry: IdentifiedEntry; label: Label; reason: string }>> {
+  async moved(root: string, entries: readonly IdentifiedEntry[], owner: string | null = null): Promise<Array<{ entry: IdentifiedEntry; label: Label; reason: string }>> {
     const untrusted: Array<{ entry: IdentifiedEntry; verdict: PathVerdict }> = [];
     for (const entry of entries) {
       const verdict = await this.pathVerdict(root, entry.relative);
@@ -238,7 +245,7 @@ export class FileTrust {
     if (this.#store && defaults.length > 0) {
       for (const record of await this.#store.find({ identities: defaults.map(({ entry }) => entry.identity) })) {
         const entry = defaults.find(({ entry: candidate }) => describes(record, { ...candidate, links: 1 }).file)?.entry;
-        if (entry && record.label.trust === "trusted") vouched.add(entry.relative);
+        if (entry && record.label.trust === "trusted" && record.owner === owner) vouched.add(entry.relative);
       }
     }
     return untrusted

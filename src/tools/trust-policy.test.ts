@@ -112,6 +112,17 @@ describe("the trust policy", () => {
     expect(policy.steering(tool("file_delete"), { path: "notes.txt" }, { context: TRUSTED, references: { path: TRUSTED }, literals: [] })).toBeNull();
   });
 
+  it("lets the plan's own step act on each entry of a folder the task names, by reference from its listing — but not a model's choice, nor a path that leaves it", () => {
+    const scripts = designationFor("For each file in scripts/, run it", { id: "s2", agent: "execute", label: "Run each file", dependsOn: ["s1"], args: {} });
+    const listing = untrustedLabel([sourceOf("workspace", "scripts")]);
+    const planned = (path: string): CallProvenance => ({ context: TRUSTED, references: { path: listing }, literals: ["language"], planned: true, designation: scripts });
+    expect(policy.steering(tool("code_run"), { language: "python", path: "scripts/answer.py" }, planned("scripts/answer.py"))).toBeNull();
+    expect(policy.steering(tool("code_run"), { language: "python", path: "scripts/../notes.txt" }, planned("scripts/../notes.txt"))?.targets).toEqual([{ argument: "path", how: "reference" }]);
+    expect(policy.steering(tool("code_run"), { language: "python", path: "other/x.py" }, planned("other/x.py"))?.targets).toEqual([{ argument: "path", how: "reference" }]);
+    // A worker that read the listing and picks a file there is a model's choice, steered as before.
+    expect(policy.steering(tool("file_delete"), { path: "scripts/answer.py" }, { context: listing, references: {}, designation: scripts })?.targets).toEqual([{ argument: "path", how: "context" }]);
+  });
+
   it("lets a GET follow a link read verbatim on the web, but not one a model composed or one a POST sends", () => {
     const links = new Set(["https://news.test/story-1"]);
     expect(policy.steering(tool("http_fetch"), { url: "https://news.test/story-1" }, tainted({ links }))).toBeNull();

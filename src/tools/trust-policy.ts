@@ -1,5 +1,5 @@
 import type { TrustConfig, TrustMode } from "../config/trust-config.js";
-import { designates, type TargetKind } from "../core/designation.js";
+import { designates, insideNamedFolder, type TargetKind } from "../core/designation.js";
 import type { FileLabelStore } from "../core/file-labels.js";
 import { type CallProvenance, describeSources, isUntrusted, joinLabels, type Label, type Source, TRUSTED, untrustedLabel } from "../core/provenance.js";
 import type { ToolDefinition } from "./define-tool.js";
@@ -106,6 +106,8 @@ export class TrustPolicy implements OriginLens {
       if (reference) {
         // A URL taken by reference from public web content is a link on it: fetching it sends nothing new out.
         if (spec.link === argument && isPublicWeb(reference)) continue;
+        // The plan's own step over the entries of a folder the task names ("run each file in scripts/"): the plan chose the folder and the operation.
+        if (kind === "path" && provenance.planned && provenance.designation && typeof value === "string" && insideNamedFolder(provenance.designation, value)) continue;
         if (isUntrusted(reference)) {
           targets.push({ argument, how: "reference" });
           sources = joinLabels(sources, reference);

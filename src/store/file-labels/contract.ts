@@ -14,11 +14,12 @@ export interface FileLabelRow {
   label: string;
   tool: string;
   run_id: string | null;
+  owner: string | null;
   reason: string;
   created_at: number | string;
 }
 
-export const FILE_LABEL_COLUMNS = "workspace, path, sha256, device, inode, size, mtime_ms, trust, label, tool, run_id, reason, created_at";
+export const FILE_LABEL_COLUMNS = "workspace, path, sha256, device, inode, size, mtime_ms, trust, label, tool, run_id, owner, reason, created_at";
 
 /** A row's values in column order. */
 export function fileLabelValues(record: NewFileLabel, now: number): unknown[] {
@@ -34,6 +35,7 @@ export function fileLabelValues(record: NewFileLabel, now: number): unknown[] {
     writeLabel(record.label),
     record.tool,
     record.runId,
+    record.owner,
     record.reason,
     now,
   ];
@@ -51,6 +53,7 @@ export function fileLabelOf(row: FileLabelRow): FileLabelRecord {
     label: readLabel(row.label),
     tool: row.tool,
     runId: row.run_id,
+    owner: row.owner,
     reason: row.reason,
     createdAt: Number(row.created_at),
   };

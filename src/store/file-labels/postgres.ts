@@ -4,7 +4,7 @@ import { FILE_LABEL_LOOKUP_LIMIT } from "../../core/file-labels.js";
 import { inTransaction } from "../database/postgres.js";
 import { FILE_LABEL_COLUMNS, fileLabelOf, type FileLabelRow, fileLabelValues } from "./contract.js";
 
-const PLACEHOLDERS = Array.from({ length: 13 }, (_, index) => `$${index + 1}`).join(", ");
+const PLACEHOLDERS = Array.from({ length: 14 }, (_, index) => `$${index + 1}`).join(", ");
 
 /** File labels on Postgres (migration 8): every process sharing the database reads every label. */
 export class PostgresFileLabels implements FileLabelStore {

@@ -11,7 +11,7 @@ export class SqliteFileLabels implements FileLabelStore {
 
   constructor(db: Sqlite) {
     this.#db = db;
-    this.#insert = db.prepare(`INSERT INTO file_labels (${FILE_LABEL_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+    this.#insert = db.prepare(`INSERT INTO file_labels (${FILE_LABEL_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
   }
 
   async record(records: readonly NewFileLabel[]): Promise<void> {

@@ -13,14 +13,19 @@ import { openFileForRead } from "../workspace.js";
  * nothing.
  */
 
+/** Whose call this is, for a file's label (the run's owner's memory namespace; a person's direct call gets theirs). */
+export function ownerOf(context: Pick<ToolContext, "memoryNamespace">): string | null {
+  return context.memoryNamespace ? context.memoryNamespace.join("/") : null;
+}
+
 /** The label of an open file's data, judged from its descriptor; undefined without a trust policy. */
-export async function judgeOpen(context: Pick<ToolContext, "workspace" | "fileTrust">, handle: FileHandle, relative: string, known?: Parameters<typeof factsOf>[2]): Promise<FileVerdict | undefined> {
+export async function judgeOpen(context: Pick<ToolContext, "workspace" | "fileTrust" | "memoryNamespace">, handle: FileHandle, relative: string, known?: Parameters<typeof factsOf>[2]): Promise<FileVerdict | undefined> {
   if (!context.fileTrust) return undefined;
-  return context.fileTrust.judge(context.workspace, await factsOf(handle, relative, known));
+  return context.fileTrust.judge(context.workspace, await factsOf(handle, relative, known), { owner: ownerOf(context) });
 }
 
 /** The verdict on a workspace file by path (opened through the workspace's containment); undefined when it does not exist or without a trust policy. */
-export async function judgePath(context: Pick<ToolContext, "workspace" | "fileTrust">, requested: string): Promise<FileVerdict | undefined> {
+export async function judgePath(context: Pick<ToolContext, "workspace" | "fileTrust" | "memoryNamespace">, requested: string): Promise<FileVerdict | undefined> {
   if (!context.fileTrust) return undefined;
   let file;
   try {
@@ -30,7 +35,7 @@ export async function judgePath(context: Pick<ToolContext, "workspace" | "fileTr
     throw error;
   }
   try {
-    return await context.fileTrust.judge(context.workspace, await factsOf(file.handle, file.relative));
+    return await context.fileTrust.judge(context.workspace, await factsOf(file.handle, file.relative), { owner: ownerOf(context) });
   } finally {
     await file.handle.close();
   }
@@ -59,6 +64,7 @@ function newRecord(context: ToolContext, about: WriteLabel, file: { relative: st
     label: about.label,
     tool: about.tool,
     runId: context.runId ?? null,
+    owner: ownerOf(context),
     reason: about.reason,
   };
 }

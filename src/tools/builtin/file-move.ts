@@ -4,7 +4,7 @@ import { defineTool, pathArgs, type ToolContext } from "../define-tool.js";
 import { identitiesUnder } from "../file-identities.js";
 import { checkRelativePath, translated } from "../workspace.js";
 import { moveWorkspaceEntry } from "../workspace-files.js";
-import { keepLabels } from "./file-labelling.js";
+import { keepLabels, ownerOf } from "./file-labelling.js";
 import { FILE_LIMITS } from "./file-limits.js";
 
 export const FileMoveArgs = z.object({
@@ -32,7 +32,7 @@ async function keepMovedLabels(context: ToolContext, from: string, to: string): 
   const entries = await translated(from, () => identitiesUnder(context.workspace, from, FILE_LIMITS.deleteMaxEntries));
   if (entries === undefined) throw new ToolError("too_large", `"${from}" holds more than ${FILE_LIMITS.deleteMaxEntries} entries; move fewer at once`, { path: from });
   const top = entries[0]?.relative ?? "";
-  const moved = await trust.moved(context.workspace, entries);
+  const moved = await trust.moved(context.workspace, entries, ownerOf(context));
   await keepLabels(
     context,
     moved.map(({ entry, label, reason }) => ({

@@ -14,6 +14,7 @@ CREATE TABLE IF NOT EXISTS file_labels (
   label TEXT NOT NULL,
   tool TEXT NOT NULL,
   run_id TEXT,
+  owner TEXT,
   reason TEXT NOT NULL,
   created_at BIGINT NOT NULL
 );
