@@ -115,12 +115,16 @@ describe("the trust policy", () => {
   it("lets the plan's own step act on each entry of a folder the task names, by reference from its listing — but not a model's choice, nor a path that leaves it", () => {
     const scripts = designationFor("For each file in scripts/, run it", { id: "s2", agent: "execute", label: "Run each file", dependsOn: ["s1"], args: {} });
     const listing = untrustedLabel([sourceOf("workspace", "scripts")]);
-    const planned = (path: string): CallProvenance => ({ context: TRUSTED, references: { path: listing }, literals: ["language"], planned: true, designation: scripts });
-    expect(policy.steering(tool("code_run"), { language: "python", path: "scripts/answer.py" }, planned("scripts/answer.py"))).toBeNull();
-    expect(policy.steering(tool("code_run"), { language: "python", path: "scripts/../notes.txt" }, planned("scripts/../notes.txt"))?.targets).toEqual([{ argument: "path", how: "reference" }]);
-    expect(policy.steering(tool("code_run"), { language: "python", path: "other/x.py" }, planned("other/x.py"))?.targets).toEqual([{ argument: "path", how: "reference" }]);
+    const planned: CallProvenance = { context: TRUSTED, references: { path: listing }, literals: ["language"], planned: true, designation: scripts };
+    expect(policy.steering(tool("code_run"), { language: "python", path: "scripts/answer.py" }, planned)).toBeNull();
+    expect(policy.steering(tool("code_run"), { language: "python", path: "scripts/../notes.txt" }, planned)?.targets).toEqual([{ argument: "path", how: "reference" }]);
+    expect(policy.steering(tool("code_run"), { language: "python", path: "other/x.py" }, planned)?.targets).toEqual([{ argument: "path", how: "reference" }]);
     // A worker that read the listing and picks a file there is a model's choice, steered as before.
     expect(policy.steering(tool("file_delete"), { path: "scripts/answer.py" }, { context: listing, references: {}, designation: scripts })?.targets).toEqual([{ argument: "path", how: "context" }]);
+    // A map's worker given one entry by the plan runs that entry: the plan passed it.
+    const item = designationFor("For each file in scripts/, run it", { id: "s2", agent: "code", label: "Run the file", dependsOn: ["s1"], args: {} }, {}, [], { path: "scripts/answer.py" });
+    expect(policy.steering(tool("code_run"), { language: "python", path: "scripts/answer.py" }, { context: listing, references: {}, designation: item })).toBeNull();
+    expect(policy.steering(tool("code_run"), { language: "python", path: "scripts/other.py" }, { context: listing, references: {}, designation: item })).not.toBeNull();
   });
 
   it("lets a GET follow a link read verbatim on the web, but not one a model composed or one a POST sends", () => {

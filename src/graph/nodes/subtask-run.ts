@@ -336,7 +336,8 @@ export class SubtaskRun {
               trust: {
                 args: argLabels,
                 ...(payload.feedbackProvenance ? { feedback: payload.feedbackProvenance } : {}),
-                designation: designationFor(payload.task, subtask, this.#trustedValues),
+                // The plan's untrusted data flow too (a listing's entries, a map's item): a path it passed inside a folder the task names is the plan's choice.
+                designation: designationFor(payload.task, subtask, this.#trustedValues, [], Object.fromEntries(Object.entries(args).filter(([name]) => isUntrusted(argLabels[name])))),
                 ...(deferred ? { beforeSteeredCall: deferred.harden } : {}),
               },
             }

@@ -29,7 +29,8 @@ export const TRUST_SPECS: Record<string, TrustSpec> = {
   file_copy: { targets: () => ({ targets: { to: "path" } }), describe: (args) => `copy ${text(args.from)} to ${text(args.to)}` },
   code_run: {
     // javascript runs in QuickJS with no I/O at all: it can only compute its value, which carries the label of its inputs.
-    targets: (args) => (args.language === undefined || args.language === "javascript" ? null : { targets: { code: "code", path: "path", language: "name" } }),
+    // A script in the workspace is the target itself (the language only says how to run it); given code is, with its language.
+    targets: (args) => (args.language === undefined || args.language === "javascript" ? null : args.path !== undefined && args.code === undefined ? { targets: { path: "path" } } : { targets: { code: "code", language: "name" } }),
     describe: (args) => (args.path !== undefined ? `run the ${text(args.language) || "javascript"} script ${text(args.path)}` : `run ${text(args.language) || "javascript"} code${args.writes === true ? " that may change any workspace file" : ""}: ${quoted(args.code)}`),
   },
   http_fetch: {
