@@ -100,7 +100,9 @@ describe("the trust policy", () => {
     const steering = policy.steering(tool("file_write"), { path: "notes.txt", content: "pwned" }, tainted());
     expect(steering).toMatchObject({ tool: "file_write", targets: [{ argument: "path", how: "context" }], sources: [{ kind: "web", name: "https://evil.test/page" }] });
     expect(steering?.summary).toMatch(/^file_write was steered by untrusted data from web https:\/\/evil\.test\/page: its path was chosen by a model/);
-    expect(policy.steering(tool("code_run"), { language: "python", code: "import os" }, tainted())?.targets).toEqual([{ argument: "code", how: "context" }, { argument: "language", how: "context" }]);
+    expect(policy.steering(tool("code_run"), { language: "python", code: "import os", writes: true }, tainted())?.targets).toEqual([{ argument: "code", how: "context" }, { argument: "language", how: "context" }]);
+    // Without writes: true a script runs read-only (or writes only what the plan declares), with no network: nothing to steer.
+    expect(policy.steering(tool("code_run"), { language: "python", code: "import os" }, tainted())).toBeNull();
     expect(policy.steering(tool("http_fetch"), { url: "https://docs.test/page?d=sk-secret" }, tainted())?.targets).toEqual([{ argument: "url", how: "context" }]);
     expect(policy.steering(tool("memory_save"), { subject: "admin password", text: "hunter2" }, tainted())?.targets).toEqual([{ argument: "subject", how: "context" }]);
     expect(policy.steering(tool("file_move"), { from: "report.md", to: "trash/report.md" }, tainted())?.targets).toEqual([{ argument: "to", how: "context" }]);
@@ -116,15 +118,15 @@ describe("the trust policy", () => {
     const scripts = designationFor("For each file in scripts/, run it", { id: "s2", agent: "execute", label: "Run each file", dependsOn: ["s1"], args: {} });
     const listing = untrustedLabel([sourceOf("workspace", "scripts")]);
     const planned: CallProvenance = { context: TRUSTED, references: { path: listing }, literals: ["language"], planned: true, designation: scripts };
-    expect(policy.steering(tool("code_run"), { language: "python", path: "scripts/answer.py" }, planned)).toBeNull();
-    expect(policy.steering(tool("code_run"), { language: "python", path: "scripts/../notes.txt" }, planned)?.targets).toEqual([{ argument: "path", how: "reference" }]);
-    expect(policy.steering(tool("code_run"), { language: "python", path: "other/x.py" }, planned)?.targets).toEqual([{ argument: "path", how: "reference" }]);
+    expect(policy.steering(tool("code_run"), { language: "python", path: "scripts/answer.py", writes: true }, planned)).toBeNull();
+    expect(policy.steering(tool("code_run"), { language: "python", path: "scripts/../notes.txt", writes: true }, planned)?.targets).toEqual([{ argument: "path", how: "reference" }]);
+    expect(policy.steering(tool("code_run"), { language: "python", path: "other/x.py", writes: true }, planned)?.targets).toEqual([{ argument: "path", how: "reference" }]);
     // A worker that read the listing and picks a file there is a model's choice, steered as before.
     expect(policy.steering(tool("file_delete"), { path: "scripts/answer.py" }, { context: listing, references: {}, designation: scripts })?.targets).toEqual([{ argument: "path", how: "context" }]);
     // A map's worker given one entry by the plan runs that entry: the plan passed it.
     const item = designationFor("For each file in scripts/, run it", { id: "s2", agent: "code", label: "Run the file", dependsOn: ["s1"], args: {} }, {}, [], { path: "scripts/answer.py" });
-    expect(policy.steering(tool("code_run"), { language: "python", path: "scripts/answer.py" }, { context: listing, references: {}, designation: item })).toBeNull();
-    expect(policy.steering(tool("code_run"), { language: "python", path: "scripts/other.py" }, { context: listing, references: {}, designation: item })).not.toBeNull();
+    expect(policy.steering(tool("code_run"), { language: "python", path: "scripts/answer.py", writes: true }, { context: listing, references: {}, designation: item })).toBeNull();
+    expect(policy.steering(tool("code_run"), { language: "python", path: "scripts/other.py", writes: true }, { context: listing, references: {}, designation: item })).not.toBeNull();
   });
 
   it("lets a GET follow a link read verbatim on the web, but not one a model composed or one a POST sends", () => {

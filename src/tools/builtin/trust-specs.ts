@@ -28,9 +28,16 @@ export const TRUST_SPECS: Record<string, TrustSpec> = {
   file_move: { targets: () => ({ targets: { from: "path", to: "path" } }), describe: (args) => `move ${text(args.from)} to ${text(args.to)}` },
   file_copy: { targets: () => ({ targets: { to: "path" } }), describe: (args) => `copy ${text(args.from)} to ${text(args.to)}` },
   code_run: {
-    // javascript runs in QuickJS with no I/O at all: it can only compute its value, which carries the label of its inputs.
-    // A script in the workspace is the target itself (the language only says how to run it); given code is, with its language.
-    targets: (args) => (args.language === undefined || args.language === "javascript" ? null : args.path !== undefined && args.code === undefined ? { targets: { path: "path" } } : { targets: { code: "code", language: "name" } }),
+    // javascript runs in QuickJS with no I/O at all, and python or node without `writes: true` in a sandbox with no network and
+    // a workspace that is read-only (or writable only at the paths the plan declares): they can only compute their value, which
+    // carries the label of what they read. A script that may change any file chose its effect: its code (or the script it runs) is the target.
+    targets: (args): SteeringSpec | null => {
+      if (args.language === undefined || args.language === "javascript" || args.writes !== true) return null;
+      return args.path !== undefined && args.code === undefined ? { targets: { path: "path" } } : { targets: { code: "code", language: "name" } };
+    },
+    // What a python or node script printed may be any workspace file's, a failed run's output too (its value's label, with records, is the tool's own).
+    origin: (args, _value, lens) =>
+      args.language === undefined || args.language === "javascript" || !lens.hasUntrustedPaths ? [] : [sourceOf("workspace", `a ${text(args.language)} script in a workspace that holds untrusted files`)],
     describe: (args) => (args.path !== undefined ? `run the ${text(args.language) || "javascript"} script ${text(args.path)}` : `run ${text(args.language) || "javascript"} code${args.writes === true ? " that may change any workspace file" : ""}: ${quoted(args.code)}`),
   },
   http_fetch: {
