@@ -145,7 +145,9 @@ export function openSqliteStore(directory: string, options: MemorySetup = {}): S
     memoryStore,
     memories,
     remoteTasks: new SqliteRemoteTasks(db),
-    fileLabels: new SqliteFileLabels(db),
+    // Relaxed sync, like the event log: a label is in the WAL before the file it labels is written (a crash of the process keeps
+    // it), and the next synced commit puts it on disk; a fsync per label would double what a file write costs.
+    fileLabels: new SqliteFileLabels(eventsDb),
     grants: new SqliteGrantStore(db),
     webhooks: new SqliteWebhookOutbox(db),
     schedules: new SqliteScheduleStore(db),

@@ -4,7 +4,7 @@ import { FILE_LABEL_LOOKUP_LIMIT } from "../../core/file-labels.js";
 import type { Sqlite } from "../database/sqlite.js";
 import { FILE_LABEL_COLUMNS, fileLabelOf, type FileLabelRow, fileLabelValues } from "./contract.js";
 
-/** File labels in SQLite (migration 19), on the synced connection: a label is on disk before the file it labels is used. */
+/** File labels in SQLite (migration 19), on the event log's connection (WAL, synchronous NORMAL: a process crash keeps a committed label). */
 export class SqliteFileLabels implements FileLabelStore {
   readonly #db: Sqlite;
   readonly #insert: Statement<unknown[]>;
