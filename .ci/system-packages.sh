@@ -4,7 +4,9 @@
 # console's browser test (playwright-core drives it; no browser is downloaded), tmux for the
 # test that drives `troupe chat` through a pseudo-terminal, and postgresql for the store
 # contract suite and the scale-out tests (the test run starts a throwaway cluster with its
-# initdb and pg_ctl; the service the package may start is not used). Used by the
+# initdb and pg_ctl; the service the package may start is not used), and fusefat with dosfstools
+# for the test that mounts a FAT image (a file system that folds case) to check that troupe finds
+# out whether a folder folds case rather than assuming it. Used by the
 # integration tier's global setup (test/setup/system-packages.ts, so by `npm test`) and by
 # .ci/run; the unit tier needs none of them. As root it runs apt-get; otherwise through sudo
 # when sudo works without a password. When it cannot install, it says what is missing and how to install it,
@@ -17,6 +19,8 @@ command -v python3 >/dev/null 2>&1 || missing+=(python3)
 { command -v prlimit >/dev/null 2>&1 && command -v setpriv >/dev/null 2>&1; } || missing+=(util-linux)
 { [ -x /usr/bin/chromium ] || command -v chromium >/dev/null 2>&1; } || missing+=(chromium)
 command -v tmux >/dev/null 2>&1 || missing+=(tmux)
+command -v fusefat >/dev/null 2>&1 || missing+=(fusefat)
+{ [ -x /usr/sbin/mkfs.vfat ] || command -v mkfs.vfat >/dev/null 2>&1; } || missing+=(dosfstools)
 { [ -n "${PG_BIN:-}" ] && [ -x "$PG_BIN/initdb" ]; } || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v pg_ctl >/dev/null 2>&1 || missing+=(postgresql)
 [ "${#missing[@]}" -eq 0 ] && exit 0
 
