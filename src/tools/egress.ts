@@ -101,6 +101,8 @@ function carried(argument: string, kind: TargetKind, value: unknown, spec: Egres
   if (reference) return reference;
   if (provenance.literals?.includes(argument)) return TRUSTED;
   if (provenance.designation && designates(provenance.designation, kind, value)) return TRUSTED;
+  // A number the task gives ("ticket 7") carries nothing the model read.
+  if (provenance.designation && typeof value === "number" && mentions(provenance.designation.texts, String(value), false)) return TRUSTED;
   if (spec.link === argument && typeof value === "string" && provenance.links?.has(value)) return TRUSTED;
   return provenance.context;
 }

@@ -164,7 +164,8 @@ export class SubtaskRun {
     if (this.#offer) result.offer = this.#offer;
     // The result's label: what made it, or at least its inputs'.
     const label = joinLabels(attempt.label, this.#inputLabel);
-    if (isUntrusted(label)) result.provenance = label;
+    // Kept when untrusted, or when it holds private data (a trusted file's, a fact's): a dependent that reads its summary holds it too.
+    if (isUntrusted(label) || label.held !== undefined || label.heldMore !== undefined) result.provenance = label;
     const unwritten = this.#recorder?.unwritten() ?? [];
     if (unwritten.length > 0) result.unwritten = await keepUnwritten(this.#deps, payload.runId, this.#subtask.id, unwritten, label);
     if (attempt.status === "done" || attempt.value !== undefined) {
@@ -195,7 +196,7 @@ export class SubtaskRun {
       summary: result.summary,
       ...(result.error !== undefined ? { error: result.error } : {}),
       ...(result.failureKind !== undefined ? { failureKind: result.failureKind } : {}),
-      ...(result.provenance ? { untrusted: describeSources(result.provenance) } : {}),
+      ...(isUntrusted(result.provenance) ? { untrusted: describeSources(result.provenance) } : {}),
     });
     return {
       results: { [subtask.id]: result },
