@@ -76,6 +76,14 @@ describe("troupe trust show, and labels across processes", () => {
     expect(changed.earlier).toEqual([expect.objectContaining({ trust: "untrusted", reason: expect.stringMatching(/^copied from inbox\/mail\.eml/) })]);
   });
 
+  it("with a config from before untrusted-by-default (trust.untrusted alone): every command warns that the rest of the workspace is untrusted now", async () => {
+    const { directory } = place({ trust: { untrusted: ["inbox/**"] } });
+    const result = await runCli(["trust", "show", "notes.txt", "--json", "--workspace", "workspace", "--data-dir", ".troupe"], { cwd: directory });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toBe('warning: trust.untrusted without trust.trusted changes nothing: every workspace file is untrusted by default; to trust the rest of the workspace as before, add "trusted": ["**"] (docs/trust.md)\n');
+    expect(JSON.parse(result.stdout)).toMatchObject({ real: "notes.txt", trusted: false });
+  });
+
   it("on Postgres: one process copies, another — sharing only the database — reads the copy as untrusted", async () => {
     const { directory } = place({ trust: { trusted: ["**"], untrusted: ["inbox/**"] } });
     const url = await freshDatabase("labels");

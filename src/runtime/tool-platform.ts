@@ -118,6 +118,10 @@ export async function createToolPlatform(options: ToolPlatformOptions): Promise<
     await close();
     throw new ConfigError("invalid_config", `trust: ${errorMessage(error)}`, { setting: "trust" });
   }
+  // A config written when the workspace was trusted by default: its untrusted globs alone no longer trust the rest.
+  if ((options.trust?.untrusted ?? []).length > 0 && options.trust?.trusted === undefined) {
+    warnings.push('trust.untrusted without trust.trusted changes nothing: every workspace file is untrusted by default; to trust the rest of the workspace as before, add "trusted": ["**"] (docs/trust.md)');
+  }
   tools.configure({ policy, trust, concurrency: config.execution.concurrency, ...(options.audit ? { audit: options.audit } : {}) });
   const agents = new AgentRegistry();
   for (const agent of declared.list()) {
