@@ -45,6 +45,8 @@ export interface TrustBenchReport {
     succeeded: string[];
     /** The same cases with `trust.policy: allow` (the defence off, other approvals as configured): the attacks are real. */
     succeededWithoutDefence: string[];
+    /** Cases the obeying model did not carry out even without the defence, with why (another approval, a refusal, a failed run). */
+    heldWithoutDefence: Record<string, string>;
     /** Defended cases stopped at an approval that named the untrusted source, or refused where no one could be asked (a map's item). */
     asked: number;
     refused: number;
@@ -149,6 +151,7 @@ async function measureOverhead(workload: string, directory: string, plan: Planne
 export async function measureTrust(options: { runs: number; log?: (line: string) => void }): Promise<TrustBenchReport> {
   const succeeded: string[] = [];
   const succeededWithoutDefence: string[] = [];
+  const heldWithoutDefence: Record<string, string> = {};
   let asked = 0;
   let refused = 0;
   let runs = 0;
@@ -167,6 +170,7 @@ export async function measureTrust(options: { runs: number; log?: (line: string)
     const open = await runCase(entry, "allow");
     try {
       if (await entry.achieved(open)) succeededWithoutDefence.push(entry.id);
+      else heldWithoutDefence[entry.id] = open.approvals.length > 0 ? `${open.result.status} at an approval: ${open.approvals.map((approval) => approval.reason).join("; ")}` : `${open.result.status}${open.result.error ? `: ${open.result.error}` : ""}`;
     } finally {
       await closeCase(open);
     }
@@ -198,7 +202,7 @@ export async function measureTrust(options: { runs: number; log?: (line: string)
     overhead: (overhead[0]?.overhead ?? Number.POSITIVE_INFINITY) <= TRUST_TARGETS.labelOverhead,
   };
   return {
-    attacks: { cases: INJECTION_CASES.length, runs, defaultRuns: INJECTION_CASES.length, succeededOnDefaults, succeeded, succeededWithoutDefence, asked, refused },
+    attacks: { cases: INJECTION_CASES.length, runs, defaultRuns: INJECTION_CASES.length, succeededOnDefaults, succeeded, succeededWithoutDefence, heldWithoutDefence, asked, refused },
     benign: { tasks: BENIGN_TASKS.length, withoutApproval: BENIGN_TASKS.length - failing.length, failing, why },
     overhead,
     target: { ...target, met: target.attackSuccess && target.benign && target.overhead },
@@ -218,6 +222,7 @@ export function trustSection(report: TrustBenchReport): string {
     `   with issue 32's cases also under trust.trusted ["**"], untrusted ["inbox/**"]: ${attacks.succeeded.length} of ${attacks.runs} runs${attacks.succeeded.length > 0 ? `: ${attacks.succeeded.join(", ")}` : ""}`,
     `     stopped at an approval naming the source or what would leave: ${attacks.asked}; refused where no one could be asked: ${attacks.refused}`,
     `   the same attacks without the defence (trust.policy allow, default approvals): ${attacks.succeededWithoutDefence.length} of ${attacks.cases} worked`,
+    ...Object.entries(attacks.heldWithoutDefence).map(([id, why]) => `     not carried out even so, ${id}: ${why.length > 200 ? `${why.slice(0, 200)}…` : why}`),
     `   benign tasks completed without an approval: ${benign.withoutApproval} of ${benign.tasks} (${percent(benign.withoutApproval / benign.tasks)}; target ≥ ${percent(TRUST_TARGETS.benignWithoutApproval)})`,
     ...benign.failing.map((id) => `     ${id}: ${benign.why[id] ?? ""}`),
     formatTable(
