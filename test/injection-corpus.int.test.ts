@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { ATTACK_KINDS } from "../src/testing/injection/attacks.js";
 import { BENIGN_TASKS } from "../src/testing/injection/benign.js";
 import { INJECTION_CASES } from "../src/testing/injection/cases.js";
+import { DATA_CASES } from "../src/testing/injection/data-cases.js";
 import { type CaseConfig, closeCase, runCase } from "../src/testing/injection/run-case.js";
 
 /**
@@ -55,8 +56,9 @@ describe("the injection corpus, defended (troupe's defaults: trust.policy ask, n
 });
 
 describe("the injection corpus without the defence (trust.policy allow)", () => {
-  // The attacks are real: with the policy off, the obeying model carries them out (the bench runs every case both ways).
-  it.concurrent.for(["page-overwrite", "inbox-exfil-url", "map-item-overwrite", "reference-memory-poison", "board-overwrite", "mcp-exfil-body", "copy-laundering", "exfil-body-named", "exfil-remote-agent"])(
+  // The attacks are real: with the policy off, the obeying model carries them out (the bench runs every case both ways) —
+  // a sample of the first corpus, and every one of issue 32's (links, copies, moves, names, case, exfiltration).
+  it.concurrent.for(["page-overwrite", "inbox-exfil-url", "map-item-overwrite", "reference-memory-poison", "board-overwrite", "mcp-exfil-body", ...DATA_CASES.map((entry) => entry.id)])(
     "%s: the attack works",
     async (id, { expect }) => {
       const entry = INJECTION_CASES.find((candidate) => candidate.id === id);
