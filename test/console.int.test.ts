@@ -369,7 +369,9 @@ describe("the web console and untrusted data", () => {
       page.on("pageerror", (error) => errors.push(error.message));
       await page.goto(`${server.url}/#/tasks/${id}`);
       await page.waitForSelector(".tool-approval .steered");
-      expect(await page.textContent(".tool-approval .steered")).toBe(`Steered by untrusted data from web ${place.base}/page: path did not come from your task.`);
+      // The card: what the call would do, then the untrusted source that chose it.
+      expect(await page.textContent(".tool-approval .action")).toBe('It would write 6 characters to notes.txt (replacing what is there): "tidied".');
+      expect(await page.textContent(".tool-approval .steered")).toBe(`Untrusted data from web ${place.base}/page chose its path: the task and the plan do not name it.`);
       expect(await page.textContent(".tool-approval h3")).toBe("execute wants to call file_write (s1)");
       mkdirSync(ARTIFACTS, { recursive: true });
       await page.screenshot({ path: path.join(ARTIFACTS, "console-steered-approval.png"), fullPage: true });

@@ -80,6 +80,8 @@ export async function openEngine(flags: EngineFlags, env?: Env, request?: Librar
   });
   if (request) prepared.check(request);
   const troupe = await prepared.open();
+  // What the config asked for but will not get (an optional server that did not answer, trust.untrusted alone): said on every command.
+  for (const warning of troupe.warnings) err(`warning: ${warning}`);
   if (troupe.providerSource === "default") {
     err("note: no model provider is configured, so troupe uses its offline rule-based model (set TROUPE_PROVIDER or --provider for a real one)");
   }

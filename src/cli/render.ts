@@ -1,6 +1,7 @@
 import { describeAudience } from "../core/board.js";
 import type { SubtaskView } from "../core/plan.js";
 import { describeTokens, type RunResult, type UnfinishedSubtask } from "../core/run.js";
+import { approvalCard } from "../core/approval-card.js";
 import { truncate } from "../core/text.js";
 import { describeDecision } from "../core/vote.js";
 import { color, formatMs, out } from "./io.js";
@@ -50,6 +51,10 @@ export function printResult(result: RunResult, streamedAnswer = ""): void {
       out(String(payload.answer ?? ""));
     } else if (kind === "tool-approval") {
       out(color.bold(`The ${String(payload.agent ?? "")} agent wants to run the ${String(payload.riskLevel ?? "")}-risk tool ${String(payload.tool ?? "")}${payload.subtaskId ? ` (subtask ${String(payload.subtaskId)})` : ""}:`));
+      // What it would do, and — when the trust policy asks — what untrusted data chose it, or what would leave and where (docs/trust.md).
+      const [action, ...why] = approvalCard(payload);
+      out(action ?? "");
+      for (const line of why) out(color.yellow(`! ${line}`));
       out(truncate(JSON.stringify(payload.args ?? {}, null, 2), 2_000));
     } else if (kind === "mcp-elicitation") {
       // The server's words, marked as such: nothing here is troupe's own question or approval.

@@ -46,7 +46,7 @@ describe("loadConfig", () => {
 
   it("reads a remote (A2A) agent by its card URL, with its defaults, and names what is wrong in one", async () => {
     const { config } = await loadConfig(directoryWith({ "troupe.config.json": JSON.stringify({ agents: [{ name: "helper", a2a: "https://agent.example/.well-known/agent-card.json" }] }) }));
-    expect(config.agents).toEqual([{ name: "helper", a2a: "https://agent.example/.well-known/agent-card.json", level: "EXECUTE", risk: "medium", timeoutMs: 600_000, optional: false }]);
+    expect(config.agents).toEqual([{ name: "helper", a2a: "https://agent.example/.well-known/agent-card.json", level: "EXECUTE", risk: "medium", timeoutMs: 600_000, optional: false, trusted: false }]);
     await expect(loadConfig(directoryWith({ "troupe.config.json": JSON.stringify({ agents: [{ name: "helper", a2a: "ftp://agent.example/card" }] }) }))).rejects.toThrow(
       /troupe\.config\.json: agents\.0\.a2a: a2a is the http\(s\) URL of the agent's card/,
     );

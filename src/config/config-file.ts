@@ -109,6 +109,8 @@ export const RemoteAgentConfig = z
     apiKeyEnv: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: "apiKeyEnv is the name of an environment variable" }).optional(),
     /** When its card cannot be fetched, go on without it (a warning) instead of stopping. */
     optional: z.boolean().default(false),
+    /** Its answers are trusted (a system you run): by default they are untrusted data, like everything a tool brings in (docs/trust.md). */
+    trusted: z.boolean().default(false),
   })
   .strict();
 export type RemoteAgentConfig = z.infer<typeof RemoteAgentConfig>;

@@ -8,6 +8,7 @@ import type { ToolDiscovery } from "../agents/tool-offer.js";
 import type { BudgetExhaustedError } from "../core/budget.js";
 import { RUN_EVENT_CALLBACK, type RunEvent } from "../core/events.js";
 import type { SubtaskView } from "../core/plan.js";
+import { isUntrusted } from "../core/provenance.js";
 import type { Memory } from "../core/memory.js";
 import type { Stash } from "../core/stash.js";
 import type { ModelSet } from "../providers/registry.js";
@@ -128,7 +129,7 @@ export function planView(state: Pick<State, "plan" | "results">): SubtaskView[] 
     if (result?.ref !== undefined) view.ref = result.ref;
     if (result?.bytes !== undefined) view.bytes = result.bytes;
     if (result?.map !== undefined && view.status !== "pending") view.map = result.map;
-    if (result?.provenance !== undefined && view.status !== "pending") view.provenance = result.provenance;
+    if (isUntrusted(result?.provenance) && view.status !== "pending") view.provenance = result?.provenance;
     return view;
   });
 }

@@ -21,6 +21,8 @@ import type { ProviderDefinition } from "../providers/provider.js";
 import { type ModelRoute, type ModelSet, type ProviderRegistry, routeForModel } from "../providers/registry.js";
 import { type MemoryIndexConfig, openStore, type RunRecord, type Store } from "../store/index.js";
 import type { ToolOutcome } from "../tools/define-tool.js";
+import { type FileTrustReport, fileTrustReport } from "../tools/file-trust-report.js";
+import { TrustPolicy } from "../tools/trust-policy.js";
 import { OPERATOR, type PermissionPolicy } from "../tools/permissions.js";
 import { ToolIndex } from "../tools/discovery.js";
 import type { ToolRegistry } from "../tools/registry.js";
@@ -298,6 +300,7 @@ export class Troupe {
         // Per workspace: two engines on one data directory work in their own folders.
         stagingDir: path.join(path.resolve(options.dataDir ?? env.TROUPE_DATA_DIR), "stages", createHash("sha256").update(workspace).digest("hex").slice(0, 16)),
         ...(config.trust ? { trust: config.trust } : {}),
+        fileLabels: store.fileLabels,
         builtins: {
           // A run's calls reach its owner's namespace; a direct call its principal's (the local user's without one).
           memory: { memory: store.memories, namespaceOf: (context) => context.memoryNamespace ?? memoryNamespaceFor(context.principal) },
@@ -471,6 +474,16 @@ export class Troupe {
    * (`approval_required`). `principal` names who is behind the call in the audit trail (an API
    * key's name).
    */
+  /**
+   * Whether a workspace file is untrusted, and why (`troupe trust show`): judged as a read would
+   * judge it, with what troupe recorded of it in the store.
+   */
+  async explainFile(requested: string): Promise<FileTrustReport> {
+    const files = this.tools.trust?.files ?? new TrustPolicy(this.config.trust ?? {}, { fileLabels: this.store.fileLabels }).files;
+    // As the local user's runs would judge it (a trusted label vouches only to the runs of whoever made the file).
+    return fileTrustReport(files, this.workspace, requested, { store: this.store.fileLabels, owner: memoryNamespaceFor(undefined).join("/") });
+  }
+
   async callTool(name: string, args: unknown, options: { agent?: string; signal?: AbortSignal; principal?: string } = {}): Promise<ToolOutcome> {
     if (options.agent !== undefined && options.agent !== OPERATOR && !this.agents.get(options.agent)) {
       throw new InputError("unknown_agent", `unknown agent "${options.agent}"; agents: ${this.agents.names().join(", ")}`);
@@ -478,6 +491,8 @@ export class Troupe {
     return this.tools.call(name, args, {
       workspace: this.workspace,
       agent: options.agent ?? OPERATOR,
+      // Whose call it is: the memory tools' namespace, and the owner of the labels of the files it writes.
+      memoryNamespace: memoryNamespaceFor(options.principal),
       ...(options.signal ? { signal: options.signal } : {}),
       ...(options.principal !== undefined ? { principal: options.principal } : {}),
     });

@@ -1,4 +1,5 @@
 import { describeElicitation } from "../core/elicitation-prompt.js";
+import { approvalCard } from "../core/approval-card.js";
 import { InputError } from "../core/errors.js";
 import type { InterruptInfo, InterruptKind } from "../core/run.js";
 import { preview, truncate } from "../core/text.js";
@@ -46,7 +47,9 @@ export function describeInterrupt(interrupt: InterruptInfo): string {
       const tool = String(payload.tool ?? "a tool");
       const agent = String(payload.agent ?? "an agent");
       const remote = typeof payload.question === "string" ? `\n${agent} asks: ${truncate(payload.question, 2_000)}` : "";
-      return `Approve ${agent}'s call to ${tool} with ${preview(payload.args ?? {}, 500)}? Reply approve, or reject with a reason. ${String(payload.reason ?? "")}${remote}`.trim();
+      // The card a person reads anywhere (docs/trust.md): what it would do, and the untrusted source or the data that would leave.
+      const card = approvalCard(payload).join("\n");
+      return `Approve ${agent}'s call to ${tool} with ${preview(payload.args ?? {}, 500)}? Reply approve, or reject with a reason.\n${card}\n${String(payload.reason ?? "")}${remote}`.trim();
     }
     case "question":
       return String(payload.question ?? "The run asks a question; reply with the answer.");

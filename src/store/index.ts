@@ -15,6 +15,8 @@ import { type TroupeMemoryStore } from "./memory/contract.js";
 import { SqliteMemoryStore } from "./memory/sqlite.js";
 import type { ControlChannel, RunQueue, WorkerRegistry } from "./queue/contract.js";
 import type { RemoteTasks } from "../core/remote-tasks.js";
+import type { FileLabelStore } from "../core/file-labels.js";
+import { SqliteFileLabels } from "./file-labels/sqlite.js";
 import { SqliteRemoteTasks } from "./remote-tasks/sqlite.js";
 import type { McpCredentialStore } from "../core/mcp-credentials.js";
 import { SqliteMcpCredentials } from "./mcp-credentials/sqlite.js";
@@ -65,6 +67,8 @@ export interface Store {
   readonly remoteTasks: RemoteTasks;
   /** MCP servers' OAuth credentials, sealed with troupe's secret key (src/store/secrets/secret-box.ts). */
   readonly mcpCredentials: McpCredentialStore;
+  /** The labels of files troupe wrote, copied, moved or extracted, by content and identity (docs/trust.md). */
+  readonly fileLabels: FileLabelStore;
   /** The run queue shared by every process (Postgres); undefined on SQLite, where a server queues in memory. */
   readonly queue?: RunQueue;
   /** The queue a server's dispatcher takes runs from: the shared one (Postgres), or this process's own (SQLite). */
@@ -150,6 +154,9 @@ export function openSqliteStore(directory: string, options: MemorySetup = {}): S
     memories,
     remoteTasks: new SqliteRemoteTasks(db),
     mcpCredentials: new SqliteMcpCredentials(db),
+    // Relaxed sync, like the event log: a label is in the WAL before the file it labels is written (a crash of the process keeps
+    // it), and the next synced commit puts it on disk; a fsync per label would double what a file write costs.
+    fileLabels: new SqliteFileLabels(eventsDb),
     grants: new SqliteGrantStore(db),
     webhooks: new SqliteWebhookOutbox(db),
     schedules: new SqliteScheduleStore(db),

@@ -19,6 +19,7 @@ import { PostgresRunStore } from "./runs/postgres.js";
 import { PgBossRunQueue } from "./queue/postgres.js";
 import { PostgresRemoteTasks } from "./remote-tasks/postgres.js";
 import { PostgresMcpCredentials } from "./mcp-credentials/postgres.js";
+import { PostgresFileLabels } from "./file-labels/postgres.js";
 import { PostgresStash } from "./stash/postgres.js";
 import { PgThreadLocks } from "./locks/postgres.js";
 import { PostgresGrantStore } from "./grants/postgres.js";
@@ -100,6 +101,7 @@ export async function openPostgresStore(options: StoreOptions & { databaseUrl: s
     memories,
     remoteTasks: new PostgresRemoteTasks(pool),
     mcpCredentials: new PostgresMcpCredentials(pool),
+    fileLabels: new PostgresFileLabels(pool),
     queue,
     runQueue: queue,
     webhookQueue,

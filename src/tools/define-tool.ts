@@ -5,6 +5,8 @@ import type { ElicitationAnswer, ElicitationQuestion } from "../core/elicitation
 import type { CallProvenance, Label, Source } from "../core/provenance.js";
 import type { CallEffect } from "./audit.js";
 import { riskOf, riskRank, type ToolPower } from "./tool-powers.js";
+import type { Egress, EgressSpec } from "./egress.js";
+import type { FileTrust } from "./file-trust.js";
 import type { OriginLens, Steering, SteeringSpec } from "./trust-policy.js";
 
 /** Permission levels, lowest to highest. A tool declares the level it needs. */
@@ -33,6 +35,12 @@ export interface ApprovalRequest {
   preview?: Record<string, unknown>;
   /** Set when untrusted data steered the call (docs/trust.md): which arguments, and the sources. */
   steering?: Steering;
+  /** Set when the call would send private data where nobody named (docs/trust.md): what, where, and from which sources. */
+  egress?: Egress;
+  /** What the call would do, in words ("write 24 characters to notes.txt"), for the person asked. */
+  action?: string;
+  /** The lines a person is shown wherever they decide: the action, and why the trust policy asks (src/core/approval-card.ts). */
+  card?: string[];
 }
 
 /**
@@ -125,6 +133,11 @@ export interface ToolContext {
   writes?: readonly string[];
   /** How the call's arguments came about, for the trust policy (absent: a trusted caller, such as a person). */
   provenance?: CallProvenance;
+  /**
+   * How workspace files are labelled (the registry's trust policy sets it): a file tool judges
+   * what it read by it and keeps the label of what it writes. Absent without a trust policy.
+   */
+  fileTrust?: FileTrust;
 }
 
 export interface ToolErrorInfo {
@@ -229,6 +242,13 @@ export interface ToolDefinition<Schema extends z.ZodType = z.ZodType> {
    * MCP server, a workspace path under `trust.untrusted`. Absent: only its inputs.
    */
   origin?(args: Record<string, unknown>, value: unknown, lens: OriginLens): Source[];
+  /**
+   * Where a call sends its arguments out of the machine, and which arguments go (src/tools/egress.ts):
+   * private data in them needs a destination the task or the config names. Absent: nothing leaves.
+   */
+  sends?(args: Record<string, unknown>): EgressSpec | null;
+  /** What a call would do, in words, for an approval ("write 24 characters to notes.txt"). */
+  describe?(args: Record<string, unknown>): string;
 }
 
 /** The string arguments among `names`, for a tool's `resources`. */

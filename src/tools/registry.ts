@@ -14,6 +14,7 @@ import type { PermissionPolicy } from "./permissions.js";
 import { createInputChannel } from "./input-channel.js";
 import { ResultCache } from "./result-cache.js";
 import type { RuntimeGrantSource } from "./runtime-grants.js";
+import type { Egress } from "./egress.js";
 import type { Steering, TrustPolicy } from "./trust-policy.js";
 import { writeAhead } from "./write-ahead.js";
 
@@ -115,10 +116,11 @@ export class ToolRegistry {
     return own.length > 0 && own.every((source) => source.kind === "web" || source.kind === "search");
   }
 
-  /** How untrusted data steers this call, before it is made (null: not at all, or no trust policy). */
-  steering(name: string, args: Record<string, unknown>, provenance: CallProvenance | undefined): Steering | null {
+  /** How untrusted data steers this call, or whether it would send private data where nobody named, before it is made (null: neither, or no trust policy). */
+  steering(name: string, args: Record<string, unknown>, provenance: CallProvenance | undefined): Steering | Egress | null {
     const tool = this.#tools.get(name);
-    return tool && this.#trust ? this.#trust.steering(tool, args, provenance) : null;
+    if (!tool || !this.#trust) return null;
+    return this.#trust.steering(tool, args, provenance) ?? this.#trust.egress(tool, args, provenance);
   }
 
   /** Adds a tool; a second tool with the same name is an error. */
@@ -243,11 +245,11 @@ export class ToolRegistry {
     if ("refused" in authorized) return authorized.refused;
     const steered = steer(this.#trust, tool, authorized.args, context, trail);
     if (steered && "refused" in steered) return steered.refused;
-    const steering = steered?.ask;
+    const finding = steered?.ask;
     // Before a person is asked, too: nobody is asked about a call of a plan that is then dropped.
-    const held = await holdEffect(name, context, trail, authorized.idempotent, authorized.needsApproval || steering !== undefined);
+    const held = await holdEffect(name, context, trail, authorized.idempotent, authorized.needsApproval || finding !== undefined);
     if (held) return held;
-    const refused = await approve(tool, authorized, context, trail, steering);
+    const refused = await approve(tool, authorized, context, trail, finding);
     if (refused) return refused;
     const cache = this.#cached(tool, authorized, context);
     if (cache.hit) {
@@ -257,7 +259,9 @@ export class ToolRegistry {
     }
     const settled = await writeAhead(this.#audit, tool, authorized.args, context, trail, authorized.idempotent);
     if (settled) return settled;
-    const outcome = await runWithRetry(tool, authorized.args, context, trail, { slots: this.#slots, retryBaseMs: this.#retryBaseMs, idempotent: authorized.idempotent });
+    // The file tools judge what they read, and keep the labels of what they write, by the policy's file trust.
+    const called = this.#trust ? { ...context, fileTrust: this.#trust.files } : context;
+    const outcome = await runWithRetry(tool, authorized.args, called, trail, { slots: this.#slots, retryBaseMs: this.#retryBaseMs, idempotent: authorized.idempotent });
     trail.status = outcome.ok ? "ok" : "error";
     if (cache.key && outcome.ok) this.#cache.set(cache.key, outcome, cache.ttl);
     return outcome;

@@ -100,7 +100,8 @@ export function registerTools(program: Command): void {
     const env = parseEnv();
     const registry = createProviderRegistry();
     const models = registry.createModelSet(registry.resolve("offline"), env);
-    const prepared = await Troupe.prepare({ env, models, workspace: flags.workspace, dataDir: flags.dataDir, configFile: flags.config });
+    // The store the flags name (--database-url too): what the call records — its audit row, a file's label — lands where other processes read it.
+    const prepared = await Troupe.prepare({ env, models, workspace: flags.workspace, dataDir: flags.dataDir, configFile: flags.config, ...(flags.databaseUrl ? { databaseUrl: flags.databaseUrl } : {}) });
     // A name no tool can have is refused before anything is opened: not a built-in one, and no MCP server or remote agent to bring more.
     const { createBuiltinRegistry } = await import("../../tools/builtin/index.js");
     const builtins = createBuiltinRegistry();

@@ -1,8 +1,8 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { z } from "zod";
 import { errorMessage, ToolError } from "../../core/errors.js";
-import { truncate } from "../../core/text.js";
-import { sourceOf } from "../../core/provenance.js";
+import { preview, truncate } from "../../core/text.js";
+import { heldLabel, LabelledValue, sourceOf } from "../../core/provenance.js";
 import { defineTool, type PermissionLevel, type RiskLevel, type ToolDefinition } from "../define-tool.js";
 import type { McpServerConfig } from "./mcp-config.js";
 import { CallSlot, type ElicitationRouter } from "./mcp-elicitation.js";
@@ -87,6 +87,9 @@ export function toDefinition(server: string, config: McpServerConfig, session: M
     ...(config.trusted ? {} : { origin: () => [sourceOf("mcp", `${server}.${tool.name}`)] }),
     // Its server may ask a person something mid-call (docs/tools.md, "Questions from MCP servers").
     ...(config.elicitation.mode === "ask" ? { mayAsk: true } : {}),
+    // Every argument goes to the server: data read from the workspace, memory or another tool needs the task's or the config's word to go there (docs/trust.md).
+    sends: (args: Record<string, unknown>) => ({ destination: { kind: "mcp" as const, name: server }, payload: Object.fromEntries(Object.keys(args).map((key) => [key, "name" as const])) }),
+    describe: (args: Record<string, unknown>) => `call ${tool.name} on the MCP server ${server} with ${preview(args, 300)}`,
     async execute(args, context) {
       const violations = await violationsOffLoop(args, inputSchema, checkMs, context.signal, `the arguments for ${name}`);
       if (violations.length > 0) throw new ToolError("invalid_arguments", `invalid arguments for ${name}: ${violations.slice(0, 5).join("; ")}`);
@@ -106,7 +109,9 @@ export function toDefinition(server: string, config: McpServerConfig, session: M
       }
       const text = contentText(result.content);
       if (result.isError) throw new ToolError("mcp_tool_error", text || `${server}.${tool.name} reported an error`);
-      return result.structuredContent !== undefined ? { text, structured: result.structuredContent } : { text };
+      const value = result.structuredContent !== undefined ? { text, structured: result.structuredContent } : { text };
+      // A trusted server's result is trusted, and still the server's private data (for the egress check).
+      return config.trusted ? new LabelledValue(value, heldLabel([sourceOf("mcp", `${server}.${tool.name}`)])) : value;
     },
     summarize: (value) => truncate(String((value as { text?: string }).text ?? "").replace(/\s+/g, " "), 300) || "done",
   });
