@@ -41,6 +41,8 @@ import { measureQueues } from "./queue-compare.js";
 import { measureScaleOut } from "./scale-out.js";
 import { measurePeers } from "./peers/peers.js";
 import { measureOperations } from "./operations.js";
+import { type Backend, measureScale, type ScalePart } from "./scale/scale.js";
+import { dropDatabase } from "./scale/postgres-admin.js";
 import { startThrowawayPostgres, type ThrowawayPostgres } from "../src/testing/postgres-cluster.js";
 
 const BENCHMARKS = [
@@ -70,6 +72,7 @@ const BENCHMARKS = [
   "holds",
   "misbehaviour",
   "trust",
+  "scale",
 ];
 
 const { values } = parseArgs({
@@ -78,12 +81,23 @@ const { values } = parseArgs({
     runs: { type: "string", default: "20" },
     /** Which benchmarks to run (comma-separated names from BENCHMARKS above). */
     only: { type: "string", default: BENCHMARKS.join(",") },
+    /** The scale section's sizes: `full` (the issue's: 100k waiting, 1,000 watchers, 1M finished runs) or `quick` (minutes). */
+    "scale-size": { type: "string", default: "full" },
+    /** The scale section's parts (queue, watchers, history) and backends (sqlite, postgres), comma lists; all by default. */
+    "scale-parts": { type: "string", default: "queue,watchers,history" },
+    "scale-backends": { type: "string", default: "sqlite,postgres" },
   },
 });
 const only = new Set(values.only.split(",").map((name) => name.trim()));
 const unknown = [...only].filter((name) => !BENCHMARKS.includes(name));
 if (unknown.length > 0) {
   console.error(`--only: unknown benchmark ${unknown.join(", ")}; choose from ${BENCHMARKS.join(", ")}`);
+  process.exit(2);
+}
+
+const scaleSize = values["scale-size"];
+if (scaleSize !== "full" && scaleSize !== "quick") {
+  console.error(`--scale-size must be full or quick, not ${scaleSize}`);
   process.exit(2);
 }
 
@@ -158,6 +172,15 @@ let operationsDatabases = 0;
 const operations = await bench("operations", "operations over time (gc of 10,000 runs on SQLite and Postgres; webhook delivery latency)…", async () =>
   measureOperations({ runs: 10_000, deliveries: 50, postgres: async () => (await cluster()).database(`operations_${(operationsDatabases += 1)}`), log: progress }),
 );
+const scale = await bench("scale", `scale: queue depth, watchers and history on SQLite and Postgres (${scaleSize} sizes)…`, async () =>
+  measureScale({
+    size: scaleSize,
+    parts: values["scale-parts"].split(",").map((part) => part.trim()) as ScalePart[],
+    backends: values["scale-backends"].split(",").map((backend) => backend.trim()) as Backend[],
+    postgres: { database: async (name) => (await cluster()).database(name), drop: async (name) => dropDatabase((await cluster()).url, name) },
+    log: progress,
+  }),
+);
 await postgres?.destroy();
 
 // The CLI as a user runs it, from the same build as this benchmark (dist/bench → dist/src/cli).
@@ -197,6 +220,7 @@ const report: BenchReport = {
   fairness,
   holds,
   misbehaviour,
+  scale,
   targets: {
     overhead: overhead?.target.met,
     fanOut: fanOut?.target.met,
@@ -218,6 +242,7 @@ const report: BenchReport = {
     operations: operations?.target.met,
     hostileHealth: hostile?.target.met,
     misbehaviour: misbehaviour?.target.met,
+    scale: scale?.target.met,
   },
 };
 

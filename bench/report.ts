@@ -1,4 +1,6 @@
 import type { ByteExactReport } from "./byte-exact.js";
+import { scaleSection } from "./scale/report.js";
+import type { ScaleReport } from "./scale/scale.js";
 import type { CheckpointCostFigures, CheckpointCostReport } from "./checkpoint-cost.js";
 import type { CrashTrialsReport } from "./crash-trials.js";
 import type { EvalBenchReport } from "./eval.js";
@@ -56,6 +58,7 @@ export interface BenchReport {
   hostile?: HostileInputsReport;
   fairness?: FairQueuesReport;
   holds?: StreamedHoldsReport;
+  scale?: ScaleReport;
   /** Undefined for a benchmark left out with --only. */
   targets: {
     overhead?: boolean;
@@ -78,6 +81,7 @@ export interface BenchReport {
     protocols?: boolean;
     operations?: boolean;
     hostileHealth?: boolean;
+    scale?: boolean;
   };
 }
 
@@ -570,6 +574,7 @@ export function renderReport(report: BenchReport): string {
     report.protocols && protocolsSection(report.protocols),
     report.operations && operationsSection(report.operations),
     report.misbehaviour && misbehaviourSection(report.misbehaviour),
+    report.scale && scaleSection(report.scale),
   ].filter((section): section is string => Boolean(section));
   const { targets } = report;
   return [
@@ -597,6 +602,7 @@ export function renderReport(report: BenchReport): string {
       ["hostile-input /health", targets.hostileHealth],
       ["misbehaviour", targets.misbehaviour],
       ["trust", targets.trust],
+      ["scale", targets.scale],
     ] as const).map(([name, met]) => `${name} ${verdict(met)}`).join(", ")} (figures are reported, never enforced)`,
   ].join("\n");
 }
