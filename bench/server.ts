@@ -134,12 +134,13 @@ function residentMb(pid: number): number {
 /** All tasks, through the list endpoint's pages. */
 async function allTasks(agent: Agent, port: number): Promise<Array<{ status: string; started_at: string | null; finished_at: string | null }>> {
   const items: Array<{ status: string; started_at: string | null; finished_at: string | null }> = [];
-  for (let offset = 0; ; offset += 100) {
-    const response = await send(agent, port, "GET", `/api/v1/tasks?limit=100&offset=${offset}`);
-    const page = response.json() as { data: { items: typeof items; next_offset: number | null } };
+  for (let cursor: string | null = null; ; ) {
+    const response = await send(agent, port, "GET", `/api/v1/tasks?limit=100${cursor === null ? "" : `&cursor=${encodeURIComponent(cursor)}`}`);
+    const page = response.json() as { data: { items: typeof items; next_cursor: string | null } };
     if (response.status !== 200) throw new Error(`listing the tasks failed: ${response.status} ${JSON.stringify(page)}`);
     items.push(...page.data.items);
-    if (page.data.next_offset === null) return items;
+    if (page.data.next_cursor === null) return items;
+    cursor = page.data.next_cursor;
   }
 }
 

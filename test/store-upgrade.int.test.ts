@@ -91,14 +91,14 @@ describe("a Postgres database made by an earlier troupe", () => {
     await store.runs.create({ id: "run-new", threadId: "fixture-thread", task: "more", status: "queued", request: { task: "more" }, pid: null, host: null });
     expect((await store.runs.latestForThread("fixture-thread"))?.id).toBe("run-new");
     expect(await store.queue?.depth()).toBe(1);
-    expect(await appliedVersions(url)).toEqual([1, 2, 5, 6, 7]);
+    expect(await appliedVersions(url)).toEqual([1, 2, 5, 6, 7, 10]);
   });
 
   it("is refused when a newer troupe migrated it (database_too_new), with nothing applied", async () => {
     const url = await restoredFixture("too_new");
     const client = new pg.Client({ connectionString: url });
     await client.connect();
-    await client.query("INSERT INTO troupe_schema (version, applied_at) VALUES (8, 0)");
+    await client.query("INSERT INTO troupe_schema (version, applied_at) VALUES (99, 0)");
     await client.end();
     let caught: unknown;
     try {
@@ -107,7 +107,7 @@ describe("a Postgres database made by an earlier troupe", () => {
       caught = error;
     }
     expect(isTroupeError(caught) && caught.code).toBe("database_too_new");
-    expect((caught as Error).message).toMatch(/has troupe schema version 8, newer than this troupe knows \(7\): upgrade troupe, or use another database$/);
-    expect(await appliedVersions(url)).toEqual([1, 2, 5, 6, 7, 8]);
+    expect((caught as Error).message).toMatch(/has troupe schema version 99, newer than this troupe knows \(10\): upgrade troupe, or use another database$/);
+    expect(await appliedVersions(url)).toEqual([1, 2, 5, 6, 7, 99]);
   });
 });

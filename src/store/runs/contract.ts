@@ -149,6 +149,45 @@ export interface RunListOptions {
   owner?: string;
 }
 
+/**
+ * Where a page of runs starts (keyset pagination): after this run in the order runs are listed,
+ * newest first — its creation time, then the order runs were written in (SQLite's rowid,
+ * Postgres's row_order) among runs created in the same millisecond.
+ */
+export interface RunCursor {
+  createdAt: number;
+  order: number;
+}
+
+/** A page of runs and the cursor of the next one (null: this is the last). */
+export interface RunPage {
+  runs: RunRecord[];
+  next: RunCursor | null;
+}
+
+export interface RunPageOptions extends Pick<RunListOptions, "status" | "threadId" | "owner"> {
+  limit: number;
+  /** Runs after this one (the first page without). */
+  after?: RunCursor;
+  /** Runs skipped past the cursor (offset paging, kept for old clients; its cost grows with the offset). */
+  offset?: number;
+}
+
+/** The WHERE clause of a page: the listing's filters and, after a cursor, only the runs listed after it. */
+export function pageFilters(options: RunPageOptions, order: "rowid" | "row_order"): { where: string; values: Record<string, unknown> } {
+  const { where, values } = filters(options);
+  if (!options.after) return { where, values };
+  const after = `(created_at < @afterCreatedAt OR (created_at = @afterCreatedAt AND ${order} < @afterOrder))`;
+  return { where: where ? `${where} AND ${after}` : `WHERE ${after}`, values: { ...values, afterCreatedAt: options.after.createdAt, afterOrder: options.after.order } };
+}
+
+/** The page of rows read (one more than asked, to know whether another follows), each with its order. */
+export function pageOf(rows: Array<Record<string, unknown>>, limit: number): RunPage {
+  const runs = rows.slice(0, limit).map((row) => RunRow.parse(row));
+  const last = rows.length > limit ? rows[limit - 1] : undefined;
+  return { runs, next: last === undefined ? null : { createdAt: Number(last.created_at), order: Number(last.row_order) } };
+}
+
 /** The fields an update may change. */
 export type RunPatch = Partial<
   Pick<
@@ -319,7 +358,13 @@ export interface RunStore {
   latestForThread(threadId: string): Promise<RunRecord | undefined>;
   /** Runs, newest first. */
   list(options?: RunListOptions): Promise<RunRecord[]>;
-  count(options?: Pick<RunListOptions, "status" | "threadId" | "owner">): Promise<number>;
+  /**
+   * A page of runs, newest first, after a cursor: its cost is the page's, however many runs came
+   * before it (an index of the filters in listing order serves each: migration 21, Postgres 10).
+   */
+  page(options: RunPageOptions): Promise<RunPage>;
+  /** How many runs match, counting at most `atMost` (the cost of a count grows with what it counts). */
+  count(options?: Pick<RunListOptions, "status" | "threadId" | "owner">, atMost?: number): Promise<number>;
   /** The run an API principal submitted with this Idempotency-Key, if any. */
   findByIdempotencyKey(owner: string, idempotencyKey: string): Promise<RunRecord | undefined>;
   /** Counts one more death of the run's process while it ran; returns how many in a row now. */

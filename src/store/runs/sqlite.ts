@@ -2,7 +2,26 @@ import type { Sqlite } from "../database/sqlite.js";
 import type { SqliteRunQueue } from "../queue/sqlite.js";
 import { RowFailure, TurnBatch } from "../turn-batch.js";
 import { DELIVERY_INSERT, deliveryValues } from "../webhooks/contract.js";
-import { type CreateRunOptions, type NewRun, type RunListOptions, type RunCreation, type RunPatch, type RunRecord, RunRow, type RunStore, type UpdateRunOptions, consequencesOf, filters, newRunRecord, runUpdate, unsettledQueries } from "./contract.js";
+import {
+  type CreateRunOptions,
+  type NewRun,
+  type RunListOptions,
+  type RunCreation,
+  type RunPage,
+  type RunPageOptions,
+  type RunPatch,
+  type RunRecord,
+  RunRow,
+  type RunStore,
+  type UpdateRunOptions,
+  consequencesOf,
+  filters,
+  newRunRecord,
+  pageFilters,
+  pageOf,
+  runUpdate,
+  unsettledQueries,
+} from "./contract.js";
 
 const UNSETTLED = unsettledQueries("rowid");
 
@@ -154,9 +173,20 @@ export class SqliteRunStore implements RunStore {
       .map((row) => RunRow.parse(row));
   }
 
-  async count(options: Pick<RunListOptions, "status" | "threadId" | "owner"> = {}): Promise<number> {
+  async page(options: RunPageOptions): Promise<RunPage> {
+    const { where, values } = pageFilters(options, "rowid");
+    const rows = this.#statement(`SELECT rowid AS row_order, * FROM runs ${where} ORDER BY created_at DESC, rowid DESC LIMIT @limit OFFSET @offset`).all({
+      ...values,
+      limit: options.limit + 1,
+      offset: options.offset ?? 0,
+    }) as Array<Record<string, unknown>>;
+    return pageOf(rows, options.limit);
+  }
+
+  async count(options: Pick<RunListOptions, "status" | "threadId" | "owner"> = {}, atMost?: number): Promise<number> {
     const { where, values } = filters(options);
-    const row = this.#statement(`SELECT COUNT(*) AS n FROM runs ${where}`).get(values) as { n: number };
+    const sql = atMost === undefined ? `SELECT COUNT(*) AS n FROM runs ${where}` : `SELECT COUNT(*) AS n FROM (SELECT 1 FROM runs ${where} LIMIT @atMost)`;
+    const row = this.#statement(sql).get(atMost === undefined ? values : { ...values, atMost }) as { n: number };
     return row.n;
   }
 
