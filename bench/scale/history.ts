@@ -12,7 +12,7 @@
  * runs (with the space given back), timed in-process, and those runs written again.
  */
 import { execFile } from "node:child_process";
-import { mkdirSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { Agent } from "node:http";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -161,6 +161,8 @@ export async function measureHistory(options: HistoryOptions): Promise<HistoryPo
     const url = options.backend === "postgres" ? await options.database(name) : undefined;
     const dataDir = path.join(directory, "data");
     mkdirSync(dataDir, { recursive: true });
+    // The server runs nothing here: an empty script.
+    writeFileSync(path.join(directory, "none.json"), "[]");
     const env = { TROUPE_PROVIDER: "scripted", TROUPE_PROVIDER_MODULES: SCRIPTED_PROVIDER_MODULE, TROUPE_SCRIPT: path.join(directory, "none.json"), TROUPE_DATA_DIR: dataDir, ...(url ? { TROUPE_DATABASE_URL: url } : {}) };
     const points: HistoryPoint[] = [];
     const newest = Date.now() - 24 * 60 * 60 * 1000;
