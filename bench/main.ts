@@ -36,10 +36,10 @@ import { measureHostileInputs } from "./hostile-inputs.js";
 import { measureStreamedHolds } from "./streamed-holds.js";
 import { measureServer } from "./server.js";
 import { withTempDir } from "./support.js";
+import { refusals } from "./prerequisites.js";
 import { measureToolCalls } from "./tool-calls.js";
 import { measureQueues } from "./queue-compare.js";
 import { measureScaleOut } from "./scale-out.js";
-import { measurePeers } from "./peers/peers.js";
 import { measureOperations } from "./operations.js";
 import { type Backend, measureScale, type ScalePart } from "./scale/scale.js";
 import { dropDatabase } from "./scale/postgres-admin.js";
@@ -101,6 +101,13 @@ if (scaleSize !== "full" && scaleSize !== "quick") {
   process.exit(2);
 }
 
+const scaleParts = values["scale-parts"].split(",").map((part) => part.trim());
+const scaleBackends = values["scale-backends"].split(",").map((backend) => backend.trim());
+if (scaleParts.some((part) => !["queue", "watchers", "history"].includes(part)) || scaleBackends.some((backend) => !["sqlite", "postgres"].includes(backend))) {
+  console.error(`--scale-parts takes queue, watchers, history and --scale-backends sqlite, postgres (comma lists), not ${values["scale-parts"]} / ${values["scale-backends"]}`);
+  process.exit(2);
+}
+
 const runs = Number(values.runs);
 if (!Number.isInteger(runs) || runs < 1) {
   console.error(`--runs must be a positive integer, not ${values.runs}`);
@@ -113,9 +120,12 @@ const progress = (line: string): void => {
 };
 
 const startedAt = new Date().toISOString();
-/** Runs one benchmark when --only names it. */
+// Sections whose prerequisites are missing here are refused, named, before anything runs.
+const refused = await refusals(only);
+for (const [name, reason] of refused) console.error(`bench: ${name} refused: ${reason}`);
+/** Runs one benchmark when --only names it and nothing it needs is missing. */
 async function bench<T>(name: string, label: string, measure: () => Promise<T>): Promise<T | undefined> {
-  if (!only.has(name)) return undefined;
+  if (!only.has(name) || refused.has(name)) return undefined;
   progress(label);
   return measure();
 }
@@ -139,7 +149,10 @@ const criticalPath = await bench("critical-path", "critical path (uneven DAGs on
 const discovery = await bench("discovery", "tool discovery (worker prompts with 200 more tools, recall, the examples' tool tokens)…", () => measureDiscovery());
 const memory = await bench("memory", "memory (20 turns of one thread; search among 10,000 facts)…", () => measureMemory({ turns: 20, historyBudget: 2_000, items: 10_000, searches: 200 }));
 // The same tasks through troupe, a LangGraph supervisor, the Agents SDK and a ReAct agent; three runs each for a median makespan.
-const peers = await bench("peers", "side by side with the peers (13 tasks through troupe, langgraph-supervisor, the Agents SDK, a ReAct agent)…", () => measurePeers({ repeats: 3, log: progress }));
+// Imported only when it runs: its frameworks are devDependencies (see prerequisites.ts).
+const peers = await bench("peers", "side by side with the peers (13 tasks through troupe, langgraph-supervisor, the Agents SDK, a ReAct agent)…", async () =>
+  (await import("./peers/peers.js")).measurePeers({ repeats: 3, log: progress }),
+);
 const protocols = await bench("protocols", "protocols (the README task over REST, MCP and A2A; a subtask delegated over A2A)…", () => measureProtocols({ runs: Math.max(30, runs * 3), warmupRuns: 3 }));
 const hostile = await bench("hostile", "hostile inputs (one key's programs in disguise while another key polls /health)…", () => measureHostileInputs());
 const holds = await bench("holds", "held effects in streamed planning (writes wait for the plan, reads do not)…", () => measureStreamedHolds({ planMs: 400, runs: Math.max(3, Math.ceil(runs / 4)) }));
@@ -175,8 +188,8 @@ const operations = await bench("operations", "operations over time (gc of 10,000
 const scale = await bench("scale", `scale: queue depth, watchers and history on SQLite and Postgres (${scaleSize} sizes)…`, async () =>
   measureScale({
     size: scaleSize,
-    parts: values["scale-parts"].split(",").map((part) => part.trim()) as ScalePart[],
-    backends: values["scale-backends"].split(",").map((backend) => backend.trim()) as Backend[],
+    parts: scaleParts as ScalePart[],
+    backends: scaleBackends as Backend[],
     postgres: { database: async (name) => (await cluster()).database(name), drop: async (name) => dropDatabase((await cluster()).url, name) },
     log: progress,
   }),
@@ -194,6 +207,7 @@ const evalSuite = await bench("eval", "eval suite (examples/evals/offline.jsonl 
 
 const report: BenchReport = {
   environment: { node: process.version, platform: `${process.platform} ${process.arch}`, cpus: cpus().length, startedAt },
+  refused: Object.fromEntries(refused),
   overhead,
   fanOut,
   checkpointCost,
@@ -247,3 +261,5 @@ const report: BenchReport = {
 };
 
 process.stdout.write(values.json ? `${JSON.stringify(report, null, 2)}\n` : `${renderReport(report)}\n`);
+// A refused section is a machine that cannot measure it (exit 2, as a configuration problem): never a figure.
+if (refused.size > 0) process.exitCode = 2;

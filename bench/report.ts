@@ -32,6 +32,8 @@ import { formatNumber as number, formatTable, type Summary } from "./support.js"
 /** Everything one `npm run bench` measures; `--json` prints exactly this. */
 export interface BenchReport {
   environment: { node: string; platform: string; cpus: number; startedAt: string };
+  /** Sections refused because something they need is missing here: section → what is missing. */
+  refused: Record<string, string>;
   overhead?: OverheadReport;
   fanOut?: FanOutReport;
   checkpointCost?: CheckpointCostReport;
@@ -577,9 +579,11 @@ export function renderReport(report: BenchReport): string {
     report.scale && scaleSection(report.scale),
   ].filter((section): section is string => Boolean(section));
   const { targets } = report;
+  const refused = Object.entries(report.refused);
   return [
     `troupe benchmark: node ${environment.node}, ${environment.platform}, ${environment.cpus} CPUs, ${environment.startedAt}`,
     "",
+    ...(refused.length === 0 ? [] : ["REFUSED (not measured: something the section needs is missing here)", ...refused.map(([name, reason]) => `  ${name}: ${reason}`), ""]),
     ...sections.flatMap((section) => [section, ""]),
     `targets: ${([
       ["overhead", targets.overhead],
@@ -603,6 +607,6 @@ export function renderReport(report: BenchReport): string {
       ["misbehaviour", targets.misbehaviour],
       ["trust", targets.trust],
       ["scale", targets.scale],
-    ] as const).map(([name, met]) => `${name} ${verdict(met)}`).join(", ")} (figures are reported, never enforced)`,
+    ] as const).map(([name, met]) => `${name} ${verdict(met)}`).join(", ")} (figures are reported, never enforced)${refused.length === 0 ? "" : `; refused: ${refused.map(([name]) => name).join(", ")}`}`,
   ].join("\n");
 }
