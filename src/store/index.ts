@@ -181,7 +181,7 @@ export async function openStore(options: StoreOptions | string): Promise<Store> 
 
 export { databaseExists } from "./database/sqlite.js";
 export { prepareDataDir } from "./database/data-dir.js";
-export type { CreateRunOptions, NewRun, PendingDecision, RunListOptions, RunPatch, RunRecord, RunStore } from "./runs/contract.js";
+export type { CreateRunOptions, NewRun, PendingDecision, RunCursor, RunListOptions, RunPage, RunPageOptions, RunPatch, RunRecord, RunStore } from "./runs/contract.js";
 export { type StashStore } from "./stash/contract.js";
 export { SqliteStash } from "./stash/sqlite.js";
 export { EVAL_STATUSES, type EvalRecord, type EvalStatus, type EvalStore } from "./evals/contract.js";

@@ -1,6 +1,6 @@
 import type { Statement } from "better-sqlite3";
 import { SystemError } from "../../core/errors.js";
-import type { Sqlite } from "../database/sqlite.js";
+import { prepared, type Sqlite } from "../database/sqlite.js";
 import { type ItemRow, type ItemScope, MEMORY_COLUMNS, type MemoryStoreOptions, type PreparedWrite, type StoredItem, TroupeMemoryStore, memoryFull, storeError, storedOf, vectorBytes, vectorOf } from "./contract.js";
 
 /**
@@ -11,20 +11,15 @@ import { type ItemRow, type ItemScope, MEMORY_COLUMNS, type MemoryStoreOptions, 
  */
 export class SqliteMemoryStore extends TroupeMemoryStore {
   readonly #db: Sqlite;
-  readonly #statements = new Map<string, Statement>();
 
   constructor(db: Sqlite, options: MemoryStoreOptions = {}) {
     super(options);
     this.#db = db;
   }
 
+  /** A statement prepared once per connection (a bounded cache: filters make the SQL vary). */
   #statement(sql: string): Statement {
-    let statement = this.#statements.get(sql);
-    if (!statement) {
-      statement = this.#db.prepare(sql);
-      this.#statements.set(sql, statement);
-    }
-    return statement;
+    return prepared(this.#db, sql);
   }
 
   /** Runs SQL, turning damage to the memory tables into a clear error. */
@@ -110,7 +105,7 @@ export class SqliteMemoryStore extends TroupeMemoryStore {
   protected override async recent(scope: ItemScope, limit: number, offset: number): Promise<StoredItem[]> {
     const where = this.#where(scope);
     return this.#guard(() =>
-      (this.#db.prepare(`SELECT ${MEMORY_COLUMNS} FROM memory_items m WHERE ${where.sql} ORDER BY m.updated_at DESC, m.id DESC LIMIT @limit OFFSET @offset`).all({ ...where.values, limit, offset }) as ItemRow[]).map(storedOf),
+      (this.#statement(`SELECT ${MEMORY_COLUMNS} FROM memory_items m WHERE ${where.sql} ORDER BY m.updated_at DESC, m.id DESC LIMIT @limit OFFSET @offset`).all({ ...where.values, limit, offset }) as ItemRow[]).map(storedOf),
     );
   }
 
@@ -119,8 +114,7 @@ export class SqliteMemoryStore extends TroupeMemoryStore {
     const match = words.map((word) => `"${word}"`).join(" OR ");
     const rows = this.#guard(
       () =>
-        this.#db
-          .prepare(
+        this.#statement(
             `SELECT ${MEMORY_COLUMNS}, bm25(memory_fts) AS rank FROM memory_fts JOIN memory_items m ON m.id = memory_fts.rowid
              WHERE memory_fts MATCH @match AND ${where.sql} ORDER BY rank, m.updated_at DESC LIMIT @limit OFFSET @offset`,
           )
@@ -133,7 +127,7 @@ export class SqliteMemoryStore extends TroupeMemoryStore {
   protected override async vectors(scope: ItemScope, model: string): Promise<Array<StoredItem & { embedding: Float32Array }>> {
     const where = this.#where(scope);
     const rows = this.#guard(
-      () => this.#db.prepare(`SELECT ${MEMORY_COLUMNS}, m.embedding FROM memory_items m WHERE m.embedding_model = @model AND ${where.sql}`).all({ ...where.values, model }) as Array<ItemRow & { embedding: Buffer }>,
+      () => this.#statement(`SELECT ${MEMORY_COLUMNS}, m.embedding FROM memory_items m WHERE m.embedding_model = @model AND ${where.sql}`).all({ ...where.values, model }) as Array<ItemRow & { embedding: Buffer }>,
     );
     return rows.map((row) => ({ ...storedOf(row), embedding: vectorOf(row.embedding) }));
   }

@@ -177,7 +177,8 @@ export interface RunPageOptions extends Pick<RunListOptions, "status" | "threadI
 export function pageFilters(options: RunPageOptions, order: "rowid" | "row_order"): { where: string; values: Record<string, unknown> } {
   const { where, values } = filters(options);
   if (!options.after) return { where, values };
-  const after = `(created_at < @afterCreatedAt OR (created_at = @afterCreatedAt AND ${order} < @afterOrder))`;
+  // A row-value comparison, which both databases read as a range of the index (an OR of the two cases is not).
+  const after = `(created_at, ${order}) < (@afterCreatedAt, @afterOrder)`;
   return { where: where ? `${where} AND ${after}` : `WHERE ${after}`, values: { ...values, afterCreatedAt: options.after.createdAt, afterOrder: options.after.order } };
 }
 
@@ -356,6 +357,8 @@ export interface RunStore {
   getMany(ids: string[]): Promise<RunRecord[]>;
   /** The newest run of a thread. */
   latestForThread(threadId: string): Promise<RunRecord | undefined>;
+  /** Of these runs, those another run has asked to give way (`supersededBy` set): one read for every drive a process polls. */
+  supersededAmong(ids: string[]): Promise<string[]>;
   /** Runs, newest first. */
   list(options?: RunListOptions): Promise<RunRecord[]>;
   /**

@@ -243,6 +243,12 @@ export class PostgresRunStore implements RunStore {
     return rows.map(parse);
   }
 
+  async supersededAmong(ids: string[]): Promise<string[]> {
+    if (ids.length === 0) return [];
+    const { rows } = await this.#pool.query<{ id: string }>("SELECT id FROM runs WHERE id = ANY($1) AND superseded_by IS NOT NULL", [ids]);
+    return rows.map((row) => row.id);
+  }
+
   async latestForThread(threadId: string): Promise<RunRecord | undefined> {
     const { rows } = await this.#pool.query("SELECT * FROM runs WHERE thread_id = $1 ORDER BY created_at DESC, row_order DESC LIMIT 1", [threadId]);
     return rows[0] === undefined ? undefined : parse(rows[0]);

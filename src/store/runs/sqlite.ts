@@ -1,4 +1,4 @@
-import type { Sqlite } from "../database/sqlite.js";
+import { refreshStatistics, type Sqlite } from "../database/sqlite.js";
 import type { SqliteRunQueue } from "../queue/sqlite.js";
 import { RowFailure, TurnBatch } from "../turn-batch.js";
 import { DELIVERY_INSERT, deliveryValues } from "../webhooks/contract.js";
@@ -24,6 +24,8 @@ import {
 } from "./contract.js";
 
 const UNSETTLED = unsettledQueries("rowid");
+/** Runs created between two refreshes of the planner's statistics. */
+const STATISTICS_EVERY = 5_000;
 
 function queuedRunOf(record: RunRecord): { runId: string; threadId: string; owner: string | null; waitsFor: string | null } {
   return { runId: record.id, threadId: record.threadId, owner: record.owner, waitsFor: record.waitsFor };
@@ -47,14 +49,16 @@ export class SqliteRunStore implements RunStore {
   readonly #queue: SqliteRunQueue | undefined;
   readonly #statements = new Map<string, ReturnType<Sqlite["prepare"]>>();
   readonly #creations: TurnBatch<RunCreation, RunRecord>;
+  /** Runs created through this store (for refreshing the planner's statistics now and then). */
+  #created = 0;
 
   constructor(db: Sqlite, queue?: SqliteRunQueue) {
     this.#db = db;
     this.#queue = queue;
     // Group commit: the runs created in one turn share one transaction (one fsync), each in a
     // savepoint of its own, so one refused by its check (or a unique key) fails alone.
-    this.#creations = new TurnBatch<RunCreation, RunRecord>((creations) =>
-      this.#db.transaction(() =>
+    this.#creations = new TurnBatch<RunCreation, RunRecord>((creations) => {
+      const results = this.#db.transaction(() =>
         creations.map((creation) => {
           try {
             return this.#db.transaction(() => this.#insert(creation))();
@@ -62,8 +66,13 @@ export class SqliteRunStore implements RunStore {
             return new RowFailure(error);
           }
         }),
-      )(),
-    );
+      )();
+      // The planner's statistics follow the table as it grows (a no-op while they are fresh).
+      const before = this.#created;
+      this.#created += creations.length;
+      if (Math.floor(before / STATISTICS_EVERY) !== Math.floor(this.#created / STATISTICS_EVERY)) refreshStatistics(this.#db);
+      return results;
+    });
   }
 
   /** Prepared statements are kept: preparing one costs more than running it. */
@@ -154,6 +163,16 @@ export class SqliteRunStore implements RunStore {
   async get(id: string): Promise<RunRecord | undefined> {
     const row = this.#statement("SELECT * FROM runs WHERE id = ?").get(id);
     return row === undefined ? undefined : RunRow.parse(row);
+  }
+
+  async supersededAmong(ids: string[]): Promise<string[]> {
+    const found: string[] = [];
+    for (let start = 0; start < ids.length; start += 500) {
+      const chunk = ids.slice(start, start + 500);
+      const rows = this.#db.prepare(`SELECT id FROM runs WHERE id IN (${chunk.map(() => "?").join(", ")}) AND superseded_by IS NOT NULL`).all(...chunk) as Array<{ id: string }>;
+      found.push(...rows.map((row) => row.id));
+    }
+    return found;
   }
 
   async latestForThread(threadId: string): Promise<RunRecord | undefined> {
