@@ -10,7 +10,11 @@
  * each target is met; it never fails on a threshold. `--json` prints one JSON object; `--only server` (or a comma
  * list) runs some. Not part of `npm test`: timings depend on the machine.
  */
+import { execFile } from "node:child_process";
+import { existsSync } from "node:fs";
 import { cpus } from "node:os";
+import path from "node:path";
+import { promisify } from "node:util";
 import { parseArgs } from "node:util";
 import { fileURLToPath } from "node:url";
 import { measureByteExact } from "./byte-exact.js";
@@ -37,6 +41,7 @@ import { measureStreamedHolds } from "./streamed-holds.js";
 import { measureServer } from "./server.js";
 import { withTempDir } from "./support.js";
 import { refusals } from "./prerequisites.js";
+import type { CompareReport } from "./report.js";
 import { measureToolCalls } from "./tool-calls.js";
 import { measureQueues } from "./queue-compare.js";
 import { measureScaleOut } from "./scale-out.js";
@@ -86,6 +91,8 @@ const { values } = parseArgs({
     /** The scale section's parts (queue, watchers, history) and backends (sqlite, postgres), comma lists; all by default. */
     "scale-parts": { type: "string", default: "queue,watchers,history" },
     "scale-backends": { type: "string", default: "sqlite,postgres" },
+    /** Another built checkout of troupe (its dist/): its server and overhead sections are measured in the same run, beside this build's. */
+    compare: { type: "string" },
   },
 });
 const only = new Set(values.only.split(",").map((name) => name.trim()));
@@ -119,6 +126,33 @@ const progress = (line: string): void => {
   if (!values.json) process.stderr.write(`${line}\n`);
 };
 
+if (values.compare !== undefined && !existsSync(path.join(values.compare, "dist/src/cli/main.js"))) {
+  console.error(`--compare: ${values.compare} is not a built troupe checkout (no dist/src/cli/main.js: run npm ci && npm run build there)`);
+  process.exit(2);
+}
+
+/**
+ * Another build's server and overhead sections, right after this build's: its CLI served by this
+ * bench's server section, its own bench (in a child process) for the overhead.
+ */
+async function compareWith(checkout: string): Promise<CompareReport> {
+  const exec = promisify(execFile);
+  const commit = (await exec("git", ["-C", checkout, "rev-parse", "--short", "HEAD"]).catch(() => ({ stdout: "other" }))).stdout.trim();
+  const result: CompareReport = { checkout, commit };
+  if (only.has("server") && !refused.has("server")) {
+    progress(`HTTP service of ${commit} (the same measurement, its CLI)…`);
+    result.server = await measureServer({ submissions: 1_000, connections: 100, inFlight: 100, cli: path.join(checkout, "dist/src/cli/main.js"), providerModule: path.join(checkout, "dist/src/testing/scripted-provider.js") });
+  }
+  return result;
+}
+
+/** The other build's overhead section, by its own bench. */
+async function compareOverhead(checkout: string, report: CompareReport): Promise<void> {
+  progress(`orchestration overhead of ${report.commit} (its own bench, ${runs} runs per variant)…`);
+  const { stdout } = await promisify(execFile)(process.execPath, [path.join(checkout, "dist/bench/main.js"), "--only", "overhead", "--json", "--runs", String(runs)], { cwd: checkout, maxBuffer: 64 * 1024 * 1024 });
+  report.overhead = (JSON.parse(stdout) as { overhead: CompareReport["overhead"] }).overhead;
+}
+
 const startedAt = new Date().toISOString();
 // Sections whose prerequisites are missing here are refused, named, before anything runs.
 const refused = await refusals(only);
@@ -142,6 +176,8 @@ const toolCalls = await bench("tools", "tool calls…", () => measureToolCalls({
 const server = await bench("server", "HTTP service (1,000 submissions over 100 connections, then 100 runs in flight)…", () =>
   measureServer({ submissions: 1_000, connections: 100, inFlight: 100 }),
 );
+const compare = values.compare === undefined ? undefined : await compareWith(path.resolve(values.compare));
+if (compare && only.has("overhead") && !refused.has("overhead")) await compareOverhead(compare.checkout, compare);
 // Each run sleeps for its critical path (0.4–1.5 s), so five runs per shape give a stable median.
 const criticalPath = await bench("critical-path", "critical path (uneven DAGs on the scripted model)…", () =>
   measureCriticalPath({ runs: Math.max(3, Math.ceil(runs / 4)), warmupRuns: 1, planMs: 400, planSubtasks: 8 }),
@@ -235,6 +271,7 @@ const report: BenchReport = {
   holds,
   misbehaviour,
   scale,
+  ...(compare ? { compare } : {}),
   targets: {
     overhead: overhead?.target.met,
     fanOut: fanOut?.target.met,

@@ -61,6 +61,8 @@ export interface BenchReport {
   fairness?: FairQueuesReport;
   holds?: StreamedHoldsReport;
   scale?: ScaleReport;
+  /** Another build measured in the same run (--compare): its server and overhead figures. */
+  compare?: CompareReport;
   /** Undefined for a benchmark left out with --only. */
   targets: {
     overhead?: boolean;
@@ -85,6 +87,37 @@ export interface BenchReport {
     hostileHealth?: boolean;
     scale?: boolean;
   };
+}
+
+/** Another build's figures, measured in the same run as this one's (`--compare <checkout>`). */
+export interface CompareReport {
+  checkout: string;
+  commit: string;
+  server?: ServerBenchReport;
+  /** That build's own overhead section (its bench run in a child process), as its JSON report gives it. */
+  overhead?: { ratio: { median: number; p95: number }; troupe: { runMs: Summary }; rawCheckpointed: { runMs: Summary } };
+}
+
+function compareSection(report: BenchReport): string {
+  const other = report.compare as CompareReport;
+  const rows: string[][] = [];
+  const pair = (figure: string, mine: number | undefined, theirs: number | undefined) => rows.push([figure, number(mine), number(theirs), mine !== undefined && theirs !== undefined ? `${number(mine / theirs)}×` : "n/a"]);
+  if (other.server && report.server) {
+    pair("POST /execute p95 while runs execute (ms)", report.server.submitMs.p95, other.server.submitMs.p95);
+    pair("POST /execute p95, runs parked (ms)", report.server.submitIdleMs.p95, other.server.submitIdleMs.p95);
+    pair("completed runs per second", report.server.completedPerSecond, other.server.completedPerSecond);
+    pair("server CPU per completed run (ms)", report.server.cpuPerRunMs, other.server.cpuPerRunMs);
+    pair("server RSS with 100 runs in flight (MB)", report.server.memory.inFlightMb, other.server.memory.inFlightMb);
+  }
+  if (other.overhead && report.overhead) {
+    pair("overhead: troupe ÷ raw LangGraph (SqliteSaver), medians", report.overhead.ratio.median, other.overhead.ratio.median);
+    pair("overhead: troupe run median (ms)", report.overhead.troupe.runMs.median, other.overhead.troupe.runMs.median);
+  }
+  return [
+    `Side by side: this build and ${other.commit} (${other.checkout}), measured in this run (each section of the other build right after this build's).`,
+    "",
+    formatTable(["figure", "this build", other.commit, "this ÷ that"], rows),
+  ].join("\n");
 }
 
 const verdict = (met: boolean | undefined): string => (met === undefined ? "not run" : met ? "MET" : "NOT MET");
@@ -282,6 +315,7 @@ function serverSection(report: ServerBenchReport): string {
     [
       ["accepted (202)", `${report.accepted} of ${report.submissions * 2}`],
       ["completed runs per second (zero-latency model)", number(report.completedPerSecond)],
+      ["server CPU per completed run (ms, user + system)", number(report.cpuPerRunMs)],
       ["server RSS idle (MB)", number(report.memory.idleMb)],
       [`server RSS with ${report.memory.runsInFlight} runs in flight (MB)`, number(report.memory.inFlightMb)],
       ["RSS per run in flight (KB)", number(report.memory.perRunKb)],
@@ -577,6 +611,7 @@ export function renderReport(report: BenchReport): string {
     report.operations && operationsSection(report.operations),
     report.misbehaviour && misbehaviourSection(report.misbehaviour),
     report.scale && scaleSection(report.scale),
+    report.compare && compareSection(report),
   ].filter((section): section is string => Boolean(section));
   const { targets } = report;
   const refused = Object.entries(report.refused);
