@@ -37,10 +37,10 @@ function versionsOf(file: string): number[] {
 }
 
 describe("the migrations", () => {
-  it("are one file a version, each version kept as it was shipped (SQLite at 21, Postgres at 10)", () => {
-    expect(migrationsOf("sqlite").map((migration) => migration.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 10, 14, 16, 18, 21]);
+  it("are one file a version, each version kept as it was shipped (SQLite at 22, Postgres at 10)", () => {
+    expect(migrationsOf("sqlite").map((migration) => migration.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 10, 14, 16, 18, 21, 22]);
     expect(migrationsOf("postgres").map((migration) => migration.version)).toEqual([1, 2, 5, 6, 7, 10]);
-    expect(schemaVersionOf("sqlite")).toBe(21);
+    expect(schemaVersionOf("sqlite")).toBe(22);
     expect(schemaVersionOf("postgres")).toBe(10);
     for (const dialect of ["sqlite", "postgres"] as const) {
       const folder = fileURLToPath(new URL(`../migrations/${dialect}/`, import.meta.url));
@@ -49,10 +49,10 @@ describe("the migrations", () => {
   });
 
   it("plans by set: only the versions a database lacks, in order, whatever order they were applied in", () => {
-    expect(pendingMigrations("sqlite", [1, 2, 3, 4, 5, 6, 7, 8, 10, 16, 18, 21], "db").map((migration) => migration.version)).toEqual([14]);
+    expect(pendingMigrations("sqlite", [1, 2, 3, 4, 5, 6, 7, 8, 10, 16, 18, 21, 22], "db").map((migration) => migration.version)).toEqual([14]);
     expect(pendingMigrations("postgres", [7, 1, 2, 6, 5, 10], "db")).toEqual([]);
     expect(pendingMigrations("postgres", [7, 1, 2, 6, 5], "db").map((migration) => migration.version)).toEqual([10]);
-    expect(pendingMigrations("sqlite", [], "db")).toHaveLength(13);
+    expect(pendingMigrations("sqlite", [], "db")).toHaveLength(14);
   });
 });
 
@@ -76,10 +76,10 @@ describe("a database made by an earlier troupe", () => {
     expect(schemaOf(path.join(fresh, "troupe.db"))).toEqual(schemaOf(path.join(upgraded, "troupe.db")));
   });
 
-  it("opens with what it lacks applied (21) and reads its runs, their events and their thread's checkpoints", async () => {
+  it("opens with what it lacks applied (21, 22) and reads its runs, their events and their thread's checkpoints", async () => {
     const directory = fixtureDirectory();
     expect(versionsOf(path.join(directory, "troupe.db"))).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 10, 14, 16, 18]);
-    const before = [1, 2, 3, 4, 5, 6, 7, 8, 10, 14, 16, 18, 21];
+    const before = [1, 2, 3, 4, 5, 6, 7, 8, 10, 14, 16, 18, 21, 22];
     const store = openSqliteStore(directory);
     stores.push(store);
     const runs = await store.runs.list({ threadId: "fixture-thread" });
@@ -110,7 +110,7 @@ describe("a database made by an earlier troupe", () => {
     db.close();
     const store = openSqliteStore(directory);
     stores.push(store);
-    expect(versionsOf(file)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 10, 14, 16, 18, 21]);
+    expect(versionsOf(file)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 10, 14, 16, 18, 21, 22]);
     const columns = (store.db.prepare("PRAGMA table_info(stash)").all() as Array<{ name: string }>).map((column) => column.name);
     expect(columns).toContain("label");
     expect(await store.runs.count({ threadId: "fixture-thread" })).toBe(2);
@@ -130,7 +130,7 @@ describe("a database made by an earlier troupe", () => {
       caught = error;
     }
     expect(isTroupeError(caught) && caught.code).toBe("database_too_new");
-    expect((caught as Error).message).toBe(`${file} has schema version 99, newer than this troupe knows (21): upgrade troupe, or use another database`);
+    expect((caught as Error).message).toBe(`${file} has schema version 99, newer than this troupe knows (22): upgrade troupe, or use another database`);
     expect(statSync(file).size).toBe(size);
     expect(versionsOf(file)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 10, 14, 16, 18, 99]);
   });

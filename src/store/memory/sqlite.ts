@@ -111,11 +111,15 @@ export class SqliteMemoryStore extends TroupeMemoryStore {
 
   protected override async lexical(scope: ItemScope, words: string[], limit: number, offset: number): Promise<Array<StoredItem & { score: number }>> {
     const where = this.#where(scope);
-    const match = words.map((word) => `"${word}"`).join(" OR ");
+    // Within a namespace, the index matches its phrase too (migration 22): only the caller's facts
+    // are scored, however many other keys hold. The SQL filter still decides (the phrase also
+    // matches a namespace that merely contains it); the rank reads the text alone.
+    const anyWord = words.map((word) => `"${word}"`).join(" OR ");
+    const match = scope.prefix === undefined ? `text : (${anyWord})` : `prefix : "${scope.prefix.replaceAll('"', '""')}" AND text : (${anyWord})`;
     const rows = this.#guard(
       () =>
         this.#statement(
-            `SELECT ${MEMORY_COLUMNS}, bm25(memory_fts) AS rank FROM memory_fts JOIN memory_items m ON m.id = memory_fts.rowid
+            `SELECT ${MEMORY_COLUMNS}, bm25(memory_fts, 1.0, 0.0) AS rank FROM memory_fts JOIN memory_items m ON m.id = memory_fts.rowid
              WHERE memory_fts MATCH @match AND ${where.sql} ORDER BY rank, m.updated_at DESC LIMIT @limit OFFSET @offset`,
           )
           .all({ ...where.values, match, limit, offset }) as Array<ItemRow & { rank: number }>,
