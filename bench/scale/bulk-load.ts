@@ -77,7 +77,7 @@ function uuidSql(target: BulkTarget): string {
 /** The numbers [from, to) as rows `n` (a recursive CTE on SQLite, generate_series on Postgres). */
 function numbers(target: BulkTarget, from: number, to: number): string {
   return target.kind === "postgres"
-    ? `SELECT n FROM generate_series(${from}, ${to - 1}) AS n`
+    ? `SELECT n FROM generate_series(${from}::bigint, ${to - 1}::bigint) AS n`
     : `WITH RECURSIVE seq(n) AS (SELECT ${from} UNION ALL SELECT n + 1 FROM seq WHERE n < ${to - 1}) SELECT n FROM seq`;
 }
 
