@@ -8,7 +8,7 @@ interface Event {
 }
 
 /** A stream source over an in-memory log, counting what the fan-out asks of it. */
-class Log implements StreamSource<Event> {
+class Log {
   readonly events: Event[] = [];
   readonly live = new Set<(event: Event) => void>();
   readonly notified = new Set<(key: string) => void>();
