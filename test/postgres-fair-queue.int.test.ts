@@ -162,6 +162,47 @@ describe("the Postgres run queue takes round-robin by key", { timeout: 60_000 },
     expect((await store.queue.take(2)).map((taken) => taken.runId)).toEqual([second]);
   });
 
+  it("finds the keys behind a flood deeper than the window it reads from the oldest end, in the same take, a share each", async () => {
+    const databaseUrl = await freshDatabase("fair_deep");
+    const store = await open(databaseUrl);
+    const client = await store.pool.connect();
+    const deep = NEAREST_WINDOW + 200;
+    try {
+      // alice's flood fills the oldest end past the window; ten other keys, one run each, behind it.
+      await client.query("BEGIN");
+      await store.queue.sendMany(client, Array.from({ length: deep }, (_, index) => ({ runId: `alice-${index}`, threadId: `alice-thread-${index}`, owner: "alice" })));
+      await client.query("COMMIT");
+      for (let index = 0; index < 10; index += 1) {
+        await client.query("BEGIN");
+        await store.queue.sendMany(client, [{ runId: `other-${index}`, threadId: `other-thread-${index}`, owner: `key-${index}` }]);
+        await client.query("COMMIT");
+      }
+    } finally {
+      client.release();
+    }
+    // One of alice's (hers share one insert's time), then the four oldest of the keys with nothing going, not four more of hers.
+    const taken = (await store.queue.take(5)).map((job) => job.runId);
+    expect(taken[0]).toMatch(/^alice-/);
+    expect(taken.slice(1)).toEqual(["other-0", "other-1", "other-2", "other-3"]);
+    // The next take serves the six keys still at nothing going first, then alice one more (every key one up).
+    const next = (await store.queue.take(7)).map((job) => job.runId);
+    expect(next.slice(0, 6)).toEqual(["other-4", "other-5", "other-6", "other-7", "other-8", "other-9"]);
+    expect(next[6]).toMatch(/^alice-/);
+    expect(next[6]).not.toBe(taken[0]);
+  });
+
+  it("never hands one job to two processes taking at once, and every waiting job is taken once", async () => {
+    const databaseUrl = await freshDatabase("fair_race");
+    const first = await open(databaseUrl);
+    const second = await open(databaseUrl);
+    const submitted = (await Promise.all(["alice", "bob", "carol", "dave"].map((owner) => submit(first, owner, 10)))).flat();
+    const takes = await Promise.all(Array.from({ length: 16 }, (_, index) => (index % 2 === 0 ? first : second).queue.take(3)));
+    const taken = takes.flat().map((job) => job.runId);
+    expect(new Set(taken).size).toBe(taken.length);
+    expect(taken.sort()).toEqual([...submitted].sort());
+    expect(await second.queue.take(3)).toEqual([]);
+  });
+
   it("reads the queue by index only, even with the statistics a bulk insert leaves (no scan of the job table)", async () => {
     const databaseUrl = await freshDatabase("fair_plan");
     const store = await open(databaseUrl);
