@@ -56,6 +56,7 @@ export const ERROR_CODES = {
   unsupported_media_type: input("Send the body with Content-Type: application/json.", 415),
   route_not_found: notFound("Check the method and path against GET /api/v1/openapi.json."),
   last_event_id_invalid: input("Send the seq of an event already received as Last-Event-ID."),
+  cursor_invalid: input("Send a next_cursor from an earlier page of the same listing, unchanged."),
   idempotency_key_invalid: input("Send an Idempotency-Key of 1-255 visible characters."),
   idempotency_key_reused: input("Use a new Idempotency-Key for a different request body.", 422),
   idempotency_key_race: conflict("Retry the request: another one with the same key won the race."),

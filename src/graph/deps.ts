@@ -90,9 +90,12 @@ export async function announce(config: LangGraphRunnableConfig | undefined, even
 }
 
 async function toHandlers(config: LangGraphRunnableConfig | undefined, event: RunEvent): Promise<void> {
-  // About 20 µs an event: skipped when nobody listens (a CLI run has no handler).
+  // About 20 µs an event (and a RunTree and a merged config each): skipped when no handler takes
+  // custom events (a CLI run has none; the server's observer takes them only when it opens spans).
   const callbacks = config?.callbacks;
-  if (!AT_WORK.has(event.type) || callbacks === undefined || (Array.isArray(callbacks) ? callbacks : callbacks.handlers).length === 0) return;
+  if (!AT_WORK.has(event.type) || callbacks === undefined) return;
+  const handlers = Array.isArray(callbacks) ? callbacks : callbacks.handlers;
+  if (handlers.every((handler) => typeof handler !== "object" || (handler as { ignoreCustomEvent?: boolean }).ignoreCustomEvent === true)) return;
   try {
     await dispatchCustomEvent(RUN_EVENT_CALLBACK, event, config);
   } catch {

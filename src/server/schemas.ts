@@ -116,14 +116,28 @@ export const ToolCallBody = z
   .strict();
 export type ToolCallBody = z.infer<typeof ToolCallBody>;
 
+/** The deepest offset a task list takes: further back, pages go by cursor (an offset's cost grows with it). */
+export const MAX_TASK_OFFSET = 10_000;
+
+/** How far a task list counts: beyond it, `total` says "at least" (`total_exact: false`). */
+export const TASK_COUNT_CAP = 10_000;
+
 export const TaskListQuery = z
   .object({
     status: z.enum(RUN_STATUSES).optional(),
     thread_id: ThreadId.optional().describe("only the tasks of this thread (a conversation), still only the caller's"),
     limit: z.coerce.number().int().min(1).max(100).default(20),
-    offset: z.coerce.number().int().min(0).default(0),
+    offset: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .max(MAX_TASK_OFFSET, { error: `offset is at most ${MAX_TASK_OFFSET}; page further back with cursor (each page's next_cursor)` })
+      .default(0)
+      .describe(`tasks to skip (at most ${MAX_TASK_OFFSET}); cursor pages at the same cost however deep`),
+    cursor: z.string().min(1).max(200).optional().describe("the next_cursor of the page before: the page after it, whose cost does not grow with how deep it is"),
   })
-  .strict();
+  .strict()
+  .refine((query) => query.cursor === undefined || query.offset === 0, { error: "send cursor or offset, not both", path: ["cursor"] });
 export type TaskListQuery = z.infer<typeof TaskListQuery>;
 
 export const GraphQuery = z.object({ format: z.enum(["json", "mermaid"]).default("json") }).strict();
@@ -249,10 +263,12 @@ export type TaskView = z.infer<typeof TaskView>;
 
 export const TaskList = z.object({
   items: z.array(TaskSummary),
-  total: z.number(),
+  total: z.number().describe(`the tasks matching, counted up to ${TASK_COUNT_CAP}`),
+  total_exact: z.boolean().describe(`false when more than ${TASK_COUNT_CAP} match: total is then a lower bound`),
   limit: z.number(),
   offset: z.number(),
-  next_offset: z.number().nullable(),
+  next_offset: z.number().nullable().describe(`the offset of the next page (null after the last, or past ${MAX_TASK_OFFSET}: use next_cursor)`),
+  next_cursor: z.string().nullable().describe("the cursor of the next page (null after the last)"),
 });
 
 /** The execution graph, as `troupe runs show --json` gives it (the renderer in core/execution-graph.ts). */

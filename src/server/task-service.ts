@@ -19,13 +19,25 @@ import type { ServerMetrics } from "./metrics.js";
 import { failCrashedRun } from "./crashed-runs.js";
 import { RunDispatcher } from "./run-dispatcher.js";
 import { EMPTY_METRICS, type Origin, RunExecutor, TERMINAL } from "./run-executor.js";
-import type { ExecuteBody, ResumeBody, TaskListQuery, TaskView } from "./schemas.js";
+import { type ExecuteBody, type ResumeBody, TASK_COUNT_CAP, type TaskListQuery, type TaskView } from "./schemas.js";
+import { parseTaskCursor, taskCursor } from "./task-cursor.js";
 import { taskView } from "./task-views.js";
 import type { Telemetry } from "./telemetry.js";
 
 type RecalledView = TaskView["memories"];
 
 export type { Origin } from "./run-executor.js";
+
+/** A page of a principal's tasks. */
+export interface TaskPage {
+  items: RunRecord[];
+  /** Tasks matching, counted up to TASK_COUNT_CAP. */
+  total: number;
+  /** Whether `total` is the whole count (false: more match). */
+  totalExact: boolean;
+  /** The cursor of the next page; null after the last. */
+  nextCursor: string | null;
+}
 
 /** What a protocol front submits beside the REST body: a budget (MCP's `run_task`). */
 export interface SubmitExtra {
@@ -236,10 +248,18 @@ export class TaskService {
     return record;
   }
 
-  async list(principal: Principal, query: TaskListQuery): Promise<{ items: RunRecord[]; total: number }> {
+  /**
+   * A page of the principal's tasks, newest first: after `cursor` (keyset: each page costs the
+   * same however deep), or after `offset` tasks; and how many match, counted up to TASK_COUNT_CAP.
+   */
+  async list(principal: Principal, query: Pick<TaskListQuery, "limit" | "offset" | "status" | "thread_id" | "cursor">): Promise<TaskPage> {
     const filter = { owner: principal.id, ...(query.status ? { status: query.status } : {}), ...(query.thread_id ? { threadId: threadKey(principal.id, query.thread_id) } : {}) };
-    const [items, total] = await Promise.all([this.troupe.store.runs.list({ ...filter, limit: query.limit, offset: query.offset }), this.troupe.store.runs.count(filter)]);
-    return { items, total };
+    const after = query.cursor === undefined ? undefined : parseTaskCursor(query.cursor);
+    const [page, counted] = await Promise.all([
+      this.troupe.store.runs.page({ ...filter, limit: query.limit, offset: query.offset, ...(after ? { after } : {}) }),
+      this.troupe.store.runs.count(filter, TASK_COUNT_CAP + 1),
+    ]);
+    return { items: page.runs, total: Math.min(counted, TASK_COUNT_CAP), totalExact: counted <= TASK_COUNT_CAP, nextCursor: page.next === null ? null : taskCursor(page.next) };
   }
 
   /** The subtasks running now: from the observer of this process's drive, else (another process drives it) from the run's events. */

@@ -198,7 +198,7 @@ export async function openStore(options: StoreOptions | string): Promise<Store> 
 
 export { databaseExists } from "./database/sqlite.js";
 export { prepareDataDir } from "./database/data-dir.js";
-export type { CreateRunOptions, NewRun, PendingDecision, RunFilter, RunListOptions, RunPatch, RunRecord, RunStore } from "./runs/contract.js";
+export type { CreateRunOptions, NewRun, PendingDecision, RunCursor, RunFilter, RunListOptions, RunPage, RunPageOptions, RunPatch, RunRecord, RunStore } from "./runs/contract.js";
 export { type StashStore } from "./stash/contract.js";
 export { SqliteStash } from "./stash/sqlite.js";
 export { EVAL_STATUSES, type EvalRecord, type EvalStatus, type EvalStore } from "./evals/contract.js";

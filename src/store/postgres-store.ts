@@ -80,7 +80,9 @@ export async function openPostgresStore(options: StoreOptions & { databaseUrl: s
     await pool.end().catch(() => {});
     throw openFailure(url, error);
   }
-  const events = new PostgresEventStore(pool, notifications);
+  // One connection for event appends (one call at a time), not waiting for the disk (see PostgresEventStore).
+  const eventAppends = createPool(url, 1, "troupe-events", { synchronous_commit: "off" });
+  const events = new PostgresEventStore(pool, notifications, eventAppends);
   const stash = new PostgresStash(pool);
   const audit = new PostgresAuditStore(pool);
   const { memoryStore, memories } = memoryOf(new PostgresMemoryStore(pool, memoryOptionsOf(options)), options);
@@ -127,6 +129,7 @@ export async function openPostgresStore(options: StoreOptions & { databaseUrl: s
         await scheduleQueue.stopTimekeeping();
         await notifications.close();
         await queue.stop();
+        await eventAppends.end().catch(() => {});
         await pool.end().catch(() => {});
       })();
       return closed;

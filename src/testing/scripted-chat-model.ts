@@ -32,6 +32,7 @@ export interface ScriptStep {
    * (as providers stream a structured answer), `pieceDelayMs` apart.
    */
   streamPieces?: number;
+  /** The time between streamed pieces: of a tool call's arguments (with `streamPieces`), or of a text answer's words. */
   pieceDelayMs?: number;
   /** Answer as cut off at the output limit (`finish_reason: "length"`), as a provider with no larger limit to offer does. */
   cutOff?: boolean;
@@ -199,6 +200,7 @@ export class ScriptedChatModel extends ToolCallingChatModel {
     const pieces = text.match(/\s*\S+\s*$|\s*\S+/g) ?? [text];
     for (const [index, piece] of pieces.entries()) {
       const last = index === pieces.length - 1;
+      if (index > 0 && step?.pieceDelayMs) await sleep(step.pieceDelayMs, undefined, { signal: options.signal });
       const chunk = new ChatGenerationChunk({
         text: piece,
         message: new AIMessageChunk({ content: piece, ...(last ? { ...finish, ...(message.usage_metadata ? { usage_metadata: message.usage_metadata } : {}) } : {}) }),

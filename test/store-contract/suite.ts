@@ -12,7 +12,7 @@ import { TRUSTED, sourceOf, untrustedLabel } from "../../src/core/provenance.js"
 import { type MapItemRecord, UNLABELLED } from "../../src/core/stash.js";
 import { memoryNamespace } from "../../src/core/memory.js";
 import { threadKey, threadNameOfRun } from "../../src/core/thread-key.js";
-import { type MemorySetup, type NewRun, type RunRecord, SqliteRunQueue, type Store } from "../../src/store/index.js";
+import { type MemorySetup, type NewRun, type RunCursor, type RunRecord, SqliteRunQueue, type Store } from "../../src/store/index.js";
 import { HashingEmbeddings } from "../../src/testing/hashing-embeddings.js";
 import type { AuditEntry } from "../../src/tools/audit.js";
 
@@ -181,6 +181,49 @@ export function defineStoreContract(name: string, factory: StoreFactory): void {
         expect(await ids({ updatedSince: since })).toEqual(made.slice(0, 6).map((run) => run.id).sort());
         expect(await store.runs.count({ owner: "alice", statuses: ["running", "interrupted"], interrupt: "unset" })).toBe(2);
         expect(await store.runs.count({ owner: "alice", updatedSince: Date.now() + 60_000 })).toBe(0);
+      });
+
+      it("pages by key: every run once, newest first, after each page's cursor, filtered, however the runs tie on their creation time; counts up to a cap", async () => {
+        const { store } = await setup();
+        // Created in bursts: the runs of one turn share one creation time, so the cursor's tiebreak (the order written) is needed.
+        const made: RunRecord[] = [];
+        for (let burst = 0; burst < 4; burst += 1) {
+          made.push(...(await Promise.all(Array.from({ length: 5 }, (_, index) => store.runs.create(newRun({ owner: "alice", threadId: `t-${burst}-${index}` }))))));
+        }
+        made.push(await store.runs.create(newRun({ owner: "bob" })));
+        for (const run of made.filter((_, index) => index % 3 === 0 && index < 20)) await store.runs.update(run.id, { status: "failed" });
+        const newestFirst = (await store.runs.list({ owner: "alice", limit: 100 })).map((run) => run.id);
+        expect(newestFirst).toHaveLength(20);
+        const paged: string[] = [];
+        let cursor: RunCursor | undefined;
+        for (let pages = 0; pages < 10; pages += 1) {
+          const page = await store.runs.page({ owner: "alice", limit: 3, ...(cursor ? { after: cursor } : {}) });
+          paged.push(...page.runs.map((run) => run.id));
+          if (page.next === null) break;
+          cursor = page.next;
+        }
+        expect(paged).toEqual(newestFirst);
+        // A filtered page and its cursor keep the filter; the last page has no next.
+        const failed = await store.runs.page({ owner: "alice", status: "failed", limit: 5 });
+        expect(failed.runs.every((run) => run.status === "failed")).toBe(true);
+        expect(failed.runs).toHaveLength(5);
+        const rest = await store.runs.page({ owner: "alice", status: "failed", limit: 5, after: failed.next as RunCursor });
+        expect(rest.runs.map((run) => run.id)).toEqual((await store.runs.list({ owner: "alice", status: "failed", limit: 100 })).slice(5).map((run) => run.id));
+        expect(rest.next).toBeNull();
+        expect((await store.runs.page({ owner: "carol", limit: 5 })).runs).toEqual([]);
+        // Counted up to a cap: at most that many, the whole count under it.
+        expect(await store.runs.count({ owner: "alice" }, 7)).toBe(7);
+        expect(await store.runs.count({ owner: "alice" }, 100)).toBe(20);
+        expect(await store.runs.count({ owner: "alice", status: "failed" }, 100)).toBe(7);
+      });
+
+      it("says which of several runs another run asked to give way", async () => {
+        const { store } = await setup();
+        const [first, second, third] = await Promise.all([store.runs.create(newRun()), store.runs.create(newRun()), store.runs.create(newRun())]);
+        expect(await store.runs.supersededAmong([first!.id, second!.id])).toEqual([]);
+        await store.runs.update(second!.id, { supersededBy: third!.id });
+        expect(await store.runs.supersededAmong([first!.id, second!.id, third!.id, "run-missing"])).toEqual([second!.id]);
+        expect(await store.runs.supersededAmong([])).toEqual([]);
       });
 
       it("finds a run by its owner's Idempotency-Key, which is unique per owner", async () => {

@@ -231,7 +231,7 @@ describe("GET /openapi.json", () => {
     expect(execute.additionalProperties).toBe(false);
     expect(execute.properties.task?.maxLength).toBe(5000);
     expect([execute.properties.max_iterations?.minimum, execute.properties.max_iterations?.maximum]).toEqual([1, 50]);
-    expect(document.paths["/api/v1/tasks"]?.get?.parameters?.map((parameter) => parameter.name)).toEqual(["status", "thread_id", "limit", "offset"]);
+    expect(document.paths["/api/v1/tasks"]?.get?.parameters?.map((parameter) => parameter.name)).toEqual(["status", "thread_id", "limit", "offset", "cursor"]);
   });
 });
 

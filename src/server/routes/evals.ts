@@ -3,7 +3,8 @@ import type { StoredEvalEvent } from "../../eval/events.js";
 import { ok, envelopeOf } from "../envelope.js";
 import type { RouteContext } from "../route-context.js";
 import { EvalAccepted, EvalBody, EvalList, EvalListQuery, EvalView, EventsQuery, TaskParams } from "../schemas.js";
-import { resumeAfter, sendEventStream } from "../sse.js";
+import { EventFanOut } from "../event-fan-out.js";
+import { resumeAfter } from "../sse.js";
 import { parseRequestPart } from "../validation.js";
 
 const FINISHED = new Set(["completed", "failed", "cancelled"]);
@@ -66,18 +67,19 @@ export function registerEvalRoutes(api: FastifyInstance, { evals, evalHub, troup
     headers: [{ name: "Last-Event-ID", description: "the seq of the last event received; the stream continues after it" }],
     responses: { 200: { description: "an event stream", contentType: "text/event-stream" }, 204: { description: "the eval has ended and every event was sent" } },
   });
+  const { events } = troupe.store;
+  const streams = new EventFanOut<StoredEvalEvent>({
+    list: (evalId, afterSeq, limit) => evals.events(evalId, afterSeq, limit),
+    subscribe: (evalId, listener) => evalHub.subscribe(evalId, listener),
+    ...(events.follow ? { follow: (listener: (evalId: string) => void) => events.follow?.call(events, listener) ?? (() => {}) } : {}),
+    isLast: (event) => event.type === "eval-end",
+    ended: async (evalId) => FINISHED.has((await troupe.store.evals.get(evalId))?.status ?? "") && !evals.isActive(evalId),
+  });
   api.get("/evals/:id/events", async (request, reply) => {
     const { id } = parseRequestPart(TaskParams, request.params);
     const query = parseRequestPart(EventsQuery, request.query);
     await evals.record(request.principal, id);
-    const { follow } = troupe.store.events;
-    return sendEventStream<StoredEvalEvent>(reply, resumeAfter(request, query.after), {
-      list: (afterSeq, limit) => evals.events(id, afterSeq, limit),
-      subscribe: (listener) => evalHub.subscribe(id, listener),
-      ...(follow ? { follow: (listener: () => void) => follow.call(troupe.store.events, (stream) => (stream === id || stream === "" ? listener() : undefined)) } : {}),
-      isLast: (event) => event.type === "eval-end",
-      ended: async () => FINISHED.has((await troupe.store.evals.get(id))?.status ?? "") && !evals.isActive(id),
-    });
+    return streams.send(reply, id, resumeAfter(request, query.after));
   });
 
   docs.add({

@@ -2,7 +2,7 @@ import type { FastifyInstance } from "fastify";
 import type { z } from "zod";
 import { ok, envelopeOf } from "../envelope.js";
 import { originOf, type RouteContext } from "../route-context.js";
-import { ExecuteBody, IdempotencyKey, ResumeBody, TaskAccepted, TaskList, TaskListQuery, TaskParams, TaskView } from "../schemas.js";
+import { ExecuteBody, IdempotencyKey, MAX_TASK_OFFSET, ResumeBody, TaskAccepted, TaskList, TaskListQuery, TaskParams, TaskView } from "../schemas.js";
 import { taskSummary } from "../task-views.js";
 import { parseRequestPart } from "../validation.js";
 import { InputError } from "../../core/errors.js";
@@ -52,15 +52,18 @@ export function registerTaskRoutes(api: FastifyInstance, { tasks, docs }: RouteC
     path: "/api/v1/tasks",
     operationId: "listTasks",
     summary: "The caller's tasks, newest first",
+    description: `A page at a time: follow next_cursor (each page costs the same however deep); offset goes back at most ${MAX_TASK_OFFSET} tasks. total counts at most 10,000 (total_exact false beyond).`,
     tags: ["tasks"],
     query: TaskListQuery,
     responses: { 200: { description: "a page of tasks", schema: envelopeOf(TaskList) } },
   });
   api.get("/tasks", async (request) => {
     const query = parseRequestPart(TaskListQuery, request.query);
-    const { items, total } = await tasks.list(request.principal, query);
+    const { items, total, totalExact, nextCursor } = await tasks.list(request.principal, query);
     const next = query.offset + items.length;
-    return ok({ items: items.map(taskSummary), total, limit: query.limit, offset: query.offset, next_offset: next < total ? next : null });
+    // Offsets go as deep as MAX_TASK_OFFSET; past it, and after a cursor, the next page is by cursor only.
+    const nextOffset = nextCursor !== null && query.cursor === undefined && next <= MAX_TASK_OFFSET ? next : null;
+    return ok({ items: items.map(taskSummary), total, total_exact: totalExact, limit: query.limit, offset: query.offset, next_offset: nextOffset, next_cursor: nextCursor });
   });
 
   docs.add({

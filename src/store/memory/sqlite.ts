@@ -1,6 +1,6 @@
 import type { Statement } from "better-sqlite3";
 import { SystemError } from "../../core/errors.js";
-import type { Sqlite } from "../database/sqlite.js";
+import { prepared, type Sqlite } from "../database/sqlite.js";
 import { type ItemRow, type ItemScope, MEMORY_COLUMNS, type MemoryStoreOptions, type PreparedWrite, type StoredItem, TroupeMemoryStore, memoryFull, storeError, storedOf, treeFull, vectorBytes, vectorOf } from "./contract.js";
 
 /**
@@ -11,20 +11,15 @@ import { type ItemRow, type ItemScope, MEMORY_COLUMNS, type MemoryStoreOptions, 
  */
 export class SqliteMemoryStore extends TroupeMemoryStore {
   readonly #db: Sqlite;
-  readonly #statements = new Map<string, Statement>();
 
   constructor(db: Sqlite, options: MemoryStoreOptions = {}) {
     super(options);
     this.#db = db;
   }
 
+  /** A statement prepared once per connection (a bounded cache: filters make the SQL vary). */
   #statement(sql: string): Statement {
-    let statement = this.#statements.get(sql);
-    if (!statement) {
-      statement = this.#db.prepare(sql);
-      this.#statements.set(sql, statement);
-    }
-    return statement;
+    return prepared(this.#db, sql);
   }
 
   /** Runs SQL, turning damage to the memory tables into a clear error. */
@@ -120,18 +115,21 @@ export class SqliteMemoryStore extends TroupeMemoryStore {
   protected override async recent(scope: ItemScope, limit: number, offset: number): Promise<StoredItem[]> {
     const where = this.#where(scope);
     return this.#guard(() =>
-      (this.#db.prepare(`SELECT ${MEMORY_COLUMNS} FROM memory_items m WHERE ${where.sql} ORDER BY m.updated_at DESC, m.id DESC LIMIT @limit OFFSET @offset`).all({ ...where.values, limit, offset }) as ItemRow[]).map(storedOf),
+      (this.#statement(`SELECT ${MEMORY_COLUMNS} FROM memory_items m WHERE ${where.sql} ORDER BY m.updated_at DESC, m.id DESC LIMIT @limit OFFSET @offset`).all({ ...where.values, limit, offset }) as ItemRow[]).map(storedOf),
     );
   }
 
   protected override async lexical(scope: ItemScope, words: string[], limit: number, offset: number): Promise<Array<StoredItem & { score: number }>> {
     const where = this.#where(scope);
-    const match = words.map((word) => `"${word}"`).join(" OR ");
+    // Within a namespace, the index matches its phrase too (migration 22): only the caller's facts
+    // are scored, however many other keys hold. The SQL filter still decides (the phrase also
+    // matches a namespace that merely contains it); the rank reads the text alone.
+    const anyWord = words.map((word) => `"${word}"`).join(" OR ");
+    const match = scope.prefix === undefined ? `text : (${anyWord})` : `prefix : "${scope.prefix.replaceAll('"', '""')}" AND text : (${anyWord})`;
     const rows = this.#guard(
       () =>
-        this.#db
-          .prepare(
-            `SELECT ${MEMORY_COLUMNS}, bm25(memory_fts) AS rank FROM memory_fts JOIN memory_items m ON m.id = memory_fts.rowid
+        this.#statement(
+            `SELECT ${MEMORY_COLUMNS}, bm25(memory_fts, 1.0, 0.0) AS rank FROM memory_fts JOIN memory_items m ON m.id = memory_fts.rowid
              WHERE memory_fts MATCH @match AND ${where.sql} ORDER BY rank, m.updated_at DESC LIMIT @limit OFFSET @offset`,
           )
           .all({ ...where.values, match, limit, offset }) as Array<ItemRow & { rank: number }>,
@@ -143,7 +141,7 @@ export class SqliteMemoryStore extends TroupeMemoryStore {
   protected override async vectors(scope: ItemScope, model: string): Promise<Array<StoredItem & { embedding: Float32Array }>> {
     const where = this.#where(scope);
     const rows = this.#guard(
-      () => this.#db.prepare(`SELECT ${MEMORY_COLUMNS}, m.embedding FROM memory_items m WHERE m.embedding_model = @model AND ${where.sql}`).all({ ...where.values, model }) as Array<ItemRow & { embedding: Buffer }>,
+      () => this.#statement(`SELECT ${MEMORY_COLUMNS}, m.embedding FROM memory_items m WHERE m.embedding_model = @model AND ${where.sql}`).all({ ...where.values, model }) as Array<ItemRow & { embedding: Buffer }>,
     );
     return rows.map((row) => ({ ...storedOf(row), embedding: vectorOf(row.embedding) }));
   }

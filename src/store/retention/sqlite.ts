@@ -1,6 +1,6 @@
 import { statSync } from "node:fs";
 import type { RunStatus } from "../../core/run.js";
-import type { Sqlite } from "../database/sqlite.js";
+import { refreshStatistics, type Sqlite } from "../database/sqlite.js";
 import { COLLECTABLE, type Collectable, type Deleted, type Dependents, type RetentionStore } from "./contract.js";
 
 /** Placeholders for a list of values. */
@@ -158,6 +158,8 @@ export class SqliteRetentionStore implements RetentionStore {
     }
     // The pages freed are cut from the file; the write-ahead log is folded in and cut as well.
     this.#db.pragma("wal_checkpoint(TRUNCATE)");
+    // The tables shrank: the planner's statistics follow.
+    refreshStatistics(this.#db);
   }
 
   async size(): Promise<number> {

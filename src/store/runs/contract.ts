@@ -170,6 +170,48 @@ export interface RunListOptions extends RunFilter {
   after?: { updatedAt: number; id: string };
 }
 
+/**
+ * Where a page of runs starts (keyset pagination): after this run in the order runs are listed,
+ * newest first — its creation time, then the order runs were written in (SQLite's rowid,
+ * Postgres's row_order) among runs created in the same millisecond.
+ */
+export interface RunCursor {
+  createdAt: number;
+  order: number;
+}
+
+/** A page of runs and the cursor of the next one (null: this is the last). */
+export interface RunPage {
+  runs: RunRecord[];
+  next: RunCursor | null;
+}
+
+export interface RunPageOptions extends Pick<RunListOptions, "status" | "threadId" | "owner"> {
+  limit: number;
+  /** Runs after this one (the first page without). */
+  after?: RunCursor;
+  /** Runs skipped past the cursor (offset paging, kept for old clients; its cost grows with the offset). */
+  offset?: number;
+}
+
+/** The WHERE clause of a page: the listing's filters and, after a cursor, only the runs listed after it. */
+export function pageFilters(options: RunPageOptions, order: "rowid" | "row_order"): { where: string; values: Record<string, unknown> } {
+  // The page's cursor is on the creation order; `filters`' own `after` is the last-changed order's.
+  const { after: _cursor, ...filter } = options;
+  const { where, values } = filters(filter);
+  if (!options.after) return { where, values };
+  // A row-value comparison, which both databases read as a range of the index (an OR of the two cases is not).
+  const after = `(created_at, ${order}) < (@afterCreatedAt, @afterOrder)`;
+  return { where: where ? `${where} AND ${after}` : `WHERE ${after}`, values: { ...values, afterCreatedAt: options.after.createdAt, afterOrder: options.after.order } };
+}
+
+/** The page of rows read (one more than asked, to know whether another follows), each with its order. */
+export function pageOf(rows: Array<Record<string, unknown>>, limit: number): RunPage {
+  const runs = rows.slice(0, limit).map((row) => RunRow.parse(row));
+  const last = rows.length > limit ? rows[limit - 1] : undefined;
+  return { runs, next: last === undefined ? null : { createdAt: Number(last.created_at), order: Number(last.row_order) } };
+}
+
 /** The fields an update may change. */
 export type RunPatch = Partial<
   Pick<
@@ -341,9 +383,17 @@ export interface RunStore {
   getMany(ids: string[]): Promise<RunRecord[]>;
   /** The newest run of a thread. */
   latestForThread(threadId: string): Promise<RunRecord | undefined>;
+  /** Of these runs, those another run has asked to give way (`supersededBy` set): one read for every drive a process polls. */
+  supersededAmong(ids: string[]): Promise<string[]>;
   /** Runs, newest created first, or last changed first (`order: "updated"`, with a cursor). */
   list(options?: RunListOptions): Promise<RunRecord[]>;
-  count(options?: RunFilter): Promise<number>;
+  /**
+   * A page of runs, newest first, after a cursor: its cost is the page's, however many runs came
+   * before it (an index of the filters in listing order serves each: migration 21, Postgres 10).
+   */
+  page(options: RunPageOptions): Promise<RunPage>;
+  /** How many runs match, counting at most `atMost` (the cost of a count grows with what it counts). */
+  count(options?: RunFilter, atMost?: number): Promise<number>;
   /** The run an API principal submitted with this Idempotency-Key, if any. */
   findByIdempotencyKey(owner: string, idempotencyKey: string): Promise<RunRecord | undefined>;
   /** Counts one more death of the run's process while it ran; returns how many in a row now. */
@@ -391,7 +441,8 @@ export function filters(options: RunFilter & Pick<RunListOptions, "after">): { w
     values.updatedSince = options.updatedSince;
   }
   if (options.after) {
-    clauses.push("(updated_at < @afterAt OR (updated_at = @afterAt AND id < @afterId))");
+    // A row value, read by both databases as a range of the index (an OR of the two cases is walked from the newest run).
+    clauses.push("(updated_at, id) < (@afterAt, @afterId)");
     values.afterAt = options.after.updatedAt;
     values.afterId = options.after.id;
   }
