@@ -53,8 +53,9 @@ describe("agents declared in the config file", () => {
       toolStep("s1", "file_read", { path: "notes.txt" }),
       toolStep("s1", "file_write", { path: "summary.txt", content: "Monday; budget" }, { contains: "Budget approved" }),
       finalStep("s1", "Meeting on Monday; budget approved.", { contains: "permission_denied" }),
-      // One subtask: its worker's text is the answer (the fast route), no synthesizer call.
       reviewStep(0.9),
+      // The worker read notes.txt, untrusted by default: its text is not the answer as it stands (no fast route), the synthesizer words it.
+      answerStep("Meeting on Monday; budget approved."),
     ]);
     const events: StoredEvent[] = [];
     try {
@@ -132,8 +133,9 @@ describe("agents declared in the config file", () => {
       { ...planStep([subtask("s1", "research", "Write the summary", { capability: "summarise-notes", tools: ["file_write"] })]), contains: 'no agent has the capability "flying"' },
       { ...planStep([subtask("s1", "execute", "Write the summary", { tools: ["file_write"] })]), contains: 'no agent with the capability "summarise-notes" has the tools it needs' },
       finalStep("s1", "written"),
-      // One subtask: its worker's text is the answer (the fast route), no synthesizer call.
       reviewStep(0.9),
+      // The worker read notes.txt, untrusted by default: its text is not the answer as it stands (no fast route), the synthesizer words it.
+      answerStep("Meeting on Monday; budget approved."),
     ]);
     try {
       const result = await troupe.run({ task: "summarise into a file" });

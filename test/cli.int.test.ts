@@ -31,7 +31,9 @@ describe("troupe run on the offline model", () => {
     expect(output.metrics.toolCalls).toBe(2);
     expect(output.metrics.promptTokens).toBeGreaterThan(0);
     expect(output.trace.toolCalls.map((call) => call.tool)).toEqual(["calculator", "file_write"]);
-    expect(Object.keys(output).sort()).toEqual(["answer", "metrics", "plan", "runId", "status", "stopReason", "threadId", "trace"]);
+    expect(Object.keys(output).sort()).toEqual(["answer", "answerFormat", "metrics", "plan", "runId", "status", "stopReason", "threadId", "trace"]);
+    // Written by the offline model's rules: text, not Markdown.
+    expect(output.answerFormat).toBe("text");
   });
 
   it("shows live progress on stderr and the answer with its decision trace on stdout", async () => {

@@ -55,7 +55,8 @@ export function baseImage(): string {
  */
 export function buildImage(base: string, tag: string): number {
   const started = performance.now();
-  const args = ["build", "--isolation", "chroot", "--format", "docker", "--build-arg", `BASE=${base}`, "--tag", tag, "--file", path.join(ROOT, "Dockerfile")];
+  // The machine's limits for the build's steps too: npm ci opens more files at once than podman's default allows (EMFILE).
+  const args = ["build", "--isolation", "chroot", ...ulimits(), "--format", "docker", "--build-arg", `BASE=${base}`, "--tag", tag, "--file", path.join(ROOT, "Dockerfile")];
   const ca = process.env.NODE_EXTRA_CA_CERTS;
   if (ca && existsSync(ca)) args.push("--volume", `${ca}:/etc/ssl/certs/build-extra-ca.crt:ro`, "--build-arg", "NODE_EXTRA_CA_CERTS=/etc/ssl/certs/build-extra-ca.crt");
   const cache = path.join(homedir(), ".npm");
