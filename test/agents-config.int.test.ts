@@ -133,9 +133,8 @@ describe("agents declared in the config file", () => {
       { ...planStep([subtask("s1", "research", "Write the summary", { capability: "summarise-notes", tools: ["file_write"] })]), contains: 'no agent has the capability "flying"' },
       { ...planStep([subtask("s1", "execute", "Write the summary", { tools: ["file_write"] })]), contains: 'no agent with the capability "summarise-notes" has the tools it needs' },
       finalStep("s1", "written"),
+      // One subtask that read nothing: its worker's text is the answer (the fast route), no synthesizer call.
       reviewStep(0.9),
-      // The worker read notes.txt, untrusted by default: its text is not the answer as it stands (no fast route), the synthesizer words it.
-      answerStep("Meeting on Monday; budget approved."),
     ]);
     try {
       const result = await troupe.run({ task: "summarise into a file" });
