@@ -125,7 +125,7 @@ const criticalPath = await bench("critical-path", "critical path (uneven DAGs on
 const discovery = await bench("discovery", "tool discovery (worker prompts with 200 more tools, recall, the examples' tool tokens)…", () => measureDiscovery());
 const memory = await bench("memory", "memory (20 turns of one thread; search among 10,000 facts)…", () => measureMemory({ turns: 20, historyBudget: 2_000, items: 10_000, searches: 200 }));
 // The same tasks through troupe, a LangGraph supervisor, the Agents SDK and a ReAct agent; three runs each for a median makespan.
-const peers = await bench("peers", "side by side with the peers (13 tasks through troupe, langgraph-supervisor, the Agents SDK, a ReAct agent)…", () => measurePeers({ repeats: 3, log: progress }));
+const peers = await bench("peers", "side by side with the peers (13 tasks through troupe, langgraph-supervisor, the Agents SDK, a ReAct agent)…", () => measurePeers({ repeats: 3, log: progress, hosted: { repeats: 1 } }));
 const protocols = await bench("protocols", "protocols (the README task over REST, MCP and A2A; a subtask delegated over A2A)…", () => measureProtocols({ runs: Math.max(30, runs * 3), warmupRuns: 3 }));
 const hostile = await bench("hostile", "hostile inputs (one key's programs in disguise while another key polls /health)…", () => measureHostileInputs());
 const holds = await bench("holds", "held effects in streamed planning (writes wait for the plan, reads do not)…", () => measureStreamedHolds({ planMs: 400, runs: Math.max(3, Math.ceil(runs / 4)) }));

@@ -46,6 +46,8 @@ export function buildTrace(state: State): DecisionTrace {
     evidence: evidenceOf(state),
     route: routeOf(state.plan, state.settings.review),
     reviewDecisions: state.reviewDecisions ?? [],
+    answerTemplate: state.planAnswer ?? null,
+    answerSource: state.answerSource ?? null,
     memories: state.recalled ? { retrieval: state.recalled.retrieval, items: state.recalled.items, ...(state.recalled.error ? { error: state.recalled.error } : {}) } : null,
   };
 }

@@ -1,5 +1,5 @@
 import { BaseChatModel } from "@langchain/core/language_models/chat_models";
-import type { ModelPrice, ProviderSettings, StructuredMethod } from "../config/config-file.js";
+import type { ModelPrice, PlanWire, ProviderSettings, StructuredMethod } from "../config/config-file.js";
 import type { Env } from "../config/env.js";
 import { ConfigError } from "../core/errors.js";
 import { anthropicProvider } from "./anthropic.js";
@@ -28,6 +28,8 @@ export interface ModelCandidate {
   choice: ModelChoice;
   model: BaseChatModel;
   structuredMethod: StructuredMethod;
+  /** How its planner writes a plan: a step a line of text (`compact`), or strict structured output (`json`). */
+  planWire?: PlanWire;
   /** Whether structured requests ask for strict schema adherence (OpenAI `strict: true`, Anthropic strict tools). */
   strict?: boolean;
   /** JSON-schema keywords the provider's strict mode refuses (moved into descriptions when strict). */
@@ -78,7 +80,7 @@ export function canStream(model: BaseChatModel): boolean {
 /** The route of one role: its chain, or, for a set made by hand, its one model (streaming when the model can). */
 export function routeFor(models: ModelSet, role: ModelRole): ModelRoute {
   const chain = models.chains?.[role];
-  const candidates = chain ?? [{ choice: models.choice[role], model: models[role], structuredMethod: "functionCalling" as const, streams: canStream(models[role]), price: { input: 0, output: 0 } }];
+  const candidates = chain ?? [{ choice: models.choice[role], model: models[role], structuredMethod: "functionCalling" as const, planWire: "compact" as const, streams: canStream(models[role]), price: { input: 0, output: 0 } }];
   return { role, candidates, policy: models.policy ?? DEFAULT_CALL_POLICY };
 }
 
@@ -214,6 +216,7 @@ export class ProviderRegistry {
           choice,
           model,
           structuredMethod,
+          planWire: settings.planWire ?? provider.planWire ?? "compact",
           strict: strictDefault !== undefined && (settings.strict ?? strictDefault),
           ...(provider.strictUnsupported ? { strictUnsupported: provider.strictUnsupported } : {}),
           streams: (provider.streams ?? false) && settings.streaming !== false,

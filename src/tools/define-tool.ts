@@ -1,4 +1,4 @@
-import type { z } from "zod";
+import { toJSONSchema as zodToJsonSchema, type z } from "zod";
 import type { ErrorCode } from "../core/error-codes.js";
 import type { BoardMessage, BoardPostArgs, BoardReadArgs } from "../core/board.js";
 import type { CallProvenance, Label, Source } from "../core/provenance.js";
@@ -173,6 +173,8 @@ export interface ToolDefinition<Schema extends z.ZodType = z.ZodType> {
   preview?(args: z.infer<Schema>, context: ToolContext): Promise<Record<string, unknown>>;
   /** The JSON schema shown to models, when it is not derived from `schema` (MCP tools). */
   parameters?: Record<string, unknown>;
+  /** The JSON schema of its value, when it declares one: a plan's references into its results are checked by it before anything runs. */
+  outputSchema?: Record<string, unknown>;
   /**
    * Its calls wait on another machine (a remote agent), not on this one: they do not take one of
    * the registry's slots, so a long remote task does not hold up local tool calls.
@@ -203,6 +205,12 @@ export interface ToolDefinition<Schema extends z.ZodType = z.ZodType> {
    * MCP server, a workspace path under `trust.untrusted`. Absent: only its inputs.
    */
   origin?(args: Record<string, unknown>, value: unknown, lens: OriginLens): Source[];
+}
+
+/** A zod schema of a tool's value as the JSON schema `outputSchema` takes. */
+export function outputSchemaOf(schema: z.ZodType): Record<string, unknown> {
+  const { $schema: _dialect, ...json } = zodToJsonSchema(schema, { io: "output", unrepresentable: "any" }) as Record<string, unknown>;
+  return json;
 }
 
 /** The string arguments among `names`, for a tool's `resources`. */

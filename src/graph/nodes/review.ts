@@ -7,7 +7,7 @@ import type { SubtaskResult, MissingFiles } from "../../core/plan.js";
 import { isUntrusted } from "../../core/provenance.js";
 import { combinePanel, type CriticOutput, type CriticVerdict, type PanelReview, toVerdict } from "../../core/review.js";
 import { LIMITS } from "../../core/limits.js";
-import { ResumeDecision } from "../../core/run.js";
+import { type AnswerSource, ResumeDecision } from "../../core/run.js";
 import { choiceId, routeFor } from "../../providers/registry.js";
 import { currentArtifacts } from "../artifacts.js";
 import { announceBudgetStop, callOptions, createMeter, emit, type GraphDeps, outcomeSources, planView } from "../deps.js";
@@ -16,6 +16,7 @@ import { evidenceIndex, evidenceSection } from "../../core/evidence.js";
 import { researchSources } from "../evidence.js";
 import { unwrittenSection } from "../unwritten.js";
 import { decideReview, unreviewedIssues, workerAnswer } from "../route.js";
+import { templateAnswer } from "../template-answer.js";
 import type { State, Update } from "../state.js";
 
 /** Whether an issue names a subtask id as a word. */
@@ -97,7 +98,11 @@ export function createCriticNode(deps: GraphDeps) {
     // The run's review mode decides whether the critic is called at all (graph/route.ts).
     const decision = decideReview(state, files);
     emit(config, { type: "review-decide", ...decision });
-    if (decision.review === "skipped") return { needsReview: false, reviewDecisions: [decision], metrics: { nodeVisits: 1 } };
+    if (decision.review === "skipped") {
+      // Nothing for a model to judge, and the plan stated its answer: filled here, without a synthesizer's step.
+      const answered = await planAnswer(state, deps, config);
+      return { needsReview: false, reviewDecisions: [decision], ...answered, metrics: { nodeVisits: 1 } };
+    }
     const outcomes = await outcomeSources(state, deps.stash);
     for (const outcome of outcomes) if (files[outcome.id]) outcome.artifacts = files[outcome.id];
     const reviewers = state.settings.reviewers ?? 1;
@@ -184,6 +189,32 @@ export function openIssues(state: Pick<State, "reviews">): string[] {
   return last && !last.passed ? last.issues : [];
 }
 
+/** Written by code after an answer (and streamed after it): the evidence behind a research answer, and files that could not be written. */
+async function appendedParts(state: State, deps: GraphDeps, config: LangGraphRunnableConfig, answer: string, evidence: boolean): Promise<string> {
+  const sources = researchSources(state);
+  const parts = [evidence && sources.length > 0 ? evidenceSection(evidenceIndex(answer, sources)) : "", await unwrittenSection(state, deps.stash)].filter(Boolean);
+  if (parts.length === 0) return answer;
+  const tail = `\n\n${parts.join("\n\n")}`;
+  emit(config, { type: "answer-token", text: tail });
+  return `${answer}${tail}`;
+}
+
+/**
+ * The plan's answer template filled by code from the verified results (graph/template-answer.ts),
+ * as the answer's update — or, when it cannot be used, why not (for the synthesizer that words
+ * the answer instead to say), or nothing when the plan gave none.
+ */
+async function planAnswer(state: State, deps: GraphDeps, config: LangGraphRunnableConfig): Promise<Update & { unused?: string }> {
+  const templated = await templateAnswer(state, deps.stash);
+  if (!templated) return {};
+  if ("unused" in templated) return { unused: templated.unused };
+  emit(config, { type: "answer-token", text: templated.text });
+  const answer = await appendedParts(state, deps, config, templated.text, true);
+  emit(config, { type: "answer", text: answer });
+  const answerSource: AnswerSource = { by: "template", reason: "the plan stated its answer: filled by code from the verified results", ...(templated.untrusted ? { untrusted: templated.untrusted } : {}) };
+  return { answer, answerStatus: "draft", answerSource };
+}
+
 /**
  * Writes the answer, streaming it as `answer-token` events when the provider streams. Once the
  * budget is spent, the best answer so far is written by code, so it costs nothing more. If the
@@ -195,27 +226,27 @@ export function createSynthesizerNode(deps: GraphDeps) {
     const visit = (update: Update): Update => ({ ...update, nodes: ["synthesizer"], modelIncidents: meter.incidents, metrics: { nodeVisits: 1, ...meter.usage } });
     const views = planView(state);
     const sources = researchSources(state);
-    // Written by code after the model's answer (and streamed after it): the evidence behind a research answer, and files that could not be written.
-    const appended = async (answer: string, evidence: boolean): Promise<string> => {
-      const parts = [evidence && sources.length > 0 ? evidenceSection(evidenceIndex(answer, sources)) : "", await unwrittenSection(state, deps.stash)].filter(Boolean);
-      if (parts.length === 0) return answer;
-      const tail = `\n\n${parts.join("\n\n")}`;
-      emit(config, { type: "answer-token", text: tail });
-      return `${answer}${tail}`;
-    };
+    const appended = (answer: string, evidence: boolean): Promise<string> => appendedParts(state, deps, config, answer, evidence);
     if (state.stopReason === "budget_exhausted") {
       const answer = await appended(bestAnswerSoFar(state.task, views, state.budgetStop, openIssues(state)), false);
       emit(config, { type: "answer", text: answer });
-      return visit({ answer, answerStatus: "draft" });
+      return visit({ answer, answerStatus: "draft", answerSource: { by: "code", reason: "the budget ran out: the results so far, listed by code" } });
     }
+    // The plan stated its answer: filled by code from the verified results (no model call).
+    const { unused, ...templated } = await planAnswer(state, deps, config);
+    if (templated.answer !== undefined) return visit(templated);
     // The fast route: the one worker was told its result is the answer; when it is text, it is (no model call).
     const answered = await workerAnswer(state, deps.stash);
     if (answered !== undefined) {
       emit(config, { type: "answer-token", text: answered });
       const answer = await appended(answered, true);
       emit(config, { type: "answer", text: answer });
-      return visit({ answer, answerStatus: "draft" });
+      return visit({ answer, answerStatus: "draft", answerSource: { by: "worker", reason: "the fast route: the plan's one worker's result" } });
     }
+    const written: AnswerSource = {
+      by: "synthesizer",
+      reason: unused !== undefined ? `the plan's answer could not be used: ${unused}` : "the plan gave no answer of its own: a model words it",
+    };
     try {
       const input = {
         model: routeFor(deps.models, "synthesizer"),
@@ -233,25 +264,27 @@ export function createSynthesizerNode(deps: GraphDeps) {
         // A typed answer: JSON valid against the run's schema, or a failed step with the validation errors.
         const typed = await runSynthesizer({ ...input, outputSchema: schema }, callOptions(deps, state.runId, config, meter));
         emit(config, { type: "answer", text: typed.text });
-        return visit({ answer: typed.text, output: typed.output ?? null, answerStatus: "draft" });
+        return visit({ answer: typed.text, output: typed.output ?? null, answerStatus: "draft", answerSource: written });
       }
       const answer = await runSynthesizer(input, callOptions(deps, state.runId, config, meter)).then((text) => appended(text, true));
       emit(config, { type: "answer", text: answer });
-      return visit({ answer, answerStatus: "draft" });
+      return visit({ answer, answerStatus: "draft", answerSource: written });
     } catch (error) {
       if (config.signal?.aborted) throw error;
       if (isBudgetExhausted(error)) {
         announceBudgetStop(deps, state.runId, config, error);
         const answer = await appended(bestAnswerSoFar(state.task, views, error.stop, openIssues(state)), false);
         emit(config, { type: "answer", text: answer });
-        return visit({ answer, answerStatus: "draft", stopReason: "budget_exhausted", budgetStop: error.stop });
+        return visit({ answer, answerStatus: "draft", stopReason: "budget_exhausted", budgetStop: error.stop, answerSource: { by: "code", reason: "the budget ran out before the synthesizer answered: the results so far, listed by code" } });
       }
       const lines = views.map((view) => `- ${view.id} ${view.label}: ${view.status === "done" ? (view.summary ?? "done") : `${view.status} ${view.error ?? ""}`}`);
       const answer = await appended([`The synthesizer failed (${errorMessage(error)}). Results of the subtasks:`, ...lines].join("\n"), false);
-      return visit({ answer, answerStatus: "draft", stopReason: state.stopReason ?? "failed", failure: `the synthesizer failed: ${errorMessage(error)}` });
+      return visit({ answer, answerStatus: "draft", stopReason: state.stopReason ?? "failed", failure: `the synthesizer failed: ${errorMessage(error)}`, answerSource: { by: "code", reason: `the synthesizer failed: the results listed by code` } });
     }
   };
 }
+
+const PERSON_WROTE: AnswerSource = { by: "person", reason: "a person wrote the answer when asked to approve it" };
 
 /** Pauses for a person to approve, reject (with feedback: rewrite) or edit the answer. */
 export function createApproveAnswerNode() {
@@ -264,9 +297,9 @@ export function createApproveAnswerNode() {
       case "continue":
         return { ...visit, answerStatus: "approved" };
       case "edit":
-        return decision.answer ? { ...visit, answer: decision.answer, answerStatus: "approved" } : { ...visit, answerStatus: "approved" };
+        return decision.answer ? { ...visit, answer: decision.answer, answerStatus: "approved", answerSource: PERSON_WROTE } : { ...visit, answerStatus: "approved" };
       case "answer":
-        return { ...visit, answer: decision.answer, answerStatus: "approved" };
+        return { ...visit, answer: decision.answer, answerStatus: "approved", answerSource: PERSON_WROTE };
       case "reject":
         if (!decision.feedback || state.rejections + 1 > state.settings.maxIterations) return { ...visit, stopReason: "rejected" };
         return {

@@ -6,5 +6,6 @@ export const offlineProvider = defineProvider({
   id: "offline",
   description: "rule-based model that runs without a key or network (arithmetic, workspace files, JSON)",
   defaultModel: "rules-v1",
+  planWire: "compact",
   createModel: () => new OfflineChatModel({}),
 });

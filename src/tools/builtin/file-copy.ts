@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { ToolError } from "../../core/errors.js";
-import { defineTool, pathArgs } from "../define-tool.js";
+import { defineTool, outputSchemaOf, pathArgs } from "../define-tool.js";
 import { openFileForRead } from "../workspace.js";
 import { writeWorkspaceFile } from "../workspace-files.js";
 import { FILE_LIMITS } from "./file-limits.js";
@@ -23,6 +23,7 @@ export const fileCopyTool = defineTool({
   name: "file_copy",
   description: "Copy a file inside the workspace byte for byte (atomic: the copy appears whole or not at all).",
   schema: FileCopyArgs,
+  outputSchema: outputSchemaOf(z.object({ from: z.string(), to: z.string(), bytes: z.number(), created: z.boolean() })),
   permission: "WRITE",
   powers: ["workspace.read", "workspace.write"],
   idempotent: true,

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { ToolError } from "../../core/errors.js";
-import { defineTool, pathArgs } from "../define-tool.js";
+import { defineTool, outputSchemaOf, pathArgs } from "../define-tool.js";
 import { writeWorkspaceFile } from "../workspace-files.js";
 import { FILE_ENCODINGS, FILE_LIMITS, type FileEncoding } from "./file-limits.js";
 
@@ -45,10 +45,14 @@ export function contentBytes(content: string, encoding: FileEncoding): string | 
 }
 
 /** Writes a file in the workspace atomically (temp file, fsync, rename), byte for byte. */
+/** What a write or an append gives: the file, its size now, whether it is new. */
+const WRITTEN = outputSchemaOf(z.object({ path: z.string(), bytes: z.number(), created: z.boolean() }));
+
 export const fileWriteTool = defineTool({
   name: "file_write",
   description: "Write a file in the workspace with exactly the content given (atomic: readers see the old or the new content, never a torn file).",
   schema: FileWriteArgs,
+  outputSchema: WRITTEN,
   permission: "WRITE",
   powers: ["workspace.write"],
   idempotent: true,
@@ -66,6 +70,7 @@ export const fileAppendTool = defineTool({
   name: "file_append",
   description: "Append content to a file in the workspace (created when missing). Atomic like file_write.",
   schema: FileAppendArgs,
+  outputSchema: WRITTEN,
   permission: "WRITE",
   powers: ["workspace.write"],
   // Appending twice appends twice: never retried.
