@@ -255,7 +255,8 @@ async function compactPlan(route: ModelRoute, request: BaseMessage[], schema: Pl
   const messages = [...request];
   let problem = "";
   for (let round = 0; round < 2; round += 1) {
-    const reply = await callModel(route, messages, options, round === 0 ? (stream ?? {}) : {});
+    // Streamed as text (when the model streams), so the finish reason survives and a plan cut off at the output limit is known as one.
+    const reply = await callModel(route, messages, options, { onToken: ignoreText, ...(round === 0 ? stream : {}) });
     let text = textOf(reply.message);
     if (reply.cutOff) {
       const continued = await continueAnswer(route, messages, text, options, { cutBy: reply.candidate });
@@ -269,6 +270,9 @@ async function compactPlan(route: ModelRoute, request: BaseMessage[], schema: Pl
   }
   throw new ModelError("invalid_structured_output", `the model's plan was invalid after one repair: ${problem}`, { name: STRUCTURED_OUTPUT.plan });
 }
+
+/** The compact plan's text as it streams is read by its chunks (streamedSubtasks); this only asks for the stream. */
+function ignoreText(): void {}
 
 /** What a model whose plan did not read is told: the problems, and to write the plan again (a tool call it made is answered first, as providers require). */
 function repairOf(message: AIMessage, problem: string): BaseMessage[] {

@@ -35,8 +35,8 @@ describe("the offline planner plans direct steps", () => {
     const { result, workspace } = await runOffline(README_TASK, "auto");
     expect(result.status, result.error).toBe("completed");
     expect(readFileSync(path.join(workspace, "result.txt"), "utf8")).toBe("397.8");
-    expect(result.answer).toContain("17% of 2,340 = 397.8");
-    expect(result.answer).toContain("Saved 397.8 to result.txt");
+    // In the offline synthesizer's words, as before: the clause, then what its step did.
+    expect(result.answer).toBe("Answered offline by troupe's rule-based model (no language model was used).\n\n- Compute 17% of 2,340: 17% of 2,340 = 397.8\n- Save it to result.txt: wrote result.txt (5 bytes)");
     // The planner alone (was 7: planner, two workers' two calls each, critic, synthesizer; then 2 with the synthesizer).
     expect(result.metrics.llmCalls).toBe(1);
     expect(result.trace.answerSource).toMatchObject({ by: "template" });

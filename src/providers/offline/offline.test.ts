@@ -120,7 +120,7 @@ describe("OfflineChatModel", () => {
       { name: "path", value: "share.txt" },
       { name: "content", ref: "s1", path: "$" },
     ]);
-    expect(wire.answer).toContain("23% of 1,200 = {s1}");
+    expect(wire.answer).toContain("Compute 23% of 1,200: 23% of 1,200 = {s1}");
     expect(fromPlanWire(wire as PlanWire, { agentFor: () => "" }).subtasks.map((subtask) => subtask.args)).toEqual([
       { expression: { value: "23% of 1,200" } },
       { path: { value: "share.txt" }, content: { ref: "s1", path: "$" } },
@@ -134,7 +134,7 @@ describe("OfflineChatModel", () => {
       { id: "s1", tool: "calculator", label: "Compute 23% of 1,200", agent: "execute" },
       { id: "s2", tool: "file_write", label: "Save it to share.txt", agent: "execute" },
     ]);
-    expect(read.success && read.data.answer).toBe("Answered offline by troupe's rule-based model (no language model was used).\n\n- 23% of 1,200 = {s1}\n- Saved {s1} to share.txt");
+    expect(read.success && read.data.answer).toBe("Answered offline by troupe's rule-based model (no language model was used).\n\n- Compute 23% of 1,200: 23% of 1,200 = {s1}\n- Save it to share.txt: wrote share.txt ({s2.bytes} bytes)");
   });
 
   it("drives a tool loop: a tool call, then an answer from the tool's result", async () => {

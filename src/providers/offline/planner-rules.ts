@@ -292,8 +292,9 @@ class PlanBuilder {
   add(subtask: Omit<PlannedSubtask, "id" | "dependsOn">, line?: string): string {
     const id = this.nextId();
     // A worker's result, or a direct step the answer cannot word, leaves the answer to the synthesizer.
+    // Each line as the offline synthesizer writes one: the clause, then what its step did, the values filled in.
     if (subtask.tool === undefined || (line === undefined && subtask.tool !== "thread_result")) this.answerLines = undefined;
-    else if (line !== undefined) this.answerLines?.push(line.replaceAll("{#}", `{${id}}`));
+    else if (line !== undefined) this.answerLines?.push(`${literal(subtask.label)}: ${line.replaceAll("{#", `{${id}`)}`);
     const dependsOn = [...new Set(Object.values(subtask.args).flatMap((arg) => ("ref" in arg ? [arg.ref] : [])))];
     this.subtasks.push({ id, ...subtask, dependsOn });
     for (const path of subtask.writes ?? []) this.reads.delete(path);
@@ -409,12 +410,12 @@ function addIntent(plan: PlanBuilder, intent: Intent): boolean {
     }
     case "remember":
       // Nothing to decide: the fact goes to long-term memory by a direct step.
-      plan.add({ label: capitalize(intent.clause), agent: "memory", tool: "memory_save", args: argsFor(intent, undefined), reads: [], writes: [] }, `Remembered: ${literal(intent.fact)}`);
+      plan.add({ label: capitalize(intent.clause), agent: "memory", tool: "memory_save", args: argsFor(intent, undefined), reads: [], writes: [] }, "remembered {#.id}: {#.text}");
       plan.lastWritten = undefined;
       return true;
     case "previous":
       // "what was the result?": the latest value is the answer; nothing more to do.
-      if (plan.latest !== undefined) plan.answerLines?.push(`The result: ${placeholder(plan.latest)}`);
+      if (plan.latest !== undefined) plan.answerLines?.push(`${literal(capitalize(intent.clause))}: ${placeholder(plan.latest)}`);
       return plan.latest !== undefined;
     default:
       break;
@@ -424,7 +425,7 @@ function addIntent(plan: PlanBuilder, intent: Intent): boolean {
   if (resolved.usesPrevious && resolved.kind !== "open" && !plan.latest) return false;
   const args = argsFor(resolved, resolved.usesPrevious ? plan.latest : undefined);
   const tool = directTool(resolved, resolved.usesPrevious ? plan.latest : undefined, plan.numbers, plan.usable);
-  const id = plan.add({ label: capitalize(resolved.clause), agent: agentFor(resolved), args, ...resourcesFor(resolved), ...(tool !== undefined ? { tool } : { tools: toolsFor(resolved) }) }, answerLine(resolved, plan.latest));
+  const id = plan.add({ label: capitalize(resolved.clause), agent: agentFor(resolved), args, ...resourcesFor(resolved), ...(tool !== undefined ? { tool } : { tools: toolsFor(resolved) }) }, answerLine(resolved));
   const last = plan.subtasks.at(-1);
   if (resolved.kind === "open" && resolved.usesPrevious && plan.latest && last) last.dependsOn = [...new Set([...last.dependsOn, plan.latest.id])];
   if (producesValue(resolved)) plan.produced({ id, mapped: false }, isNumeric(resolved));
@@ -432,15 +433,13 @@ function addIntent(plan: PlanBuilder, intent: Intent): boolean {
   return true;
 }
 
-/** A direct step's line of the answer, in the task's words ("17% of 2,340 = {s1}", "Saved {s1} to result.txt"); `{#}` is the step's own result. */
-function answerLine(intent: Intent, previous: Produced | undefined): string | undefined {
+/** What a direct step did, for its line of the answer ("17% of 2,340 = {#}", "wrote result.txt ({#.bytes} bytes)"); `{#}` is the step's own result. */
+function answerLine(intent: Intent): string | undefined {
   switch (intent.kind) {
     case "compute":
       return `${literal(intent.expression)} = {#}`;
-    case "write": {
-      if (intent.content !== undefined) return `Wrote ${literal(intent.content.length > 60 ? `${intent.content.slice(0, 59)}…` : intent.content)} to ${literal(intent.path)}`;
-      return previous ? `Saved ${placeholder(previous)} to ${literal(intent.path)}` : undefined;
-    }
+    case "write":
+      return `wrote ${literal(intent.path)} ({#.bytes} bytes)`;
     default:
       return undefined;
   }
