@@ -408,7 +408,7 @@ function readStep(line: string, start: number, context: PlanReadContext): Planne
         }
         continue;
       }
-      cursor.expect(")", ") or , after an argument");
+      cursor.expect(")", ') or , after an argument (text is written in double quotes: "2 + 2")');
       break;
     }
   }

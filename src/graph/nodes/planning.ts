@@ -298,9 +298,10 @@ export function createApprovePlanNode(deps: GraphDeps) {
   };
 }
 
+/** Back to the planner with a person's words, added to what it was told before (a second rejection's feedback does not undo the first's). */
 function replan(state: State, visit: Update, feedback: string[]): Update {
   if (state.rejections + 1 > state.settings.maxIterations) return { ...visit, stopReason: "rejected" };
-  return { ...visit, planStatus: "none", planAttempts: 0, planErrors: [], planFeedback: feedback, rejections: state.rejections + 1 };
+  return { ...visit, planStatus: "none", planAttempts: 0, planErrors: [], planFeedback: [...state.planFeedback, ...feedback].slice(-20), rejections: state.rejections + 1 };
 }
 
 /** Pauses to put the planner's question to a person; the answer goes back to the planner. */

@@ -40,20 +40,21 @@ interface Target {
   words: Set<string>;
 }
 
-/** The words after a trigger, up to the end of the phrase (a comma, "and", "but", a full stop). */
+/** Where a phrase ends: punctuation (a full stop, not a file name's dot), "but", "please", or a word that turns it around. */
+const PHRASE_END = /[,;!?]|\.(?=\s|$)|\b(?:but|please|not|no|without|except)\b/;
+
+/** The words after a trigger, up to the end of the phrase ("only the maths and the saving": both). */
 function phraseAfter(sentence: string, trigger: RegExp): string | undefined {
   const match = trigger.exec(sentence);
   if (!match) return undefined;
-  const rest = sentence.slice(match.index + match[0].length);
-  return rest.split(/[,;.!?]|\b(?:and|but|please)\b/)[0]?.trim();
+  return sentence.slice(match.index + match[0].length).split(PHRASE_END)[0]?.trim();
 }
 
 /** The words before a trailing "only" ("the listing only"). */
 function phraseBefore(sentence: string, trigger: RegExp): string | undefined {
   const match = trigger.exec(sentence);
   if (!match) return undefined;
-  const before = sentence.slice(0, match.index).split(/[,;.!?]|\b(?:and|but|please)\b/).at(-1);
-  return before?.trim();
+  return sentence.slice(0, match.index).split(PHRASE_END).at(-1)?.trim();
 }
 
 function targetOf(phrase: string | undefined): Target | undefined {
@@ -67,7 +68,7 @@ function targetOf(phrase: string | undefined): Target | undefined {
     for (const [pattern, named] of KIND_WORDS) if (pattern.test(bare)) for (const kind of named) kinds.add(kind);
     // A file name or a number names the clauses that contain it.
     if (/[./]/.test(bare) && /\w/.test(bare)) words.add(bare);
-    else if (/^\d[\d,.]*$/.test(bare)) words.add(bare);
+    else if (/\d/.test(bare) && /^[\d.,^%*/+-]+$/.test(bare)) words.add(bare);
   }
   return kinds.size > 0 || words.size > 0 ? { kinds, words } : undefined;
 }
