@@ -55,6 +55,9 @@ export interface PlanCatalog {
  */
 export type PlannedArgument = { value: unknown } | { from: string; schema?: JsonSchema };
 
+/** How a plan note says the plan's answer template was left out (the other notes are about order). */
+export const ANSWER_LEFT_OUT = "the plan's answer was left out";
+
 /** Literal items of a list a step runs over that are checked (each stands for the argument once). */
 const MAPPED_ITEMS_CHECKED = 20;
 
@@ -169,7 +172,7 @@ export function checkPlan(subtasks: readonly PlannedSubtask[], catalog: PlanCata
   if (answer === undefined) return { subtasks: ordered.subtasks, notes };
   // A template that does not read is left out, not a reason to plan again: the steps stand, and the synthesizer words the answer.
   const problems = answerTemplateProblems(answer, subtasks.map((subtask) => subtask.id));
-  if (problems.length > 0) return { subtasks: ordered.subtasks, notes: [...notes, `the plan's answer was left out (the synthesizer writes it): ${problems.join("; ")}`] };
+  if (problems.length > 0) return { subtasks: ordered.subtasks, notes: [...notes, `${ANSWER_LEFT_OUT} (the synthesizer writes it): ${problems.join("; ")}`] };
   return { subtasks: ordered.subtasks, notes, answer };
 }
 
