@@ -206,7 +206,7 @@ export function createPlannerNode(deps: GraphDeps) {
       return invalid(checked.errors);
     }
     emit(config, { type: "plan-ready", attempt, subtasks: checked.subtasks, ...(checked.notes.length > 0 ? { notes: checked.notes } : {}), ...(checked.answer !== undefined ? { answer: checked.answer } : {}) });
-    announceRoute(config, checked.subtasks, state.settings.review);
+    announceRoute(config, checked.subtasks, state.settings.review, checked.answer);
     const planned: Update = {
       planStatus: state.settings.approvePlan ? "ready" : "approved",
       plan: checked.subtasks,
@@ -232,8 +232,8 @@ export function createPlannerNode(deps: GraphDeps) {
 }
 
 /** Says which route the plan takes, and why. */
-function announceRoute(config: LangGraphRunnableConfig, plan: readonly PlannedSubtask[], mode: ReviewMode | undefined): void {
-  const route = routeOf(plan, mode);
+function announceRoute(config: LangGraphRunnableConfig, plan: readonly PlannedSubtask[], mode: ReviewMode | undefined, answer: string | undefined): void {
+  const route = routeOf(plan, mode, answer);
   if (route) emit(config, { type: "route-decide", ...route });
 }
 
@@ -284,7 +284,7 @@ export function createApprovePlanNode(deps: GraphDeps) {
         const checked = edited.success ? checkPlan(edited.data, deps, state, config, state.planAnswer ?? undefined) : { errors: [z.prettifyError(edited.error)] };
         if ("subtasks" in checked) {
           emit(config, { type: "plan-ready", attempt: state.planAttempts, subtasks: checked.subtasks, ...(checked.notes.length > 0 ? { notes: checked.notes } : {}), ...(checked.answer !== undefined ? { answer: checked.answer } : {}) });
-          announceRoute(config, checked.subtasks, state.settings.review);
+          announceRoute(config, checked.subtasks, state.settings.review, checked.answer);
           return { ...visit, plan: checked.subtasks, planNotes: checked.notes, planAnswer: checked.answer ?? null, planStatus: "approved" };
         }
         return replan(state, visit, [`The person's edited plan was invalid: ${checked.errors.join("; ")}`]);
