@@ -10,7 +10,11 @@
  * each target is met; it never fails on a threshold. `--json` prints one JSON object; `--only server` (or a comma
  * list) runs some. Not part of `npm test`: timings depend on the machine.
  */
+import { execFile } from "node:child_process";
+import { existsSync } from "node:fs";
 import { cpus } from "node:os";
+import path from "node:path";
+import { promisify } from "node:util";
 import { parseArgs } from "node:util";
 import { fileURLToPath } from "node:url";
 import { measureByteExact } from "./byte-exact.js";
@@ -36,11 +40,14 @@ import { measureHostileInputs } from "./hostile-inputs.js";
 import { measureStreamedHolds } from "./streamed-holds.js";
 import { measureServer } from "./server.js";
 import { withTempDir } from "./support.js";
+import { refusals } from "./prerequisites.js";
+import type { CompareReport } from "./report.js";
 import { measureToolCalls } from "./tool-calls.js";
 import { measureQueues } from "./queue-compare.js";
 import { measureScaleOut } from "./scale-out.js";
-import { measurePeers } from "./peers/peers.js";
 import { measureOperations } from "./operations.js";
+import { type Backend, measureScale, type ScalePart } from "./scale/scale.js";
+import { dropDatabase } from "./scale/postgres-admin.js";
 import { startThrowawayPostgres, type ThrowawayPostgres } from "../src/testing/postgres-cluster.js";
 
 const BENCHMARKS = [
@@ -70,6 +77,7 @@ const BENCHMARKS = [
   "holds",
   "misbehaviour",
   "trust",
+  "scale",
 ];
 
 const { values } = parseArgs({
@@ -78,12 +86,32 @@ const { values } = parseArgs({
     runs: { type: "string", default: "20" },
     /** Which benchmarks to run (comma-separated names from BENCHMARKS above). */
     only: { type: "string", default: BENCHMARKS.join(",") },
+    /** The scale section's sizes: `full` (the issue's: 100k waiting, 1,000 watchers, 1M finished runs) or `quick` (minutes). */
+    "scale-size": { type: "string", default: "full" },
+    /** The scale section's parts (queue, watchers, history) and backends (sqlite, postgres), comma lists; all by default. */
+    "scale-parts": { type: "string", default: "queue,watchers,history" },
+    "scale-backends": { type: "string", default: "sqlite,postgres" },
+    /** Another built checkout of troupe (its dist/): its server and overhead sections are measured in the same run, beside this build's. */
+    compare: { type: "string" },
   },
 });
 const only = new Set(values.only.split(",").map((name) => name.trim()));
 const unknown = [...only].filter((name) => !BENCHMARKS.includes(name));
 if (unknown.length > 0) {
   console.error(`--only: unknown benchmark ${unknown.join(", ")}; choose from ${BENCHMARKS.join(", ")}`);
+  process.exit(2);
+}
+
+const scaleSize = values["scale-size"];
+if (scaleSize !== "full" && scaleSize !== "quick") {
+  console.error(`--scale-size must be full or quick, not ${scaleSize}`);
+  process.exit(2);
+}
+
+const scaleParts = values["scale-parts"].split(",").map((part) => part.trim());
+const scaleBackends = values["scale-backends"].split(",").map((backend) => backend.trim());
+if (scaleParts.some((part) => !["queue", "watchers", "history"].includes(part)) || scaleBackends.some((backend) => !["sqlite", "postgres"].includes(backend))) {
+  console.error(`--scale-parts takes queue, watchers, history and --scale-backends sqlite, postgres (comma lists), not ${values["scale-parts"]} / ${values["scale-backends"]}`);
   process.exit(2);
 }
 
@@ -98,10 +126,40 @@ const progress = (line: string): void => {
   if (!values.json) process.stderr.write(`${line}\n`);
 };
 
+if (values.compare !== undefined && !existsSync(path.join(values.compare, "dist/src/cli/main.js"))) {
+  console.error(`--compare: ${values.compare} is not a built troupe checkout (no dist/src/cli/main.js: run npm ci && npm run build there)`);
+  process.exit(2);
+}
+
+/**
+ * Another build's server and overhead sections, right after this build's: its CLI served by this
+ * bench's server section, its own bench (in a child process) for the overhead.
+ */
+async function compareWith(checkout: string): Promise<CompareReport> {
+  const exec = promisify(execFile);
+  const commit = (await exec("git", ["-C", checkout, "rev-parse", "--short", "HEAD"]).catch(() => ({ stdout: "other" }))).stdout.trim();
+  const result: CompareReport = { checkout, commit };
+  if (only.has("server") && !refused.has("server")) {
+    progress(`HTTP service of ${commit} (the same measurement, its CLI)…`);
+    result.server = await measureServer({ submissions: 1_000, connections: 100, inFlight: 100, cli: path.join(checkout, "dist/src/cli/main.js"), providerModule: path.join(checkout, "dist/src/testing/scripted-provider.js") });
+  }
+  return result;
+}
+
+/** The other build's overhead section, by its own bench. */
+async function compareOverhead(checkout: string, report: CompareReport): Promise<void> {
+  progress(`orchestration overhead of ${report.commit} (its own bench, ${runs} runs per variant)…`);
+  const { stdout } = await promisify(execFile)(process.execPath, [path.join(checkout, "dist/bench/main.js"), "--only", "overhead", "--json", "--runs", String(runs)], { cwd: checkout, maxBuffer: 64 * 1024 * 1024 });
+  report.overhead = (JSON.parse(stdout) as { overhead: CompareReport["overhead"] }).overhead;
+}
+
 const startedAt = new Date().toISOString();
-/** Runs one benchmark when --only names it. */
+// Sections whose prerequisites are missing here are refused, named, before anything runs.
+const refused = await refusals(only);
+for (const [name, reason] of refused) console.error(`bench: ${name} refused: ${reason}`);
+/** Runs one benchmark when --only names it and nothing it needs is missing. */
 async function bench<T>(name: string, label: string, measure: () => Promise<T>): Promise<T | undefined> {
-  if (!only.has(name)) return undefined;
+  if (!only.has(name) || refused.has(name)) return undefined;
   progress(label);
   return measure();
 }
@@ -118,6 +176,8 @@ const toolCalls = await bench("tools", "tool calls…", () => measureToolCalls({
 const server = await bench("server", "HTTP service (1,000 submissions over 100 connections, then 100 runs in flight)…", () =>
   measureServer({ submissions: 1_000, connections: 100, inFlight: 100 }),
 );
+const compare = values.compare === undefined ? undefined : await compareWith(path.resolve(values.compare));
+if (compare && only.has("overhead") && !refused.has("overhead")) await compareOverhead(compare.checkout, compare);
 // Each run sleeps for its critical path (0.4–1.5 s), so five runs per shape give a stable median.
 const criticalPath = await bench("critical-path", "critical path (uneven DAGs on the scripted model)…", () =>
   measureCriticalPath({ runs: Math.max(3, Math.ceil(runs / 4)), warmupRuns: 1, planMs: 400, planSubtasks: 8 }),
@@ -125,8 +185,11 @@ const criticalPath = await bench("critical-path", "critical path (uneven DAGs on
 const discovery = await bench("discovery", "tool discovery (worker prompts with 200 more tools, recall, the examples' tool tokens)…", () => measureDiscovery());
 const memory = await bench("memory", "memory (20 turns of one thread; search among 10,000 facts)…", () => measureMemory({ turns: 20, historyBudget: 2_000, items: 10_000, searches: 200 }));
 // The same tasks through troupe, a LangGraph supervisor, the Agents SDK and a ReAct agent; three runs each for a median makespan.
-const peers = await bench("peers", "side by side with the peers (13 tasks through troupe, langgraph-supervisor, the Agents SDK, a ReAct agent)…", () => measurePeers({ repeats: 3, log: progress, hosted: { repeats: 1 } }));
-const protocols = await bench("protocols", "protocols (the README task over REST, MCP and A2A; a subtask delegated over A2A)…", () => measureProtocols({ runs: Math.max(30, runs * 3), warmupRuns: 3 }));
+// Imported only when it runs: its frameworks are devDependencies (see prerequisites.ts).
+const peers = await bench("peers", "side by side with the peers (13 tasks through troupe, langgraph-supervisor, the Agents SDK, a ReAct agent)…", async () =>
+  (await import("./peers/peers.js")).measurePeers({ repeats: 3, log: progress, hosted: { repeats: 1 } }),
+);
+const protocols = await bench("protocols", "protocols (the README task over REST, MCP, A2A and the Agent Protocol; a subtask delegated over A2A)…", () => measureProtocols({ runs: Math.max(30, runs * 3), warmupRuns: 3 }));
 const hostile = await bench("hostile", "hostile inputs (one key's programs in disguise while another key polls /health)…", () => measureHostileInputs());
 const holds = await bench("holds", "held effects in streamed planning (writes wait for the plan, reads do not)…", () => measureStreamedHolds({ planMs: 400, runs: Math.max(3, Math.ceil(runs / 4)) }));
 const misbehaviour = await bench("misbehaviour", "misbehaving models (ten classes on both wires, streaming and not) and the prompt cache over a 15-subtask run…", () => measureMisbehaviour());
@@ -158,6 +221,15 @@ let operationsDatabases = 0;
 const operations = await bench("operations", "operations over time (gc of 10,000 runs on SQLite and Postgres; webhook delivery latency)…", async () =>
   measureOperations({ runs: 10_000, deliveries: 50, postgres: async () => (await cluster()).database(`operations_${(operationsDatabases += 1)}`), log: progress }),
 );
+const scale = await bench("scale", `scale: queue depth, watchers and history on SQLite and Postgres (${scaleSize} sizes)…`, async () =>
+  measureScale({
+    size: scaleSize,
+    parts: scaleParts as ScalePart[],
+    backends: scaleBackends as Backend[],
+    postgres: { database: async (name) => (await cluster()).database(name), drop: async (name) => dropDatabase((await cluster()).url, name) },
+    log: progress,
+  }),
+);
 await postgres?.destroy();
 
 // The CLI as a user runs it, from the same build as this benchmark (dist/bench → dist/src/cli).
@@ -171,6 +243,7 @@ const evalSuite = await bench("eval", "eval suite (examples/evals/offline.jsonl 
 
 const report: BenchReport = {
   environment: { node: process.version, platform: `${process.platform} ${process.arch}`, cpus: cpus().length, startedAt },
+  refused: Object.fromEntries(refused),
   overhead,
   fanOut,
   checkpointCost,
@@ -197,6 +270,8 @@ const report: BenchReport = {
   fairness,
   holds,
   misbehaviour,
+  scale,
+  ...(compare ? { compare } : {}),
   targets: {
     overhead: overhead?.target.met,
     fanOut: fanOut?.target.met,
@@ -218,7 +293,10 @@ const report: BenchReport = {
     operations: operations?.target.met,
     hostileHealth: hostile?.target.met,
     misbehaviour: misbehaviour?.target.met,
+    scale: scale?.target.met,
   },
 };
 
 process.stdout.write(values.json ? `${JSON.stringify(report, null, 2)}\n` : `${renderReport(report)}\n`);
+// A refused section is a machine that cannot measure it (exit 2, as a configuration problem): never a figure.
+if (refused.size > 0) process.exitCode = 2;

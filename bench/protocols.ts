@@ -3,6 +3,7 @@ import path from "node:path";
 import { Writable } from "node:stream";
 import { type Message, Role, type Task } from "@a2a-js/sdk";
 import { ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory, RestTransportFactory } from "@a2a-js/sdk/client";
+import { Client as LangGraphClient } from "@langchain/langgraph-sdk";
 import { Client as McpClient } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { Troupe } from "../src/runtime/engine.js";
@@ -14,7 +15,7 @@ import { formatNumber as number, formatTable, type Summary, summarize, withTempD
 
 /** The README's task: the offline model plans, computes, writes result.txt, reviews and answers. */
 const README_TASK = "compute 17% of 2,340 and save it to result.txt";
-/** Issue 26's bar: what MCP and A2A may add to the REST API's p95 for the same task. */
+/** Issue 26's bar: what MCP, A2A and the Agent Protocol may add to the REST API's p95 for the same task. */
 export const ADDED_P95_TARGET_MS = 10;
 
 export interface ProtocolsBenchOptions {
@@ -97,6 +98,7 @@ export async function measureProtocols(options: ProtocolsBenchOptions): Promise<
     const mcp = new McpClient({ name: "bench", version: "1" });
     await mcp.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`)));
     const jsonRpc = await new ClientFactory().createFromUrl(base);
+    const langgraph = new LangGraphClient({ apiUrl: `${base}/langgraph`, apiKey: null, callerOptions: { maxRetries: 0 } });
     const restBinding = await new ClientFactory(
       ClientFactoryOptions.createFrom(ClientFactoryOptions.default, { transports: [new RestTransportFactory(), new JsonRpcTransportFactory()], preferredTransports: ["HTTP+JSON"] }),
     ).createFromUrl(base);
@@ -113,6 +115,27 @@ export async function measureProtocols(options: ProtocolsBenchOptions): Promise<
       },
       { label: "A2A SendMessage (JSON-RPC)", run: async () => checkTask((await jsonRpc.sendMessage({ tenant: "", message: message(README_TASK), configuration: undefined, metadata: undefined })) as Task) },
       { label: "A2A SendMessage (HTTP+JSON)", run: async () => checkTask((await restBinding.sendMessage({ tenant: "", message: message(README_TASK), configuration: undefined, metadata: undefined })) as Task) },
+      {
+        label: "Agent Protocol runs.wait (LangGraph SDK)",
+        run: async () => {
+          let runId = "";
+          const values = (await langgraph.runs.wait(null, "troupe", { input: { task: README_TASK }, onRunCreated: (created) => (runId = created.run_id) })) as { status?: string };
+          if (values.status !== "completed") throw new Error(`Agent Protocol run ended ${values.status}`);
+          return runId;
+        },
+      },
+      {
+        label: "Agent Protocol runs.stream (values, messages-tuple)",
+        run: async () => {
+          let runId = "";
+          let status: string | undefined;
+          for await (const part of langgraph.runs.stream(null, "troupe", { input: { task: README_TASK }, streamMode: ["values", "messages-tuple"], onRunCreated: (created) => (runId = created.run_id) })) {
+            if (part.event === "values") status = (part.data as { status?: string }).status ?? status;
+          }
+          if (status !== "completed") throw new Error(`Agent Protocol stream ended ${status}`);
+          return runId;
+        },
+      },
     ];
     const times = variants.map(() => [] as number[]);
     const overheads = variants.map(() => [] as number[]);
@@ -231,7 +254,7 @@ export function protocolsSection(report: ProtocolsBenchReport): string {
     ],
   );
   return [
-    `19. Protocols: the README task over REST, MCP and A2A against one server (offline model), ${report.runs} rounds (each in another order) after a warm-up,`,
+    `19. Protocols: the README task over REST, MCP, A2A and the Agent Protocol (LangGraph's SDK) against one server (offline model), ${report.runs} rounds (each in another order) after a warm-up,`,
     "   timed at the client from the request to the answer in hand (REST: submit, follow the events to run-end, read the task);",
     "   \"beyond the run\" is that time less the run's own (its record's creation to its end), so the run's variance stays out;",
     "   CPU ms is this process's CPU time per request (client and server, run included), which the machine's load does not inflate.",

@@ -1,4 +1,6 @@
 import type { ByteExactReport } from "./byte-exact.js";
+import { scaleSection } from "./scale/report.js";
+import type { ScaleReport } from "./scale/scale.js";
 import type { CheckpointCostFigures, CheckpointCostReport } from "./checkpoint-cost.js";
 import type { CrashTrialsReport } from "./crash-trials.js";
 import type { EvalBenchReport } from "./eval.js";
@@ -30,6 +32,8 @@ import { formatNumber as number, formatTable, type Summary } from "./support.js"
 /** Everything one `npm run bench` measures; `--json` prints exactly this. */
 export interface BenchReport {
   environment: { node: string; platform: string; cpus: number; startedAt: string };
+  /** Sections refused because something they need is missing here: section → what is missing. */
+  refused: Record<string, string>;
   overhead?: OverheadReport;
   fanOut?: FanOutReport;
   checkpointCost?: CheckpointCostReport;
@@ -56,6 +60,9 @@ export interface BenchReport {
   hostile?: HostileInputsReport;
   fairness?: FairQueuesReport;
   holds?: StreamedHoldsReport;
+  scale?: ScaleReport;
+  /** Another build measured in the same run (--compare): its server and overhead figures. */
+  compare?: CompareReport;
   /** Undefined for a benchmark left out with --only. */
   targets: {
     overhead?: boolean;
@@ -78,7 +85,39 @@ export interface BenchReport {
     protocols?: boolean;
     operations?: boolean;
     hostileHealth?: boolean;
+    scale?: boolean;
   };
+}
+
+/** Another build's figures, measured in the same run as this one's (`--compare <checkout>`). */
+export interface CompareReport {
+  checkout: string;
+  commit: string;
+  server?: ServerBenchReport;
+  /** That build's own overhead section (its bench run in a child process), as its JSON report gives it. */
+  overhead?: { ratio: { median: number; p95: number }; troupe: { runMs: Summary }; rawCheckpointed: { runMs: Summary } };
+}
+
+function compareSection(report: BenchReport): string {
+  const other = report.compare as CompareReport;
+  const rows: string[][] = [];
+  const pair = (figure: string, mine: number | undefined, theirs: number | undefined) => rows.push([figure, number(mine), number(theirs), mine !== undefined && theirs !== undefined ? `${number(mine / theirs)}×` : "n/a"]);
+  if (other.server && report.server) {
+    pair("POST /execute p95 while runs execute (ms)", report.server.submitMs.p95, other.server.submitMs.p95);
+    pair("POST /execute p95, runs parked (ms)", report.server.submitIdleMs.p95, other.server.submitIdleMs.p95);
+    pair("completed runs per second", report.server.completedPerSecond, other.server.completedPerSecond);
+    pair("server CPU per completed run (ms)", report.server.cpuPerRunMs, other.server.cpuPerRunMs);
+    pair("server RSS with 100 runs in flight (MB)", report.server.memory.inFlightMb, other.server.memory.inFlightMb);
+  }
+  if (other.overhead && report.overhead) {
+    pair("overhead: troupe ÷ raw LangGraph (SqliteSaver), medians", report.overhead.ratio.median, other.overhead.ratio.median);
+    pair("overhead: troupe run median (ms)", report.overhead.troupe.runMs.median, other.overhead.troupe.runMs.median);
+  }
+  return [
+    `Side by side: this build and ${other.commit} (${other.checkout}), measured in this run (each section of the other build right after this build's).`,
+    "",
+    formatTable(["figure", "this build", other.commit, "this ÷ that"], rows),
+  ].join("\n");
 }
 
 const verdict = (met: boolean | undefined): string => (met === undefined ? "not run" : met ? "MET" : "NOT MET");
@@ -276,6 +315,7 @@ function serverSection(report: ServerBenchReport): string {
     [
       ["accepted (202)", `${report.accepted} of ${report.submissions * 2}`],
       ["completed runs per second (zero-latency model)", number(report.completedPerSecond)],
+      ["server CPU per completed run (ms, user + system)", number(report.cpuPerRunMs)],
       ["server RSS idle (MB)", number(report.memory.idleMb)],
       [`server RSS with ${report.memory.runsInFlight} runs in flight (MB)`, number(report.memory.inFlightMb)],
       ["RSS per run in flight (KB)", number(report.memory.perRunKb)],
@@ -571,11 +611,15 @@ export function renderReport(report: BenchReport): string {
     report.protocols && protocolsSection(report.protocols),
     report.operations && operationsSection(report.operations),
     report.misbehaviour && misbehaviourSection(report.misbehaviour),
+    report.scale && scaleSection(report.scale),
+    report.compare && compareSection(report),
   ].filter((section): section is string => Boolean(section));
   const { targets } = report;
+  const refused = Object.entries(report.refused);
   return [
     `troupe benchmark: node ${environment.node}, ${environment.platform}, ${environment.cpus} CPUs, ${environment.startedAt}`,
     "",
+    ...(refused.length === 0 ? [] : ["REFUSED (not measured: something the section needs is missing here)", ...refused.map(([name, reason]) => `  ${name}: ${reason}`), ""]),
     ...sections.flatMap((section) => [section, ""]),
     `targets: ${([
       ["overhead", targets.overhead],
@@ -598,6 +642,7 @@ export function renderReport(report: BenchReport): string {
       ["hostile-input /health", targets.hostileHealth],
       ["misbehaviour", targets.misbehaviour],
       ["trust", targets.trust],
-    ] as const).map(([name, met]) => `${name} ${verdict(met)}`).join(", ")} (figures are reported, never enforced)`,
+      ["scale", targets.scale],
+    ] as const).map(([name, met]) => `${name} ${verdict(met)}`).join(", ")} (figures are reported, never enforced)${refused.length === 0 ? "" : `; refused: ${refused.map(([name]) => name).join(", ")}`}`,
   ].join("\n");
 }

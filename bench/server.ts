@@ -24,6 +24,10 @@ export interface ServerBenchOptions {
   submissions: number;
   connections: number;
   inFlight: number;
+  /** The CLI to serve with (default this build's): another checkout's, to compare builds side by side. */
+  cli?: string;
+  /** The scripted provider module of that build (TROUPE_PROVIDER_MODULES). */
+  providerModule?: string;
 }
 
 export interface LatencyFigures {
@@ -45,6 +49,12 @@ export interface ServerBenchReport {
   accepted: number;
   /** Runs completed per second: completed runs / (last finish − first start), from the runs' own timestamps. */
   completedPerSecond: number;
+  /**
+   * The server process's CPU time (user + system, /proc/<pid>/stat) from the first submission of
+   * the zero-latency phase until its runs are done, per run: the work a run costs, which a machine
+   * busy with other work does not stretch as it stretches wall times.
+   */
+  cpuPerRunMs: number;
   completedRuns: number;
   /** Resident memory of the server process (/proc/<pid>/status VmRSS). */
   memory: { idleMb: number; inFlightMb: number; perRunKb: number; heapUsedMb: number; runsInFlight: number };
@@ -59,8 +69,8 @@ interface Server {
   stop(): Promise<void>;
 }
 
-export async function startServer(directory: string, env: Record<string, string>): Promise<Server> {
-  const child = spawn(process.execPath, [CLI, "serve", "--port", "0"], {
+export async function startServer(directory: string, env: Record<string, string>, cli = CLI): Promise<Server> {
+  const child = spawn(process.execPath, [cli, "serve", "--port", "0"], {
     cwd: directory,
     env: { ...process.env, TROUPE_RATE_LIMIT: "0", TROUPE_LOG_LEVEL: "error", TROUPE_SHUTDOWN_GRACE_MS: "0", ...env },
     stdio: ["ignore", "ignore", "pipe"],
@@ -126,6 +136,12 @@ export async function metrics(agent: Agent, port: number, names: string[]): Prom
   });
 }
 
+/** CPU time (ms, user + system) a process has used so far. */
+function cpuMs(pid: number): number {
+  const fields = (readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1] ?? "").split(" ");
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+}
+
 function residentMb(pid: number): number {
   const match = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
   return match ? Number(match[1]) / 1024 : Number.NaN;
@@ -134,12 +150,13 @@ function residentMb(pid: number): number {
 /** All tasks, through the list endpoint's pages. */
 async function allTasks(agent: Agent, port: number): Promise<Array<{ status: string; started_at: string | null; finished_at: string | null }>> {
   const items: Array<{ status: string; started_at: string | null; finished_at: string | null }> = [];
-  for (let offset = 0; ; offset += 100) {
-    const response = await send(agent, port, "GET", `/api/v1/tasks?limit=100&offset=${offset}`);
-    const page = response.json() as { data: { items: typeof items; next_offset: number | null } };
+  for (let cursor: string | null = null; ; ) {
+    const response = await send(agent, port, "GET", `/api/v1/tasks?limit=100${cursor === null ? "" : `&cursor=${encodeURIComponent(cursor)}`}`);
+    const page = response.json() as { data: { items: typeof items; next_cursor: string | null } };
     if (response.status !== 200) throw new Error(`listing the tasks failed: ${response.status} ${JSON.stringify(page)}`);
     items.push(...page.data.items);
-    if (page.data.next_offset === null) return items;
+    if (page.data.next_cursor === null) return items;
+    cursor = page.data.next_cursor;
   }
 }
 
@@ -149,7 +166,7 @@ function figures(latencies: number[]): LatencyFigures {
 }
 
 /** Sends `count` POST /execute over `connections` keep-alive connections; returns each round trip (ms) and how many were accepted. */
-async function submitAll(agent: Agent, port: number, count: number, connections: number, label: string): Promise<{ latencies: number[]; accepted: number }> {
+async function submitAll(agent: Agent, port: number, count: number, connections: number, label: string, onStart: () => void = () => {}): Promise<{ latencies: number[]; accepted: number }> {
   // Warm-up: open the connections and run the request path (parsing, validation, error answer)
   // a few hundred times, so neither a cold connection nor cold JIT code is what is measured.
   await Promise.all(Array.from({ length: connections }, () => send(agent, port, "GET", "/health")));
@@ -159,6 +176,7 @@ async function submitAll(agent: Agent, port: number, count: number, connections:
   const latencies: number[] = [];
   let accepted = 0;
   let next = 0;
+  onStart();
   const worker = async (): Promise<void> => {
     while (next < count) {
       const index = next++;
@@ -187,12 +205,13 @@ export async function measureServer(options: ServerBenchOptions): Promise<Server
       // 1. Runs parked in a slow model call: the HTTP path alone, and memory with runs in flight.
       const slowScript = path.join(directory, "slow.json");
       writeFileSync(slowScript, JSON.stringify(scriptFor(PLAN, { runs: options.submissions, workerDelayMs: 120_000 })));
+      const provider = options.providerModule ?? SCRIPTED_PROVIDER_MODULE;
       const slow = await startServer(directory, {
-        TROUPE_PROVIDER: "scripted", TROUPE_PROVIDER_MODULES: SCRIPTED_PROVIDER_MODULE,
+        TROUPE_PROVIDER: "scripted", TROUPE_PROVIDER_MODULES: provider,
         TROUPE_SCRIPT: slowScript,
         TROUPE_DATA_DIR: path.join(directory, "slow-data"),
         TROUPE_MAX_RUNNING: String(options.inFlight),
-      });
+      }, options.cli);
       let idle: { latencies: number[]; accepted: number };
       let memory: ServerBenchReport["memory"];
       try {
@@ -218,14 +237,17 @@ export async function measureServer(options: ServerBenchOptions): Promise<Server
       // 2. Runs that execute at once: submissions compete with them; then runs per second.
       const script = path.join(directory, "script.json");
       writeFileSync(script, JSON.stringify(scriptFor(PLAN, { runs: options.submissions })));
-      const fast = await startServer(directory, { TROUPE_PROVIDER: "scripted", TROUPE_PROVIDER_MODULES: SCRIPTED_PROVIDER_MODULE, TROUPE_SCRIPT: script, TROUPE_DATA_DIR: path.join(directory, "fast-data") });
+      const fast = await startServer(directory, { TROUPE_PROVIDER: "scripted", TROUPE_PROVIDER_MODULES: provider, TROUPE_SCRIPT: script, TROUPE_DATA_DIR: path.join(directory, "fast-data") }, options.cli);
       let busy: { latencies: number[]; accepted: number };
       let completedPerSecond = Number.NaN;
       let completedRuns = 0;
+      let cpuPerRunMs = Number.NaN;
       try {
-        busy = await submitAll(agent, fast.port, options.submissions, options.connections, "look up");
+        let cpuBefore = 0;
+        busy = await submitAll(agent, fast.port, options.submissions, options.connections, "look up", () => (cpuBefore = cpuMs(fast.child.pid as number)));
         const deadline = Date.now() + 600_000;
         while ((await metric(agent, fast.port, "agent_tasks_running")) + (await metric(agent, fast.port, "agent_tasks_queued")) > 0 && Date.now() < deadline) await sleep(250);
+        cpuPerRunMs = (cpuMs(fast.child.pid as number) - cpuBefore) / options.submissions;
         const done = (await allTasks(agent, fast.port)).filter((task) => task.status === "completed" && task.started_at && task.finished_at);
         completedRuns = done.length;
         const first = Math.min(...done.map((task) => Date.parse(task.started_at as string)));
@@ -243,6 +265,7 @@ export async function measureServer(options: ServerBenchOptions): Promise<Server
         submitIdleMs: figures(idle.latencies),
         accepted: idle.accepted + busy.accepted,
         completedPerSecond,
+        cpuPerRunMs,
         completedRuns,
         memory,
         target: { maxP95Ms: SUBMIT_P95_TARGET_MS, met: submitMs.p95 < SUBMIT_P95_TARGET_MS, p95OfBar: submitMs.p95 / SUBMIT_P95_TARGET_MS },

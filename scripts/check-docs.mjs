@@ -5,9 +5,12 @@
 // - every CLI command and subcommand has a `### \`troupe <command>\`` section in docs/cli.md that
 //   names each of its long options;
 // - every key the config file's zod schemas accept is named in a page (as `key`, "key" or .key);
-// - every TROUPE_* variable the shipped sources read is in docs/configuration.md.
-// Fails with the missing names.
-import { readdirSync, readFileSync } from "node:fs";
+// - every TROUPE_* variable the shipped sources read is in docs/configuration.md;
+// - the OpenAPI document passes Redocly's recommended rules (redocly.yaml), warnings included.
+// Fails with the missing names and the rules broken.
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { readCli, readConfigKeys, readEnvironmentVariables, readHttpApp } from "./docs-model.mjs";
 import { renderHttpApi } from "./http-api-markdown.mjs";
@@ -36,6 +39,38 @@ for (const route of routes) {
   for (const method of methods) {
     if (!allText.includes(`${method} ${shown}`)) problems.push(`route ${method} ${shown} is not documented in docs/ (write it as \`${method} ${shown}\`)`);
   }
+}
+
+// Operations that can answer no 4xx, which Redocly's operation-4xx-response asks of every operation.
+const NO_4XX = {
+  "#/paths/~1health/get/responses": "GET /health is open and takes nothing: it answers 200 or 503",
+  "#/paths/~1api~1v1~1health/get/responses": "GET /api/v1/health is open and takes nothing: it answers 200 or 503",
+  "#/paths/~1.well-known~1agent-card.json/get/responses": "the agent card is open and takes nothing but A2A-Version, which only picks the card's version",
+};
+const lintDir = mkdtempSync(path.join(os.tmpdir(), "troupe-openapi-"));
+try {
+  const file = path.join(lintDir, "openapi.json");
+  writeFileSync(file, JSON.stringify(document, null, 1));
+  const root = path.resolve(import.meta.dirname, "..");
+  let output;
+  try {
+    output = execFileSync(path.join(root, "node_modules/.bin/redocly"), ["lint", file, "--config", path.join(root, "redocly.yaml"), "--format=json"], {
+      encoding: "utf8",
+      env: { ...process.env, REDOCLY_TELEMETRY: "off", REDOCLY_SUPPRESS_UPDATE_NOTICE: "true" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+  } catch (error) {
+    // Redocly exits 1 when a rule fails as an error; the report is on stdout all the same.
+    output = error.stdout;
+  }
+  const report = JSON.parse(output);
+  for (const problem of report.problems) {
+    const pointer = problem.location?.[0]?.pointer ?? "";
+    if (problem.ruleId === "operation-4xx-response" && NO_4XX[pointer]) continue;
+    problems.push(`OpenAPI (Redocly ${problem.ruleId}, ${problem.severity}): ${problem.message} at ${pointer}`);
+  }
+} finally {
+  rmSync(lintDir, { recursive: true, force: true });
 }
 
 const cliPage = pages.find((page) => page.name === "cli.md")?.text ?? "";
@@ -77,5 +112,5 @@ if (problems.length > 0) {
   console.error(`docs check: ${problems.length} problem(s)\n${problems.map((problem) => `  - ${problem}`).join("\n")}`);
   process.exitCode = 1;
 } else {
-  console.log(`docs check: ${routes.length} routes, the CLI's commands and flags, the config keys and the environment variables documented; docs/http-api.md current`);
+  console.log(`docs check: ${routes.length} routes, the CLI's commands and flags, the config keys and the environment variables documented; docs/http-api.md current; the OpenAPI document clean of Redocly's recommended rules`);
 }

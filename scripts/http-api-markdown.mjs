@@ -48,7 +48,7 @@ function payloadOf(schema) {
 
 function renderRoute(method, path, operation) {
   const summary = cell(operation.summary);
-  const lines = [`### \`${method.toUpperCase()} ${path}\``, "", /[.!?]$/.test(summary) ? summary : `${summary}.`];
+  const lines = [`### \`${method.toUpperCase()} ${path}\``, "", /[.!?]$/.test(summary) ? summary : `${summary}.`, "", `Operation id: \`${operation.operationId}\`.`];
   if (operation.description) lines.push("", operation.description);
   lines.push("", Array.isArray(operation.security) && operation.security.length === 0 ? "Open: no API key needed." : "Needs an API key when keys are required.");
   const parameters = operation.parameters ?? [];
@@ -69,6 +69,12 @@ function renderRoute(method, path, operation) {
   lines.push("", "| answer | meaning |", "| --- | --- |");
   for (const [status, response] of Object.entries(operation.responses ?? {})) {
     if (status === "default") continue;
+    const codes = response["x-error-codes"];
+    if (Array.isArray(codes)) {
+      // An error in troupe's envelope: what the status means, and the codes it comes with (their remedies are in errors.md).
+      lines.push(`| ${status} | ${cell(response.description.split(". ")[0])} — ${codes.map((code) => `\`${code}\``).join(", ")} |`);
+      continue;
+    }
     const [contentType, content] = Object.entries(response.content ?? {})[0] ?? [];
     let shape = "";
     if (content?.schema) {
@@ -80,7 +86,8 @@ function renderRoute(method, path, operation) {
     }
     lines.push(`| ${status} | ${cell(response.description)}${shape} |`);
   }
-  lines.push("| other | an error envelope `{ code, message, data }` (see [errors](#errors)) |");
+  const fallback = operation.responses?.default;
+  lines.push(`| other | ${fallback?.content?.["application/json"]?.schema?.$ref === "#/components/schemas/Error" ? "an error envelope `{ code, message, data }` (see [errors](#errors))" : cell(fallback?.description ?? "an error")} |`);
   return lines.join("\n");
 }
 
@@ -113,6 +120,8 @@ export function renderHttpApi(document) {
     "## Errors",
     "",
     "Every answer under `/api/v1` is an envelope `{ code, message, data }`: `code` is `\"ok\"` or a stable error code (`task_too_long`, `unknown_field`, `unauthorized`, `rate_limited`, …), `message` one line for a person, and `data` names the field and lists every problem.",
+    "",
+    "Each route's table lists the error statuses it can answer and the codes each comes with (in the OpenAPI document: the shared `Error` schema, the codes as `x-error-codes`, each code's remedy in the status's description); [errors.md](errors.md) gives every code's status and remedy. A code `<field>_<problem>` (`task_required`, `limit_out_of_range`) is a request field's problem. The protocol endpoints answer their errors in the protocol's own shape (`JsonRpcError`, `A2AError`), except the key, rate-limit and overload answers of the A2A routes, which are troupe's envelope.",
     "",
   );
   return out.join("\n");

@@ -79,7 +79,8 @@ describe("the web console in headless Chromium", () => {
       await page.waitForSelector('#timeline li[data-type="run-end"]:last-child');
       const answer = await page.textContent("#answer");
       expect(answer).toContain("397.8");
-      expect(await page.locator("#answer li").count()).toBe(2);
+      // The offline model's answer is written by rules: shown as its text, line for line, not rendered as Markdown.
+      expect(await page.textContent("#answer .plain-answer")).toContain("- Compute 17% of 2,340: 17% of 2,340 = 397.8\n- Save it to result.txt: wrote result.txt");
       const timeline = await page.locator("#timeline li").evaluateAll((items) => items.map((item) => item.getAttribute("data-type")));
       expect(timeline.slice(0, 4)).toEqual(["run-start", "plan-ready", "route-decide", "approval-request"]);
       expect(timeline.at(-1)).toBe("run-end");
@@ -98,11 +99,53 @@ describe("the web console in headless Chromium", () => {
       await page.waitForSelector('#task-status [data-status="completed"]');
       const fork = await troupe.store.runs.get(forkId);
       expect(fork?.forkedFrom).toMatchObject({ runId: taskId, subtaskId: "s2" });
+      // The fork's page says what it re-runs, with a link back.
+      await page.waitForSelector("#forked-from-link");
+      expect(await page.textContent("#forked-from")).toBe(`A re-run of ${taskId} from subtask s2: the results before it were kept; that task stays as it was.`);
+      expect(await page.getAttribute("#forked-from-link", "href")).toBe(`#/tasks/${taskId}`);
       expect((await troupe.store.audit.list({ runId: forkId, tool: "calculator" })).length).toBe(0);
 
       // The list shows the task with its status.
       await page.click("text=← all tasks");
       await page.waitForSelector(`tr.task-row[data-id="${taskId}"] [data-status="completed"]`);
+      expect(errors).toEqual([]);
+    } finally {
+      await browser?.close();
+      if (server) await server.shutdown("test done");
+      else troupe.close();
+    }
+  });
+
+  it("shows an answer written by rules as its text (14*3 stays 14*3), and offers Re-run only on the subtasks that ran", { timeout: 90_000 }, async () => {
+    const directory = tempDir("troupe-console-");
+    const troupe = await Troupe.create({ provider: "offline", dataDir: path.join(directory, "data"), workspace: path.join(directory, "workspace") });
+    let server: RunningServer | undefined;
+    let browser: BrowserContext | undefined;
+    try {
+      server = await startServer({ troupe, config: { port: 0, rateLimitPerMinute: 0 }, logger: createLogger("warn") });
+      browser = await launch(directory);
+      const page = await browser.newPage();
+      const errors: string[] = [];
+      page.on("pageerror", (error) => errors.push(error.message));
+
+      // Rendered as Markdown, "Compute 14*3: 14*3 = 42" loses its asterisks to emphasis.
+      const product = await submit(server.url, { task: "compute 14*3" });
+      await page.goto(`${server.url}/#/tasks/${product}`);
+      await page.waitForSelector('#task-status [data-status="completed"]');
+      await page.waitForSelector("#answer .plain-answer");
+      expect(await page.textContent("#answer")).toContain("14*3 = 42");
+      expect(await page.locator("#answer em").count()).toBe(0);
+      const view = (await (await fetch(`${server.url}/api/v1/tasks/${product}`)).json()) as { data: { result: { answer_format: string } } };
+      expect(view.data.result.answer_format).toBe("text");
+
+      // s1 fails (a division by zero), so s2 never runs: only s1 can be re-run.
+      const failed = await submit(server.url, { task: "compute 10 / 0 and save it to x.txt" });
+      await page.goto(`${server.url}/#/tasks/${failed}`);
+      await page.waitForSelector('#task-status [data-status="failed"]');
+      await page.waitForSelector("#rerun-s1");
+      expect(await page.locator("#rerun-s2").count()).toBe(0);
+      expect(await page.textContent('#rerun-list li[data-id="s2"] .not-run')).toBe("did not run");
+      expect(await page.locator("#forked-from").isHidden()).toBe(true);
       expect(errors).toEqual([]);
     } finally {
       await browser?.close();
@@ -326,7 +369,9 @@ describe("the web console and untrusted data", () => {
       page.on("pageerror", (error) => errors.push(error.message));
       await page.goto(`${server.url}/#/tasks/${id}`);
       await page.waitForSelector(".tool-approval .steered");
-      expect(await page.textContent(".tool-approval .steered")).toBe(`Steered by untrusted data from web ${place.base}/page: path did not come from your task.`);
+      // The card: what the call would do, then the untrusted source that chose it.
+      expect(await page.textContent(".tool-approval .action")).toBe('It would write 6 characters to notes.txt (replacing what is there): "tidied".');
+      expect(await page.textContent(".tool-approval .steered")).toBe(`Untrusted data from web ${place.base}/page chose its path: the task and the plan do not name it.`);
       expect(await page.textContent(".tool-approval h3")).toBe("execute wants to call file_write (s1)");
       mkdirSync(ARTIFACTS, { recursive: true });
       await page.screenshot({ path: path.join(ARTIFACTS, "console-steered-approval.png"), fullPage: true });

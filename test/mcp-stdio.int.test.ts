@@ -1,8 +1,9 @@
 import { spawn } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { LoggingMessageNotificationSchema, ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { describe, expect, it } from "vitest";
 import { answerStep, planStep, subtask } from "../src/testing/script.js";
 import { structured } from "./protocol-helpers.js";
@@ -53,6 +54,38 @@ describe("troupe mcp over stdio", () => {
       expect(outcome.answer).toContain("397.8");
       expect(progress).toEqual(expect.arrayContaining(["s1 started (execute): Compute 17% of 2,340", "s2 done: wrote result.txt (5 bytes, new file)"]));
       expect(readFileSync(path.join(directory, "workspace", "result.txt"), "utf8")).toBe("397.8");
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("offers logging, prompts (the config's templates too), completions and subscriptions over stdio as over HTTP", { timeout: 60_000 }, async () => {
+    const directory = tempDir();
+    writeFileSync(
+      path.join(directory, "troupe.config.json"),
+      JSON.stringify({ taskTemplates: [{ name: "percent", description: "A percentage of an amount", task: "compute {{share}} of {{amount}}", arguments: [{ name: "share", values: ["17%", "50%"] }, { name: "amount" }] }] }),
+    );
+    const { client, transport } = stdioClient(directory);
+    await client.connect(transport);
+    try {
+      expect(client.getServerCapabilities()).toMatchObject({ logging: {}, completions: {}, prompts: {}, resources: { subscribe: true } });
+      const logs: string[] = [];
+      client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => void logs.push(`${notification.params.level} ${(notification.params.data as { message: string }).message}`));
+      await client.setLoggingLevel("debug");
+      const prompt = await client.getPrompt({ name: "percent", arguments: { share: "50%", amount: "80" } });
+      expect((prompt.messages[0]?.content as { text: string }).text).toMatch(/Task: compute 50% of 80$/);
+      const outcome = structured<{ run_id: string; status: string; answer: string }>(await client.callTool({ name: "run_task", arguments: { task: "compute 50% of 80", thread_id: "stdio-thread", approve_plan: true } }));
+      expect(outcome.status).toBe("interrupted");
+      expect(logs).toEqual(expect.arrayContaining(["info run started", "notice waiting for a person: plan-approval", "debug step planner started"]));
+      expect((await client.complete({ ref: { type: "ref/prompt", name: "task" }, argument: { name: "thread_id", value: "stdio" } })).completion.values).toEqual(["stdio-thread"]);
+      expect((await client.complete({ ref: { type: "ref/prompt", name: "percent" }, argument: { name: "share", value: "1" } })).completion.values).toEqual(["17%"]);
+      const updated: string[] = [];
+      client.setNotificationHandler(ResourceUpdatedNotificationSchema, (notification) => void updated.push(notification.params.uri));
+      await client.subscribeResource({ uri: `troupe://runs/${outcome.run_id}` });
+      const done = structured<{ status: string; answer: string }>(await client.callTool({ name: "resume_run", arguments: { run_id: outcome.run_id, decision: "approve" } }));
+      expect(done.status).toBe("completed");
+      expect(done.answer).toContain("40");
+      expect(updated).toContain(`troupe://runs/${outcome.run_id}`);
     } finally {
       await client.close();
     }

@@ -77,7 +77,7 @@ describe("typed answers over HTTP", () => {
     const accepted = envelope<{ task_id: string }>(await app.app.inject({ method: "POST", url: "/api/v1/execute", payload: { task: "compute 17% of 2,340", output_schema: SCHEMA } }));
     const done = await waitForStatus(app, accepted.data.task_id, ["completed", "failed"]);
     expect(done.status).toBe("completed");
-    expect(done.result).toEqual({ answer: JSON.stringify({ value: 397.8, unit: "absolute" }, null, 2), output: { value: 397.8, unit: "absolute" } });
+    expect(done.result).toEqual({ answer: JSON.stringify({ value: 397.8, unit: "absolute" }, null, 2), answer_format: "text", output: { value: 397.8, unit: "absolute" } });
     const refused = await app.app.inject({ method: "POST", url: "/api/v1/execute", payload: { task: "t", output_schema: { type: "object", properties: { a: { type: 7 } } } } });
     expect(refused.statusCode).toBe(400);
     expect(envelope(refused).message).toMatch(/the output schema is not a valid JSON Schema/);

@@ -4,6 +4,8 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { type NewRun, openStore } from "../src/store/index.js";
+import { fairTake, NEAREST_WINDOW } from "../src/store/queue/owner-levels.js";
+import { RUN_QUEUE } from "../src/store/queue/postgres.js";
 import type { PostgresStore } from "../src/store/postgres-store.js";
 import { freshDatabase } from "./postgres.js";
 
@@ -89,5 +91,142 @@ describe("the Postgres run queue takes round-robin by key", { timeout: 60_000 },
     if (!firstTake) throw new Error("nothing taken");
     await store.queue.complete(firstTake);
     expect(await store.queue.take(5)).toHaveLength(1);
+  });
+
+  it("fills every free slot of one owner in one take, oldest first, and a later take the rest", async () => {
+    const databaseUrl = await freshDatabase("fair_alone");
+    const store = await open(databaseUrl);
+    const alice = await submit(store, "alice", 12);
+    const taken = await store.queue.take(8);
+    expect(taken.map((job) => job.runId)).toEqual(alice.slice(0, 8));
+    expect((await store.queue.take(8)).map((job) => job.runId)).toEqual(alice.slice(8));
+    expect(await store.queue.take(8)).toEqual([]);
+  });
+
+  it("keeps three owners level over many takes of one slot, whoever floods", async () => {
+    const databaseUrl = await freshDatabase("fair_level");
+    const store = await open(databaseUrl);
+    const runs = { alice: await submit(store, "alice", 9), bob: await submit(store, "bob", 3), carol: await submit(store, "carol", 3) };
+    const ownerOf = (runId: string) => (Object.entries(runs).find(([, ids]) => ids.includes(runId)) as [string, string[]])[0];
+    const order: string[] = [];
+    for (let index = 0; index < 9; index += 1) order.push(...(await store.queue.take(1)).map((job) => ownerOf(job.runId)));
+    // Nobody completes: each take goes to an owner with the fewest going, so no owner is two ahead.
+    for (let index = 1; index <= order.length; index += 1) {
+      const counts = ["alice", "bob", "carol"].map((owner) => order.slice(0, index).filter((name) => name === owner).length);
+      expect(Math.max(...counts) - Math.min(...counts)).toBeLessThanOrEqual(1);
+    }
+    expect(order.filter((owner) => owner === "alice")).toHaveLength(3);
+  });
+
+  it("brings the owner with fewer going up to the others before they get more (a water level), in one take of several", async () => {
+    const databaseUrl = await freshDatabase("fair_water");
+    const store = await open(databaseUrl);
+    const alice = await submit(store, "alice", 10);
+    await store.queue.take(3);
+    const bob = await submit(store, "bob", 10);
+    // alice has 3 going: bob's first 3 come before any more of alice's, then they alternate.
+    const taken = (await store.queue.take(5)).map((job) => job.runId);
+    expect(taken.filter((id) => bob.includes(id))).toEqual(bob.slice(0, 4));
+    expect(taken.filter((id) => alice.includes(id))).toEqual([alice[3]]);
+  });
+
+  it("still takes jobs made before runs had owners, after the owners' own", async () => {
+    const databaseUrl = await freshDatabase("fair_legacy");
+    const store = await open(databaseUrl);
+    const legacy = await submit(store, null, 2);
+    // A job made before owners had groups: its group cleared, as pg-boss kept it then.
+    await store.pool.query("UPDATE pgboss.job SET group_id = NULL WHERE name = $1 AND data->>'runId' = ANY($2)", [RUN_QUEUE, legacy]);
+    const [bob] = await submit(store, "bob");
+    const taken = (await store.queue.take(5)).map((job) => job.runId);
+    expect(taken).toHaveLength(3);
+    expect(taken[0]).toBe(bob);
+    expect(taken.slice(1).sort()).toEqual([...legacy].sort());
+  });
+
+  it("takes a job given back again once due, as its next attempt, and keeps its thread's later run waiting behind it", async () => {
+    const databaseUrl = await freshDatabase("fair_retry");
+    const store = await open(databaseUrl);
+    const [first] = await submit(store, "alice", 1, { threadId: "line" });
+    const [job] = await store.queue.take(1);
+    expect(job?.runId).toBe(first);
+    if (!job) throw new Error("nothing taken");
+    await store.queue.release(job, "given back");
+    // Given back: due a second later; meanwhile nothing of its thread is taken.
+    const [second] = await submit(store, "alice", 1, { threadId: "line" });
+    expect(await store.queue.take(2)).toEqual([]);
+    await store.pool.query("UPDATE pgboss.job SET start_after = now() - interval '1 second' WHERE name = $1 AND state = 'retry'", [RUN_QUEUE]);
+    const again = await store.queue.take(2);
+    expect(again.map((taken) => [taken.runId, taken.attempt])).toEqual([[first, 1]]);
+    if (!again[0]) throw new Error("nothing taken again");
+    await store.queue.complete(again[0]);
+    expect((await store.queue.take(2)).map((taken) => taken.runId)).toEqual([second]);
+  });
+
+  it("finds the keys behind a flood deeper than the window it reads from the oldest end, in the same take, a share each", async () => {
+    const databaseUrl = await freshDatabase("fair_deep");
+    const store = await open(databaseUrl);
+    const client = await store.pool.connect();
+    const deep = NEAREST_WINDOW + 200;
+    try {
+      // alice's flood fills the oldest end past the window; ten other keys, one run each, behind it.
+      await client.query("BEGIN");
+      await store.queue.sendMany(client, Array.from({ length: deep }, (_, index) => ({ runId: `alice-${index}`, threadId: `alice-thread-${index}`, owner: "alice" })));
+      await client.query("COMMIT");
+      for (let index = 0; index < 10; index += 1) {
+        await client.query("BEGIN");
+        await store.queue.sendMany(client, [{ runId: `other-${index}`, threadId: `other-thread-${index}`, owner: `key-${index}` }]);
+        await client.query("COMMIT");
+      }
+    } finally {
+      client.release();
+    }
+    // One of alice's (hers share one insert's time), then the four oldest of the keys with nothing going, not four more of hers.
+    const taken = (await store.queue.take(5)).map((job) => job.runId);
+    expect(taken[0]).toMatch(/^alice-/);
+    expect(taken.slice(1)).toEqual(["other-0", "other-1", "other-2", "other-3"]);
+    // The next take serves the six keys still at nothing going first, then alice one more (every key one up).
+    const next = (await store.queue.take(7)).map((job) => job.runId);
+    expect(next.slice(0, 6)).toEqual(["other-4", "other-5", "other-6", "other-7", "other-8", "other-9"]);
+    expect(next[6]).toMatch(/^alice-/);
+    expect(next[6]).not.toBe(taken[0]);
+  });
+
+  it("never hands one job to two processes taking at once, and every waiting job is taken once", async () => {
+    const databaseUrl = await freshDatabase("fair_race");
+    const first = await open(databaseUrl);
+    const second = await open(databaseUrl);
+    const submitted = (await Promise.all(["alice", "bob", "carol", "dave"].map((owner) => submit(first, owner, 10)))).flat();
+    const takes = await Promise.all(Array.from({ length: 16 }, (_, index) => (index % 2 === 0 ? first : second).queue.take(3)));
+    const taken = takes.flat().map((job) => job.runId);
+    expect(new Set(taken).size).toBe(taken.length);
+    expect(taken.sort()).toEqual([...submitted].sort());
+    expect(await second.queue.take(3)).toEqual([]);
+  });
+
+  it("reads the queue by index only, even with the statistics a bulk insert leaves (no scan of the job table)", async () => {
+    const databaseUrl = await freshDatabase("fair_plan");
+    const store = await open(databaseUrl);
+    const client = await store.pool.connect();
+    try {
+      // 5,000 waiting jobs across 50 owners, written in one statement and never analyzed.
+      await client.query("BEGIN");
+      await store.queue.sendMany(
+        client,
+        Array.from({ length: 5_000 }, (_, index) => ({ runId: `run-${index}`, threadId: `thread-${index}`, owner: `key-${index % 50}` })),
+      );
+      await client.query("COMMIT");
+      const { rows } = await client.query<{ table_name: string }>("SELECT table_name FROM pgboss.queue WHERE name = $1", [RUN_QUEUE]);
+      const statements = fairTake("pgboss", rows[0]?.table_name ?? "");
+      for (const [statement, values] of [
+        [statements.nearest, [RUN_QUEUE, 4, [], NEAREST_WINDOW]],
+        [statements.byOwner, [RUN_QUEUE, 4, [], "{}", 4]],
+      ] as const) {
+        const plan = (await client.query<{ "QUERY PLAN": string }>(`EXPLAIN ${statement}`, [...values])).rows.map((row) => row["QUERY PLAN"]).join("\n");
+        expect(plan).not.toMatch(/Seq Scan on job/);
+      }
+    } finally {
+      client.release();
+    }
+    expect(await store.queue.take(4)).toHaveLength(4);
   });
 });

@@ -12,6 +12,8 @@ export interface Proc {
   worker?: string;
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   stderr: () => string;
+  /** What it logged on stdout (serve's JSON log lines). */
+  stdout: () => string;
   stop(): Promise<void>;
 }
 
@@ -26,10 +28,12 @@ async function start(args: string[], cwd: string, env: Record<string, string>, r
   const child = spawn(process.execPath, [CLI, ...args], {
     cwd,
     env: { ...cleanEnv(), TROUPE_RATE_LIMIT: "0", TROUPE_LOG_LEVEL: "warn", ...env },
-    stdio: ["ignore", "ignore", "pipe"],
+    stdio: ["ignore", "pipe", "pipe"],
   });
   let stderr = "";
+  let stdout = "";
   child.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+  child.stdout?.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on("exit", (code, signal) => resolve({ code, signal })));
   const deadline = Date.now() + 60_000;
   for (;;) {
@@ -42,6 +46,7 @@ async function start(args: string[], cwd: string, env: Record<string, string>, r
         ...(match.groups?.worker ? { worker: match.groups.worker } : {}),
         exited,
         stderr: () => stderr,
+        stdout: () => stdout,
         stop: async () => {
           if (child.exitCode !== null || child.signalCode !== null) return;
           child.kill("SIGTERM");

@@ -4,6 +4,7 @@
  * provider, whose call log names the process of every model call.
  */
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { request as httpRequest } from "node:http";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, describe, expect, it } from "vitest";
@@ -21,6 +22,18 @@ import { call, serveApi, startWorker, stopAll, submit, taskStatus, until } from 
 afterEach(stopAll);
 
 const pad = (index: number): string => String(index).padStart(2, "0");
+
+/** The status of a GET sent with this Host header (fetch will not set one). */
+function statusWithHost(url: string, host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const sent = httpRequest(url, { headers: { host } }, (response) => {
+      response.resume();
+      resolve(response.statusCode ?? 0);
+    });
+    sent.on("error", reject);
+    sent.end();
+  });
+}
 
 /** A deployment's shared settings: one database, one workspace, the scripted model, a short lease. */
 async function deployment(steps: Parameters<typeof writeScript>[2], extra: Record<string, string> = {}) {
@@ -106,6 +119,10 @@ describe("API processes and worker processes on one Postgres", () => {
     expect(takeovers).toBeGreaterThanOrEqual(inFlight);
     const metrics = await (await fetch(`${survivor.url}/metrics`)).text();
     expect(metrics).toMatch(new RegExp(`agent_lease_takeovers_total\\{worker="${survivor.worker}"\\} ${takeovers}`));
+    // A worker's /metrics and /health (no keys) answer only to names of this machine: not to a rebound one.
+    expect(await statusWithHost(`${survivor.url}/metrics`, "evil.example.com")).toBe(421);
+    expect(await statusWithHost(`${survivor.url}/health`, "evil.example.com")).toBe(421);
+    expect(await statusWithHost(`${survivor.url}/health`, new URL(survivor.url).host)).toBe(200);
     // And the API's health reports the database, the queue and both workers (the dead one silent).
     const health = (await (await fetch(`${api.url}/health`)).json()) as { ready: boolean; checks: { queue: { ok: boolean; depth: number } }; workers: Array<{ id: string }> };
     expect(health.ready).toBe(true);

@@ -6,6 +6,7 @@ import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import { isTroupeError } from "../src/core/errors.js";
+import { migrationsOf, schemaVersionOf } from "../src/store/database/migrator.js";
 import { openStore, type Store } from "../src/store/index.js";
 import { findPostgresBin } from "../src/testing/postgres-cluster.js";
 import { freshDatabase } from "./postgres.js";
@@ -67,16 +68,19 @@ async function schemaOf(url: string): Promise<unknown[]> {
 }
 
 describe("a Postgres database made by an earlier troupe", () => {
-  it("has the schema a new database gets from the migration files", async () => {
+  it("has, once opened, the schema a new database gets from the migration files", async () => {
     const fresh = await freshDatabase("fresh");
     await (await openStore({ dataDir: dataDir(), databaseUrl: fresh })).close();
-    expect(await schemaOf(fresh)).toEqual(await schemaOf(await restoredFixture("compare")));
+    const restored = await restoredFixture("compare");
+    await (await openStore({ dataDir: dataDir(), databaseUrl: restored })).close();
+    expect(await schemaOf(fresh)).toEqual(await schemaOf(restored));
   });
 
   it("opens (its checkpointer and queue set up again) and reads its runs, their events and their thread's checkpoints", async () => {
     const url = await restoredFixture("upgrade");
     expect(await appliedVersions(url)).toEqual([1, 2, 5, 6, 7]);
     const store = await openStore({ dataDir: dataDir(), databaseUrl: url });
+    expect(await appliedVersions(url)).toEqual(migrationsOf("postgres").map((migration) => migration.version));
     stores.push(store);
     const runs = await store.runs.list({ threadId: "fixture-thread" });
     expect(runs.map((run) => [run.task, run.status])).toEqual([
@@ -91,14 +95,58 @@ describe("a Postgres database made by an earlier troupe", () => {
     await store.runs.create({ id: "run-new", threadId: "fixture-thread", task: "more", status: "queued", request: { task: "more" }, pid: null, host: null });
     expect((await store.runs.latestForThread("fixture-thread"))?.id).toBe("run-new");
     expect(await store.queue?.depth()).toBe(1);
-    expect(await appliedVersions(url)).toEqual([1, 2, 5, 6, 7]);
+    expect(runs[1]?.answerFormat).toBeNull();
+    // The versions shipped since were applied (9: threads by owner; 12: MCP credentials; 14: runs by owner and change; 16: answers' formats; 17: the Agent Protocol's threads).
+    expect(await appliedVersions(url)).toEqual(migrationsOf("postgres").map((migration) => migration.version));
+  });
+
+  it("moves an API key's threads into its own namespace (9), with their checkpoints, blobs, writes, audit rows and forks' origins; the unkeyed owners keep their names", async () => {
+    const url = await restoredFixture("threads");
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      const run = (id: string, thread: string, at: number, owner: string, forkedFrom: string | null = null) =>
+        client.query("INSERT INTO runs (id, thread_id, task, status, request, created_at, updated_at, owner, forked_from) VALUES ($1, $2, 't', 'completed', '{}', $3, $3, $4, $5)", [id, thread, at, owner, forkedFrom]);
+      await run("run-a1", "daily", 1, "alice");
+      await run("run-b1", "shared", 2, "bob");
+      await run("run-a2", "shared", 3, "alice");
+      await run("run-l1", "mine", 4, "local");
+      await run("run-a3", "forked", 5, "alice", JSON.stringify({ runId: "run-a1", threadId: "daily", checkpointId: "c1" }));
+      for (const thread of ["daily", "shared"]) {
+        await client.query("INSERT INTO checkpoints SELECT $1, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata FROM checkpoints WHERE thread_id = 'fixture-thread'", [thread]);
+        await client.query("INSERT INTO checkpoint_blobs SELECT $1, checkpoint_ns, channel, version, type, blob FROM checkpoint_blobs WHERE thread_id = 'fixture-thread'", [thread]);
+        await client.query("INSERT INTO checkpoint_writes SELECT $1, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob FROM checkpoint_writes WHERE thread_id = 'fixture-thread'", [thread]);
+      }
+      await client.query("INSERT INTO audit (at, run_id, thread_id, agent, tool, args, decision, status, level, duration_ms, attempts, cached, principal) VALUES (1, 'run-a1', 'daily', 'execute', 'calculator', '{}', 'allow', 'ok', 'NONE', 1, 1, 0, 'alice')");
+    } finally {
+      await client.end();
+    }
+    const store = await openStore({ dataDir: dataDir(), databaseUrl: url });
+    stores.push(store);
+    const threadOf = async (id: string) => (await store.runs.get(id))?.threadId;
+    expect(await Promise.all(["run-a1", "run-b1", "run-a2", "run-l1", "run-a3"].map(threadOf))).toEqual(["alice/daily", "bob/shared", "alice/shared", "mine", "alice/forked"]);
+    expect((await store.runs.get("run-a3"))?.forkedFrom).toEqual({ runId: "run-a1", threadId: "alice/daily", checkpointId: "c1" });
+    expect((await store.runs.list({ threadId: "fixture-thread" })).map((item) => item.owner)).toEqual([null, null]);
+    const check = new pg.Client({ connectionString: url });
+    await check.connect();
+    try {
+      const count = async (table: string, thread: string) => Number((await check.query(`SELECT count(*) AS n FROM ${table} WHERE thread_id = $1`, [thread])).rows[0].n);
+      for (const table of ["checkpoints", "checkpoint_blobs", "checkpoint_writes"]) {
+        const original = await count(table, "fixture-thread");
+        expect([table, await count(table, "alice/daily"), await count(table, "daily"), await count(table, "alice/shared"), await count(table, "bob/shared")]).toEqual([table, original, 0, original, 0]);
+      }
+    } finally {
+      await check.end();
+    }
+    expect((await store.checkpointer.getTuple({ configurable: { thread_id: "alice/daily" } }))?.checkpoint.id).toBeTruthy();
+    expect((await store.audit.list({ runId: "run-a1" }))[0]?.threadId).toBe("alice/daily");
   });
 
   it("is refused when a newer troupe migrated it (database_too_new), with nothing applied", async () => {
     const url = await restoredFixture("too_new");
     const client = new pg.Client({ connectionString: url });
     await client.connect();
-    await client.query("INSERT INTO troupe_schema (version, applied_at) VALUES (8, 0)");
+    await client.query("INSERT INTO troupe_schema (version, applied_at) VALUES (99, 0)");
     await client.end();
     let caught: unknown;
     try {
@@ -107,7 +155,7 @@ describe("a Postgres database made by an earlier troupe", () => {
       caught = error;
     }
     expect(isTroupeError(caught) && caught.code).toBe("database_too_new");
-    expect((caught as Error).message).toMatch(/has troupe schema version 8, newer than this troupe knows \(7\): upgrade troupe, or use another database$/);
-    expect(await appliedVersions(url)).toEqual([1, 2, 5, 6, 7, 8]);
+    expect((caught as Error).message).toMatch(new RegExp(`has troupe schema version 99, newer than this troupe knows \\(${schemaVersionOf("postgres")}\\): upgrade troupe, or use another database$`));
+    expect(await appliedVersions(url)).toEqual([1, 2, 5, 6, 7, 99]);
   });
 });

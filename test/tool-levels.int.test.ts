@@ -55,8 +55,9 @@ describe("code_run's level matches what it can do", () => {
       toolStep("s1", "code_run", { language: "python", code: script }),
       toolStep("s1", "code_run", { language: "python", code: "open('/workspace/report.txt','w').write('6 files')" }, { contains: "undeclared_writes" }),
       finalStep("s1", "report written", { contains: "changed 1 workspace entry" }),
-      // One subtask: its worker's text is the answer (the fast route), no synthesizer call.
       reviewStep(0.9),
+      // A python script's output may hold any workspace file, untrusted on the defaults: the synthesizer words the answer (no fast route).
+      answerStep("report written"),
     ]);
     try {
       const result = await troupe.run({ task: "write the report" });

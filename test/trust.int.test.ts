@@ -96,8 +96,9 @@ describe("a worker's outcome is explicit", () => {
       toolStep("s1", "file_read", { path: "notes.txt" }),
       outcomeStep("s1", { status: "done", from: "results.9", path: "$.content" }, { contains: '"$stash":"results.1"' }),
       outcomeStep("s1", { status: "done", from: "results.1", path: "$.content" }, { contains: "is not a handle of this subtask" }),
-      // A worker decided s1, so the critic reviews; its one subtask's result is the answer (no synthesizer).
+      // A worker decided s1, so the critic reviews; it read a workspace file, untrusted on the defaults, so the synthesizer words the answer.
       reviewStep(0.9),
+      answerStep("the notes, as they are"),
     ]);
     writeFileSync(path.join(workspace, "notes.txt"), text);
     try {

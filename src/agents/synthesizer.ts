@@ -4,6 +4,7 @@ import { type BudgetStop, describeBudgetStop } from "../core/budget.js";
 import { LIMITS } from "../core/limits.js";
 import { roleLine, SECTIONS, STRUCTURED_OUTPUT, section } from "../core/prompt-protocol.js";
 import { ModelError } from "../core/errors.js";
+import type { AnswerFormat } from "../core/run.js";
 import { REVIEWER_NOTES } from "../core/provenance.js";
 import { SPOTLIGHT_RULE, spotlight } from "../core/spotlight.js";
 import { isEmptyAnswer } from "../providers/answer-shape.js";
@@ -35,9 +36,11 @@ export interface SynthesizerInput {
   outputSchema?: Record<string, unknown>;
 }
 
-/** The synthesizer's answer: its text, and with an output schema the JSON it stands for. */
+/** The synthesizer's answer: its text, how it is meant to be read, and with an output schema the JSON it stands for. */
 export interface SynthesizedAnswer {
   text: string;
+  /** Markdown when a language model wrote it; text for a typed answer (JSON) or a model that writes plain text. */
+  format: AnswerFormat;
   output?: unknown;
 }
 
@@ -53,9 +56,7 @@ export function synthesizerPrompt(cite: readonly string[] = [], untrustedData = 
 }
 
 /** Writes the answer text. The decision trace beside it is built by code, not by the model. */
-export async function runSynthesizer(input: SynthesizerInput & { outputSchema: Record<string, unknown> }, options: CallOptions): Promise<SynthesizedAnswer>;
-export async function runSynthesizer(input: SynthesizerInput, options: CallOptions): Promise<string>;
-export async function runSynthesizer(input: SynthesizerInput, options: CallOptions): Promise<string | SynthesizedAnswer> {
+export async function runSynthesizer(input: SynthesizerInput, options: CallOptions): Promise<SynthesizedAnswer> {
   const untrustedData = anyUntrusted(input.outcomes);
   const prompt = synthesizerPrompt(input.cite, untrustedData);
   const system = new SystemMessage(input.outputSchema ? `${prompt}\n${TYPED_ANSWER}` : prompt);
@@ -77,13 +78,15 @@ export async function runSynthesizer(input: SynthesizerInput, options: CallOptio
   const written = typeof reply.message.content === "string" ? reply.message.content : reply.message.text;
   const text = written.trim();
   if (text === "") throw new ModelError("empty_answer", `${choiceId(reply.candidate.choice)} answered with nothing, twice`);
-  if (!reply.cutOff) return text;
+  // Who answered decides how the answer reads: a fallback that writes plain text makes a text answer.
+  const format = reply.candidate.answerFormat ?? "markdown";
+  if (!reply.cutOff) return { text, format };
   // No larger limit left to ask for (or none helped): the model goes on from where it stopped, a few rounds at most.
   const continued = await continueAnswer(input.model, messages, written, options, { shape: { onToken: input.onToken }, cutBy: reply.candidate });
   if (continued.cutOff) {
     throw new ModelError("answer_cut_off", `${choiceId(reply.candidate.choice)}'s answer was cut off at its output limit, even after ${continued.rounds} requests to continue it`);
   }
-  return continued.text.trim();
+  return { text: continued.text.trim(), format };
 }
 
 /** What a model that answered with nothing is told when asked again. */
@@ -118,7 +121,7 @@ async function typedAnswer(route: ModelRoute, messages: BaseMessage[], schema: R
     },
     options,
   );
-  return { text: JSON.stringify(output, null, 2), output };
+  return { text: JSON.stringify(output, null, 2), format: "text", output };
 }
 
 /**

@@ -4,7 +4,7 @@ import { InputError } from "../core/errors.js";
 import type { StoredEvent } from "../core/events.js";
 import { REVIEW_MODES, ReviewMode } from "../core/review-mode.js";
 import type { RunResult } from "../core/run.js";
-import type { InvokeOptions, Troupe } from "../runtime/engine.js";
+import type { InvokeOptions, LibraryRunRequest, Troupe } from "../runtime/engine.js";
 import { exitCodeForResult } from "./exit-codes.js";
 import { err, printJson } from "./io.js";
 import { createProgress } from "./progress.js";
@@ -16,6 +16,7 @@ export interface EngineFlags {
   workspace?: string;
   dataDir?: string;
   databaseUrl?: string;
+  config?: string;
   review?: string;
 }
 
@@ -28,7 +29,8 @@ export function addEngineFlags(command: Command, withModel = true): Command {
   return command
     .option("--workspace <dir>", "workspace the file tools are confined to (default: TROUPE_WORKSPACE or ./workspace)")
     .option("--data-dir <dir>", "where runs and checkpoints are kept (default: TROUPE_DATA_DIR or ./.troupe)")
-    .option("--database-url <url>", "postgres://…: keep everything on Postgres instead of SQLite in the data directory (default: TROUPE_DATABASE_URL)");
+    .option("--database-url <url>", "postgres://…: keep everything on Postgres instead of SQLite in the data directory (default: TROUPE_DATABASE_URL)")
+    .option("--config <file>", "the config file (default: TROUPE_CONFIG, then ./troupe.config.json or .ts)");
 }
 
 /** `--review`, on the commands that start runs: the default review mode of the runs this process begins. */
@@ -52,15 +54,20 @@ export async function lookupTarget(flags: { dataDir?: string; databaseUrl?: stri
   return { dataDir: flags.dataDir ?? env.TROUPE_DATA_DIR, ...(databaseUrl ? { databaseUrl } : {}) };
 }
 
-/** Opens an engine; heavy modules load only here, so `--help` stays fast. `env` replaces the process's (a replay's placeholders). */
-export async function openEngine(flags: EngineFlags, env?: Env): Promise<Troupe> {
+/**
+ * Opens an engine; heavy modules load only here, so `--help` stays fast. `env` replaces the
+ * process's (a replay's placeholders). Everything is checked before anything is written: the
+ * flags, the config file, the models, and `request` (a run's) against them — bad input exits 2
+ * with one line and no data directory.
+ */
+export async function openEngine(flags: EngineFlags, env?: Env, request?: LibraryRunRequest): Promise<Troupe> {
   const review = reviewFlag(flags.review);
   const { Troupe } = await import("../runtime/engine.js");
   const { parseEnv } = await import("../config/env.js");
   const { loadProviderModules } = await import("./provider-plugins.js");
   // Providers troupe does not ship come from plugin modules (the scripted one of troupe/testing, for demos and process tests).
   const plugins = await loadProviderModules((env ?? parseEnv()).TROUPE_PROVIDER_MODULES);
-  const troupe = await Troupe.create({
+  const prepared = await Troupe.prepare({
     provider: flags.provider,
     model: flags.model,
     workspace: flags.workspace,
@@ -68,8 +75,13 @@ export async function openEngine(flags: EngineFlags, env?: Env): Promise<Troupe>
     providers: plugins,
     ...(review ? { review } : {}),
     ...(flags.databaseUrl !== undefined ? { databaseUrl: flags.databaseUrl } : {}),
+    ...(flags.config !== undefined ? { configFile: flags.config } : {}),
     ...(env ? { env } : {}),
   });
+  if (request) prepared.check(request);
+  const troupe = await prepared.open();
+  // What the config asked for but will not get (an optional server that did not answer, trust.untrusted alone): said on every command.
+  for (const warning of troupe.warnings) err(`warning: ${warning}`);
   if (troupe.providerSource === "default") {
     err("note: no model provider is configured, so troupe uses its offline rule-based model (set TROUPE_PROVIDER or --provider for a real one)");
   }

@@ -17,6 +17,7 @@ import { registerWorker } from "./commands/worker.js";
 import { registerGc } from "./commands/gc.js";
 import { registerGrants } from "./commands/grants.js";
 import { registerSchedule } from "./commands/schedule.js";
+import { registerTrust } from "./commands/trust.js";
 
 /** The troupe command line. Heavy modules are imported by the commands that need them. */
 export function createProgram(): Command {
@@ -45,5 +46,6 @@ export function createProgram(): Command {
   registerGc(program);
   registerSchedule(program);
   registerGrants(program);
+  registerTrust(program);
   return program;
 }

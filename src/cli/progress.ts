@@ -2,6 +2,7 @@ import { describeAudience } from "../core/board.js";
 import { describeBudgetStop } from "../core/budget.js";
 import type { StoredEvent } from "../core/events.js";
 import type { ModelIncident } from "../core/model-incident.js";
+import { approvalCard } from "../core/approval-card.js";
 import { truncate } from "../core/text.js";
 import { describeDecision } from "../core/vote.js";
 import { color, err, formatMs } from "./io.js";
@@ -91,9 +92,11 @@ export function printProgress(event: StoredEvent): void {
       err(color.dim(`    ✉ ${event.message.from} → ${describeAudience(event.message.audience)}: ${oneLine(event.message.text, 100)}`));
       break;
     case "approval-request":
-      err(`${color.yellow("⏸")} waiting for a person: ${event.interrupt.kind}`);
-      // A call untrusted data steered says so, and names the source.
-      if (typeof event.interrupt.payload.steering === "object" && typeof event.interrupt.payload.reason === "string") err(color.yellow(`    ! ${oneLine(event.interrupt.payload.reason, 300)}`));
+      err(`${color.yellow("⏸")} waiting for a person: ${event.interrupt.kind}${event.interrupt.kind === "mcp-elicitation" ? ` (a question of the MCP server ${String(event.interrupt.payload.server ?? "")}, not troupe's)` : ""}`);
+      // A call untrusted data steered, or that would send data out where nobody named, says so: the source, what it would do, where.
+      if (typeof event.interrupt.payload.steering === "object" || typeof event.interrupt.payload.egress === "object") {
+        for (const line of approvalCard(event.interrupt.payload)) err(color.yellow(`    ! ${oneLine(line, 300)}`));
+      }
       break;
     case "answer":
       err(`${color.cyan("▸")} answer ready`);

@@ -2,10 +2,12 @@ import { describeAudience } from "../core/board.js";
 import type { SubtaskView } from "../core/plan.js";
 import { describeTokens, type RunResult, type UnfinishedSubtask } from "../core/run.js";
 import { ANSWER_LEFT_OUT } from "../core/plan-check.js";
+import { approvalCard } from "../core/approval-card.js";
 import { truncate } from "../core/text.js";
 import { describeDecision } from "../core/vote.js";
 import { color, formatMs, out } from "./io.js";
 import { describeSources, isUntrusted } from "../core/provenance.js";
+import { describeElicitation } from "../core/elicitation-prompt.js";
 
 const MARK: Record<string, string> = { done: "✓", failed: "✗", skipped: "-", running: "…", pending: "·" };
 
@@ -34,6 +36,7 @@ export function unfinishedLine(unfinished: readonly UnfinishedSubtask[]): string
 export function resumeHint(result: RunResult): string {
   const kind = result.interrupt?.kind;
   if (kind === "question") return `troupe resume ${result.threadId} --answer "<your answer>"   (or --reject)`;
+  if (kind === "mcp-elicitation") return `troupe resume ${result.threadId} --answer '{"field": …}'   ({} accepts its defaults; --reject declines)`;
   return `troupe resume ${result.threadId} --approve   (or --reject [--feedback TEXT])`;
 }
 
@@ -50,7 +53,15 @@ export function printResult(result: RunResult, streamedAnswer = ""): void {
       out(String(payload.answer ?? ""));
     } else if (kind === "tool-approval") {
       out(color.bold(`The ${String(payload.agent ?? "")} agent wants to run the ${String(payload.riskLevel ?? "")}-risk tool ${String(payload.tool ?? "")}${payload.subtaskId ? ` (subtask ${String(payload.subtaskId)})` : ""}:`));
+      // What it would do, and — when the trust policy asks — what untrusted data chose it, or what would leave and where (docs/trust.md).
+      const [action, ...why] = approvalCard(payload);
+      out(action ?? "");
+      for (const line of why) out(color.yellow(`! ${line}`));
       out(truncate(JSON.stringify(payload.args ?? {}, null, 2), 2_000));
+    } else if (kind === "mcp-elicitation") {
+      // The server's words, marked as such: nothing here is troupe's own question or approval.
+      out(color.bold(`A question from the MCP server "${String(payload.server ?? "")}" (not from troupe):`));
+      out(describeElicitation(payload));
     } else {
       out(color.bold(`The planner asks: ${String(payload.question ?? "")}`));
     }

@@ -5,9 +5,11 @@ import { parse as parseJsonc, printParseErrorCode, type ParseError } from "jsonc
 import { z } from "zod";
 import { Budget } from "../core/budget.js";
 import { ConfigError, errorMessage } from "../core/errors.js";
+import { parseAllowedHost } from "../core/host-names.js";
 import { RetentionConfig } from "../core/retention.js";
 import { ReviewMode } from "../core/review-mode.js";
-import { ScheduleInput } from "../core/schedule.js";
+import { ScheduleInput, ScheduleLimits } from "../core/schedule.js";
+import { TaskTemplates } from "../core/task-template.js";
 import { WebhooksConfig } from "../core/webhook.js";
 import { readUserFileSync } from "./user-files.js";
 import { TrustConfig } from "./trust-config.js";
@@ -113,6 +115,8 @@ export const RemoteAgentConfig = z
     apiKeyEnv: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: "apiKeyEnv is the name of an environment variable" }).optional(),
     /** When its card cannot be fetched, go on without it (a warning) instead of stopping. */
     optional: z.boolean().default(false),
+    /** Its answers are trusted (a system you run): by default they are untrusted data, like everything a tool brings in (docs/trust.md). */
+    trusted: z.boolean().default(false),
   })
   .strict();
 export type RemoteAgentConfig = z.infer<typeof RemoteAgentConfig>;
@@ -163,6 +167,32 @@ export const MemoryConfig = z
   .strict();
 export type MemoryConfig = z.infer<typeof MemoryConfig>;
 
+/** `troupe serve`'s settings kept in the file; its flags and environment variables take precedence. */
+export const ServerFileConfig = z
+  .object({
+    /**
+     * Host names the server answers to besides its own addresses (the defence against DNS
+     * rebinding: docs/http-service.md): a name, `.example.com` for a domain and its subdomains,
+     * or `*` for any. `--allowed-hosts` / TROUPE_ALLOWED_HOSTS replace this list.
+     */
+    allowedHosts: z
+      .array(
+        z.string().superRefine((entry, context) => {
+          try {
+            parseAllowedHost(entry, "server.allowedHosts");
+          } catch (error) {
+            context.addIssue({ code: "custom", message: (error as Error).message });
+          }
+        }),
+      )
+      .max(100)
+      .optional(),
+    /** What one API key may schedule (POST /api/v1/schedules): how many schedules, and how often they fire together. */
+    schedules: ScheduleLimits.partial().strict().optional(),
+  })
+  .strict();
+export type ServerFileConfig = z.infer<typeof ServerFileConfig>;
+
 /** `troupe.config.json` or `troupe.config.ts` (its default export). */
 export const TroupeConfig = z
   .object({
@@ -201,12 +231,16 @@ export const TroupeConfig = z
     retention: RetentionConfig.optional(),
     /** Tasks run on cron schedules by `troupe serve` (kept in step with the store by name). */
     schedules: z.array(ScheduleInput).max(200).optional(),
+    /** Tasks with `{{argument}}` placeholders, served as MCP prompts with completions for their arguments (see core/task-template.ts). */
+    taskTemplates: TaskTemplates.optional(),
     /** Signed webhooks: the secret, a default, where deliveries may go, retries (see core/webhook.ts). */
     webhooks: WebhooksConfig.optional(),
     /** When the critic reviews a run's outcomes: auto (the default), always or never; a run's own `review` takes precedence. */
     review: ReviewMode.optional(),
     /** Untrusted workspace paths, and what a call steered by untrusted data does (docs/trust.md). */
     trust: TrustConfig.optional(),
+    /** `troupe serve`: the host names it answers to, and what one API key may schedule. */
+    server: ServerFileConfig.optional(),
   })
   .strict();
 export type TroupeConfig = z.infer<typeof TroupeConfig>;
@@ -255,7 +289,7 @@ async function readConfigSource(file: string): Promise<unknown> {
 export function findConfigFile(directory: string, named?: string): string | undefined {
   if (named !== undefined) {
     const file = path.resolve(directory, named);
-    if (!existsSync(file)) throw new ConfigError("missing_config", `the config file ${file} does not exist (TROUPE_CONFIG)`, { path: file });
+    if (!existsSync(file)) throw new ConfigError("missing_config", `the config file ${file} does not exist (--config or TROUPE_CONFIG)`, { path: file });
     return file;
   }
   return CONFIG_FILES.map((name) => path.join(directory, name)).find((file) => existsSync(file));

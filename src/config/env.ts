@@ -18,6 +18,13 @@ const optionalInteger = (min: number, max: number) =>
       .optional(),
   );
 
+/** A secret key's 32 bytes from its base64 or hex spelling, or undefined when it is neither. */
+export function secretKeyBytes(value: string): Buffer | undefined {
+  const text = value.trim();
+  const bytes = /^[0-9a-fA-F]{64}$/.test(text) ? Buffer.from(text, "hex") : /^[A-Za-z0-9+/_-]{43}=?$/.test(text) ? Buffer.from(text, "base64") : undefined;
+  return bytes?.length === 32 ? bytes : undefined;
+}
+
 /** The environment troupe reads, validated once (docs/configuration.md, "Environment"). */
 export const Env = z.object({
   TROUPE_PROVIDER: optionalText,
@@ -68,6 +75,17 @@ export const Env = z.object({
   TROUPE_REVIEW: z.preprocess((value) => (value === "" ? undefined : value), ReviewMode.optional()),
   /** Postgres: seconds a worker may be silent before another takes its runs over (default 30). */
   TROUPE_LEASE_SECONDS: optionalInteger(15, 3_600),
+  /**
+   * The key that seals MCP servers' OAuth tokens in the store: 32 bytes as base64 or hex. When
+   * unset, a key file `secret.key` (mode 0600) in the data directory is made on first use. Every
+   * process sharing a Postgres store needs the same key, so set it there.
+   */
+  TROUPE_SECRET_KEY: optionalText.pipe(
+    z
+      .string()
+      .refine((value) => secretKeyBytes(value) !== undefined, { error: "must be 32 bytes as base64 (44 characters) or hex (64 characters)" })
+      .optional(),
+  ),
 })
   // Other variables are kept: a config file may name the one holding a key (`apiKeyEnv`).
   .loose();

@@ -19,6 +19,12 @@ export interface Designation {
   writes: readonly string[];
   /** The tools the plan gave the subtask; null when it may use any of its agent's. */
   tools: readonly string[] | null;
+  /**
+   * Paths the plan passed the subtask by reference from untrusted data (a listing's entries, a
+   * map's item), normalised: one inside a folder the task names is the plan's own choice ("run
+   * each file in scripts/"), whichever file the data made it.
+   */
+  passed?: ReadonlySet<string>;
 }
 
 /** What kind of value a target argument holds, which says how it can be matched against the instructions. */
@@ -52,14 +58,23 @@ function collectLeaves(value: unknown, into: Set<string>, budget: { chars: numbe
  * The designation of a subtask: from its task, label, literals and declared writes, plus the
  * resolved values of arguments that came by reference from trusted results.
  */
-export function designationFor(task: string, subtask: PlannedSubtask, trustedValues: Readonly<Record<string, unknown>> = {}, answers: readonly string[] = []): Designation {
+export function designationFor(
+  task: string,
+  subtask: PlannedSubtask,
+  trustedValues: Readonly<Record<string, unknown>> = {},
+  answers: readonly string[] = [],
+  untrustedValues: Readonly<Record<string, unknown>> = {},
+): Designation {
   const values = new Set<string>();
   const budget = { chars: LIMITS.totalChars };
   for (const arg of Object.values(subtask.args)) if (!isArgRef(arg)) collectLeaves(arg.value, values, budget);
   for (const value of Object.values(trustedValues)) collectLeaves(value, values, budget);
   const texts = [task, subtask.label, ...answers].map((text) => text.slice(0, LIMITS.textChars));
   const short = [...values].filter((value) => value.length < 4_096);
+  const passed = new Set<string>();
+  collectLeaves(Object.values(untrustedValues), passed, { chars: LIMITS.totalChars });
   return {
+    ...(passed.size > 0 ? { passed: new Set([...passed].filter((value) => value.length < 4_096).map(normalisePath)) } : {}),
     texts,
     values,
     paths: new Set(short.map(normalisePath)),
@@ -104,6 +119,22 @@ function mentions(text: string, needle: string, tokenChar: RegExp, caseless = fa
   return false;
 }
 
+/**
+ * Whether the instructions name a folder `path` is inside: the folder (three characters or more,
+ * so not a word such as "a" or "in") given as a plan value or mentioned as a whole token in the
+ * task or label. A path that leaves with `..` is inside nothing.
+ */
+export function insideNamedFolder(designation: Designation, path: string): boolean {
+  const segments = normalisePath(path).split("/");
+  if (segments.includes("..")) return false;
+  for (let end = segments.length - 1; end > 0; end -= 1) {
+    const folder = segments.slice(0, end).join("/");
+    if (folder.length < 3) continue;
+    if (designation.paths.has(folder) || designation.texts.some((text) => mentions(text, folder, PATH_CHAR) || mentions(text, `${folder}/`, PATH_CHAR))) return true;
+  }
+  return false;
+}
+
 /** Whether `path` is one of `writes`, or inside one of them (a declared folder). */
 function withinWrites(path: string, writes: readonly string[]): boolean {
   return writes.some((write) => path === write || (write === "" ? path !== "" : path.startsWith(`${write}/`)));
@@ -123,6 +154,7 @@ export function designates(designation: Designation, kind: TargetKind, value: un
       return designation.values.has(value);
     case "path": {
       const path = normalisePath(value);
+      if (designation.passed?.has(path) && insideNamedFolder(designation, path)) return true;
       if (designation.writes.length > 0) return withinWrites(path, designation.writes);
       if (designation.paths.has(path)) return true;
       return path !== "" && designation.texts.some((text) => mentions(text, path, PATH_CHAR) || mentions(text, value, PATH_CHAR));

@@ -13,6 +13,8 @@ const OWN_STATUSES: Partial<Record<CatalogueCode, number>> = {
   unauthorized: 401,
   invalid_api_key: 401,
   rate_limited: 429,
+  // A request whose Host names another server (DNS rebinding): Misdirected Request.
+  host_not_allowed: 421,
   overloaded: 503,
   shutting_down: 503,
   not_ready: 503,
@@ -20,6 +22,9 @@ const OWN_STATUSES: Partial<Record<CatalogueCode, number>> = {
   body_too_large: 413,
   unsupported_media_type: 415,
   idempotency_key_reused: 422,
+  // The Agent Protocol: what troupe does not do, and a command that cannot be carried out as sent, are Unprocessable (as LangGraph's servers answer).
+  agent_protocol_unsupported: 422,
+  command_invalid: 422,
   timeout: 504,
 };
 

@@ -6,7 +6,7 @@ import type { ModelIncident } from "./model-incident.js";
 import type { FailureKind, PlannedSubtask, SubtaskStatus, ToolOffer } from "./plan.js";
 import type { CriticVerdict } from "./review.js";
 import type { ReviewDecision, RouteDecision } from "./review-mode.js";
-import type { InterruptInfo, RunMetrics, StopReason, RunResult } from "./run.js";
+import type { AnswerFormat, InterruptInfo, RunMetrics, StopReason, RunResult } from "./run.js";
 
 /**
  * A step of a run as a person would name it: a role's node (intake, the planner, running the plan,
@@ -72,7 +72,8 @@ export type RunEvent =
   /** On resume: tool calls that began before the process stopped and never finished (their audit rows are `started`). */
   | { type: "calls-in-flight"; calls: Array<{ auditId: number; tool: string; subtaskId?: string }> }
   | { type: "answer-token"; text: string }
-  | { type: "answer"; text: string }
+  /** The answer as written, with how it is meant to be read (Markdown, or text written by rules or code). */
+  | { type: "answer"; text: string; format?: AnswerFormat }
   | { type: "run-end"; status: RunResult["status"]; stopReason: StopReason | null; metrics: RunMetrics };
 
 export type RunEventType = RunEvent["type"];

@@ -41,8 +41,8 @@ function contentWords(text: string): Set<string> {
   return new Set((text.toLowerCase().match(/[\p{L}\p{N}][\p{L}\p{N}'-]{3,}/gu) ?? []).filter((word) => !STOPWORDS.has(word)));
 }
 
-/** The answer's claims: its sentences and list items, without code blocks, headings or the index itself. */
-export function claimsOf(answer: string): string[] {
+/** The answer's claims: its sentences and list items, without code blocks, headings, the index itself, or the lines in `notClaims`. */
+export function claimsOf(answer: string, notClaims: readonly string[] = []): string[] {
   const body = answer.split(`\n\n${EVIDENCE_HEADING}`)[0] ?? answer;
   const prose = body.replace(/```[\s\S]*?```/g, " ");
   return prose
@@ -50,14 +50,18 @@ export function claimsOf(answer: string): string[] {
     .filter((line) => !/^\s*#/.test(line))
     .flatMap((line) => line.replace(/^\s*([-*+]|\d+[.)])\s+/, "").split(/(?<=[.!?])\s+(?=[A-Z0-9"“(])/))
     .map((sentence) => sentence.trim())
-    .filter((sentence) => sentence.length >= 12 && contentWords(sentence).size >= 2)
+    .filter((sentence) => sentence.length >= 12 && contentWords(sentence).size >= 2 && !notClaims.includes(sentence))
     .slice(0, 100);
 }
 
-/** Builds the index of an answer over the research outcomes it may rest on (each with its summary). */
-export function evidenceIndex(answer: string, sources: ReadonlyArray<EvidenceSource & { text: string }>): EvidenceIndex {
+/**
+ * Builds the index of an answer over the outcomes it may rest on (each with its summary).
+ * `notClaims`: sentences that say how the answer was made rather than what is so (the offline
+ * model's notice), left out.
+ */
+export function evidenceIndex(answer: string, sources: ReadonlyArray<EvidenceSource & { text: string }>, options: { notClaims?: readonly string[] } = {}): EvidenceIndex {
   const known = new Map(sources.map((source) => [source.id, contentWords(`${source.label} ${source.text}`)]));
-  const claims = claimsOf(answer).map((text, index): EvidenceClaim => {
+  const claims = claimsOf(answer, options.notClaims).map((text, index): EvidenceClaim => {
     const cited = [...text.matchAll(/\[([A-Za-z][\w.-]{0,63})\]/g)].map((match) => match[1] as string).filter((id) => known.has(id));
     if (cited.length > 0) return { id: `c${index + 1}`, text, sources: [...new Set(cited)], basis: "cited" };
     const words = contentWords(text);
@@ -87,7 +91,7 @@ export function evidenceSection(index: EvidenceIndex): string {
   return `${EVIDENCE_HEADING}\n\n${lines.join("\n")}`;
 }
 
-/** Where a research subtask's tool call looked, from its arguments: a URL, a file, a search. */
+/** Where a subtask's tool call looked, from its arguments: a URL, a file, a search, a calculation. */
 export function refOf(tool: string, args: string): string | undefined {
   const field = (name: string): string | undefined => {
     try {
@@ -104,5 +108,7 @@ export function refOf(tool: string, args: string): string | undefined {
   if (path && tool.startsWith("file_")) return `file ${path}`;
   const query = field("query");
   if (query) return `search "${query}"`;
+  const expression = field("expression");
+  if (expression) return `${tool} ${expression}`;
   return undefined;
 }

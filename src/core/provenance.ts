@@ -30,14 +30,28 @@ export const PROVENANCE_LIMITS = {
 export const Source = z.object({ kind: z.enum(SOURCE_KINDS), name: z.string().max(PROVENANCE_LIMITS.nameChars) }).strict();
 export type Source = z.infer<typeof Source>;
 
+/**
+ * Confidentiality, beside integrity (CaMeL's readers): the private sources whose data a value may
+ * hold although it is trusted — a workspace file the config trusts, a fact a person saved, a
+ * trusted MCP server's result. An untrusted value's private sources are among its `sources`
+ * (see `privateSources`). The egress check (src/tools/egress.ts) reads them: such data leaves the
+ * machine only for a destination the task or the config names, or after a person approves.
+ */
+const held = {
+  held: z.array(Source).max(PROVENANCE_LIMITS.sources).optional(),
+  /** Private sources beyond those listed in `held`. */
+  heldMore: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
+};
+
 export const Label = z.discriminatedUnion("trust", [
-  z.object({ trust: z.literal("trusted") }).strict(),
+  z.object({ trust: z.literal("trusted"), ...held }).strict(),
   z
     .object({
       trust: z.literal("untrusted"),
       sources: z.array(Source).max(PROVENANCE_LIMITS.sources),
       /** Sources beyond those listed. */
       more: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
+      ...held,
     })
     .strict(),
 ]);
@@ -64,22 +78,70 @@ export function untrustedLabel(sources: readonly Source[]): Label {
   return joinLabels({ trust: "untrusted", sources: [] }, ...sources.map((source): Label => ({ trust: "untrusted", sources: [source] })));
 }
 
-/** The label of a value made from these: untrusted when any is, with their sources (bounded, each once). */
+/** Adds sources to a bounded list, each once; returns how many did not fit. */
+function addSources(into: Source[], sources: readonly Source[]): number {
+  let over = 0;
+  for (const source of sources) {
+    if (into.some((known) => known.kind === source.kind && known.name === source.name)) continue;
+    if (into.length < PROVENANCE_LIMITS.sources) into.push(source);
+    else over += 1;
+  }
+  return over;
+}
+
+/** The label of a value made from these: untrusted when any is, with their sources (bounded, each once), and every private source any holds. */
 export function joinLabels(...labels: ReadonlyArray<Label | undefined>): Label {
   let sources: Source[] | undefined;
   let more = 0;
+  const kept: Source[] = [];
+  let heldMore = 0;
   for (const label of labels) {
+    if (!label) continue;
+    if (label.held) heldMore += addSources(kept, label.held);
+    heldMore += label.heldMore ?? 0;
     if (!isUntrusted(label)) continue;
     sources ??= [];
     more += label.more ?? 0;
-    for (const source of label.sources) {
-      if (sources.some((known) => known.kind === source.kind && known.name === source.name)) continue;
-      if (sources.length < PROVENANCE_LIMITS.sources) sources.push(source);
-      else more += 1;
-    }
+    more += addSources(sources, label.sources);
   }
-  if (!sources) return TRUSTED;
-  return more > 0 ? { trust: "untrusted", sources, more } : { trust: "untrusted", sources };
+  const holding = { ...(kept.length > 0 ? { held: kept } : {}), ...(heldMore > 0 ? { heldMore } : {}) };
+  if (!sources) return kept.length > 0 || heldMore > 0 ? { trust: "trusted", ...holding } : TRUSTED;
+  return { trust: "untrusted", sources, ...(more > 0 ? { more } : {}), ...holding };
+}
+
+/** A label that says a value holds these private sources' data (trusted: their integrity is not in question). */
+export function heldLabel(sources: readonly Source[]): Label {
+  if (sources.length === 0) return TRUSTED;
+  const held: Source[] = [];
+  const heldMore = addSources(held, sources);
+  return heldMore > 0 ? { trust: "trusted", held, heldMore } : { trust: "trusted", held };
+}
+
+/**
+ * Kinds of source whose data is private: what the workspace, memory, another tool or a remote
+ * agent returned, and whatever cannot be told (an unreadable label, the critic's notes on
+ * results it read). The public web and search results are not: anyone can read them, and `model`
+ * and `board` only say who wrote a value, whose own sources are joined beside.
+ */
+const PRIVATE_KINDS: ReadonlySet<SourceKind> = new Set(["workspace", "memory", "mcp", "remote-agent", "unknown", "reviewer"]);
+
+/** Whether a source's data is private (see PRIVATE_KINDS). */
+export function isPrivateSource(source: Source): boolean {
+  return PRIVATE_KINDS.has(source.kind);
+}
+
+/**
+ * The private sources whose data a value may hold — its untrusted sources of a private kind and
+ * the trusted ones it holds — and whether more may be behind the bound (`unknown`: sources that
+ * were counted, not listed, could be any).
+ */
+export function privateSources(label: Label | undefined): { sources: Source[]; unknown: boolean } {
+  if (!label) return { sources: [], unknown: false };
+  const sources: Source[] = [];
+  for (const source of [...(isUntrusted(label) ? label.sources.filter(isPrivateSource) : []), ...(label.held ?? [])]) {
+    if (!sources.some((known) => known.kind === source.kind && known.name === source.name)) sources.push(source);
+  }
+  return { sources, unknown: (label.heldMore ?? 0) > 0 || (isUntrusted(label) && (label.more ?? 0) > 0) };
 }
 
 /** The label of a value whose stored label could not be read: untrusted, saying so. */
@@ -132,6 +194,8 @@ export interface CallProvenance {
   references: Readonly<Record<string, Label>>;
   /** Arguments written in the plan itself (a direct step's literals). */
   literals?: readonly string[];
+  /** The call is the plan's own (a direct step, a remote agent's subtask): the plan chose the tool, and its literal arguments. */
+  planned?: boolean;
   /** What the trusted instructions name for this subtask: a target matching it was not chosen by untrusted data. */
   designation?: Designation;
   /** Whether a URL appeared verbatim in public web content the caller read: fetching one is following a link, not sending data out. */

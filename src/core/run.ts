@@ -2,6 +2,7 @@ import { z } from "zod";
 import { Budget, type BudgetStop } from "./budget.js";
 import { CONVERSATION_LIMITS } from "./conversation.js";
 import { LIMITS } from "./limits.js";
+import { ElicitationContent } from "./elicitation.js";
 import type { BoardMessage } from "./board.js";
 import type { Retrieval } from "./memory.js";
 import type { ModelIncident } from "./model-incident.js";
@@ -129,6 +130,8 @@ export const ResumeDecision = z.discriminatedUnion("decision", [
   z.object({ decision: z.literal("answer"), answer: z.string().min(1).max(LIMITS.contextMaxBytes) }),
   z.object({ decision: z.literal("edit"), answer: z.string().min(1).optional(), plan: z.array(z.unknown()).optional() }),
   z.object({ decision: z.literal("continue") }),
+  /** The answer to a tool server's question (MCP elicitation), checked against its form: made from approve, reject or answer by `elicitationDecision`. */
+  z.object({ decision: z.literal("elicitation"), action: z.enum(["accept", "decline", "cancel"]), content: ElicitationContent.optional(), fingerprint: z.string().min(1).max(128) }),
 ]);
 export type ResumeDecision = z.infer<typeof ResumeDecision>;
 
@@ -173,7 +176,8 @@ export function describeTokens(metrics: Pick<RunMetrics, "promptTokens" | "compl
   return `${prompt} + ${metrics.completionTokens} completion${reasoning > 0 ? ` (${reasoning} reasoning)` : ""}`;
 }
 
-export type InterruptKind = "plan-approval" | "answer-approval" | "question" | "tool-approval";
+/** What a run waits for: an approval of troupe's own, a question of its planner, or a tool server's question (never an approval: see core/elicitation.ts). */
+export type InterruptKind = "plan-approval" | "answer-approval" | "question" | "tool-approval" | "mcp-elicitation";
 
 export interface InterruptInfo {
   kind: InterruptKind;
@@ -261,12 +265,22 @@ export interface UnfinishedSubtask {
 }
 
 /** The `--json` result of `troupe run` and `troupe resume` (docs/cli.md). */
+/**
+ * How an answer is meant to be read, by who wrote it: `markdown` (a language model's) or `text`
+ * (written by rules or code: the offline model's, a tool's result, the best answer a budget left,
+ * JSON) — the console renders the first and shows the second as it is.
+ */
+export const ANSWER_FORMATS = ["markdown", "text"] as const;
+export type AnswerFormat = (typeof ANSWER_FORMATS)[number];
+
 export interface RunResult {
   runId: string;
   threadId: string;
   status: Extract<RunStatus, "completed" | "interrupted" | "failed" | "cancelled">;
   stopReason: StopReason | null;
   answer: string | null;
+  /** How the answer is meant to be read (with an answer): Markdown, or plain text. */
+  answerFormat?: AnswerFormat;
   /** With an output schema: the answer as JSON, valid against it. */
   output?: unknown;
   interrupt?: InterruptInfo;

@@ -52,6 +52,30 @@ export function latestTick(cron: string, timezone: string, at: number): number |
   }
 }
 
+/**
+ * What one API key may schedule (the config file's `server.schedules`): how many schedules it
+ * holds, and how many runs they may start together in one hour. A schedule that would go past
+ * either is refused when it is made; schedules made before a limit was lowered keep firing.
+ */
+export const ScheduleLimits = z
+  .object({
+    maxPerKey: z.number().int().min(0).max(10_000),
+    maxFiresPerHourPerKey: z.number().int().min(0).max(1_000_000),
+  })
+  .strict();
+export type ScheduleLimits = z.infer<typeof ScheduleLimits>;
+
+export const DEFAULT_SCHEDULE_LIMITS: ScheduleLimits = { maxPerKey: 25, maxFiresPerHourPerKey: 60 };
+
+/**
+ * The most runs a cron expression starts in one hour: in any hour it fires at all, it fires at
+ * each of its minutes (`* * * * *`: 60, every fifth minute: 12, `0 9 * * 1-5`: 1). The expression must be
+ * valid (checkCron).
+ */
+export function firesPerHour(cron: string, timezone = "UTC"): number {
+  return CronExpressionParser.parse(cron, { tz: timezone, strict: false }).fields.minute.values.length;
+}
+
 const ScheduleName = z.string().regex(/^[A-Za-z0-9][\w.:-]{0,63}$/, { error: "a schedule name is 1-64 letters, digits, '.', '_', ':' or '-'" });
 
 /** What a schedule runs besides its task: the thread and what to do when it is busy, and the usual run options. */

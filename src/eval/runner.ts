@@ -18,6 +18,7 @@ import { checkExpectations, judgeFailure } from "./expectations.js";
 import { judgeAnswer } from "./judge.js";
 import { type CaseResult, type EvalResults, type Failure, type JudgeOutcome, sumMetrics } from "./results.js";
 import type { EvalCase, Suite } from "./suite.js";
+import { threadNameOf } from "../core/thread-key.js";
 
 export interface CassetteOptions {
   mode: "record" | "replay";
@@ -105,8 +106,11 @@ export async function runEval(options: EvalRunOptions): Promise<EvalResults> {
     results.set(index, result);
     if (result.passed) passing += 1;
     else failing += 1;
-    await evals.update(evalId, { passed: passing, failed: failing, results: snapshot("running") });
-    emit({ type: "case-end", index, result: caseSummary(result), done: passing + failing, passing, failing, total: suite.cases.length });
+    // The tally as this case left it, told before the await: cases ending while the row is written
+    // would otherwise each report the count after the last of them (`[2/3]` twice, then `[3/3]`).
+    const tally = { done: passing + failing, passing, failing };
+    emit({ type: "case-end", index, result: caseSummary(result), ...tally, total: suite.cases.length });
+    await evals.update(evalId, { passed: tally.passing, failed: tally.failing, results: snapshot("running") });
   };
 
   let status: EvalStatus = "completed";
@@ -189,7 +193,7 @@ async function evaluateCase(evalCase: EvalCase, context: CaseContext): Promise<C
   } catch (error) {
     return done({ status: "error", failures: [{ expectation: "run", message: `the run could not go: ${errorMessage(error).split("\n")[0]}` }] });
   }
-  Object.assign(base, { runId: result.runId, threadId: result.threadId, answer: result.answer, stopReason: result.stopReason, metrics: result.metrics });
+  Object.assign(base, { runId: result.runId, threadId: threadNameOf(context.owner, result.threadId), answer: result.answer, stopReason: result.stopReason, metrics: result.metrics });
 
   const failures = await checkExpectations(evalCase, result, workspace);
   let judge: JudgeOutcome | undefined;

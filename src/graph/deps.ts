@@ -8,6 +8,7 @@ import type { ToolDiscovery } from "../agents/tool-offer.js";
 import type { BudgetExhaustedError } from "../core/budget.js";
 import { RUN_EVENT_CALLBACK, type RunEvent } from "../core/events.js";
 import type { SubtaskView } from "../core/plan.js";
+import { isUntrusted } from "../core/provenance.js";
 import type { Memory } from "../core/memory.js";
 import type { Stash } from "../core/stash.js";
 import type { ModelSet } from "../providers/registry.js";
@@ -89,9 +90,12 @@ export async function announce(config: LangGraphRunnableConfig | undefined, even
 }
 
 async function toHandlers(config: LangGraphRunnableConfig | undefined, event: RunEvent): Promise<void> {
-  // About 20 µs an event: skipped when nobody listens (a CLI run has no handler).
+  // About 20 µs an event (and a RunTree and a merged config each): skipped when no handler takes
+  // custom events (a CLI run has none; the server's observer takes them only when it opens spans).
   const callbacks = config?.callbacks;
-  if (!AT_WORK.has(event.type) || callbacks === undefined || (Array.isArray(callbacks) ? callbacks : callbacks.handlers).length === 0) return;
+  if (!AT_WORK.has(event.type) || callbacks === undefined) return;
+  const handlers = Array.isArray(callbacks) ? callbacks : callbacks.handlers;
+  if (handlers.every((handler) => typeof handler !== "object" || (handler as { ignoreCustomEvent?: boolean }).ignoreCustomEvent === true)) return;
   try {
     await dispatchCustomEvent(RUN_EVENT_CALLBACK, event, config);
   } catch {
@@ -128,7 +132,7 @@ export function planView(state: Pick<State, "plan" | "results">): SubtaskView[] 
     if (result?.ref !== undefined) view.ref = result.ref;
     if (result?.bytes !== undefined) view.bytes = result.bytes;
     if (result?.map !== undefined && view.status !== "pending") view.map = result.map;
-    if (result?.provenance !== undefined && view.status !== "pending") view.provenance = result.provenance;
+    if (isUntrusted(result?.provenance) && view.status !== "pending") view.provenance = result?.provenance;
     return view;
   });
 }

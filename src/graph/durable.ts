@@ -1,6 +1,8 @@
 import { interrupt, task } from "@langchain/langgraph";
 import type { RemoteQuestion } from "../agents/remote-worker.js";
 import type { DurableStep } from "../agents/worker.js";
+import { elicitationDecision } from "../core/elicitation-answer.js";
+import type { ElicitationAnswer, ElicitationQuestion } from "../core/elicitation.js";
 import { ResumeDecision } from "../core/run.js";
 import type { ApprovalAnswer, ApprovalRequest } from "../tools/define-tool.js";
 
@@ -99,4 +101,23 @@ export function remoteInputByInterrupt(question: RemoteQuestion): ResumeDecision
   };
   const parsed = ResumeDecision.safeParse(interrupt({ kind: approval ? "tool-approval" : "question", payload }));
   return parsed.success ? parsed.data : { decision: "reject", feedback: "the resume value was not a valid decision" };
+}
+
+/**
+ * Puts a tool server's question (MCP elicitation) to a person by interrupting the run, as its own
+ * kind: never an approval, so its words cannot pass for one of troupe's. On resume LangGraph
+ * returns the person's answer here, already checked against the form at the door it came through
+ * (`elicitationDecision`); a decision of another shape is read the same way, and one that still
+ * does not fit declines.
+ */
+export function elicitationByInterrupt(question: ElicitationQuestion): ElicitationAnswer {
+  const payload = { ...question } as unknown as Record<string, unknown>;
+  const parsed = ResumeDecision.safeParse(interrupt({ kind: "mcp-elicitation", payload }));
+  if (!parsed.success) return { action: "decline", fingerprint: question.fingerprint };
+  try {
+    const decided = elicitationDecision(payload, parsed.data);
+    return { action: decided.action, fingerprint: decided.fingerprint, ...(decided.content ? { content: decided.content } : {}) };
+  } catch {
+    return { action: "decline", fingerprint: question.fingerprint };
+  }
 }

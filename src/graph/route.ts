@@ -108,7 +108,7 @@ export function unreviewedIssues(state: Pick<State, "plan" | "results" | "review
  * open issue or person's feedback to address, nothing untrusted in it. Otherwise undefined, and
  * the synthesizer writes the answer.
  */
-export async function workerAnswer(state: Pick<State, "plan" | "results" | "settings" | "answerFeedback" | "reviews">, stash: Stash): Promise<string | undefined> {
+export async function workerAnswer(state: Pick<State, "plan" | "results" | "settings" | "answerFeedback" | "reviews">, stash: Stash): Promise<{ text: string; subtask: PlannedSubtask } | undefined> {
   const only = answeringSubtask(state.plan, state.settings.review);
   if (!only || state.settings.outputSchema || state.answerFeedback.length > 0) return undefined;
   const verdict = state.reviews.at(-1);
@@ -116,6 +116,6 @@ export async function workerAnswer(state: Pick<State, "plan" | "results" | "sett
   const result = state.results[only.id];
   if (result?.status !== "done" || !result.ref || isUntrusted(result.provenance)) return undefined;
   const value = await stash.get(result.ref).catch(() => undefined);
-  if (typeof value === "string") return value.trim().length > 0 ? value : undefined;
-  return typeof value === "number" || typeof value === "boolean" ? String(value) : undefined;
+  if (typeof value === "string") return value.trim().length > 0 ? { text: value, subtask: only } : undefined;
+  return typeof value === "number" || typeof value === "boolean" ? { text: String(value), subtask: only } : undefined;
 }

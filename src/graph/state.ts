@@ -8,7 +8,7 @@ import { LIMITS } from "../core/limits.js";
 import type { PlannedSubtask, SubtaskResult } from "../core/plan.js";
 import type { CriticVerdict } from "../core/review.js";
 import type { ReviewDecision, ReviewMode } from "../core/review-mode.js";
-import type { AnswerSource, RunMetrics, StopReason, ToolCallRecord } from "../core/run.js";
+import type { AnswerFormat, AnswerSource, RunMetrics, StopReason, ToolCallRecord } from "../core/run.js";
 
 /** Per-run settings, fixed at intake. */
 export interface RunSettings {
@@ -145,6 +145,8 @@ export const TroupeState = Annotation.Root({
   reviewDecisions: Annotation<ReviewDecision[], ReviewDecision[] | Overwrite<ReviewDecision[]>>(append<ReviewDecision>()),
 
   answer: Annotation<string | null>(replace<string | null>(() => null)),
+  /** How the answer is meant to be read, by who wrote it (a language model: Markdown; rules or code: text). */
+  answerFormat: Annotation<AnswerFormat>(replace<AnswerFormat>(() => "markdown")),
   /** The answer as JSON, when the run has an output schema. */
   output: Annotation<unknown>(replace<unknown>(() => null)),
   answerStatus: Annotation<AnswerStatus>(replace<AnswerStatus>(() => "none")),
@@ -200,6 +202,7 @@ export function emptyOutcome(): Update {
     reviews: new Overwrite([]),
     reviewDecisions: new Overwrite([]),
     answer: null,
+    answerFormat: "markdown",
     answerStatus: "none",
     answerSource: null,
     answerFeedback: [],

@@ -1,6 +1,6 @@
 import { describeBudgetStop } from "../core/budget.js";
-import { type EvidenceIndex, evidenceIndex } from "../core/evidence.js";
-import { researchSources } from "./evidence.js";
+import type { EvidenceIndex } from "../core/evidence.js";
+import { answerEvidence } from "./evidence.js";
 import type { DecisionTrace, RunMetrics } from "../core/run.js";
 import { planView } from "./deps.js";
 import { routeOf } from "./route.js";
@@ -52,10 +52,9 @@ export function buildTrace(state: State): DecisionTrace {
   };
 }
 
-/** The evidence index of the run's answer over its research outcomes, or null when it used none. */
+/** The evidence index of the run's answer over its outcomes, or null when it used no research. */
 function evidenceOf(state: State): EvidenceIndex | null {
-  const sources = researchSources(state);
-  return sources.length > 0 && state.answer ? evidenceIndex(state.answer, sources) : null;
+  return answerEvidence(state, state.answer);
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
-import type { BaseMessage, BaseMessageChunk } from "@langchain/core/messages";
+import { AIMessage, type BaseMessage, type BaseMessageChunk } from "@langchain/core/messages";
+import { makeInvalidToolCall, parseToolCall } from "@langchain/core/output_parsers/openai_tools";
 import { ChatOpenAI, ChatOpenAICompletions, type ChatOpenAIFields } from "@langchain/openai";
 
 /** A Chat Completions message or response, as far as troupe reads them (the client's own types are its SDK's). */
@@ -13,7 +14,18 @@ type CompletionsResponse = object;
  */
 export class RefusalAwareCompletions extends ChatOpenAICompletions {
   protected override _convertCompletionsMessageToBaseMessage(message: CompletionsMessage, rawResponse: CompletionsResponse): BaseMessage {
-    const converted = super._convertCompletionsMessageToBaseMessage(message as never, rawResponse as never);
+    // Tool calls none of which can be read (their arguments cut off at the output limit): the
+    // client would keep the raw list beside an empty `tool_calls`, which LangChain's AIMessage takes
+    // for an outdated package's message and answers with a console warning ("New LangChain packages
+    // are available…") every time one is built. They are kept as the client keeps unreadable calls,
+    // in `invalid_tool_calls`, and the raw list is not passed on (sent back, calls without
+    // `tool_calls` ids would be refused anyway).
+    const raw = (message as { tool_calls?: unknown }).tool_calls;
+    const unreadable = Array.isArray(raw) && raw.length > 0 && raw.every((call) => parseProblem(call as Record<string, unknown>) !== undefined);
+    const converted = super._convertCompletionsMessageToBaseMessage((unreadable ? { ...message, tool_calls: undefined } : message) as never, rawResponse as never);
+    if (unreadable && AIMessage.isInstance(converted)) {
+      converted.invalid_tool_calls = (raw as Array<Record<string, unknown>>).map((call) => makeInvalidToolCall(call, parseProblem(call)));
+    }
     const refusal = (message as { refusal?: unknown }).refusal;
     if (typeof refusal === "string" && refusal !== "") converted.additional_kwargs = { ...converted.additional_kwargs, refusal };
     return converted;
@@ -37,6 +49,16 @@ export class RefusalAwareCompletions extends ChatOpenAICompletions {
     const chunk = super._convertCompletionsDeltaToBaseMessageChunk(delta, rawResponse as never, defaultRole as never);
     if (typeof delta.refusal === "string" && delta.refusal !== "") chunk.additional_kwargs = { ...chunk.additional_kwargs, refusal: delta.refusal };
     return chunk;
+  }
+}
+
+/** Why a raw tool call's arguments cannot be read, as the client says it; undefined when they can. */
+function parseProblem(call: Record<string, unknown>): string | undefined {
+  try {
+    parseToolCall(call, { returnId: true });
+    return undefined;
+  } catch (error) {
+    return (error as Error).message;
   }
 }
 

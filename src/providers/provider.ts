@@ -2,6 +2,7 @@ import type { BaseChatModel } from "@langchain/core/language_models/chat_models"
 import type { PlanWire, ProviderSettings, StructuredMethod } from "../config/config-file.js";
 import type { Env } from "../config/env.js";
 import type { Embedder } from "../core/embedder.js";
+import type { AnswerFormat } from "../core/run.js";
 
 /** The roles a model can be chosen for; planner and critic may use a stronger model than workers. */
 export const MODEL_ROLES = ["planner", "worker", "critic", "synthesizer"] as const;
@@ -40,6 +41,14 @@ export interface ProviderDefinition {
   strictUnsupported?: readonly string[];
   /** Whether its models stream tokens (troupe's own models answer in one piece). */
   streams?: boolean;
+  /**
+   * How its answers are meant to be read: `markdown` (the default: a language model's, rendered
+   * as Markdown) or `text` (the offline model's, written by rules, where `14*3` is arithmetic and
+   * not emphasis).
+   */
+  answerFormat?: AnswerFormat;
+  /** Whether its models can write a typed answer, JSON against an output schema (default true; the offline model cannot). */
+  typedAnswers?: boolean;
   /** The output limit its models answer within, by default and with these settings (undefined: the server's own). */
   outputLimit?: (settings: ProviderSettings) => number | undefined;
   /** A model like `model` with another output limit (for an answer cut off at the limit, asked again with more room). */

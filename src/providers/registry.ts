@@ -5,12 +5,14 @@ import { ConfigError } from "../core/errors.js";
 import { anthropicProvider } from "./anthropic.js";
 import { type CallPolicy, DEFAULT_CALL_POLICY } from "./call-policy.js";
 import { offlineProvider } from "./offline/index.js";
+import { OfflineChatModel } from "./offline/offline-chat-model.js";
 import { ollamaProvider } from "./ollama.js";
 import { openaiProvider } from "./openai.js";
 import { openAICompatibleProvider, openaiCompatibleProvider } from "./openai-compatible.js";
 import { contextWindowOf } from "./context-windows.js";
 import { priceFor } from "./prices.js";
 import type { Embedder } from "../core/embedder.js";
+import type { AnswerFormat } from "../core/run.js";
 import { MODEL_ROLES, type ModelRole, type ProviderDefinition } from "./provider.js";
 
 export interface ModelChoice {
@@ -36,6 +38,10 @@ export interface ModelCandidate {
   strictUnsupported?: readonly string[];
   /** Whether it streams tokens (the synthesizer's answer then streams to the user). */
   streams: boolean;
+  /** How its answers are meant to be read (absent: Markdown). */
+  answerFormat?: AnswerFormat;
+  /** False when it writes no typed answers (JSON against an output schema). */
+  typedAnswers?: false;
   /** Undefined when the price is unknown (its cost is counted as 0). */
   price: ModelPrice | undefined;
   /** The output limit its answers are made within, when troupe knows it. */
@@ -77,10 +83,17 @@ export function canStream(model: BaseChatModel): boolean {
   return model._streamResponseChunks !== BaseChatModel.prototype._streamResponseChunks && model.disableStreaming !== true;
 }
 
+/** A set made by hand has no chain: the role's model alone (the offline model with its traits). */
+function handMadeCandidate(models: ModelSet, role: ModelRole): ModelCandidate {
+  const model = models[role];
+  const offline = model instanceof OfflineChatModel ? { answerFormat: "text" as const, typedAnswers: false as const } : {};
+  return { choice: models.choice[role], model, structuredMethod: "functionCalling", planWire: "compact", streams: canStream(model), price: { input: 0, output: 0 }, ...offline };
+}
+
 /** The route of one role: its chain, or, for a set made by hand, its one model (streaming when the model can). */
 export function routeFor(models: ModelSet, role: ModelRole): ModelRoute {
   const chain = models.chains?.[role];
-  const candidates = chain ?? [{ choice: models.choice[role], model: models[role], structuredMethod: "functionCalling" as const, planWire: "compact" as const, streams: canStream(models[role]), price: { input: 0, output: 0 } }];
+  const candidates = chain ?? [handMadeCandidate(models, role)];
   return { role, candidates, policy: models.policy ?? DEFAULT_CALL_POLICY };
 }
 
@@ -220,6 +233,8 @@ export class ProviderRegistry {
           strict: strictDefault !== undefined && (settings.strict ?? strictDefault),
           ...(provider.strictUnsupported ? { strictUnsupported: provider.strictUnsupported } : {}),
           streams: (provider.streams ?? false) && settings.streaming !== false,
+          ...(provider.answerFormat ? { answerFormat: provider.answerFormat } : {}),
+          ...(provider.typedAnswers === false ? { typedAnswers: false as const } : {}),
           price: priceFor(choice.provider, choice.model, options.prices),
           ...(maxOutputTokens !== undefined ? { maxOutputTokens } : {}),
           ...(limit ? { withOutputLimit: (maxTokens: number) => limit(model, maxTokens) } : {}),

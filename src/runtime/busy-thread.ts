@@ -42,11 +42,11 @@ export function isBusy(latest: RunRecord | undefined, threads: ThreadLocks): boo
  * The check a new run's record is written with, in the store's transaction: a busy thread
  * refuses it (`reject`) or makes it wait for the thread's latest run.
  */
-export function busyCheck(threadId: string, strategy: OnBusy | undefined, threads: ThreadLocks): (latest: RunRecord | undefined) => void | Pick<NewRun, "waitsFor"> {
+export function busyCheck(threadName: string, strategy: OnBusy | undefined, threads: ThreadLocks): (latest: RunRecord | undefined) => void | Pick<NewRun, "waitsFor"> {
   return (latest) => {
     if (!latest || !isBusy(latest, threads)) return;
     if ((strategy ?? DEFAULT_ON_BUSY) === "reject") {
-      throw new ConflictError("thread_busy", `thread ${threadId} has a run that is ${latest.status}; resume it, use another thread, or choose what to do (--on-busy enqueue|interrupt|rollback)`, {
+      throw new ConflictError("thread_busy", `thread ${threadName} has a run that is ${latest.status}; resume it, use another thread, or choose what to do (--on-busy enqueue|interrupt|rollback)`, {
         runId: latest.id,
       });
     }
@@ -126,33 +126,67 @@ export async function untilReleased(store: Store, runId: string, signal?: AbortS
 /**
  * Makes a drive reachable by runs that need its thread (--on-busy interrupt, rollback): through
  * this process's registry, a control message from another process (Postgres), or — another
- * process on SQLite — the flag on its record, read once a second. Returns the undo.
+ * process on SQLite — the flag on its record, read once a second for every drive of the process
+ * in one statement. Returns the undo.
  */
 export function watchDrive(store: Store, runId: string, control: RunControl, abort: AbortController): () => void {
   localDrives.set(runId, { drain: (reason) => control.requestDrain(reason), abort: (reason) => abort.abort(reason) });
   listenForSupersede(store);
-  let timer: NodeJS.Timeout | undefined;
-  if (!store.control) {
-    timer = setInterval(() => {
-      void store.runs.get(runId).then(
-        (record) => {
-          if (!record?.supersededBy || control.drainRequested || abort.signal.aborted) return;
-          const strategy = (record.request as { onBusy?: string } | undefined)?.onBusy;
-          void store.runs.get(record.supersededBy).then((by) => {
-            const how = `${SUPERSEDED}:${record.supersededBy}:${(by?.request as { onBusy?: string } | undefined)?.onBusy ?? strategy ?? "interrupt"}`;
-            if (how.endsWith(":rollback")) abort.abort(how);
-            else control.requestDrain(how);
-          });
-        },
-        () => {},
-      );
-    }, 1_000);
-    timer.unref();
-  }
+  if (!store.control) flagWatch(store).set(runId, { control, abort });
   return () => {
     localDrives.delete(runId);
-    if (timer) clearInterval(timer);
+    if (!store.control) unwatchFlag(store, runId);
   };
+}
+
+interface FlagWatcher {
+  drives: Map<string, { control: RunControl; abort: AbortController }>;
+  timer: NodeJS.Timeout;
+}
+
+/** The drives of this process whose records are polled for the supersede flag, by store (SQLite). */
+const flagWatchers = new Map<Store, FlagWatcher>();
+
+function flagWatch(store: Store): FlagWatcher["drives"] {
+  let watcher = flagWatchers.get(store);
+  if (!watcher) {
+    const drives: FlagWatcher["drives"] = new Map();
+    const timer = setInterval(() => void readFlags(store, drives), 1_000);
+    timer.unref();
+    watcher = { drives, timer };
+    flagWatchers.set(store, watcher);
+  }
+  return watcher.drives;
+}
+
+function unwatchFlag(store: Store, runId: string): void {
+  const watcher = flagWatchers.get(store);
+  if (!watcher) return;
+  watcher.drives.delete(runId);
+  if (watcher.drives.size > 0) return;
+  clearInterval(watcher.timer);
+  flagWatchers.delete(store);
+}
+
+/** One read for every drive watched: only a flagged run's records are read whole (which run asked, and how). */
+async function readFlags(store: Store, drives: FlagWatcher["drives"]): Promise<void> {
+  let flagged: string[];
+  try {
+    flagged = await store.runs.supersededAmong([...drives.keys()]);
+  } catch {
+    return; // the next second reads again
+  }
+  for (const runId of flagged) {
+    const drive = drives.get(runId);
+    if (!drive || drive.control.drainRequested || drive.abort.signal.aborted) continue;
+    const record = await store.runs.get(runId).catch(() => undefined);
+    if (!record?.supersededBy) continue;
+    const strategy = (record.request as { onBusy?: string } | undefined)?.onBusy;
+    const by = await store.runs.get(record.supersededBy).catch(() => undefined);
+    const how = `${SUPERSEDED}:${record.supersededBy}:${(by?.request as { onBusy?: string } | undefined)?.onBusy ?? strategy ?? "interrupt"}`;
+    if (how.endsWith(":rollback")) drive.abort.abort(how);
+    else drive.control.requestDrain(how);
+  }
 }
 
 /** The stores whose control channel this process listens on for supersede messages (once each). */

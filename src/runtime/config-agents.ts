@@ -36,12 +36,19 @@ export function withConfigAgents(base: AgentRegistry, config: TroupeConfig, reso
   return registry;
 }
 
-/** A config agent's `tools` must name tools that exist (an MCP server's included). */
+/** A config agent's `tools`, and a task template's, must name tools that exist (an MCP server's included). */
 export function checkAgentTools(config: TroupeConfig, tools: ToolRegistry): void {
   (config.agents ?? []).forEach((agent, index) => {
     if (isRemoteAgent(agent)) return;
     const unknown = agent.tools.filter((name) => !tools.has(name));
     if (unknown.length > 0) throw new ConfigError("invalid_config", `agents.${index} (${agent.name}): unknown tool${unknown.length > 1 ? "s" : ""} ${unknown.join(", ")}`, { setting: `agents.${index}.tools` });
+  });
+  // A task template's tools too: a run it makes would otherwise be refused only when someone uses it.
+  (config.taskTemplates ?? []).forEach((template, index) => {
+    const unknown = (template.tools ?? []).filter((name) => !tools.has(name));
+    if (unknown.length > 0) {
+      throw new ConfigError("invalid_config", `taskTemplates.${index} (${template.name}): unknown tool${unknown.length > 1 ? "s" : ""} ${unknown.join(", ")}`, { setting: `taskTemplates.${index}.tools` });
+    }
   });
 }
 

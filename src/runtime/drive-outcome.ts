@@ -60,6 +60,7 @@ export function drivePatch(result: RunResult, end: StreamEnd, activeMs: number):
     status: result.status,
     stopReason: result.stopReason,
     answer: result.answer,
+    answerFormat: result.answer !== null ? (result.answerFormat ?? null) : null,
     error: result.error ?? null,
     metrics: result.metrics,
     interrupt: result.interrupt ?? null,

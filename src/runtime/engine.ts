@@ -1,3 +1,5 @@
+import { existsSync } from "node:fs";
+import { rmdir } from "node:fs/promises";
 import path from "node:path";
 import { createHash } from "node:crypto";
 import type { AgentRegistry } from "../agents/define-agent.js";
@@ -19,6 +21,8 @@ import type { ProviderDefinition } from "../providers/provider.js";
 import { type ModelRoute, type ModelSet, type ProviderRegistry, routeForModel } from "../providers/registry.js";
 import { type MemoryIndexConfig, openStore, type RunRecord, type Store } from "../store/index.js";
 import type { ToolOutcome } from "../tools/define-tool.js";
+import { type FileTrustReport, fileTrustReport } from "../tools/file-trust-report.js";
+import { TrustPolicy } from "../tools/trust-policy.js";
 import { OPERATOR, type PermissionPolicy } from "../tools/permissions.js";
 import { ToolIndex } from "../tools/discovery.js";
 import type { ToolRegistry } from "../tools/registry.js";
@@ -31,9 +35,11 @@ import { memoryNamespaceFor, memoryStoreOptions, threadResultsOf } from "./memor
 import { type EnqueueOptions, type InvokeOptions, type ResumeOptions, RunLifecycle, type RunOptions } from "./run-lifecycle.js";
 import { type PendingInterrupt, runningSubtasks, showRun, threadInterrupts, type RunView } from "./run-queries.js";
 import { createToolPlatform, type ToolPlatform } from "./tool-platform.js";
+import { mcpCredentialsOf } from "./mcp-credentials.js";
 import { type ForkRequest, parseForkRequest, threadHistory } from "./fork.js";
 import { collectGarbage, deleteRun, deleteThread, type GcOptions } from "./retention.js";
 import { checkWebhook, WebhookSender } from "./webhook-sender.js";
+import { checkRunRequest } from "./request-check.js";
 import { RuntimeGrants } from "./grants.js";
 import { Schedules } from "./schedules.js";
 import { WrittenFiles } from "../tools/written-files.js";
@@ -89,6 +95,32 @@ function withJsonOutputSchema(input: LibraryRunRequest): RunRequestInput {
   if (!(outputSchema instanceof z.ZodType)) return { ...rest, outputSchema };
   const { $schema: _dialect, ...json } = z.toJSONSchema(outputSchema, { io: "output", unrepresentable: "any" }) as Record<string, unknown>;
   return { ...rest, outputSchema: json };
+}
+
+/** What `Troupe.prepare` read and checked, before anything is opened. */
+interface Prepared {
+  env: Env;
+  config: TroupeConfig;
+  models: ModelSet;
+  providerSource: ProviderSource;
+  toolsConfig: ToolsConfig;
+  memory: ReturnType<typeof memoryStoreOptions>;
+  resolved: Record<string, string>;
+  providers?: ProviderRegistry;
+}
+
+/** A troupe checked and not yet opened (`Troupe.prepare`): nothing has been written. */
+export interface PreparedTroupe {
+  readonly env: Env;
+  readonly config: TroupeConfig;
+  readonly models: ModelSet;
+  readonly providerSource: ProviderSource;
+  /** The config's `tools` section, resolved. */
+  readonly toolsConfig: ToolsConfig;
+  /** Refuses (throws an InputError) a run request this instance could never run: a webhook without its secret, an output schema that is not one, a typed answer from a model that writes none. */
+  check(input: LibraryRunRequest): void;
+  /** Opens the store, the workspace and the tools. */
+  open(): Promise<Troupe>;
 }
 
 /** A troupe instance: one compiled graph, its store, tools, agents and models. */
@@ -181,6 +213,16 @@ export class Troupe {
   }
 
   static async create(options: TroupeOptions = {}): Promise<Troupe> {
+    return (await Troupe.prepare(options)).open();
+  }
+
+  /**
+   * Reads and checks everything an instance needs before anything is written — the config file,
+   * the models, the tools section, the workspace path, the default webhook — and returns it ready
+   * to open. `check` then refuses a run request that could never run here (see request-check.ts),
+   * still before anything is written; `open` opens the store and the tools.
+   */
+  static async prepare(options: TroupeOptions = {}): Promise<PreparedTroupe> {
     const env = options.env ?? parseEnv();
     const loaded = options.config ? { config: options.config, file: undefined } : await loadConfig(options.configDir, options.configFile ?? env.TROUPE_CONFIG);
     // A review mode given in code, then TROUPE_REVIEW, over the config file's.
@@ -213,17 +255,42 @@ export class Troupe {
     }
     // An embeddings model makes long-term memory's search hybrid; a bad one is a configuration error before anything opens.
     const memory = memoryStoreOptions(env, config, options.providers ?? [], options.embeddings);
+    const prepared = { env, config, models, providerSource, toolsConfig, memory, resolved, ...(providers ? { providers } : {}) };
+    return {
+      env,
+      config,
+      models,
+      providerSource,
+      toolsConfig,
+      check: (input) => checkRunRequest(withJsonOutputSchema(input), { config, models: prepared.models }),
+      open: () => Troupe.#open(options, prepared),
+    };
+  }
+
+  /** Opens what `prepare` checked: the store, then the workspace, the tools and the graph. */
+  static async #open(options: TroupeOptions, prepared: Prepared): Promise<Troupe> {
+    const { env, config, models, providerSource, toolsConfig, memory, providers, resolved } = prepared;
     const databaseUrl = options.databaseUrl ?? env.TROUPE_DATABASE_URL;
-    const store =
-      options.store ??
-      (await openStore({
-        dataDir: options.dataDir ?? env.TROUPE_DATA_DIR,
-        ...memory,
-        ...(databaseUrl ? { databaseUrl } : {}),
-        ...((options.leaseSeconds ?? env.TROUPE_LEASE_SECONDS) !== undefined ? { leaseSeconds: options.leaseSeconds ?? env.TROUPE_LEASE_SECONDS } : {}),
-      }));
+    // The workspace first: one that cannot be made fails before the store is written; a store that
+    // cannot be opened takes back the (still empty) workspace folder this made.
+    const workspacePath = options.workspace ?? env.TROUPE_WORKSPACE;
+    const made = !existsSync(workspacePath);
+    const workspace = await workspaceRoot(workspacePath);
+    let store: Store;
     try {
-      const workspace = await workspaceRoot(options.workspace ?? env.TROUPE_WORKSPACE);
+      store =
+        options.store ??
+        (await openStore({
+          dataDir: options.dataDir ?? env.TROUPE_DATA_DIR,
+          ...memory,
+          ...(databaseUrl ? { databaseUrl } : {}),
+          ...((options.leaseSeconds ?? env.TROUPE_LEASE_SECONDS) !== undefined ? { leaseSeconds: options.leaseSeconds ?? env.TROUPE_LEASE_SECONDS } : {}),
+        }));
+    } catch (error) {
+      if (made) await rmdir(workspace).catch(() => undefined);
+      throw error;
+    }
+    try {
       setWorkspaceQuota(workspace, toolsConfig.quota);
       const platform = await createToolPlatform({
         config: toolsConfig,
@@ -233,12 +300,14 @@ export class Troupe {
         // Per workspace: two engines on one data directory work in their own folders.
         stagingDir: path.join(path.resolve(options.dataDir ?? env.TROUPE_DATA_DIR), "stages", createHash("sha256").update(workspace).digest("hex").slice(0, 16)),
         ...(config.trust ? { trust: config.trust } : {}),
+        fileLabels: store.fileLabels,
         builtins: {
           // A run's calls reach its owner's namespace; a direct call its principal's (the local user's without one).
           memory: { memory: store.memories, namespaceOf: (context) => context.memoryNamespace ?? memoryNamespaceFor(context.principal) },
           threadResults: threadResultsOf(store),
         },
         remote: { agents: remoteAgentsOf(config), tasks: store.remoteTasks },
+        credentials: mcpCredentialsOf(store, env),
       });
       const { tools, agents } = platform;
       // Grants given and revoked at runtime (troupe grants), read by the registry before every call.
@@ -405,6 +474,16 @@ export class Troupe {
    * (`approval_required`). `principal` names who is behind the call in the audit trail (an API
    * key's name).
    */
+  /**
+   * Whether a workspace file is untrusted, and why (`troupe trust show`): judged as a read would
+   * judge it, with what troupe recorded of it in the store.
+   */
+  async explainFile(requested: string): Promise<FileTrustReport> {
+    const files = this.tools.trust?.files ?? new TrustPolicy(this.config.trust ?? {}, { fileLabels: this.store.fileLabels }).files;
+    // As the local user's runs would judge it (a trusted label vouches only to the runs of whoever made the file).
+    return fileTrustReport(files, this.workspace, requested, { store: this.store.fileLabels, owner: memoryNamespaceFor(undefined).join("/") });
+  }
+
   async callTool(name: string, args: unknown, options: { agent?: string; signal?: AbortSignal; principal?: string } = {}): Promise<ToolOutcome> {
     if (options.agent !== undefined && options.agent !== OPERATOR && !this.agents.get(options.agent)) {
       throw new InputError("unknown_agent", `unknown agent "${options.agent}"; agents: ${this.agents.names().join(", ")}`);
@@ -412,6 +491,8 @@ export class Troupe {
     return this.tools.call(name, args, {
       workspace: this.workspace,
       agent: options.agent ?? OPERATOR,
+      // Whose call it is: the memory tools' namespace, and the owner of the labels of the files it writes.
+      memoryNamespace: memoryNamespaceFor(options.principal),
       ...(options.signal ? { signal: options.signal } : {}),
       ...(options.principal !== undefined ? { principal: options.principal } : {}),
     });

@@ -80,7 +80,9 @@ async function baseSnapshot(graph: TroupeGraph, record: RunRecord, from: string)
 /** A fork, ready to write: the new thread's first state and where it came from. */
 export interface PreparedFork {
   runId: string;
+  /** The new thread's key, and its name as its owner gives it (core/thread-key.ts). */
   threadId: string;
+  threadName: string;
   origin: ForkOrigin;
   state: ForkedState;
 }
@@ -90,14 +92,19 @@ export interface PreparedFork {
  * (`getStateHistory`), the state the new thread starts with (the results it keeps, the subtasks
  * it runs again, an edited plan checked as the planner's would be). Nothing is written.
  */
-export async function prepareFork(parts: { store: Store; graph: TroupeGraph; deps: GraphDeps }, record: RunRecord, request: ForkRequest, ids: { runId: string; threadId: string }): Promise<PreparedFork> {
+export async function prepareFork(
+  parts: { store: Store; graph: TroupeGraph; deps: GraphDeps },
+  record: RunRecord,
+  request: ForkRequest,
+  ids: { runId: string; threadId: string; threadName: string },
+): Promise<PreparedFork> {
   if (record.status === "queued" || record.status === "running") {
     throw new ConflictError("run_active", `run ${record.id} is ${record.status}; fork it once it has stopped (or cancel it)`, { runId: record.id, status: record.status });
   }
   refuseEvalCase(record, "fork");
   const existing = await parts.store.runs.latestForThread(ids.threadId);
   const seeded = (await parts.graph.getState({ configurable: { thread_id: ids.threadId } })).values as Partial<State>;
-  if (existing || seeded.runId) throw new ConflictError("thread_in_use", `thread ${ids.threadId} already holds runs; a fork starts a thread of its own`, { threadId: ids.threadId });
+  if (existing || seeded.runId) throw new ConflictError("thread_in_use", `thread ${ids.threadName} already holds runs; a fork starts a thread of its own`, { threadId: ids.threadName });
   const { snapshot, checkpoint } = await baseSnapshot(parts.graph, record, request.from);
   const state = snapshot.values as State;
   let plan: PlannedSubtask[] | undefined;
@@ -128,7 +135,7 @@ export async function prepareFork(parts: { store: Store; graph: TroupeGraph; dep
     checkpointId: String(snapshot.config.configurable?.checkpoint_id ?? ""),
     ...(checkpoint ? {} : { subtaskId: request.from }),
   };
-  return { runId: ids.runId, threadId: ids.threadId, origin, state: forked };
+  return { runId: ids.runId, threadId: ids.threadId, threadName: ids.threadName, origin, state: forked };
 }
 
 /**

@@ -30,7 +30,7 @@ export async function reconcileRun(troupe: Troupe, runId: string): Promise<Store
   }
   if (!state.finished || !state.stopReason || hasStepsLeft(snapshot)) return [];
   const status = runStatusOf(state.stopReason, workDone(state));
-  await troupe.store.runs.update(record.id, finishedPatch({ status, stopReason: state.stopReason, answer: result.answer, error: state.failure ?? null, metrics: result.metrics }));
+  await troupe.store.runs.update(record.id, finishedPatch({ status, stopReason: state.stopReason, answer: result.answer, answerFormat: result.answer !== null ? (result.answerFormat ?? null) : null, error: state.failure ?? null, metrics: result.metrics }));
   events.push(await troupe.store.events.append(record.id, { type: "run-end", status, stopReason: state.stopReason, metrics: result.metrics }));
   return events;
 }

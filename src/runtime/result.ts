@@ -16,11 +16,18 @@ export function resultFromState(record: RunRecord, state: State, activeMs: numbe
     status: "failed",
     stopReason: sameRun ? (state.stopReason ?? null) : record.stopReason,
     answer: sameRun ? (state.answer ?? null) : record.answer,
+    ...answerFormatOf(record, state, sameRun),
     ...(sameRun && state.output !== null && state.output !== undefined ? { output: state.output } : {}),
     plan: sameRun ? planView(state) : [],
     metrics,
     trace: buildTrace(state),
   };
+}
+
+/** How the result's answer is meant to be read: the state's word for the run it holds, else what the record kept. */
+function answerFormatOf(record: RunRecord, state: State, sameRun: boolean): Pick<RunResult, "answerFormat"> {
+  if (sameRun) return state.answer ? { answerFormat: state.answerFormat ?? "markdown" } : {};
+  return record.answer !== null && record.answerFormat !== null ? { answerFormat: record.answerFormat } : {};
 }
 
 /**

@@ -3,6 +3,7 @@ import path from "node:path";
 import { ConflictError, NotFoundError } from "../core/errors.js";
 import type { GcReport } from "../core/retention.js";
 import type { RunStatus } from "../core/run.js";
+import { threadNameOf } from "../core/thread-key.js";
 import type { TroupeGraph } from "../graph/build-graph.js";
 import type { StateSnapshot } from "@langchain/langgraph";
 import { checkpointOwners } from "../graph/history.js";
@@ -185,11 +186,13 @@ export async function deleteRun(parts: RetentionParts, runId: string, options: {
 export async function deleteThread(parts: RetentionParts, threadId: string, options: { owner?: string } = {}): Promise<GcReport> {
   const runs = await parts.store.runs.list({ threadId, limit: 10_000 });
   const history = (await parts.graph.getState({ configurable: { thread_id: threadId } })).values as Partial<State>;
-  if (runs.length === 0 && !history.runId) throw new NotFoundError("thread_not_found", `there is no thread ${threadId}`, { threadId });
-  if (options.owner !== undefined && runs.some((run) => run.owner !== options.owner)) throw new NotFoundError("thread_not_found", `there is no thread ${threadId} of yours`, { threadId });
+  // Messages name the thread as its owner does (an API key's thread is kept under its key: core/thread-key.ts).
+  const name = threadNameOf(options.owner, threadId);
+  if (runs.length === 0 && !history.runId) throw new NotFoundError("thread_not_found", `there is no thread ${name}${options.owner !== undefined ? " of yours" : ""}`, { threadId: name });
+  if (options.owner !== undefined && runs.some((run) => run.owner !== options.owner)) throw new NotFoundError("thread_not_found", `there is no thread ${name} of yours`, { threadId: name });
   const active = runs.filter((run) => run.status === "queued" || run.status === "running" || run.status === "interrupted");
   if (active.length > 0) {
-    throw new ConflictError("thread_busy", `thread ${threadId} has a run that is ${active[0]?.status} (${active[0]?.id}); cancel it first`, { threadId, runId: active[0]?.id });
+    throw new ConflictError("thread_busy", `thread ${name} has a run that is ${active[0]?.status} (${active[0]?.id}); cancel it first`, { threadId: name, runId: active[0]?.id });
   }
   const started = performance.now();
   const report = emptyReport({ cutoff: Date.now() }, await parts.store.retention.size());

@@ -6,7 +6,8 @@ import { z } from "zod";
 import { RunLedger } from "../agents/run-ledger.js";
 import type { TroupeConfig } from "../config/config-file.js";
 import type { Budget } from "../core/budget.js";
-import { ConflictError, errorMessage, InputError, NotFoundError } from "../core/errors.js";
+import { ConflictError, InputError, NotFoundError } from "../core/errors.js";
+import { elicitationDecision } from "../core/elicitation-answer.js";
 import { DEFAULT_REVIEW_MODE } from "../core/review-mode.js";
 import type { RunEvent, StoredEvent } from "../core/events.js";
 import { CONVERSATION_LIMITS } from "../core/conversation.js";
@@ -14,6 +15,7 @@ import { evalCaseNamespace } from "../core/memory.js";
 import { LIMITS } from "../core/limits.js";
 import { assertToolsKnown } from "../core/plan-check.js";
 import { type InterruptInfo, ResumeDecision, type RunRequestInput, type RunResult, RunRequest, runStatusOf } from "../core/run.js";
+import { threadKey, threadNameOfRun } from "../core/thread-key.js";
 import type { TroupeGraph } from "../graph/build-graph.js";
 import { LEDGER_KEY } from "../graph/deps.js";
 import type { RunSettings, State } from "../graph/state.js";
@@ -22,11 +24,11 @@ import { MODEL_ROLES } from "../providers/provider.js";
 import { choiceId, type ModelSet } from "../providers/registry.js";
 import { isAlive, type RunRecord, type Store, type ThreadLease } from "../store/index.js";
 import { finishedPatch, type NewRun } from "../store/runs/contract.js";
-import { schemaProblem } from "../tools/json-schema.js";
+import { checkOutputSchema } from "../tools/json-schema.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import type { AgentRegistry } from "../agents/define-agent.js";
 import { type ForkRequest, prepareFork, seedFork } from "./fork.js";
-import { checkWebhook } from "./webhook-sender.js";
+import { checkRunRequest } from "./request-check.js";
 import { RunStatsRecorder } from "./run-stats.js";
 import { busyCheck, discardSuperseded, isBusy, makeWay, untilReleased, watchDrive } from "./busy-thread.js";
 import { drivePatch, driveResult, endedCleanly, type StreamEnd, streamEndOf } from "./drive-outcome.js";
@@ -148,14 +150,16 @@ export class RunLifecycle {
   async run(input: RunRequestInput, options: RunOptions = {}): Promise<RunResult> {
     const request = this.#parseRequest(input);
     const { owner, evalId, ...invoke } = options;
-    const threadId = request.threadId ?? `thread-${randomUUID()}`;
+    // The thread's name is the owner's; the run is kept under its key (core/thread-key.ts).
+    const name = request.threadId ?? `thread-${randomUUID()}`;
+    const threadId = threadKey(owner, name);
     if ((request.onBusy ?? DEFAULT_ON_BUSY) !== "reject" && isBusy(await this.#parts.store.runs.latestForThread(threadId), this.#parts.store.threads)) {
-      return this.#runWhenFree({ ...request, threadId }, options);
+      return this.#runWhenFree({ ...request, threadId: name }, options);
     }
-    const lease = await this.#hold(threadId, undefined, () => new ConflictError("thread_busy", `thread ${threadId} has a run that is running; resume it or use another thread`, {}));
+    const lease = await this.#hold(threadId, undefined, () => new ConflictError("thread_busy", `thread ${name} has a run that is running; resume it or use another thread`, {}));
     try {
       const record = await this.#createRecord(
-        { ...request, threadId },
+        { ...request, threadId: name },
         {
           status: "running",
           pid: process.pid,
@@ -177,8 +181,8 @@ export class RunLifecycle {
    * results it does not run again, driven at once. The original run and thread are untouched.
    */
   async fork(runId: string, input: ForkRequest, options: RunOptions = {}): Promise<RunResult> {
-    const { record, fork } = await this.#prepareFork(runId, input);
-    const lease = await this.#hold(fork.threadId, undefined, () => new ConflictError("thread_busy", `thread ${fork.threadId} is held by another drive`, {}));
+    const { record, fork } = await this.#prepareFork(runId, input, options.owner);
+    const lease = await this.#hold(fork.threadId, undefined, () => new ConflictError("thread_busy", `thread ${fork.threadName} is held by another drive`, {}));
     try {
       await seedFork(this.#parts, fork);
       const created = await this.#parts.store.runs.create(this.#forkRecord(record, fork, { status: "running", pid: process.pid, host: hostname(), startedAt: Date.now(), owner: options.owner ?? record.owner, ...(options.worker !== undefined ? { worker: options.worker } : {}) }));
@@ -191,16 +195,18 @@ export class RunLifecycle {
 
   /** Forks a run and queues the fork, to be started later with `start` (the server's queue). */
   async enqueueFork(runId: string, input: ForkRequest, options: { owner?: string } = {}): Promise<RunRecord> {
-    const { record, fork } = await this.#prepareFork(runId, input);
+    const { record, fork } = await this.#prepareFork(runId, input, options.owner);
     // The new thread's state first: a worker may take the queued run the moment its record is written.
     await seedFork(this.#parts, fork);
     return this.#parts.store.runs.create(this.#forkRecord(record, fork, { status: "queued", pid: null, host: null, owner: options.owner ?? record.owner }));
   }
 
-  async #prepareFork(runId: string, input: ForkRequest) {
+  async #prepareFork(runId: string, input: ForkRequest, owner: string | undefined) {
     const record = await this.#parts.store.runs.get(runId);
     if (!record) throw new NotFoundError("unknown_run", `no run with id ${runId}`, { runId });
-    const ids = { runId: `run-${randomUUID()}`, threadId: input.threadId ?? `thread-${randomUUID()}` };
+    // The fork's thread is named by its owner (the original's unless another is given), kept under that owner's key.
+    const threadName = input.threadId ?? `thread-${randomUUID()}`;
+    const ids = { runId: `run-${randomUUID()}`, threadId: threadKey(owner ?? record.owner, threadName), threadName };
     const deps = { models: this.#parts.models, tools: this.#parts.tools, agents: this.#parts.agents, workspace: this.#parts.workspace, stash: this.#parts.store.stash };
     return { record, fork: await prepareFork({ store: this.#parts.store, graph: this.#parts.graph, deps }, record, input, ids) };
   }
@@ -208,7 +214,8 @@ export class RunLifecycle {
   /** A fork's record: the original's request on the new thread, and where it came from. */
   #forkRecord(original: RunRecord, fork: Awaited<ReturnType<typeof prepareFork>>, fields: Pick<NewRun, "status" | "pid" | "host"> & Partial<NewRun>): NewRun {
     const { onBusy: _onBusy, ...request } = original.request;
-    return { id: fork.runId, threadId: fork.threadId, task: original.task, request: { ...request, threadId: fork.threadId }, forkedFrom: fork.origin, ...fields };
+    // The stored request names the thread as its owner does (it is parsed again to start the run).
+    return { id: fork.runId, threadId: fork.threadId, task: original.task, request: { ...request, threadId: fork.threadName }, forkedFrom: fork.origin, ...fields };
   }
 
   /**
@@ -274,6 +281,8 @@ export class RunLifecycle {
    * it for its resumes).
    */
   #parseRequest(input: RunRequestInput): RunRequest {
+    // The output schema first, by the check every path shares (a pattern RE2 cannot run is refused alike on each).
+    if (input.outputSchema !== undefined) checkOutputSchema(input.outputSchema);
     const parsed = RunRequest.safeParse(input);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
@@ -283,21 +292,9 @@ export class RunLifecycle {
     assertToolsKnown(request.tools, this.#parts.tools);
     const budget: Budget = { ...this.#parts.config.budget, ...request.budget };
     if (Object.keys(budget).length > 0) request.budget = budget;
-    // A webhook of the task's own is checked now (a secret to sign with, a host the rules allow); the config's default was checked at start.
-    if (request.webhook) {
-      try {
-        checkWebhook(request.webhook.url, this.#parts.config.webhooks);
-      } catch (error) {
-        const code = (error as { code?: string }).code;
-        throw new InputError(code === "webhook_secret_missing" ? code : "webhook_refused", `webhook: ${errorMessage(error)}`, { url: request.webhook.url });
-      }
-    } else if (this.#parts.config.webhooks?.default) {
-      request.webhook = this.#parts.config.webhooks.default;
-    }
-    if (request.outputSchema) {
-      const problem = schemaProblem(request.outputSchema);
-      if (problem) throw new InputError("invalid_output_schema", `the output schema is not a valid JSON Schema: ${problem}`);
-    }
+    // A webhook of the task's own (a secret to sign with, a host the rules allow) and an output schema are checked now; the config's default webhook was checked at start.
+    checkRunRequest(request, this.#parts);
+    if (!request.webhook && this.#parts.config.webhooks?.default) request.webhook = this.#parts.config.webhooks.default;
     return request;
   }
 
@@ -307,7 +304,9 @@ export class RunLifecycle {
    * before it in the same batch.
    */
   #createRecord(request: RunRequest, fields: Pick<NewRun, "status" | "pid" | "host"> & Partial<NewRun>): Promise<RunRecord> {
-    const threadId = request.threadId ?? `thread-${randomUUID()}`;
+    // The request keeps the owner's name for the thread; the record its key (core/thread-key.ts).
+    const name = request.threadId ?? `thread-${randomUUID()}`;
+    const threadId = threadKey(fields.owner, name);
     const threads = this.#parts.store.threads;
     const choice = this.#parts.models.choice.worker;
     return this.#parts.store.runs.create(
@@ -315,11 +314,11 @@ export class RunLifecycle {
         id: `run-${randomUUID()}`,
         threadId,
         task: request.task,
-        request: { ...request, provider: `${choice.provider}:${choice.model}` },
+        request: { ...request, threadId: name, provider: `${choice.provider}:${choice.model}` },
         ...fields,
       },
       // A busy thread refuses the run or queues it behind the thread's latest (busy-thread.ts).
-      { check: busyCheck(threadId, fields.status === "running" ? "reject" : request.onBusy, threads) },
+      { check: busyCheck(name, fields.status === "running" ? "reject" : request.onBusy, threads) },
     );
   }
 
@@ -439,7 +438,16 @@ export class RunLifecycle {
       }
       const kind = (chosen.value as InterruptInfo | undefined)?.kind;
       if (!decision || decision.decision === "continue") {
-        throw new InputError("decision_required", `the run on thread ${threadId} is waiting for ${kind ?? "a decision"}; pass --approve, --reject or --answer`);
+        const how = kind === "mcp-elicitation" ? "pass --answer '{…}' (the server's form) or --reject" : "pass --approve, --reject or --answer";
+        throw new InputError("decision_required", `the run on thread ${threadId} is waiting for ${kind ?? "a decision"}; ${how}`);
+      }
+      if (kind === "mcp-elicitation") {
+        // A tool server's question: the answer is checked against its form here, before the run goes on.
+        const value = elicitationDecision((chosen.value as InterruptInfo).payload, decision);
+        return new Command({ resume: chosen.id ? { [chosen.id]: value } : value });
+      }
+      if (decision.decision === "elicitation") {
+        throw new InputError("decision_invalid", `the run on thread ${threadId} is waiting for ${kind ?? "a decision"}, not for an answer to a tool server's question`);
       }
       if (kind === "question" && decision.decision === "approve") {
         throw new InputError("answer_required", "the run is waiting for an answer to a question; pass --answer TEXT (or --reject)");
@@ -469,7 +477,7 @@ export class RunLifecycle {
     const result = resultFromState(record, state, record.activeMs);
     result.status = runStatusOf(state.stopReason as NonNullable<State["stopReason"]>, workDone(state));
     if (state.failure) result.error = state.failure;
-    await this.#parts.store.runs.update(record.id, finishedPatch({ status: result.status, stopReason: result.stopReason, answer: result.answer, error: result.error ?? null, metrics: result.metrics }));
+    await this.#parts.store.runs.update(record.id, finishedPatch({ status: result.status, stopReason: result.stopReason, answer: result.answer, answerFormat: result.answer !== null ? (result.answerFormat ?? null) : null, error: result.error ?? null, metrics: result.metrics }));
     options.onEvent?.(await this.#parts.store.events.append(record.id, { type: "run-end", status: result.status, stopReason: result.stopReason, metrics: result.metrics }));
     return result;
   }
@@ -486,7 +494,8 @@ export class RunLifecycle {
     const stats = new RunStatsRecorder(this.#parts.store, record.id, async () => (drive.checkpoint ?? (await this.#checkpointOf(record))).reviews?.at(-1));
     const events = new RunEventLog(this.#parts.store, record.id, options.onEvent, [(event) => stats.event(event)]);
     const signals = this.#armSignals(record.id, options, lease);
-    events.emit({ type: "run-start", runId: record.id, threadId: record.threadId, task: record.task, resumed: drive.resumed });
+    // Watchers (SSE, A2A, the CLI) see the thread as its owner names it.
+    events.emit({ type: "run-start", runId: record.id, threadId: threadNameOfRun(record), task: record.task, resumed: drive.resumed });
     if (drive.resumed) await this.#announceInFlight(record, events);
     const ledger = this.#openLedger(drive);
     // What the run's agents reach includes the runtime grants given since the last tool call.

@@ -1,8 +1,9 @@
 import { createHash } from "node:crypto";
 import type { z } from "zod";
 import { type Clock, systemClock } from "../core/clock.js";
-import { ConflictError, errorMessage, InputError, NotFoundError } from "../core/errors.js";
-import { latestTick, nextTick, type Schedule, ScheduleInput, type ScheduleSource } from "../core/schedule.js";
+import { ConflictError, errorMessage, InputError, NotFoundError, TroupeError } from "../core/errors.js";
+import { firesPerHour, latestTick, nextTick, type Schedule, ScheduleInput, type ScheduleLimits, type ScheduleSource } from "../core/schedule.js";
+import { threadKey } from "../core/thread-key.js";
 import type { RunRecord, Store } from "../store/index.js";
 import type { PostgresStore } from "../store/postgres-store.js";
 
@@ -36,11 +37,38 @@ export class Schedules {
     this.#store = store;
   }
 
-  async add(input: unknown, options: { owner?: string | null; source: ScheduleSource }): Promise<ScheduleView> {
+  /**
+   * Adds a schedule. With `limits` (an API key's: POST /api/v1/schedules), the owner's schedules
+   * are counted in the same transaction as the insert: past `maxPerKey` schedules, or past
+   * `maxFiresPerHourPerKey` runs an hour together (each schedule at its busiest hour), the new one
+   * is refused (403 too_many_schedules, schedules_too_frequent). Schedules already over a limit
+   * lowered since keep firing; only new ones are refused.
+   */
+  async add(input: unknown, options: { owner?: string | null; source: ScheduleSource; limits?: ScheduleLimits }): Promise<ScheduleView> {
     const checked = parseScheduleInput(input);
     const { name, cron, timezone, task, catchUp, ...request } = checked;
+    const limits = options.limits;
+    const check = limits
+      ? (owned: Schedule[]) => {
+          if (owned.length >= limits.maxPerKey) {
+            throw new TroupeError("too_many_schedules", `this key has ${owned.length} schedules, the most one key may have (server.schedules.maxPerKey ${limits.maxPerKey}); remove one first`, { schedules: owned.length, limit: limits.maxPerKey });
+          }
+          const fires = firesPerHour(cron, timezone);
+          const already = owned.reduce((sum, schedule) => sum + firesPerHour(schedule.cron, schedule.timezone), 0);
+          if (already + fires > limits.maxFiresPerHourPerKey) {
+            throw new TroupeError(
+              "schedules_too_frequent",
+              `"${cron}" fires up to ${fires} times an hour; with this key's other schedules (${already} an hour) that is more than the ${limits.maxFiresPerHourPerKey} runs an hour one key's schedules may start (server.schedules.maxFiresPerHourPerKey)`,
+              { firesPerHour: fires, keyFiresPerHour: already, limit: limits.maxFiresPerHourPerKey },
+            );
+          }
+        }
+      : undefined;
+    const given = name ?? `sch-${createHash("sha256").update(`${Date.now()}${Math.random()}`).digest("hex").slice(0, 8)}`;
     const added = await this.#store.schedules.add({
-      name: name ?? `sch-${createHash("sha256").update(`${Date.now()}${Math.random()}`).digest("hex").slice(0, 8)}`,
+      // A key's schedule names are its own, as its thread names are (alice's daily is kept as alice/daily):
+      // another key may have a daily too, and a taken name never tells one key what another holds.
+      name: threadKey(options.owner, given),
       cron,
       timezone,
       task,
@@ -48,8 +76,8 @@ export class Schedules {
       request,
       owner: options.owner ?? null,
       source: options.source,
-    });
-    if (!added) throw new ConflictError("schedule_exists", `a schedule named ${name} already exists; remove it first or choose another name`, { name });
+    }, check ? { check } : {});
+    if (!added) throw new ConflictError("schedule_exists", `a schedule named ${given} already exists; remove it first or choose another name`, { name: given });
     return viewOf(added);
   }
 
@@ -57,8 +85,10 @@ export class Schedules {
     return (await this.#store.schedules.list(options)).map(viewOf);
   }
 
+  /** A schedule by id, or by the name its owner gave it (a key's own names first; one made before names were per key is found by its bare name). */
   async get(idOrName: string, options: { owner?: string } = {}): Promise<ScheduleView> {
-    const found = await this.#store.schedules.get(idOrName);
+    const owned = options.owner !== undefined && !idOrName.includes("/") ? await this.#store.schedules.get(threadKey(options.owner, idOrName)) : undefined;
+    const found = owned ?? (await this.#store.schedules.get(idOrName));
     if (!found || (options.owner !== undefined && found.owner !== options.owner)) throw new NotFoundError("schedule_not_found", `no schedule ${idOrName}`, { schedule: idOrName });
     return viewOf(found);
   }

@@ -2,12 +2,15 @@ import { AgentRegistry, type AgentDefinition, defineAgent } from "../agents/defi
 import type { RemoteAgentConfig } from "../config/config-file.js";
 import type { ToolsConfig } from "../config/tools-config.js";
 import { ConfigError, errorMessage } from "../core/errors.js";
+import type { FileLabelStore } from "../core/file-labels.js";
 import type { RemoteTasks } from "../core/remote-tasks.js";
 import { connectRemoteAgent } from "../tools/a2a/remote-agent.js";
 import type { TrustConfig } from "../config/trust-config.js";
 import type { AuditSink } from "../tools/audit.js";
 import { type BuiltinToolSettings, createBuiltinRegistry } from "../tools/builtin/index.js";
-import { connectMcpServer, type McpConnection } from "../tools/mcp/mcp-client.js";
+import type { McpConnection } from "../tools/mcp/mcp-client.js";
+import { connectMcpServer } from "../tools/mcp/mcp-connect.js";
+import type { CredentialKeeping } from "../tools/mcp/oauth/credential-vault.js";
 import type { NetworkRules } from "../tools/net/address-guard.js";
 import { type Grant, PermissionPolicy } from "../tools/permissions.js";
 import type { ToolRegistry } from "../tools/registry.js";
@@ -37,8 +40,14 @@ export interface ToolPlatformOptions {
   remote?: { agents: RemoteAgentConfig[]; tasks?: RemoteTasks };
   /** Where scripts that write run on a staged copy of the workspace (beside the data, so a crash leaves their journals). */
   stagingDir?: string;
-  /** The config's `trust` section: untrusted workspace paths and the policy for steered calls. */
+  /** The config's `trust` section: trusted and untrusted workspace paths, egress destinations, and the policy. */
   trust?: Partial<TrustConfig>;
+  /** Where MCP servers' OAuth credentials are kept (the store, sealed with troupe's secret key). */
+  credentials?: CredentialKeeping;
+  /** Told what an MCP server did that troupe refused outside any call. */
+  warn?: (message: string) => void;
+  /** Where the labels of files troupe writes are kept (the store's): without it a file's label is its path's alone. */
+  fileLabels?: FileLabelStore;
 }
 
 /** An agent's role defaults as grants: the config's replacement when it has one, else the agent's own. */
@@ -92,9 +101,11 @@ export async function createToolPlatform(options: ToolPlatformOptions): Promise<
       throw error;
     }
   }
+  // OAuth discovery may reach what http_fetch may: one network policy for everything troupe fetches.
+  const rules: NetworkRules = { allowHosts: config.fetch.allowHosts ?? [], denyHosts: config.fetch.denyHosts ?? [], allowAddresses: config.fetch.allowAddresses ?? [] };
   for (const [name, server] of Object.entries(config.mcp.servers)) {
     try {
-      const connection = await connectMcpServer(name, server);
+      const connection = await connectMcpServer(name, server, { rules, ...(options.credentials ? { credentials: options.credentials } : {}), ...(options.warn ? { warn: options.warn } : {}) });
       mcp.push(connection);
       for (const tool of connection.tools) tools.register(tool);
     } catch (error) {
@@ -110,10 +121,14 @@ export async function createToolPlatform(options: ToolPlatformOptions): Promise<
   const policy = new PermissionPolicy({ grants, defaultLevel: config.permissions.defaultLevel, approval: config.approval });
   let trust: TrustPolicy;
   try {
-    trust = new TrustPolicy(options.trust);
+    trust = new TrustPolicy(options.trust, options.fileLabels ? { fileLabels: options.fileLabels } : {});
   } catch (error) {
     await close();
-    throw new ConfigError("invalid_config", `trust.untrusted: ${errorMessage(error)}`, { setting: "trust.untrusted" });
+    throw new ConfigError("invalid_config", `trust: ${errorMessage(error)}`, { setting: "trust" });
+  }
+  // A config written when the workspace was trusted by default: its untrusted globs alone no longer trust the rest.
+  if ((options.trust?.untrusted ?? []).length > 0 && options.trust?.trusted === undefined) {
+    warnings.push('trust.untrusted without trust.trusted changes nothing: every workspace file is untrusted by default; to trust the rest of the workspace as before, add "trusted": ["**"] (docs/trust.md)');
   }
   tools.configure({ policy, trust, concurrency: config.execution.concurrency, ...(options.audit ? { audit: options.audit } : {}) });
   const agents = new AgentRegistry();

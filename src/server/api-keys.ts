@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { readUserFileSync } from "../config/user-files.js";
 import { ConfigError } from "../core/errors.js";
+import { LOCAL_OWNER } from "../core/thread-key.js";
 
 /** A caller of the API: who owns the tasks it submits. */
 export interface Principal {
@@ -12,7 +13,7 @@ export interface Principal {
  * The principal of every request when the API is open (loopback without keys). No key may take
  * this name: it would inherit what was made while the API was open.
  */
-export const LOCAL_PRINCIPAL: Principal = { id: "local" };
+export const LOCAL_PRINCIPAL: Principal = { id: LOCAL_OWNER };
 
 export interface ApiKey {
   principal: Principal;

@@ -2,15 +2,18 @@ import { randomUUID } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 import rateLimit from "@fastify/rate-limit";
 import underPressure from "@fastify/under-pressure";
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController, type RouteOptions } from "fastify";
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, LogController, type RouteOptions } from "fastify";
 import { pino, type Logger } from "pino";
 import { TroupeError } from "../core/errors.js";
 import type { StoredEvalEvent } from "../eval/events.js";
 import type { Troupe } from "../runtime/engine.js";
 import { A2AService } from "./a2a/a2a-routes.js";
+import { registerAgentProtocol } from "./agent-protocol/plugin.js";
+import { AGENT_PROTOCOL_PREFIX } from "./agent-protocol/route-docs.js";
 import { createAuthHook } from "./auth.js";
 import { authPolicy, parseServerConfig, type ServerConfig, type ServerConfigInput } from "./config.js";
 import { installErrorHandler, sendError } from "./error-handler.js";
+import { hostPolicyOf } from "./host-policy.js";
 import { EvalService } from "./eval-service.js";
 import { EventHub } from "./event-hub.js";
 import { McpSessions } from "./mcp/mcp-http.js";
@@ -68,7 +71,7 @@ export function createLogger(level: ServerConfig["logLevel"], destination?: Node
     level,
     base: { service: "troupe" },
     timestamp: pino.stdTimeFunctions.isoTime,
-    redact: { paths: ["req.headers.authorization", "headers.authorization"], censor: "[redacted]" },
+    redact: { paths: ["req.headers.authorization", "headers.authorization", 'req.headers["x-api-key"]', 'headers["x-api-key"]'], censor: "[redacted]" },
   };
   return destination ? pino(options, destination) : pino(options);
 }
@@ -90,6 +93,7 @@ function requestIdOf(raw: IncomingMessage): string {
 export async function createApp(options: CreateAppOptions): Promise<TroupeApp> {
   const config = parseServerConfig(options.config ?? {});
   const policy = authPolicy(config);
+  const hosts = hostPolicyOf(config, options.troupe.config.server);
   const logger = options.logger ?? createLogger(config.logLevel);
   const telemetry = options.telemetry ?? NO_TELEMETRY;
   const metrics = new ServerMetrics();
@@ -138,12 +142,17 @@ export async function createApp(options: CreateAppOptions): Promise<TroupeApp> {
   app.decorateRequest("traceId", "");
   installErrorHandler(app);
 
+  // First of all, on every route (the console's files, /health, /mcp, A2A, 404s too): a request
+  // must name this server, and a change must not come from another site's page (host-policy.ts).
+  app.addHook("onRequest", async (request) => {
+    hosts.check({ method: request.method, headers: request.raw.headers }, request.routeOptions.url === "/mcp");
+  });
   app.addHook("onRequest", async (request) => {
     const traced = request.raw as TracedMessage;
     traced[TRACE] ??= traceOfRequest(request.headers.traceparent);
     request.traceId = traced[TRACE].traceId;
     setTraceParent(request, traced[TRACE].parent);
-    if (!tasks.accepting && request.url.startsWith("/api/") && !request.url.startsWith("/api/v1/health")) {
+    if (!tasks.accepting && (request.url.startsWith("/api/") || request.url.startsWith(`${AGENT_PROTOCOL_PREFIX}/`)) && !request.url.startsWith("/api/v1/health")) {
       throw new TroupeError("shutting_down", "the server is shutting down; retry shortly", { retryAfterSeconds: config.retryAfterSeconds });
     }
   });
@@ -157,15 +166,15 @@ export async function createApp(options: CreateAppOptions): Promise<TroupeApp> {
     request.log.info({ method: request.method, url: request.url, statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime * 100) / 100 }, "request completed");
   });
 
-  /** Overload protection and the per-key rate limit, for the API and the protocol endpoints alike. */
-  const protect = async (scope: FastifyInstance): Promise<void> => {
+  /** Overload protection and the per-key rate limit, for the API and the protocol endpoints alike (`send` answers in the scope's error shape). */
+  const protect = async (scope: FastifyInstance, send: (reply: FastifyReply, error: TroupeError) => FastifyReply = sendError): Promise<void> => {
     if (config.maxEventLoopDelayMs > 0) {
       await scope.register(underPressure, {
         maxEventLoopDelay: config.maxEventLoopDelayMs,
         sampleInterval: options.pressureSampleIntervalMs,
         pressureHandler: (_request, reply, type, value) => {
           metrics.httpRequests.inc({ method: _request.method, route: "overloaded", status_code: "503" });
-          sendError(
+          send(
             reply,
             new TroupeError("overloaded", `the server is overloaded (${type} ${Math.round(value ?? 0)}); retry shortly`, { retryAfterSeconds: config.retryAfterSeconds }),
           );
@@ -216,5 +225,8 @@ export async function createApp(options: CreateAppOptions): Promise<TroupeApp> {
       { prefix: "/api/v1" },
     );
   });
+  // The Agent Protocol (LangGraph's SDK clients) under /langgraph, with its own key header, CORS and error shape.
+  await registerAgentProtocol(app, { tasks, hub, docs, hosts, auth: policy, protect });
+  logger.info({ allowedHosts: hosts.describe() }, "host names answered to");
   return { app, tasks, evals, metrics, hub, evalHub, config, telemetry, mcp, a2a };
 }

@@ -14,23 +14,26 @@ declare module "fastify" {
 }
 
 /**
- * The onRequest hook that names the caller: `Authorization: Bearer <key>` checked against the
- * configured keys (digests compared in constant time, every key compared), or the local
- * principal when the API is open.
+ * The onRequest hook that names the caller: `Authorization: Bearer <key>` (or, where
+ * `apiKeyHeader` is set — the Agent Protocol, whose clients send it so — `X-Api-Key: <key>`)
+ * checked against the configured keys (digests compared in constant time, every key compared),
+ * or the local principal when the API is open.
  */
-export function createAuthHook(policy: AuthPolicy) {
+export function createAuthHook(policy: AuthPolicy, options: { apiKeyHeader?: boolean } = {}) {
   return async (request: FastifyRequest): Promise<void> => {
     if (!policy.required) {
       request.principal = LOCAL_PRINCIPAL;
       return;
     }
     const header = request.headers.authorization;
+    const apiKey = options.apiKeyHeader ? request.headers["x-api-key"] : undefined;
     // The key is the rest of the header (a key may hold inner spaces); HTTP trims its ends.
     const match = header ? /^Bearer[ \t]+(.*[^ \t])[ \t]*$/i.exec(header) : null;
-    if (!match) {
-      throw new TroupeError("unauthorized", "an API key is required: send the header Authorization: Bearer <key>");
+    const given = typeof apiKey === "string" && apiKey.trim() !== "" ? apiKey.trim() : match?.[1];
+    if (given === undefined) {
+      throw new TroupeError("unauthorized", options.apiKeyHeader ? "an API key is required: send the header X-Api-Key: <key> (or Authorization: Bearer <key>)" : "an API key is required: send the header Authorization: Bearer <key>");
     }
-    const digest = digestOf(match[1] as string);
+    const digest = digestOf(given);
     let found: Principal | undefined;
     for (const key of policy.keys) {
       if (timingSafeEqual(key.digest, digest) && found === undefined) found = key.principal;

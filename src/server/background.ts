@@ -9,6 +9,7 @@ import { WebhookSender } from "../runtime/webhook-sender.js";
 import type { RunRecord } from "../store/index.js";
 import { LOCAL_PRINCIPAL } from "./config.js";
 import type { EventHub } from "./event-hub.js";
+import { answerExpiredQuestions } from "./expired-questions.js";
 import type { TaskService } from "./task-service.js";
 
 export interface BackgroundOptions {
@@ -22,6 +23,9 @@ export interface BackgroundOptions {
   /** What schedules (SQLite) and retention tell time by: the system's clock unless a test moves one by hand. */
   clock?: Clock;
 }
+
+/** How often `troupe serve` looks for tool servers' questions past their time. */
+const QUESTION_SWEEP_MS = 60_000;
 
 /** Seconds between looks at the schedules (SQLite: 1) or pg-boss cron passes (Postgres: 5); TROUPE_SCHEDULE_CHECK_SECONDS sets it (1-45). */
 function scheduleCheckSeconds(postgres: boolean): number {
@@ -42,6 +46,7 @@ export class Background {
   readonly #unsubscribe: () => void;
   readonly #stop = new AbortController();
   #retention: Promise<void> | undefined;
+  #questions: Promise<void> | undefined;
 
   constructor(options: BackgroundOptions) {
     this.#options = options;
@@ -108,6 +113,22 @@ export class Background {
       this.schedules.start();
     }
     if (troupe.config.retention) this.#retention = this.#collectOnSchedule();
+    this.#questions = this.#answerExpiredQuestions();
+  }
+
+  /** Tool servers' questions nobody answered in time (elicitation.timeoutMs) are answered cancel, once a minute. */
+  async #answerExpiredQuestions(): Promise<void> {
+    const log = this.#log.child({ component: "elicitation" });
+    const clock = this.#options.clock ?? systemClock;
+    while (!this.#stop.signal.aborted) {
+      await clock.sleep(QUESTION_SWEEP_MS, this.#stop.signal).catch(() => {});
+      if (this.#stop.signal.aborted) return;
+      try {
+        await answerExpiredQuestions(this.#options.troupe, clock.now(), log);
+      } catch (error) {
+        log.warn({ err: error }, "the look for tool servers' questions past their time failed; tried again in a minute");
+      }
+    }
   }
 
   /** The config's `retention`, applied at each tick of its schedule by one process (the tick is claimed in the store). */
@@ -143,6 +164,7 @@ export class Background {
     this.#unsubscribe();
     await this.schedules?.stop();
     await this.#retention;
+    await this.#questions;
     await this.webhooks.stop();
   }
 }

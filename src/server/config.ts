@@ -56,6 +56,12 @@ export const ServerConfig = z.object({
   logLevel: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   /** The base URL clients reach the server at (behind a proxy), for the A2A agent card; by default the one each request came to. */
   publicUrl: z.url({ protocol: /^https?$/ }).optional(),
+  /**
+   * Raw `TROUPE_ALLOWED_HOSTS` / `--allowed-hosts`: comma-separated host names the server answers
+   * to besides its own addresses (`.example.com` for a domain, `*` for any); replaces the config
+   * file's `server.allowedHosts`. See host-policy.ts.
+   */
+  allowedHosts: z.string().optional(),
 });
 export type ServerConfig = z.infer<typeof ServerConfig>;
 export type ServerConfigInput = z.input<typeof ServerConfig>;
@@ -81,6 +87,7 @@ export function serverConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Serve
     maxCrashes: pick("TROUPE_MAX_CRASHES") as never,
     logLevel: pick("TROUPE_LOG_LEVEL") as never,
     publicUrl: pick("TROUPE_PUBLIC_URL"),
+    allowedHosts: pick("TROUPE_ALLOWED_HOSTS"),
   };
 }
 

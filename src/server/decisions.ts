@@ -1,3 +1,4 @@
+import { elicitationDecision } from "../core/elicitation-answer.js";
 import { InputError } from "../core/errors.js";
 import type { InterruptKind, ResumeDecision } from "../core/run.js";
 import type { ResumeBody } from "./schemas.js";
@@ -8,7 +9,14 @@ import type { ResumeBody } from "./schemas.js";
  * and a tool call waiting for approval is approved or rejected (the engine refuses anything else,
  * and the check here keeps that refusal in the request rather than in the background run).
  */
-export function decisionFor(kind: InterruptKind, body: ResumeBody): ResumeDecision {
+export function decisionFor(kind: InterruptKind, body: ResumeBody, payload: Record<string, unknown> = {}): ResumeDecision {
+  if (kind === "mcp-elicitation") {
+    // A tool server's question: answered with its form's content (checked here, in the request), or declined.
+    const given: ResumeDecision =
+      body.decision === "answer" ? { decision: "answer", answer: body.content !== undefined ? JSON.stringify(body.content) : (body.answer as string) } : body.decision === "reject" ? { decision: "reject" } : { decision: "approve" };
+    return elicitationDecision(payload, given);
+  }
+  if (body.content !== undefined) throw new InputError("decision_invalid", "content answers a question of an MCP server (mcp-elicitation); this task waits for something else");
   if (kind === "tool-approval" && body.decision !== "approve" && body.decision !== "reject") {
     throw new InputError("decision_invalid", "the task waits for a tool call to be approved: send decision approve, or reject (with feedback for the agent)");
   }

@@ -1,3 +1,5 @@
+import { describeElicitation } from "../core/elicitation-prompt.js";
+import { approvalCard } from "../core/approval-card.js";
 import { InputError } from "../core/errors.js";
 import type { InterruptInfo, InterruptKind } from "../core/run.js";
 import { preview, truncate } from "../core/text.js";
@@ -45,12 +47,18 @@ export function describeInterrupt(interrupt: InterruptInfo): string {
       const tool = String(payload.tool ?? "a tool");
       const agent = String(payload.agent ?? "an agent");
       const remote = typeof payload.question === "string" ? `\n${agent} asks: ${truncate(payload.question, 2_000)}` : "";
-      return `Approve ${agent}'s call to ${tool} with ${preview(payload.args ?? {}, 500)}? Reply approve, or reject with a reason. ${String(payload.reason ?? "")}${remote}`.trim();
+      // The card a person reads anywhere (docs/trust.md): what it would do, and the untrusted source or the data that would leave.
+      const card = approvalCard(payload).join("\n");
+      return `Approve ${agent}'s call to ${tool} with ${preview(payload.args ?? {}, 500)}? Reply approve, or reject with a reason.\n${card}\n${String(payload.reason ?? "")}${remote}`.trim();
     }
     case "question":
       return String(payload.question ?? "The run asks a question; reply with the answer.");
+    case "mcp-elicitation":
+      return describeElicitation(payload);
   }
 }
+
+
 
 /**
  * A reply as the resume body for the interrupt's kind: an approval takes approve or reject (with
@@ -59,6 +67,14 @@ export function describeInterrupt(interrupt: InterruptInfo): string {
  * words are the answer. Anything else is bad input, named.
  */
 export function resumeBodyOf(kind: InterruptKind, reply: PersonReply | string): ResumeBody {
+  if (kind === "mcp-elicitation") {
+    // Words or a form's content: reject declines, anything else is the answer (checked against the form on resume).
+    const text = typeof reply === "string" ? reply.trim() : (reply.answer ?? "");
+    const decision = typeof reply === "string" ? (/^(reject|rejected|decline|declined)\b/i.test(text) && !text.startsWith("{") ? "reject" : "answer") : reply.decision?.toLowerCase();
+    if (decision === "reject") return { decision: "reject" };
+    if (text === "") throw new InputError("elicitation_answer_required", "the run waits for an answer to a tool server's question: reply with its fields as a JSON object ({} accepts the defaults), or reject");
+    return { decision: "answer", answer: text };
+  }
   const structured: PersonReply = typeof reply === "string" ? wordsOf(kind, reply) : reply;
   const decision = structured.decision?.toLowerCase();
   if (isApproval(kind)) {

@@ -146,8 +146,10 @@ export class RunExecutor {
       control,
       callbacks: [observer],
       ...(this.worker ? { worker: this.worker } : {}),
-      // The observer takes the run's events from its callbacks, in step with the work (see `emit`).
+      // The observer takes the run's events from its callbacks, in step with the work, when it
+      // opens spans (see `emit`); otherwise from here, once each is stored.
       onEvent: (event: StoredEvent) => {
+        if (observer.ignoreCustomEvent) observer.event(event);
         if (event.type === "critic-verdict") this.#metrics.verdict(event.verdict.passed);
         this.#hub.publish(event);
       },

@@ -75,6 +75,9 @@ export class RunObserver extends BaseCallbackHandler {
   constructor(options: RunObserverOptions) {
     super();
     this.#options = options;
+    // Without spans to open in step with the work, the run's events reach the observer once stored
+    // (the executor's onEvent), and the graph dispatches none to the callbacks (see `emit`).
+    this.ignoreCustomEvent = options.tracer === undefined;
     if (options.tracer) {
       this.#runSpan = options.tracer.startSpan(
         "run",

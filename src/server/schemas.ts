@@ -5,7 +5,7 @@ import { LIMITS } from "../core/limits.js";
 import { PlannedSubtask } from "../core/plan.js";
 import { CONVERSATION_LIMITS } from "../core/conversation.js";
 import { MEMORY_LIMITS, MemoryId, RETRIEVALS } from "../core/memory.js";
-import { MaxIterations, OutputSchema, RUN_STATUSES, STOP_REASONS, TaskText } from "../core/run.js";
+import { ANSWER_FORMATS, MaxIterations, OutputSchema, RUN_STATUSES, STOP_REASONS, TaskText } from "../core/run.js";
 import { DecideRequest, DecisionResult } from "../core/vote.js";
 import { OnBusy } from "../core/on-busy.js";
 import { ReviewMode } from "../core/review-mode.js";
@@ -80,6 +80,10 @@ export const ResumeBody = z
     feedback: z.string().max(LIMITS.contextMaxBytes).optional().describe("with reject: what to change (the plan or answer is made again)"),
     plan: z.array(PlannedSubtask).min(1).max(LIMITS.maxSubtasks).optional().describe("with edit at a plan approval: the plan to run instead"),
     answer: z.string().min(1).max(LIMITS.contextMaxBytes).optional().describe("with answer: the reply to a question; with edit at an answer approval: the answer to keep"),
+    content: z
+      .record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.array(z.string())]))
+      .optional()
+      .describe("with answer at an mcp-elicitation: the server's form filled in (its requestedSchema; {} accepts its defaults); reject declines it"),
     interrupt_id: z
       .string()
       .min(1)
@@ -89,7 +93,7 @@ export const ResumeBody = z
   })
   .strict()
   .superRefine((body, context) => {
-    if (body.decision === "answer" && body.answer === undefined) {
+    if (body.decision === "answer" && body.answer === undefined && body.content === undefined) {
       context.addIssue({ code: "custom", path: ["answer"], message: "decision answer needs an answer", params: { code: "answer_required" } });
     }
     if (body.decision === "edit" && body.answer === undefined && body.plan === undefined) {
@@ -112,14 +116,28 @@ export const ToolCallBody = z
   .strict();
 export type ToolCallBody = z.infer<typeof ToolCallBody>;
 
+/** The deepest offset a task list takes: further back, pages go by cursor (an offset's cost grows with it). */
+export const MAX_TASK_OFFSET = 10_000;
+
+/** How far a task list counts: beyond it, `total` says "at least" (`total_exact: false`). */
+export const TASK_COUNT_CAP = 10_000;
+
 export const TaskListQuery = z
   .object({
     status: z.enum(RUN_STATUSES).optional(),
     thread_id: ThreadId.optional().describe("only the tasks of this thread (a conversation), still only the caller's"),
     limit: z.coerce.number().int().min(1).max(100).default(20),
-    offset: z.coerce.number().int().min(0).default(0),
+    offset: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .max(MAX_TASK_OFFSET, { error: `offset is at most ${MAX_TASK_OFFSET}; page further back with cursor (each page's next_cursor)` })
+      .default(0)
+      .describe(`tasks to skip (at most ${MAX_TASK_OFFSET}); cursor pages at the same cost however deep`),
+    cursor: z.string().min(1).max(200).optional().describe("the next_cursor of the page before: the page after it, whose cost does not grow with how deep it is"),
   })
-  .strict();
+  .strict()
+  .refine((query) => query.cursor === undefined || query.offset === 0, { error: "send cursor or offset, not both", path: ["cursor"] });
 export type TaskListQuery = z.infer<typeof TaskListQuery>;
 
 export const GraphQuery = z.object({ format: z.enum(["json", "mermaid"]).default("json") }).strict();
@@ -157,10 +175,12 @@ export const SubtaskView = PlannedSubtask.extend({
   durationMs: z.number().optional(),
 });
 
-const INTERRUPT_KINDS = ["plan-approval", "answer-approval", "question", "tool-approval"] as const;
+const INTERRUPT_KINDS = ["plan-approval", "answer-approval", "question", "tool-approval", "mcp-elicitation"] as const;
 
 export const Interrupt = z.object({
-  kind: z.enum(INTERRUPT_KINDS),
+  kind: z.enum(INTERRUPT_KINDS).describe(
+    "what the task waits for: an approval of troupe's own (plan, answer, tool call), a question of its planner, or mcp-elicitation: a question an MCP server troupe calls put to a person (payload.message is the server's own untrusted text; payload.requestedSchema the form to answer)",
+  ),
   payload: z.record(z.string(), z.unknown()),
 });
 
@@ -201,6 +221,14 @@ const RecalledMemories = z.object({
   error: z.string().optional().describe("why the store could not be read"),
 });
 
+const AnswerFormat = z
+  .enum(ANSWER_FORMATS)
+  .nullable()
+  .describe("how the answer is meant to be read: markdown (a language model's) or text (written by rules or code — the offline model's, a tool's result, JSON — shown as it is); null for a run recorded before troupe kept it");
+
+/** Where a fork started: the task it re-runs, and from which checkpoint and subtask. */
+const ForkOriginView = z.object({ task_id: z.string(), thread_id: z.string(), checkpoint_id: z.string(), subtask_id: z.string().nullable() });
+
 export const TaskView = TaskSummary.extend({
   progress: z.object({
     subtasks_total: z.number(),
@@ -214,7 +242,7 @@ export const TaskView = TaskSummary.extend({
   interrupts: z.array(PendingInterrupt).describe("everything the run waits for, each with its id (several tool calls may wait for approval at once)"),
   plan: z.array(SubtaskView),
   result: z
-    .object({ answer: z.string().nullable(), output: z.unknown().optional().describe("with an output_schema: the answer as JSON, valid against it") })
+    .object({ answer: z.string().nullable(), answer_format: AnswerFormat, output: z.unknown().optional().describe("with an output_schema: the answer as JSON, valid against it") })
     .nullable()
     .describe("set once the run has finished"),
   error: z.string().nullable(),
@@ -226,18 +254,21 @@ export const TaskView = TaskSummary.extend({
     approve_answer: z.boolean(),
   }),
   conversation: z
-    .array(z.object({ task_id: z.string(), task: z.string(), status: z.enum(RUN_STATUSES), answer: z.string().nullable() }))
+    .array(z.object({ task_id: z.string(), task: z.string(), status: z.enum(RUN_STATUSES), answer: z.string().nullable(), answer_format: AnswerFormat }))
     .describe("the earlier runs of the task's thread, oldest first (at most 50; answers cut to 1,000 characters): the conversation this run continues"),
   memories: RecalledMemories.nullable().describe("the long-term memories given to the planner, and how they were found; null before the run started"),
+  forked_from: ForkOriginView.nullable().describe("the task this one re-runs (a fork: troupe runs fork, POST /tasks/:id/fork, the console's Re-run from here) and where it started from; null for a task run from its words"),
 });
 export type TaskView = z.infer<typeof TaskView>;
 
 export const TaskList = z.object({
   items: z.array(TaskSummary),
-  total: z.number(),
+  total: z.number().describe(`the tasks matching, counted up to ${TASK_COUNT_CAP}`),
+  total_exact: z.boolean().describe(`false when more than ${TASK_COUNT_CAP} match: total is then a lower bound`),
   limit: z.number(),
   offset: z.number(),
-  next_offset: z.number().nullable(),
+  next_offset: z.number().nullable().describe(`the offset of the next page (null after the last, or past ${MAX_TASK_OFFSET}: use next_cursor)`),
+  next_cursor: z.string().nullable().describe("the cursor of the next page (null after the last)"),
 });
 
 /** The execution graph, as `troupe runs show --json` gives it (the renderer in core/execution-graph.ts). */
@@ -471,7 +502,7 @@ export const ForkBody = z
 export type ForkBody = z.infer<typeof ForkBody>;
 
 export const ForkAccepted = TaskAccepted.extend({
-  forked_from: z.object({ task_id: z.string(), thread_id: z.string(), checkpoint_id: z.string(), subtask_id: z.string().nullable() }),
+  forked_from: ForkOriginView,
 });
 
 export const HistoryEntryView = z.object({

@@ -8,6 +8,7 @@ import { emptyExecutionGraph, type ExecutionGraph } from "../core/execution-grap
 import type { SubtaskView } from "../core/plan.js";
 import type { ResumeDecision, RunRequestInput } from "../core/run.js";
 import { stableStringify } from "../core/text.js";
+import { threadKey } from "../core/thread-key.js";
 import { isAlive, type Troupe } from "../runtime/engine.js";
 import { type EvalCaseAction, refuseEvalCase } from "../runtime/eval-case.js";
 import { type RunRecord, SqliteRunQueue } from "../store/index.js";
@@ -18,13 +19,25 @@ import type { ServerMetrics } from "./metrics.js";
 import { failCrashedRun } from "./crashed-runs.js";
 import { RunDispatcher } from "./run-dispatcher.js";
 import { EMPTY_METRICS, type Origin, RunExecutor, TERMINAL } from "./run-executor.js";
-import type { ExecuteBody, ResumeBody, TaskListQuery, TaskView } from "./schemas.js";
+import { type ExecuteBody, type ResumeBody, TASK_COUNT_CAP, type TaskListQuery, type TaskView } from "./schemas.js";
+import { parseTaskCursor, taskCursor } from "./task-cursor.js";
 import { taskView } from "./task-views.js";
 import type { Telemetry } from "./telemetry.js";
 
 type RecalledView = TaskView["memories"];
 
 export type { Origin } from "./run-executor.js";
+
+/** A page of a principal's tasks. */
+export interface TaskPage {
+  items: RunRecord[];
+  /** Tasks matching, counted up to TASK_COUNT_CAP. */
+  total: number;
+  /** Whether `total` is the whole count (false: more match). */
+  totalExact: boolean;
+  /** The cursor of the next page; null after the last. */
+  nextCursor: string | null;
+}
 
 /** What a protocol front submits beside the REST body: a budget (MCP's `run_task`). */
 export interface SubmitExtra {
@@ -160,13 +173,7 @@ export class TaskService {
         return { record: existing, replayed: true };
       }
     }
-    if (body.thread_id !== undefined) {
-      // Another client's thread is as good as missing: its conversation is not the caller's to continue or to see.
-      const previous = await this.troupe.store.runs.latestForThread(body.thread_id);
-      if (previous && previous.owner !== principal.id) {
-        throw new NotFoundError("thread_not_found", `there is no thread ${body.thread_id} of yours; choose another thread_id`, { thread_id: body.thread_id });
-      }
-    }
+    if (body.thread_id !== undefined) await this.latestOfThread(principal, body.thread_id);
     const input: RunRequestInput = { task: body.task };
     if (body.context !== undefined) input.context = typeof body.context === "string" ? body.context : JSON.stringify(body.context);
     if (body.max_iterations !== undefined) input.maxIterations = body.max_iterations;
@@ -220,6 +227,20 @@ export class TaskService {
     this.dispatcher?.origin(record.id, origin);
   }
 
+  /**
+   * The latest run of the caller's thread `name` (undefined for a thread not begun yet). A key's
+   * names are its own (core/thread-key.ts: alice's `daily` is kept as `alice/daily`), so another
+   * key's thread of the same name is another thread; the one case left is the unkeyed owners'
+   * shared namespace — a thread of the CLI's is not the open API's (`local`) to continue or see.
+   */
+  async latestOfThread(principal: Principal, name: string): Promise<RunRecord | undefined> {
+    const previous = await this.troupe.store.runs.latestForThread(threadKey(principal.id, name));
+    if (previous && previous.owner !== principal.id) {
+      throw new NotFoundError("thread_not_found", `there is no thread ${name} of yours; choose another thread_id`, { thread_id: name });
+    }
+    return previous;
+  }
+
   /** A principal's task; another principal's is as good as missing. */
   async record(principal: Principal, taskId: string): Promise<RunRecord> {
     const record = await this.troupe.store.runs.get(taskId);
@@ -227,10 +248,18 @@ export class TaskService {
     return record;
   }
 
-  async list(principal: Principal, query: TaskListQuery): Promise<{ items: RunRecord[]; total: number }> {
-    const filter = { owner: principal.id, ...(query.status ? { status: query.status } : {}), ...(query.thread_id ? { threadId: query.thread_id } : {}) };
-    const [items, total] = await Promise.all([this.troupe.store.runs.list({ ...filter, limit: query.limit, offset: query.offset }), this.troupe.store.runs.count(filter)]);
-    return { items, total };
+  /**
+   * A page of the principal's tasks, newest first: after `cursor` (keyset: each page costs the
+   * same however deep), or after `offset` tasks; and how many match, counted up to TASK_COUNT_CAP.
+   */
+  async list(principal: Principal, query: Pick<TaskListQuery, "limit" | "offset" | "status" | "thread_id" | "cursor">): Promise<TaskPage> {
+    const filter = { owner: principal.id, ...(query.status ? { status: query.status } : {}), ...(query.thread_id ? { threadId: threadKey(principal.id, query.thread_id) } : {}) };
+    const after = query.cursor === undefined ? undefined : parseTaskCursor(query.cursor);
+    const [page, counted] = await Promise.all([
+      this.troupe.store.runs.page({ ...filter, limit: query.limit, offset: query.offset, ...(after ? { after } : {}) }),
+      this.troupe.store.runs.count(filter, TASK_COUNT_CAP + 1),
+    ]);
+    return { items: page.runs, total: Math.min(counted, TASK_COUNT_CAP), totalExact: counted <= TASK_COUNT_CAP, nextCursor: page.next === null ? null : taskCursor(page.next) };
   }
 
   /** The subtasks running now: from the observer of this process's drive, else (another process drives it) from the run's events. */
@@ -281,7 +310,13 @@ export class TaskService {
       .filter((run) => run.id !== record.id && (run.createdAt < record.createdAt || (run.createdAt === record.createdAt && run.id < record.id)))
       .slice(0, 50)
       .reverse();
-    return earlier.map((run) => ({ task_id: run.id, task: run.task, status: run.status, answer: run.answer === null ? null : run.answer.length > 1_000 ? `${run.answer.slice(0, 999)}…` : run.answer }));
+    return earlier.map((run) => ({
+      task_id: run.id,
+      task: run.task,
+      status: run.status,
+      answer: run.answer === null ? null : run.answer.length > 1_000 ? `${run.answer.slice(0, 999)}…` : run.answer,
+      answer_format: run.answer !== null ? run.answerFormat : null,
+    }));
   }
 
   /**
@@ -309,7 +344,7 @@ export class TaskService {
         interrupt_ids: pending.map((candidate) => candidate.id),
       });
     }
-    const decision: ResumeDecision = decisionFor(target?.kind ?? record.interrupt.kind, body);
+    const decision: ResumeDecision = decisionFor(target?.kind ?? record.interrupt.kind, body, target?.payload ?? record.interrupt.payload);
     const pendingDecision = target?.id !== undefined && body.interrupt_id !== undefined ? { ...decision, interruptId: target.id } : decision;
     // Only while it still waits: two answers at once, from two API processes, queue it once.
     const queued = await this.troupe.store.runs.update(record.id, { status: "queued", pendingDecision, interrupt: null }, { ifStatus: ["interrupted"] });

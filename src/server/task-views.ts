@@ -1,5 +1,6 @@
 import type { SubtaskView } from "../core/plan.js";
 import { LIMITS } from "../core/limits.js";
+import { threadNameOfRun } from "../core/thread-key.js";
 import type { PendingInterrupt } from "../runtime/engine.js";
 import type { RunRecord } from "../store/index.js";
 import type { TaskSummary, TaskView } from "./schemas.js";
@@ -10,7 +11,8 @@ const iso = (ms: number | null): string | null => (ms === null ? null : new Date
 export function taskSummary(record: RunRecord): TaskSummary {
   return {
     task_id: record.id,
-    thread_id: record.threadId,
+    // The owner's name for the thread (an API key's is kept under its key: core/thread-key.ts).
+    thread_id: threadNameOfRun(record),
     task: record.task,
     status: record.status,
     stop_reason: record.stopReason,
@@ -72,7 +74,7 @@ export function taskView(record: RunRecord, plan: SubtaskView[], live: LiveRun |
     interrupt: record.status === "interrupted" ? record.interrupt : null,
     interrupts: record.status === "interrupted" ? interrupts : [],
     plan: withLive,
-    result: finished ? { answer: record.answer, ...typedOutput(record, request.outputSchema !== undefined) } : null,
+    result: finished ? { answer: record.answer, answer_format: record.answer !== null ? record.answerFormat : null, ...typedOutput(record, request.outputSchema !== undefined) } : null,
     error: record.error,
     metrics: record.metrics,
     request: {
@@ -81,5 +83,8 @@ export function taskView(record: RunRecord, plan: SubtaskView[], live: LiveRun |
       approve_plan: request.approvePlan ?? false,
       approve_answer: request.approveAnswer ?? false,
     },
+    forked_from: record.forkedFrom
+      ? { task_id: record.forkedFrom.runId, thread_id: record.forkedFrom.threadId, checkpoint_id: record.forkedFrom.checkpointId, subtask_id: record.forkedFrom.subtaskId ?? null }
+      : null,
   };
 }

@@ -7,6 +7,8 @@ import type { Troupe } from "../runtime/engine.js";
 import { EvalService } from "./eval-service.js";
 import { Background } from "./background.js";
 import { EventHub } from "./event-hub.js";
+import { installErrorHandler } from "./error-handler.js";
+import { hostPolicyOf } from "./host-policy.js";
 import { ServerMetrics } from "./metrics.js";
 import { healthOf, refreshMetrics } from "./routes/system.js";
 import { TaskService } from "./task-service.js";
@@ -23,6 +25,8 @@ export interface StartWorkerOptions {
   /** Serve /health and /metrics on this port (0: any free one); none when absent. */
   port?: number;
   host?: string;
+  /** Raw TROUPE_ALLOWED_HOSTS: names /health and /metrics answer to besides the worker's own addresses (default: the config file's `server.allowedHosts`). */
+  allowedHosts?: string;
   logger: Logger;
   telemetry?: Telemetry;
 }
@@ -57,6 +61,12 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
   let url: string | undefined;
   const app = Fastify({ loggerInstance: logger.child({ component: "worker-http" }) as FastifyBaseLogger, logController: new LogController({ disableRequestLogging: true }), forceCloseConnections: true });
   if (options.port !== undefined) {
+    // The API's host policy (host-policy.ts): a page of another site may not read these through DNS rebinding.
+    const hosts = hostPolicyOf({ host: options.host ?? "127.0.0.1", allowedHosts: options.allowedHosts, publicUrl: undefined }, troupe.config.server);
+    installErrorHandler(app);
+    app.addHook("onRequest", async (request) => {
+      hosts.check({ method: request.method, headers: request.raw.headers });
+    });
     app.get("/health", async (_request, reply) => {
       const body = await healthOf({ troupe, tasks });
       return reply.code(body.ready ? 200 : 503).send({ ...body, worker: dispatcher.info() });

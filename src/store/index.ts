@@ -15,7 +15,11 @@ import { type TroupeMemoryStore } from "./memory/contract.js";
 import { SqliteMemoryStore } from "./memory/sqlite.js";
 import type { ControlChannel, RunQueue, WorkerRegistry } from "./queue/contract.js";
 import type { RemoteTasks } from "../core/remote-tasks.js";
+import type { FileLabelStore } from "../core/file-labels.js";
+import { SqliteFileLabels } from "./file-labels/sqlite.js";
 import { SqliteRemoteTasks } from "./remote-tasks/sqlite.js";
+import type { McpCredentialStore } from "../core/mcp-credentials.js";
+import { SqliteMcpCredentials } from "./mcp-credentials/sqlite.js";
 import { type RunStore } from "./runs/contract.js";
 import { SqliteRunStore } from "./runs/sqlite.js";
 import { SqliteRunQueue } from "./queue/sqlite.js";
@@ -33,6 +37,8 @@ import { type ScheduleStore } from "./schedules/contract.js";
 import { SqliteScheduleStore } from "./schedules/sqlite.js";
 import { type WebhookOutbox } from "./webhooks/contract.js";
 import { SqliteWebhookOutbox } from "./webhooks/sqlite.js";
+import { type AgentProtocolStore } from "./agent-protocol/contract.js";
+import { SqliteAgentProtocolStore } from "./agent-protocol/sqlite.js";
 
 /**
  * Everything a troupe instance keeps — checkpoints, runs, events, the data stash, the audit
@@ -59,6 +65,10 @@ export interface Store {
   readonly memories: Memories;
   /** The tasks remote A2A agents made for troupe's calls, by call id (a crash mid-call waits on the same task again). */
   readonly remoteTasks: RemoteTasks;
+  /** MCP servers' OAuth credentials, sealed with troupe's secret key (src/store/secrets/secret-box.ts). */
+  readonly mcpCredentials: McpCredentialStore;
+  /** The labels of files troupe wrote, copied, moved or extracted, by content and identity (docs/trust.md). */
+  readonly fileLabels: FileLabelStore;
   /** The run queue shared by every process (Postgres); undefined on SQLite, where a server queues in memory. */
   readonly queue?: RunQueue;
   /** The queue a server's dispatcher takes runs from: the shared one (Postgres), or this process's own (SQLite). */
@@ -77,6 +87,8 @@ export interface Store {
   readonly stats: RunStatsStore;
   /** The data side of retention (gc, runs delete). */
   readonly retention: RetentionStore;
+  /** What the Agent Protocol keeps beside the runs: the threads made through it, and its runs' metadata. */
+  readonly agentProtocol: AgentProtocolStore;
   /** Asks the database something trivial; rejects when it does not answer. */
   ping(): Promise<void>;
   /** Writes what is pending and closes every connection. */
@@ -141,9 +153,14 @@ export function openSqliteStore(directory: string, options: MemorySetup = {}): S
     memoryStore,
     memories,
     remoteTasks: new SqliteRemoteTasks(db),
+    mcpCredentials: new SqliteMcpCredentials(db),
+    // Relaxed sync, like the event log: a label is in the WAL before the file it labels is written (a crash of the process keeps
+    // it), and the next synced commit puts it on disk; a fsync per label would double what a file write costs.
+    fileLabels: new SqliteFileLabels(eventsDb),
     grants: new SqliteGrantStore(db),
     webhooks: new SqliteWebhookOutbox(db),
     schedules: new SqliteScheduleStore(db),
+    agentProtocol: new SqliteAgentProtocolStore(db),
     // Figures beside the runs: relaxed sync, like the event log (see SqliteRunStatsStore).
     stats: new SqliteRunStatsStore(eventsDb),
     retention: new SqliteRetentionStore(db, `${resolved}/${DATABASE_FILE}`, async () => {
@@ -181,7 +198,7 @@ export async function openStore(options: StoreOptions | string): Promise<Store> 
 
 export { databaseExists } from "./database/sqlite.js";
 export { prepareDataDir } from "./database/data-dir.js";
-export type { CreateRunOptions, NewRun, PendingDecision, RunListOptions, RunPatch, RunRecord, RunStore } from "./runs/contract.js";
+export type { CreateRunOptions, NewRun, PendingDecision, RunCursor, RunFilter, RunListOptions, RunPage, RunPageOptions, RunPatch, RunRecord, RunStore } from "./runs/contract.js";
 export { type StashStore } from "./stash/contract.js";
 export { SqliteStash } from "./stash/sqlite.js";
 export { EVAL_STATUSES, type EvalRecord, type EvalStatus, type EvalStore } from "./evals/contract.js";
@@ -196,5 +213,6 @@ export type { DeliveryOutcome, WebhookOutbox } from "./webhooks/contract.js";
 export type { NewSchedule, ScheduleStore } from "./schedules/contract.js";
 export type { DurationStat, ReflectionRecord, RunStatsStore } from "./stats/contract.js";
 export type { Collectable, RetentionStore } from "./retention/contract.js";
+export { AGENT_THREAD_SORTS, AGENT_THREAD_STATUSES, type AgentProtocolStore, type AgentThread, type AgentThreadSort, type AgentThreadStatus, type AgentTurn } from "./agent-protocol/contract.js";
 export { type MemoryIndexConfig, type MemoryStoreOptions, type RankedSearch, TroupeMemoryStore } from "./memory/contract.js";
 export { SqliteMemoryStore } from "./memory/sqlite.js";

@@ -18,6 +18,8 @@ import { Notifications } from "./database/postgres-notifications.js";
 import { PostgresRunStore } from "./runs/postgres.js";
 import { PgBossRunQueue } from "./queue/postgres.js";
 import { PostgresRemoteTasks } from "./remote-tasks/postgres.js";
+import { PostgresMcpCredentials } from "./mcp-credentials/postgres.js";
+import { PostgresFileLabels } from "./file-labels/postgres.js";
 import { PostgresStash } from "./stash/postgres.js";
 import { PgThreadLocks } from "./locks/postgres.js";
 import { PostgresGrantStore } from "./grants/postgres.js";
@@ -25,6 +27,7 @@ import { PostgresRetentionStore } from "./retention/postgres.js";
 import { PostgresRunStatsStore } from "./stats/postgres.js";
 import { PostgresScheduleStore } from "./schedules/postgres.js";
 import { PostgresWebhookOutbox } from "./webhooks/postgres.js";
+import { PostgresAgentProtocolStore } from "./agent-protocol/postgres.js";
 import { PgBossWebhookQueue } from "./webhooks/postgres-queue.js";
 import { PgBossScheduleQueue } from "./schedules/postgres-queue.js";
 
@@ -77,7 +80,9 @@ export async function openPostgresStore(options: StoreOptions & { databaseUrl: s
     await pool.end().catch(() => {});
     throw openFailure(url, error);
   }
-  const events = new PostgresEventStore(pool, notifications);
+  // One connection for event appends (one call at a time), not waiting for the disk (see PostgresEventStore).
+  const eventAppends = createPool(url, 1, "troupe-events", { synchronous_commit: "off" });
+  const events = new PostgresEventStore(pool, notifications, eventAppends);
   const stash = new PostgresStash(pool);
   const audit = new PostgresAuditStore(pool);
   const { memoryStore, memories } = memoryOf(new PostgresMemoryStore(pool, memoryOptionsOf(options)), options);
@@ -97,6 +102,8 @@ export async function openPostgresStore(options: StoreOptions & { databaseUrl: s
     memoryStore,
     memories,
     remoteTasks: new PostgresRemoteTasks(pool),
+    mcpCredentials: new PostgresMcpCredentials(pool),
+    fileLabels: new PostgresFileLabels(pool),
     queue,
     runQueue: queue,
     webhookQueue,
@@ -105,6 +112,7 @@ export async function openPostgresStore(options: StoreOptions & { databaseUrl: s
     grants: new PostgresGrantStore(pool),
     webhooks: new PostgresWebhookOutbox(pool),
     schedules: new PostgresScheduleStore(pool, scheduleQueue),
+    agentProtocol: new PostgresAgentProtocolStore(pool),
     stats: new PostgresRunStatsStore(pool),
     retention: new PostgresRetentionStore(pool, async () => {
       await Promise.all([events.flush(), stash.flush(), audit.flush()]);
@@ -121,6 +129,7 @@ export async function openPostgresStore(options: StoreOptions & { databaseUrl: s
         await scheduleQueue.stopTimekeeping();
         await notifications.close();
         await queue.stop();
+        await eventAppends.end().catch(() => {});
         await pool.end().catch(() => {});
       })();
       return closed;

@@ -150,8 +150,13 @@ function lastToolText(messages: BaseMessage[]): string {
   }
 }
 
-function withLast(args: Record<string, unknown>, last: string): Record<string, unknown> {
+/** `{{last}}` in the arguments (and in an object's values, such as headers) replaced by the last result's text, URL-encoded in a `url`. */
+function withLast(args: Record<string, unknown>, last: string, depth = 0): Record<string, unknown> {
   return Object.fromEntries(
-    Object.entries(args).map(([key, value]) => [key, typeof value === "string" && value.includes("{{last}}") ? value.replaceAll("{{last}}", key === "url" ? encodeURIComponent(last) : last) : value]),
+    Object.entries(args).map(([key, value]) => {
+      if (typeof value === "string" && value.includes("{{last}}")) return [key, value.replaceAll("{{last}}", key === "url" ? encodeURIComponent(last) : depth > 0 ? last.replace(/[\r\n]+/g, " ").trim() : last)];
+      if (depth === 0 && typeof value === "object" && value !== null && !Array.isArray(value)) return [key, withLast(value as Record<string, unknown>, last, 1)];
+      return [key, value];
+    }),
   );
 }

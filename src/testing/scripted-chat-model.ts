@@ -33,6 +33,7 @@ export interface ScriptStep {
    * word, `pieceDelayMs` apart when it is given.
    */
   streamPieces?: number;
+  /** The time between streamed pieces: of a tool call's arguments (with `streamPieces`), or of a text answer's words. */
   pieceDelayMs?: number;
   /** Answer as cut off at the output limit (`finish_reason: "length"`), as a provider with no larger limit to offer does. */
   cutOff?: boolean;

@@ -1,10 +1,13 @@
 import type { ErrorCode } from "../core/error-codes.js";
 import { z } from "zod";
+import { approvalCard } from "../core/approval-card.js";
 import { errorMessage, isTroupeError } from "../core/errors.js";
+import { preview } from "../core/text.js";
 import { redact } from "./audit.js";
 import { addReason, deny, toolSide, type Trail } from "./call-trail.js";
 import { callRisk, levelRank, type ToolContext, type ToolDefinition, type ToolOutcome } from "./define-tool.js";
 import type { PermissionPolicy } from "./permissions.js";
+import type { Egress } from "./egress.js";
 import type { Steering, TrustPolicy } from "./trust-policy.js";
 
 /**
@@ -64,21 +67,44 @@ export async function authorize(
   return { args: trail.args, risk, needsApproval, idempotent: tool.idempotentFor ? tool.idempotentFor(parsed.data) : tool.idempotent };
 }
 
+/** What the trust policy found about a call: untrusted data chose what it acts on, or it would send private data where nobody named. */
+export interface TrustFinding {
+  steering?: Steering;
+  egress?: Egress;
+}
+
 /**
- * Steer: whether untrusted data steered this call (src/tools/trust-policy.ts). Under `deny` a
- * steered call is refused; under `ask` it waits for a person like a high-risk call; under
- * `allow` it runs, and the audit row says it was steered.
+ * Steer: whether untrusted data steered this call, and whether it would send private data out
+ * where nobody named (src/tools/trust-policy.ts, src/tools/egress.ts). Under `deny` such a call
+ * is refused; under `ask` it waits for a person like a high-risk call; under `allow` it runs, and
+ * the audit row says why it would have asked.
  */
-export function steer(trust: TrustPolicy | undefined, tool: ToolDefinition, args: Record<string, unknown>, context: ToolContext, trail: Trail): { refused: ToolOutcome } | { ask: Steering } | undefined {
-  const steering = trust?.steering(tool, args, context.provenance);
-  if (!steering || !trust) return undefined;
-  addReason(trail, steering.summary);
+export function steer(trust: TrustPolicy | undefined, tool: ToolDefinition, args: Record<string, unknown>, context: ToolContext, trail: Trail): { refused: ToolOutcome } | { ask: TrustFinding } | undefined {
+  if (!trust) return undefined;
+  const steering = trust.steering(tool, args, context.provenance);
+  const egress = trust.egress(tool, args, context.provenance);
+  if (!steering && !egress) return undefined;
+  if (steering) addReason(trail, steering.summary);
+  if (egress) addReason(trail, egress.summary);
   if (trust.mode === "allow") return undefined;
   if (trust.mode === "deny") {
     trail.decision = "denied";
-    return { refused: { ok: false, error: { code: "steered_call_denied", message: `refused by the trust policy (deny): ${steering.summary}` } } };
+    return steering
+      ? { refused: { ok: false, error: { code: "steered_call_denied", message: `refused by the trust policy (deny): ${steering.summary}` } } }
+      : { refused: { ok: false, error: { code: "egress_denied", message: `refused by the trust policy (deny): ${egress?.summary ?? ""}` } } };
   }
-  return { ask: steering };
+  return { ask: { ...(steering ? { steering } : {}), ...(egress ? { egress } : {}) } };
+}
+
+/** What a call would do, in words: the tool's own description of it, or its name and arguments. */
+export function actionOf(tool: ToolDefinition, args: Record<string, unknown>): string {
+  try {
+    const described = tool.describe?.(args);
+    if (described) return described;
+  } catch {
+    // a description that fails says nothing; the arguments do
+  }
+  return `call ${tool.name} with ${preview(redact(args), 300)}`;
 }
 
 /**
@@ -105,13 +131,16 @@ export async function holdEffect(name: string, context: ToolContext, trail: Trai
  * cannot ask (a map's item, a direct call) gets `approval_required`. The ask itself throws (the
  * graph pausing), so the trail is marked suspended while it lasts.
  */
-export async function approve(tool: ToolDefinition, call: Authorized, context: ToolContext, trail: Trail, steering: Steering | undefined): Promise<ToolOutcome | undefined> {
+export async function approve(tool: ToolDefinition, call: Authorized, context: ToolContext, trail: Trail, finding: TrustFinding | undefined): Promise<ToolOutcome | undefined> {
   const { needsApproval, risk, args } = call;
   const name = tool.name;
-  if (!needsApproval && !steering) return undefined;
+  const steering = finding?.steering;
+  const egress = finding?.egress;
+  const trustReasons = [...(steering ? [steering.summary] : []), ...(egress ? [egress.summary] : [])];
+  if (!needsApproval && trustReasons.length === 0) return undefined;
   if (!context.requestApproval) {
-    const why = needsApproval ? `${name} is high-risk` : `untrusted data steered this call to ${name} (${steering?.summary ?? ""})`;
-    const reason = `${name} needs a person's approval and this caller cannot ask for it${steering ? ` (${steering.summary})` : ""}`;
+    const why = needsApproval ? `${name} is high-risk` : steering ? `untrusted data steered this call to ${name} (${trustReasons.join("; ")})` : `${name} would send private data where nobody named (${trustReasons.join("; ")})`;
+    const reason = `${name} needs a person's approval and this caller cannot ask for it${trustReasons.length > 0 ? ` (${trustReasons.join("; ")})` : ""}`;
     return deny(trail, reason, "approval_required", `${why} and needs a person's approval, which this caller cannot ask for`);
   }
   let preview: Record<string, unknown> | undefined;
@@ -124,7 +153,9 @@ export async function approve(tool: ToolDefinition, call: Authorized, context: T
     }
   }
   trail.suspended = true;
-  const reasons = [...(needsApproval ? [`${name} is ${risk.level}-risk (it ${risk.why}) and needs approval before it runs`] : []), ...(steering ? [steering.summary] : [])];
+  const reasons = [...(needsApproval ? [`${name} is ${risk.level}-risk (it ${risk.why}) and needs approval before it runs`] : []), ...trustReasons];
+  const action = actionOf(tool, args);
+  const card = approvalCard({ tool: name, action, ...(steering ? { steering } : {}), ...(egress ? { egress } : {}) });
   const answer = await context.requestApproval({
     ...(preview ? { preview } : {}),
     tool: name,
@@ -136,6 +167,9 @@ export async function approve(tool: ToolDefinition, call: Authorized, context: T
     ...(context.runId !== undefined ? { runId: context.runId } : {}),
     ...(context.subtaskId !== undefined ? { subtaskId: context.subtaskId } : {}),
     ...(steering ? { steering } : {}),
+    ...(egress ? { egress } : {}),
+    action,
+    card,
   });
   trail.suspended = false;
   if (!answer.approved) {

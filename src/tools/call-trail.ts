@@ -18,6 +18,8 @@ export interface Trail {
   cached: boolean;
   /** Set while a person is being asked: a throw then is the graph pausing, not a fault. */
   suspended: boolean;
+  /** The pause a tool's server question raised mid-call (MCP elicitation): thrown once the call has stopped and its row is written. */
+  pause?: { error: unknown };
   /** The call's written-ahead row, once it began (or the earlier row it completes). */
   rowId?: number;
   /** A call that must not run twice keeps its outcome in its row, for a replay to hand back; an idempotent one just runs again. */
@@ -45,9 +47,9 @@ export function deny(trail: Trail, reason: string, code: ErrorCode, message: str
   return { ok: false, error: { code, message } };
 }
 
-/** The context a tool's own code sees: everything but the way to ask a person (only the registry asks). */
-export function toolSide(context: ToolContext): Omit<ToolContext, "requestApproval"> {
-  const { requestApproval: _requestApproval, ...rest } = context;
+/** The context a tool's own code sees: everything but the ways to ask a person (only the registry asks; a tool asks through its `input` channel). */
+export function toolSide(context: ToolContext): Omit<ToolContext, "requestApproval" | "requestInput"> {
+  const { requestApproval: _requestApproval, requestInput: _requestInput, ...rest } = context;
   return rest;
 }
 

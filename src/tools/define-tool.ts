@@ -1,9 +1,12 @@
 import { toJSONSchema as zodToJsonSchema, type z } from "zod";
 import type { ErrorCode } from "../core/error-codes.js";
 import type { BoardMessage, BoardPostArgs, BoardReadArgs } from "../core/board.js";
+import type { ElicitationAnswer, ElicitationQuestion } from "../core/elicitation.js";
 import type { CallProvenance, Label, Source } from "../core/provenance.js";
 import type { CallEffect } from "./audit.js";
 import { riskOf, riskRank, type ToolPower } from "./tool-powers.js";
+import type { Egress, EgressSpec } from "./egress.js";
+import type { FileTrust } from "./file-trust.js";
 import type { OriginLens, Steering, SteeringSpec } from "./trust-policy.js";
 
 /** Permission levels, lowest to highest. A tool declares the level it needs. */
@@ -32,6 +35,26 @@ export interface ApprovalRequest {
   preview?: Record<string, unknown>;
   /** Set when untrusted data steered the call (docs/trust.md): which arguments, and the sources. */
   steering?: Steering;
+  /** Set when the call would send private data where nobody named (docs/trust.md): what, where, and from which sources. */
+  egress?: Egress;
+  /** What the call would do, in words ("write 24 characters to notes.txt"), for the person asked. */
+  action?: string;
+  /** The lines a person is shown wherever they decide: the action, and why the trust policy asks (src/core/approval-card.ts). */
+  card?: string[];
+}
+
+/**
+ * How a tool's own code puts a question its server asked to a person (the registry makes one per
+ * call). `ask` never throws a pause: it says `paused` instead, and the tool must then stop its call
+ * (the registry pauses the run once it has). It may be called from any async context (an MCP
+ * client's request handler): it runs the ask in the call's own.
+ */
+export interface InputChannel {
+  /** Whether a person can be asked at all (not in a map's item, a direct call, or `troupe tools call`). */
+  readonly canAsk: boolean;
+  ask(question: ElicitationQuestion): Promise<{ answer: ElicitationAnswer } | { paused: true }>;
+  /** Adds a line to the call's audit reason (what was asked and how it was answered). */
+  note(text: string): void;
 }
 
 /** A person's answer to an approval request. */
@@ -89,6 +112,15 @@ export interface ToolContext {
    * exception to "a tool call never throws"). Without it, high-risk calls are refused.
    */
   requestApproval?: (request: ApprovalRequest) => ApprovalAnswer | Promise<ApprovalAnswer>;
+  /**
+   * Puts a tool server's question to a person, mid-call (MCP elicitation). The graph implements it
+   * with `interrupt()`: on a pass after the person answered it returns their answer, otherwise it
+   * throws to pause the run (the registry lets that throw through once the call has stopped).
+   * Without it no person can be asked, and the server is told decline.
+   */
+  requestInput?: (question: ElicitationQuestion) => ElicitationAnswer | Promise<ElicitationAnswer>;
+  /** Given to a tool's own code by the registry: how a server's question reaches a person (see `InputChannel`). */
+  input?: InputChannel;
   /** The run's shared board, inside a run's subtask (`board_post`, `board_read`); absent elsewhere. */
   board?: BoardAccess;
   /**
@@ -101,6 +133,11 @@ export interface ToolContext {
   writes?: readonly string[];
   /** How the call's arguments came about, for the trust policy (absent: a trusted caller, such as a person). */
   provenance?: CallProvenance;
+  /**
+   * How workspace files are labelled (the registry's trust policy sets it): a file tool judges
+   * what it read by it and keeps the label of what it writes. Absent without a trust policy.
+   */
+  fileTrust?: FileTrust;
 }
 
 export interface ToolErrorInfo {
@@ -180,6 +217,8 @@ export interface ToolDefinition<Schema extends z.ZodType = z.ZodType> {
    * the registry's slots, so a long remote task does not hold up local tool calls.
    */
   remote?: boolean;
+  /** Its server may put questions to a person mid-call (an MCP server that elicits): a subtask that can call it keeps durable steps. */
+  mayAsk?: boolean;
   /** Where the tool comes from: `builtin`, `mcp:<server>`, or `a2a:<card URL>`. */
   source?: string;
   /** What a call changes in the workspace (file tools), for settling a call interrupted by a crash. */
@@ -205,6 +244,13 @@ export interface ToolDefinition<Schema extends z.ZodType = z.ZodType> {
    * MCP server, a workspace path under `trust.untrusted`. Absent: only its inputs.
    */
   origin?(args: Record<string, unknown>, value: unknown, lens: OriginLens): Source[];
+  /**
+   * Where a call sends its arguments out of the machine, and which arguments go (src/tools/egress.ts):
+   * private data in them needs a destination the task or the config names. Absent: nothing leaves.
+   */
+  sends?(args: Record<string, unknown>): EgressSpec | null;
+  /** What a call would do, in words, for an approval ("write 24 characters to notes.txt"). */
+  describe?(args: Record<string, unknown>): string;
 }
 
 /** A zod schema of a tool's value as the JSON schema `outputSchema` takes. */

@@ -8,13 +8,15 @@ import type { ToolSpec } from "../core/tool-spec.js";
 import type { AuditEntry, AuditSink } from "./audit.js";
 import { approve, authorize, type Authorized, holdEffect, steer } from "./call-gates.js";
 import { runWithRetry } from "./call-run.js";
-import { auditEntry, deny, keptOutcome, newTrail, type Trail } from "./call-trail.js";
+import { addReason, auditEntry, deny, keptOutcome, newTrail, type Trail } from "./call-trail.js";
 import { Semaphore } from "./concurrency.js";
 import type { ToolContext, ToolDefinition, ToolOutcome } from "./define-tool.js";
 import type { PermissionPolicy } from "./permissions.js";
 import { argumentProblems } from "./plan-arguments.js";
+import { createInputChannel } from "./input-channel.js";
 import { ResultCache } from "./result-cache.js";
 import type { RuntimeGrantSource } from "./runtime-grants.js";
+import type { Egress } from "./egress.js";
 import type { Steering, TrustPolicy } from "./trust-policy.js";
 import { writeAhead } from "./write-ahead.js";
 
@@ -116,10 +118,11 @@ export class ToolRegistry {
     return own.length > 0 && own.every((source) => source.kind === "web" || source.kind === "search");
   }
 
-  /** How untrusted data steers this call, before it is made (null: not at all, or no trust policy). */
-  steering(name: string, args: Record<string, unknown>, provenance: CallProvenance | undefined): Steering | null {
+  /** How untrusted data steers this call, or whether it would send private data where nobody named, before it is made (null: neither, or no trust policy). */
+  steering(name: string, args: Record<string, unknown>, provenance: CallProvenance | undefined): Steering | Egress | null {
     const tool = this.#tools.get(name);
-    return tool && this.#trust ? this.#trust.steering(tool, args, provenance) : null;
+    if (!tool || !this.#trust) return null;
+    return this.#trust.steering(tool, args, provenance) ?? this.#trust.egress(tool, args, provenance);
   }
 
   /** Adds a tool; a second tool with the same name is an error. */
@@ -148,6 +151,11 @@ export class ToolRegistry {
   /** The tools an agent can reach under the policy (all of them without a policy). */
   reachable(agent: string): string[] {
     return this.#policy ? this.#policy.reachable(agent, this.list()) : this.names();
+  }
+
+  /** Whether the tool's server may put a question to a person mid-call (MCP elicitation): its callers may pause. */
+  mayAsk(name: string): boolean {
+    return this.#tools.get(name)?.mayAsk === true;
   }
 
   /** Whether a call to this tool by this agent would wait for a person's approval. */
@@ -209,12 +217,16 @@ export class ToolRegistry {
 
   /**
    * Runs a tool. Unknown tools, invalid arguments, denied permissions, timeouts and thrown errors
-   * all come back as `{ ok: false }`. The only throw that passes is `context.requestApproval`'s
-   * (the graph pausing for a person); nothing has run or been recorded at that point.
+   * all come back as `{ ok: false }`. The only throws that pass are the graph pausing for a
+   * person: `context.requestApproval`'s (nothing has run or been recorded at that point), and
+   * `context.requestInput`'s when a tool's server asked a question mid-call (the call has stopped
+   * and its row says it paused, so the same call id runs again).
    */
-  async call(name: string, args: unknown, context: ToolContext, options: ToolCallOptions = {}): Promise<ToolOutcome> {
+  async call(name: string, args: unknown, given: ToolContext, options: ToolCallOptions = {}): Promise<ToolOutcome> {
     const started = performance.now();
     const trail = newTrail();
+    // The tool's own way to put its server's questions to a person (MCP elicitation), in this call's context.
+    const context: ToolContext = { ...given, input: createInputChannel(given, trail) };
     let outcome: ToolOutcome;
     try {
       outcome = await this.#steps(name, args, context, trail, options.refusal);
@@ -225,6 +237,16 @@ export class ToolRegistry {
     }
     outcome = this.#labelled(name, trail, outcome, context);
     const durationMs = performance.now() - started;
+    if (trail.pause) {
+      // Its server asked a person something: the call stopped, its row says so (and keeps no outcome,
+      // so the same call id runs again), and the run pauses. The answer comes to the call made again.
+      trail.keepsOutcome = false;
+      addReason(trail, "paused: its server asked a person a question (elicitation); the call is made again once they answer");
+      const paused: ToolOutcome = { ok: false, error: { code: "input_required", message: `${name} waits for a person's answer to its server's question` } };
+      trail.status = "error";
+      await this.#record(name, context, trail, paused, auditEntry(name, args, context, trail, paused, durationMs));
+      throw trail.pause.error;
+    }
     const audit = trail.replayed?.entry ?? auditEntry(name, args, context, trail, outcome, durationMs);
     await this.#record(name, context, trail, outcome, audit);
     this.#report({ tool: name, args, outcome, durationMs, context, audit });
@@ -243,11 +265,11 @@ export class ToolRegistry {
     if ("refused" in authorized) return authorized.refused;
     const steered = steer(this.#trust, tool, authorized.args, context, trail);
     if (steered && "refused" in steered) return steered.refused;
-    const steering = steered?.ask;
+    const finding = steered?.ask;
     // Before a person is asked, too: nobody is asked about a call of a plan that is then dropped.
-    const held = await holdEffect(name, context, trail, authorized.idempotent, authorized.needsApproval || steering !== undefined);
+    const held = await holdEffect(name, context, trail, authorized.idempotent, authorized.needsApproval || finding !== undefined);
     if (held) return held;
-    const refused = await approve(tool, authorized, context, trail, steering);
+    const refused = await approve(tool, authorized, context, trail, finding);
     if (refused) return refused;
     const cache = this.#cached(tool, authorized, context);
     if (cache.hit) {
@@ -257,7 +279,9 @@ export class ToolRegistry {
     }
     const settled = await writeAhead(this.#audit, tool, authorized.args, context, trail, authorized.idempotent);
     if (settled) return settled;
-    const outcome = await runWithRetry(tool, authorized.args, context, trail, { slots: this.#slots, retryBaseMs: this.#retryBaseMs, idempotent: authorized.idempotent });
+    // The file tools judge what they read, and keep the labels of what they write, by the policy's file trust.
+    const called = this.#trust ? { ...context, fileTrust: this.#trust.files } : context;
+    const outcome = await runWithRetry(tool, authorized.args, called, trail, { slots: this.#slots, retryBaseMs: this.#retryBaseMs, idempotent: authorized.idempotent });
     trail.status = outcome.ok ? "ok" : "error";
     if (cache.key && outcome.ok) this.#cache.set(cache.key, outcome, cache.ttl);
     return outcome;

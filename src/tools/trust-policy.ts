@@ -1,8 +1,12 @@
 import type { TrustConfig, TrustMode } from "../config/trust-config.js";
-import { designates, type TargetKind } from "../core/designation.js";
+import { designates, insideNamedFolder, type TargetKind } from "../core/designation.js";
+import type { FileLabelStore } from "../core/file-labels.js";
 import { type CallProvenance, describeSources, isUntrusted, joinLabels, type Label, type Source, TRUSTED, untrustedLabel } from "../core/provenance.js";
 import type { ToolDefinition } from "./define-tool.js";
-import { UntrustedPaths } from "./untrusted-paths.js";
+import { type Egress, egressOf } from "./egress.js";
+import { EgressRules } from "./egress-rules.js";
+import { FileTrust } from "./file-trust.js";
+import { WorkspaceTrust } from "./workspace-trust.js";
 
 /**
  * The trust policy: untrusted data never steers an effect. Before a side-effecting call runs,
@@ -24,9 +28,9 @@ export interface SteeringSpec {
 
 /** What a tool's `origin` may ask of the policy. */
 export interface OriginLens {
-  /** Whether a workspace path is under `trust.untrusted`. */
+  /** Whether a workspace path is untrusted by its path alone (every path but those `trust.trusted` names). */
   untrustedPath(path: string): boolean;
-  /** Whether any workspace path is untrusted (a script that reads the workspace may read one). */
+  /** Whether any workspace path is untrusted by its path (a script that reads the workspace may read one). */
   readonly hasUntrustedPaths: boolean;
 }
 
@@ -55,24 +59,36 @@ function isPublicWeb(label: Label): boolean {
 
 export class TrustPolicy implements OriginLens {
   readonly mode: TrustMode;
-  readonly paths: UntrustedPaths;
+  readonly paths: WorkspaceTrust;
+  /** How workspace files are labelled: by what they hold (src/tools/file-trust.ts). */
+  readonly files: FileTrust;
+  readonly egressRules: EgressRules;
 
-  constructor(config: Partial<TrustConfig> = {}) {
+  /** Throws an Error naming the first unusable pattern or destination (the config check reports it first). */
+  constructor(config: Partial<TrustConfig> = {}, options: { fileLabels?: FileLabelStore } = {}) {
     this.mode = config.policy ?? "ask";
-    this.paths = new UntrustedPaths(config.untrusted ?? []);
+    this.paths = new WorkspaceTrust(config);
+    this.files = new FileTrust(this.paths, options.fileLabels);
+    this.egressRules = new EgressRules(config.egress ?? []);
   }
 
   untrustedPath(path: string): boolean {
-    return this.paths.matches(path);
+    return !this.paths.verdict(path).trusted;
   }
 
   get hasUntrustedPaths(): boolean {
-    return !this.paths.empty;
+    return !this.paths.allTrusted;
   }
 
-  /** Whether a call of this tool could wait for a person under this policy (it has an effect, and the policy asks). */
-  mayAsk(tool: Pick<ToolDefinition, "targets"> | undefined): boolean {
-    return this.mode === "ask" && tool?.targets !== undefined;
+  /** Whether a call of this tool could wait for a person under this policy (it has an effect or sends data out, and the policy asks). */
+  mayAsk(tool: Pick<ToolDefinition, "targets" | "sends"> | undefined): boolean {
+    return this.mode === "ask" && (tool?.targets !== undefined || tool?.sends !== undefined);
+  }
+
+  /** Whether a call would send private data where nobody named (src/tools/egress.ts); null when not, or for a trusted caller. */
+  egress(tool: Pick<ToolDefinition, "name" | "sends">, args: Record<string, unknown>, provenance: CallProvenance | undefined): Egress | null {
+    if (!provenance || !tool.sends) return null;
+    return egressOf(tool.name, tool.sends(args), args, provenance, this.egressRules);
   }
 
   /** The steering of a call, or null when nothing untrusted chose any of its targets (or it has no effect, or no provenance: a trusted caller). */
@@ -90,6 +106,8 @@ export class TrustPolicy implements OriginLens {
       if (reference) {
         // A URL taken by reference from public web content is a link on it: fetching it sends nothing new out.
         if (spec.link === argument && isPublicWeb(reference)) continue;
+        // The plan's own step over the entries of a folder the task names ("run each file in scripts/"): the plan chose the folder and the operation.
+        if (kind === "path" && provenance.planned && provenance.designation && typeof value === "string" && insideNamedFolder(provenance.designation, value)) continue;
         if (isUntrusted(reference)) {
           targets.push({ argument, how: "reference" });
           sources = joinLabels(sources, reference);
@@ -114,10 +132,15 @@ export class TrustPolicy implements OriginLens {
 
   /** The label of a call's outcome: its inputs (what the caller had read, what it passed by reference) and the tool's own untrusted sources. */
   labelOf(tool: Pick<ToolDefinition, "origin">, args: Record<string, unknown>, value: unknown, provenance: CallProvenance | undefined): Label {
-    const inputs = provenance ? joinLabels(provenance.context, ...Object.values(provenance.references)) : TRUSTED;
+    const inputs = inputsLabel(provenance);
     const origin = tool.origin?.(args, value, this) ?? [];
     return origin.length === 0 ? inputs : joinLabels(inputs, untrustedLabel(origin));
   }
+}
+
+/** The label of everything a call was made from: what its caller had read, and what it passed by reference (trusted for a trusted caller). */
+export function inputsLabel(provenance: CallProvenance | undefined): Label {
+  return provenance ? joinLabels(provenance.context, ...Object.values(provenance.references)) : TRUSTED;
 }
 
 /**

@@ -3,6 +3,8 @@ import { constants as fsConstants } from "node:fs";
 import { type FileHandle, lstat, open, readdir, realpath, rename, rmdir, unlink } from "node:fs/promises";
 import path from "node:path";
 import { ToolError } from "../core/errors.js";
+import type { FileIdentity } from "../core/file-labels.js";
+import { type FileFacts, factsOf, sha256Of } from "./file-trust.js";
 import { reserveQuota } from "./workspace-quota.js";
 import { readBounded } from "./workspace-read.js";
 import { checkRelativePath, directoryAt, errnoOf, isInside, type OpenDirectory, openDirectory, openFileForRead, openParent, refuse, translated } from "./workspace.js";
@@ -36,13 +38,17 @@ async function checkWriteTarget(directory: OpenDirectory, name: string, requeste
  * Replaces `name` in an open directory atomically: a temporary file beside it, fsync, rename,
  * then fsync of the directory — a crash leaves the old content or the new, never a torn file.
  */
-async function replaceInDirectory(directory: OpenDirectory, name: string, bytes: Uint8Array): Promise<void> {
+async function replaceInDirectory(directory: OpenDirectory, name: string, bytes: Uint8Array): Promise<WrittenIdentity> {
   const temporary = `.${name}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`;
   const temporaryPath = `${directory.anchor}/${temporary}`;
   const handle = await open(temporaryPath, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o644);
+  let written: WrittenIdentity;
   try {
     await handle.writeFile(bytes);
     await handle.sync();
+    // The file the rename puts in place: its identity is what a label recorded for it is keyed by.
+    const info = await handle.stat({ bigint: true });
+    written = { identity: { device: info.dev.toString(), inode: info.ino.toString() }, mtimeMs: Number(info.mtimeMs) };
   } catch (error) {
     await handle.close().catch(() => undefined);
     await unlink(temporaryPath).catch(() => undefined);
@@ -56,6 +62,13 @@ async function replaceInDirectory(directory: OpenDirectory, name: string, bytes:
     throw error;
   }
   await directory.handle.sync().catch(() => undefined);
+  return written;
+}
+
+/** A file just written: its device and inode, and its modification time. */
+interface WrittenIdentity {
+  identity: FileIdentity;
+  mtimeMs: number;
 }
 
 /** Whether a name is one of troupe's temporary files (hidden from listings). */
@@ -82,6 +95,12 @@ export interface WriteResult {
   relative: string;
   bytes: number;
   created: boolean;
+  /** The SHA-256 of what was written, and the file's identity: what its label is recorded by (src/tools/file-trust.ts). */
+  sha256: string;
+  identity: FileIdentity;
+  mtimeMs: number;
+  /** The file appended to, as it was (its digest and identity), so the new file's label can join its label. */
+  previous?: FileFacts;
 }
 
 /** Writes a workspace file atomically (parents created); `append` adds to what is there. */
@@ -89,7 +108,7 @@ export async function writeWorkspaceFile(
   root: string,
   requested: string,
   content: string | Uint8Array,
-  options: { overwrite?: boolean; append?: boolean; maxBytes: number },
+  options: { overwrite?: boolean; append?: boolean; maxBytes: number; beforeWrite?: (about: { relative: string; sha256: string; previous?: FileFacts }) => Promise<void> },
 ): Promise<WriteResult> {
   checkRelativePath(requested);
   return translated(requested, () => withPathLock(`${root}\u0000${requested}`, async () => {
@@ -98,6 +117,8 @@ export async function writeWorkspaceFile(
       const existed = await checkWriteTarget(directory, name, requested, root);
       if (existed && options.overwrite === false && !options.append) throw new ToolError("exists", `"${requested}" already exists`, { path: requested });
       let bytes = typeof content === "string" ? Buffer.from(content, "utf8") : Buffer.from(content.buffer, content.byteOffset, content.byteLength);
+      const relative = [...directory.segments, name].join("/");
+      let previous: FileFacts | undefined;
       if (options.append && existed) {
         const handle = await open(`${directory.anchor}/${name}`, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
         try {
@@ -107,6 +128,8 @@ export async function writeWorkspaceFile(
           }
           const before = await readBounded(handle, options.maxBytes - bytes.byteLength);
           if (before.larger) throw new ToolError("too_large", `"${requested}" would grow past ${options.maxBytes} bytes`, { path: requested });
+          // What was there, judged by the bytes actually read: the appended file carries its label too.
+          previous = await factsOf(handle, relative, before.bytes);
           bytes = Buffer.concat([before.bytes, bytes]);
         } finally {
           await handle.close();
@@ -115,8 +138,11 @@ export async function writeWorkspaceFile(
       if (bytes.byteLength > options.maxBytes) throw new ToolError("too_large", `the content is larger than ${options.maxBytes} bytes`, { path: requested });
       const oldSize = existed ? ((await lstat(`${directory.anchor}/${name}`).catch(() => undefined))?.size ?? 0) : 0;
       await reserveQuota(root, { bytes: bytes.byteLength - oldSize, files: existed ? 0 : 1 });
-      await replaceInDirectory(directory, name, bytes);
-      return { relative: [...directory.segments, name].join("/"), bytes: bytes.byteLength, created: !existed };
+      const sha256 = sha256Of(bytes);
+      // Before the file exists: a label that must follow the content is kept first, so no crash leaves the file without it.
+      await options.beforeWrite?.({ relative, sha256, ...(previous ? { previous } : {}) });
+      const written = await replaceInDirectory(directory, name, bytes);
+      return { relative, bytes: bytes.byteLength, created: !existed, sha256, ...written, ...(previous ? { previous } : {}) };
     } finally {
       await directory.close();
     }
@@ -129,11 +155,24 @@ export interface ListedEntry {
   bytes?: number;
 }
 
-/** Lists a workspace folder (optionally recursively) without following symlinks. */
-export async function listWorkspace(root: string, requested: string, options: { recursive: boolean; maxEntries: number }): Promise<{ relative: string; entries: ListedEntry[]; truncated: boolean }> {
+/**
+ * Lists a workspace folder (optionally recursively) without following symlinks. With
+ * `identities`, also each entry's real path and device and inode (for the labels of the names).
+ */
+export async function listWorkspace(
+  root: string,
+  requested: string,
+  options: { recursive: boolean; maxEntries: number; identities?: boolean },
+): Promise<{ relative: string; entries: ListedEntry[]; truncated: boolean; identities?: Array<{ relative: string; identity?: FileIdentity }> }> {
   const segments = checkRelativePath(requested.trim() === "" ? "." : requested);
   const start = await translated(requested, () => openDirectory(root, segments, { requested }));
   const entries: ListedEntry[] = [];
+  const identities: Array<{ relative: string; identity?: FileIdentity }> = [];
+  const identify = async (directory: OpenDirectory, name: string): Promise<void> => {
+    if (!options.identities) return;
+    const info = await lstat(`${directory.anchor}/${name}`, { bigint: true }).catch(() => undefined);
+    identities.push({ relative: [...directory.segments, name].join("/"), ...(info ? { identity: { device: info.dev.toString(), inode: info.ino.toString() } } : {}) });
+  };
   let truncated = false;
   const walk = async (directory: OpenDirectory, prefix: string): Promise<void> => {
     const names = (await readdir(directory.anchor, { withFileTypes: true })).sort((a, b) => a.name.localeCompare(b.name));
@@ -144,6 +183,7 @@ export async function listWorkspace(root: string, requested: string, options: { 
         return;
       }
       const relative = prefix ? `${prefix}/${dirent.name}` : dirent.name;
+      await identify(directory, dirent.name);
       if (dirent.isSymbolicLink()) entries.push({ path: relative, type: "symlink" });
       else if (dirent.isDirectory()) {
         entries.push({ path: relative, type: "directory" });
@@ -171,7 +211,7 @@ export async function listWorkspace(root: string, requested: string, options: { 
   } finally {
     await start.close();
   }
-  return { relative: start.segments.join("/") || ".", entries, truncated };
+  return { relative: start.segments.join("/") || ".", entries, truncated, ...(options.identities ? { identities } : {}) };
 }
 
 /** Removes a directory's contents and then itself, never following a symlink; returns the entries removed. */

@@ -19,6 +19,8 @@ import type { ToolContext, ToolDefinition, ToolOutcome } from "./define-tool.js"
  */
 async function settleEarlierCall(tool: ToolDefinition, args: unknown, context: ToolContext, previous: RecordedCall, trail: Trail, idempotent: boolean): Promise<ToolOutcome | undefined> {
   const callId = context.callId as string;
+  // It stopped for its server's question (elicitation): the same call is made again, with the answer.
+  if (previous.status !== "started" && previous.entry.errorCode === "input_required") return undefined;
   if (previous.status !== "started") {
     const recorded = parseOutcome(previous.outcome);
     if (recorded) {

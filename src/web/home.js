@@ -7,7 +7,8 @@ const STATUSES = ["", "queued", "running", "interrupted", "completed", "failed",
 const PAGE = 20;
 
 export function renderHome(main, { navigate }) {
-  let offset = 0;
+  // The page shown is after cursors[cursors.length - 1] (none: the newest); "Older" follows next_cursor, "Newer" steps back.
+  let cursors = [];
   let status = "";
   let timer;
   const list = h("div", { id: "task-list" });
@@ -54,13 +55,15 @@ export function renderHome(main, { navigate }) {
   const filter = h("select", { id: "status-filter", "aria-label": "status" }, ...STATUSES.map((value) => h("option", { value }, value || "all statuses")));
   filter.addEventListener("change", () => {
     status = filter.value;
-    offset = 0;
+    cursors = [];
     load();
   });
 
   async function load() {
     try {
-      const query = new URLSearchParams({ limit: String(PAGE), offset: String(offset) });
+      const query = new URLSearchParams({ limit: String(PAGE) });
+      const cursor = cursors.at(-1);
+      if (cursor) query.set("cursor", cursor);
       if (status) query.set("status", status);
       const page = await api(`/tasks?${query}`);
       const rows = page.items.map((item) =>
@@ -76,10 +79,10 @@ export function renderHome(main, { navigate }) {
       const pager = h(
         "div",
         { class: "row" },
-        h("span", { class: "muted" }, `${page.total} task${page.total === 1 ? "" : "s"}`),
+        h("span", { class: "muted" }, `${page.total.toLocaleString()}${page.total_exact ? "" : "+"} task${page.total === 1 && page.total_exact ? "" : "s"}`),
         h("span", { class: "spacer" }),
-        h("button", { type: "button", disabled: offset === 0, onclick: () => ((offset = Math.max(0, offset - PAGE)), load()) }, "Newer"),
-        h("button", { type: "button", disabled: page.next_offset === null, onclick: () => ((offset = page.next_offset ?? offset), load()) }, "Older"),
+        h("button", { type: "button", disabled: cursors.length === 0, onclick: () => (cursors.pop(), load()) }, "Newer"),
+        h("button", { type: "button", disabled: page.next_cursor === null, onclick: () => (cursors.push(page.next_cursor), load()) }, "Older"),
       );
       list.replaceChildren(
         rows.length > 0

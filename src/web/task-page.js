@@ -1,6 +1,7 @@
 // A task: its execution graph drawn live from the event stream, under it its subtasks on a time
-// axis with the critical path, a timeline of events, the answer as sanitised Markdown, and the
-// buttons a person needs when the run waits for them.
+// axis with the critical path, a timeline of events, the answer (sanitised Markdown when a language
+// model wrote it, the text as it is when rules or code did), and the buttons a person needs when
+// the run waits for them.
 
 import { marked } from "/vendor/marked.js";
 import DOMPurify from "/vendor/purify.js";
@@ -17,6 +18,22 @@ const GRAPH_STATUS = { done: "SUCCESS", failed: "FAILED", skipped: "SKIPPED", pe
 
 function markdown(container, text) {
   container.innerHTML = DOMPurify.sanitize(marked.parse(text ?? "", { async: false }));
+}
+
+/**
+ * An answer as its writer meant it (the server says which: `answer_format`): a language model's
+ * Markdown rendered, and text written by rules or code — the offline model's `14*3 = 42`, a
+ * tool's result, JSON — shown as it is, line for line.
+ */
+function showAnswer(container, text, format) {
+  container.classList.toggle("plain-text", format === "text");
+  if (format === "text") container.replaceChildren(h("div", { class: "plain-answer" }, text ?? ""));
+  else markdown(container, text);
+}
+
+/** Whether a subtask ran (it finished or failed), so a fork can run it again; one never started is not offered. */
+function ran(subtask) {
+  return subtask.status === "done" || subtask.status === "failed";
 }
 
 /** A message's audience in words, as the CLI says it. */
@@ -85,6 +102,7 @@ function describe(event) {
     case "board-post":
       return `${event.message.from} posted to ${audienceOf(event.message.audience)}: ${event.message.text}`;
     case "approval-request":
+      if (event.interrupt.kind === "mcp-elicitation") return `waiting for a person: the MCP server ${event.interrupt.payload.server} asks a question`;
       return event.interrupt.kind === "tool-approval"
         ? `waiting for a person: ${event.interrupt.payload.agent} wants to call ${event.interrupt.payload.tool}`
         : `waiting for a person: ${event.interrupt.kind}`;
@@ -118,6 +136,8 @@ export function renderTask(main, taskId) {
   const step = h("span", { id: "task-step", class: "muted" });
   const cancel = h("button", { type: "button", id: "cancel-task", hidden: true }, "Cancel");
   const notice = h("div");
+  /** For a fork: the task it re-runs, and from where. */
+  const origin = h("p", { id: "forked-from", class: "muted", hidden: true });
   const graph = h("div", { id: "graph", class: "graph-box" });
   const gantt = h("div", { id: "gantt", class: "gantt-box" });
   const approval = h("section", { id: "approval", class: "card attention", hidden: true });
@@ -158,6 +178,7 @@ export function renderTask(main, taskId) {
     h("p", {}, h("a", { href: "#/" }, "← all tasks")),
     h("div", { class: "row" }, title, h("span", { class: "spacer" }), status, cancel),
     h("div", { class: "row" }, step),
+    origin,
     notice,
     approval,
     h("section", { class: "card" }, h("h2", {}, "Execution graph"), graph, h("h3", { class: "gantt-heading" }, "Where the time went"), gantt),
@@ -184,11 +205,11 @@ export function renderTask(main, taskId) {
 
   /** The earlier turns of the thread, then this task: each its words, its status and its answer. */
   function renderConversation() {
-    const turns = [...(view.conversation ?? []), { task_id: view.task_id, task: view.task, status: view.status, answer: view.result?.answer ?? null, current: true }];
+    const turns = [...(view.conversation ?? []), { task_id: view.task_id, task: view.task, status: view.status, answer: view.result?.answer ?? null, answer_format: view.result?.answer_format ?? null, current: true }];
     conversation.replaceChildren(
       ...turns.map((turn) => {
         const reply = h("div", { class: "markdown turn-answer" });
-        if (turn.answer) markdown(reply, turn.answer);
+        if (turn.answer) showAnswer(reply, turn.answer, turn.answer_format);
         return h(
           "li",
           { class: `turn${turn.current ? " current" : ""}`, dataset: { id: turn.task_id } },
@@ -199,7 +220,23 @@ export function renderTask(main, taskId) {
     );
   }
 
-  /** The plan's subtasks, each with a button that forks the task from it (once the task has stopped). */
+  /** A button that forks the task from a subtask: it and what depends on it run again on a new thread. */
+  function rerunButton(subtask) {
+    const onclick = async (event) => {
+      event.target.disabled = true;
+      rerunMessage.replaceChildren();
+      try {
+        const forked = await api(`/tasks/${encodeURIComponent(taskId)}/fork`, { method: "POST", body: { from: subtask.id } });
+        location.hash = `#/tasks/${forked.task_id}`;
+      } catch (error) {
+        event.target.disabled = false;
+        rerunMessage.replaceChildren(errorBox(error));
+      }
+    };
+    return h("button", { type: "button", class: "rerun", id: `rerun-${subtask.id}`, onclick }, "Re-run from here");
+  }
+
+  /** The plan's subtasks (once the task has stopped), each that ran with a button to re-run from it; one that never ran has nothing to re-run. */
   function renderRerun() {
     const plan = view.plan ?? [];
     const stopped = !["queued", "running"].includes(view.status);
@@ -213,29 +250,19 @@ export function renderTask(main, taskId) {
           ` ${subtask.label} `,
           badge(subtask.status),
           " ",
-          h(
-            "button",
-            {
-              type: "button",
-              class: "rerun",
-              id: `rerun-${subtask.id}`,
-              onclick: async (event) => {
-                event.target.disabled = true;
-                rerunMessage.replaceChildren();
-                try {
-                  const forked = await api(`/tasks/${encodeURIComponent(taskId)}/fork`, { method: "POST", body: { from: subtask.id } });
-                  location.hash = `#/tasks/${forked.task_id}`;
-                } catch (error) {
-                  event.target.disabled = false;
-                  rerunMessage.replaceChildren(errorBox(error));
-                }
-              },
-            },
-            "Re-run from here",
-          ),
+          ran(subtask) ? rerunButton(subtask) : h("span", { class: "muted not-run" }, "did not run"),
         ),
       ),
     );
+  }
+
+  /** A fork says what it re-runs: the original task (a link), from which subtask or checkpoint. */
+  function renderOrigin() {
+    const forked = view.forked_from;
+    origin.hidden = !forked;
+    if (!forked) return origin.replaceChildren();
+    const from = forked.subtask_id ? `from subtask ${forked.subtask_id}` : `from checkpoint ${forked.checkpoint_id}`;
+    origin.replaceChildren("A re-run of ", h("a", { href: `#/tasks/${encodeURIComponent(forked.task_id)}`, id: "forked-from-link" }, forked.task_id), ` ${from}: the results before it were kept; that task stays as it was.`);
   }
 
   /** What long-term memory gave the planner, and how it was found. */
@@ -268,10 +295,14 @@ export function renderTask(main, taskId) {
     status.replaceChildren(badge(view.status));
     step.textContent = view.progress.current_step + (view.progress.subtasks_total ? ` · ${view.progress.subtasks_done}/${view.progress.subtasks_total} subtasks done` : "");
     cancel.hidden = TERMINAL.has(view.status);
-    if (view.result?.answer || view.error) {
+    if (view.result?.answer) {
       answerSection.hidden = false;
-      markdown(answer, view.result?.answer ?? `**Error:** ${view.error}`);
+      showAnswer(answer, view.result.answer, view.result.answer_format);
+    } else if (view.error) {
+      answerSection.hidden = false;
+      answer.replaceChildren(h("p", { class: "error" }, `Error: ${view.error}`));
     }
+    renderOrigin();
     const m = view.metrics;
     metrics.textContent = m ? `${m.llmCalls} model calls · ${m.toolCalls} tool calls · ${m.promptTokens} + ${m.completionTokens} tokens · ${m.durationMs} ms` : "";
     renderConversation();
@@ -338,16 +369,18 @@ export function renderTask(main, taskId) {
   function renderToolApprovals(pending) {
     const cards = pending.map((interrupt, index) => {
       const suffix = index === 0 ? "" : `-${index + 1}`;
-      const { tool, agent, subtaskId, level, riskLevel, reason, args, steering } = interrupt.payload;
+      const { tool, agent, subtaskId, level, riskLevel, reason, args, steering, egress, card: lines } = interrupt.payload;
       const feedback = h("textarea", { id: `feedback${suffix}`, rows: 2, placeholder: "why not (for Reject; the agent is told)" });
       const card = h("div", { class: "tool-approval", dataset: { interruptId: interrupt.id ?? "", tool: String(tool ?? "") } });
       const answer = (decision) => decide({ decision, ...(decision === "reject" && feedback.value.trim() ? { feedback: feedback.value.trim() } : {}), ...(interrupt.id ? { interrupt_id: interrupt.id } : {}) }, card);
       card.append(
         h("h3", {}, `${agent ?? "an agent"} wants to call ${tool ?? "a tool"}${subtaskId ? ` (${subtaskId})` : ""}`),
-        // A call untrusted data steered: which source, before anything else.
-        ...(steering
-          ? [h("p", { class: "steered" }, `Steered by untrusted data from ${(steering.sources ?? []).map((source) => `${source.kind} ${source.name}`).join(", ")}: ${(steering.targets ?? []).map((target) => target.argument).join(", ")} did not come from your task.`)]
-          : []),
+        // What the call would do, then — when the trust policy asks — the untrusted source that chose it, or what would leave and where.
+        ...(Array.isArray(lines) && lines.length > 0
+          ? lines.map((line, at) => h("p", { class: at > 0 && (steering || egress) ? "steered" : "action" }, String(line)))
+          : steering
+            ? [h("p", { class: "steered" }, `Steered by untrusted data from ${(steering.sources ?? []).map((source) => `${source.kind} ${source.name}`).join(", ")}: ${(steering.targets ?? []).map((target) => target.argument).join(", ")} did not come from your task.`)]
+            : []),
         h("p", { class: "muted" }, [reason, level ? `needs ${level}` : "", riskLevel ? `${riskLevel} risk` : ""].filter(Boolean).join(" · ")),
         h("pre", { class: "args" }, JSON.stringify(args ?? {}, null, 2)),
         feedback,
@@ -361,6 +394,58 @@ export function renderTask(main, taskId) {
       return card;
     });
     approval.replaceChildren(h("h2", {}, pending.length === 1 ? "A tool call waits for your approval" : `${pending.length} tool calls wait for your approval`), ...cards);
+  }
+
+  /** One input of a server's form, built from its field's schema (the kinds MCP forms have). */
+  function formField(name, schema, required) {
+    const label = `${schema.title ?? name}${required ? " *" : ""}`;
+    const choices = schema.type === "array" ? (schema.items?.anyOf ?? (schema.items?.enum ?? []).map((value) => ({ const: value, title: value }))) : (schema.oneOf ?? (schema.enum ?? []).map((value, index) => ({ const: value, title: schema.enumNames?.[index] ?? value })));
+    let input;
+    let read;
+    if (schema.type === "boolean") {
+      input = h("input", { type: "checkbox", name, ...(schema.default === true ? { checked: true } : {}) });
+      read = () => input.checked;
+    } else if (schema.type === "array") {
+      const boxes = choices.map((choice) => h("label", { class: "choice" }, h("input", { type: "checkbox", value: choice.const, ...((schema.default ?? []).includes(choice.const) ? { checked: true } : {}) }), ` ${choice.title}`));
+      input = h("span", { class: "choices" }, ...boxes);
+      read = () => boxes.map((box) => box.querySelector("input")).filter((box) => box.checked).map((box) => box.value);
+    } else if (choices.length > 0) {
+      input = h("select", { name }, ...(required ? [] : [h("option", { value: "" }, "")]), ...choices.map((choice) => h("option", { value: choice.const, ...(choice.const === schema.default ? { selected: true } : {}) }, choice.title)));
+      read = () => (input.value === "" ? undefined : input.value);
+    } else {
+      const numeric = schema.type === "number" || schema.type === "integer";
+      input = h("input", { type: numeric ? "number" : "text", name, ...(schema.default !== undefined ? { value: String(schema.default) } : {}) });
+      read = () => (input.value === "" ? undefined : numeric ? Number(input.value) : input.value);
+    }
+    return { row: h("label", { class: "field" }, h("span", {}, label), input, schema.description ? h("small", { class: "muted" }, ` ${schema.description}`) : ""), name, read };
+  }
+
+  /**
+   * A question an MCP server put to a person mid-call (issue 36): its own card, never an approval
+   * of troupe's. The server's words are shown as text, marked as coming from it; the form is built
+   * from its fields, and the answer is checked against them by the server of troupe's before the
+   * run goes on (a wrong one comes back as an error here).
+   */
+  function renderElicitation(interrupt) {
+    const { server, tool, agent, message, requestedSchema } = interrupt.payload;
+    const required = new Set(requestedSchema?.required ?? []);
+    const fields = Object.entries(requestedSchema?.properties ?? {}).map(([name, schema]) => formField(name, schema, required.has(name)));
+    const card = h("div", { class: "elicitation", dataset: { interruptId: interrupt.id ?? "", server: String(server ?? "") } });
+    const content = () => Object.fromEntries(fields.map((field) => [field.name, field.read()]).filter(([, value]) => value !== undefined));
+    const ids = interrupt.id ? { interrupt_id: interrupt.id } : {};
+    card.append(
+      h("h3", {}, `The MCP server "${server ?? "?"}" asks a question`),
+      h("p", { class: "source" }, `Its words, not troupe's, during ${agent ?? "an agent"}'s call to ${tool ?? "a tool"}: answering approves nothing of troupe's.`),
+      h("blockquote", { class: "untrusted-text" }, String(message ?? "")),
+      ...fields.map((field) => field.row),
+      h(
+        "div",
+        { class: "row" },
+        h("button", { type: "button", class: "primary", id: "send-form", onclick: () => decide({ decision: "answer", content: content(), ...ids }, card) }, "Send"),
+        h("button", { type: "button", id: "decline-form", onclick: () => decide({ decision: "reject", ...ids }, card) }, "Decline"),
+      ),
+    );
+    approval.replaceChildren(h("h2", {}, "A tool server asks you something"), card);
   }
 
   /** What the approval card shows, so a reload that changes nothing keeps what the person is typing. */
@@ -377,6 +462,7 @@ export function renderTask(main, taskId) {
       const pending = (view.interrupts ?? []).filter((item) => item.kind === "tool-approval");
       return renderToolApprovals(pending.length > 0 ? pending : [interrupt]);
     }
+    if (interrupt.kind === "mcp-elicitation") return renderElicitation((view.interrupts ?? []).find((item) => item.kind === "mcp-elicitation") ?? interrupt);
     const feedback = h("textarea", { id: "feedback", rows: 2, placeholder: "what should change (for Reject)" });
     const reject = h("button", { type: "button", id: "reject", onclick: () => decide({ decision: "reject", ...(feedback.value.trim() ? { feedback: feedback.value.trim() } : {}) }) }, "Reject");
     if (interrupt.kind === "question") {
@@ -411,7 +497,7 @@ export function renderTask(main, taskId) {
     const summary = isPlan
       ? h("ol", { class: "plan" }, ...plan.map((subtask) => h("li", {}, h("b", {}, `${subtask.id} · ${subtask.agent}`), ` ${subtask.label}`, subtask.dependsOn?.length ? h("span", { class: "muted" }, ` (after ${subtask.dependsOn.join(", ")})`) : "")))
       : h("div", { class: "markdown" });
-    if (!isPlan) markdown(summary, editable);
+    if (!isPlan) showAnswer(summary, editable, interrupt.payload.format);
     approval.replaceChildren(
       h("h2", {}, isPlan ? "The plan waits for your approval" : "The answer waits for your approval"),
       summary,
@@ -504,7 +590,7 @@ export function renderTask(main, taskId) {
       case "answer":
         liveAnswer = event.text;
         answerSection.hidden = false;
-        markdown(answer, event.text);
+        showAnswer(answer, event.text, event.format);
         break;
       case "run-start":
       case "approval-request":

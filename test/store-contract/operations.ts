@@ -114,6 +114,32 @@ export function defineOperationsContract(name: string, factory: StoreFactory): v
       expect((await store.runs.get(first.id))?.supersededBy).toBe(waiting.id);
     });
 
+    it("adds a schedule under a check of its owner's schedules, one add at a time per owner: concurrent adds from two stores cannot both pass a limit", async () => {
+      const { store, another } = await setup();
+      const other = await another();
+      const atMost = (limit: number) => (owned: Array<{ name: string }>) => {
+        if (owned.length >= limit) throw new Error(`limit ${limit}`);
+      };
+      const make = (target: Store, name: string, owner: string | null) =>
+        target.schedules.add({ name, cron: "0 9 * * *", timezone: "UTC", task: "t", request: {}, owner, catchUp: "skip", source: "api" }, { check: atMost(5) }).then(
+          (added) => (added ? "added" : "exists"),
+          (error: Error) => error.message,
+        );
+      const outcomes = await Promise.all(Array.from({ length: 16 }, (_, index) => make(index % 2 === 0 ? store : other, `alice-${index}`, "alice")));
+      expect(outcomes.filter((outcome) => outcome === "added")).toHaveLength(5);
+      expect(outcomes.filter((outcome) => outcome === "limit 5")).toHaveLength(11);
+      // Another owner's schedules are not counted, nor are the operator's (no owner).
+      expect(await make(store, "bob-1", "bob")).toBe("added");
+      expect(await make(other, "ops-1", null)).toBe("added");
+      expect((await store.schedules.list({ owner: "alice" })).length).toBe(5);
+      // The check sees exactly the owner's rows; a refused add writes nothing.
+      let seen: string[] = [];
+      await store.schedules.add({ name: "bob-2", cron: "0 9 * * *", timezone: "UTC", task: "t", request: {}, owner: "bob", catchUp: "skip", source: "api" }, { check: (owned) => void (seen = owned.map((item) => item.name)) });
+      expect(seen).toEqual(["bob-1"]);
+      await expect(store.schedules.add({ name: "bob-3", cron: "0 9 * * *", timezone: "UTC", task: "t", request: {}, owner: "bob", catchUp: "skip", source: "api" }, { check: () => { throw new Error("no"); } })).rejects.toThrow("no");
+      expect(await other.schedules.get("bob-3")).toBeUndefined();
+    });
+
     it("claims a schedule's tick once, and keeps the config's schedules in step by name", async () => {
       const { store, another } = await setup();
       const added = await store.schedules.add({ name: "daily", cron: "0 9 * * *", timezone: "UTC", task: "report", request: { threadId: "reports", onBusy: "enqueue" }, owner: "alice", catchUp: "once", source: "api" });

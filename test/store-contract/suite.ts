@@ -11,7 +11,8 @@ import type { RunEvent } from "../../src/core/events.js";
 import { TRUSTED, sourceOf, untrustedLabel } from "../../src/core/provenance.js";
 import { type MapItemRecord, UNLABELLED } from "../../src/core/stash.js";
 import { memoryNamespace } from "../../src/core/memory.js";
-import type { MemorySetup, NewRun, RunRecord, Store } from "../../src/store/index.js";
+import { threadKey, threadNameOfRun } from "../../src/core/thread-key.js";
+import { type MemorySetup, type NewRun, type RunCursor, type RunRecord, SqliteRunQueue, type Store } from "../../src/store/index.js";
 import { HashingEmbeddings } from "../../src/testing/hashing-embeddings.js";
 import type { AuditEntry } from "../../src/tools/audit.js";
 
@@ -144,6 +145,85 @@ export function defineStoreContract(name: string, factory: StoreFactory): void {
         expect(await store.runs.count({ status: "queued", owner: "alice" })).toBe(3);
         expect((await store.runs.getMany([made[0]!.id, made[3]!.id, "run-missing"])).map((run) => run.id).sort()).toEqual([made[0]!.id, made[3]!.id].sort());
         expect(await store.runs.getMany([])).toEqual([]);
+      });
+
+      it("lists last changed first a page at a time by a cursor, filtered by state, question, rejection and time changed, and counts the same", async () => {
+        const { store } = await setup();
+        const made: RunRecord[] = [];
+        for (let index = 0; index < 7; index += 1) made.push(await store.runs.create(newRun({ owner: "alice" })));
+        await store.runs.create(newRun({ owner: "bob" }));
+        const since = Date.now();
+        await store.runs.update(made[0]!.id, { status: "completed" });
+        await store.runs.update(made[1]!.id, { status: "failed", stopReason: "rejected" });
+        await store.runs.update(made[2]!.id, { status: "failed", stopReason: "failed" });
+        await store.runs.update(made[3]!.id, { status: "interrupted", interrupt: { kind: "question", payload: { question: "which?" } } });
+        await store.runs.update(made[4]!.id, { status: "interrupted", suspended: "shutdown" });
+        await store.runs.update(made[5]!.id, { status: "running" });
+        const ordered = (await store.runs.getMany(made.map((run) => run.id))).sort((a, b) => b.updatedAt - a.updatedAt || (a.id < b.id ? 1 : -1)).map((run) => run.id);
+        expect((await store.runs.list({ owner: "alice", order: "updated", limit: 10 })).map((run) => run.id)).toEqual(ordered);
+        // Page by page through the cursor: every run once, in the same order.
+        const paged: string[] = [];
+        let after: { updatedAt: number; id: string } | undefined;
+        for (;;) {
+          const page = await store.runs.list({ owner: "alice", order: "updated", limit: 3, ...(after ? { after } : {}) });
+          paged.push(...page.map((run) => run.id));
+          const last = page.at(-1);
+          if (page.length < 3 || !last) break;
+          after = { updatedAt: last.updatedAt, id: last.id };
+        }
+        expect(paged).toEqual(ordered);
+        const ids = async (filter: Parameters<typeof store.runs.list>[0]) => (await store.runs.list({ owner: "alice", limit: 10, ...filter })).map((run) => run.id).sort();
+        expect(await ids({ status: "failed", rejected: true })).toEqual([made[1]!.id]);
+        expect(await ids({ status: "failed", rejected: false })).toEqual([made[2]!.id]);
+        expect(await ids({ status: "interrupted", interrupt: "set" })).toEqual([made[3]!.id]);
+        expect(await ids({ statuses: ["running", "interrupted"], interrupt: "unset" })).toEqual([made[4]!.id, made[5]!.id].sort());
+        expect(await ids({ statuses: [] })).toEqual([]);
+        expect(await ids({ updatedSince: since })).toEqual(made.slice(0, 6).map((run) => run.id).sort());
+        expect(await store.runs.count({ owner: "alice", statuses: ["running", "interrupted"], interrupt: "unset" })).toBe(2);
+        expect(await store.runs.count({ owner: "alice", updatedSince: Date.now() + 60_000 })).toBe(0);
+      });
+
+      it("pages by key: every run once, newest first, after each page's cursor, filtered, however the runs tie on their creation time; counts up to a cap", async () => {
+        const { store } = await setup();
+        // Created in bursts: the runs of one turn share one creation time, so the cursor's tiebreak (the order written) is needed.
+        const made: RunRecord[] = [];
+        for (let burst = 0; burst < 4; burst += 1) {
+          made.push(...(await Promise.all(Array.from({ length: 5 }, (_, index) => store.runs.create(newRun({ owner: "alice", threadId: `t-${burst}-${index}` }))))));
+        }
+        made.push(await store.runs.create(newRun({ owner: "bob" })));
+        for (const run of made.filter((_, index) => index % 3 === 0 && index < 20)) await store.runs.update(run.id, { status: "failed" });
+        const newestFirst = (await store.runs.list({ owner: "alice", limit: 100 })).map((run) => run.id);
+        expect(newestFirst).toHaveLength(20);
+        const paged: string[] = [];
+        let cursor: RunCursor | undefined;
+        for (let pages = 0; pages < 10; pages += 1) {
+          const page = await store.runs.page({ owner: "alice", limit: 3, ...(cursor ? { after: cursor } : {}) });
+          paged.push(...page.runs.map((run) => run.id));
+          if (page.next === null) break;
+          cursor = page.next;
+        }
+        expect(paged).toEqual(newestFirst);
+        // A filtered page and its cursor keep the filter; the last page has no next.
+        const failed = await store.runs.page({ owner: "alice", status: "failed", limit: 5 });
+        expect(failed.runs.every((run) => run.status === "failed")).toBe(true);
+        expect(failed.runs).toHaveLength(5);
+        const rest = await store.runs.page({ owner: "alice", status: "failed", limit: 5, after: failed.next as RunCursor });
+        expect(rest.runs.map((run) => run.id)).toEqual((await store.runs.list({ owner: "alice", status: "failed", limit: 100 })).slice(5).map((run) => run.id));
+        expect(rest.next).toBeNull();
+        expect((await store.runs.page({ owner: "carol", limit: 5 })).runs).toEqual([]);
+        // Counted up to a cap: at most that many, the whole count under it.
+        expect(await store.runs.count({ owner: "alice" }, 7)).toBe(7);
+        expect(await store.runs.count({ owner: "alice" }, 100)).toBe(20);
+        expect(await store.runs.count({ owner: "alice", status: "failed" }, 100)).toBe(7);
+      });
+
+      it("says which of several runs another run asked to give way", async () => {
+        const { store } = await setup();
+        const [first, second, third] = await Promise.all([store.runs.create(newRun()), store.runs.create(newRun()), store.runs.create(newRun())]);
+        expect(await store.runs.supersededAmong([first!.id, second!.id])).toEqual([]);
+        await store.runs.update(second!.id, { supersededBy: third!.id });
+        expect(await store.runs.supersededAmong([first!.id, second!.id, third!.id, "run-missing"])).toEqual([second!.id]);
+        expect(await store.runs.supersededAmong([])).toEqual([]);
       });
 
       it("finds a run by its owner's Idempotency-Key, which is unique per owner", async () => {
@@ -397,6 +477,28 @@ export function defineStoreContract(name: string, factory: StoreFactory): void {
       });
     });
 
+    describe("MCP credentials", () => {
+      it("keeps one sealed credential per server and kind, replaces it, lists without the ciphertext, forgets by kind or server, and shares them between stores", async () => {
+        const { store, another } = await setup();
+        expect(await store.mcpCredentials.get("secure", "tokens")).toBeUndefined();
+        const tokens = { server: "secure", kind: "tokens" as const, resource: "https://mcp.example/mcp", sealed: "v1:abc:1", updatedAt: 1_700_000_000_000 };
+        await store.mcpCredentials.put(tokens);
+        await store.mcpCredentials.put({ ...tokens, sealed: "v1:abc:2", updatedAt: 1_700_000_000_001 });
+        await store.mcpCredentials.put({ ...tokens, kind: "client", sealed: "v1:abc:3" });
+        await store.mcpCredentials.put({ ...tokens, server: "other", sealed: "v1:abc:4" });
+        expect(await (await another()).mcpCredentials.get("secure", "tokens")).toEqual({ ...tokens, sealed: "v1:abc:2", updatedAt: 1_700_000_000_001 });
+        expect(await store.mcpCredentials.list()).toEqual([
+          { server: "other", kind: "tokens", resource: tokens.resource, updatedAt: tokens.updatedAt },
+          { server: "secure", kind: "client", resource: tokens.resource, updatedAt: tokens.updatedAt },
+          { server: "secure", kind: "tokens", resource: tokens.resource, updatedAt: 1_700_000_000_001 },
+        ]);
+        expect(await store.mcpCredentials.delete("secure", "tokens")).toBe(1);
+        expect(await store.mcpCredentials.delete("secure")).toBe(1);
+        expect(await store.mcpCredentials.delete("secure")).toBe(0);
+        expect((await store.mcpCredentials.list()).map((credential) => credential.server)).toEqual(["other"]);
+      });
+    });
+
     describe("thread locks", () => {
       it("lets one drive hold a thread at a time, across every store on the database, until it is released", async () => {
         const { store, another } = await setup();
@@ -580,6 +682,157 @@ describe("memory store (a LangGraph BaseStore)", () => {
         await expect(memories.get(alice, "../../etc")).rejects.toMatchObject({ code: "invalid_memory_id" });
         await expect(memories.search(alice, "  ")).rejects.toMatchObject({ code: "empty_query" });
         await expect(memories.search(alice, "q".repeat(1_001))).rejects.toMatchObject({ code: "query_too_long" });
+      });
+    });
+
+    describe("threads named by their owner (core/thread-key.ts)", () => {
+      it("keeps two keys' threads of one name apart everywhere a thread is keyed: runs, busy checks, the queue, locks and checkpoints, also when both are made at once from two stores", async () => {
+        const { store, another } = await setup();
+        const other = await another();
+        // Each process takes from the queue (SQLite's is each server's own, in memory; Postgres's is shared).
+        for (const each of [store, other]) if (each.runQueue instanceof SqliteRunQueue) each.runQueue.open();
+        const alice = threadKey("alice", "daily");
+        const bob = threadKey("bob", "daily");
+        expect([alice, bob, threadKey("local", "daily"), threadKey(null, "daily")]).toEqual(["alice/daily", "bob/daily", "daily", "daily"]);
+        // A thread's runs wait for its latest one: each key's first run on "daily" finds nothing there.
+        const waitBehind = (latest: RunRecord | undefined) => (latest ? { waitsFor: latest.id } : undefined);
+        const [first, second] = await Promise.all([
+          store.runs.create(newRun({ threadId: alice, owner: "alice", request: { task: "a task", threadId: "daily" } }), { check: waitBehind }),
+          other.runs.create(newRun({ threadId: bob, owner: "bob", request: { task: "a task", threadId: "daily" } }), { check: waitBehind }),
+        ]);
+        expect([first?.waitsFor, second?.waitsFor]).toEqual([null, null]);
+        expect([threadNameOfRun(first as RunRecord), threadNameOfRun(second as RunRecord)]).toEqual(["daily", "daily"]);
+        expect((await other.runs.latestForThread(alice))?.id).toBe(first?.id);
+        expect((await store.runs.latestForThread(bob))?.id).toBe(second?.id);
+        expect(await store.runs.latestForThread("daily")).toBeUndefined();
+        expect((await store.runs.list({ threadId: alice })).map((run) => run.owner)).toEqual(["alice"]);
+        // A second run on alice's thread waits for her first; bob's thread is not in its way.
+        const third = await other.runs.create(newRun({ threadId: alice, owner: "alice" }), { check: waitBehind });
+        expect(third.waitsFor).toBe(first?.id);
+        // The queue takes one job per thread at a time (the run store offered each queued run): both keys' first runs at once, alice's second after her first.
+        const taken = [...(await store.runQueue.take(10)).map((job) => ({ job, queue: store.runQueue })), ...(await other.runQueue.take(10)).map((job) => ({ job, queue: other.runQueue }))];
+        expect(taken.map(({ job }) => job.threadId).sort()).toEqual([alice, bob]);
+        for (const { job, queue } of taken) await queue.complete(job);
+        // Each thread's lock is its own.
+        const [aliceLease, bobLease] = await Promise.all([store.threads.acquire(alice), other.threads.acquire(bob)]);
+        expect([aliceLease === null, bobLease === null]).toEqual([false, false]);
+        expect(await other.threads.acquire(alice)).toBeNull();
+        await aliceLease?.release();
+        await bobLease?.release();
+        // And so are its checkpoints (LangGraph's thread_id is the key).
+        for (const [key, task] of [[alice, "alice's"], [bob, "bob's"]] as const) {
+          await store.checkpointer.put({ configurable: { thread_id: key, checkpoint_ns: "" } }, { ...emptyCheckpoint(), id: uuid6(-1), channel_values: { task }, channel_versions: { task: 1 } }, { source: "input", step: -1, parents: {} }, { task: 1 });
+        }
+        expect((await other.checkpointer.getTuple({ configurable: { thread_id: alice } }))?.checkpoint.channel_values).toMatchObject({ task: "alice's" });
+        expect((await other.checkpointer.getTuple({ configurable: { thread_id: bob } }))?.checkpoint.channel_values).toMatchObject({ task: "bob's" });
+        expect(await other.checkpointer.getTuple({ configurable: { thread_id: "daily" } })).toBeUndefined();
+      });
+    });
+
+    describe("the Agent Protocol's threads and runs", () => {
+      const DEFAULTS = { graph_id: "troupe" };
+      const query = (owner: string, fields: Partial<Parameters<Store["agentProtocol"]["threads"]>[0]> = {}) => ({ owner, defaultMetadata: DEFAULTS, sortBy: "thread_id" as const, sortOrder: "asc" as const, limit: 100, offset: 0, ...fields });
+
+      it("lists an owner's threads — those made through the protocol and those with runs — with their status from the latest run, filtered, sorted and paged", async () => {
+        const { store, another } = await setup();
+        const protocol = store.agentProtocol;
+        expect(await protocol.addThread({ threadId: "alice/made", owner: "alice", metadata: { tag: "x", nested: { b: 2, a: 1 }, gone: null }, now: 1_000 })).toBe(true);
+        expect(await protocol.addThread({ threadId: "alice/made", owner: "alice", metadata: {}, now: 2_000 })).toBe(false);
+        expect(await protocol.thread("alice/made")).toEqual({ owner: "alice", metadata: { tag: "x", nested: { a: 1, b: 2 }, gone: null }, createdAt: 1_000, updatedAt: 1_000 });
+        const runOn = async (threadId: string, owner: string, status: RunRecord["status"], patch: Record<string, unknown> = {}) => {
+          const record = await store.runs.create(newRun({ threadId, owner }));
+          if (status !== "queued") await store.runs.update(record.id, { status, ...patch });
+          return record;
+        };
+        await runOn("alice/done", "alice", "completed");
+        await runOn("alice/waits", "alice", "interrupted", { interrupt: { kind: "plan-approval", payload: {} } });
+        await runOn("alice/stopped", "alice", "interrupted", { suspended: "shutdown" });
+        await runOn("alice/broke", "alice", "failed");
+        await runOn("alice/queued", "alice", "queued");
+        await runOn("bob/done", "bob", "completed");
+        const other = (await another()).agentProtocol;
+        const listed = await other.threads(query("alice"));
+        expect(listed.map((thread) => [thread.threadId, thread.status])).toEqual([
+          ["alice/broke", "error"],
+          ["alice/done", "idle"],
+          ["alice/made", "idle"],
+          ["alice/queued", "busy"],
+          ["alice/stopped", "busy"],
+          ["alice/waits", "interrupted"],
+        ]);
+        expect(listed.find((thread) => thread.threadId === "alice/done")?.metadata).toBeNull();
+        expect(await other.countThreads(query("alice"))).toBe(6);
+        expect((await other.threads(query("bob"))).map((thread) => thread.threadId)).toEqual(["bob/done"]);
+        // Metadata: each key equal, objects whatever their key order, a thread without a row by the defaults, null only where it is null.
+        expect((await other.threads(query("alice", { metadata: { tag: "x", nested: { a: 1, b: 2 } } }))).map((thread) => thread.threadId)).toEqual(["alice/made"]);
+        expect((await other.threads(query("alice", { metadata: { gone: null } }))).map((thread) => thread.threadId)).toEqual(["alice/made"]);
+        expect(await other.countThreads(query("alice", { metadata: { graph_id: "troupe" } }))).toBe(5);
+        expect((await other.threads(query("alice", { status: "busy" }))).map((thread) => thread.threadId)).toEqual(["alice/queued", "alice/stopped"]);
+        expect((await other.threads(query("alice", { threadIds: ["alice/made", "alice/waits", "bob/done"] }))).map((thread) => thread.threadId)).toEqual(["alice/made", "alice/waits"]);
+        // Sorted, with pages that neither overlap nor skip.
+        const pages = [...(await other.threads(query("alice", { limit: 4, sortOrder: "desc" }))), ...(await other.threads(query("alice", { limit: 4, offset: 4, sortOrder: "desc" })))];
+        expect(pages.map((thread) => thread.threadId)).toEqual(listed.map((thread) => thread.threadId).reverse());
+        const byCreation = await other.threads(query("alice", { sortBy: "created_at", sortOrder: "asc" }));
+        expect(byCreation[0]?.threadId).toBe("alice/made");
+        // Metadata merges; the row goes, and its thread with it unless it has runs.
+        expect(await protocol.mergeMetadata({ threadId: "alice/made", owner: "alice", metadata: { tag: "y", more: true }, now: 3_000, createdAt: 1_000 })).toEqual({ tag: "y", nested: { a: 1, b: 2 }, gone: null, more: true });
+        expect(await protocol.mergeMetadata({ threadId: "alice/done", owner: "alice", metadata: { graph_id: "troupe" }, now: 3_000, createdAt: 500 })).toEqual({ graph_id: "troupe" });
+        expect((await other.threads(query("alice", { threadIds: ["alice/done"] })))[0]?.metadata).toEqual({ graph_id: "troupe" });
+        expect(await protocol.deleteThread("alice/made")).toBe(true);
+        expect(await protocol.deleteThread("alice/made")).toBe(false);
+        expect(await other.countThreads(query("alice"))).toBe(5);
+      });
+
+      it("reads each thread's latest turns, and keeps what a run was made with", async () => {
+        const { store } = await setup();
+        for (const [threadId, count] of [["a/t1", 4], ["a/t2", 1]] as const) {
+          for (let index = 0; index < count; index += 1) {
+            const record = await store.runs.create(newRun({ threadId, owner: "a", task: `${threadId} task ${index}` }));
+            await store.runs.update(record.id, { status: "completed", answer: `answer ${index}` });
+          }
+        }
+        const turns = await store.agentProtocol.turns(["a/t1", "a/t2", "a/none"], 3);
+        expect(turns.map((turn) => [turn.threadId, turn.task, turn.answer, turn.status])).toEqual([
+          ["a/t1", "a/t1 task 1", "answer 1", "completed"],
+          ["a/t1", "a/t1 task 2", "answer 2", "completed"],
+          ["a/t1", "a/t1 task 3", "answer 3", "completed"],
+          ["a/t2", "a/t2 task 0", "answer 0", "completed"],
+        ]);
+        await store.agentProtocol.addRun({ runId: "run-x", owner: "a", metadata: { source: "ui" }, multitaskStrategy: "enqueue", now: 1 });
+        expect(await store.agentProtocol.runs(["run-x", "run-y"])).toEqual(new Map([["run-x", { metadata: { source: "ui" }, multitaskStrategy: "enqueue" }]]));
+      });
+    });
+
+    describe("the Agent Protocol's rows and retention", () => {
+      it("go with their run, and with their thread's last run", async () => {
+        const { store } = await setup();
+        const record = await store.runs.create(newRun({ threadId: "a/gone", owner: "a" }));
+        await store.runs.update(record.id, { status: "completed" });
+        await store.agentProtocol.addThread({ threadId: "a/gone", owner: "a", metadata: { tag: 1 }, now: 1 });
+        await store.agentProtocol.addThread({ threadId: "a/kept", owner: "a", metadata: {}, now: 1 });
+        await store.agentProtocol.addRun({ runId: record.id, owner: "a", metadata: {}, multitaskStrategy: null, now: 1 });
+        expect((await store.retention.deleteRuns([record.id])).runs.map((run) => run.id)).toEqual([record.id]);
+        expect(await store.agentProtocol.runs([record.id])).toEqual(new Map());
+        await store.retention.deleteThreadCheckpoints(["a/gone"]);
+        expect(await store.agentProtocol.thread("a/gone")).toBeUndefined();
+        expect(await store.agentProtocol.thread("a/kept")).toBeDefined();
+      });
+    });
+
+    describe("the memory store's trees (one owner's namespaces)", () => {
+      it("caps the items under a root together, across its namespaces and under concurrent writes; other roots count apart", async () => {
+        const { memoryStore } = await open();
+        const tree = { root: ["agent-store", "alice"], maxItems: 4 };
+        const writes = await Promise.allSettled(Array.from({ length: 10 }, (_, index) => memoryStore.putInTree(tree, ["agent-store", "alice", `ns${index % 3}`], `k${index}`, { value: index })));
+        expect(writes.filter((write) => write.status === "fulfilled")).toHaveLength(4);
+        expect((writes.find((write) => write.status === "rejected") as PromiseRejectedResult).reason).toMatchObject({ code: "store_full", data: { limit: 4 } });
+        // Replacing an item is not adding one; another owner's tree has its own count.
+        const kept = (await memoryStore.search(["agent-store", "alice"], { limit: 10 }))[0];
+        await memoryStore.putInTree(tree, kept?.namespace as string[], kept?.key as string, { value: "again" });
+        await memoryStore.putInTree({ root: ["agent-store", "bob"], maxItems: 4 }, ["agent-store", "bob", "x"], "k", { value: 1 });
+        await expect(memoryStore.putInTree(tree, ["elsewhere"], "k", { value: 1 })).rejects.toMatchObject({ code: "invalid_namespace" });
+        expect(await memoryStore.listNamespaces({ prefix: ["agent-store", "bob"] })).toEqual([["agent-store", "bob", "x"]]);
+        expect((await memoryStore.listNamespaces({ prefix: ["agent-store", "alice"], maxDepth: 2 })).length).toBe(1);
       });
     });
 

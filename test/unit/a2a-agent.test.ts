@@ -171,7 +171,11 @@ describe("troupe as an A2A agent (the @a2a-js/sdk client)", () => {
     expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
     const bob = await a2aClient(base, { key: "bob-key" });
     await expect(bob.getTask({ tenant: "", id: task.id })).rejects.toThrow(/not found/i);
-    await expect(bob.sendMessage(sendRequest(a2aMessage("compute 3+4", { contextId: task.contextId })))).rejects.toThrow(/no context/);
-    expect(await app.troupe.store.runs.count({})).toBe(1);
+    // The context id is alice's name for her thread: bob's message on the same id starts his own thread.
+    const bobs = (await bob.sendMessage(sendRequest(a2aMessage("compute 3+4", { contextId: task.contextId })))) as Task;
+    expect(bobs.contextId).toBe(task.contextId);
+    expect((await app.troupe.store.runs.get(bobs.id))?.threadId).toBe(`bob/${task.contextId}`);
+    expect((await app.troupe.store.runs.get(task.id))?.threadId).toBe(`alice/${task.contextId}`);
+    expect(await app.troupe.store.runs.count({})).toBe(2);
   });
 });

@@ -32,7 +32,8 @@ describe("a provider with a small context window", () => {
     });
     const openai = await fakeOpenAI(brain);
     openai.contextWindow = WINDOW;
-    const config = { providers: { openai: { contextWindow: WINDOW, maxTokens: 500 } } };
+    // The files are the user's own (trust.trusted): the prompts carry them without spotlight markers, whose size this arithmetic does not count.
+    const config = { providers: { openai: { contextWindow: WINDOW, maxTokens: 500 } }, trust: { trusted: ["**"] } };
     const { result } = await runOnProvider(envFor({ openai }, { TROUPE_PROVIDER: "openai" }), { task: "what do the four files hold?" }, {
       config,
       prepare: (workspace) => {

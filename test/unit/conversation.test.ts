@@ -30,7 +30,8 @@ describe("a thread's conversation with a real model's protocol (scripted)", () =
 
     const first = await engine(directory, [
       planStep([subtask("s1", "research", "Read in.txt", { tool: "file_read", args: { path: { value: "in.txt" } }, reads: ["in.txt"], writes: [] })]),
-      // A verified direct tool result: review auto skips the critic; the synthesizer words it.
+      // A direct tool result, but of a workspace file, untrusted on the defaults: review auto keeps the critic; the synthesizer words it.
+      reviewStep(0.9),
       answerStep("in.txt holds about a megabyte of text."),
     ]);
     const read = await first.troupe.run({ task: "read in.txt", threadId: "t1" });
@@ -48,7 +49,8 @@ describe("a thread's conversation with a real model's protocol (scripted)", () =
         ],
         { contains: handle },
       ),
-      // Verified direct tool results only: review auto skips the critic.
+      // Direct tool results, carrying the earlier turn's untrusted file: review auto keeps the critic.
+      reviewStep(0.9),
       answerStep("Saved it to out.txt."),
     ]);
     const saved = await second.troupe.run({ task: "save it to out.txt", threadId: "t1" });

@@ -22,7 +22,10 @@ describe("queued runs (what the server builds on)", () => {
     try {
       const record = await troupe.enqueue({ task: "look", threadId: "shared", approvePlan: false }, { owner: "alice", idempotencyKey: "k1", requestHash: "h1" });
       expect(await troupe.store.runs.get(record.id)).toMatchObject({ status: "queued", owner: "alice", idempotencyKey: "k1", requestHash: "h1", startedAt: null });
-      await expect(troupe.enqueue({ task: "other", threadId: "shared", onBusy: "reject" })).rejects.toThrow(/thread shared has a run that is queued/);
+      await expect(troupe.enqueue({ task: "other", threadId: "shared", onBusy: "reject" }, { owner: "alice" })).rejects.toThrow(/thread shared has a run that is queued/);
+      // The name is alice's: her run is kept on her key's thread, and another owner's `shared` is another thread.
+      expect(record.threadId).toBe("alice/shared");
+      expect(record.request.threadId).toBe("shared");
       await expect(troupe.enqueue({ task: "x", tools: ["calculator", "teleport"] })).rejects.toThrow(/unknown tool: teleport/);
       const result = await troupe.start(record.id);
       expect(result.status).toBe("completed");

@@ -316,7 +316,7 @@ describe("people in the loop", () => {
     try {
       // The synthesizer's draft and its rewrite from the person's feedback are the subject: the whole pipeline.
       const first = await troupe.run({ task: "answer me", approveAnswer: true, threadId: "t-answer", review: "always" });
-      expect(first.interrupt).toEqual({ kind: "answer-approval", payload: { answer: "draft" } });
+      expect(first.interrupt).toEqual({ kind: "answer-approval", payload: { answer: "draft", format: "markdown" } });
       const second = await troupe.resume("t-answer", { decision: "reject", feedback: "make it shorter" });
       expect(second.interrupt?.payload.answer).toBe("shorter draft");
       const third = await troupe.resume("t-answer", { decision: "approve" });

@@ -63,18 +63,20 @@ describe("long-term memory over HTTP", () => {
     expect((await app.app.inject({ method: "GET", url: `/api/v1/memory/${memory.id}`, headers: alice })).statusCode).toBe(404);
   });
 
-  it("continues a thread's conversation, shows it with the task, and keeps another key off the thread (404)", async () => {
+  it("continues a thread's conversation, shows it with the task, and keeps another key's thread of the same name apart", async () => {
     const app = await makeApp({ config: keys });
     const first = await run(app, alice, { task: "compute 2+3", thread_id: "talk" });
     expect(first.status).toBe("completed");
     const second = await run(app, alice, { task: "save it to mem.txt", thread_id: "talk" });
     expect(second.status).toBe("completed");
-    expect(second.conversation).toEqual([{ task_id: first.task_id, task: "compute 2+3", status: "completed", answer: expect.stringContaining("5") }]);
+    expect(second.conversation).toEqual([{ task_id: first.task_id, task: "compute 2+3", status: "completed", answer: expect.stringContaining("5"), answer_format: "text" }]);
     const listed = envelope<{ items: Array<{ task_id: string }>; total: number }>(await app.app.inject({ method: "GET", url: "/api/v1/tasks?thread_id=talk", headers: alice })).data;
     expect(listed.items.map((item) => item.task_id)).toEqual([second.task_id, first.task_id]);
     expect(envelope<{ total: number }>(await app.app.inject({ method: "GET", url: "/api/v1/tasks?thread_id=talk", headers: bob })).data.total).toBe(0);
-    const stolen = await app.app.inject({ method: "POST", url: "/api/v1/execute", headers: bob, payload: { task: "save it to theirs.txt", thread_id: "talk" } });
-    expect([stolen.statusCode, envelope(stolen).code]).toEqual([404, "thread_not_found"]);
+    // Bob's "talk" is his own thread: alice's turns are not his conversation (main answered 404 here).
+    const bobs = await run(app, bob, { task: "compute 7+1", thread_id: "talk" });
+    expect(bobs.conversation).toEqual([]);
+    expect(envelope<{ total: number }>(await app.app.inject({ method: "GET", url: "/api/v1/tasks?thread_id=talk", headers: alice })).data.total).toBe(2);
     const badBudget = await app.app.inject({ method: "POST", url: "/api/v1/execute", headers: alice, payload: { task: "double it", thread_id: "talk", history_budget: -1 } });
     expect([badBudget.statusCode, envelope(badBudget).code]).toEqual([400, "history_budget_out_of_range"]);
   });

@@ -67,7 +67,8 @@ describe("context overflow in a long worker loop", () => {
         // The call after the overflow (the file's content gone from the conversation, its handle and summary kept: see below).
         outcomeStep("s1", { status: "done", from: "results.2", path: "$.words" }, { contains: '"$stash":"results.2"' }),
         reviewStep(0.9),
-        // One subtask: its worker's result is the answer (the fast route), no synthesizer call.
+        // One subtask, but it read a workspace file, untrusted on the defaults: the synthesizer words the answer (no fast route).
+        answerStep("3000"),
       ],
     });
     const openai = await fakeOpenAI(brain);

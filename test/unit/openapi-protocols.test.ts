@@ -22,7 +22,9 @@ const ALICE = { authorization: "Bearer key-alice-123" };
 describe("the protocol endpoints in /openapi.json", () => {
   it("documents MCP and A2A with their methods, headers, bodies and protocol error shapes, and the server answers each documented operation", async () => {
     const app = await makeApp({ config: KEYS });
-    const document = (await app.app.inject({ method: "GET", url: "/openapi.json", headers: ALICE })).json() as { paths: Record<string, Record<string, Operation>> };
+    const document = (await app.app.inject({ method: "GET", url: "/openapi.json", headers: ALICE })).json() as { paths: Record<string, Record<string, Operation>>; components: { schemas: Record<string, unknown> } };
+    // An error schema is a shared component, by reference.
+    const resolved = (schema: Record<string, unknown> | undefined) => (typeof schema?.$ref === "string" ? document.components.schemas[schema.$ref.replace("#/components/schemas/", "")] : schema);
     const mcp = document.paths["/mcp"] as Record<string, Operation>;
     expect(Object.keys(mcp).sort()).toEqual(["delete", "get", "post"]);
     expect(mcp.post?.tags).toEqual(["mcp"]);
@@ -31,7 +33,8 @@ describe("the protocol endpoints in /openapi.json", () => {
     expect(mcp.post?.requestBody?.content["application/json"]?.schema.anyOf).toHaveLength(2);
     expect(Object.keys(mcp.post?.responses["200"]?.content ?? {})).toEqual(["application/json", "text/event-stream"]);
     // Errors are JSON-RPC's, not troupe's envelope.
-    expect(mcp.post?.responses.default?.content?.["application/json"]?.schema).toMatchObject({ properties: { jsonrpc: {}, id: {}, error: {} } });
+    expect(resolved(mcp.post?.responses.default?.content?.["application/json"]?.schema)).toMatchObject({ properties: { jsonrpc: {}, id: {}, error: {} } });
+    expect(Object.keys(mcp.post?.responses ?? {})).toEqual(["200", "202", "400", "401", "403", "404", "406", "413", "415", "429", "500", "503", "default"]);
 
     const card = document.paths["/.well-known/agent-card.json"]?.get as Operation;
     expect(card.security).toEqual([]);
@@ -39,7 +42,10 @@ describe("the protocol endpoints in /openapi.json", () => {
     expect(rpc.description).toMatch(/`SendMessage`.*`GetTask`.*`message\/send`/);
     const task = document.paths["/a2a/rest/v1/tasks/{id}"]?.get as Operation;
     expect(task.parameters?.map((parameter) => `${parameter.in} ${parameter.name}`)).toEqual(["path id", "header A2A-Version"]);
-    expect(task.responses.default?.content?.["application/json"]?.schema).toMatchObject({ properties: { error: { properties: { code: {}, status: {}, message: {} } } } });
+    expect(resolved(task.responses.default?.content?.["application/json"]?.schema)).toMatchObject({ properties: { error: { properties: { code: {}, status: {}, message: {} } } } });
+    // The key, the rate limit and overload answer in troupe's envelope; the A2A SDK's errors in A2A's shape.
+    expect(task.responses["401"]?.content?.["application/json"]?.schema).toEqual({ $ref: "#/components/schemas/Error" });
+    expect(task.responses["404"]?.content?.["application/json"]?.schema).toEqual({ $ref: "#/components/schemas/A2AError" });
 
     // Each documented operation is served: its answer is the protocol's, never Fastify's "route not found".
     const answer = async (method: "GET" | "POST" | "DELETE", url: string, payload?: unknown, headers: Record<string, string> = {}) => {

@@ -80,7 +80,11 @@ describe("seed details", () => {
     try {
       const result = await troupe.run({ task: "how tall is the Eiffel Tower" });
       const evidence = result.trace.evidence;
-      expect(evidence?.sources).toEqual([{ id: "s1", label: "Read the notes on the tower", refs: ["file notes/tower.md"] }]);
+      // The calculation is a source too (a verified result), though the answer's rounded 1083 does not repeat it.
+      expect(evidence?.sources).toEqual([
+        { id: "s1", label: "Read the notes on the tower", refs: ["file notes/tower.md"] },
+        { id: "s2", label: "Compute the height in feet", refs: ["calculator 330*3.28084"] },
+      ]);
       expect(evidence?.claims.map((claim) => [claim.basis, claim.sources])).toEqual([
         ["cited", ["s1"]],
         ["matched", ["s1"]],

@@ -201,7 +201,7 @@ describe("API keys", () => {
     expect((await app.app.inject({ method: "GET", url: "/api/v1/memory", headers: as("two") })).statusCode).toBe(401);
   });
 
-  it("keeps tasks to the key that created them: another key gets 404 everywhere, its thread included", async () => {
+  it("keeps tasks to the key that created them: another key gets 404 everywhere, and its thread of the same name is its own", async () => {
     const app = await makeApp({ config: keys });
     const accepted = envelope<{ task_id: string; thread_id: string }>(await submit(app, { task: TASK, approve_plan: true }, alice)).data;
     await waitForStatus(app, accepted.task_id, ["interrupted"], alice);
@@ -218,8 +218,12 @@ describe("API keys", () => {
     }
     expect(envelope<{ total: number }>(await app.app.inject({ method: "GET", url: "/api/v1/tasks", headers: bob })).data.total).toBe(0);
     expect(envelope<{ total: number }>(await app.app.inject({ method: "GET", url: "/api/v1/tasks", headers: alice })).data.total).toBe(1);
-    const stolen = await submit(app, { task: "t", thread_id: accepted.thread_id }, bob);
-    expect([stolen.statusCode, envelope(stolen).code]).toEqual([404, "thread_not_found"]);
+    // A thread's name is its key's own: bob's thread of the same name is another thread (main answered 404 here).
+    const same = await submit(app, { task: "compute 1+1", thread_id: accepted.thread_id }, bob);
+    expect(same.statusCode).toBe(202);
+    const bobs = envelope<{ task_id: string; thread_id: string }>(same).data;
+    expect(bobs.thread_id).toBe(accepted.thread_id);
+    expect((await waitForStatus(app, bobs.task_id, ["completed", "failed"], bob)).conversation).toEqual([]);
     const mine = await app.app.inject({ method: "GET", url: `/api/v1/tasks/${id}`, headers: alice });
     expect(envelope<{ status: string }>(mine).data.status).toBe("interrupted");
     expect((await app.troupe.store.runs.get(id))?.owner).toBe("alice");

@@ -177,9 +177,49 @@ describe("GET /openapi.json", () => {
         "POST /a2a/jsonrpc",
         "POST /a2a/rest/v1/message:send",
         "POST /a2a/rest/v1/message:stream",
+        "GET /a2a/rest/v1/tasks",
         "GET /a2a/rest/v1/tasks/{id}",
         "POST /a2a/rest/v1/tasks/{id}:cancel",
         "GET /a2a/rest/v1/tasks/{id}:subscribe",
+        // The Agent Protocol, for LangGraph's SDK clients (docs/agent-chat-ui.md).
+        "GET /langgraph/info",
+        "POST /langgraph/assistants/search",
+        "POST /langgraph/assistants/count",
+        "GET /langgraph/assistants/{assistant_id}",
+        "GET /langgraph/assistants/{assistant_id}/graph",
+        "GET /langgraph/assistants/{assistant_id}/schemas",
+        "GET /langgraph/assistants/{assistant_id}/subgraphs",
+        "GET /langgraph/assistants/{assistant_id}/subgraphs/{namespace}",
+        "POST /langgraph/assistants/{assistant_id}/versions",
+        "POST /langgraph/threads",
+        "POST /langgraph/threads/search",
+        "POST /langgraph/threads/count",
+        "GET /langgraph/threads/{thread_id}",
+        "PATCH /langgraph/threads/{thread_id}",
+        "DELETE /langgraph/threads/{thread_id}",
+        "GET /langgraph/threads/{thread_id}/state",
+        "GET /langgraph/threads/{thread_id}/state/{checkpoint_id}",
+        "POST /langgraph/threads/{thread_id}/state/checkpoint",
+        "POST /langgraph/threads/{thread_id}/history",
+        "GET /langgraph/threads/{thread_id}/history",
+        "POST /langgraph/threads/{thread_id}/runs",
+        "POST /langgraph/threads/{thread_id}/runs/stream",
+        "POST /langgraph/threads/{thread_id}/runs/wait",
+        "POST /langgraph/runs",
+        "POST /langgraph/runs/stream",
+        "POST /langgraph/runs/wait",
+        "GET /langgraph/threads/{thread_id}/runs",
+        "GET /langgraph/threads/{thread_id}/runs/{run_id}",
+        "POST /langgraph/threads/{thread_id}/runs/{run_id}/cancel",
+        "GET /langgraph/threads/{thread_id}/runs/{run_id}/join",
+        "GET /langgraph/threads/{thread_id}/runs/{run_id}/stream",
+        "GET /langgraph/runs/{run_id}/stream",
+        "DELETE /langgraph/threads/{thread_id}/runs/{run_id}",
+        "PUT /langgraph/store/items",
+        "GET /langgraph/store/items",
+        "DELETE /langgraph/store/items",
+        "POST /langgraph/store/items/search",
+        "POST /langgraph/store/namespaces",
       ].sort(),
     );
     const execute = document.paths["/api/v1/execute"]?.post?.requestBody?.content["application/json"]?.schema as {
@@ -191,7 +231,7 @@ describe("GET /openapi.json", () => {
     expect(execute.additionalProperties).toBe(false);
     expect(execute.properties.task?.maxLength).toBe(5000);
     expect([execute.properties.max_iterations?.minimum, execute.properties.max_iterations?.maximum]).toEqual([1, 50]);
-    expect(document.paths["/api/v1/tasks"]?.get?.parameters?.map((parameter) => parameter.name)).toEqual(["status", "thread_id", "limit", "offset"]);
+    expect(document.paths["/api/v1/tasks"]?.get?.parameters?.map((parameter) => parameter.name)).toEqual(["status", "thread_id", "limit", "offset", "cursor"]);
   });
 });
 

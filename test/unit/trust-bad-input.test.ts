@@ -120,7 +120,15 @@ describe("bad input to the labels", () => {
     const model = new ScriptedChatModel({ steps: [] });
     await expect(Troupe.create({ models: modelSetOf(model), dataDir: path.join(directory, "data"), workspace: path.join(directory, "workspace"), config: { trust: { untrusted: ["@(a|b)/**"] } } })).rejects.toMatchObject({
       code: "invalid_config",
-      message: expect.stringMatching(/^trust\.untrusted: "@\(a\|b\)\/\*\*": extended globs/),
+      message: expect.stringMatching(/^trust: "@\(a\|b\)\/\*\*": extended globs/),
+    });
+    // A config from before untrusted-by-default: valid, and told what it now means.
+    const legacy = await Troupe.create({ models: modelSetOf(model), dataDir: path.join(directory, "data"), workspace: path.join(directory, "workspace"), config: { trust: { untrusted: ["inbox/**"] } } });
+    expect(legacy.warnings).toEqual([expect.stringMatching(/^trust\.untrusted without trust\.trusted changes nothing: every workspace file is untrusted by default; to trust the rest of the workspace as before, add "trusted": \["\*\*"\]/)]);
+    legacy.close();
+    await expect(Troupe.create({ models: modelSetOf(model), dataDir: path.join(directory, "data"), workspace: path.join(directory, "workspace"), config: { trust: { egress: ["ftp://x/"] } } })).rejects.toMatchObject({
+      code: "invalid_config",
+      message: expect.stringMatching(/^trust: "ftp:\/\/x\/": only http and https URLs/),
     });
   });
 });

@@ -11,6 +11,7 @@ import { addEngineFlags, addReviewFlag, type EngineFlags, openEngine } from "../
 import { color, err, formatMs, out, parseNumberFlag } from "../io.js";
 import { createProgress } from "../progress.js";
 import { planLines, unfinishedLine } from "../render.js";
+import { describeElicitation } from "../../core/elicitation-prompt.js";
 
 interface ChatFlags extends EngineFlags {
   thread?: string;
@@ -47,6 +48,7 @@ function waitingLine(result: Pick<RunResult, "interrupt">): string {
   if (!interrupt) return "the run is waiting";
   const { kind, payload } = interrupt;
   if (kind === "question") return `the planner asks: ${String(payload.question ?? "")}  → /answer <text> or /reject`;
+  if (kind === "mcp-elicitation") return `${describeElicitation(payload)}\n  → /answer {…} or /reject`;
   if (kind === "tool-approval") {
     return `the ${String(payload.agent ?? "")} agent wants to run the ${String(payload.riskLevel ?? "")}-risk tool ${String(payload.tool ?? "")} ${truncate(JSON.stringify(payload.args ?? {}), 200)}  → /approve or /reject [feedback]`;
   }

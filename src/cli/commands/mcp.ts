@@ -1,6 +1,7 @@
 import type { Command } from "commander";
 import { addEngineFlags, addReviewFlag, type EngineFlags, openEngine } from "../engine-flags.js";
 import { err } from "../io.js";
+import { registerMcpAuth } from "./mcp-auth.js";
 
 interface McpFlags extends EngineFlags {
   maxRunning?: string;
@@ -36,4 +37,5 @@ export function registerMcp(program: Command): void {
       process.off("SIGINT", ignore);
     }
   });
+  registerMcpAuth(command);
 }

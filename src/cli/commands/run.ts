@@ -1,4 +1,4 @@
-import { readFileSync, statSync } from "node:fs";
+import { readUserFileSync } from "../../config/user-files.js";
 import type { Command } from "commander";
 import { Budget } from "../../core/budget.js";
 import { InputError } from "../../core/errors.js";
@@ -52,12 +52,12 @@ function budgetFromFlags(flags: RunFlags): Budget | undefined {
 function readOutputSchema(file: string): Record<string, unknown> {
   let text: string;
   try {
-    const size = statSync(file).size;
-    if (size > OUTPUT_SCHEMA_LIMITS.maxBytes * 4) throw new InputError("invalid_output_schema", `--output-schema ${file}: the file is ${size} bytes; a schema is at most ${OUTPUT_SCHEMA_LIMITS.maxBytes / 1024} KiB`);
-    text = readFileSync(file, "utf8");
+    // Opened without blocking: a FIFO or a device named here is refused, not waited on.
+    text = readUserFileSync(file, OUTPUT_SCHEMA_LIMITS.maxBytes * 4);
   } catch (error) {
-    if (error instanceof InputError) throw error;
-    throw new InputError("invalid_output_schema", `--output-schema ${file}: ${(error as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (error as Error).message}`);
+    const code = (error as NodeJS.ErrnoException).code;
+    const why = code === "ENOENT" ? "no such file" : code === "EFBIG" ? `the file is larger than a schema may be (at most ${OUTPUT_SCHEMA_LIMITS.maxBytes / 1024} KiB)` : (error as Error).message;
+    throw new InputError("invalid_output_schema", `--output-schema ${file}: ${why}`);
   }
   let schema: unknown;
   try {
@@ -134,7 +134,7 @@ export function registerRun(program: Command): void {
     // "-": the task is what stdin holds (a task is at most 5,000 characters; a little more is read so the error says so).
     const text = task === "-" ? await readStdin(LIMITS.taskMaxChars * 4 + 1_024, "task") : task;
     const request = parseRunRequest(text, flags);
-    const troupe = await openEngine(flags);
+    const troupe = await openEngine(flags, undefined, request);
     await driveAndReport(troupe, flags.json, (options) => troupe.run(request, options));
   });
 }

@@ -1,7 +1,7 @@
-import { readFileSync } from "node:fs";
+import { readUserFileSync } from "../../config/user-files.js";
 import type { Command } from "commander";
 import { InputError, NotFoundError } from "../../core/errors.js";
-import { addEngineFlags, driveAndReport, type EngineFlags, openEngine } from "../engine-flags.js";
+import { addEngineFlags, driveAndReport, type EngineFlags, lookupTarget, openEngine } from "../engine-flags.js";
 import { out, printJson } from "../io.js";
 
 interface HistoryFlags extends EngineFlags {
@@ -28,9 +28,11 @@ function readJson(text: string, what: string): unknown {
 function readPlanFile(file: string): unknown {
   let text: string;
   try {
-    text = readFileSync(file, "utf8");
+    // Opened without blocking: a FIFO or a device named here is refused, not waited on.
+    text = readUserFileSync(file);
   } catch (error) {
-    throw new InputError("plan_unreadable", `--plan ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new InputError("plan_unreadable", `--plan ${file}: ${code === "ENOENT" ? "no such file" : (error as Error).message}`);
   }
   const value = readJson(text, `--plan ${file}`);
   // A plan file may be the subtasks, or an object with them (as `troupe runs show --json` prints a plan).
@@ -90,6 +92,10 @@ export function registerRunsTimeTravel(runs: Command): void {
     };
     const { parseForkRequest } = await import("../../runtime/fork.js");
     const checked = parseForkRequest(request);
+    // A run that does not exist is bad input: said before anything is opened (or made).
+    const { withRunsReadOnly } = await import("../../store/lookup.js");
+    const exists = await withRunsReadOnly(await lookupTarget(flags), async (store) => (await store.get(runId)) !== undefined);
+    if (!exists) throw new NotFoundError("unknown_run", `no run with id ${runId}`, { runId });
     const troupe = await openEngine(flags);
     await driveAndReport(troupe, flags.json, (options) => troupe.fork(runId, checked, options));
   });

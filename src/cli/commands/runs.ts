@@ -67,6 +67,7 @@ function eventLine(event: StoredEvent): string {
       case "budget-exhausted":
         return describeBudgetStop(event.stop);
       case "approval-request":
+        if (event.interrupt.kind === "mcp-elicitation") return `mcp-elicitation: the MCP server ${String(event.interrupt.payload.server)} asks (during ${String(event.interrupt.payload.tool)})`;
         return event.interrupt.kind === "tool-approval" ? `tool-approval: ${String(event.interrupt.payload.agent)} → ${String(event.interrupt.payload.tool)}` : event.interrupt.kind;
       case "answer":
         return truncate(event.text.replace(/\s+/g, " "), 80);

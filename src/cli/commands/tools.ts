@@ -84,8 +84,7 @@ export function registerTools(program: Command): void {
     .argument("<name>", "tool name (see tools list)")
     .option("--args <json>", "the arguments as a JSON object", "{}")
     .option("--as <agent>", "call as this agent: its grants apply, and high-risk tools are refused (no one to approve them)")
-    .option("--json", "print the outcome as JSON")
-    .option("--config <file>", "the config file (default: TROUPE_CONFIG, then ./troupe.config.json or .ts)");
+    .option("--json", "print the outcome as JSON");
   addEngineFlags(call, false).action(async (name: string, flags: CallFlags) => {
     let args: unknown;
     try {
@@ -101,7 +100,14 @@ export function registerTools(program: Command): void {
     const env = parseEnv();
     const registry = createProviderRegistry();
     const models = registry.createModelSet(registry.resolve("offline"), env);
-    const troupe = await Troupe.create({ env, models, workspace: flags.workspace, dataDir: flags.dataDir, configFile: flags.config });
+    // The store the flags name (--database-url too): what the call records — its audit row, a file's label — lands where other processes read it.
+    const prepared = await Troupe.prepare({ env, models, workspace: flags.workspace, dataDir: flags.dataDir, configFile: flags.config, ...(flags.databaseUrl ? { databaseUrl: flags.databaseUrl } : {}) });
+    // A name no tool can have is refused before anything is opened: not a built-in one, and no MCP server or remote agent to bring more.
+    const { createBuiltinRegistry } = await import("../../tools/builtin/index.js");
+    const builtins = createBuiltinRegistry();
+    const more = Object.keys(prepared.toolsConfig.mcp.servers).length > 0 || (prepared.config.agents ?? []).some((agent) => "a2a" in agent);
+    if (!builtins.has(name) && !more) throw new InputError("unknown_tool", `unknown tool "${name}"; available: ${builtins.names().join(", ")}`);
+    const troupe = await prepared.open();
     try {
       for (const warning of troupe.warnings) err(`warning: ${warning}`);
       if (!troupe.tools.has(name)) throw new InputError("unknown_tool", `unknown tool "${name}"; available: ${troupe.tools.names().join(", ")}`);

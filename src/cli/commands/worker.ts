@@ -47,7 +47,7 @@ export function registerWorker(program: Command): void {
     const logger = createLogger(server.logLevel);
     let worker;
     try {
-      worker = await startWorker({ troupe, concurrency, maxCrashes: server.maxCrashes, ...(server.maxRunningPerKey !== undefined ? { maxRunningPerKey: server.maxRunningPerKey } : {}), logger, telemetry: await createTelemetry(), ...(port !== undefined ? { port } : {}), ...(flags.host ? { host: flags.host } : {}) });
+      worker = await startWorker({ troupe, concurrency, maxCrashes: server.maxCrashes, ...(server.maxRunningPerKey !== undefined ? { maxRunningPerKey: server.maxRunningPerKey } : {}), logger, telemetry: await createTelemetry(), ...(port !== undefined ? { port } : {}), ...(flags.host ? { host: flags.host } : {}), ...(server.allowedHosts !== undefined ? { allowedHosts: server.allowedHosts } : {}) });
     } catch (error) {
       await troupe.shutdown();
       throw error;

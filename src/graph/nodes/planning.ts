@@ -294,6 +294,9 @@ export function createApprovePlanNode(deps: GraphDeps) {
       case "reject":
         if (!decision.feedback) return { ...visit, stopReason: "rejected" };
         return replan(state, visit, [decision.feedback]);
+      case "elicitation":
+        // Only a tool server's question takes this (the engine refuses it here): nothing approved it.
+        return { ...visit, stopReason: "rejected" };
     }
   };
 }

@@ -3,17 +3,17 @@ import { runCritic } from "../../agents/critic.js";
 import { bestAnswerSoFar, runSynthesizer } from "../../agents/synthesizer.js";
 import { isBudgetExhausted } from "../../core/budget.js";
 import { errorMessage } from "../../core/errors.js";
-import type { SubtaskResult, MissingFiles } from "../../core/plan.js";
+import type { MissingFiles, PlannedSubtask, SubtaskResult } from "../../core/plan.js";
 import { isUntrusted } from "../../core/provenance.js";
 import { combinePanel, type CriticOutput, type CriticVerdict, type PanelReview, toVerdict } from "../../core/review.js";
 import { LIMITS } from "../../core/limits.js";
-import { type AnswerSource, ResumeDecision } from "../../core/run.js";
-import { choiceId, routeFor } from "../../providers/registry.js";
+import { type AnswerFormat, type AnswerSource, ResumeDecision } from "../../core/run.js";
+import { choiceId, routeFor, routeForModel } from "../../providers/registry.js";
 import { currentArtifacts } from "../artifacts.js";
 import { announceBudgetStop, callOptions, createMeter, emit, type GraphDeps, outcomeSources, planView } from "../deps.js";
 import { allSettled, dependentsOf, statusOf } from "../schedule.js";
-import { evidenceIndex, evidenceSection } from "../../core/evidence.js";
-import { researchSources } from "../evidence.js";
+import { evidenceSection } from "../../core/evidence.js";
+import { answerEvidence, researchSources } from "../evidence.js";
 import { unwrittenSection } from "../unwritten.js";
 import { decideReview, unreviewedIssues, workerAnswer } from "../route.js";
 import { templateAnswer } from "../template-answer.js";
@@ -189,59 +189,70 @@ export function openIssues(state: Pick<State, "reviews">): string[] {
   return last && !last.passed ? last.issues : [];
 }
 
-/** Written by code after an answer (and streamed after it): the evidence behind a research answer, and files that could not be written. */
-async function appendedParts(state: State, deps: GraphDeps, config: LangGraphRunnableConfig, answer: string, evidence: boolean): Promise<string> {
-  const sources = researchSources(state);
-  const parts = [evidence && sources.length > 0 ? evidenceSection(evidenceIndex(answer, sources)) : "", await unwrittenSection(state, deps.stash)].filter(Boolean);
-  if (parts.length === 0) return answer;
-  const tail = `\n\n${parts.join("\n\n")}`;
-  emit(config, { type: "answer-token", text: tail });
-  return `${answer}${tail}`;
+/** Written by code after an answer: the evidence behind a research answer, and files that could not be written ("" when neither). */
+async function codeTail(state: State, deps: GraphDeps, answer: string, evidence: boolean): Promise<string> {
+  const index = evidence ? answerEvidence(state, answer) : null;
+  const parts = [index ? evidenceSection(index) : "", await unwrittenSection(state, deps.stash)].filter(Boolean);
+  return parts.length === 0 ? "" : `\n\n${parts.join("\n\n")}`;
 }
 
 /**
  * The plan's answer template filled by code from the verified results (graph/template-answer.ts),
- * as the answer's update — or, when it cannot be used, why not (for the synthesizer that words
- * the answer instead to say), or nothing when the plan gave none.
+ * streamed, as the answer's update — or, when it cannot be used, why not (for the synthesizer that
+ * words the answer instead to say), or nothing when the plan gave none. It reads as text: what
+ * fills it is tool results, which Markdown would misread (14*3*2 is no emphasis).
  */
 async function planAnswer(state: State, deps: GraphDeps, config: LangGraphRunnableConfig): Promise<Update & { unused?: string }> {
   const templated = await templateAnswer(state, deps.stash);
   if (!templated) return {};
   if ("unused" in templated) return { unused: templated.unused };
+  const tail = await codeTail(state, deps, templated.text, true);
   emit(config, { type: "answer-token", text: templated.text });
-  const answer = await appendedParts(state, deps, config, templated.text, true);
-  emit(config, { type: "answer", text: answer });
+  if (tail) emit(config, { type: "answer-token", text: tail });
+  const answer = `${templated.text}${tail}`;
+  emit(config, { type: "answer", text: answer, format: "text" });
   const answerSource: AnswerSource = { by: "template", reason: "the plan stated its answer: filled by code from the verified results", ...(templated.untrusted ? { untrusted: templated.untrusted } : {}) };
-  return { answer, answerStatus: "draft", answerSource };
+  return { answer, answerFormat: "text", answerStatus: "draft", answerSource };
 }
 
 /**
  * Writes the answer, streaming it as `answer-token` events when the provider streams. Once the
  * budget is spent, the best answer so far is written by code, so it costs nothing more. If the
- * synthesizer model fails, the answer lists the results and the run fails.
+ * synthesizer model fails, the answer lists the results and the run fails. Each answer carries
+ * how it is meant to be read, by who wrote it: a language model's is Markdown, one written by
+ * rules or code (the offline model, a tool's result, a listing, JSON) is text.
  */
 export function createSynthesizerNode(deps: GraphDeps) {
   return async (state: State, config: LangGraphRunnableConfig): Promise<Update> => {
     const meter = createMeter(config);
     const visit = (update: Update): Update => ({ ...update, nodes: ["synthesizer"], modelIncidents: meter.incidents, metrics: { nodeVisits: 1, ...meter.usage } });
     const views = planView(state);
-    const sources = researchSources(state);
-    const appended = (answer: string, evidence: boolean): Promise<string> => appendedParts(state, deps, config, answer, evidence);
+    // Whether the answer went out as tokens: what code adds after it then streams too; otherwise the whole answer comes in its `answer` event only.
+    let streamed = false;
+    const token = (text: string): void => {
+      streamed = true;
+      emit(config, { type: "answer-token", text });
+    };
+    const appended = async (answer: string, evidence: boolean): Promise<string> => {
+      const tail = await codeTail(state, deps, answer, evidence);
+      if (tail && streamed) token(tail);
+      return `${answer}${tail}`;
+    };
+    const answered = (answer: string, answerFormat: AnswerFormat, answerSource: AnswerSource, update: Update = {}): Update => {
+      emit(config, { type: "answer", text: answer, format: answerFormat });
+      return visit({ answer, answerFormat, answerSource, answerStatus: "draft", ...update });
+    };
     if (state.stopReason === "budget_exhausted") {
-      const answer = await appended(bestAnswerSoFar(state.task, views, state.budgetStop, openIssues(state)), false);
-      emit(config, { type: "answer", text: answer });
-      return visit({ answer, answerStatus: "draft", answerSource: { by: "code", reason: "the budget ran out: the results so far, listed by code" } });
+      return answered(await appended(bestAnswerSoFar(state.task, views, state.budgetStop, openIssues(state)), false), "text", { by: "code", reason: "the budget ran out: the results so far, listed by code" });
     }
     // The plan stated its answer: filled by code from the verified results (no model call).
-    const { unused, ...templated } = await planAnswer(state, deps, config);
-    if (templated.answer !== undefined) return visit(templated);
+    const { unused, ...fromPlan } = await planAnswer(state, deps, config);
+    if (fromPlan.answer !== undefined) return visit(fromPlan);
     // The fast route: the one worker was told its result is the answer; when it is text, it is (no model call).
-    const answered = await workerAnswer(state, deps.stash);
-    if (answered !== undefined) {
-      emit(config, { type: "answer-token", text: answered });
-      const answer = await appended(answered, true);
-      emit(config, { type: "answer", text: answer });
-      return visit({ answer, answerStatus: "draft", answerSource: { by: "worker", reason: "the fast route: the plan's one worker's result" } });
+    const fromWorker = await workerAnswer(state, deps.stash);
+    if (fromWorker !== undefined) {
+      token(fromWorker.text);
+      return answered(await appended(fromWorker.text, true), workerFormat(deps, fromWorker.subtask), { by: "worker", reason: "the fast route: the plan's one worker's result" });
     }
     const written: AnswerSource = {
       by: "synthesizer",
@@ -256,32 +267,42 @@ export function createSynthesizerNode(deps: GraphDeps) {
         issues: [...openIssues(state), ...unreviewedIssues(state)],
         feedback: state.answerFeedback,
         promptBudget: state.settings.promptBudget,
-        onToken: (text: string) => emit(config, { type: "answer-token", text }),
-        cite: sources.map((source) => source.id),
+        onToken: token,
+        cite: researchSources(state).map((source) => source.id),
       };
       const schema = state.settings.outputSchema;
       if (schema) {
         // A typed answer: JSON valid against the run's schema, or a failed step with the validation errors.
         const typed = await runSynthesizer({ ...input, outputSchema: schema }, callOptions(deps, state.runId, config, meter));
-        emit(config, { type: "answer", text: typed.text });
-        return visit({ answer: typed.text, output: typed.output ?? null, answerStatus: "draft", answerSource: written });
+        return answered(typed.text, typed.format, written, { output: typed.output ?? null });
       }
-      const answer = await runSynthesizer(input, callOptions(deps, state.runId, config, meter)).then((text) => appended(text, true));
-      emit(config, { type: "answer", text: answer });
-      return visit({ answer, answerStatus: "draft", answerSource: written });
+      const answer = await runSynthesizer(input, callOptions(deps, state.runId, config, meter));
+      return answered(await appended(answer.text, true), answer.format, written);
     } catch (error) {
       if (config.signal?.aborted) throw error;
       if (isBudgetExhausted(error)) {
         announceBudgetStop(deps, state.runId, config, error);
         const answer = await appended(bestAnswerSoFar(state.task, views, error.stop, openIssues(state)), false);
-        emit(config, { type: "answer", text: answer });
-        return visit({ answer, answerStatus: "draft", stopReason: "budget_exhausted", budgetStop: error.stop, answerSource: { by: "code", reason: "the budget ran out before the synthesizer answered: the results so far, listed by code" } });
+        return answered(answer, "text", { by: "code", reason: "the budget ran out before the synthesizer answered: the results so far, listed by code" }, { stopReason: "budget_exhausted", budgetStop: error.stop });
       }
       const lines = views.map((view) => `- ${view.id} ${view.label}: ${view.status === "done" ? (view.summary ?? "done") : `${view.status} ${view.error ?? ""}`}`);
       const answer = await appended([`The synthesizer failed (${errorMessage(error)}). Results of the subtasks:`, ...lines].join("\n"), false);
-      return visit({ answer, answerStatus: "draft", stopReason: state.stopReason ?? "failed", failure: `the synthesizer failed: ${errorMessage(error)}`, answerSource: { by: "code", reason: `the synthesizer failed: the results listed by code` } });
+      return visit({
+        answer,
+        answerFormat: "text",
+        answerStatus: "draft",
+        stopReason: state.stopReason ?? "failed",
+        failure: `the synthesizer failed: ${errorMessage(error)}`,
+        answerSource: { by: "code", reason: "the synthesizer failed: the results listed by code" },
+      });
     }
   };
+}
+
+/** How a worker's result reads as the answer: as its agent's model writes (Markdown for a language model, text for the offline model's rules). */
+function workerFormat(deps: GraphDeps, subtask: Pick<PlannedSubtask, "agent">): AnswerFormat {
+  const model = deps.agents.get(subtask.agent)?.model;
+  return routeForModel(deps.models, model, "worker").candidates[0]?.answerFormat ?? "markdown";
 }
 
 const PERSON_WROTE: AnswerSource = { by: "person", reason: "a person wrote the answer when asked to approve it" };
@@ -289,17 +310,18 @@ const PERSON_WROTE: AnswerSource = { by: "person", reason: "a person wrote the a
 /** Pauses for a person to approve, reject (with feedback: rewrite) or edit the answer. */
 export function createApproveAnswerNode() {
   return (state: State): Update => {
-    const parsed = ResumeDecision.safeParse(interrupt({ kind: "answer-approval", payload: { answer: state.answer ?? "" } }));
+    const parsed = ResumeDecision.safeParse(interrupt({ kind: "answer-approval", payload: { answer: state.answer ?? "", format: state.answerFormat ?? "markdown" } }));
     const decision = parsed.success ? parsed.data : ({ decision: "reject", feedback: "the resume value was not a valid decision" } as const);
     const visit: Update = { nodes: ["approve_answer"], metrics: { nodeVisits: 1 } };
     switch (decision.decision) {
       case "approve":
       case "continue":
         return { ...visit, answerStatus: "approved" };
+      // A person's own words for the answer are Markdown (sanitised where shown), whoever wrote the draft.
       case "edit":
-        return decision.answer ? { ...visit, answer: decision.answer, answerStatus: "approved", answerSource: PERSON_WROTE } : { ...visit, answerStatus: "approved" };
+        return decision.answer ? { ...visit, answer: decision.answer, answerFormat: "markdown", answerStatus: "approved", answerSource: PERSON_WROTE } : { ...visit, answerStatus: "approved" };
       case "answer":
-        return { ...visit, answer: decision.answer, answerStatus: "approved", answerSource: PERSON_WROTE };
+        return { ...visit, answer: decision.answer, answerFormat: "markdown", answerStatus: "approved", answerSource: PERSON_WROTE };
       case "reject":
         if (!decision.feedback || state.rejections + 1 > state.settings.maxIterations) return { ...visit, stopReason: "rejected" };
         return {
@@ -309,6 +331,9 @@ export function createApproveAnswerNode() {
           answerFeedback: [...state.answerFeedback, decision.feedback],
           rejections: state.rejections + 1,
         };
+      case "elicitation":
+        // Only a tool server's question takes this (the engine refuses it here): nothing approved it.
+        return { ...visit, stopReason: "rejected" };
     }
   };
 }

@@ -24,13 +24,15 @@ export function liveAgent(deps: Pick<GraphDeps, "agents" | "tools">, name: strin
 }
 
 /**
- * Whether a subtask may wait for a person's approval of a tool call: a direct step of a tool
- * that needs one for its agent, or a worker whose agent reaches such a tool (a map never waits).
+ * Whether a subtask may wait for a person: for the approval of a tool call (a direct step of a
+ * tool that needs one for its agent, or a worker whose agent reaches such a tool), or for an answer
+ * to a tool server's question. A map never waits.
  */
 export function subtaskMayPause(deps: GraphDeps, subtask: PlannedSubtask, allowedTools?: readonly string[] | null): boolean {
   // A remote agent may ask for a person's input at any time.
   if (subtask.mapOver === undefined && subtask.tool === undefined && liveAgent(deps, subtask.agent)?.remote) return true;
-  return anyCall(deps, subtask, allowedTools, (name) => deps.tools.needsApproval(name, subtask.agent));
+  // So may a tool whose server puts questions to a person mid-call (MCP elicitation).
+  return anyCall(deps, subtask, allowedTools, (name) => deps.tools.needsApproval(name, subtask.agent) || deps.tools.mayAsk(name));
 }
 
 /** Whether untrusted data could make one of the subtask's calls wait for a person: the trust policy asks, and the subtask can make a call with an effect. */

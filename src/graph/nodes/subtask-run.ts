@@ -20,10 +20,10 @@ import type { ToolContext, ToolOutcome } from "../../tools/define-tool.js";
 import { ArtifactRecorder, ItemWrites, missingItemFiles } from "../artifacts.js";
 import { LiveBoard } from "../board.js";
 import { announce, announceBudgetStop, callOptions, createMeter, emit, firstPassOf, type GraphDeps, ledgerOf, threadIdOf } from "../deps.js";
-import { approvalByInterrupt, createDeferredSteps, durableStep, remoteInputByInterrupt } from "../durable.js";
+import { approvalByInterrupt, createDeferredSteps, durableStep, elicitationByInterrupt, remoteInputByInterrupt } from "../durable.js";
 import { type ItemOutcome, runMap } from "../map-run.js";
 import type { Update } from "../state.js";
-import { argumentLabels, directProvenance } from "../subtask-provenance.js";
+import { argumentLabels, directProvenance, remoteProvenance } from "../subtask-provenance.js";
 import { keepUnwritten } from "../unwritten.js";
 import { type Attempt, checkedAttempt, dependencyValues, mapSummary, toolFailure } from "./subtask-attempt.js";
 import { SubtaskCalls } from "./subtask-calls.js";
@@ -106,7 +106,7 @@ export class SubtaskRun {
       signal: config.signal,
       ...(allowedTools ? { allowedTools } : {}),
       ...(payload.memoryNamespace ? { memoryNamespace: payload.memoryNamespace } : {}),
-      ...(this.#mapped ? {} : { requestApproval: approvalByInterrupt }),
+      ...(this.#mapped ? {} : { requestApproval: approvalByInterrupt, requestInput: elicitationByInterrupt }),
       ...(live?.effectsAllowed ? { effectsAllowed: live.effectsAllowed } : {}),
       ...(subtask.writes && subtask.writes.length > 0 ? { writes: subtask.writes } : {}),
     };
@@ -164,7 +164,8 @@ export class SubtaskRun {
     if (this.#offer) result.offer = this.#offer;
     // The result's label: what made it, or at least its inputs'.
     const label = joinLabels(attempt.label, this.#inputLabel);
-    if (isUntrusted(label)) result.provenance = label;
+    // Kept when untrusted, or when it holds private data (a trusted file's, a fact's): a dependent that reads its summary holds it too.
+    if (isUntrusted(label) || label.held !== undefined || label.heldMore !== undefined) result.provenance = label;
     const unwritten = this.#recorder?.unwritten() ?? [];
     if (unwritten.length > 0) result.unwritten = await keepUnwritten(this.#deps, payload.runId, this.#subtask.id, unwritten, label);
     if (attempt.status === "done" || attempt.value !== undefined) {
@@ -195,7 +196,7 @@ export class SubtaskRun {
       summary: result.summary,
       ...(result.error !== undefined ? { error: result.error } : {}),
       ...(result.failureKind !== undefined ? { failureKind: result.failureKind } : {}),
-      ...(result.provenance ? { untrusted: describeSources(result.provenance) } : {}),
+      ...(isUntrusted(result.provenance) ? { untrusted: describeSources(result.provenance) } : {}),
     });
     return {
       results: { [subtask.id]: result },
@@ -261,7 +262,7 @@ export class SubtaskRun {
     const subtask = this.#subtask;
     if (subtask.tool !== undefined) {
       // Nothing happens before a direct call's approval, so its re-run on resume repeats nothing.
-      const called = this.#labels ? { ...context, provenance: directProvenance(subtask, argLabels) } : context;
+      const called = this.#labels ? { ...context, provenance: directProvenance(subtask, argLabels, designationFor(this.#payload.task, subtask, this.#trustedValues)) } : context;
       const outcome = await this.#callTool(subtask.tool, args, item ? `/item${item.index}` : "", called);
       return outcome.ok
         ? { status: "done", value: outcome.value, exact: true, summary: truncate(outcome.summary, LIMITS.previewChars), ...(outcome.label ? { label: outcome.label } : {}) }
@@ -269,7 +270,7 @@ export class SubtaskRun {
     }
     const agent = this.#agent;
     if (!agent) return { status: "failed", summary: "", error: `unknown agent "${subtask.agent}"`, failureKind: "error" };
-    if (agent.remote) return this.#workRemote(agent, agent.remote, args, context, item);
+    if (agent.remote) return this.#workRemote(agent, agent.remote, args, this.#labels ? { ...context, provenance: remoteProvenance(argLabels, designationFor(this.#payload.task, subtask, this.#trustedValues)) } : context, item);
     return this.#workWorker(agent, args, argLabels, context, item);
   }
 
@@ -336,7 +337,8 @@ export class SubtaskRun {
               trust: {
                 args: argLabels,
                 ...(payload.feedbackProvenance ? { feedback: payload.feedbackProvenance } : {}),
-                designation: designationFor(payload.task, subtask, this.#trustedValues),
+                // The plan's untrusted data flow too (a listing's entries, a map's item): a path it passed inside a folder the task names is the plan's choice.
+                designation: designationFor(payload.task, subtask, this.#trustedValues, [], Object.fromEntries(Object.entries(args).filter(([name]) => isUntrusted(argLabels[name])))),
                 ...(deferred ? { beforeSteeredCall: deferred.harden } : {}),
               },
             }

@@ -219,7 +219,8 @@ function mapSubtasks(intent: Extract<Intent, { kind: "map" }>, listId: string, m
       reads: [intent.folder],
       writes: [],
     },
-    { id: mapId, label, agent, dependsOn: [listId], args: { path: { ref: listId, path: "$.entries[?(@.type=='file')].path" } }, mapOver: "path", reads: [intent.folder], writes: [], tools: toolsFor(work) },
+    // Running each file needs code_run: the plan says so (a worker that read the listing may use only the tools its plan gave it without asking).
+    { id: mapId, label, agent, dependsOn: [listId], args: { path: { ref: listId, path: "$.entries[?(@.type=='file')].path" } }, mapOver: "path", reads: [intent.folder], writes: [], tools: agent === "code" ? ["code_run"] : toolsFor(work) },
   ];
 }
 

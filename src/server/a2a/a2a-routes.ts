@@ -11,6 +11,7 @@ import type { Principal } from "../config.js";
 import type { RunFeed } from "../run-follow.js";
 import { A2A_PATHS, agentCardFor } from "./agent-card.js";
 import { RunBusManager } from "./bus-manager.js";
+import { jsonRpcEnvelope } from "./jsonrpc-envelope.js";
 import { TroupeRequestHandler } from "./request-handler.js";
 import { RunTaskStore } from "./run-task-store.js";
 import { TroupeAgentExecutor } from "./troupe-executor.js";
@@ -61,7 +62,7 @@ export class A2AService {
     const executor = new TroupeAgentExecutor(options.feed, store, options.log);
     this.buses = new RunBusManager((runId, bus) => executor.bridge(runId, bus));
     executor.attach(this.buses);
-    this.handler = new TroupeRequestHandler(this.#card("http://127.0.0.1"), options.feed.tasks, store, executor, this.buses);
+    this.handler = new TroupeRequestHandler(this.#card("http://127.0.0.1"), options.feed, store, executor, this.buses);
     this.#express = this.#expressApp();
   }
 
@@ -84,7 +85,7 @@ export class A2AService {
       response.append("vary", "A2A-Version");
       response.json(AgentCard.toJSON(await current()));
     });
-    app.use(A2A_PATHS.jsonRpc, jsonRpcHandler({ requestHandler: this.handler, userBuilder, legacyCompat: { enabled: true } }));
+    app.use(A2A_PATHS.jsonRpc, jsonRpcEnvelope, jsonRpcHandler({ requestHandler: this.handler, userBuilder, legacyCompat: { enabled: true } }));
     app.use(A2A_PATHS.rest, restHandler({ requestHandler: this.handler, userBuilder, legacyCompat: { enabled: true } }));
     app.use((request: Request, response: Response) => {
       response.status(404).json({ error: { code: 404, status: "NOT_FOUND", message: `no A2A route ${request.method} ${request.path}` } });

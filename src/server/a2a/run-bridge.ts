@@ -4,6 +4,7 @@ import type { Principal } from "../config.js";
 import { followRun, type RunFeed } from "../run-follow.js";
 import type { RunTaskStore } from "./run-task-store.js";
 import { agentMessage, artifactUpdate, progressOf, questionMessage, statusMessageOf, statusUpdate, taskStateOf, textPart, usageOf } from "./task-view.js";
+import { threadNameOfRun } from "../../core/thread-key.js";
 
 /**
  * Tells an A2A event bus what a run does, from its events after `after` until it rests: progress
@@ -14,14 +15,15 @@ import { agentMessage, artifactUpdate, progressOf, questionMessage, statusMessag
 export async function bridgeRun(
   feed: RunFeed,
   principal: Principal,
-  run: { id: string; threadId: string },
+  run: { id: string; threadId: string; owner: string | null },
   after: number,
   bus: ExecutionEventBus,
   store: RunTaskStore,
   signal?: AbortSignal,
 ): Promise<TaskState | undefined> {
   const runId = run.id;
-  let contextId = run.threadId;
+  // The context is the thread as its owner names it (core/thread-key.ts).
+  let contextId = threadNameOfRun(run);
   const record = await followRun(
     feed,
     principal,
@@ -36,7 +38,7 @@ export async function bridgeRun(
     signal,
   );
   if (!record) return undefined;
-  contextId = record.threadId;
+  contextId = threadNameOfRun(record);
   const state = taskStateOf(record, feed.tasks.isActive(record.id));
   if (state === TaskState.TASK_STATE_COMPLETED || state === TaskState.TASK_STATE_FAILED) {
     // The answer and the files, as the task store keeps them for the reads that follow.

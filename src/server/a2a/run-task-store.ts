@@ -1,8 +1,10 @@
 import { type ListTasksRequest, type ListTasksResponse, type Task, TaskState } from "@a2a-js/sdk";
+import { RequestMalformedError } from "@a2a-js/sdk/errors";
 import { LRUCache } from "lru-cache";
 import type { ServerCallContext, TaskStore } from "@a2a-js/sdk/server";
 import { isTroupeError } from "../../core/errors.js";
-import type { RunRecord } from "../../store/index.js";
+import { threadKey } from "../../core/thread-key.js";
+import type { RunFilter, RunRecord } from "../../store/index.js";
 import type { Principal } from "../config.js";
 import type { TaskService } from "../task-service.js";
 import { TERMINAL_STATES, taskOf, taskStateOf } from "./task-view.js";
@@ -18,6 +20,64 @@ export function principalOf(context: ServerCallContext | undefined): Principal {
 const FINISHED_CACHE = 64;
 /** How long a finished task's A2A form is kept. */
 const FINISHED_TTL_MS = 60_000;
+
+/** The runs in an A2A state (a run waiting for a person is input-required; a person's rejection, rejected). */
+function filterOf(state: TaskState): RunFilter {
+  switch (state) {
+    case TaskState.TASK_STATE_SUBMITTED:
+      return { status: "queued" };
+    case TaskState.TASK_STATE_WORKING:
+      return { statuses: ["running", "interrupted"], interrupt: "unset" };
+    case TaskState.TASK_STATE_INPUT_REQUIRED:
+      return { status: "interrupted", interrupt: "set" };
+    case TaskState.TASK_STATE_COMPLETED:
+      return { status: "completed" };
+    case TaskState.TASK_STATE_FAILED:
+      return { status: "failed", rejected: false };
+    case TaskState.TASK_STATE_REJECTED:
+      return { status: "failed", rejected: true };
+    case TaskState.TASK_STATE_CANCELED:
+      return { status: "cancelled" };
+    default:
+      // auth-required: troupe never asks for it.
+      return { statuses: [] };
+  }
+}
+
+/** A page token: where the last page ended in the listing's order (last changed first), opaque to the client. */
+function pageTokenOf(record: RunRecord): string {
+  return Buffer.from(JSON.stringify([record.updatedAt, record.id])).toString("base64url");
+}
+
+/** The place a page token names; a token troupe did not give is refused. */
+function cursorOf(token: string): { updatedAt: number; id: string } {
+  const refuse = () => new RequestMalformedError("pageToken is not one this server gave: pass the nextPageToken of the previous page, or none for the first");
+  if (!/^[A-Za-z0-9_-]{1,400}$/.test(token)) throw refuse();
+  let cursor: unknown;
+  try {
+    cursor = JSON.parse(Buffer.from(token, "base64url").toString("utf8"));
+  } catch {
+    throw refuse();
+  }
+  if (!Array.isArray(cursor) || cursor.length !== 2 || !Number.isSafeInteger(cursor[0]) || cursor[0] < 0 || typeof cursor[1] !== "string" || cursor[1] === "") throw refuse();
+  return { updatedAt: cursor[0] as number, id: cursor[1] as string };
+}
+
+/** RFC 3339 (the ISO 8601 profile A2A's timestamps use): a date, a time and a zone. */
+const TIMESTAMP = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$/;
+
+/** The time `statusTimestampAfter` names, in ms; anything that is not such a timestamp is refused. */
+function timestampOf(value: string): number {
+  const ms = TIMESTAMP.test(value) ? Date.parse(value) : Number.NaN;
+  if (!Number.isFinite(ms)) throw new RequestMalformedError(`statusTimestampAfter must be an ISO 8601 timestamp such as 2026-01-31T12:00:00Z, got ${JSON.stringify(value).slice(0, 80)}`);
+  return ms;
+}
+
+/** The checks of a ListTasks request the SDK leaves to the store: its page token and timestamp (before any work). */
+export function checkListRequest(params: ListTasksRequest): void {
+  if (params.pageToken) cursorOf(params.pageToken);
+  if (params.statusTimestampAfter) timestampOf(params.statusTimestampAfter);
+}
 
 /**
  * The SDK's task store over troupe's runs: a task is read from its run's record (its status,
@@ -75,18 +135,29 @@ export class RunTaskStore implements TaskStore {
     await this.#tasks.cancel(principalOf(context), record.id);
   }
 
+  /**
+   * The caller's tasks, last changed first (A2A's order), a page at a time by a cursor: the
+   * filters (context, state, changed since) are the store's, so every page is full and
+   * `totalSize` counts what the filters take. `pageSize` says the size asked for (or 50).
+   */
   async list(params: ListTasksRequest, context: ServerCallContext): Promise<ListTasksResponse> {
     const principal = principalOf(context);
     const pageSize = params.pageSize ?? 50;
-    const offset = params.pageToken ? Number.parseInt(params.pageToken, 10) || 0 : 0;
-    const { items, total } = await this.#tasks.list(principal, { limit: Math.min(100, pageSize), offset, ...(params.contextId ? { thread_id: params.contextId } : {}) });
+    const filter: RunFilter = {
+      owner: principal.id,
+      ...(params.contextId ? { threadId: threadKey(principal.id, params.contextId) } : {}),
+      ...(params.status !== undefined && params.status !== TaskState.TASK_STATE_UNSPECIFIED ? filterOf(params.status) : {}),
+      ...(params.statusTimestampAfter ? { updatedSince: timestampOf(params.statusTimestampAfter) } : {}),
+    };
+    const after = params.pageToken ? cursorOf(params.pageToken) : undefined;
+    const [records, totalSize] = await Promise.all([
+      this.#tasks.troupe.store.runs.list({ ...filter, order: "updated", limit: pageSize + 1, ...(after ? { after } : {}) }),
+      this.#tasks.troupe.store.runs.count(filter),
+    ]);
+    const page = records.slice(0, pageSize);
     const tasks: Task[] = [];
-    for (const record of items) {
-      const task = await taskOf(this.#tasks.troupe, record, this.#tasks.isActive(record.id), { artifacts: params.includeArtifacts === true });
-      if (params.status !== undefined && params.status !== TaskState.TASK_STATE_UNSPECIFIED && task.status?.state !== params.status) continue;
-      tasks.push(task);
-    }
-    const next = offset + items.length;
-    return { tasks, nextPageToken: next < total ? String(next) : "", pageSize, totalSize: total };
+    for (const record of page) tasks.push(await taskOf(this.#tasks.troupe, record, this.#tasks.isActive(record.id), { artifacts: params.includeArtifacts === true }));
+    const last = page.at(-1);
+    return { tasks, nextPageToken: records.length > pageSize && last ? pageTokenOf(last) : "", pageSize, totalSize };
   }
 }

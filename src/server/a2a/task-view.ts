@@ -8,6 +8,7 @@ import type { Troupe } from "../../runtime/engine.js";
 import type { RunRecord } from "../../store/index.js";
 import { readContainedFile } from "../../tools/workspace-read.js";
 import { describeInterrupt } from "../interrupt-prompt.js";
+import { threadNameOfRun } from "../../core/thread-key.js";
 
 /**
  * An A2A task is a troupe run: the task id is the run id, the context id its thread. These turn a
@@ -59,13 +60,13 @@ export function questionMessage(taskId: string, contextId: string, interrupt: In
 
 /** The status message of a run: its question, its error, or its answer's first words (one id per state, so a history holds it once). */
 export function statusMessageOf(record: RunRecord, state: TaskState): Message | undefined {
-  if (state === TaskState.TASK_STATE_INPUT_REQUIRED && record.interrupt) return questionMessage(record.id, record.threadId, record.interrupt);
+  if (state === TaskState.TASK_STATE_INPUT_REQUIRED && record.interrupt) return questionMessage(record.id, threadNameOfRun(record), record.interrupt);
   const id = `${record.id}:status:${state}`;
   if (state === TaskState.TASK_STATE_FAILED || state === TaskState.TASK_STATE_REJECTED) {
-    return agentMessage(record.id, record.threadId, [textPart(record.error ?? `the run stopped: ${record.stopReason ?? "failed"}`)], id);
+    return agentMessage(record.id, threadNameOfRun(record), [textPart(record.error ?? `the run stopped: ${record.stopReason ?? "failed"}`)], id);
   }
-  if (state === TaskState.TASK_STATE_CANCELED) return agentMessage(record.id, record.threadId, [textPart("the run was cancelled")], id);
-  if (state === TaskState.TASK_STATE_COMPLETED && record.answer) return agentMessage(record.id, record.threadId, [textPart(truncate(record.answer, 2_000), "text/markdown")], id);
+  if (state === TaskState.TASK_STATE_CANCELED) return agentMessage(record.id, threadNameOfRun(record), [textPart("the run was cancelled")], id);
+  if (state === TaskState.TASK_STATE_COMPLETED && record.answer) return agentMessage(record.id, threadNameOfRun(record), [textPart(truncate(record.answer, 2_000), "text/markdown")], id);
   return undefined;
 }
 
@@ -145,7 +146,7 @@ export function usageOf(record: RunRecord): Record<string, number> | undefined {
 /** The run as an A2A task; a finished run's answer and files are its artifacts. */
 export async function taskOf(troupe: Troupe, record: RunRecord, activeHere: boolean, options: { artifacts?: boolean } = {}): Promise<Task> {
   const state = taskStateOf(record, activeHere);
-  const user: Message = { messageId: `${record.id}:task`, contextId: record.threadId, taskId: record.id, role: Role.ROLE_USER, parts: [textPart(record.task)], metadata: undefined, extensions: [], referenceTaskIds: [] };
+  const user: Message = { messageId: `${record.id}:task`, contextId: threadNameOfRun(record), taskId: record.id, role: Role.ROLE_USER, parts: [textPart(record.task)], metadata: undefined, extensions: [], referenceTaskIds: [] };
   const message = statusMessageOf(record, state);
   const artifacts: Artifact[] = [];
   if (options.artifacts !== false && (state === TaskState.TASK_STATE_COMPLETED || state === TaskState.TASK_STATE_FAILED)) {
@@ -155,8 +156,9 @@ export async function taskOf(troupe: Troupe, record: RunRecord, activeHere: bool
   const usage = usageOf(record);
   return {
     id: record.id,
-    contextId: record.threadId,
-    status: { state, message, timestamp: new Date(record.finishedAt ?? record.updatedAt).toISOString() },
+    contextId: threadNameOfRun(record),
+    // When the record last changed: the time ListTasks orders and filters by.
+    status: { state, message, timestamp: new Date(record.updatedAt).toISOString() },
     artifacts,
     history: message ? [user, message] : [user],
     metadata: { troupe: { runId: record.id, status: record.status, stopReason: record.stopReason, ...(usage ? { usage } : {}) } },

@@ -9,6 +9,7 @@ import { INTENT_KEY, type MessageIntent } from "./message-intent.js";
 import { bridgeRun } from "./run-bridge.js";
 import { principalOf, type RunTaskStore } from "./run-task-store.js";
 import { agentMessage, statusUpdate, taskOf, textPart } from "./task-view.js";
+import { threadNameOfRun } from "../../core/thread-key.js";
 
 /**
  * The A2A agent executor: a message starts a troupe run on the thread named by its context id
@@ -36,28 +37,15 @@ export class TroupeAgentExecutor implements AgentExecutor {
   execute = async (requestContext: RequestContext, bus: ExecutionEventBus): Promise<void> => {
     const principal = principalOf(requestContext.context);
     const intent = requestContext.context.state.get(INTENT_KEY) as MessageIntent | undefined;
-    if (!intent) throw new Error("the message was not checked before it reached the executor");
+    if (!intent) throw new Error("the message was not accepted before it reached the executor");
     const { tasks } = this.#feed;
-    let runId: string;
-    let after: number;
-    if (intent.kind === "start") {
-      const { record, replayed } = await tasks.submit(principal, intent.body, intent.idempotencyKey, {});
-      runId = record.id;
-      after = replayed ? await lastEventSeq(this.#feed, runId) : 0;
-    } else if (intent.kind === "answer") {
-      runId = intent.runId;
-      after = await lastEventSeq(this.#feed, runId);
-      await tasks.resume(principal, runId, intent.body);
-    } else {
-      runId = intent.runId;
-      after = await lastEventSeq(this.#feed, runId);
-    }
+    const { runId, after } = intent;
     this.#buses?.link(runId, bus);
     const record = await tasks.record(principal, runId);
     const task = await taskOf(tasks.troupe, record, tasks.isActive(runId), { artifacts: false });
     task.history.push(requestContext.userMessage);
     bus.publish(AgentEvent.task(task));
-    if (intent.kind === "follow") bus.publish(AgentEvent.statusUpdate(statusUpdate(runId, record.threadId, task.status?.state ?? TaskState.TASK_STATE_WORKING, agentMessage(runId, record.threadId, [textPart("the task is under way; this message changes nothing")]))));
+    if (intent.kind === "follow") bus.publish(AgentEvent.statusUpdate(statusUpdate(runId, threadNameOfRun(record), task.status?.state ?? TaskState.TASK_STATE_WORKING, agentMessage(runId, threadNameOfRun(record), [textPart("the task is under way; this message changes nothing")]))));
     await bridgeRun(this.#feed, principal, record, after, bus, this.#store);
   };
 
@@ -74,7 +62,7 @@ export class TroupeAgentExecutor implements AgentExecutor {
       this.#log.info({ taskId, err: errorMessage(error) }, "A2A cancel of a task that had ended");
       const now = await tasks.record(owner, taskId);
       const task = await taskOf(tasks.troupe, now, false, { artifacts: false });
-      bus.publish(AgentEvent.statusUpdate(statusUpdate(taskId, now.threadId, task.status?.state ?? TaskState.TASK_STATE_FAILED, task.status?.message)));
+      bus.publish(AgentEvent.statusUpdate(statusUpdate(taskId, threadNameOfRun(now), task.status?.state ?? TaskState.TASK_STATE_FAILED, task.status?.message)));
     }
   };
 

@@ -7,6 +7,7 @@ import type { Logger } from "pino";
 import { asTroupeError, statusFor } from "../error-handler.js";
 import type { Principal } from "../config.js";
 import type { RunFeed } from "../run-follow.js";
+import { type EventStoreLimits, SessionEventStore } from "./mcp-event-store.js";
 import { createTroupeMcpServer } from "./mcp-server.js";
 
 interface Session {
@@ -14,6 +15,7 @@ interface Session {
   principal: Principal;
   transport: StreamableHTTPServerTransport;
   server: McpServer;
+  events: SessionEventStore;
   lastSeen: number;
 }
 
@@ -22,9 +24,14 @@ export interface McpSessionLimits {
   perPrincipal: number;
   /** A session with no request for this long is closed. */
   idleMs: number;
+  /** What one session keeps for a client that reconnects with Last-Event-ID. */
+  events: EventStoreLimits;
 }
 
-const DEFAULT_LIMITS: McpSessionLimits = { perPrincipal: 32, idleMs: 60 * 60 * 1000 };
+const DEFAULT_LIMITS: McpSessionLimits = { perPrincipal: 32, idleMs: 60 * 60 * 1000, events: { maxEvents: 2_000, maxBytes: 1024 * 1024 } };
+
+/** The SSE `retry` troupe suggests: how long a client waits before it reconnects to a dropped stream. */
+export const SSE_RETRY_MS = 1_000;
 
 /** A JSON-RPC error answer, as MCP clients read a refused request. */
 function rpcError(reply: FastifyReply, status: number, code: number, message: string, id: unknown = null): FastifyReply {
@@ -41,8 +48,15 @@ function headerOf(request: FastifyRequest, name: string): string | undefined {
  * session per client (so the server can ask the client — elicitation — and stream progress),
  * each acting for the principal whose API key opened it: a session id presented with another
  * key is not found. Bodies are read by troupe (the server's body limit), and a body that is not
- * JSON, a request before `initialize`, an unknown session and a cross-site Origin are JSON-RPC
+ * JSON, a request before `initialize`, an unknown session, a Host that does not name troupe and a
+ * cross-site Origin (the app's host policy, host-policy.ts, in the JSON-RPC form here) are JSON-RPC
  * errors. Runs belong to the task service, not the session: closing a session stops no run.
+ *
+ * Resumable: every SSE stream starts with a priming event (an id and `retry`), each message has an
+ * event id, and a client whose stream dropped reconnects (GET with `Last-Event-ID`) to get what it
+ * missed — a tool call's progress, logs and result included — from the session's bounded store
+ * (mcp-event-store.ts). An id this session does not keep (forged, another session's, too old) is
+ * refused with 400 before anything is replayed.
  */
 export class McpSessions {
   readonly #feed: RunFeed;
@@ -51,10 +65,10 @@ export class McpSessions {
   readonly #sessions = new Map<string, Session>();
   readonly #sweeper: NodeJS.Timeout;
 
-  constructor(feed: RunFeed, log: Logger, limits: Partial<McpSessionLimits> = {}) {
+  constructor(feed: RunFeed, log: Logger, limits: Partial<Omit<McpSessionLimits, "events">> & { events?: Partial<EventStoreLimits> } = {}) {
     this.#feed = feed;
     this.#log = log;
-    this.#limits = { ...DEFAULT_LIMITS, ...limits };
+    this.#limits = { ...DEFAULT_LIMITS, ...limits, events: { ...DEFAULT_LIMITS.events, ...limits.events } };
     this.#sweeper = setInterval(() => this.#sweep(), Math.min(60_000, this.#limits.idleMs)).unref();
   }
 
@@ -79,10 +93,6 @@ export class McpSessions {
   }
 
   async #handle(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
-    const origin = headerOf(request, "origin");
-    if (origin !== undefined && !this.#sameHost(origin, headerOf(request, "host"))) {
-      return rpcError(reply, 403, ErrorCode.InvalidRequest, `requests from ${origin} are refused: a browser page of another site may not use this server`);
-    }
     let body: unknown;
     if (request.method === "POST") {
       try {
@@ -102,6 +112,15 @@ export class McpSessions {
     } else {
       return rpcError(reply, 400, ErrorCode.InvalidRequest, "Bad Request: no valid session id (send initialize first, then the Mcp-Session-Id it gave)");
     }
+    const lastEventId = headerOf(request, "last-event-id");
+    if (request.method === "GET" && lastEventId !== undefined && !session.events.has(lastEventId)) {
+      return rpcError(
+        reply,
+        400,
+        ErrorCode.InvalidRequest,
+        `Last-Event-ID ${JSON.stringify(lastEventId.slice(0, 64))} is not an event this session keeps (never sent here, or too old): what followed it cannot be replayed; open a new stream without it, and read a run again with get_run`,
+      );
+    }
     session.lastSeen = Date.now();
     reply.hijack();
     try {
@@ -113,21 +132,16 @@ export class McpSessions {
     return undefined;
   }
 
-  #sameHost(origin: string, host: string | undefined): boolean {
-    try {
-      return host !== undefined && new URL(origin).host === host;
-    } catch {
-      return false;
-    }
-  }
-
   async #open(principal: Principal): Promise<Session> {
     const mine = [...this.#sessions.values()].filter((session) => session.principal.id === principal.id).sort((a, b) => a.lastSeen - b.lastSeen);
     for (const old of mine.slice(0, Math.max(0, mine.length - this.#limits.perPrincipal + 1))) await this.#close(old.id, "too many sessions for this key");
     const server = createTroupeMcpServer(this.#feed, principal);
-    const session: Session = { id: "", principal, server, lastSeen: Date.now(), transport: undefined as unknown as StreamableHTTPServerTransport };
+    const events = new SessionEventStore(this.#limits.events);
+    const session: Session = { id: "", principal, server, events, lastSeen: Date.now(), transport: undefined as unknown as StreamableHTTPServerTransport };
     session.transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
+      eventStore: events,
+      retryInterval: SSE_RETRY_MS,
       onsessioninitialized: (id) => {
         session.id = id;
         this.#sessions.set(id, session);

@@ -3,6 +3,7 @@ import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/proto
 import type { CallToolResult, ServerNotification, ServerRequest } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import type { Budget } from "../../core/budget.js";
+import type { StoredEvent } from "../../core/events.js";
 import { errorMessage, isTroupeError } from "../../core/errors.js";
 import { memoryNamespaceFor } from "../../runtime/memory-owner.js";
 import { RUN_STATUSES } from "../../core/run.js";
@@ -13,7 +14,7 @@ import { lastEventSeq } from "../run-follow.js";
 import { type OutputSchema, parseOutputSchema } from "../structured-answer.js";
 import type { McpContext } from "./mcp-context.js";
 import { askThroughElicitation } from "./elicitation.js";
-import { outcomeOf, RunOutcome, waitForRun } from "./run-outcome.js";
+import { outcomeOf, progressLine, RunOutcome, waitForRun } from "./run-outcome.js";
 
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
@@ -69,14 +70,36 @@ async function guarded(work: () => Promise<CallToolResult>): Promise<CallToolRes
   }
 }
 
-/** Sends notifications/progress for the call when the client asked for them (a progress token). */
-function progressReporter(extra: Extra): (line: string) => Promise<void> {
+/** What a tool call tells its client while it follows a run: a line, or a run's event. */
+interface RunReporter {
+  line: (line: string) => Promise<void>;
+  event: (event: StoredEvent) => Promise<void>;
+}
+
+/**
+ * Tells the client of a call how its run goes: `notifications/progress` for the events worth a
+ * line when the client asked for progress (a progress token), and every event as a log message
+ * at its level when the session's level lets it through (see mcp-logging.ts) — both on the
+ * call's own stream.
+ */
+function runReporter(context: McpContext, extra: Extra, runId: string): RunReporter {
   const token = extra._meta?.progressToken;
   let progress = 0;
-  return async (line) => {
+  const line = async (text: string): Promise<void> => {
     if (token === undefined) return;
     progress += 1;
-    await extra.sendNotification({ method: "notifications/progress", params: { progressToken: token, progress, message: line } }).catch(() => undefined);
+    await extra.sendNotification({ method: "notifications/progress", params: { progressToken: token, progress, message: text } }).catch(() => undefined);
+  };
+  return {
+    line: async (text) => {
+      await line(text);
+      await context.log.send(extra, "notice", { run_id: runId, message: text });
+    },
+    event: async (event) => {
+      const text = progressLine(event);
+      if (text) await line(text);
+      await context.log.runEvent(extra, runId, event);
+    },
   };
 }
 
@@ -87,18 +110,18 @@ function progressReporter(extra: Extra): (line: string) => Promise<void> {
  */
 async function driveRun(context: McpContext, runId: string, after: number, waitSeconds: number | undefined, extra: Extra, output?: OutputSchema): Promise<CallToolResult> {
   const { feed, principal } = context;
-  const progress = progressReporter(extra);
+  const report = runReporter(context, extra, runId);
   const deadline = Date.now() + (waitSeconds ?? DEFAULT_WAIT_SECONDS) * 1000;
   let from = after;
   for (let asked = 0; ; asked += 1) {
-    const record = await waitForRun(feed, principal, runId, from, Math.max(0, deadline - Date.now()), progress, extra.signal);
+    const record = await waitForRun(feed, principal, runId, from, Math.max(0, deadline - Date.now()), report.event, extra.signal);
     const outcome = await outcomeOf(feed, record, output);
     if (!outcome.interrupt || asked >= MAX_ELICITATIONS || Date.now() >= deadline || extra.signal.aborted) return answer(outcome);
     const reply = await askThroughElicitation(context, outcome.interrupt, extra, deadline - Date.now());
     if (!reply) return answer(outcome);
     from = await lastEventSeq(feed, runId);
     await feed.tasks.resume(principal, runId, { ...reply, ...(outcome.interrupt.id ? { interrupt_id: outcome.interrupt.id } : {}) });
-    await progress(`${reply.decision}: the run continues`);
+    await report.line(`${reply.decision}: the run continues`);
   }
 }
 
@@ -163,7 +186,7 @@ export function registerRunTools(server: McpServer, context: McpContext): void {
         const record = await tasks.record(principal, input.run_id);
         if (!input.wait_seconds) return answer(await outcomeOf(feed, record));
         const after = await lastEventSeq(feed, record.id);
-        const waited = await waitForRun(feed, principal, record.id, after, input.wait_seconds * 1000, progressReporter(extra), extra.signal);
+        const waited = await waitForRun(feed, principal, record.id, after, input.wait_seconds * 1000, runReporter(context, extra, record.id).event, extra.signal);
         return answer(await outcomeOf(feed, waited));
       }),
   );
@@ -200,6 +223,7 @@ export function registerRunTools(server: McpServer, context: McpContext): void {
         decision: z.enum(["approve", "reject", "answer", "edit"]),
         feedback: z.string().optional().describe("with reject: what to change"),
         answer: z.string().optional().describe("with answer: the reply to the question; with edit at an answer approval: the answer to keep"),
+        content: z.record(z.string(), z.unknown()).optional().describe("with answer at a question an MCP server troupe calls asked (mcp-elicitation): its form's fields ({} accepts its defaults); reject declines"),
         interrupt_id: z.string().optional().describe("which of several waiting interrupts (default: the first)"),
         wait_seconds: WaitSeconds,
       },

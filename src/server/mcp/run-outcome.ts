@@ -2,6 +2,7 @@ import { z } from "zod";
 import type { StoredEvent } from "../../core/events.js";
 import { RUN_STATUSES, STOP_REASONS } from "../../core/run.js";
 import { truncate } from "../../core/text.js";
+import { threadNameOfRun } from "../../core/thread-key.js";
 import type { RunRecord } from "../../store/index.js";
 import type { Principal } from "../config.js";
 import { describeInterrupt } from "../interrupt-prompt.js";
@@ -37,7 +38,7 @@ export async function outcomeOf(feed: RunFeed, record: RunRecord, output?: Outpu
   }
   const outcome: RunOutcome = {
     run_id: record.id,
-    thread_id: record.threadId,
+    thread_id: threadNameOfRun(record),
     status: record.status,
     stop_reason: record.stopReason,
     answer: record.answer,
@@ -80,7 +81,7 @@ export function progressLine(event: StoredEvent): string | undefined {
 }
 
 /**
- * Follows a run until it rests or `waitMs` passes, telling each worthwhile event to `onProgress`.
+ * Follows a run until it rests or `waitMs` passes, handing each event to `onEvent`.
  * Returns its record; a run still going after the wait is returned as it stands.
  */
 export async function waitForRun(
@@ -89,21 +90,11 @@ export async function waitForRun(
   runId: string,
   after: number,
   waitMs: number,
-  onProgress: (line: string) => Promise<void> | void,
+  onEvent: (event: StoredEvent) => Promise<void> | void,
   signal: AbortSignal,
 ): Promise<RunRecord> {
   const deadline = AbortSignal.timeout(Math.max(1, waitMs));
   const stop = AbortSignal.any([signal, deadline]);
-  const record = await followRun(
-    feed,
-    principal,
-    runId,
-    after,
-    async (event) => {
-      const line = progressLine(event);
-      if (line) await onProgress(line);
-    },
-    stop,
-  );
+  const record = await followRun(feed, principal, runId, after, onEvent, stop);
   return record ?? (await feed.tasks.record(principal, runId));
 }

@@ -13,7 +13,7 @@ import { parseRequestPart } from "../validation.js";
 export function registerDecideRoutes(api: FastifyInstance, { troupe, docs, metrics }: RouteContext): void {
   docs.add({
     method: "post",
-    path: "/api/v1/decide",
+    path: "/api/v1/decide", operationId: "decide", errors: ["unknown_agent", "unknown_voter", "invalid_weights", "model_call_failed", "model_refused", "context_overflow", "invalid_structured_output", "timeout"],
     summary: "Decide a question by the votes of several agents or models against a consensus threshold",
     tags: ["decide"],
     body: DecideBody,

@@ -3,7 +3,8 @@ import type { StoredEvalEvent } from "../../eval/events.js";
 import { ok, envelopeOf } from "../envelope.js";
 import type { RouteContext } from "../route-context.js";
 import { EvalAccepted, EvalBody, EvalList, EvalListQuery, EvalView, EventsQuery, TaskParams } from "../schemas.js";
-import { resumeAfter, sendEventStream } from "../sse.js";
+import { EventFanOut } from "../event-fan-out.js";
+import { resumeAfter } from "../sse.js";
 import { parseRequestPart } from "../validation.js";
 
 const FINISHED = new Set(["completed", "failed", "cancelled"]);
@@ -12,7 +13,7 @@ const FINISHED = new Set(["completed", "failed", "cancelled"]);
 export function registerEvalRoutes(api: FastifyInstance, { evals, evalHub, troupe, docs }: RouteContext): void {
   docs.add({
     method: "post",
-    path: "/api/v1/evals",
+    path: "/api/v1/evals", operationId: "startEval", errors: ["suite_invalid", "suite_empty", "suite_too_large"],
     summary: "Run a suite of cases, as `troupe eval` does; it runs in the background",
     description:
       "Answers 202 once the eval is stored. Each case runs in its own workspace as a task of the caller's (GET /tasks/{run_id} opens it); progress streams from GET /evals/{id}/events. A bad case is a 400 naming its line (or index) and key.",
@@ -29,7 +30,7 @@ export function registerEvalRoutes(api: FastifyInstance, { evals, evalHub, troup
 
   docs.add({
     method: "get",
-    path: "/api/v1/evals",
+    path: "/api/v1/evals", operationId: "listEvals",
     summary: "The caller's evals, newest first",
     tags: ["evals"],
     query: EvalListQuery,
@@ -44,7 +45,7 @@ export function registerEvalRoutes(api: FastifyInstance, { evals, evalHub, troup
 
   docs.add({
     method: "get",
-    path: "/api/v1/evals/{id}",
+    path: "/api/v1/evals/{id}", operationId: "getEval", errors: ["eval_not_found"],
     summary: "An eval: its status, pass rate, each case's verdict with its run, and the results once finished",
     tags: ["evals"],
     params: TaskParams,
@@ -57,7 +58,7 @@ export function registerEvalRoutes(api: FastifyInstance, { evals, evalHub, troup
 
   docs.add({
     method: "get",
-    path: "/api/v1/evals/{id}/events",
+    path: "/api/v1/evals/{id}/events", operationId: "streamEvalEvents", errors: ["eval_not_found", "last_event_id_invalid"],
     summary: "The eval's progress as Server-Sent Events, resumable with Last-Event-ID",
     description: "Events: eval-start, case-start (with the case's run_id), case-end (its verdict, and the tally so far), eval-end. 204 when the eval has ended and nothing is left to send.",
     tags: ["evals"],
@@ -66,23 +67,24 @@ export function registerEvalRoutes(api: FastifyInstance, { evals, evalHub, troup
     headers: [{ name: "Last-Event-ID", description: "the seq of the last event received; the stream continues after it" }],
     responses: { 200: { description: "an event stream", contentType: "text/event-stream" }, 204: { description: "the eval has ended and every event was sent" } },
   });
+  const { events } = troupe.store;
+  const streams = new EventFanOut<StoredEvalEvent>({
+    list: (evalId, afterSeq, limit) => evals.events(evalId, afterSeq, limit),
+    subscribe: (evalId, listener) => evalHub.subscribe(evalId, listener),
+    ...(events.follow ? { follow: (listener: (evalId: string) => void) => events.follow?.call(events, listener) ?? (() => {}) } : {}),
+    isLast: (event) => event.type === "eval-end",
+    ended: async (evalId) => FINISHED.has((await troupe.store.evals.get(evalId))?.status ?? "") && !evals.isActive(evalId),
+  });
   api.get("/evals/:id/events", async (request, reply) => {
     const { id } = parseRequestPart(TaskParams, request.params);
     const query = parseRequestPart(EventsQuery, request.query);
     await evals.record(request.principal, id);
-    const { follow } = troupe.store.events;
-    return sendEventStream<StoredEvalEvent>(reply, resumeAfter(request, query.after), {
-      list: (afterSeq, limit) => evals.events(id, afterSeq, limit),
-      subscribe: (listener) => evalHub.subscribe(id, listener),
-      ...(follow ? { follow: (listener: () => void) => follow.call(troupe.store.events, (stream) => (stream === id || stream === "" ? listener() : undefined)) } : {}),
-      isLast: (event) => event.type === "eval-end",
-      ended: async () => FINISHED.has((await troupe.store.evals.get(id))?.status ?? "") && !evals.isActive(id),
-    });
+    return streams.send(reply, id, resumeAfter(request, query.after));
   });
 
   docs.add({
     method: "post",
-    path: "/api/v1/evals/{id}/cancel",
+    path: "/api/v1/evals/{id}/cancel", operationId: "cancelEval", errors: ["eval_not_found", "eval_finished"],
     summary: "Cancel a queued or running eval (its running cases' runs are cancelled)",
     tags: ["evals"],
     params: TaskParams,

@@ -2,7 +2,8 @@ import type { FastifyInstance } from "fastify";
 import type { StoredEvent } from "../../core/events.js";
 import type { RouteContext } from "../route-context.js";
 import { EventsQuery, TaskParams } from "../schemas.js";
-import { resumeAfter, sendEventStream } from "../sse.js";
+import { EventFanOut } from "../event-fan-out.js";
+import { resumeAfter } from "../sse.js";
 import { parseRequestPart } from "../validation.js";
 
 const TERMINAL = new Set(["completed", "failed", "cancelled"]);
@@ -15,7 +16,7 @@ const TERMINAL = new Set(["completed", "failed", "cancelled"]);
 export function registerEventRoutes(api: FastifyInstance, { troupe, tasks, hub, docs }: RouteContext): void {
   docs.add({
     method: "get",
-    path: "/api/v1/tasks/{id}/events",
+    path: "/api/v1/tasks/{id}/events", operationId: "streamTaskEvents", errors: ["task_not_found", "last_event_id_invalid"],
     summary: "The task's events as Server-Sent Events, resumable with Last-Event-ID",
     description:
       "Each event has id (its seq), event (its type: run-start, plan-ready, subtask-start, subtask-end, tool-call, critic-verdict, approval-request, answer-token, answer, run-end, …) and data (the event as JSON). 204 when the task has ended and nothing is left to send.",
@@ -25,22 +26,23 @@ export function registerEventRoutes(api: FastifyInstance, { troupe, tasks, hub, 
     headers: [{ name: "Last-Event-ID", description: "the seq of the last event received; the stream continues after it" }],
     responses: { 200: { description: "an event stream", contentType: "text/event-stream" }, 204: { description: "the task has ended and every event was sent" } },
   });
+  // One fan-out for every run's watchers: each run watched has one subscription and one reader of the store.
+  const { events } = troupe.store;
+  const streams = new EventFanOut<StoredEvent>({
+    list: (runId, afterSeq, limit) => events.list(runId, afterSeq, limit),
+    subscribe: (runId, listener) => hub.subscribe(runId, listener),
+    // Postgres: a worker in another process drives the run; its events arrive through the store.
+    ...(events.follow ? { follow: (listener: (runId: string) => void) => events.follow?.call(events, listener) ?? (() => {}) } : {}),
+    isLast: (event) => event.type === "run-end" && TERMINAL.has(event.status),
+    ended: async (runId) => {
+      const now = await troupe.store.runs.get(runId);
+      return now !== undefined && TERMINAL.has(now.status) && !tasks.isActive(runId);
+    },
+  });
   api.get("/tasks/:id/events", async (request, reply) => {
     const { id } = parseRequestPart(TaskParams, request.params);
     const query = parseRequestPart(EventsQuery, request.query);
     await tasks.record(request.principal, id);
-    const after = resumeAfter(request, query.after);
-    const { follow } = troupe.store.events;
-    return sendEventStream<StoredEvent>(reply, after, {
-      list: (afterSeq, limit) => troupe.store.events.list(id, afterSeq, limit),
-      subscribe: (listener) => hub.subscribe(id, listener),
-      // Postgres: a worker in another process drives the run; its events arrive through the store.
-      ...(follow ? { follow: (listener: () => void) => follow.call(troupe.store.events, (stream) => (stream === id || stream === "" ? listener() : undefined)) } : {}),
-      isLast: (event) => event.type === "run-end" && TERMINAL.has(event.status),
-      ended: async () => {
-        const now = await troupe.store.runs.get(id);
-        return now !== undefined && TERMINAL.has(now.status) && !tasks.isActive(id);
-      },
-    });
+    return streams.send(reply, id, resumeAfter(request, query.after));
   });
 }

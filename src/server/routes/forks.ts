@@ -1,5 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import { NotFoundError } from "../../core/errors.js";
+import { threadKey, threadNameOfRun } from "../../core/thread-key.js";
 import type { GcReport } from "../../core/retention.js";
 import { envelopeOf, ok } from "../envelope.js";
 import { originOf, type RouteContext } from "../route-context.js";
@@ -23,7 +24,7 @@ function deletion(report: GcReport) {
 export function registerForkRoutes(api: FastifyInstance, { troupe, tasks, docs }: RouteContext): void {
   docs.add({
     method: "post",
-    path: "/api/v1/tasks/{id}/fork",
+    path: "/api/v1/tasks/{id}/fork", operationId: "forkTask", errors: ["task_not_found", "invalid_fork", "invalid_plan", "checkpoint_of_another_run", "checkpoint_at_end", "checkpoint_at_start", "no_checkpoints", "unknown_fork_point", "run_active", "thread_in_use", "eval_case"],
     summary: "Fork a task from a subtask or a checkpoint onto a new thread: finished results upstream are kept, the rest runs",
     tags: ["tasks"],
     params: TaskParams,
@@ -45,9 +46,9 @@ export function registerForkRoutes(api: FastifyInstance, { troupe, tasks, docs }
     return ok(
       {
         task_id: record.id,
-        thread_id: record.threadId,
+        thread_id: threadNameOfRun(record),
         status: record.status,
-        forked_from: { task_id: original.id, thread_id: original.threadId, checkpoint_id: origin?.checkpointId ?? "", subtask_id: origin?.subtaskId ?? null },
+        forked_from: { task_id: original.id, thread_id: threadNameOfRun(original), checkpoint_id: origin?.checkpointId ?? "", subtask_id: origin?.subtaskId ?? null },
       },
       "forked: the new task runs in the background",
     );
@@ -55,7 +56,7 @@ export function registerForkRoutes(api: FastifyInstance, { troupe, tasks, docs }
 
   docs.add({
     method: "get",
-    path: "/api/v1/threads/{id}/history",
+    path: "/api/v1/threads/{id}/history", operationId: "getThreadHistory", errors: ["thread_not_found"],
     summary: "A thread's checkpoints, oldest first: what each followed and what runs next (fork from one with POST /tasks/{id}/fork)",
     tags: ["tasks"],
     params: ThreadParams,
@@ -63,9 +64,11 @@ export function registerForkRoutes(api: FastifyInstance, { troupe, tasks, docs }
   });
   api.get("/threads/:id/history", async (request) => {
     const { id } = parseRequestPart(ThreadParams, request.params);
-    const runs = await troupe.store.runs.list({ threadId: id, limit: 1_000 });
+    // The caller's thread of that name: kept under its key (core/thread-key.ts).
+    const key = threadKey(request.principal.id, id);
+    const runs = await troupe.store.runs.list({ threadId: key, limit: 1_000 });
     if (runs.length === 0 || runs.some((run) => run.owner !== request.principal.id)) throw new NotFoundError("thread_not_found", `there is no thread ${id} of yours`, { thread_id: id });
-    const entries = await troupe.history(id);
+    const entries = await troupe.history(key);
     return ok({
       thread_id: id,
       checkpoints: entries.map((entry) => ({
@@ -85,7 +88,7 @@ export function registerForkRoutes(api: FastifyInstance, { troupe, tasks, docs }
 
   docs.add({
     method: "delete",
-    path: "/api/v1/tasks/{id}",
+    path: "/api/v1/tasks/{id}", operationId: "deleteTask", errors: ["task_not_found", "run_active"],
     summary: "Delete a finished task with its checkpoints, events and stash values (a queued, running or waiting task is refused: cancel it first)",
     tags: ["tasks"],
     params: TaskParams,
@@ -98,7 +101,7 @@ export function registerForkRoutes(api: FastifyInstance, { troupe, tasks, docs }
 
   docs.add({
     method: "delete",
-    path: "/api/v1/threads/{id}",
+    path: "/api/v1/threads/{id}", operationId: "deleteThread", errors: ["thread_not_found", "thread_busy"],
     summary: "Delete a thread: every task on it (all stopped) and its checkpoints",
     tags: ["tasks"],
     params: ThreadParams,
@@ -106,6 +109,6 @@ export function registerForkRoutes(api: FastifyInstance, { troupe, tasks, docs }
   });
   api.delete("/threads/:id", async (request) => {
     const { id } = parseRequestPart(ThreadParams, request.params);
-    return ok(deletion(await troupe.deleteThread(id, { owner: request.principal.id })), "deleted");
+    return ok(deletion(await troupe.deleteThread(threadKey(request.principal.id, id), { owner: request.principal.id })), "deleted");
   });
 }

@@ -32,7 +32,7 @@ const runtimeView = (grant: RuntimeGrant) => view({ ...grant, source: "runtime",
 
 /** /grants: runtime grants, behind an admin key; every change is audited with the admin's name. */
 export function registerGrantRoutes(api: FastifyInstance, { troupe, docs, config }: RouteContext): void {
-  docs.add({ method: "get", path: "/api/v1/grants", summary: "The grants in force (config, roles, runtime); admins only", tags: ["grants"], query: GrantListQuery, responses: { 200: { description: "the grants", schema: envelopeOf(GrantList) } } });
+  docs.add({ method: "get", path: "/api/v1/grants", operationId: "listGrants", errors: ["admin_required"], summary: "The grants in force (config, roles, runtime); admins only", tags: ["grants"], query: GrantListQuery, responses: { 200: { description: "the grants", schema: envelopeOf(GrantList) } } });
   api.get("/grants", async (request) => {
     requireAdmin(request.principal, config);
     const query = parseRequestPart(GrantListQuery, request.query);
@@ -42,7 +42,7 @@ export function registerGrantRoutes(api: FastifyInstance, { troupe, docs, config
 
   docs.add({
     method: "post",
-    path: "/api/v1/grants",
+    path: "/api/v1/grants", operationId: "addGrant", errors: ["admin_required", "invalid_grant", "unknown_agent", "unknown_tool"],
     summary: "Give an agent a level on a tool from now on (calls that start after it); admins only, audited",
     tags: ["grants"],
     body: GrantBody,
@@ -61,7 +61,7 @@ export function registerGrantRoutes(api: FastifyInstance, { troupe, docs, config
 
   docs.add({
     method: "delete",
-    path: "/api/v1/grants/{id}",
+    path: "/api/v1/grants/{id}", operationId: "revokeGrant", errors: ["admin_required", "grant_not_found"],
     summary: "Revoke a runtime grant: calls that start after it are denied, naming the revocation; admins only, audited",
     tags: ["grants"],
     params: GrantParams,

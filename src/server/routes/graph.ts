@@ -14,7 +14,7 @@ import { parseRequestPart } from "../validation.js";
 export function registerGraphRoutes(api: FastifyInstance, { tasks, docs }: RouteContext): void {
   docs.add({
     method: "get",
-    path: "/api/v1/tasks/{id}/graph",
+    path: "/api/v1/tasks/{id}/graph", operationId: "getTaskGraph", errors: ["task_not_found"],
     summary: "The task's execution graph: subtasks with statuses and their data dependencies",
     tags: ["tasks"],
     params: TaskParams,

@@ -38,7 +38,7 @@ export function registerMemoryRoutes(api: FastifyInstance, { troupe, docs }: Rou
 
   docs.add({
     method: "get",
-    path: "/api/v1/memory",
+    path: "/api/v1/memory", operationId: "listMemories", errors: ["empty_query", "query_too_long"],
     summary: "The caller's remembered facts: the most recently updated first, or with ?query= the most relevant (lexical, or hybrid with an embeddings model)",
     tags: ["memory"],
     query: MemoryQuery,
@@ -67,7 +67,7 @@ export function registerMemoryRoutes(api: FastifyInstance, { troupe, docs }: Rou
 
   docs.add({
     method: "get",
-    path: "/api/v1/memory/{id}",
+    path: "/api/v1/memory/{id}", operationId: "getMemory", errors: ["memory_not_found", "invalid_memory_id"],
     summary: "One of the caller's facts",
     tags: ["memory"],
     params: MemoryParams,
@@ -82,7 +82,7 @@ export function registerMemoryRoutes(api: FastifyInstance, { troupe, docs }: Rou
 
   docs.add({
     method: "post",
-    path: "/api/v1/memory",
+    path: "/api/v1/memory", operationId: "saveMemory", errors: ["invalid_memory", "memory_item_too_large", "memory_expired", "memory_full"],
     summary: "Remember a fact (a fact with the same subject is updated)",
     description: "413 beyond the body limit; 400 memory_item_too_large beyond the fact size limit; 409 memory_full when the caller's memory holds as many facts as it may.",
     tags: ["memory"],
@@ -103,7 +103,7 @@ export function registerMemoryRoutes(api: FastifyInstance, { troupe, docs }: Rou
 
   docs.add({
     method: "delete",
-    path: "/api/v1/memory/{id}",
+    path: "/api/v1/memory/{id}", operationId: "forgetMemory", errors: ["memory_not_found", "invalid_memory_id"],
     summary: "Forget one of the caller's facts",
     tags: ["memory"],
     params: MemoryParams,

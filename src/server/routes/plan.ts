@@ -12,7 +12,7 @@ import { estimatePlan } from "../../core/plan-estimates.js";
 export function registerPlanRoutes(api: FastifyInstance, { troupe, docs, metrics }: RouteContext): void {
   docs.add({
     method: "post",
-    path: "/api/v1/plan",
+    path: "/api/v1/plan", operationId: "planTask", errors: ["unknown_tool", "model_call_failed", "model_refused", "context_overflow", "invalid_structured_output", "answer_cut_off", "planner_failed", "timeout"],
     summary: "Plan a task without running it",
     tags: ["tasks"],
     body: PlanBody,

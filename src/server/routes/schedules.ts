@@ -1,4 +1,6 @@
 import type { FastifyInstance } from "fastify";
+import { DEFAULT_SCHEDULE_LIMITS } from "../../core/schedule.js";
+import { threadNameOf } from "../../core/thread-key.js";
 import type { ScheduleView as RuntimeScheduleView } from "../../runtime/schedules.js";
 import { envelopeOf, ok } from "../envelope.js";
 import type { RouteContext } from "../route-context.js";
@@ -10,7 +12,7 @@ const iso = (ms: number | null): string | null => (ms === null ? null : new Date
 function view(schedule: RuntimeScheduleView) {
   return {
     id: schedule.id,
-    name: schedule.name,
+    name: threadNameOf(schedule.owner, schedule.name),
     cron: schedule.cron,
     timezone: schedule.timezone,
     task: schedule.task,
@@ -27,7 +29,7 @@ function view(schedule: RuntimeScheduleView) {
 
 /** /schedules: the caller's schedules; their runs are the caller's tasks. */
 export function registerScheduleRoutes(api: FastifyInstance, { troupe, docs }: RouteContext): void {
-  docs.add({ method: "get", path: "/api/v1/schedules", summary: "The caller's schedules, with their last and next ticks", tags: ["schedules"], responses: { 200: { description: "the schedules", schema: envelopeOf(ScheduleList) } } });
+  docs.add({ method: "get", path: "/api/v1/schedules", operationId: "listSchedules", summary: "The caller's schedules, with their last and next ticks", tags: ["schedules"], responses: { 200: { description: "the schedules", schema: envelopeOf(ScheduleList) } } });
   api.get("/schedules", async (request) => {
     const items = await troupe.schedules.list({ owner: request.principal.id });
     return ok({ items: items.map(view), total: items.length });
@@ -35,8 +37,8 @@ export function registerScheduleRoutes(api: FastifyInstance, { troupe, docs }: R
 
   docs.add({
     method: "post",
-    path: "/api/v1/schedules",
-    summary: "Run a task on a cron schedule (troupe serve fires each tick once, whatever the number of processes)",
+    path: "/api/v1/schedules", operationId: "createSchedule", errors: ["invalid_schedule", "invalid_cron", "invalid_timezone", "schedule_exists", "too_many_schedules", "schedules_too_frequent"],
+    summary: "Run a task on a cron schedule (troupe serve fires each tick once, whatever the number of processes); one key holds at most server.schedules.maxPerKey schedules (25) firing at most server.schedules.maxFiresPerHourPerKey runs an hour together (60): 403 too_many_schedules, schedules_too_frequent",
     tags: ["schedules"],
     body: ScheduleBody,
     responses: { 201: { description: "the schedule", schema: envelopeOf(ScheduleView) } },
@@ -56,19 +58,20 @@ export function registerScheduleRoutes(api: FastifyInstance, { troupe, docs }: R
         ...(body.approve_plan !== undefined ? { approvePlan: body.approve_plan } : {}),
         ...(body.approve_answer !== undefined ? { approveAnswer: body.approve_answer } : {}),
       },
-      { owner: request.principal.id, source: "api" },
+      // What one key may schedule: the config's server.schedules over the defaults (25 schedules, 60 runs an hour).
+      { owner: request.principal.id, source: "api", limits: { ...DEFAULT_SCHEDULE_LIMITS, ...troupe.config.server?.schedules } },
     );
     reply.code(201).header("location", `/api/v1/schedules/${added.id}`);
     return ok(view(added), "scheduled");
   });
 
-  docs.add({ method: "get", path: "/api/v1/schedules/{id}", summary: "One schedule (by id or name)", tags: ["schedules"], params: ScheduleParams, responses: { 200: { description: "the schedule", schema: envelopeOf(ScheduleView) } } });
+  docs.add({ method: "get", path: "/api/v1/schedules/{id}", operationId: "getSchedule", errors: ["schedule_not_found"], summary: "One schedule (by id or name)", tags: ["schedules"], params: ScheduleParams, responses: { 200: { description: "the schedule", schema: envelopeOf(ScheduleView) } } });
   api.get("/schedules/:id", async (request) => {
     const { id } = parseRequestPart(ScheduleParams, request.params);
     return ok(view(await troupe.schedules.get(id, { owner: request.principal.id })));
   });
 
-  docs.add({ method: "delete", path: "/api/v1/schedules/{id}", summary: "Stop a schedule", tags: ["schedules"], params: ScheduleParams, responses: { 200: { description: "the schedule removed", schema: envelopeOf(ScheduleView) } } });
+  docs.add({ method: "delete", path: "/api/v1/schedules/{id}", operationId: "deleteSchedule", errors: ["schedule_not_found", "schedule_from_config"], summary: "Stop a schedule", tags: ["schedules"], params: ScheduleParams, responses: { 200: { description: "the schedule removed", schema: envelopeOf(ScheduleView) } } });
   api.delete("/schedules/:id", async (request) => {
     const { id } = parseRequestPart(ScheduleParams, request.params);
     return ok(view(await troupe.schedules.remove(id, { owner: request.principal.id })), "removed");

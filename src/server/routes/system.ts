@@ -4,7 +4,7 @@ import { type CatalogueCode, ERROR_CODES } from "../../core/error-codes.js";
 import { errorMessage } from "../../core/errors.js";
 import type { WorkerInfo } from "../../store/index.js";
 import type { RouteContext } from "../route-context.js";
-import { envelopeOf, ErrorEnvelope, ok } from "../envelope.js";
+import { envelopeOf, ok } from "../envelope.js";
 import { Health, type WorkerView } from "../schemas.js";
 
 const PROBE_TIMEOUT_MS = 3_000;
@@ -78,7 +78,7 @@ export function registerHealthRoutes(app: FastifyInstance, context: RouteContext
   const { docs } = context;
   docs.add({
     method: "get",
-    path: "/health",
+    path: "/health", operationId: "getHealth",
     summary: "Liveness and readiness (the database and, on Postgres, the run queue answer; the server accepts tasks), with the workers sharing the database",
     tags: ["system"],
     auth: false,
@@ -91,11 +91,11 @@ export function registerHealthRoutes(app: FastifyInstance, context: RouteContext
   });
   docs.add({
     method: "get",
-    path: "/api/v1/health",
+    path: "/api/v1/health", operationId: "getApiHealth", errors: ["not_ready"],
     summary: "GET /health in the API's envelope: code ok when ready, not_ready (503) otherwise",
     tags: ["system"],
     auth: false,
-    responses: { 200: { description: "ready", schema: envelopeOf(Health) }, 503: { description: "alive but not ready", schema: ErrorEnvelope } },
+    responses: { 200: { description: "ready", schema: envelopeOf(Health) } },
   });
   app.get("/api/v1/health", async (_request, reply) => {
     const body = await health();
@@ -158,7 +158,7 @@ export function registerSystemRoutes(app: FastifyInstance, context: RouteContext
   const { metrics, docs } = context;
   docs.add({
     method: "get",
-    path: "/metrics",
+    path: "/metrics", operationId: "getMetrics",
     summary: "Prometheus metrics: agent_* task, tool, model and reflection figures, HTTP requests, the process",
     tags: ["system"],
     responses: { 200: { description: "text exposition format", contentType: "text/plain" } },
@@ -169,7 +169,7 @@ export function registerSystemRoutes(app: FastifyInstance, context: RouteContext
   });
   docs.add({
     method: "get",
-    path: "/openapi.json",
+    path: "/openapi.json", operationId: "getOpenApiDocument",
     summary: "This document",
     tags: ["system"],
     responses: { 200: { description: "OpenAPI 3.1" } },

@@ -15,7 +15,7 @@ import { parseRequestPart } from "../validation.js";
 export function registerToolRoutes(api: FastifyInstance, { troupe, docs }: RouteContext): void {
   docs.add({
     method: "get",
-    path: "/api/v1/tools",
+    path: "/api/v1/tools", operationId: "listTools",
     summary: "The tools: the level each needs, its risk, whether it waits for approval, the agents that reach it, and its JSON schema",
     tags: ["tools"],
     responses: { 200: { description: "the tools", schema: envelopeOf(ToolList) } },
@@ -39,7 +39,7 @@ export function registerToolRoutes(api: FastifyInstance, { troupe, docs }: Route
 
   docs.add({
     method: "post",
-    path: "/api/v1/tools/call",
+    path: "/api/v1/tools/call", operationId: "callTool", errors: ["unknown_tool", "unknown_agent", "invalid_arguments", "tool_not_allowed", "permission_denied", "approval_required", "tool_failed", "timeout"],
     summary: "Call a tool directly, through permissions and the audit trail (as the operator, or as `agent`)",
     tags: ["tools"],
     body: ToolCallBody,

@@ -24,7 +24,7 @@ export function registerWorkerRoutes(api: FastifyInstance, { troupe, docs }: Rou
   };
   docs.add({
     method: "get",
-    path: "/api/v1/workers",
+    path: "/api/v1/workers", operationId: "listWorkers", errors: ["no_shared_queue"],
     summary: "The worker processes sharing the database, with their heartbeats, runs held and lease takeovers (Postgres)",
     tags: ["system"],
     responses: { 200: { description: "the workers heard from in the last ten minutes", schema: envelopeOf(WorkerList) } },
@@ -33,7 +33,7 @@ export function registerWorkerRoutes(api: FastifyInstance, { troupe, docs }: Rou
 
   docs.add({
     method: "post",
-    path: "/api/v1/workers/{id}/drain",
+    path: "/api/v1/workers/{id}/drain", operationId: "drainWorker", errors: ["no_shared_queue", "worker_not_found"],
     summary: "Drain a worker: it takes no more runs, its runs go back to the queue at their last checkpoint, and it exits (Postgres)",
     tags: ["system"],
     params: TaskParams,

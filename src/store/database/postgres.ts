@@ -47,9 +47,13 @@ const types = {
   }) as typeof pg.types.getTypeParser,
 };
 
-/** A pool on the database, with BIGINT read as numbers and a name the database shows in pg_stat_activity. */
-export function createPool(url: string, max: number, name = "troupe"): pg.Pool {
-  const pool = new pg.Pool({ connectionString: url, max, types, application_name: name, connectionTimeoutMillis: 10_000, keepAlive: true });
+/**
+ * A pool on the database, with BIGINT read as numbers and a name the database shows in
+ * pg_stat_activity; `settings` are the sessions' own (e.g. `synchronous_commit: "off"`).
+ */
+export function createPool(url: string, max: number, name = "troupe", settings: Record<string, string> = {}): pg.Pool {
+  const options = Object.entries(settings).map(([key, value]) => `-c ${key}=${value}`).join(" ");
+  const pool = new pg.Pool({ connectionString: url, max, types, application_name: name, connectionTimeoutMillis: 10_000, keepAlive: true, ...(options ? { options } : {}) });
   // An idle client's error (the server restarted) is reported on the pool; its next checkout reconnects.
   pool.on("error", () => {});
   return pool;

@@ -6,6 +6,27 @@ import { migrateSqlite } from "./migrator.js";
 
 export type Sqlite = Database.Database;
 
+/** Statements prepared on each connection, by their SQL (preparing one costs more than running it). */
+const PREPARED = new WeakMap<Sqlite, Map<string, Database.Statement>>();
+/** The most statements kept per connection: SQL that varies more than this (lists of ids) is prepared each time. */
+const MAX_PREPARED = 200;
+
+/** A statement of a connection, prepared once and kept: for SQL run again and again with new values. */
+export function prepared(db: Sqlite, sql: string): Database.Statement {
+  let statements = PREPARED.get(db);
+  if (!statements) {
+    statements = new Map();
+    PREPARED.set(db, statements);
+  }
+  let statement = statements.get(sql);
+  if (!statement) {
+    if (statements.size >= MAX_PREPARED) statements.clear();
+    statement = db.prepare(sql);
+    statements.set(sql, statement);
+  }
+  return statement;
+}
+
 export const DATABASE_FILE = "troupe.db";
 
 
@@ -55,7 +76,21 @@ export function openDatabase(directory: string): Sqlite {
     db.close();
     throw error;
   }
+  refreshStatistics(db);
   return db;
+}
+
+/**
+ * Keeps the query planner's statistics of the runs table fresh (ANALYZE, reading at most a bounded
+ * sample of each index, so it stays quick on a big database). Without them SQLite guesses, and on
+ * a big history it guesses wrong: a thread's runs were read through the index of their owner's
+ * runs, all of them. Called when the database opens, as the table grows and after gc. Only the
+ * runs table: LangGraph's saver reads a checkpoint's pending writes in the order its plan leaves
+ * them, which statistics on its tables would change.
+ */
+export function refreshStatistics(db: Sqlite): void {
+  db.pragma("analysis_limit = 1000");
+  db.exec("ANALYZE runs");
 }
 
 /**

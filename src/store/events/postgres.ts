@@ -19,17 +19,25 @@ interface Append {
  * `troupe_append_events` (one round trip; one call at a time, so a process's events are numbered
  * in the order it appended them): the database numbers each stream's events under a lock per stream — so an API process may append to a run a worker drives — and notifies each stream
  * on commit, which is how other processes' SSE streams hear of them (`follow`).
+ *
+ * Appends go on their own connection with `synchronous_commit = off` (`appends`), as SQLite's event
+ * log has its own connection with `synchronous = NORMAL`: an event is not waited for on its way
+ * to disk, and the next synced commit (a checkpoint's, a run's record) flushes the log with it, so
+ * what a crash can lose is only events written after the last state that was kept. A watcher hears
+ * of an event as soon as it is committed, not a disk flush later.
  */
 export class PostgresEventStore implements EventStore {
   readonly #pool: pg.Pool;
+  readonly #appends: pg.Pool;
   readonly #notifications: Notifications;
   readonly #batch: TurnBatch<Append, number>;
 
-  constructor(pool: pg.Pool, notifications: Notifications) {
+  constructor(pool: pg.Pool, notifications: Notifications, appends: pg.Pool = pool) {
     this.#pool = pool;
+    this.#appends = appends;
     this.#notifications = notifications;
     this.#batch = new TurnBatch<Append, number>(async (rows) => {
-      const { rows: numbered } = await this.#pool.query<{ out_stream: string; out_seq: number }>("SELECT out_stream, out_seq FROM troupe_append_events($1, $2, $3, $4)", [
+      const { rows: numbered } = await this.#appends.query<{ out_stream: string; out_seq: number }>("SELECT out_stream, out_seq FROM troupe_append_events($1, $2, $3, $4)", [
         rows.map((row) => row.streamId),
         rows.map((row) => row.type),
         rows.map((row) => row.at),

@@ -1,6 +1,6 @@
 import type { Grant } from "../../tools/permissions.js";
 import type { RuntimeGrant } from "../../tools/runtime-grants.js";
-import type { Sqlite } from "../database/sqlite.js";
+import { type Sqlite, prepared } from "../database/sqlite.js";
 import { GRANT_INSERT, GrantRow, type GrantStore, grantValues, newGrantId } from "./contract.js";
 
 /** The grants table in SQLite; the version is a counter in `maintenance`, bumped in the same transaction. */
@@ -15,15 +15,14 @@ export class SqliteGrantStore implements GrantStore {
   }
 
   #bump(): void {
-    this.#db
-      .prepare("INSERT INTO maintenance (name, value, updated_at) VALUES ('grants.version', '1', @now) ON CONFLICT (name) DO UPDATE SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT), updated_at = @now")
+    prepared(this.#db, "INSERT INTO maintenance (name, value, updated_at) VALUES ('grants.version', '1', @now) ON CONFLICT (name) DO UPDATE SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT), updated_at = @now")
       .run({ now: Date.now() });
   }
 
   async add(grant: Grant, reason?: string): Promise<RuntimeGrant> {
     const id = newGrantId();
     this.#db.transaction(() => {
-      this.#db.prepare(`${GRANT_INSERT} (?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(...grantValues(id, grant, reason, Date.now()));
+      prepared(this.#db, `${GRANT_INSERT} (?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(...grantValues(id, grant, reason, Date.now()));
       this.#bump();
     })();
     return (await this.get(id)) as RuntimeGrant;
@@ -31,22 +30,21 @@ export class SqliteGrantStore implements GrantStore {
 
   async revoke(id: string, by: string, reason?: string): Promise<RuntimeGrant | undefined> {
     this.#db.transaction(() => {
-      const changed = this.#db.prepare("UPDATE grants SET revoked_at = ?, revoked_by = ?, revoke_reason = ? WHERE id = ? AND revoked_at IS NULL").run(Date.now(), by, reason ?? null, id).changes;
+      const changed = prepared(this.#db, "UPDATE grants SET revoked_at = ?, revoked_by = ?, revoke_reason = ? WHERE id = ? AND revoked_at IS NULL").run(Date.now(), by, reason ?? null, id).changes;
       if (changed > 0) this.#bump();
     })();
     return this.get(id);
   }
 
   async get(id: string): Promise<RuntimeGrant | undefined> {
-    const row = this.#db.prepare("SELECT * FROM grants WHERE id = ?").get(id);
+    const row = prepared(this.#db, "SELECT * FROM grants WHERE id = ?").get(id);
     return row === undefined ? undefined : GrantRow.parse(row);
   }
 
   async list(options: { agent?: string; includeRevoked?: boolean } = {}): Promise<RuntimeGrant[]> {
     const clauses = [...(options.agent !== undefined ? ["agent = @agent"] : []), ...(options.includeRevoked === false ? ["revoked_at IS NULL"] : [])];
     const where = clauses.length > 0 ? `WHERE ${clauses.join(" AND ")}` : "";
-    return this.#db
-      .prepare(`SELECT * FROM grants ${where} ORDER BY created_at, rowid`)
+    return prepared(this.#db, `SELECT * FROM grants ${where} ORDER BY created_at, rowid`)
       .all(options.agent !== undefined ? { agent: options.agent } : {})
       .map((row) => GrantRow.parse(row));
   }

@@ -50,6 +50,14 @@ export interface PreparedWrite {
   expiresAt: number | null;
   embedding: Float32Array | undefined;
   model: string | null;
+  /** A cap on the items of a whole namespace tree (its root, joined), checked with the namespace's own. */
+  tree?: TreeCap;
+}
+
+/** The most items the namespaces under a root (joined) hold together. */
+export interface TreeCap {
+  prefix: string;
+  maxItems: number;
 }
 
 /** One condition of a search filter on a value field, checked: a dotted path of plain names, an operator, a scalar. */
@@ -106,6 +114,11 @@ export function memoryFull(count: number, limit: number): ConflictError {
   return new ConflictError("memory_full", `this memory holds ${count} items, the most it may (${limit}); forget some first`, { count, limit });
 }
 
+/** The error of a namespace tree (one owner's items) that holds as many items as it may. */
+export function treeFull(count: number, limit: number): ConflictError {
+  return new ConflictError("store_full", `your store holds ${count} items across its namespaces, the most it may (${limit}); delete some first`, { count, limit });
+}
+
 /**
  * A LangGraph `BaseStore` for troupe's long-term memory, with what troupe's memory layer needs
  * beyond it: a count per namespace (for the cap) and a search that says how it ranked. Everything
@@ -144,8 +157,8 @@ export abstract class TroupeMemoryStore extends BaseStore {
   protected abstract lexical(scope: ItemScope, words: string[], limit: number, offset: number): Promise<Array<StoredItem & { score: number }>>;
   /** Every item of the scope with a vector of this model. */
   protected abstract vectors(scope: ItemScope, model: string): Promise<Array<StoredItem & { embedding: Float32Array }>>;
-  /** Every namespace (joined) holding an item that has not expired, sorted. */
-  protected abstract prefixes(now: number): Promise<string[]>;
+  /** Every namespace (joined) holding an item that has not expired, sorted; only those at or under `under` (joined) when given. */
+  protected abstract prefixes(now: number, under?: string): Promise<string[]>;
 
   /** Runs the operations in order; a batch of writes only is one transaction. */
   override async batch<Op extends Operation[]>(operations: Op): Promise<OperationResults<Op>> {
@@ -172,6 +185,20 @@ export abstract class TroupeMemoryStore extends BaseStore {
       else throw new InputError("invalid_operation", "unknown store operation");
     }
     return results as OperationResults<Op>;
+  }
+
+  /**
+   * Puts an item in a namespace under `tree.root`, refused (`store_full`) when it is a new key and
+   * the namespaces under the root hold `tree.maxItems` items together — checked in the writing
+   * transaction, as the namespace's own cap is, so concurrent writers cannot pass it.
+   */
+  async putInTree(tree: { root: string[]; maxItems: number }, namespace: string[], key: string, value: Record<string, unknown>, index?: false | string[]): Promise<void> {
+    if (tree.root.length === 0 || namespace.length < tree.root.length || tree.root.some((label, position) => namespace[position] !== label)) {
+      throw new InputError("invalid_namespace", "the namespace is not under the tree's root");
+    }
+    const operation: PutOperation = { namespace, key, value, ...(index !== undefined ? { index } : {}) };
+    const vectors = await this.#embedPuts([operation]);
+    await this.write([{ ...this.#prepare(operation, vectors.get(operation)), tree: { prefix: joinNamespace(tree.root), maxItems: tree.maxItems } }], this.now());
   }
 
   async count(namespace: string[]): Promise<number> {
@@ -288,8 +315,10 @@ export abstract class TroupeMemoryStore extends BaseStore {
   }
 
   async #listNamespaces(operation: ListNamespacesOperation): Promise<string[][]> {
-    let namespaces = (await this.prefixes(this.now())).map((prefix) => prefix.split("."));
     const conditions: MatchCondition[] = operation.matchConditions ?? [];
+    // A prefix without wildcards narrows the read to the namespaces under it: one owner's listing reads only its own.
+    const fixed = conditions.find((condition) => condition.matchType === "prefix" && condition.path.length > 0 && !condition.path.includes("*"));
+    let namespaces = (await this.prefixes(this.now(), fixed ? joinNamespace(fixed.path) : undefined)).map((prefix) => prefix.split("."));
     namespaces = namespaces.filter((namespace) => conditions.every((condition) => matches(condition, namespace)));
     if (operation.maxDepth !== undefined) {
       const depth = operation.maxDepth;

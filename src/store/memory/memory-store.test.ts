@@ -32,4 +32,20 @@ describe("SqliteMemoryStore", () => {
     writeFileSync(path.join(broken, "troupe.db"), "this is not a database, just some text that SQLite cannot read as one".repeat(100));
     expect(() => open(broken)).toThrow(/not a database|cannot open the database/);
   });
+
+  it("searches the caller's namespace only, however many facts other keys hold with the same words", async () => {
+    const store = open();
+    const bob = memoryNamespace({ kind: "key", name: "bob" });
+    const alicex = memoryNamespace({ kind: "key", name: "alicex" });
+    for (let index = 0; index < 30; index += 1) await store.memories.save(bob, { text: `bob's customer prefers weekly reports, number ${index}` });
+    await store.memories.save(alicex, { text: "alicex's customer prefers weekly reports too" });
+    await store.memories.save(alice, { text: "the customer prefers weekly reports" });
+    await store.memories.save([...alice, "project"], { text: "for the project, the customer prefers daily reports" });
+    await store.memories.save(alice, { text: "the invoices go out monthly" });
+    const found = await store.memories.search(alice, "which reports does the customer prefer");
+    // Not bob's (30 facts with the same words), not alicex's (a name that starts the same), not the namespace below alice's.
+    expect(found.items.map((item) => item.text)).toEqual(["the customer prefers weekly reports"]);
+    expect((await store.memories.search(bob, "customer reports", { limit: 10 })).items).toHaveLength(10);
+    expect((await store.memories.search(memoryNamespace({ kind: "key", name: "carol" }), "customer reports")).items).toEqual([]);
+  });
 });

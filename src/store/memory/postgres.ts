@@ -1,6 +1,6 @@
 import type pg from "pg";
 import { SystemError, TroupeError } from "../../core/errors.js";
-import { type ItemRow, type ItemScope, MEMORY_COLUMNS, memoryFull, type MemoryStoreOptions, type PreparedWrite, type StoredItem, storedOf, TroupeMemoryStore, vectorBytes, vectorOf } from "./contract.js";
+import { type ItemRow, type ItemScope, MEMORY_COLUMNS, memoryFull, type MemoryStoreOptions, type PreparedWrite, type StoredItem, storedOf, treeFull, TroupeMemoryStore, vectorBytes, vectorOf } from "./contract.js";
 import { inTransaction } from "../database/postgres.js";
 
 /** Postgres errors that mean the memory table is gone, or the store closed, as troupe errors. */
@@ -55,7 +55,10 @@ export class PostgresMemoryStore extends TroupeMemoryStore {
   protected override async write(writes: PreparedWrite[], now: number): Promise<void> {
     try {
       await inTransaction(this.#pool, async (client) => {
-        // Namespaces locked in one order, so two batches over the same ones cannot deadlock.
+        // Trees, then namespaces, each locked in one order, so two batches over the same ones cannot deadlock.
+        for (const tree of [...new Set(writes.flatMap((write) => (write.tree ? [write.tree.prefix] : [])))].sort()) {
+          await client.query("SELECT pg_advisory_xact_lock(hashtextextended('troupe.memory-tree:' || $1, 0))", [tree]);
+        }
         for (const prefix of [...new Set(writes.map((write) => write.prefix))].sort()) {
           await client.query("SELECT pg_advisory_xact_lock(hashtextextended('troupe.memory:' || $1, 0))", [prefix]);
         }
@@ -77,6 +80,18 @@ export class PostgresMemoryStore extends TroupeMemoryStore {
     if (!exists) {
       const n = (await client.query<{ n: number }>("SELECT COUNT(*)::int AS n FROM memory_items WHERE prefix = $1", [write.prefix])).rows[0]?.n ?? 0;
       if (n >= this.limits.maxItemsPerNamespace) throw memoryFull(n, this.limits.maxItemsPerNamespace);
+      if (write.tree) {
+        const tree = write.tree;
+        const held =
+          (
+            await client.query<{ n: number }>("SELECT COUNT(*)::int AS n FROM memory_items WHERE (prefix = $1 OR starts_with(prefix, $2)) AND (expires_at IS NULL OR expires_at > $3)", [
+              tree.prefix,
+              `${tree.prefix}.`,
+              now,
+            ])
+          ).rows[0]?.n ?? 0;
+        if (held >= tree.maxItems) throw treeFull(held, tree.maxItems);
+      }
     }
     await client.query(
       `INSERT INTO memory_items (prefix, key, value, text, created_at, updated_at, expires_at, embedding, embedding_model)
@@ -133,8 +148,12 @@ export class PostgresMemoryStore extends TroupeMemoryStore {
     return rows.map((row) => ({ ...storedOf(row), embedding: vectorOf(row.embedding) }));
   }
 
-  protected override async prefixes(now: number): Promise<string[]> {
-    const rows = await this.#query<{ prefix: string }>("SELECT DISTINCT prefix COLLATE \"C\" AS prefix FROM memory_items WHERE expires_at IS NULL OR expires_at > $1 ORDER BY 1", [now]);
+  protected override async prefixes(now: number, under?: string): Promise<string[]> {
+    const scoped = under === undefined ? "" : " AND (prefix = $2 OR starts_with(prefix, $3))";
+    const rows = await this.#query<{ prefix: string }>(
+      `SELECT DISTINCT prefix COLLATE "C" AS prefix FROM memory_items WHERE (expires_at IS NULL OR expires_at > $1)${scoped} ORDER BY 1`,
+      under === undefined ? [now] : [now, under, `${under}.`],
+    );
     return rows.map((row) => row.prefix);
   }
 }

@@ -1,7 +1,7 @@
 import type { Statement } from "better-sqlite3";
 import { SystemError } from "../../core/errors.js";
-import type { Sqlite } from "../database/sqlite.js";
-import { type ItemRow, type ItemScope, MEMORY_COLUMNS, type MemoryStoreOptions, type PreparedWrite, type StoredItem, TroupeMemoryStore, memoryFull, storeError, storedOf, vectorBytes, vectorOf } from "./contract.js";
+import { prepared, type Sqlite } from "../database/sqlite.js";
+import { type ItemRow, type ItemScope, MEMORY_COLUMNS, type MemoryStoreOptions, type PreparedWrite, type StoredItem, TroupeMemoryStore, memoryFull, storeError, storedOf, treeFull, vectorBytes, vectorOf } from "./contract.js";
 
 /**
  * The long-term store in SQLite (`memory_items` and the FTS5 index `memory_fts`, migration 8):
@@ -11,20 +11,15 @@ import { type ItemRow, type ItemScope, MEMORY_COLUMNS, type MemoryStoreOptions, 
  */
 export class SqliteMemoryStore extends TroupeMemoryStore {
   readonly #db: Sqlite;
-  readonly #statements = new Map<string, Statement>();
 
   constructor(db: Sqlite, options: MemoryStoreOptions = {}) {
     super(options);
     this.#db = db;
   }
 
+  /** A statement prepared once per connection (a bounded cache: filters make the SQL vary). */
   #statement(sql: string): Statement {
-    let statement = this.#statements.get(sql);
-    if (!statement) {
-      statement = this.#db.prepare(sql);
-      this.#statements.set(sql, statement);
-    }
-    return statement;
+    return prepared(this.#db, sql);
   }
 
   /** Runs SQL, turning damage to the memory tables into a clear error. */
@@ -65,6 +60,16 @@ export class SqliteMemoryStore extends TroupeMemoryStore {
     if (!exists) {
       const { n } = this.#statement("SELECT COUNT(*) AS n FROM memory_items WHERE prefix = ?").get(write.prefix) as { n: number };
       if (n >= this.limits.maxItemsPerNamespace) throw memoryFull(n, this.limits.maxItemsPerNamespace);
+      if (write.tree) {
+        const tree = write.tree;
+        const { n: held } = this.#statement("SELECT COUNT(*) AS n FROM memory_items WHERE (prefix = ? OR substr(prefix, 1, ?) = ?) AND (expires_at IS NULL OR expires_at > ?)").get(
+          tree.prefix,
+          tree.prefix.length + 1,
+          `${tree.prefix}.`,
+          now,
+        ) as { n: number };
+        if (held >= tree.maxItems) throw treeFull(held, tree.maxItems);
+      }
     }
     this.#statement(
       `INSERT INTO memory_items (prefix, key, value, text, created_at, updated_at, expires_at, embedding, embedding_model)
@@ -110,18 +115,21 @@ export class SqliteMemoryStore extends TroupeMemoryStore {
   protected override async recent(scope: ItemScope, limit: number, offset: number): Promise<StoredItem[]> {
     const where = this.#where(scope);
     return this.#guard(() =>
-      (this.#db.prepare(`SELECT ${MEMORY_COLUMNS} FROM memory_items m WHERE ${where.sql} ORDER BY m.updated_at DESC, m.id DESC LIMIT @limit OFFSET @offset`).all({ ...where.values, limit, offset }) as ItemRow[]).map(storedOf),
+      (this.#statement(`SELECT ${MEMORY_COLUMNS} FROM memory_items m WHERE ${where.sql} ORDER BY m.updated_at DESC, m.id DESC LIMIT @limit OFFSET @offset`).all({ ...where.values, limit, offset }) as ItemRow[]).map(storedOf),
     );
   }
 
   protected override async lexical(scope: ItemScope, words: string[], limit: number, offset: number): Promise<Array<StoredItem & { score: number }>> {
     const where = this.#where(scope);
-    const match = words.map((word) => `"${word}"`).join(" OR ");
+    // Within a namespace, the index matches its phrase too (migration 22): only the caller's facts
+    // are scored, however many other keys hold. The SQL filter still decides (the phrase also
+    // matches a namespace that merely contains it); the rank reads the text alone.
+    const anyWord = words.map((word) => `"${word}"`).join(" OR ");
+    const match = scope.prefix === undefined ? `text : (${anyWord})` : `prefix : "${scope.prefix.replaceAll('"', '""')}" AND text : (${anyWord})`;
     const rows = this.#guard(
       () =>
-        this.#db
-          .prepare(
-            `SELECT ${MEMORY_COLUMNS}, bm25(memory_fts) AS rank FROM memory_fts JOIN memory_items m ON m.id = memory_fts.rowid
+        this.#statement(
+            `SELECT ${MEMORY_COLUMNS}, bm25(memory_fts, 1.0, 0.0) AS rank FROM memory_fts JOIN memory_items m ON m.id = memory_fts.rowid
              WHERE memory_fts MATCH @match AND ${where.sql} ORDER BY rank, m.updated_at DESC LIMIT @limit OFFSET @offset`,
           )
           .all({ ...where.values, match, limit, offset }) as Array<ItemRow & { rank: number }>,
@@ -133,12 +141,24 @@ export class SqliteMemoryStore extends TroupeMemoryStore {
   protected override async vectors(scope: ItemScope, model: string): Promise<Array<StoredItem & { embedding: Float32Array }>> {
     const where = this.#where(scope);
     const rows = this.#guard(
-      () => this.#db.prepare(`SELECT ${MEMORY_COLUMNS}, m.embedding FROM memory_items m WHERE m.embedding_model = @model AND ${where.sql}`).all({ ...where.values, model }) as Array<ItemRow & { embedding: Buffer }>,
+      () => this.#statement(`SELECT ${MEMORY_COLUMNS}, m.embedding FROM memory_items m WHERE m.embedding_model = @model AND ${where.sql}`).all({ ...where.values, model }) as Array<ItemRow & { embedding: Buffer }>,
     );
     return rows.map((row) => ({ ...storedOf(row), embedding: vectorOf(row.embedding) }));
   }
 
-  protected override async prefixes(now: number): Promise<string[]> {
-    return this.#guard(() => (this.#statement("SELECT DISTINCT prefix FROM memory_items WHERE expires_at IS NULL OR expires_at > ? ORDER BY prefix").all(now) as Array<{ prefix: string }>).map((row) => row.prefix));
+  protected override async prefixes(now: number, under?: string): Promise<string[]> {
+    if (under === undefined) {
+      return this.#guard(() => (this.#statement("SELECT DISTINCT prefix FROM memory_items WHERE expires_at IS NULL OR expires_at > ? ORDER BY prefix").all(now) as Array<{ prefix: string }>).map((row) => row.prefix));
+    }
+    return this.#guard(() =>
+      (
+        this.#statement("SELECT DISTINCT prefix FROM memory_items WHERE (expires_at IS NULL OR expires_at > ?) AND (prefix = ? OR substr(prefix, 1, ?) = ?) ORDER BY prefix").all(
+          now,
+          under,
+          under.length + 1,
+          `${under}.`,
+        ) as Array<{ prefix: string }>
+      ).map((row) => row.prefix),
+    );
   }
 }

@@ -2,7 +2,7 @@ import { PgBoss } from "pg-boss";
 import type pg from "pg";
 import type { QueuedRun, RunJob, RunQueue, TakeOptions } from "./contract.js";
 import { NO_OWNER } from "./fair-queue.js";
-import { takeRound, type OwnerLoad } from "./owner-levels.js";
+import { fairTake, type FairTake, NEAREST_WINDOW, waitingByOwnerIndex } from "./owner-levels.js";
 import type { Notifications } from "../database/postgres-notifications.js";
 
 /** The pg-boss queue of runs. */
@@ -18,6 +18,14 @@ interface JobData {
   threadId: string;
 }
 
+/** A job as a take's statement returns it. */
+interface TakenRow {
+  id: string;
+  retry_count: number;
+  data: JobData;
+  group_id: string | null;
+}
+
 /** A job's group in pg-boss: its run's owner (pg-boss wants a non-empty id; a run without a key is `key:`). */
 function groupOf(owner: string | null): string {
   return `key:${owner ?? NO_OWNER}`;
@@ -25,6 +33,8 @@ function groupOf(owner: string | null): string {
 
 /** Taking serializes on this lock across processes, so the owners' counts a take reads stay true while it takes. */
 const TAKE_LOCK = "troupe.run-queue.take";
+/** pg-boss's schema (the default). */
+const SCHEMA = "pgboss";
 
 /** Runs statements of pg-boss on a transaction's client. */
 export function onClient(client: pg.ClientBase): { executeSql: (text: string, values?: unknown[]) => Promise<{ rows: unknown[] }> } {
@@ -46,12 +56,14 @@ export function heartbeatSecondsFor(leaseSeconds: number): number {
  * rather than pg-boss's `work()` loop, which waits out its polling interval after every job.
  *
  * Fair across keys: each job's pg-boss group is its run's owner, and `take` hands out jobs
- * round-robin by owner across the whole deployment — it reads how many jobs each owner has active
- * in every process, then fetches with pg-boss's `groupConcurrency` raised one level at a time
- * (`takeRound`), so an owner with fewer runs going is served before one with more, and a key that
- * floods the queue does not hold back another's first run. Takes of all processes serialize on an
- * advisory lock so those counts stay true while a take runs. `perOwner` caps one owner's jobs held
- * in this process (`--max-running-per-key` is per process), by pg-boss's `ignoreGroups`.
+ * round-robin by owner across the whole deployment, in troupe's own statement on pg-boss's job
+ * table (owner-levels.ts): the oldest takeable job of each owner with the fewest jobs active in
+ * every process, marked active as pg-boss's fetch marks it, so an owner with fewer runs going is
+ * served before one with more, and a key that floods the queue does not hold back another's first
+ * run. Its cost follows the owners and the jobs taken, not the depth of the queue, and every step
+ * is an index lookup, so statistics a bulk insert left stale cannot turn it into a scan. Takes of
+ * all processes serialize on an advisory lock so the active counts stay true while a take runs.
+ * `perOwner` caps one owner's jobs held in this process (`--max-running-per-key` is per process).
  */
 export class PgBossRunQueue implements RunQueue {
   readonly shared = true;
@@ -62,6 +74,8 @@ export class PgBossRunQueue implements RunQueue {
   /** The group of each run this process holds a job of (taken, not completed or released). */
   readonly #held = new Map<string, string>();
   #started = false;
+  /** The statements of a take, on the queue's job table (known once started). */
+  #take: FairTake | undefined;
 
   constructor(options: { url: string; pool: pg.Pool; notifications: Notifications; leaseSeconds: number; supervise: boolean }) {
     this.leaseSeconds = options.leaseSeconds;
@@ -112,6 +126,12 @@ export class PgBossRunQueue implements RunQueue {
       // The lease is the deployment's: the heartbeat is fixed when the queue is made.
       process.emitWarning(`troupe: the run queue's heartbeat is ${existing.heartbeatSeconds} s, made for another lease than ${this.leaseSeconds} s; it stays`);
     }
+    // The table holding the queue's jobs (pg-boss's shared job_common, or the queue's own partition).
+    const { rows } = await this.#pool.query<{ table_name: string }>(`SELECT table_name FROM ${SCHEMA}.queue WHERE name = $1`, [RUN_QUEUE]);
+    const table = rows[0]?.table_name;
+    if (!table || !/^[a-z_][a-z0-9_]*$/.test(table)) throw new Error(`pg-boss keeps the run queue in a table troupe does not recognize: ${String(table)}`);
+    await this.#pool.query(waitingByOwnerIndex(SCHEMA, table));
+    this.#take = fairTake(SCHEMA, table);
   }
 
   /** Makes a job for a run, in the caller's transaction, and announces it when that commits. */
@@ -156,38 +176,33 @@ export class PgBossRunQueue implements RunQueue {
     }
   }
 
+  /**
+   * Takes up to `limit` jobs, a statement at a time: each hands out one job to each of the owners
+   * with the fewest active (those with nothing going found among the oldest jobs first), so owners
+   * rise level by level until the slots are filled or nothing takeable is left.
+   */
   async #takeLocked(client: pg.PoolClient, limit: number, perOwner: number): Promise<RunJob[]> {
+    const statements = this.#take;
+    if (!statements) throw new Error("the run queue was not started");
     const heldHere = new Map<string, number>();
     for (const group of this.#held.values()) heldHere.set(group, (heldHere.get(group) ?? 0) + 1);
-    const taken = await takeRound({
-      limit,
-      owners: await this.#owners(client),
-      perOwner,
-      heldHere: (group) => heldHere.get(group) ?? 0,
-      fetch: async (batchSize, level, ignore) => {
-        const jobs = await this.#boss.fetch<JobData>(RUN_QUEUE, {
-          batchSize,
-          groupConcurrency: level,
-          ...(ignore.length > 0 ? { ignoreGroups: ignore } : {}),
-          db: onClient(client),
-        });
-        return jobs.map((job) => ({ job, group: job.groupId ?? null }));
-      },
-    });
-    for (const { job, group } of taken) if (group !== null) this.#held.set(job.data.runId, group);
-    return taken.map(({ job }) => ({ id: job.id, attempt: job.retryCount, runId: job.data.runId, threadId: job.data.threadId }));
-  }
-
-  /** Each owner's jobs active (in any process) and waiting. */
-  async #owners(client: pg.PoolClient): Promise<OwnerLoad[]> {
-    const { rows } = await client.query<OwnerLoad>(
-      `SELECT group_id AS "group",
-              COUNT(*) FILTER (WHERE state = 'active')::int AS active,
-              COUNT(*) FILTER (WHERE state < 'active')::int AS waiting
-         FROM pgboss.job WHERE name = $1 AND state <= 'active' GROUP BY group_id`,
-      [RUN_QUEUE],
-    );
-    return rows;
+    const taken: RunJob[] = [];
+    while (taken.length < limit) {
+      const full = [...heldHere].filter(([, held]) => held >= perOwner).map(([group]) => group);
+      const room = Number.isFinite(perOwner) ? Object.fromEntries([...heldHere].map(([group, held]) => [group, Math.max(0, perOwner - held)])) : {};
+      const want = limit - taken.length;
+      let { rows } = await client.query<TakenRow>(statements.nearest, [RUN_QUEUE, want, full, NEAREST_WINDOW]);
+      if (rows.length === 0) ({ rows } = await client.query<TakenRow>(statements.byOwner, [RUN_QUEUE, want, full, JSON.stringify(room), Number.isFinite(perOwner) ? perOwner : want]));
+      if (rows.length === 0) break;
+      for (const row of rows) {
+        if (row.group_id !== null) {
+          this.#held.set(row.data.runId, row.group_id);
+          heldHere.set(row.group_id, (heldHere.get(row.group_id) ?? 0) + 1);
+        }
+        taken.push({ id: row.id, attempt: row.retry_count, runId: row.data.runId, threadId: row.data.threadId });
+      }
+    }
+    return taken;
   }
 
   async touch(jobs: RunJob[]): Promise<void> {

@@ -1,3 +1,4 @@
+import { RUN_STATUSES } from "../../core/run.js";
 import type { Sqlite } from "../database/sqlite.js";
 import type { QueuedRun, RunJob, RunQueue, TakeOptions } from "./contract.js";
 import { FairQueue, KeyedCounts, NO_OWNER } from "./fair-queue.js";
@@ -6,6 +7,16 @@ import { FairQueue, KeyedCounts, NO_OWNER } from "./fair-queue.js";
 const RETRY_MS = 500;
 /** How often runs waiting for another run of their thread are looked at (that run may end in another process). */
 const PARKED_POLL_MS = 500;
+/** Up to this many parked runs, a look reads them by id; more, it reads what changed since the last look. */
+const PARKED_BY_ID = 500;
+
+interface ParkedRow {
+  id: string;
+  thread_id: string;
+  owner: string | null;
+  status: string;
+  waits_for: string | null;
+}
 
 interface Waiting {
   run: QueuedRun;
@@ -40,6 +51,8 @@ export class SqliteRunQueue implements RunQueue {
   readonly #parked = new Set<string>();
   readonly #retries = new Set<NodeJS.Timeout>();
   #parkedTimer: NodeJS.Timeout | undefined;
+  /** When the parked runs were last looked at (ms): a look by change reads what changed since. */
+  #lastLook = 0;
   #wakers = new Set<() => void>();
   /** Changes (offers, slots freed) so far, and how many the last `take` or `wait` saw: `wait` returns at once after one they missed. */
   #changes = 0;
@@ -193,19 +206,34 @@ export class SqliteRunQueue implements RunQueue {
   #park(runId: string): void {
     this.#parked.add(runId);
     if (this.#parkedTimer) return;
+    this.#lastLook = Date.now();
     this.#parkedTimer = setInterval(() => this.#lookAtParked(), PARKED_POLL_MS);
     this.#parkedTimer.unref();
   }
 
-  /** Offers the parked runs released meanwhile, and forgets those that will never start. */
+  /**
+   * Offers the parked runs released meanwhile, and forgets those that will never start. A few are
+   * read by id; many (a deep queue of turns on busy threads) by what changed since the last look,
+   * so a look costs what changed, not what is parked.
+   */
   #lookAtParked(): void {
     if (this.#parked.size > 0 && this.#db.open) {
-      const ids = [...this.#parked];
-      const rows = this.#db
-        .prepare(`SELECT id, thread_id, owner, status, waits_for FROM runs WHERE id IN (${ids.map(() => "?").join(", ")})`)
-        .all(...ids) as Array<{ id: string; thread_id: string; owner: string | null; status: string; waits_for: string | null }>;
-      const found = new Set(rows.map((row) => row.id));
-      for (const id of ids) if (!found.has(id)) this.#parked.delete(id);
+      const since = this.#lastLook;
+      this.#lastLook = Date.now();
+      let rows: ParkedRow[];
+      if (this.#parked.size <= PARKED_BY_ID) {
+        const ids = [...this.#parked];
+        rows = this.#db.prepare(`SELECT id, thread_id, owner, status, waits_for FROM runs WHERE id IN (${ids.map(() => "?").join(", ")})`).all(...ids) as ParkedRow[];
+        const found = new Set(rows.map((row) => row.id));
+        for (const id of ids) if (!found.has(id)) this.#parked.delete(id);
+      } else {
+        // Changed since the last look (a second's margin for another process's clock and commit), through the (status, updated_at) index.
+        rows = (
+          this.#db
+            .prepare(`SELECT id, thread_id, owner, status, waits_for FROM runs WHERE status IN (${RUN_STATUSES.map(() => "?").join(", ")}) AND updated_at >= ?`)
+            .all(...RUN_STATUSES, since - 1_000) as ParkedRow[]
+        ).filter((row) => this.#parked.has(row.id));
+      }
       for (const row of rows) {
         if (row.status !== "queued") this.#parked.delete(row.id);
         else if (row.waits_for === null) this.released({ runId: row.id, threadId: row.thread_id, owner: row.owner });

@@ -11,7 +11,7 @@ export interface Collectable {
 
 /** What deleting a batch of runs removed. */
 export interface Deleted {
-  /** The runs deleted (a run whose status changed meanwhile is not). */
+  /** The runs deleted (a run whose status changed meanwhile is not), with what the Agent Protocol kept of them. */
   runs: Collectable[];
   events: number;
   stashValues: number;
@@ -47,7 +47,8 @@ export interface RetentionStore {
   threadsWithoutRuns(threadIds: string[]): Promise<string[]>;
   /**
    * Removes every checkpoint of those threads that have no run left (checked in the delete, so a
-   * run written meanwhile keeps its thread's); returns the threads emptied. One transaction.
+   * run written meanwhile keeps its thread's), and the Agent Protocol's row of each; returns the
+   * threads emptied. One transaction.
    */
   deleteThreadCheckpoints(threadIds: readonly string[]): Promise<string[]>;
   /**

@@ -62,6 +62,7 @@ export class PostgresRetentionStore implements RetentionStore {
       const stashValues = (await remove("stash")) + (await remove("stash_items"));
       const webhookDeliveries = await remove("webhook_deliveries");
       await remove("reflections");
+      await remove("agent_runs");
       // A remote A2A agent's task is kept by the id of the call that made it, which starts with its run's id.
       await client.query("DELETE FROM remote_tasks WHERE split_part(call_id, '/', 1) = ANY($1)", [gone]);
       return { runs, events, stashValues, webhookDeliveries };
@@ -82,6 +83,8 @@ export class PostgresRetentionStore implements RetentionStore {
       const { rows } = await client.query<{ id: string }>("SELECT t AS id FROM unnest($1::text[]) AS t WHERE NOT EXISTS (SELECT 1 FROM runs WHERE runs.thread_id = t)", [threadIds]);
       const free = rows.map((row) => row.id);
       if (free.length === 0) return [];
+      // A thread the Agent Protocol made goes with its last run, as its checkpoints do.
+      await client.query("DELETE FROM agent_threads WHERE thread_id = ANY($1)", [free]);
       await client.query("DELETE FROM checkpoint_writes WHERE thread_id = ANY($1)", [free]);
       await client.query("DELETE FROM checkpoints WHERE thread_id = ANY($1)", [free]);
       await client.query("DELETE FROM checkpoint_blobs WHERE thread_id = ANY($1)", [free]);

@@ -1,6 +1,6 @@
 import { statSync } from "node:fs";
 import type { RunStatus } from "../../core/run.js";
-import type { Sqlite } from "../database/sqlite.js";
+import { refreshStatistics, type Sqlite } from "../database/sqlite.js";
 import { COLLECTABLE, type Collectable, type Deleted, type Dependents, type RetentionStore } from "./contract.js";
 
 /** Placeholders for a list of values. */
@@ -60,6 +60,7 @@ export class SqliteRetentionStore implements RetentionStore {
       const stashValues = remove("stash") + remove("stash_items");
       const webhookDeliveries = remove("webhook_deliveries");
       remove("reflections");
+      remove("agent_runs");
       // A remote A2A agent's task is kept by the id of the call that made it, which starts with its run's id.
       const forgetRemoteTasks = this.#db.prepare("DELETE FROM remote_tasks WHERE call_id >= ? AND call_id < ?");
       for (const id of gone) forgetRemoteTasks.run(`${id}/`, `${id}0`);
@@ -80,13 +81,17 @@ export class SqliteRetentionStore implements RetentionStore {
   }
 
   async deleteThreadCheckpoints(threadIds: readonly string[]): Promise<string[]> {
-    if (threadIds.length === 0 || !this.#hasCheckpoints()) return [];
+    if (threadIds.length === 0) return [];
+    const checkpoints = this.#hasCheckpoints();
     return this.#db.transaction(() => {
       const emptied: string[] = [];
       for (let start = 0; start < threadIds.length; start += 500) {
         const chunk = threadIds.slice(start, start + 500);
         const free = (this.#db.prepare(`SELECT value AS id FROM json_each(?) WHERE NOT EXISTS (SELECT 1 FROM runs WHERE runs.thread_id = json_each.value)`).all(JSON.stringify(chunk)) as Array<{ id: string }>).map((row) => row.id);
         if (free.length === 0) continue;
+        // A thread the Agent Protocol made goes with its last run, as its checkpoints do.
+        this.#db.prepare(`DELETE FROM agent_threads WHERE thread_id IN (${list(free)})`).run(...free);
+        if (!checkpoints) continue;
         this.#db.prepare(`DELETE FROM checkpoints WHERE thread_id IN (${list(free)})`).run(...free);
         this.#db.prepare(`DELETE FROM writes WHERE thread_id IN (${list(free)})`).run(...free);
         emptied.push(...free);
@@ -153,6 +158,8 @@ export class SqliteRetentionStore implements RetentionStore {
     }
     // The pages freed are cut from the file; the write-ahead log is folded in and cut as well.
     this.#db.pragma("wal_checkpoint(TRUNCATE)");
+    // The tables shrank: the planner's statistics follow.
+    refreshStatistics(this.#db);
   }
 
   async size(): Promise<number> {

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { RUN_STATUSES, STOP_REASONS, type InterruptInfo, type ResumeDecision, type RunMetrics, type RunStatus, type StopReason } from "../../core/run.js";
+import { ANSWER_FORMATS, type AnswerFormat, RUN_STATUSES, STOP_REASONS, type InterruptInfo, type ResumeDecision, type RunMetrics, type RunStatus, type StopReason } from "../../core/run.js";
 import { deliveryFor, type NewDelivery } from "../webhooks/contract.js";
 import { rowUpdate } from "../database/update.js";
 
@@ -14,6 +14,8 @@ export interface RunRecord {
   stopReason: StopReason | null;
   request: Record<string, unknown>;
   answer: string | null;
+  /** How the answer is meant to be read (Markdown, or plain text written by rules or code); null for a run recorded before it was kept. */
+  answerFormat: AnswerFormat | null;
   error: string | null;
   metrics: RunMetrics | null;
   interrupt: InterruptInfo | null;
@@ -104,6 +106,8 @@ export const RunRow = z
     forked_from: json(z.custom<ForkOrigin>((value) => typeof value === "object" && value !== null)).default(null),
     waits_for: z.string().nullable().default(null),
     superseded_by: z.string().nullable().default(null),
+    // Added by migration 27 (Postgres 16).
+    answer_format: z.enum(ANSWER_FORMATS).nullable().default(null),
   })
   .transform(
     (row): RunRecord => ({
@@ -114,6 +118,7 @@ export const RunRow = z
       stopReason: row.stop_reason,
       request: row.request ?? {},
       answer: row.answer,
+      answerFormat: row.answer_format,
       error: row.error,
       metrics: row.metrics,
       interrupt: row.interrupt,
@@ -140,13 +145,71 @@ export const RunRow = z
     }),
   );
 
-export interface RunListOptions {
-  limit?: number;
-  offset?: number;
+/** Which runs a listing or a count takes. */
+export interface RunFilter {
   status?: RunStatus;
+  /** Any of these statuses (none: no run). */
+  statuses?: RunStatus[];
   threadId?: string;
   /** Only the runs of this API principal. */
   owner?: string;
+  /** Runs holding a question for a person (`set`), or holding none (`unset`). */
+  interrupt?: "set" | "unset";
+  /** Runs a person's rejection stopped (true), or any other (false). */
+  rejected?: boolean;
+  /** Runs last changed at or after this time (ms since the epoch). */
+  updatedSince?: number;
+}
+
+export interface RunListOptions extends RunFilter {
+  limit?: number;
+  offset?: number;
+  /** Newest created first (the default), or last changed first (`updated`: updated_at, then id, both descending). */
+  order?: "created" | "updated";
+  /** With order `updated`: only the runs after this one in that order (a page's cursor, stable as runs are added). */
+  after?: { updatedAt: number; id: string };
+}
+
+/**
+ * Where a page of runs starts (keyset pagination): after this run in the order runs are listed,
+ * newest first — its creation time, then the order runs were written in (SQLite's rowid,
+ * Postgres's row_order) among runs created in the same millisecond.
+ */
+export interface RunCursor {
+  createdAt: number;
+  order: number;
+}
+
+/** A page of runs and the cursor of the next one (null: this is the last). */
+export interface RunPage {
+  runs: RunRecord[];
+  next: RunCursor | null;
+}
+
+export interface RunPageOptions extends Pick<RunListOptions, "status" | "threadId" | "owner"> {
+  limit: number;
+  /** Runs after this one (the first page without). */
+  after?: RunCursor;
+  /** Runs skipped past the cursor (offset paging, kept for old clients; its cost grows with the offset). */
+  offset?: number;
+}
+
+/** The WHERE clause of a page: the listing's filters and, after a cursor, only the runs listed after it. */
+export function pageFilters(options: RunPageOptions, order: "rowid" | "row_order"): { where: string; values: Record<string, unknown> } {
+  // The page's cursor is on the creation order; `filters`' own `after` is the last-changed order's.
+  const { after: _cursor, ...filter } = options;
+  const { where, values } = filters(filter);
+  if (!options.after) return { where, values };
+  // A row-value comparison, which both databases read as a range of the index (an OR of the two cases is not).
+  const after = `(created_at, ${order}) < (@afterCreatedAt, @afterOrder)`;
+  return { where: where ? `${where} AND ${after}` : `WHERE ${after}`, values: { ...values, afterCreatedAt: options.after.createdAt, afterOrder: options.after.order } };
+}
+
+/** The page of rows read (one more than asked, to know whether another follows), each with its order. */
+export function pageOf(rows: Array<Record<string, unknown>>, limit: number): RunPage {
+  const runs = rows.slice(0, limit).map((row) => RunRow.parse(row));
+  const last = rows.length > limit ? rows[limit - 1] : undefined;
+  return { runs, next: last === undefined ? null : { createdAt: Number(last.created_at), order: Number(last.row_order) } };
 }
 
 /** The fields an update may change. */
@@ -156,6 +219,7 @@ export type RunPatch = Partial<
     | "status"
     | "stopReason"
     | "answer"
+    | "answerFormat"
     | "error"
     | "metrics"
     | "interrupt"
@@ -175,7 +239,7 @@ export type RunPatch = Partial<
 >;
 
 /** The update that records a run as finished: its outcome, with nothing held, waited on or pending any more. */
-export function finishedPatch(outcome: Required<Pick<RunPatch, "status" | "stopReason" | "answer" | "error" | "metrics">>): RunPatch {
+export function finishedPatch(outcome: Required<Pick<RunPatch, "status" | "stopReason" | "answer" | "error" | "metrics">> & Pick<RunPatch, "answerFormat">): RunPatch {
   return { ...outcome, interrupt: null, pid: null, worker: null, suspended: null, pendingDecision: null, finishedAt: Date.now() };
 }
 
@@ -187,6 +251,7 @@ export const RUN_COLUMNS: Record<keyof RunPatch, string> = {
   status: "status",
   stopReason: "stop_reason",
   answer: "answer",
+  answerFormat: "answer_format",
   error: "error",
   metrics: "metrics",
   interrupt: "interrupt",
@@ -249,6 +314,7 @@ export function newRunRecord(record: NewRun, now: number): RunRecord {
     ...record,
     stopReason: null,
     answer: null,
+    answerFormat: null,
     error: null,
     metrics: null,
     interrupt: null,
@@ -317,9 +383,17 @@ export interface RunStore {
   getMany(ids: string[]): Promise<RunRecord[]>;
   /** The newest run of a thread. */
   latestForThread(threadId: string): Promise<RunRecord | undefined>;
-  /** Runs, newest first. */
+  /** Of these runs, those another run has asked to give way (`supersededBy` set): one read for every drive a process polls. */
+  supersededAmong(ids: string[]): Promise<string[]>;
+  /** Runs, newest created first, or last changed first (`order: "updated"`, with a cursor). */
   list(options?: RunListOptions): Promise<RunRecord[]>;
-  count(options?: Pick<RunListOptions, "status" | "threadId" | "owner">): Promise<number>;
+  /**
+   * A page of runs, newest first, after a cursor: its cost is the page's, however many runs came
+   * before it (an index of the filters in listing order serves each: migration 21, Postgres 10).
+   */
+  page(options: RunPageOptions): Promise<RunPage>;
+  /** How many runs match, counting at most `atMost` (the cost of a count grows with what it counts). */
+  count(options?: RunFilter, atMost?: number): Promise<number>;
   /** The run an API principal submitted with this Idempotency-Key, if any. */
   findByIdempotencyKey(owner: string, idempotencyKey: string): Promise<RunRecord | undefined>;
   /** Counts one more death of the run's process while it ran; returns how many in a row now. */
@@ -338,12 +412,19 @@ export type NewRun = Pick<RunRecord, "id" | "threadId" | "task" | "status" | "re
   Partial<Pick<RunRecord, "owner" | "idempotencyKey" | "requestHash" | "startedAt" | "evalId" | "worker" | "forkedFrom" | "waitsFor">>;
 
 /** The WHERE clause and values of a listing. */
-export function filters(options: Pick<RunListOptions, "status" | "threadId" | "owner">): { where: string; values: Record<string, unknown> } {
+export function filters(options: RunFilter & Pick<RunListOptions, "after">): { where: string; values: Record<string, unknown> } {
   const clauses: string[] = [];
   const values: Record<string, unknown> = {};
   if (options.status) {
     clauses.push("status = @status");
     values.status = options.status;
+  }
+  if (options.statuses) {
+    const names = options.statuses.map((status, index) => {
+      values[`status${index}`] = status;
+      return `@status${index}`;
+    });
+    clauses.push(names.length === 0 ? "1 = 0" : `status IN (${names.join(", ")})`);
   }
   if (options.threadId) {
     clauses.push("thread_id = @threadId");
@@ -352,6 +433,18 @@ export function filters(options: Pick<RunListOptions, "status" | "threadId" | "o
   if (options.owner) {
     clauses.push("owner = @owner");
     values.owner = options.owner;
+  }
+  if (options.interrupt) clauses.push(options.interrupt === "set" ? "interrupt IS NOT NULL" : "interrupt IS NULL");
+  if (options.rejected !== undefined) clauses.push(options.rejected ? "stop_reason = 'rejected'" : "(stop_reason IS NULL OR stop_reason <> 'rejected')");
+  if (options.updatedSince !== undefined) {
+    clauses.push("updated_at >= @updatedSince");
+    values.updatedSince = options.updatedSince;
+  }
+  if (options.after) {
+    // A row value, read by both databases as a range of the index (an OR of the two cases is walked from the newest run).
+    clauses.push("(updated_at, id) < (@afterAt, @afterId)");
+    values.afterAt = options.after.updatedAt;
+    values.afterId = options.after.id;
   }
   return { where: clauses.length ? `WHERE ${clauses.join(" AND ")}` : "", values };
 }

@@ -1,6 +1,26 @@
 import type pg from "pg";
 import { ConflictError } from "../../core/errors.js";
-import { consequencesOf, type CreateRunOptions, filters, type NewRun, newRunRecord, type RunCreation, type RunListOptions, type RunPatch, type RunRecord, RunRow, type RunStore, runUpdate, unsettledQueries, type UpdateRunOptions } from "./contract.js";
+import {
+  consequencesOf,
+  type CreateRunOptions,
+  filters,
+  type NewRun,
+  newRunRecord,
+  pageFilters,
+  pageOf,
+  type RunCreation,
+  type RunFilter,
+  type RunListOptions,
+  type RunPage,
+  type RunPageOptions,
+  type RunPatch,
+  type RunRecord,
+  RunRow,
+  type RunStore,
+  runUpdate,
+  unsettledQueries,
+  type UpdateRunOptions,
+} from "./contract.js";
 import { positional } from "../database/placeholders.js";
 import { RowFailure, TurnBatch } from "../turn-batch.js";
 import { DELIVERY_INSERT, deliveryValues } from "../webhooks/contract.js";
@@ -224,6 +244,12 @@ export class PostgresRunStore implements RunStore {
     return rows.map(parse);
   }
 
+  async supersededAmong(ids: string[]): Promise<string[]> {
+    if (ids.length === 0) return [];
+    const { rows } = await this.#pool.query<{ id: string }>("SELECT id FROM runs WHERE id = ANY($1) AND superseded_by IS NOT NULL", [ids]);
+    return rows.map((row) => row.id);
+  }
+
   async latestForThread(threadId: string): Promise<RunRecord | undefined> {
     const { rows } = await this.#pool.query("SELECT * FROM runs WHERE thread_id = $1 ORDER BY created_at DESC, row_order DESC LIMIT 1", [threadId]);
     return rows[0] === undefined ? undefined : parse(rows[0]);
@@ -231,7 +257,8 @@ export class PostgresRunStore implements RunStore {
 
   async list(options: RunListOptions = {}): Promise<RunRecord[]> {
     const { where, values } = filters(options);
-    const statement = positional(`SELECT * FROM runs ${where} ORDER BY created_at DESC, row_order DESC LIMIT @limit OFFSET @offset`, {
+    const order = options.order === "updated" ? "updated_at DESC, id DESC" : "created_at DESC, row_order DESC";
+    const statement = positional(`SELECT * FROM runs ${where} ORDER BY ${order} LIMIT @limit OFFSET @offset`, {
       ...values,
       limit: options.limit ?? 50,
       offset: options.offset ?? 0,
@@ -240,9 +267,23 @@ export class PostgresRunStore implements RunStore {
     return rows.map(parse);
   }
 
-  async count(options: Pick<RunListOptions, "status" | "threadId" | "owner"> = {}): Promise<number> {
+  async page(options: RunPageOptions): Promise<RunPage> {
+    const { where, values } = pageFilters(options, "row_order");
+    const statement = positional(`SELECT * FROM runs ${where} ORDER BY created_at DESC, row_order DESC LIMIT @limit OFFSET @offset`, {
+      ...values,
+      limit: options.limit + 1,
+      offset: options.offset ?? 0,
+    });
+    const { rows } = await this.#pool.query(statement.text, statement.values);
+    return pageOf(rows as Array<Record<string, unknown>>, options.limit);
+  }
+
+  async count(options: RunFilter = {}, atMost?: number): Promise<number> {
     const { where, values } = filters(options);
-    const statement = positional(`SELECT COUNT(*)::int AS n FROM runs ${where}`, values);
+    const statement = positional(
+      atMost === undefined ? `SELECT COUNT(*)::int AS n FROM runs ${where}` : `SELECT COUNT(*)::int AS n FROM (SELECT 1 FROM runs ${where} LIMIT @atMost) AS counted`,
+      atMost === undefined ? values : { ...values, atMost },
+    );
     const { rows } = await this.#pool.query<{ n: number }>(statement.text, statement.values);
     return rows[0]?.n ?? 0;
   }

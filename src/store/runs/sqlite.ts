@@ -1,10 +1,32 @@
-import type { Sqlite } from "../database/sqlite.js";
+import { refreshStatistics, type Sqlite } from "../database/sqlite.js";
 import type { SqliteRunQueue } from "../queue/sqlite.js";
 import { RowFailure, TurnBatch } from "../turn-batch.js";
 import { DELIVERY_INSERT, deliveryValues } from "../webhooks/contract.js";
-import { type CreateRunOptions, type NewRun, type RunListOptions, type RunCreation, type RunPatch, type RunRecord, RunRow, type RunStore, type UpdateRunOptions, consequencesOf, filters, newRunRecord, runUpdate, unsettledQueries } from "./contract.js";
+import {
+  type CreateRunOptions,
+  type NewRun,
+  type RunListOptions,
+  type RunCreation,
+  type RunFilter,
+  type RunPage,
+  type RunPageOptions,
+  type RunPatch,
+  type RunRecord,
+  RunRow,
+  type RunStore,
+  type UpdateRunOptions,
+  consequencesOf,
+  filters,
+  newRunRecord,
+  pageFilters,
+  pageOf,
+  runUpdate,
+  unsettledQueries,
+} from "./contract.js";
 
 const UNSETTLED = unsettledQueries("rowid");
+/** Runs created between two refreshes of the planner's statistics. */
+const STATISTICS_EVERY = 5_000;
 
 function queuedRunOf(record: RunRecord): { runId: string; threadId: string; owner: string | null; waitsFor: string | null } {
   return { runId: record.id, threadId: record.threadId, owner: record.owner, waitsFor: record.waitsFor };
@@ -28,14 +50,16 @@ export class SqliteRunStore implements RunStore {
   readonly #queue: SqliteRunQueue | undefined;
   readonly #statements = new Map<string, ReturnType<Sqlite["prepare"]>>();
   readonly #creations: TurnBatch<RunCreation, RunRecord>;
+  /** Runs created through this store (for refreshing the planner's statistics now and then). */
+  #created = 0;
 
   constructor(db: Sqlite, queue?: SqliteRunQueue) {
     this.#db = db;
     this.#queue = queue;
     // Group commit: the runs created in one turn share one transaction (one fsync), each in a
     // savepoint of its own, so one refused by its check (or a unique key) fails alone.
-    this.#creations = new TurnBatch<RunCreation, RunRecord>((creations) =>
-      this.#db.transaction(() =>
+    this.#creations = new TurnBatch<RunCreation, RunRecord>((creations) => {
+      const results = this.#db.transaction(() =>
         creations.map((creation) => {
           try {
             return this.#db.transaction(() => this.#insert(creation))();
@@ -43,8 +67,13 @@ export class SqliteRunStore implements RunStore {
             return new RowFailure(error);
           }
         }),
-      )(),
-    );
+      )();
+      // The planner's statistics follow the table as it grows (a no-op while they are fresh).
+      const before = this.#created;
+      this.#created += creations.length;
+      if (Math.floor(before / STATISTICS_EVERY) !== Math.floor(this.#created / STATISTICS_EVERY)) refreshStatistics(this.#db);
+      return results;
+    });
   }
 
   /** Prepared statements are kept: preparing one costs more than running it. */
@@ -137,6 +166,16 @@ export class SqliteRunStore implements RunStore {
     return row === undefined ? undefined : RunRow.parse(row);
   }
 
+  async supersededAmong(ids: string[]): Promise<string[]> {
+    const found: string[] = [];
+    for (let start = 0; start < ids.length; start += 500) {
+      const chunk = ids.slice(start, start + 500);
+      const rows = this.#db.prepare(`SELECT id FROM runs WHERE id IN (${chunk.map(() => "?").join(", ")}) AND superseded_by IS NOT NULL`).all(...chunk) as Array<{ id: string }>;
+      found.push(...rows.map((row) => row.id));
+    }
+    return found;
+  }
+
   async latestForThread(threadId: string): Promise<RunRecord | undefined> {
     return this.#latestForThread(threadId);
   }
@@ -148,15 +187,27 @@ export class SqliteRunStore implements RunStore {
 
   async list(options: RunListOptions = {}): Promise<RunRecord[]> {
     const { where, values } = filters(options);
-    const sql = `SELECT * FROM runs ${where} ORDER BY created_at DESC, rowid DESC LIMIT @limit OFFSET @offset`;
+    const order = options.order === "updated" ? "updated_at DESC, id DESC" : "created_at DESC, rowid DESC";
+    const sql = `SELECT * FROM runs ${where} ORDER BY ${order} LIMIT @limit OFFSET @offset`;
     return this.#statement(sql)
       .all({ ...values, limit: options.limit ?? 50, offset: options.offset ?? 0 })
       .map((row) => RunRow.parse(row));
   }
 
-  async count(options: Pick<RunListOptions, "status" | "threadId" | "owner"> = {}): Promise<number> {
+  async page(options: RunPageOptions): Promise<RunPage> {
+    const { where, values } = pageFilters(options, "rowid");
+    const rows = this.#statement(`SELECT rowid AS row_order, * FROM runs ${where} ORDER BY created_at DESC, rowid DESC LIMIT @limit OFFSET @offset`).all({
+      ...values,
+      limit: options.limit + 1,
+      offset: options.offset ?? 0,
+    }) as Array<Record<string, unknown>>;
+    return pageOf(rows, options.limit);
+  }
+
+  async count(options: RunFilter = {}, atMost?: number): Promise<number> {
     const { where, values } = filters(options);
-    const row = this.#statement(`SELECT COUNT(*) AS n FROM runs ${where}`).get(values) as { n: number };
+    const sql = atMost === undefined ? `SELECT COUNT(*) AS n FROM runs ${where}` : `SELECT COUNT(*) AS n FROM (SELECT 1 FROM runs ${where} LIMIT @atMost)`;
+    const row = this.#statement(sql).get(atMost === undefined ? values : { ...values, atMost }) as { n: number };
     return row.n;
   }
 

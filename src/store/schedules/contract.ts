@@ -10,9 +10,19 @@ export type NewSchedule = Omit<Schedule, "id" | "createdAt" | "updatedAt" | "las
  * process that moves a schedule's last tick forward to this tick (from an earlier one) fires it;
  * every other process, or a second delivery of the same tick, finds it claimed.
  */
+/** What an add is written under: a check of the owner's schedules, in the insert's transaction. */
+export interface AddScheduleOptions {
+  /**
+   * Called with the schedules the new one's owner holds already, inside the write's transaction
+   * (one owner's adds are serialised: two at once cannot both pass a limit); throws to refuse the
+   * schedule, which is then not written.
+   */
+  check?: (owned: Schedule[]) => void;
+}
+
 export interface ScheduleStore {
   /** Adds a schedule; a name already taken is a ConflictError-shaped refusal (undefined). */
-  add(schedule: NewSchedule): Promise<Schedule | undefined>;
+  add(schedule: NewSchedule, options?: AddScheduleOptions): Promise<Schedule | undefined>;
   /** Writes a schedule by name (the config's: kept in step with the file), keeping its last tick. */
   upsert(schedule: NewSchedule): Promise<Schedule>;
   get(idOrName: string): Promise<Schedule | undefined>;

@@ -1,6 +1,6 @@
 import type pg from "pg";
 import type { Schedule } from "../../core/schedule.js";
-import { type NewSchedule, newScheduleId, SCHEDULE_INSERT, type ScheduleStore, ScheduleRow, scheduleValues } from "./contract.js";
+import { type AddScheduleOptions, type NewSchedule, newScheduleId, SCHEDULE_INSERT, type ScheduleStore, ScheduleRow, scheduleValues } from "./contract.js";
 import { inTransaction } from "../database/postgres.js";
 import type { PgBossScheduleQueue } from "./postgres-queue.js";
 import { positional } from "../database/placeholders.js";
@@ -20,9 +20,15 @@ export class PostgresScheduleStore implements ScheduleStore {
     this.#queue = queue;
   }
 
-  async add(schedule: NewSchedule): Promise<Schedule | undefined> {
+  async add(schedule: NewSchedule, options: AddScheduleOptions = {}): Promise<Schedule | undefined> {
     const id = newScheduleId();
     const added = await inTransaction(this.#pool, async (client) => {
+      if (options.check) {
+        // One owner's adds one at a time, whatever the process: the check sees every schedule written before.
+        await client.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [`troupe.schedules:${schedule.owner ?? ""}`]);
+        const { rows } = await client.query(schedule.owner === null ? "SELECT * FROM schedules WHERE owner IS NULL ORDER BY name" : "SELECT * FROM schedules WHERE owner = $1 ORDER BY name", schedule.owner === null ? [] : [schedule.owner]);
+        options.check(rows.map((row) => ScheduleRow.parse(row)));
+      }
       const { rowCount } = await client.query(`${SCHEDULE_INSERT} ${PLACEHOLDERS} ON CONFLICT (name) DO NOTHING`, scheduleValues(id, schedule, Date.now()));
       if ((rowCount ?? 0) === 0) return false;
       await this.#queue?.register(client, { id, ...schedule });

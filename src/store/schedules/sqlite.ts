@@ -1,6 +1,6 @@
 import { type Schedule } from "../../core/schedule.js";
-import type { Sqlite } from "../database/sqlite.js";
-import { type NewSchedule, SCHEDULE_INSERT, ScheduleRow, type ScheduleStore, newScheduleId, scheduleValues } from "./contract.js";
+import { type Sqlite, prepared } from "../database/sqlite.js";
+import { type AddScheduleOptions, type NewSchedule, SCHEDULE_INSERT, ScheduleRow, type ScheduleStore, newScheduleId, scheduleValues } from "./contract.js";
 
 /** The schedules table in SQLite. */
 export class SqliteScheduleStore implements ScheduleStore {
@@ -10,10 +10,20 @@ export class SqliteScheduleStore implements ScheduleStore {
     this.#db = db;
   }
 
-  async add(schedule: NewSchedule): Promise<Schedule | undefined> {
+  async add(schedule: NewSchedule, options: AddScheduleOptions = {}): Promise<Schedule | undefined> {
     const id = newScheduleId();
     try {
-      this.#db.prepare(`${SCHEDULE_INSERT} (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(scheduleValues(id, schedule, Date.now()));
+      // One synchronous transaction: the owner's schedules cannot change between the check and the insert.
+      this.#db.transaction(() => {
+        if (options.check) {
+          const owned = this.#db
+            .prepare(schedule.owner === null ? "SELECT * FROM schedules WHERE owner IS NULL ORDER BY name" : "SELECT * FROM schedules WHERE owner = ? ORDER BY name")
+            .all(...(schedule.owner === null ? [] : [schedule.owner]))
+            .map((row) => ScheduleRow.parse(row));
+          options.check(owned);
+        }
+        prepared(this.#db, `${SCHEDULE_INSERT} (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(scheduleValues(id, schedule, Date.now()));
+      })();
     } catch (error) {
       if ((error as { code?: string }).code === "SQLITE_CONSTRAINT_UNIQUE") return undefined;
       throw error;
@@ -23,8 +33,7 @@ export class SqliteScheduleStore implements ScheduleStore {
 
   async upsert(schedule: NewSchedule): Promise<Schedule> {
     const now = Date.now();
-    this.#db
-      .prepare(
+    prepared(this.#db, 
         `${SCHEDULE_INSERT} (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT (name) DO UPDATE SET cron = excluded.cron, timezone = excluded.timezone, task = excluded.task, request = excluded.request,
            owner = excluded.owner, catch_up = excluded.catch_up, source = excluded.source, updated_at = excluded.updated_at`,
@@ -34,14 +43,13 @@ export class SqliteScheduleStore implements ScheduleStore {
   }
 
   async get(idOrName: string): Promise<Schedule | undefined> {
-    const row = this.#db.prepare("SELECT * FROM schedules WHERE id = ? OR name = ? ORDER BY id = ? DESC LIMIT 1").get(idOrName, idOrName, idOrName);
+    const row = prepared(this.#db, "SELECT * FROM schedules WHERE id = ? OR name = ? ORDER BY id = ? DESC LIMIT 1").get(idOrName, idOrName, idOrName);
     return row === undefined ? undefined : ScheduleRow.parse(row);
   }
 
   async list(options: { owner?: string; source?: Schedule["source"] } = {}): Promise<Schedule[]> {
     const clauses = [...(options.owner !== undefined ? ["owner = @owner"] : []), ...(options.source !== undefined ? ["source = @source"] : [])];
-    return this.#db
-      .prepare(`SELECT * FROM schedules ${clauses.length ? `WHERE ${clauses.join(" AND ")}` : ""} ORDER BY name`)
+    return prepared(this.#db, `SELECT * FROM schedules ${clauses.length ? `WHERE ${clauses.join(" AND ")}` : ""} ORDER BY name`)
       .all({ ...(options.owner !== undefined ? { owner: options.owner } : {}), ...(options.source !== undefined ? { source: options.source } : {}) })
       .map((row) => ScheduleRow.parse(row));
   }
@@ -49,14 +57,14 @@ export class SqliteScheduleStore implements ScheduleStore {
   async remove(idOrName: string): Promise<boolean> {
     const found = await this.get(idOrName);
     if (!found) return false;
-    return this.#db.prepare("DELETE FROM schedules WHERE id = ?").run(found.id).changes > 0;
+    return prepared(this.#db, "DELETE FROM schedules WHERE id = ?").run(found.id).changes > 0;
   }
 
   async claim(id: string, tick: number): Promise<boolean> {
-    return this.#db.prepare("UPDATE schedules SET last_tick = ? WHERE id = ? AND (last_tick IS NULL OR last_tick < ?)").run(tick, id, tick).changes > 0;
+    return prepared(this.#db, "UPDATE schedules SET last_tick = ? WHERE id = ? AND (last_tick IS NULL OR last_tick < ?)").run(tick, id, tick).changes > 0;
   }
 
   async fired(id: string, runId: string | null, at: number): Promise<void> {
-    this.#db.prepare("UPDATE schedules SET last_run_id = ?, last_fired_at = ? WHERE id = ?").run(runId, at, id);
+    prepared(this.#db, "UPDATE schedules SET last_run_id = ?, last_fired_at = ? WHERE id = ?").run(runId, at, id);
   }
 }

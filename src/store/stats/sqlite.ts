@@ -1,6 +1,6 @@
 import { type ReflectionStats } from "../../core/reflection.js";
 import type { Statement } from "better-sqlite3";
-import type { Sqlite } from "../database/sqlite.js";
+import { type Sqlite, prepared } from "../database/sqlite.js";
 import { type DurationStat, type ReflectionRecord, type RunStatsStore, reflectionStatsOf } from "./contract.js";
 
 interface Writes {
@@ -25,8 +25,8 @@ export class SqliteRunStatsStore implements RunStatsStore {
 
   #compiled(): Writes {
     this.#writes ??= {
-      reflection: this.#db.prepare("INSERT OR REPLACE INTO reflections (run_id, iteration, type, passed, confidence, at) VALUES (?, ?, ?, ?, ?, ?)"),
-      duration: this.#db.prepare(
+      reflection: prepared(this.#db, "INSERT OR REPLACE INTO reflections (run_id, iteration, type, passed, confidence, at) VALUES (?, ?, ?, ?, ?, ?)"),
+      duration: prepared(this.#db, 
         `INSERT INTO duration_stats (agent, tool, count, total_ms, updated_at) VALUES (?, ?, 1, ?, ?)
          ON CONFLICT (agent, tool) DO UPDATE SET count = count + 1, total_ms = total_ms + excluded.total_ms, updated_at = excluded.updated_at`,
       ),
@@ -40,8 +40,7 @@ export class SqliteRunStatsStore implements RunStatsStore {
 
   async reflections(filter: { runId?: string; since?: number } = {}): Promise<ReflectionStats> {
     const clauses = [...(filter.runId !== undefined ? ["run_id = @runId"] : []), ...(filter.since !== undefined ? ["at >= @since"] : [])];
-    const rows = this.#db
-      .prepare(`SELECT type, COUNT(*) AS total, SUM(passed) AS passed, SUM(confidence) AS confidence_sum FROM reflections ${clauses.length ? `WHERE ${clauses.join(" AND ")}` : ""} GROUP BY type`)
+    const rows = prepared(this.#db, `SELECT type, COUNT(*) AS total, SUM(passed) AS passed, SUM(confidence) AS confidence_sum FROM reflections ${clauses.length ? `WHERE ${clauses.join(" AND ")}` : ""} GROUP BY type`)
       .all({ ...(filter.runId !== undefined ? { runId: filter.runId } : {}), ...(filter.since !== undefined ? { since: filter.since } : {}) }) as Array<{
       type: string;
       total: number;
@@ -56,7 +55,7 @@ export class SqliteRunStatsStore implements RunStatsStore {
   }
 
   async durations(): Promise<DurationStat[]> {
-    const rows = this.#db.prepare("SELECT agent, tool, count, total_ms FROM duration_stats ORDER BY agent, tool").all() as Array<{ agent: string; tool: string; count: number; total_ms: number }>;
+    const rows = prepared(this.#db, "SELECT agent, tool, count, total_ms FROM duration_stats ORDER BY agent, tool").all() as Array<{ agent: string; tool: string; count: number; total_ms: number }>;
     return rows.map((row) => ({ agent: row.agent, tool: row.tool === "" ? null : row.tool, count: row.count, meanMs: Math.round(row.total_ms / Math.max(1, row.count)) }));
   }
 }

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import { DELIVERY_STATUSES, type WebhookDelivery, WEBHOOK_EVENTS, type WebhookEvent, webhookEventOf, type WebhookPayload, webhookPayload, WebhookSpec } from "../../core/webhook.js";
 import type { RunRecord } from "../runs/contract.js";
+import { threadNameOfRun } from "../../core/thread-key.js";
 
 /**
  * The webhook outbox. A delivery is written in the same transaction as the change of a run's
@@ -115,7 +116,8 @@ export function deliveryFor(before: string | undefined, after: RunRecord, now = 
   if (!spec.success) return undefined;
   if (spec.data.events && !spec.data.events.includes(event)) return undefined;
   const id = `whd-${randomUUID()}`;
-  const payload = webhookPayload(id, event, { ...after, interrupt: after.interrupt ? { kind: after.interrupt.kind } : null }, now);
+  // The receiver is the run's owner's: the thread as that owner names it (core/thread-key.ts).
+  const payload = webhookPayload(id, event, { ...after, threadId: threadNameOfRun(after), interrupt: after.interrupt ? { kind: after.interrupt.kind } : null }, now);
   return { id, runId: after.id, event, url: spec.data.url, payload: JSON.stringify(payload), now };
 }
 

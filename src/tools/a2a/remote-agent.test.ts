@@ -6,6 +6,8 @@ import { agentCardHandler, jsonRpcHandler, UserBuilder } from "@a2a-js/sdk/serve
 import express from "express";
 import { afterEach, describe, expect, it } from "vitest";
 import type { RemoteTaskRecord, RemoteTasks } from "../../core/remote-tasks.js";
+import { ToolRegistry } from "../registry.js";
+import { TrustPolicy } from "../trust-policy.js";
 import { connectRemoteAgent, type RemoteCallValue } from "./remote-agent.js";
 import { createGuardedFetch } from "./guarded-fetch.js";
 
@@ -91,6 +93,19 @@ describe("a remote A2A agent that is not troupe", () => {
     const again = (await connection.tool.execute({ text: "hello" }, context)) as RemoteCallValue;
     expect(again).toMatchObject({ state: "completed", taskId: first.taskId, result: "HELLO" });
     expect(agent.seen.map((message) => message.text)).toEqual(["hello"]);
+  });
+
+  it("its answer is untrusted data by default, and trusted (still private: it leaves only by the task's word) when the config says trusted", { timeout: 30_000 }, async () => {
+    const agent = await plainAgent({ answerWithMessage: true });
+    const registry = new ToolRegistry().configure({ trust: new TrustPolicy() });
+    const plain = await connectRemoteAgent({ name: "upper", a2a: agent.url }, { rules: loopback });
+    const mine = await connectRemoteAgent({ name: "mine", a2a: agent.url, trusted: true }, { rules: loopback });
+    registry.register(plain.tool);
+    registry.register(mine.tool);
+    const untrusted = await registry.call("a2a.upper", { text: "hi" }, { workspace: "/tmp" });
+    expect(untrusted).toMatchObject({ ok: true, value: { result: "HI" }, label: { trust: "untrusted", sources: [{ kind: "remote-agent", name: "upper" }] } });
+    const trusted = await registry.call("a2a.mine", { text: "hi" }, { workspace: "/tmp" });
+    expect(trusted).toMatchObject({ ok: true, value: { result: "HI" }, label: { trust: "trusted", held: [{ kind: "remote-agent", name: "mine" }] } });
   });
 
   it("an agent that answers with a message at once: its text is the result", { timeout: 30_000 }, async () => {

@@ -5,10 +5,10 @@ import { type Client, ClientFactory, ClientFactoryOptions, DefaultAgentCardResol
 import { z } from "zod";
 import { RemoteAgentConfig } from "../../config/config-file.js";
 import { ConfigError, errorMessage, isTroupeError, ToolError, TroupeError } from "../../core/errors.js";
-import { sourceOf } from "../../core/provenance.js";
+import { heldLabel, LabelledValue, sourceOf } from "../../core/provenance.js";
 import type { RemoteTasks } from "../../core/remote-tasks.js";
 import { preview, truncate } from "../../core/text.js";
-import { defineTool, type ToolDefinition } from "../define-tool.js";
+import { defineTool, type ToolContext, type ToolDefinition } from "../define-tool.js";
 import { checkUrl, type NetworkRules, SSRF_CODE } from "../net/address-guard.js";
 import { createGuardedFetch, networkCodeOf, reachFailure } from "./guarded-fetch.js";
 import { textOfParts, valueOfMessage, valueOfTask } from "./remote-result.js";
@@ -225,6 +225,48 @@ export async function connectRemoteAgent(given: z.input<typeof RemoteAgentConfig
   // A skill's tags say what it is good at; a skill without tags by its id.
   const capabilities = config.capabilities ?? [...new Set(skills.flatMap((skill) => ((skill.tags ?? []).length > 0 ? skill.tags : [skill.id])).flatMap((text) => capabilityName(text) ?? []))].slice(0, 20);
   const name = remoteToolName(config.name);
+  // Sends the message and waits for the task it makes (or the one a resume finds by the call id).
+  const send = async (args: z.infer<typeof RemoteCallArgs>, context: ToolContext): Promise<RemoteCallValue> => {
+    const signal = context.signal ?? new AbortController().signal;
+    const callId = context.callId;
+    let taskId = callId && options.tasks ? (await options.tasks.find(callId))?.taskId : undefined;
+    try {
+      if (taskId === undefined) {
+        const message: Message = {
+          messageId: messageIdOf(callId),
+          contextId: args.contextId ?? "",
+          taskId: args.taskId ?? "",
+          role: Role.ROLE_USER,
+          parts: [
+            { content: { $case: "text", value: args.text }, mediaType: "text/plain", filename: "", metadata: undefined },
+            ...(args.data !== undefined ? [{ content: { $case: "data" as const, value: args.data }, mediaType: "application/json", filename: "", metadata: undefined }] : []),
+          ],
+          metadata: undefined,
+          extensions: [],
+          referenceTaskIds: [],
+        };
+        // The send answers as soon as the task exists, and is not cut short by a cancel or a timeout: a message that
+        // reached the agent must give back the task's id, so the task can be cancelled and a resume can find it.
+        const sent = await client.sendMessage(
+          { tenant: "", message, configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately: true }, metadata: undefined },
+          { signal: AbortSignal.timeout(SEND_TIMEOUT_MS) },
+        );
+        if (!("status" in sent)) return { state: "completed", taskId: "", contextId: sent.contextId, result: valueOfMessage(sent) };
+        taskId = sent.id;
+        if (callId && options.tasks) await options.tasks.save({ callId, agent: config.name, url: config.a2a, taskId, contextId: sent.contextId, createdAt: Date.now() });
+        signal.throwIfAborted();
+        if (RESTING.has(sent.status?.state ?? TaskState.TASK_STATE_UNSPECIFIED) && sent.status?.state !== TaskState.TASK_STATE_COMPLETED) return outcomeOf(config.name, sent);
+      }
+      return outcomeOf(config.name, await waitForTask(client, card, taskId, signal));
+    } catch (error) {
+      // Given up on (a timeout, the run cancelled): the agent is told to stop. A drain leaves it going, for the resume to wait on.
+      const reason = signal.reason as { name?: string; code?: string } | undefined;
+      if (signal.aborted && taskId !== undefined && (reason?.name === "TimeoutError" || reason?.code === "run_cancelled")) {
+        await client.cancelTask({ tenant: "", id: taskId, metadata: undefined }, { signal: AbortSignal.timeout(5_000) }).catch(() => undefined);
+      }
+      throw failureOf(config.name, error);
+    }
+  };
   const tool = defineTool({
     name,
     description: truncate(`Send work to the remote agent ${config.name}: ${description}`, 1_000),
@@ -237,48 +279,15 @@ export async function connectRemoteAgent(given: z.input<typeof RemoteAgentConfig
     remote: true,
     timeoutMs: config.timeoutMs,
     source: `a2a:${config.a2a}`,
-    // What another system's agent answers is untrusted data (docs/trust.md); the agent it goes to is fixed by the config, not an argument.
-    origin: () => [sourceOf("remote-agent", config.name)],
-    async execute(args, context): Promise<RemoteCallValue> {
-      const signal = context.signal ?? new AbortController().signal;
-      const callId = context.callId;
-      let taskId = callId && options.tasks ? (await options.tasks.find(callId))?.taskId : undefined;
-      try {
-        if (taskId === undefined) {
-          const message: Message = {
-            messageId: messageIdOf(callId),
-            contextId: args.contextId ?? "",
-            taskId: args.taskId ?? "",
-            role: Role.ROLE_USER,
-            parts: [
-              { content: { $case: "text", value: args.text }, mediaType: "text/plain", filename: "", metadata: undefined },
-              ...(args.data !== undefined ? [{ content: { $case: "data" as const, value: args.data }, mediaType: "application/json", filename: "", metadata: undefined }] : []),
-            ],
-            metadata: undefined,
-            extensions: [],
-            referenceTaskIds: [],
-          };
-          // The send answers as soon as the task exists, and is not cut short by a cancel or a timeout: a message that
-          // reached the agent must give back the task's id, so the task can be cancelled and a resume can find it.
-          const sent = await client.sendMessage(
-            { tenant: "", message, configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately: true }, metadata: undefined },
-            { signal: AbortSignal.timeout(SEND_TIMEOUT_MS) },
-          );
-          if (!("status" in sent)) return { state: "completed", taskId: "", contextId: sent.contextId, result: valueOfMessage(sent) };
-          taskId = sent.id;
-          if (callId && options.tasks) await options.tasks.save({ callId, agent: config.name, url: config.a2a, taskId, contextId: sent.contextId, createdAt: Date.now() });
-          signal.throwIfAborted();
-          if (RESTING.has(sent.status?.state ?? TaskState.TASK_STATE_UNSPECIFIED) && sent.status?.state !== TaskState.TASK_STATE_COMPLETED) return outcomeOf(config.name, sent);
-        }
-        return outcomeOf(config.name, await waitForTask(client, card, taskId, signal));
-      } catch (error) {
-        // Given up on (a timeout, the run cancelled): the agent is told to stop. A drain leaves it going, for the resume to wait on.
-        const reason = signal.reason as { name?: string; code?: string } | undefined;
-        if (signal.aborted && taskId !== undefined && (reason?.name === "TimeoutError" || reason?.code === "run_cancelled")) {
-          await client.cancelTask({ tenant: "", id: taskId, metadata: undefined }, { signal: AbortSignal.timeout(5_000) }).catch(() => undefined);
-        }
-        throw failureOf(config.name, error);
-      }
+    // What another system's agent answers is untrusted data (docs/trust.md) unless the config trusts it; the agent it goes to is fixed by the config, not an argument.
+    ...(config.trusted ? {} : { origin: () => [sourceOf("remote-agent", config.name)] }),
+    // The message goes to another system: data read from the workspace, memory or another tool needs the task's or the config's word to go there.
+    sends: () => ({ destination: { kind: "agent", name: config.name }, payload: { text: "name", data: "code" } }),
+    describe: (args) => `send the remote agent ${config.name} the message ${JSON.stringify(preview(args.text, 200))}${args.data !== undefined ? ` with data ${preview(args.data, 200)}` : ""}`,
+    async execute(args, context): Promise<RemoteCallValue | LabelledValue> {
+      const value = await send(args, context);
+      // A trusted agent's answer is trusted, and still that system's private data (for the egress check).
+      return config.trusted ? new LabelledValue(value, heldLabel([sourceOf("remote-agent", config.name)])) : value;
     },
     summarize: (value) => {
       const call = value as RemoteCallValue;

@@ -4,7 +4,10 @@ import path from "node:path";
 import { z } from "zod";
 import { ToolError } from "../../core/errors.js";
 import { truncate } from "../../core/text.js";
+import { joinLabels, type Label, LabelledValue, sourceOf, TRUSTED, untrustedLabel } from "../../core/provenance.js";
 import { defineTool, pathArgs, type ToolContext, type ToolDefinition } from "../define-tool.js";
+import { inputsLabel } from "../trust-policy.js";
+import { judgeOpen, keepScriptLabels } from "./file-labelling.js";
 import { OPERATOR } from "../permissions.js";
 import { Bubblewrap, type ProcessLimits, type SubprocessOptions } from "../sandbox/bubblewrap.js";
 import { runJavaScript } from "../sandbox/js-sandbox.js";
@@ -175,9 +178,11 @@ export function createCodeRunTool(options: Partial<CodeRunOptions> = {}): ToolDe
         if (key !== undefined) await new Stage(stagingRoot, key).remove();
       },
     },
-    async execute(args, context): Promise<CodeRunValue> {
+    async execute(args, context): Promise<CodeRunValue | LabelledValue> {
       const timeoutMs = Math.min(args.timeoutMs ?? settings.timeoutMs, settings.maxTimeoutMs);
       let source = args.code;
+      // What the run's value comes from besides its inputs: the script file, and for python and node every file the script can read.
+      let own: Label = TRUSTED;
       if (source === undefined) {
         const file = await openFileForRead(context.workspace, args.path as string);
         try {
@@ -185,10 +190,15 @@ export function createCodeRunTool(options: Partial<CodeRunOptions> = {}): ToolDe
           const { bytes, larger } = await readBounded(file.handle, MAX_SCRIPT_BYTES);
           if (larger) throw new ToolError("too_large", `${file.relative} is larger than 512 KiB`);
           source = bytes.toString("utf8");
+          own = (await judgeOpen(context, file.handle, file.relative, bytes))?.label ?? TRUSTED;
         } finally {
           await file.handle.close();
         }
       }
+      if (args.language !== "javascript" && (await context.fileTrust?.mayHoldUntrusted(context.workspace))) {
+        own = joinLabels(own, untrustedLabel([sourceOf("workspace", `a ${args.language} script in a workspace that holds untrusted files`)]));
+      }
+      const labelled = (value: CodeRunValue): CodeRunValue | LabelledValue => (context.fileTrust ? new LabelledValue(value, own) : value);
       if (args.language === "javascript") {
         const result = await runJavaScript(
           source,
@@ -200,7 +210,7 @@ export function createCodeRunTool(options: Partial<CodeRunOptions> = {}): ToolDe
           const code = result.reason === "error" ? "code_error" : result.reason;
           throw new ToolError(code, `${result.error}${result.output ? `\noutput:\n${tail(result.output)}` : ""}`);
         }
-        return { language: "javascript", result: result.value, stdout: result.output, stderr: "", exitCode: 0, durationMs: result.durationMs, truncated: result.truncated };
+        return labelled({ language: "javascript", result: result.value, stdout: result.output, stderr: "", exitCode: 0, durationMs: result.durationMs, truncated: result.truncated });
       }
       const limits: ProcessLimits = {
         timeoutMs,
@@ -220,7 +230,7 @@ export function createCodeRunTool(options: Partial<CodeRunOptions> = {}): ToolDe
         return { language: args.language, stdout: result.stdout, stderr: result.stderr, exitCode: 0, durationMs: result.durationMs, truncated: result.truncated };
       };
       if (scope.kind === "none") {
-        return finished(await bubblewrap.runScript(args.language, source, context.workspace, args.input, limits, context.signal, { readOnly: true }));
+        return labelled(finished(await bubblewrap.runScript(args.language, source, context.workspace, args.input, limits, context.signal, { readOnly: true })));
       }
       const stage = new Stage(stagingRoot, context.callId ?? randomUUID());
       let journaled = false;
@@ -237,12 +247,16 @@ export function createCodeRunTool(options: Partial<CodeRunOptions> = {}): ToolDe
         if (problem) throw new ToolError("undeclared_writes", `${problem}; nothing it wrote was applied`, { changed: changes.map((change) => change.path) });
         const done: CodeRunValue = changes.length > 0 ? { ...value, changed: changes.map((change) => ({ path: change.path, action: change.action })) } : value;
         const journal = { changes, value: done, applied: false };
+        // What it wrote holds what the call held: its label is kept before the files exist (untrusted) and after (their names, and trusted ones).
+        const written = joinLabels(own, inputsLabel(context.provenance));
+        await keepScriptLabels(context, written, changes, "before");
         await stage.writeJournal(journal);
         journaled = true;
         await stage.apply(context.workspace, journal, settings.maxFileBytes);
+        await keepScriptLabels(context, written, changes, "after");
         // A call without an id is never settled again: its journal can go now.
         if (context.callId === undefined) await stage.remove();
-        return done;
+        return labelled(done);
       } finally {
         if (!journaled) await stage.remove();
       }

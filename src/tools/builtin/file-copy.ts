@@ -1,6 +1,9 @@
 import { z } from "zod";
 import { ToolError } from "../../core/errors.js";
+import { type LabelledValue, TRUSTED } from "../../core/provenance.js";
 import { defineTool, outputSchemaOf, pathArgs } from "../define-tool.js";
+import type { FileVerdict } from "../file-trust.js";
+import { afterWrite, beforeWrite, judgeOpen, withVerdict, type WriteLabel } from "./file-labelling.js";
 import { openFileForRead } from "../workspace.js";
 import { writeWorkspaceFile } from "../workspace-files.js";
 import { FILE_LIMITS } from "./file-limits.js";
@@ -29,19 +32,24 @@ export const fileCopyTool = defineTool({
   idempotent: true,
   timeoutMs: 10_000,
   resources: (args) => ({ reads: pathArgs(args, "from"), writes: pathArgs(args, "to") }),
-  async execute({ from, to, overwrite }, context): Promise<FileCopyValue> {
+  async execute({ from, to, overwrite }, context): Promise<FileCopyValue | LabelledValue> {
     const source = await openFileForRead(context.workspace, from);
     let bytes: Buffer;
+    let verdict: FileVerdict | undefined;
     try {
       if (source.size > FILE_LIMITS.writeMaxBytes) {
         throw new ToolError("too_large", `"${from}" is ${source.size} bytes; a copy may be at most ${FILE_LIMITS.writeMaxBytes}`, { path: from });
       }
       bytes = await source.handle.readFile();
+      // The copy holds the source's bytes: it takes the source's label, judged from the file read.
+      verdict = await judgeOpen(context, source.handle, source.relative, bytes);
     } finally {
       await source.handle.close();
     }
-    const written = await writeWorkspaceFile(context.workspace, to, bytes, { overwrite, maxBytes: FILE_LIMITS.writeMaxBytes });
-    return { from: source.relative, to: written.relative, bytes: written.bytes, created: written.created };
+    const about: WriteLabel = { label: verdict?.label ?? TRUSTED, tool: "file_copy", reason: `copied from ${source.relative}${verdict && !verdict.trusted ? `, which is untrusted (${verdict.reasons[0] ?? ""})` : ""}` };
+    const written = await writeWorkspaceFile(context.workspace, to, bytes, { overwrite, maxBytes: FILE_LIMITS.writeMaxBytes, beforeWrite: beforeWrite(context, () => about) });
+    await afterWrite(context, about, written);
+    return withVerdict({ from: source.relative, to: written.relative, bytes: written.bytes, created: written.created }, verdict);
   },
   summarize: (value) => {
     const copied = value as FileCopyValue;

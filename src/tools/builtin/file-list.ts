@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { LabelledValue } from "../../core/provenance.js";
 import { defineTool, outputSchemaOf, pathArgs } from "../define-tool.js";
 import { type ListedEntry, listWorkspace } from "../workspace-files.js";
 import { FILE_LIMITS } from "./file-limits.js";
@@ -27,9 +28,14 @@ export const fileListTool = defineTool({
   idempotent: true,
   timeoutMs: 5_000,
   resources: (args) => ({ reads: args.path === undefined ? ["."] : pathArgs(args, "path") }),
-  async execute({ path: requested, recursive }, context): Promise<FileListValue> {
-    const listing = await listWorkspace(context.workspace, requested, { recursive, maxEntries: FILE_LIMITS.listMaxEntries });
-    return { path: listing.relative, entries: listing.entries, truncated: listing.truncated };
+  async execute({ path: requested, recursive }, context): Promise<FileListValue | LabelledValue> {
+    const trust = context.fileTrust;
+    const listing = await listWorkspace(context.workspace, requested, { recursive, maxEntries: FILE_LIMITS.listMaxEntries, identities: trust !== undefined });
+    const value = { path: listing.relative, entries: listing.entries, truncated: listing.truncated };
+    if (!trust) return value;
+    // A name is chosen by whoever put the entry there: the listing's label is its names' (the folder's own, by its real path, too).
+    const folder = listing.relative === "." ? [] : [{ relative: listing.relative }];
+    return new LabelledValue(value, await trust.judgeNames(context.workspace, [...folder, ...(listing.identities ?? [])]));
   },
   summarize: (value) => {
     const listing = value as FileListValue;

@@ -1,7 +1,9 @@
 import { z } from "zod";
 import { ToolError } from "../../core/errors.js";
 import { defineTool, outputSchemaOf, pathArgs } from "../define-tool.js";
-import { openFileForRead } from "../workspace.js";
+import type { LabelledValue } from "../../core/provenance.js";
+import { type OpenFile, openFileForRead } from "../workspace.js";
+import { judgeOpen, withVerdict } from "./file-labelling.js";
 import { FILE_ENCODINGS, FILE_LIMITS, type FileEncoding } from "./file-limits.js";
 
 export const FileReadArgs = z.object({
@@ -62,36 +64,12 @@ export const fileReadTool = defineTool({
   idempotent: true,
   timeoutMs: 5_000,
   resources: (args) => ({ reads: pathArgs(args, "path") }),
-  async execute({ path: requested, maxBytes, encoding }, context): Promise<FileReadValue> {
+  async execute({ path: requested, maxBytes, encoding }, context): Promise<FileReadValue | LabelledValue> {
     const file = await openFileForRead(context.workspace, requested);
     try {
-      if (maxBytes === undefined && file.size > FILE_LIMITS.readMaxBytes) {
-        throw new ToolError("too_large", `"${requested}" is ${file.size} bytes; file_read returns at most ${FILE_LIMITS.readMaxBytes} (give maxBytes to read its beginning)`, {
-          path: requested,
-          bytes: file.size,
-        });
-      }
-      const wanted = Math.min(file.size, maxBytes ?? FILE_LIMITS.readMaxBytes);
-      const buffer = Buffer.alloc(wanted);
-      let length = 0;
-      while (length < wanted) {
-        const { bytesRead } = await file.handle.read(buffer, length, wanted - length, length);
-        if (bytesRead === 0) break;
-        length += bytesRead;
-      }
-      const truncated = file.size > length;
-      if (encoding === "base64") {
-        return { path: file.relative, content: buffer.subarray(0, length).toString("base64"), encoding, bytes: file.size, truncated };
-      }
-      const end = truncated ? characterBoundary(buffer, length) : length;
-      let content: string;
-      try {
-        content = strictUtf8.decode(buffer.subarray(0, end));
-      } catch {
-        if (encoding === "auto") return { path: file.relative, content: buffer.subarray(0, length).toString("base64"), encoding: "base64", bytes: file.size, truncated };
-        throw new ToolError("not_text", `"${requested}" is not UTF-8 text; read it with encoding base64`, { path: requested });
-      }
-      return { path: file.relative, content, encoding: "utf8", bytes: file.size, truncated };
+      const value = await readOpenFile(file, requested, maxBytes, encoding);
+      // Labelled by the file opened (its real path, other names, what troupe recorded of its data), not by the path asked for.
+      return withVerdict(value.read, await judgeOpen(context, file.handle, file.relative, value.whole));
     } finally {
       await file.handle.close();
     }
@@ -101,3 +79,35 @@ export const fileReadTool = defineTool({
     return `${read.path}: ${read.bytes} bytes${read.encoding === "base64" ? " (base64)" : ""}${read.truncated ? " (truncated)" : ""}`;
   },
 });
+
+/** Reads an open file as file_read returns it; `whole` holds its bytes when all were read (for its digest). */
+async function readOpenFile(file: OpenFile, requested: string, maxBytes: number | undefined, encoding: FileEncoding | "auto"): Promise<{ read: FileReadValue; whole?: Buffer }> {
+  const finish = (read: FileReadValue, buffer: Buffer, length: number) => (read.truncated ? { read } : { read, whole: buffer.subarray(0, length) });
+  if (maxBytes === undefined && file.size > FILE_LIMITS.readMaxBytes) {
+    throw new ToolError("too_large", `"${requested}" is ${file.size} bytes; file_read returns at most ${FILE_LIMITS.readMaxBytes} (give maxBytes to read its beginning)`, {
+      path: requested,
+      bytes: file.size,
+    });
+  }
+  const wanted = Math.min(file.size, maxBytes ?? FILE_LIMITS.readMaxBytes);
+  const buffer = Buffer.alloc(wanted);
+  let length = 0;
+  while (length < wanted) {
+    const { bytesRead } = await file.handle.read(buffer, length, wanted - length, length);
+    if (bytesRead === 0) break;
+    length += bytesRead;
+  }
+  const truncated = file.size > length;
+  if (encoding === "base64") {
+    return finish({ path: file.relative, content: buffer.subarray(0, length).toString("base64"), encoding, bytes: file.size, truncated }, buffer, length);
+  }
+  const end = truncated ? characterBoundary(buffer, length) : length;
+  let content: string;
+  try {
+    content = strictUtf8.decode(buffer.subarray(0, end));
+  } catch {
+    if (encoding === "auto") return finish({ path: file.relative, content: buffer.subarray(0, length).toString("base64"), encoding: "base64", bytes: file.size, truncated }, buffer, length);
+    throw new ToolError("not_text", `"${requested}" is not UTF-8 text; read it with encoding base64`, { path: requested });
+  }
+  return finish({ path: file.relative, content, encoding: "utf8", bytes: file.size, truncated }, buffer, length);
+}

@@ -1,6 +1,10 @@
 import { z } from "zod";
 import { ToolError } from "../../core/errors.js";
+import { describeLabel, joinLabels, TRUSTED } from "../../core/provenance.js";
 import { defineTool, outputSchemaOf, pathArgs } from "../define-tool.js";
+import type { FileFacts } from "../file-trust.js";
+import { argumentLabel } from "../trust-policy.js";
+import { afterWrite, beforeWrite, type WriteLabel } from "./file-labelling.js";
 import { writeWorkspaceFile } from "../workspace-files.js";
 import { FILE_ENCODINGS, FILE_LIMITS, type FileEncoding } from "./file-limits.js";
 
@@ -59,7 +63,10 @@ export const fileWriteTool = defineTool({
   timeoutMs: 5_000,
   resources: (args) => ({ writes: pathArgs(args, "path") }),
   async execute({ path: requested, content, overwrite, encoding: kind }, context): Promise<FileWriteValue> {
-    const result = await writeWorkspaceFile(context.workspace, requested, contentBytes(content, kind), { overwrite, maxBytes: FILE_LIMITS.writeMaxBytes });
+    // The file keeps the label of its content (docs/trust.md): written from untrusted data, it is untrusted from then on.
+    const about = (): WriteLabel => ({ label: argumentLabel("content", content, context.provenance), tool: "file_write", reason: `written${context.subtaskId ? ` by subtask ${context.subtaskId}` : ""} from ${describeLabel(argumentLabel("content", content, context.provenance))} data` });
+    const result = await writeWorkspaceFile(context.workspace, requested, contentBytes(content, kind), { overwrite, maxBytes: FILE_LIMITS.writeMaxBytes, beforeWrite: beforeWrite(context, about) });
+    await afterWrite(context, about(), result);
     return { path: result.relative, bytes: result.bytes, created: result.created };
   },
   summarize: summarize("wrote"),
@@ -78,7 +85,16 @@ export const fileAppendTool = defineTool({
   timeoutMs: 5_000,
   resources: (args) => ({ writes: pathArgs(args, "path") }),
   async execute({ path: requested, content, encoding: kind }, context): Promise<FileWriteValue> {
-    const result = await writeWorkspaceFile(context.workspace, requested, contentBytes(content, kind), { append: true, maxBytes: FILE_LIMITS.writeMaxBytes });
+    // What was there keeps its label in the longer file, joined with what was added.
+    let about: WriteLabel | undefined;
+    const judged = async (previous?: FileFacts): Promise<WriteLabel> => {
+      const before = previous && context.fileTrust ? (await context.fileTrust.judge(context.workspace, previous)).label : TRUSTED;
+      const label = joinLabels(before, argumentLabel("content", content, context.provenance));
+      about = { label, tool: "file_append", reason: `appended to${context.subtaskId ? ` by subtask ${context.subtaskId}` : ""}; it holds ${describeLabel(label)} data` };
+      return about;
+    };
+    const result = await writeWorkspaceFile(context.workspace, requested, contentBytes(content, kind), { append: true, maxBytes: FILE_LIMITS.writeMaxBytes, beforeWrite: beforeWrite(context, judged) });
+    if (context.fileTrust?.recording) await afterWrite(context, about ?? (await judged(result.previous)), result);
     return { path: result.relative, bytes: result.bytes, created: result.created };
   },
   summarize: summarize("appended to"),

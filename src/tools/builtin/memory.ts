@@ -1,7 +1,12 @@
 import { z } from "zod";
 import { ToolError } from "../../core/errors.js";
 import { type Memory, MEMORY_LIMITS, type MemoryHit, MemoryId } from "../../core/memory.js";
-import { joinLabels, LabelledValue } from "../../core/provenance.js";
+import { heldLabel, joinLabels, type Label, LabelledValue, sourceOf } from "../../core/provenance.js";
+
+/** A fact is the user's private data whoever wrote it: what holds it leaves only by the task's word (docs/trust.md). */
+function remembered(item: { id: string; subject?: string | null }): Label {
+  return heldLabel([sourceOf("memory", item.subject ?? item.id)]);
+}
 import { preview, truncate } from "../../core/text.js";
 import { defineTool, type ToolContext, type ToolDefinition } from "../define-tool.js";
 import { argumentLabel } from "../trust-policy.js";
@@ -84,12 +89,12 @@ export function createMemoryTools(memory: Memory, namespaceOf: NamespaceOf): Too
         // A fact by its id (the planner names an untrusted fact by id only).
         const item = await memory.get(namespace, id.data);
         const items = item ? [hitView({ ...item, score: 1 })] : [];
-        return new LabelledValue({ query: args.query, retrieval: "lexical", items }, joinLabels(item?.label));
+        return new LabelledValue({ query: args.query, retrieval: "lexical", items }, joinLabels(item?.label, item ? remembered(item) : undefined));
       }
       const found = await memory.search(namespace, args.query, { limit: args.limit ?? 5 });
       const value = { query: args.query, retrieval: found.retrieval, items: found.items.map(hitView), ...(found.note ? { note: found.note } : {}) };
       // What was found keeps its facts' labels.
-      return new LabelledValue(value, joinLabels(...found.items.map((item) => item.label)));
+      return new LabelledValue(value, joinLabels(...found.items.flatMap((item) => [item.label, remembered(item)])));
     },
     summarize: (value) => {
       const found = value as { query: string; retrieval: string; items: Array<{ id: string; text: string }> };

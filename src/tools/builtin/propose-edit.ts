@@ -2,7 +2,10 @@ import { createHash } from "node:crypto";
 import { applyPatch, createTwoFilesPatch, parsePatch } from "diff";
 import { z } from "zod";
 import { ToolError } from "../../core/errors.js";
+import { describeLabel, joinLabels } from "../../core/provenance.js";
 import { defineTool, pathArgs, type ToolContext } from "../define-tool.js";
+import { argumentLabel } from "../trust-policy.js";
+import { afterWrite, beforeWrite, judgePath, type WriteLabel } from "./file-labelling.js";
 import { writeWorkspaceFile } from "../workspace-files.js";
 import { readContainedFile } from "../workspace-read.js";
 import { FILE_LIMITS } from "./file-limits.js";
@@ -95,8 +98,14 @@ export const proposeEditTool = defineTool({
     return { path: proposed.path, diff: proposed.diff, added: proposed.added, removed: proposed.removed, ...(proposed.base ? { base: proposed.base } : {}) };
   },
   async execute(args, context) {
+    // The edited file holds what was there and what the change brings: it keeps both labels.
+    const before = await judgePath(context, args.path);
+    const change = argumentLabel(args.patch !== undefined ? "patch" : "content", args.patch ?? args.content, context.provenance);
+    const label = joinLabels(before?.label.trust === "untrusted" ? before.label : undefined, change);
+    const about: WriteLabel = { label, tool: "propose_edit", reason: `edited${context.subtaskId ? ` by subtask ${context.subtaskId}` : ""}; it holds ${describeLabel(label)} data` };
     const proposed = await proposeEdit(args, context);
-    const written = await writeWorkspaceFile(context.workspace, args.path, proposed.after, { maxBytes: FILE_LIMITS.writeMaxBytes });
+    const written = await writeWorkspaceFile(context.workspace, args.path, proposed.after, { maxBytes: FILE_LIMITS.writeMaxBytes, beforeWrite: beforeWrite(context, () => about) });
+    await afterWrite(context, about, written);
     return { path: written.relative, applied: true, diff: proposed.diff, added: proposed.added, removed: proposed.removed, bytes: written.bytes, created: written.created };
   },
   summarize: (value) => {

@@ -1,6 +1,10 @@
+import { createHash } from "node:crypto";
 import { z } from "zod";
 import { defineTool, outputSchemaOf, pathArgs } from "../define-tool.js";
+import type { LabelledValue } from "../../core/provenance.js";
+import type { FileVerdict } from "../file-trust.js";
 import { openFileForRead } from "../workspace.js";
+import { judgeOpen, withVerdict } from "./file-labelling.js";
 
 export const TextStatsArgs = z.object({
   path: z.string().min(1).max(1_000).describe("file path relative to the workspace"),
@@ -36,7 +40,7 @@ export const textStatsTool = defineTool({
   idempotent: true,
   timeoutMs: 5_000,
   resources: (args) => ({ reads: pathArgs(args, "path") }),
-  async execute({ path: requested }, context): Promise<TextStatsValue> {
+  async execute({ path: requested }, context): Promise<TextStatsValue | LabelledValue> {
     // Read through the descriptor the workspace opened (containment by real path, no symlink out).
     const file = await openFileForRead(context.workspace, requested);
     let bytesRead = 0;
@@ -45,6 +49,9 @@ export const textStatsTool = defineTool({
     let characters = 0;
     let inWord = false;
     let last = NEWLINE;
+    let verdict: FileVerdict | undefined;
+    // The digest as the bytes go by, for the file's label (only under a trust policy).
+    const hash = context.fileTrust ? createHash("sha256") : undefined;
     try {
       const buffer = Buffer.alloc(CHUNK_BYTES);
       for (;;) {
@@ -52,6 +59,7 @@ export const textStatsTool = defineTool({
         const { bytesRead: count } = await file.handle.read(buffer, 0, CHUNK_BYTES, bytesRead);
         if (count === 0) break;
         bytesRead += count;
+        hash?.update(buffer.subarray(0, count));
         for (let index = 0; index < count; index += 1) {
           const byte = buffer[index] as number;
           if ((byte & 0xc0) !== 0x80) characters += 1;
@@ -62,11 +70,12 @@ export const textStatsTool = defineTool({
         }
         last = buffer[count - 1] as number;
       }
+      verdict = await judgeOpen(context, file.handle, file.relative, hash ? { sha256: hash.digest("hex"), bytes: bytesRead } : undefined);
     } finally {
       await file.handle.close();
     }
     if (last !== NEWLINE) lines += 1;
-    return { path: file.relative, bytes: bytesRead, lines, words, characters };
+    return withVerdict({ path: file.relative, bytes: bytesRead, lines, words, characters }, verdict);
   },
   summarize: (value) => {
     const stats = value as TextStatsValue;

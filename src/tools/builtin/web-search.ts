@@ -1,9 +1,25 @@
 import path from "node:path";
 import { z } from "zod";
 import { ToolError } from "../../core/errors.js";
-import { defineTool, type ToolDefinition } from "../define-tool.js";
+import { joinLabels, type Label, LabelledValue, sourceOf, untrustedLabel } from "../../core/provenance.js";
+import { defineTool, type ToolContext, type ToolDefinition } from "../define-tool.js";
+import { judgePath } from "./file-labelling.js";
 import { type IndexedFolder, LocalSearchIndex, type SearchHit } from "../search/local-index.js";
 import { configuredProviders, DEFAULT_WEB_SEARCH, searchWeb, WEB_PROVIDERS, type WebSearchSettings } from "../search/web-providers.js";
+
+/**
+ * The label of local search hits: a workspace file's by the file (its path, what troupe recorded
+ * of its data), a knowledge folder's as search results (untrusted: documents gathered from
+ * anywhere). Titles, paths and snippets are all the files' own.
+ */
+async function localHitsLabel(context: ToolContext, results: readonly SearchHit[]): Promise<Label> {
+  const labels: Label[] = [];
+  for (const hit of results) {
+    if (hit.source === "workspace" && hit.path !== undefined) labels.push((await judgePath(context, hit.path))?.label ?? untrustedLabel([sourceOf("workspace", hit.path)]));
+    else labels.push(untrustedLabel([sourceOf("search", `local ${hit.source}: ${hit.path ?? hit.title}`)]));
+  }
+  return joinLabels(...labels);
+}
 
 /** Settings of web_search; the config file can change them (`tools.search`). */
 export interface WebSearchOptions extends WebSearchSettings {
@@ -50,11 +66,12 @@ export function createWebSearchTool(options: Partial<WebSearchOptions> = {}): To
     // Online results are cached for a while; local files can change at any moment, so never.
     cacheTtlMs: (args) => ((args.provider ?? fallback) === "local" ? 0 : 5 * 60_000),
     timeoutMs: settings.timeoutMs + 1_000,
-    async execute({ query, maxResults, provider = fallback }, context): Promise<WebSearchValue> {
+    async execute({ query, maxResults, provider = fallback }, context): Promise<WebSearchValue | LabelledValue> {
       if (provider === "local") {
         const folders: IndexedFolder[] = settings.knowledge.map((folder) => ({ directory: path.resolve(folder), source: "knowledge" }));
         if (settings.includeWorkspace) folders.push({ directory: context.workspace, source: "workspace" });
-        return { query, provider, results: await index.search(folders, query, maxResults) };
+        const results = await index.search(folders, query, maxResults);
+        return context.fileTrust ? new LabelledValue({ query, provider, results }, await localHitsLabel(context, results)) : { query, provider, results };
       }
       if (!online.includes(provider)) {
         throw new ToolError("provider_not_configured", `${provider} is not configured (set its key or URL in troupe.config.json or the environment); available: local${online.length ? `, ${online.join(", ")}` : ""}`);

@@ -1,14 +1,12 @@
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport, getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { z } from "zod";
-import { ConfigError, errorMessage, ToolError } from "../../core/errors.js";
-import { truncate } from "../../core/text.js";
-import { sourceOf } from "../../core/provenance.js";
+import { errorMessage, ToolError } from "../../core/errors.js";
+import { preview, truncate } from "../../core/text.js";
+import { heldLabel, LabelledValue, sourceOf } from "../../core/provenance.js";
 import { defineTool, type PermissionLevel, type RiskLevel, type ToolDefinition } from "../define-tool.js";
 import type { McpServerConfig } from "./mcp-config.js";
-import { deferredOutputValidator, SCHEMA_CHECK_MS, shallowValidator, violationsOffLoop } from "./mcp-schema-check.js";
+import { CallSlot, type ElicitationRouter } from "./mcp-elicitation.js";
+import { SCHEMA_CHECK_MS, shallowValidator, violationsOffLoop } from "./mcp-schema-check.js";
 
 /**
  * Tools from MCP servers, through the official SDK's client (stdio or streamable HTTP). Each
@@ -23,7 +21,15 @@ export interface McpConnection {
   close(): Promise<void>;
 }
 
-interface ListedTool {
+/** What a tool of a connected server calls through: its session, its question router, and the retry after a person authorized. */
+export interface McpSession {
+  client: Client;
+  router: ElicitationRouter;
+  /** Runs a request; when the server asks for more authorization (a step-up) and a person gives it, once more. */
+  authorized<T>(attempt: () => Promise<T>): Promise<T>;
+}
+
+export interface ListedTool {
   name: string;
   description?: string;
   inputSchema: Record<string, unknown>;
@@ -47,7 +53,8 @@ function contentText(content: unknown): string {
     .join("\n");
 }
 
-function toDefinition(server: string, config: McpServerConfig, client: Client, tool: ListedTool): ToolDefinition {
+/** A server's tool as a troupe tool. */
+export function toDefinition(server: string, config: McpServerConfig, session: McpSession, tool: ListedTool): ToolDefinition {
   const override = config.tools[tool.name] ?? {};
   const readOnly = override.readOnly ?? tool.annotations?.readOnlyHint === true;
   const level: PermissionLevel = override.level ?? (readOnly ? "READ" : config.level);
@@ -78,13 +85,22 @@ function toDefinition(server: string, config: McpServerConfig, client: Client, t
     // A tool that is not read-only: its schema does not say which arguments are content, so each may choose what the effect acts on.
     ...(readOnly ? {} : { targets: (args: Record<string, unknown>) => ({ targets: Object.fromEntries(Object.keys(args).map((key) => [key, "name" as const])) }) }),
     ...(config.trusted ? {} : { origin: () => [sourceOf("mcp", `${server}.${tool.name}`)] }),
+    // Its server may ask a person something mid-call (docs/tools.md, "Questions from MCP servers").
+    ...(config.elicitation.mode === "ask" ? { mayAsk: true } : {}),
+    // Every argument goes to the server: data read from the workspace, memory or another tool needs the task's or the config's word to go there (docs/trust.md).
+    sends: (args: Record<string, unknown>) => ({ destination: { kind: "mcp" as const, name: server }, payload: Object.fromEntries(Object.keys(args).map((key) => [key, "name" as const])) }),
+    describe: (args: Record<string, unknown>) => `call ${tool.name} on the MCP server ${server} with ${preview(args, 300)}`,
     async execute(args, context) {
       const violations = await violationsOffLoop(args, inputSchema, checkMs, context.signal, `the arguments for ${name}`);
       if (violations.length > 0) throw new ToolError("invalid_arguments", `invalid arguments for ${name}: ${violations.slice(0, 5).join("; ")}`);
+      const slot = new CallSlot(name, context);
+      const signal = context.signal ? AbortSignal.any([context.signal, slot.signal]) : slot.signal;
       let result;
       try {
-        result = await client.callTool({ name: tool.name, arguments: args }, undefined, { signal: context.signal, timeout: config.timeoutMs });
+        result = await session.router.within(slot, () => session.authorized(() => session.client.callTool({ name: tool.name, arguments: args }, undefined, { signal, timeout: config.timeoutMs })));
       } catch (error) {
+        if (slot.paused) throw new ToolError("input_required", `${name} waits for a person's answer to its server's question`);
+        if (slot.stopped) throw new ToolError("mcp_failed", slot.stopped, { retryable: false });
         throw new ToolError("mcp_failed", `${server}.${tool.name}: ${errorMessage(error)}`, { retryable: false });
       }
       if (tool.outputSchema && result.structuredContent !== undefined && !result.isError) {
@@ -93,40 +109,11 @@ function toDefinition(server: string, config: McpServerConfig, client: Client, t
       }
       const text = contentText(result.content);
       if (result.isError) throw new ToolError("mcp_tool_error", text || `${server}.${tool.name} reported an error`);
-      return result.structuredContent !== undefined ? { text, structured: result.structuredContent } : { text };
+      const value = result.structuredContent !== undefined ? { text, structured: result.structuredContent } : { text };
+      // A trusted server's result is trusted, and still the server's private data (for the egress check).
+      return config.trusted ? new LabelledValue(value, heldLabel([sourceOf("mcp", `${server}.${tool.name}`)])) : value;
     },
     summarize: (value) => truncate(String((value as { text?: string }).text ?? "").replace(/\s+/g, " "), 300) || "done",
   });
 }
 
-/** Connects to one server and lists its tools. A server that cannot be reached is a ConfigError naming it. */
-export async function connectMcpServer(server: string, config: McpServerConfig): Promise<McpConnection> {
-  const client = new Client({ name: "troupe", version: "0.1.0" }, { jsonSchemaValidator: deferredOutputValidator });
-  let transport: Transport;
-  if ("command" in config) {
-    transport = new StdioClientTransport({
-      command: config.command,
-      args: config.args,
-      env: { ...getDefaultEnvironment(), ...config.env },
-      ...(config.cwd !== undefined ? { cwd: config.cwd } : {}),
-      stderr: "ignore",
-    });
-  } else {
-    transport = new StreamableHTTPClientTransport(new URL(config.url), { requestInit: { headers: config.headers } });
-  }
-  try {
-    await client.connect(transport, { timeout: config.timeoutMs });
-    const tools: ToolDefinition[] = [];
-    let cursor: string | undefined;
-    do {
-      const page = await client.listTools(cursor ? { cursor } : undefined, { timeout: config.timeoutMs });
-      for (const tool of page.tools as ListedTool[]) tools.push(toDefinition(server, config, client, tool));
-      cursor = page.nextCursor;
-    } while (cursor);
-    return { server, tools, close: () => client.close().catch(() => undefined) };
-  } catch (error) {
-    await client.close().catch(() => undefined);
-    const where = "command" in config ? `${config.command} ${config.args.join(" ")}`.trim() : config.url;
-    throw new ConfigError("mcp_unavailable", `the MCP server "${server}" (${where}) could not be used: ${errorMessage(error)}`, { server });
-  }
-}

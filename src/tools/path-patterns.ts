@@ -1,8 +1,8 @@
 import picomatch from "picomatch";
 
 /**
- * The config's `trust.untrusted` globs (`inbox/**`, `**\/*.eml`), matched against workspace paths
- * a model or a planted document may choose. picomatch compiles one whole pattern to a regular
+ * The config's `trust.trusted` and `trust.untrusted` globs (`notes/**`, `inbox/**`, `**\/*.eml`),
+ * matched against workspace paths a model or a planted document may choose. picomatch compiles one whole pattern to a regular
  * expression that backtracks polynomially in the path's length for every extra wildcard (two
  * globstars and two stars take seconds on a 2 KB path), so a pattern is matched one path segment
  * at a time instead: picomatch for each segment (bounded wildcards, bounded length) and a
@@ -10,7 +10,7 @@ import picomatch from "picomatch";
  * or deep to match within the bounds counts as untrusted.
  */
 
-export const UNTRUSTED_PATH_LIMITS = {
+export const PATH_PATTERN_LIMITS = {
   patterns: 64,
   patternChars: 256,
   /** `**` segments in one pattern. */
@@ -24,8 +24,8 @@ export const UNTRUSTED_PATH_LIMITS = {
 } as const;
 
 /** Why a pattern cannot be used, or undefined when it can. */
-export function untrustedPatternProblem(pattern: string): string | undefined {
-  const limits = UNTRUSTED_PATH_LIMITS;
+export function pathPatternProblem(pattern: string): string | undefined {
+  const limits = PATH_PATTERN_LIMITS;
   if (pattern.trim() === "") return "a pattern is empty";
   if (pattern.length > limits.patternChars) return `a pattern is longer than ${limits.patternChars} characters`;
   if (/[\0\r\n]/.test(pattern)) return "a pattern has a control character";
@@ -44,11 +44,11 @@ export function untrustedPatternProblem(pattern: string): string | undefined {
 
 type SegmentMatcher = "globstar" | ((segment: string) => boolean);
 
-function compile(pattern: string): SegmentMatcher[] {
+function compile(pattern: string, nocase: boolean): SegmentMatcher[] {
   return pattern
     .split("/")
     .filter((segment) => segment !== "" && segment !== ".")
-    .map((segment) => (segment === "**" ? "globstar" : picomatch(segment, { dot: true })));
+    .map((segment) => (segment === "**" ? "globstar" : picomatch(segment, { dot: true, nocase })));
 }
 
 /**
@@ -80,37 +80,59 @@ function matchSegments(pattern: SegmentMatcher[], path: readonly string[]): bool
   return true;
 }
 
-/** Matches workspace-relative paths against the untrusted globs. */
-export class UntrustedPaths {
+/** The segments of a workspace path (`./`, `/workspace/` and `//` tolerated), or undefined when it is too long, too deep or leaves with `..`. */
+function segmentsOf(path: string): string[] | undefined {
+  const limits = PATH_PATTERN_LIMITS;
+  if (path.length > limits.pathChars) return undefined;
+  const segments = path
+    .replace(/\\/g, "/")
+    .replace(/^\/workspace(?=\/|$)/, "")
+    .split("/")
+    .filter((segment) => segment !== "" && segment !== ".");
+  if (segments.length > limits.pathSegments || segments.some((segment) => segment.length > limits.segmentChars || segment === "..")) return undefined;
+  return segments;
+}
+
+/**
+ * Matches workspace-relative paths against a list of globs, as written or with case folded (for
+ * a file system that folds case, where `Inbox/` is the folder `inbox/**` names).
+ */
+export class PathPatterns {
   readonly patterns: readonly string[];
-  readonly #compiled: SegmentMatcher[][];
+  readonly #exact: SegmentMatcher[][];
+  readonly #folded: SegmentMatcher[][];
 
   /** Throws an Error naming the first unusable pattern (the config check reports it first). */
   constructor(patterns: readonly string[] = []) {
-    if (patterns.length > UNTRUSTED_PATH_LIMITS.patterns) throw new Error(`at most ${UNTRUSTED_PATH_LIMITS.patterns} untrusted patterns`);
+    if (patterns.length > PATH_PATTERN_LIMITS.patterns) throw new Error(`at most ${PATH_PATTERN_LIMITS.patterns} patterns`);
     for (const pattern of patterns) {
-      const problem = untrustedPatternProblem(pattern);
+      const problem = pathPatternProblem(pattern);
       if (problem) throw new Error(problem);
     }
     this.patterns = [...patterns];
-    this.#compiled = patterns.map(compile);
+    this.#exact = patterns.map((pattern) => compile(pattern, false));
+    this.#folded = patterns.map((pattern) => compile(pattern, true));
   }
 
   get empty(): boolean {
     return this.patterns.length === 0;
   }
 
-  /** Whether the path (relative to the workspace; `./`, `/workspace/` and `//` tolerated) is untrusted: it, or a folder it is in, matches a pattern. */
-  matches(path: string): boolean {
-    if (this.#compiled.length === 0) return false;
-    const limits = UNTRUSTED_PATH_LIMITS;
-    if (path.length > limits.pathChars) return true;
-    const segments = path
-      .replace(/\\/g, "/")
-      .replace(/^\/workspace(?=\/|$)/, "")
-      .split("/")
-      .filter((segment) => segment !== "" && segment !== ".");
-    if (segments.length > limits.pathSegments || segments.some((segment) => segment.length > limits.segmentChars || segment === "..")) return true;
-    return this.#compiled.some((pattern) => matchSegments(pattern, segments));
+  /**
+   * Whether the path is at or below a path a pattern matches; `undefined` when it is too long or
+   * deep to match within the bounds (the caller decides what such a path is: never trusted).
+   */
+  matches(path: string, options: { foldCase?: boolean } = {}): boolean | undefined {
+    const found = this.find(path, options);
+    return found === undefined ? undefined : found !== null;
+  }
+
+  /** The first pattern the path is at or below; null when none; undefined when the path is too long or deep to match. */
+  find(path: string, options: { foldCase?: boolean } = {}): string | null | undefined {
+    const segments = segmentsOf(path);
+    if (segments === undefined) return undefined;
+    const compiled = options.foldCase ? this.#folded : this.#exact;
+    const index = compiled.findIndex((pattern) => matchSegments(pattern, segments));
+    return index < 0 ? null : (this.patterns[index] as string);
   }
 }
