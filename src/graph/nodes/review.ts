@@ -198,7 +198,7 @@ async function codeTail(state: State, deps: GraphDeps, answer: string, evidence:
 
 /**
  * The plan's answer template filled by code from the verified results (graph/template-answer.ts),
- * streamed, as the answer's update — or, when it cannot be used, why not (for the synthesizer that
+ * as the answer's update — or, when it cannot be used, why not (for the synthesizer that
  * words the answer instead to say), or nothing when the plan gave none. It reads as text: what
  * fills it is tool results, which Markdown would misread (14*3*2 is no emphasis).
  */
@@ -206,9 +206,9 @@ async function planAnswer(state: State, deps: GraphDeps, config: LangGraphRunnab
   const templated = await templateAnswer(state, deps.stash);
   if (!templated) return {};
   if ("unused" in templated) return { unused: templated.unused };
-  const tail = await codeTail(state, deps, templated.text, true);
-  emit(config, { type: "answer-token", text: templated.text });
-  if (tail) emit(config, { type: "answer-token", text: tail });
+  // No evidence index: every value in it is a verified result put there by code, and its words are the plan's.
+  const tail = await codeTail(state, deps, templated.text, false);
+  // Whole at once, as any answer not written token by token: its `answer` event carries it (no tokens).
   const answer = `${templated.text}${tail}`;
   emit(config, { type: "answer", text: answer, format: "text" });
   const answerSource: AnswerSource = { by: "template", reason: "the plan stated its answer: filled by code from the verified results", ...(templated.untrusted ? { untrusted: templated.untrusted } : {}) };
