@@ -187,7 +187,7 @@ const memory = await bench("memory", "memory (20 turns of one thread; search amo
 // The same tasks through troupe, a LangGraph supervisor, the Agents SDK and a ReAct agent; three runs each for a median makespan.
 // Imported only when it runs: its frameworks are devDependencies (see prerequisites.ts).
 const peers = await bench("peers", "side by side with the peers (13 tasks through troupe, langgraph-supervisor, the Agents SDK, a ReAct agent)…", async () =>
-  (await import("./peers/peers.js")).measurePeers({ repeats: 3, log: progress }),
+  (await import("./peers/peers.js")).measurePeers({ repeats: 3, log: progress, hosted: { repeats: 1 } }),
 );
 const protocols = await bench("protocols", "protocols (the README task over REST, MCP, A2A and the Agent Protocol; a subtask delegated over A2A)…", () => measureProtocols({ runs: Math.max(30, runs * 3), warmupRuns: 3 }));
 const hostile = await bench("hostile", "hostile inputs (one key's programs in disguise while another key polls /health)…", () => measureHostileInputs());

@@ -1,7 +1,8 @@
 /**
  * How troupe holds up against models that misbehave, and how much of its prompts a provider can
  * serve from cache. Each misbehaviour class (see src/testing/misbehaviour.ts) is played by the
- * fake OpenAI and Anthropic servers, streaming and not, on a whole run of the README's task
+ * fake OpenAI and Anthropic servers, streaming and not, planning on the compact plan wire and on
+ * the JSON one, on a whole run of a task
  * through the real clients with the offline model as the servers' brain: a run holds when it
  * completes with the right file and answer, or fails saying why — never `completed` with a wrong
  * artifact. The extra model calls are counted against a clean run on the same wire. The cache
@@ -29,17 +30,18 @@ const EXPECTED_FILE = "397.8\n23.4";
 const CACHE_TASK = [1, 3, 5, 7, 9].map((n) => `compute ${n}+${n} and ${n + 1}+${n + 1}, then save both to f${n}.txt`).join("; ");
 const ROLES = ["planner", "execute", "critic", "synthesizer"];
 /** Read as they come: every answer of the run misbehaves. The others misbehave once in each role. */
-const EVERY_ANSWER: readonly Misbehaviour[] = ["fenced-json", "prose-json", "tool-as-text", "wrong-types", "duplicate-calls", "unknown-tool", "schema-filler"];
+const EVERY_ANSWER: readonly Misbehaviour[] = ["fenced-json", "prose-json", "tool-as-text", "wrong-types", "duplicate-calls", "unknown-tool", "schema-filler", "fenced-text", "chatty-text"];
 /** Zero extra calls is the target for these (read as they are); at most one per misbehaving answer for the rest. */
-const READ_AS_IS: readonly Misbehaviour[] = ["fenced-json", "tool-as-text"];
+const READ_AS_IS: readonly Misbehaviour[] = ["fenced-json", "tool-as-text", "fenced-text", "chatty-text"];
 
 type Wire = "openai" | "anthropic";
-const WIRES: Array<{ wire: Wire; streaming: boolean }> = [
-  { wire: "openai", streaming: true },
-  { wire: "openai", streaming: false },
-  { wire: "anthropic", streaming: true },
-  { wire: "anthropic", streaming: false },
-];
+type PlanWire = "compact" | "json";
+const WIRES: Array<{ wire: Wire; streaming: boolean; planWire: PlanWire }> = (["compact", "json"] as const).flatMap((planWire) => [
+  { wire: "openai" as const, streaming: true, planWire },
+  { wire: "openai" as const, streaming: false, planWire },
+  { wire: "anthropic" as const, streaming: true, planWire },
+  { wire: "anthropic" as const, streaming: false, planWire },
+]);
 
 export interface MisbehaviourClassFigures {
   misbehaviour: Misbehaviour;
@@ -79,7 +81,7 @@ interface Outcome {
   file: string | undefined;
 }
 
-async function runOn(wire: Wire, streaming: boolean, task: string, prepare: (server: FakeProviderServer) => void): Promise<Outcome> {
+async function runOn(wire: Wire, streaming: boolean, planWire: PlanWire, task: string, prepare: (server: FakeProviderServer) => void): Promise<Outcome> {
   const brain = new OfflineChatModel({});
   const server = await (wire === "openai" ? new FakeOpenAIServer(brain) : new FakeAnthropicServer(brain)).start();
   prepare(server);
@@ -91,7 +93,7 @@ async function runOn(wire: Wire, streaming: boolean, task: string, prepare: (ser
         wire === "openai"
           ? { OPENAI_API_KEY: "sk-fake", OPENAI_BASE_URL: server.baseUrl, TROUPE_PROVIDER: "openai:gpt-4o-mini" }
           : { ANTHROPIC_API_KEY: "sk-ant-fake", ANTHROPIC_BASE_URL: server.baseUrl, TROUPE_PROVIDER: "anthropic:claude-haiku-4-5" };
-      const config: TroupeConfig = { providers: { [wire]: { streaming } } };
+      const config: TroupeConfig = { providers: { [wire]: { streaming, planWire } } };
       const troupe = await Troupe.create({ env: parseEnv(env), config, callPolicy: { backoffBaseMs: 5, backoffMaxMs: 50 }, dataDir: path.join(directory, "data"), workspace });
       try {
         const result = await troupe.run({ task });
@@ -120,22 +122,22 @@ function brokenBy({ result, file }: Outcome): string | undefined {
 
 export async function measureMisbehaviour(): Promise<MisbehaviourReport> {
   const baseline = new Map<string, number>();
-  for (const { wire, streaming } of WIRES) baseline.set(`${wire} ${streaming}`, (await runOn(wire, streaming, TASK, () => undefined)).result.metrics.llmCalls);
+  for (const { wire, streaming, planWire } of WIRES) baseline.set(`${wire} ${streaming} ${planWire}`, (await runOn(wire, streaming, planWire, TASK, () => undefined)).result.metrics.llmCalls);
   const classes: MisbehaviourClassFigures[] = [];
   for (const misbehaviour of MISBEHAVIOURS) {
     const figures: MisbehaviourClassFigures = { misbehaviour, held: 0, total: 0, completed: 0, misbehavingAnswers: 0, extraCalls: 0, extraPerAnswer: 0, broken: [], met: false };
-    for (const { wire, streaming } of WIRES) {
-      const outcome = await runOn(wire, streaming, TASK, (server) => {
+    for (const { wire, streaming, planWire } of WIRES) {
+      const outcome = await runOn(wire, streaming, planWire, TASK, (server) => {
         if (EVERY_ANSWER.includes(misbehaviour)) server.inject({ kind: "misbehave", as: misbehaviour }, { times: 1_000 });
         else for (const role of misbehaviour === "refusal" ? ["execute"] : ROLES) server.inject({ kind: "misbehave", as: misbehaviour }, { role });
       });
       figures.total += 1;
       const broken = brokenBy(outcome);
-      if (broken) figures.broken.push(`${wire}${streaming ? "" : " (not streaming)"}: ${broken}`);
+      if (broken) figures.broken.push(`${wire}${streaming ? "" : " (not streaming)"}, ${planWire} plan: ${broken}`);
       else figures.held += 1;
       if (outcome.result.status === "completed") {
         figures.completed += 1;
-        figures.extraCalls += Math.max(0, outcome.result.metrics.llmCalls - (baseline.get(`${wire} ${streaming}`) ?? 0));
+        figures.extraCalls += Math.max(0, outcome.result.metrics.llmCalls - (baseline.get(`${wire} ${streaming} ${planWire}`) ?? 0));
       }
       figures.misbehavingAnswers += outcome.server.requests.filter((request) => request.fault === "misbehave").length;
     }
@@ -147,7 +149,7 @@ export async function measureMisbehaviour(): Promise<MisbehaviourReport> {
   }
   const cache: CacheFigures[] = [];
   for (const wire of ["openai", "anthropic"] as const) {
-    const { result, server } = await runOn(wire, false, CACHE_TASK, (fake) => {
+    const { result, server } = await runOn(wire, false, "compact", CACHE_TASK, (fake) => {
       fake.caching = wire === "openai" ? "automatic" : "breakpoints";
     });
     const read = server.requests.reduce((sum, request) => sum + (request.usage?.cacheRead ?? 0), 0);

@@ -500,8 +500,9 @@ function misbehaviourSection(report: MisbehaviourReport): string {
     report.cache.map((entry) => [entry.wire === "openai" ? "OpenAI wire (automatic prefix cache)" : "Anthropic wire (troupe's breakpoints)", String(entry.calls), String(entry.promptTokens), String(entry.cachedPromptTokens), `${number(entry.share * 100)} %`, `$${entry.costUsd.toFixed(5)}`, `$${entry.uncachedCostUsd.toFixed(5)}`]),
   );
   return [
-    "19. Misbehaving models: each class played by the fake OpenAI and Anthropic servers, streaming and not (4 whole runs of the README's task per class,",
-    "    the offline model as the servers' brain, through the real clients); held = completed with the right file and answer, or failed saying why.",
+    "19. Misbehaving models: each class played by the fake OpenAI and Anthropic servers, streaming and not, planning on the compact and the JSON plan wire",
+    "    (8 whole runs of a task with a worker's step per class, the offline model as the servers' brain, through the real clients); held = completed",
+    "    with the right file and answer, or failed saying why.",
     "    Extra calls are counted on the runs that completed, against a clean run on the same wire.",
     "",
     classes,

@@ -148,14 +148,18 @@ describe("agents declared in the config file", () => {
   it("keeps the planner's agent enum strict for new agents, through the real OpenAI client", async () => {
     const openai = await fakeOpenAI(new SchemaFollowingChatModel({}));
     const directory = tempDir();
-    const troupe = await Troupe.create({ env: parseEnv(envFor({ openai }, { TROUPE_PROVIDER: "openai" })), config: CONFIG, dataDir: path.join(directory, "data"), workspace: path.join(directory, "workspace") });
+    // The JSON plan wire (OpenAI plans on the compact wire by default, whose prompt names the agents in words).
+    const config: TroupeConfig = { ...CONFIG, providers: { openai: { planWire: "json" } } };
+    const troupe = await Troupe.create({ env: parseEnv(envFor({ openai }, { TROUPE_PROVIDER: "openai" })), config, dataDir: path.join(directory, "data"), workspace: path.join(directory, "workspace") });
     try {
       await troupe.run({ task: "summarise the notes" });
       const body = openai.requestsFor("planner")[0]?.body as { response_format: { json_schema: { strict: boolean; schema: Record<string, unknown> } } };
       expect(body.response_format.json_schema.strict).toBe(true);
-      const subtasks = (body.response_format.json_schema.schema.properties as Record<string, { items: { properties: Record<string, { enum?: string[]; anyOf?: Array<{ enum?: string[] }> }> } }>).subtasks;
-      expect(subtasks?.items.properties.agent?.enum).toEqual(["research", "code", "execute", "memory", "cleanup", "summarizer", "digest"]);
-      expect(subtasks?.items.properties.capability?.anyOf?.[0]?.enum).toContain("summarise-notes");
+      type Shape = { properties: Record<string, { enum?: string[]; anyOf?: Array<{ enum?: string[] }> }> };
+      const steps = (body.response_format.json_schema.schema.properties as Record<string, { items: { anyOf: Shape[] } }>).steps;
+      const full = steps?.items.anyOf.find((shape) => "agent" in shape.properties);
+      expect(full?.properties.agent?.enum).toEqual(["research", "code", "execute", "memory", "cleanup", "summarizer", "digest"]);
+      expect(full?.properties.capability?.anyOf?.[0]?.enum).toContain("summarise-notes");
       const system = (openai.requestsFor("planner")[0]?.body.messages as Array<{ role: string; content: string }>)[0]?.content ?? "";
       expect(system).toContain("- summarizer: reads notes in the workspace and summarises them; never writes (capabilities: summarise-notes; also: board_post, board_read, calculator, file_list, file_read, json)");
     } finally {

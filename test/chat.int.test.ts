@@ -164,7 +164,8 @@ describe("troupe chat in a terminal", () => {
     second.line("double it");
     const screen = await second.waitFor(/✓ completed/);
     // A direct calculator step over the earlier result, bound as its variable.
-    expect(screen).toMatch(/Double it: xa \* 2 = 84/);
+    // In the task's words: the value doubled, not the name the plan bound it to.
+    expect(screen).toMatch(/Double it: 42 \* 2 = 84/);
     second.press("C-c");
     await second.waitFor(/\[exit 0\]/);
   });

@@ -47,7 +47,23 @@ describe("troupe run on the offline model", () => {
     expect(result.stderr).toMatch(/review skipped \(round 1\): every outcome a verified direct tool result/);
     expect(result.stdout).toContain("1024");
     expect(result.stdout).toContain("decision trace");
+    // The plan stated its answer: code filled it in, and the trace says so (no synthesizer call).
+    expect(result.stdout).toMatch(/route: fast \(one subtask, a direct calculator call \(no worker model\): the plan's answer fills in its result/);
+    expect(result.stdout).toMatch(/answer: by template \(the plan stated its answer: filled by code from the verified results\)/);
+    expect(result.stdout).toMatch(/calls: 1 model, 1 tool/);
     expect(result.stdout).toMatch(/status: completed/);
+  });
+
+  it("shows a waiting plan's answer template under its steps, and after approval says code filled it in", async () => {
+    const directory = tempDir();
+    const waiting = await runCli(["run", "compute 17% of 2,340 and save it to result.txt", "--approve-plan", "--thread", "template-1"], { cwd: directory });
+    expect(waiting.code).toBe(3);
+    expect(waiting.stdout).toContain("The plan is waiting for your approval:");
+    expect(waiting.stdout).toMatch(/answer, filled in from the results: .*17% of 2,340 = \{s1\}/);
+    const approved = await runCli(["resume", "template-1", "--approve"], { cwd: directory });
+    expect(approved.code).toBe(0);
+    expect(approved.stdout).toContain("17% of 2,340 = 397.8");
+    expect(approved.stdout).toMatch(/answer: by template \(/);
   });
 
   it("answers an open-ended task honestly: a plan, and a note that a real model is needed", async () => {

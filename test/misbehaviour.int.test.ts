@@ -16,14 +16,15 @@ const TASK = WORKER_TASK;
 /** The roles of the task's run: the planner, its worker (execute's), the critic, the synthesizer. */
 const ROLES = ["planner", "execute", "critic", "synthesizer"];
 /** Misbehaviour a reader takes as it comes: every answer of the run misbehaves, and the run costs no model call more. */
-const READ_AS_IS: readonly Misbehaviour[] = ["fenced-json", "prose-json", "tool-as-text", "wrong-types", "duplicate-calls", "unknown-tool"];
+const READ_AS_IS: readonly Misbehaviour[] = ["fenced-json", "prose-json", "tool-as-text", "wrong-types", "duplicate-calls", "unknown-tool", "fenced-text", "chatty-text"];
 
 type Wire = "openai" | "anthropic";
+type PlanWire = "compact" | "json";
 
-async function runOn(wire: Wire, streaming: boolean, prepare: (server: FakeProviderServer) => void): Promise<ProviderRun & { server: FakeProviderServer }> {
+async function runOn(wire: Wire, streaming: boolean, planWire: PlanWire, prepare: (server: FakeProviderServer) => void): Promise<ProviderRun & { server: FakeProviderServer }> {
   const server = wire === "openai" ? await fakeOpenAI() : await fakeAnthropic();
   prepare(server);
-  const config: TroupeConfig = { providers: { [wire]: { streaming } } };
+  const config: TroupeConfig = { providers: { [wire]: { streaming, planWire } } };
   const env = wire === "openai" ? envFor({ openai: server as never }, { TROUPE_PROVIDER: "openai:gpt-4o-mini" }) : envFor({ anthropic: server as never }, { TROUPE_PROVIDER: "anthropic:claude-haiku-4-5" });
   const run = await runOnProvider(env, { task: TASK }, { config });
   return { ...run, server };
@@ -45,20 +46,25 @@ function expectHeld(run: ProviderRun): void {
   }
 }
 
+// Both plan wires: the compact one (a step a line of text, these providers' default) and the JSON one (strict structured output).
 describe.each([
-  ["openai", true],
-  ["openai", false],
-  ["anthropic", true],
-  ["anthropic", false],
-] as const)("a model that misbehaves, on the %s wire (streaming %s), through a whole run", (wire, streaming) => {
+  ["openai", true, "compact"],
+  ["openai", false, "compact"],
+  ["anthropic", true, "compact"],
+  ["anthropic", false, "compact"],
+  ["openai", true, "json"],
+  ["openai", false, "json"],
+  ["anthropic", true, "json"],
+  ["anthropic", false, "json"],
+] as const)("a model that misbehaves, on the %s wire (streaming %s), planning on the %s wire, through a whole run", (wire, streaming, planWire) => {
   let baseline: number | undefined;
   const cleanCalls = async (): Promise<number> => {
-    baseline ??= (await runOn(wire, streaming, () => undefined)).result.metrics.llmCalls;
+    baseline ??= (await runOn(wire, streaming, planWire, () => undefined)).result.metrics.llmCalls;
     return baseline;
   };
 
   it.each(READ_AS_IS.map((as) => [as]))("%s in every answer: read as it is, the run completes with no extra model call", async (as) => {
-    const run = await runOn(wire, streaming, (server) => server.inject({ kind: "misbehave", as }, { times: 1_000 }));
+    const run = await runOn(wire, streaming, planWire, (server) => server.inject({ kind: "misbehave", as }, { times: 1_000 }));
     expect(run.server.requests.filter((request) => request.fault === "misbehave").length).toBeGreaterThan(3);
     expect(run.result.status, run.result.error).toBe("completed");
     expectHeld(run);
@@ -66,7 +72,7 @@ describe.each([
   });
 
   it.each([["truncated"], ["empty"]] as const)("%s once in each role: asked again once per misbehaving answer, the run completes", async (as) => {
-    const run = await runOn(wire, streaming, (server) => {
+    const run = await runOn(wire, streaming, planWire, (server) => {
       for (const role of ROLES) server.inject({ kind: "misbehave", as }, { role });
     });
     const misbehaving = run.server.requests.filter((request) => request.fault === "misbehave").length;
@@ -82,18 +88,18 @@ describe.each([
   });
 
   it("a refusal fails the run honestly, naming it, with no model call to make it change its mind", async () => {
-    const run = await runOn(wire, streaming, (server) => server.inject({ kind: "misbehave", as: "refusal" }, { role: "execute" }));
+    const run = await runOn(wire, streaming, planWire, (server) => server.inject({ kind: "misbehave", as: "refusal" }, { role: "execute" }));
     expect(run.result.status).toBe("failed");
     expectHeld(run);
     expect(JSON.stringify(run.result.trace.unfinished)).toMatch(/refused: I'm sorry, but I can't help with that request/);
-    const planner = await runOn(wire, streaming, (server) => server.inject({ kind: "misbehave", as: "refusal" }, { role: "planner" }));
+    const planner = await runOn(wire, streaming, planWire, (server) => server.inject({ kind: "misbehave", as: "refusal" }, { role: "planner" }));
     expect(planner.result.status).toBe("failed");
     expect(planner.result.error).toMatch(/the planner's model refused the task: .*refused: I'm sorry/);
     expect(planner.server.requestsFor("planner")).toHaveLength(1);
   });
 
   it("a schema filled in every field it allows: the plan is refused field by field, and the run fails honestly", async () => {
-    const run = await runOn(wire, streaming, (server) => server.inject({ kind: "misbehave", as: "schema-filler" }, { times: 1_000 }));
+    const run = await runOn(wire, streaming, planWire, (server) => server.inject({ kind: "misbehave", as: "schema-filler" }, { times: 1_000 }));
     expect(run.result.status).toBe("failed");
     expectHeld(run);
     expect(fileOf(run.workspace)).toBeUndefined();

@@ -1,13 +1,16 @@
 import { describe, expect, it, vi } from "vitest";
 import { FRAMEWORKS, TROUPE_WORKERS } from "../bench/peers/frameworks.js";
 import { NO_MODEL_LATENCY } from "../bench/peers/meter.js";
-import { writePlan } from "../bench/peers/plan-writer.js";
+import { writeCompactPlan, writePlan } from "../bench/peers/plan-writer.js";
 import { runTask } from "../bench/peers/run-task.js";
 import { progressOf, reportedObservations, reportLine } from "../bench/peers/solution.js";
 import { GROUPS, PEER_TASKS } from "../bench/peers/tasks.js";
 import { NO_LATENCIES } from "../bench/peers/world.js";
 import { jsonSchemaOf } from "../src/agents/structured-output.js";
+import { readCompactPlan } from "../src/core/plan-compact.js";
+import { planReadContext } from "../src/core/plan-read.js";
 import { planWireSchema, readPlanAnswer } from "../src/core/plan-wire.js";
+import { countTextTokens } from "../src/providers/token-count.js";
 
 // The peers benchmark's instrument: the oracle model driving each framework gives the checked
 // answer on every task. A peer that fails here is a defect of the benchmark to fix, never a figure.
@@ -40,19 +43,52 @@ describe("the peers benchmark's tasks", () => {
     expect(progressOf(task, [{ ...supplier, result: { supplier: "Elsewhere" } }]).ready).toMatchObject([{ args: { supplier: "Elsewhere" } }]);
   });
 
-  it("writes troupe's plan through the plan schema the planner sends, which troupe reads back", () => {
-    const schema = planWireSchema({ agents: ["lookup", "math", "files"], tools: ["lookup_price", "calculate", "write_file"], maxSubtasks: 50 });
-    for (const task of PEER_TASKS.filter((candidate) => candidate.steps.every((step) => ["lookup_price", "calculate", "write_file"].includes(step.tool)))) {
+  it("writes troupe's plan on the wire the planner asks for, which troupe reads back: the compact lines, the JSON wire, or the internal shape", () => {
+    const tools = ["lookup_price", "calculate", "write_file"];
+    const schema = planWireSchema({ agents: ["lookup", "math", "files"], tools, maxSubtasks: 50 });
+    const context = planReadContext([{ name: "lookup", tools: ["lookup_price"] }, { name: "math", tools: ["calculate"] }, { name: "files", tools: ["write_file"] }], tools);
+    for (const task of PEER_TASKS.filter((candidate) => candidate.steps.every((step) => tools.includes(step.tool)))) {
       for (const style of ["workers", "offered"] as const) {
-        const read = readPlanAnswer(writePlan(task, jsonSchemaOf(schema), style), schema);
-        expect(read.success, `${task.id} ${style}: ${read.success ? "" : read.error}`).toBe(true);
-        if (read.success) expect(read.data.subtasks.map((subtask) => subtask.id)).toEqual(task.steps.map((step) => step.id));
-        // What troupe's schema offers (tools, and references with a format) the oracle plans: every step here a direct one.
-        if (read.success) expect(read.data.subtasks.filter((subtask) => subtask.tool === undefined).map((subtask) => subtask.id), `${task.id} ${style}`).toEqual(style === "offered" ? [] : task.steps.map((step) => step.id));
+        const reads = { json: readPlanAnswer(writePlan(task, jsonSchemaOf(schema), style), schema, context), compact: readCompactPlan(writeCompactPlan(task, style), context) };
+        for (const [wire, read] of Object.entries(reads)) {
+          expect(read.success, `${task.id} ${style} ${wire}: ${read.success ? "" : read.error}`).toBe(true);
+          if (!read.success) continue;
+          expect(read.data.subtasks.map((subtask) => subtask.id)).toEqual(task.steps.map((step) => step.id));
+          // What troupe's plan offers (tools, references with a format, the answer) the oracle plans: every step here a direct one.
+          expect(read.data.subtasks.filter((subtask) => subtask.tool === undefined).map((subtask) => subtask.id), `${task.id} ${style} ${wire}`).toEqual(style === "offered" ? [] : task.steps.map((step) => step.id));
+          expect(read.data.answer, `${task.id} ${style} ${wire}`).toBe(style === "offered" ? task.template : undefined);
+        }
       }
       // Without a schema, troupe's internal shape.
-      expect(readPlanAnswer(writePlan(task, undefined, "workers"), schema).success).toBe(true);
+      expect(readPlanAnswer(writePlan(task, undefined, "workers"), schema, context).success).toBe(true);
     }
+  });
+
+  it("plans a step in a fraction of the JSON wire's tokens on the compact wire", async () => {
+    const task = PEER_TASKS.find((candidate) => candidate.id === "parallel-average");
+    if (!task) throw new Error("no parallel-average task");
+    const schema = planWireSchema({ agents: ["lookup", "math", "files"], tools: ["lookup_price", "calculate", "write_file"], maxSubtasks: 50 });
+    const compact = await countTextTokens(writeCompactPlan(task, "offered"));
+    const json = await countTextTokens(JSON.stringify(writePlan(task, jsonSchemaOf(schema), "offered")));
+    expect(compact / task.steps.length).toBeLessThan(25);
+    // About half the lean JSON wire's (217 against 418 tokens; the JSON plan before issue 34 took about 80 a step).
+    expect(compact).toBeLessThan(json * 0.6);
+  });
+});
+
+describe("the README's task through the oracle", () => {
+  it("takes troupe one model call (its plan), where a ReAct agent needs more", async () => {
+    const task = PEER_TASKS.find((candidate) => candidate.id === "simple-save");
+    const troupe = FRAMEWORKS.find((framework) => framework.name === "troupe");
+    const react = FRAMEWORKS.find((framework) => framework.name === "react-agent");
+    if (!task || !troupe || !react) throw new Error("no simple-save task, troupe or ReAct agent");
+    const ours = await runTask(troupe, task, options);
+    expect(ours.correct, ours.problem).toBe(true);
+    expect(ours.modelCalls).toBe(1);
+    expect(Object.keys(ours.byRole)).toEqual(["planner"]);
+    const theirs = await runTask(react, task, options);
+    expect(theirs.correct, theirs.problem).toBe(true);
+    expect(theirs.modelCalls).toBeGreaterThanOrEqual(2);
   });
 });
 

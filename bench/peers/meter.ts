@@ -54,6 +54,8 @@ export interface ModelLatency {
 
 /** About a tenth of a hosted model's times (300–1,000 ms to the first token, 10–20 ms a token out), so the benchmark runs in minutes. */
 export const BENCH_MODEL_LATENCY: ModelLatency = { firstTokenMs: 100, perPromptTokenMs: 0.01, perCompletionTokenMs: 1 };
+/** Closer to hosted models: 500 ms to the first token and 15 ms a completion token (the prompt's share as in the bench's own profile). */
+export const HOSTED_MODEL_LATENCY: ModelLatency = { firstTokenMs: 500, perPromptTokenMs: 0.01, perCompletionTokenMs: 15 };
 export const NO_MODEL_LATENCY: ModelLatency = { firstTokenMs: 0, perPromptTokenMs: 0, perCompletionTokenMs: 0 };
 
 export const sleep = (ms: number): Promise<void> => (ms > 0 ? new Promise((resolve) => setTimeout(resolve, ms)) : Promise.resolve());

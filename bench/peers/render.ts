@@ -24,7 +24,24 @@ export function peersSummary(report: PeersReport): string {
       ratio.met === undefined ? "" : ratio.met ? "met" : "MISSED",
     ]),
   );
-  return [groups, "", ratios].join("\n");
+  const perStep = report.groups
+    .filter((figures) => figures.planTokensPerStep !== undefined)
+    .map((figures) => `${figures.framework}, ${figures.group}: ${number(figures.planTokensPerStep ?? 0)}`)
+    .join("; ");
+  return [groups, "", ratios, "", `plan tokens per step (the planner's completion tokens ÷ the plans' steps): ${perStep}`].join("\n");
+}
+
+/** The hosted profile's figures, after the bench profile's. */
+function hostedPart(report: PeersReport): string[] {
+  const hosted = report.hosted;
+  if (!hosted) return [];
+  const { modelLatency: model } = hosted;
+  return [
+    "",
+    `    The same tasks with a latency profile closer to hosted models: ${model.firstTokenMs} ms to the first token + ${model.perPromptTokenMs} ms a prompt token + ${model.perCompletionTokenMs} ms a completion token (makespan: the median of ${hosted.repeats} run${hosted.repeats === 1 ? "" : "s"}):`,
+    "",
+    peersSummary(hosted),
+  ];
 }
 
 export function peersSection(report: PeersReport): string {
@@ -42,8 +59,8 @@ export function peersSection(report: PeersReport): string {
     "    one oracle model behind each framework's own model interface decides the same tool calls, handoffs and answers from what it is sent;",
     `    the model takes ${model.firstTokenMs} ms + ${model.perPromptTokenMs} ms a prompt token + ${model.perCompletionTokenMs} ms a completion token, lookups ${tools.lookupMs} ms, the calculator ${tools.calculateMs} ms,`,
     `    a file write ${tools.writeMs} ms; tokens counted with ${report.encoding} over what each framework sent (messages and tool definitions).`,
-    `    Makespan: the median of ${report.repeats} runs. "troupe" plans what troupe's plan schema offers (direct tool and combination steps); "troupe (worker steps)"`,
-    "    is troupe with every step a worker's subtask (what direct steps save; not compared).",
+    `    Makespan: the median of ${report.repeats} runs. "troupe" plans what troupe's plan offers (direct tool and combination steps, and the answer template) on the`,
+    "    compact wire; \"troupe (worker steps)\" is troupe with every step a worker's subtask and no template (what they save; not compared).",
     "",
     perTask,
     "",
@@ -52,6 +69,7 @@ export function peersSection(report: PeersReport): string {
     "    troupe's calls and prompt tokens by role:",
     ...troupeRoles,
     `    simple tasks, troupe's model calls ≤ the ReAct agent's + 1: ${simple}`,
+    ...hostedPart(report),
     `    target: ${report.target.met ? "all met" : `missed: ${report.target.missed.join("; ")}`} → ${report.target.met ? "met" : "MISSED"}`,
   ].join("\n");
 }

@@ -52,6 +52,8 @@ export interface PeerTask {
   steps: Step[];
   /** The final answer from the steps' results. */
   answer(results: Record<string, unknown>): string;
+  /** The same answer as a planner states it in advance, with `{s1.price}` where a result goes (troupe's answer template). */
+  template: string;
   /** Whether the final answer (and the files in the workspace) are right; a reason when not. */
   check(answer: string, workspace: string): Promise<string | undefined>;
 }
@@ -125,6 +127,7 @@ export const PEER_TASKS: readonly PeerTask[] = [
     prompt: "What does a widget cost?",
     steps: [lookup("s1", "lookup_price", "item", { value: "widget" }, "Look up the price of a widget")],
     answer: (results) => `A widget costs $${figure(field<number>(results.s1, "price"))}.`,
+    template: "A widget costs ${s1.price}.",
     check: checks(says(figure(PRICES.widget ?? 0))),
   },
   {
@@ -133,6 +136,7 @@ export const PEER_TASKS: readonly PeerTask[] = [
     prompt: "Compute 17% of 2,340.",
     steps: [calculate("s1", "Compute 17% of 2,340", {}, () => "2340 * 17 / 100")],
     answer: (results) => `17% of 2,340 is ${figure(valueOf(results, "s1"))}.`,
+    template: "17% of 2,340 is {s1.value}.",
     check: checks(says("397.8")),
   },
   {
@@ -144,6 +148,7 @@ export const PEER_TASKS: readonly PeerTask[] = [
       save("s2", "result.txt", "Save the result to result.txt", { value: { ref: "s1", field: "value" } }, (inputs) => figure(inputs.value as number), { ref: "s1", field: "value" }),
     ],
     answer: (results) => `17% of 2,340 is ${figure(valueOf(results, "s1"))}; saved to result.txt.`,
+    template: "17% of 2,340 is {s1.value}; saved to result.txt.",
     check: checks(says("397.8"), (_answer, workspace) => fileSays(workspace, "result.txt", "397.8")),
   },
   {
@@ -152,6 +157,7 @@ export const PEER_TASKS: readonly PeerTask[] = [
     prompt: "What is the capital of Peru?",
     steps: [lookup("s1", "lookup_capital", "country", { value: "Peru" }, "Look up the capital of Peru")],
     answer: (results) => `The capital of Peru is ${field<string>(results.s1, "capital")}.`,
+    template: "The capital of Peru is {s1.capital}.",
     check: checks(says(CAPITALS.Peru ?? "")),
   },
   {
@@ -163,6 +169,7 @@ export const PEER_TASKS: readonly PeerTask[] = [
       calculate("s4", "Add up the three prices", Object.fromEntries(BASKET.map((item, index) => [item, { ref: `s${index + 1}`, field: "price" }])), (inputs) => sum(BASKET.map((item) => inputs[item])), BASKET.join(" + ")),
     ],
     answer: (results) => `Together they cost $${figure(valueOf(results, "s4"))}.`,
+    template: "Together they cost ${s4.value}.",
     check: checks(says(figure(total(BASKET.map((item) => PRICES[item] ?? 0))))),
   },
   {
@@ -174,6 +181,7 @@ export const PEER_TASKS: readonly PeerTask[] = [
       calculate("s6", "Add up the five populations", Object.fromEntries(CITIES.map((city, index) => [city, { ref: `s${index + 1}`, field: "population" }])), (inputs) => sum(CITIES.map((city) => inputs[city])), CITIES.join(" + ")),
     ],
     answer: (results) => `Their combined population is ${figure(valueOf(results, "s6"))}.`,
+    template: "Their combined population is {s6.value}.",
     check: checks(says(figure(total(CITIES.map((city) => POPULATIONS[city] ?? 0))))),
   },
   {
@@ -186,6 +194,7 @@ export const PEER_TASKS: readonly PeerTask[] = [
       save("s10", "average.txt", "Save the average price to average.txt", { value: { ref: "s9", field: "value" } }, (inputs) => figure(inputs.value as number), { ref: "s9", field: "value" }),
     ],
     answer: (results) => `The average price is $${figure(valueOf(results, "s9"))}; saved to average.txt.`,
+    template: "The average price is ${s9.value}; saved to average.txt.",
     check: (() => {
       const expected = figure(total(EIGHT.map((item) => PRICES[item] ?? 0)) / 8);
       return checks(says(expected), (_answer, workspace) => fileSays(workspace, "average.txt", expected));
@@ -200,6 +209,7 @@ export const PEER_TASKS: readonly PeerTask[] = [
       calculate("s2", "Add up the 20 prices", { prices: { ref: "s1", field: "price", each: true } }, (inputs) => sum(inputs.prices), "sum(prices)"),
     ],
     answer: (results) => `The 20 parts cost $${figure(valueOf(results, "s2"))} in total.`,
+    template: "The 20 parts cost ${s2.value} in total.",
     check: checks(says(figure(total(ITEMS.map((item) => PRICES[item] ?? 0))))),
   },
   {
@@ -211,6 +221,7 @@ export const PEER_TASKS: readonly PeerTask[] = [
       calculate("s2", "Add up the 20 populations", { populations: { ref: "s1", field: "population", each: true } }, (inputs) => sum(inputs.populations), "sum(populations)"),
     ],
     answer: (results) => `The 20 cities have ${figure(valueOf(results, "s2"))} people in total.`,
+    template: "The 20 cities have {s2.value} people in total.",
     check: checks(says(figure(total(ALL_CITIES.map((city) => POPULATIONS[city] ?? 0))))),
   },
   {
@@ -222,6 +233,7 @@ export const PEER_TASKS: readonly PeerTask[] = [
       save("s2", "prices.txt", 'Save one line per part, "part: price", to prices.txt', { prices: { ref: "s1", each: true } }, (inputs) => priceLines(inputs.prices), { ref: "s1", each: true, format: "{item}: {price}" }),
     ],
     answer: () => "Saved the 20 prices to prices.txt.",
+    template: "Saved the 20 prices to prices.txt.",
     check: checks((_answer, workspace) => fileSays(workspace, "prices.txt", ITEMS.map((item) => `${item}: ${PRICES[item]}`).join("\n"))),
   },
   {
@@ -233,9 +245,10 @@ export const PEER_TASKS: readonly PeerTask[] = [
       lookup("s2", "lookup_headquarters", "supplier", { ref: "s1", field: "supplier" }, "Look up the country the supplier is based in"),
       lookup("s3", "lookup_currency", "country", { ref: "s2", field: "country" }, "Look up that country's currency"),
       lookup("s4", "lookup_rate", "currency", { ref: "s3", field: "currency" }, "Look up the currency's rate in US dollars"),
-      calculate("s5", "Convert 250 units of the currency to US dollars", { rate: { ref: "s4", field: "usd" } }, (inputs) => `250 * ${inputs.rate}`, "250 * rate"),
+      calculate("s5", "Convert 250 units of the currency to US dollars", { rate: { ref: "s4", field: "usd" } }, (inputs) => `250 * ${inputs.rate}`, "round(250 * rate, 2)"),
     ],
     answer: (results) => `250 units are worth $${figure(valueOf(results, "s5"))}.`,
+    template: "250 units are worth ${s5.value}.",
     check: checks(says(figure(250 * (RATES[CURRENCIES[HEADQUARTERS[SUPPLIERS.widget ?? ""] ?? ""] ?? ""] ?? 0)))),
   },
   {
@@ -247,9 +260,10 @@ export const PEER_TASKS: readonly PeerTask[] = [
       lookup("s2", "lookup_headquarters", "supplier", { ref: "s1", field: "supplier" }, "Look up the country the supplier is based in"),
       lookup("s3", "lookup_capital", "country", { ref: "s2", field: "country" }, "Look up that country's capital"),
       lookup("s4", "lookup_population", "city", { ref: "s3", field: "capital" }, "Look up the capital's population"),
-      calculate("s5", "Express the population in millions", { population: { ref: "s4", field: "population" } }, (inputs) => `${inputs.population} / 1000000`, "population / 1000000"),
+      calculate("s5", "Express the population in millions", { population: { ref: "s4", field: "population" } }, (inputs) => `${inputs.population} / 1000000`, "round(population / 1000000, 2)"),
     ],
     answer: (results) => `The capital has ${figure(valueOf(results, "s5"))} million people.`,
+    template: "The capital has {s5.value} million people.",
     check: checks(says(figure((POPULATIONS[CAPITALS[HEADQUARTERS[SUPPLIERS.gizmo ?? ""] ?? ""] ?? ""] ?? 0) / 1_000_000))),
   },
   {
@@ -264,6 +278,7 @@ export const PEER_TASKS: readonly PeerTask[] = [
       save("s5", "total.txt", "Save the result to total.txt", { value: { ref: "s4", field: "value" } }, (inputs) => figure(inputs.value as number), { ref: "s4", field: "value" }),
     ],
     answer: (results) => `The result is ${figure(valueOf(results, "s4"))}; saved to total.txt.`,
+    template: "The result is {s4.value}; saved to total.txt.",
     check: checks(says("2434"), (_answer, workspace) => fileSays(workspace, "total.txt", "2434")),
   },
 ];

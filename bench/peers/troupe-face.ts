@@ -1,7 +1,7 @@
 import type { BaseMessage } from "@langchain/core/messages";
 import { HANDLE_KEY, parseSections, SECTIONS, STRUCTURED_OUTPUT } from "../../src/core/prompt-protocol.js";
 import type { ToolSpec } from "../../src/core/tool-spec.js";
-import { type PlanStyle, writePlan } from "./plan-writer.js";
+import { type PlanStyle, writeCompactPlan, writePlan } from "./plan-writer.js";
 import { parseResult } from "./solution.js";
 import { type PeerTask, taskOfText } from "./tasks.js";
 
@@ -55,9 +55,14 @@ function structured(name: string, tools: readonly ToolSpec[], value: Record<stri
   return { text: "", toolCalls: [{ name, args: value }] };
 }
 
+/** The compact wire's format line in the planner's system prompt: a step a line. */
+const COMPACT_FORMAT = "s1 = tool(name: value, …)";
+
 export function plannerReply(messages: readonly BaseMessage[], tools: readonly ToolSpec[], style: PlanStyle): OracleReply {
   const task = taskFrom(requestSections(messages).sections);
   const parameters = tools.find((tool) => tool.function.name === STRUCTURED_OUTPUT.plan)?.function.parameters as Record<string, unknown> | undefined;
+  // The wire the planner asked for: the plan function's JSON when it bound one, the compact lines when its prompt gives them.
+  if (!parameters && textOf(messages.find((message) => message.getType() === "system")).includes(COMPACT_FORMAT)) return { text: writeCompactPlan(task, style), toolCalls: [] };
   return structured(STRUCTURED_OUTPUT.plan, tools, writePlan(task, parameters, style));
 }
 

@@ -97,12 +97,17 @@ export class ModelRefusalError extends ModelError {
 export interface CallShape {
   /** Turns a candidate's model into what is invoked (tools bound, structured output); the model itself by default. */
   prepare?: (candidate: ModelCandidate) => Runnable<BaseLanguageModelInput, unknown>;
-  /** Streams the answer when the candidate streams, handing each piece of text here. */
+  /**
+   * Streams the answer when the candidate streams (`stream()`: its pieces joined, the finish
+   * reason kept, a stream that ends without one retried), handing each piece of text here.
+   */
   onToken?: (text: string) => void;
   /**
-   * Each piece of the answer as the model streams it (text and tool-call arguments), while the
-   * call itself is made as usual (so structured output is read from the whole answer). Models
-   * that do not stream hand over nothing. `onAttempt` is told when an attempt starts again.
+   * Each piece of the answer as the model streams it (text and tool-call arguments): with
+   * `onToken`, each piece of that stream; without it, while the call itself is made as usual
+   * (so structured output is read from the whole answer, though a finish reason may not survive
+   * the join). Models that do not stream hand over nothing. `onAttempt` is told when an attempt
+   * starts again.
    */
   onChunk?: (chunk: AIMessageChunk) => void;
   onAttempt?: (attempt: number) => void;
@@ -192,6 +197,7 @@ async function attempt(
       full = full ? full.concat(chunk) : chunk;
       const text = chunk.text;
       if (text) onToken(text);
+      onChunk?.(chunk);
     }
     if (!full || !streamFinished(full)) throw new TruncatedStreamError();
     return { output: full };

@@ -1,6 +1,7 @@
 import { describeAudience } from "../core/board.js";
 import type { SubtaskView } from "../core/plan.js";
 import { describeTokens, type RunResult, type UnfinishedSubtask } from "../core/run.js";
+import { ANSWER_LEFT_OUT } from "../core/plan-check.js";
 import { approvalCard } from "../core/approval-card.js";
 import { truncate } from "../core/text.js";
 import { describeDecision } from "../core/vote.js";
@@ -46,6 +47,7 @@ export function printResult(result: RunResult, streamedAnswer = ""): void {
     if (kind === "plan-approval") {
       out(color.bold("The plan is waiting for your approval:"));
       for (const line of planLines(result.plan)) out(line);
+      if (typeof payload.answer === "string") out(`  answer, filled in from the results: ${truncate(payload.answer.replace(/\n/g, " ⏎ "), 300)}`);
     } else if (kind === "answer-approval") {
       out(color.bold("The answer is waiting for your approval:"));
       out(String(payload.answer ?? ""));
@@ -77,9 +79,10 @@ export function printResult(result: RunResult, streamedAnswer = ""): void {
     out("plan:");
     for (const line of planLines(trace.plan)) out(line);
   }
-  for (const note of trace.planNotes ?? []) out(`plan order: ${note}`);
+  for (const note of trace.planNotes ?? []) out(`${note.startsWith(ANSWER_LEFT_OUT) ? "plan note" : "plan order"}: ${note}`);
   if (trace.route) out(`route: ${trace.route.route} (${trace.route.reason})`);
   for (const decision of trace.reviewDecisions ?? []) out(`review round ${decision.round}: ${decision.review} (${decision.reason})`);
+  if (trace.answerSource) out(`answer: by ${trace.answerSource.by} (${trace.answerSource.reason})${trace.answerSource.untrusted ? `; untrusted data from ${trace.answerSource.untrusted}` : ""}`);
   const unfinished = unfinishedLine(trace.unfinished ?? []);
   if (unfinished) out(unfinished);
   for (const review of trace.reviews) {

@@ -18,6 +18,10 @@ import { TrustConfig } from "./trust-config.js";
 export const StructuredMethod = z.enum(["jsonSchema", "functionCalling", "jsonMode"]);
 export type StructuredMethod = z.infer<typeof StructuredMethod>;
 
+/** How a planner writes its plan: the compact wire (a step a line of text) or the JSON wire (strict structured output). */
+export const PlanWire = z.enum(["compact", "json"]);
+export type PlanWire = z.infer<typeof PlanWire>;
+
 /** Settings of one provider, or (with `type`) a new named endpoint such as `deepseek`. */
 export const ProviderSettings = z
   .object({
@@ -28,6 +32,8 @@ export const ProviderSettings = z
     apiKeyEnv: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: "apiKeyEnv is the name of an environment variable" }).optional(),
     defaultModel: z.string().min(1).optional(),
     structuredOutput: StructuredMethod.optional(),
+    /** How its planner writes a plan: `compact` (a step a line of text) or `json` (strict structured output); see docs/runs.md. */
+    planWire: PlanWire.optional(),
     /** Whether structured answers ask for strict schema adherence where the method has it (false for a server that refuses `strict`). */
     strict: z.boolean().optional(),
     headers: z.record(z.string(), z.string()).optional(),

@@ -35,7 +35,7 @@ export type RunEvent =
   | { type: "history-ready"; turns: number; trimmed: number; tokens: number; budget: number }
   /** Long-term memories recalled for the planner, and how; `error` when the store could not be read. */
   | { type: "memory-recall"; retrieval: Retrieval | null; items: Array<{ id: string; text: string; score: number; untrusted?: string }>; error?: string; note?: string }
-  | { type: "plan-ready"; attempt: number; subtasks: PlannedSubtask[]; notes?: string[] }
+  | { type: "plan-ready"; attempt: number; subtasks: PlannedSubtask[]; notes?: string[]; /** The plan's answer template, when it gave one (filled by code once the results are verified). */ answer?: string }
   | { type: "plan-invalid"; attempt: number; errors: string[] }
   /** A subtask of a plan that is still streaming in, accepted to start early (the whole plan follows with plan-ready). */
   | { type: "subtask-planned"; subtask: PlannedSubtask }

@@ -51,10 +51,11 @@ export const PlannedSubtask = z.object({
 });
 export type PlannedSubtask = z.infer<typeof PlannedSubtask>;
 
-/** What the planner returns: subtasks, or a question when the task cannot be planned without a person. */
+/** What the planner returns: subtasks (and, when the plan can state its answer, an answer template), or a question when the task cannot be planned without a person. */
 export const PlanOutput = z.object({
   subtasks: z.array(PlannedSubtask).describe("the subtasks; empty only when asking a question"),
   question: z.string().optional().describe("a question for the person, when the task is ambiguous"),
+  answer: z.string().min(1).optional().describe("the answer with {s1} / {s1.path} for results, filled by code once they are verified (src/core/answer-template.ts)"),
 });
 export type PlanOutput = z.infer<typeof PlanOutput>;
 
@@ -200,6 +201,8 @@ export interface PlanRules {
   files?: FileTools;
   /** The model calls the run's budget leaves for the plan's workers (`maxModelCalls`), when it has that limit. */
   modelCallsLeft?: number;
+  /** Why a direct step's arguments do not fit its tool (each naming the step), given the steps before it by id; absent: not checked. */
+  argumentProblems?: (subtask: PlannedSubtask, steps: ReadonlyMap<string, PlannedSubtask>) => string[];
 }
 
 /**
@@ -223,7 +226,8 @@ export function workerModelCalls(subtasks: readonly PlannedSubtask[]): number {
  * With `prefix`, the subtasks are the start of a plan still streaming in, and only the reasons
  * that the rest of the plan cannot take away are given: too many subtasks, a repeated id, an
  * unknown agent or tool, an agent without the tools it needs, a reference outside `dependsOn`, a
- * bad path or `mapOver`, a cycle among them, more worker calls than the budget leaves. A
+ * bad path or `mapOver`, a direct step's arguments its tool does not take, a cycle among them,
+ * more worker calls than the budget leaves. A
  * dependency on a subtask not yet arrived may still come.
  */
 export function validatePlan(subtasks: readonly PlannedSubtask[], rules: PlanRules, options: { prefix?: boolean } = {}): string[] {
@@ -244,6 +248,7 @@ export function validatePlan(subtasks: readonly PlannedSubtask[], rules: PlanRul
     ids.add(subtask.id);
   }
   const others = (id: string): string => listed([...ids].filter((other) => other !== id));
+  const byId = new Map(subtasks.map((subtask) => [subtask.id, subtask]));
   for (const subtask of subtasks) {
     if (!rules.agents.includes(subtask.agent)) {
       errors.push(`subtask ${subtask.id}: unknown agent "${subtask.agent}" (known: ${rules.agents.join(", ")})`);
@@ -274,6 +279,7 @@ export function validatePlan(subtasks: readonly PlannedSubtask[], rules: PlanRul
       const unformattable = arg.format !== undefined ? formatProblem(arg.format) : undefined;
       if (unformattable !== undefined) errors.push(`subtask ${subtask.id}: argument "${name}": ${unformattable}`);
     }
+    if (rules.argumentProblems && !toolUnknown && subtask.tool !== undefined) errors.push(...rules.argumentProblems(subtask, byId));
     if (subtask.mapOver !== undefined) {
       const mapped = subtask.args[subtask.mapOver];
       if (mapped === undefined) {

@@ -235,6 +235,24 @@ export interface DecisionTrace {
   route?: RouteDecision | null;
   /** Each review round: whether the critic ran or was skipped (the run's `review` mode), and why. */
   reviewDecisions?: ReviewDecision[];
+  /** The plan's answer template (src/core/answer-template.ts): the answer stated in advance, for code to fill in; null when the plan gave none. */
+  answerTemplate?: string | null;
+  /** Who wrote the answer, and why: the plan's template filled by code, the fast route's worker, the synthesizer's model, code, or a person; null before an answer. */
+  answerSource?: AnswerSource | null;
+}
+
+/**
+ * Who wrote a run's answer: `template` (the plan's answer template filled by code from the
+ * verified results: no model call), `worker` (the fast route: the one worker's result), `synthesizer`
+ * (a model call), or `code` (the best answer so far once the budget ran out, or the results when
+ * the synthesizer failed), or `person` (written at the answer's approval).
+ */
+export interface AnswerSource {
+  by: "template" | "worker" | "synthesizer" | "code" | "person";
+  /** Why this way (and, when the plan's answer template could not be used, why not). */
+  reason: string;
+  /** The untrusted sources of results the answer shows as they came (the answer says so too). */
+  untrusted?: string;
 }
 
 /** A subtask that did not succeed, as the trace names it. */

@@ -1,11 +1,11 @@
 /**
  * Reads a JSON object as it streams in and hands over each element of one of its top-level
- * lists (`{"subtasks": [ {…}, {…}, …`) the moment the element is complete, so work can start on
+ * lists (`{"steps": [ {…}, {…}, …`) the moment the element is complete, so work can start on
  * the first subtasks of a plan while the model still writes the rest. Feed it the text as it
  * grows; it scans each character once and never parses a partial element.
  */
 export class StreamedElements {
-  readonly #key: string;
+  readonly #keys: readonly string[];
   #text = "";
   #position = 0;
   #depth = 0;
@@ -19,8 +19,9 @@ export class StreamedElements {
   #elementStart = -1;
   #elements = 0;
 
-  constructor(key: string) {
-    this.#key = key;
+  /** `keys`: the top-level lists whose elements are handed over (the plan's `steps`, or `subtasks` in its internal shape). */
+  constructor(...keys: string[]) {
+    this.#keys = keys;
   }
 
   /** How many elements have been handed over. */
@@ -54,7 +55,7 @@ export class StreamedElements {
         case "{":
         case "[":
           this.#depth += 1;
-          if (this.#depth === 2 && char === "[" && this.#currentKey === this.#key) this.#inList = true;
+          if (this.#depth === 2 && char === "[" && this.#currentKey !== undefined && this.#keys.includes(this.#currentKey)) this.#inList = true;
           else if (this.#depth === 3 && this.#inList) this.#elementStart = this.#position;
           break;
         case "}":

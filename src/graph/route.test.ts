@@ -35,4 +35,9 @@ describe("the route", () => {
     expect(routeOf([write("s1", []), write("s2", [])], "never")?.route).toBe("planned");
     expect(routeOf([write("s1", [])], "always")?.route).toBe("planned");
   });
+
+  it("says who words a direct step's result: the plan's answer when it stated one, else the synthesizer", () => {
+    expect(routeOf([write("s1", [])], "auto", "wrote {s1.bytes} bytes")?.reason).toMatch(/the plan's answer fills in its result/);
+    expect(routeOf([write("s1", [])], "auto")?.reason).toMatch(/the synthesizer words its result$/);
+  });
 });

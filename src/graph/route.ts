@@ -9,7 +9,8 @@ import type { State } from "./state.js";
 /**
  * The fast route (seed 004) and the review modes. A plan of one subtask is the fast route: a
  * worker step's result is the answer (its worker is told so, and no synthesizer is called when
- * the result is text), a direct tool step's result is worded by the synthesizer. Whether the
+ * the result is text), a direct tool step's result is filled into the plan's answer template by
+ * code (graph/template-answer.ts) or, without one, worded by the synthesizer. Whether the
  * critic reviews a round is decided here from the run's `review` mode and its outcomes.
  * `review: always` is today's full pipeline: every round reviewed, every answer written by the
  * synthesizer, so it takes no fast route.
@@ -22,14 +23,17 @@ export function answeringSubtask(plan: readonly PlannedSubtask[], mode: ReviewMo
   return plan.length === 1 && only !== undefined && only.tool === undefined && only.mapOver === undefined ? only : undefined;
 }
 
-/** The route a plan takes, and why; null without a plan. */
-export function routeOf(plan: readonly PlannedSubtask[], mode: ReviewMode | undefined): RouteDecision | null {
+/** The route a plan takes, and why; null without a plan. `answer` is the plan's answer template, when it stated one. */
+export function routeOf(plan: readonly PlannedSubtask[], mode: ReviewMode | undefined, answer?: string | null): RouteDecision | null {
   const [only] = plan;
   if (only === undefined) return null;
   if (mode === "always") return { route: "planned", reason: "review: always runs the whole pipeline (critic and synthesizer)" };
   if (plan.length > 1) return { route: "planned", reason: `the plan has ${plan.length} subtasks` };
   if (only.mapOver !== undefined) return { route: "planned", reason: `its one subtask runs once per item of "${only.mapOver}"` };
-  if (only.tool !== undefined) return { route: "fast", reason: `one subtask, a direct ${only.tool} call (no worker model): the synthesizer words its result` };
+  if (only.tool !== undefined) {
+    const wording = typeof answer === "string" ? "the plan's answer fills in its result once verified (else the synthesizer words it)" : "the synthesizer words its result";
+    return { route: "fast", reason: `one subtask, a direct ${only.tool} call (no worker model): ${wording}` };
+  }
   return { route: "fast", reason: "one subtask: its worker is told its result is the answer" };
 }
 

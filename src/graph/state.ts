@@ -8,7 +8,7 @@ import { LIMITS } from "../core/limits.js";
 import type { PlannedSubtask, SubtaskResult } from "../core/plan.js";
 import type { CriticVerdict } from "../core/review.js";
 import type { ReviewDecision, ReviewMode } from "../core/review-mode.js";
-import type { AnswerFormat, RunMetrics, StopReason, ToolCallRecord } from "../core/run.js";
+import type { AnswerFormat, AnswerSource, RunMetrics, StopReason, ToolCallRecord } from "../core/run.js";
 
 /** Per-run settings, fixed at intake. */
 export interface RunSettings {
@@ -127,6 +127,8 @@ export const TroupeState = Annotation.Root({
   planFeedback: Annotation<string[]>(replace<string[]>(() => [])),
   /** What the plan check changed: dependencies added so subtasks that share a workspace path run in order. */
   planNotes: Annotation<string[]>(replace<string[]>(() => [])),
+  /** The plan's answer template (src/core/answer-template.ts), when the planner gave one that reads for its steps. */
+  planAnswer: Annotation<string | null>(replace<string | null>(() => null)),
   question: Annotation<string | null>(replace<string | null>(() => null)),
   humanAnswers: Annotation<string[], string[] | Overwrite<string[]>>(append<string>()),
   rejections: Annotation<number>(replace(() => 0)),
@@ -148,6 +150,8 @@ export const TroupeState = Annotation.Root({
   /** The answer as JSON, when the run has an output schema. */
   output: Annotation<unknown>(replace<unknown>(() => null)),
   answerStatus: Annotation<AnswerStatus>(replace<AnswerStatus>(() => "none")),
+  /** Who wrote the answer, and why (the trace's `answerSource`). */
+  answerSource: Annotation<AnswerSource | null>(replace<AnswerSource | null>(() => null)),
   answerFeedback: Annotation<string[]>(replace<string[]>(() => [])),
   stopReason: Annotation<StopReason | null>(replace<StopReason | null>(() => null)),
   failure: Annotation<string | null>(replace<string | null>(() => null)),
@@ -200,6 +204,7 @@ export function emptyOutcome(): Update {
     answer: null,
     answerFormat: "markdown",
     answerStatus: "none",
+    answerSource: null,
     answerFeedback: [],
     stopReason: null,
     failure: null,

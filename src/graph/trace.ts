@@ -44,8 +44,10 @@ export function buildTrace(state: State): DecisionTrace {
     board: state.board ?? [],
     knownIssues,
     evidence: evidenceOf(state),
-    route: routeOf(state.plan, state.settings.review),
+    route: routeOf(state.plan, state.settings.review, state.planAnswer),
     reviewDecisions: state.reviewDecisions ?? [],
+    answerTemplate: state.planAnswer ?? null,
+    answerSource: state.answerSource ?? null,
     memories: state.recalled ? { retrieval: state.recalled.retrieval, items: state.recalled.items, ...(state.recalled.error ? { error: state.recalled.error } : {}) } : null,
   };
 }

@@ -18,6 +18,8 @@ export const ollamaProvider = defineProvider({
   description: "local models served by Ollama (OLLAMA_HOST, default 127.0.0.1:11434)",
   defaultModel: "llama3.1",
   structuredMethod: "jsonSchema",
+  // Local models keep to a plan's format under constrained decoding (Ollama's JSON-schema `format`), not from a prompt alone.
+  planWire: "json",
   streams: true,
   validate: (env, settings) => {
     if (settings.baseUrl) ollamaUrl(settings.baseUrl, "providers.ollama.baseUrl");

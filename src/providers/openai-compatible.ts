@@ -27,6 +27,8 @@ export function openAICompatibleProvider(id = "openai-compatible"): ProviderDefi
     id,
     description: builtin ? "any OpenAI-compatible server at OPENAI_COMPATIBLE_BASE_URL (vLLM, llama.cpp, LM Studio, DeepSeek, Kimi, GLM, Qwen)" : `OpenAI-compatible endpoint "${id}" from the config file`,
     structuredMethod: "functionCalling",
+    // Open models behind these servers keep to a plan's format under constrained decoding (tool calls, a JSON-schema response format).
+    planWire: "json",
     // A JSON-schema response format asks for strict adherence; strict tools only when the config says so.
     strict: { jsonSchema: true, functionCalling: false },
     streams: true,

@@ -18,6 +18,8 @@ export const openaiProvider = defineProvider({
   description: "OpenAI (OPENAI_API_KEY; OPENAI_BASE_URL for a proxy)",
   defaultModel: "gpt-4.1-mini",
   structuredMethod: "jsonSchema",
+  // Its models write the compact plan wire reliably, in a third of the JSON plan's tokens.
+  planWire: "compact",
   // Strict structured outputs: the JSON-schema response format and tool parameters both take `strict: true`.
   strict: { jsonSchema: true, functionCalling: true },
   streams: true,

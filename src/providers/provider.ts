@@ -1,5 +1,5 @@
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
-import type { ProviderSettings, StructuredMethod } from "../config/config-file.js";
+import type { PlanWire, ProviderSettings, StructuredMethod } from "../config/config-file.js";
 import type { Env } from "../config/env.js";
 import type { Embedder } from "../core/embedder.js";
 import type { AnswerFormat } from "../core/run.js";
@@ -30,6 +30,8 @@ export interface ProviderDefinition {
   validate?: (env: Env, settings: ProviderSettings) => void;
   /** How this provider gives machine-read answers natively (default: a forced tool call). */
   structuredMethod?: StructuredMethod;
+  /** How its planner writes a plan unless the config says (default: `compact`; `json` where the models need constrained decoding to keep to a format). */
+  planWire?: PlanWire;
   /**
    * The structured methods that can ask for strict schema adherence, and whether they do unless
    * the config's `strict` says otherwise (a method not listed never does).

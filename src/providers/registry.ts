@@ -1,5 +1,5 @@
 import { BaseChatModel } from "@langchain/core/language_models/chat_models";
-import type { ModelPrice, ProviderSettings, StructuredMethod } from "../config/config-file.js";
+import type { ModelPrice, PlanWire, ProviderSettings, StructuredMethod } from "../config/config-file.js";
 import type { Env } from "../config/env.js";
 import { ConfigError } from "../core/errors.js";
 import { anthropicProvider } from "./anthropic.js";
@@ -30,6 +30,8 @@ export interface ModelCandidate {
   choice: ModelChoice;
   model: BaseChatModel;
   structuredMethod: StructuredMethod;
+  /** How its planner writes a plan: a step a line of text (`compact`), or strict structured output (`json`). */
+  planWire?: PlanWire;
   /** Whether structured requests ask for strict schema adherence (OpenAI `strict: true`, Anthropic strict tools). */
   strict?: boolean;
   /** JSON-schema keywords the provider's strict mode refuses (moved into descriptions when strict). */
@@ -85,7 +87,7 @@ export function canStream(model: BaseChatModel): boolean {
 function handMadeCandidate(models: ModelSet, role: ModelRole): ModelCandidate {
   const model = models[role];
   const offline = model instanceof OfflineChatModel ? { answerFormat: "text" as const, typedAnswers: false as const } : {};
-  return { choice: models.choice[role], model, structuredMethod: "functionCalling", streams: canStream(model), price: { input: 0, output: 0 }, ...offline };
+  return { choice: models.choice[role], model, structuredMethod: "functionCalling", planWire: "compact", streams: canStream(model), price: { input: 0, output: 0 }, ...offline };
 }
 
 /** The route of one role: its chain, or, for a set made by hand, its one model (streaming when the model can). */
@@ -227,6 +229,7 @@ export class ProviderRegistry {
           choice,
           model,
           structuredMethod,
+          planWire: settings.planWire ?? provider.planWire ?? "compact",
           strict: strictDefault !== undefined && (settings.strict ?? strictDefault),
           ...(provider.strictUnsupported ? { strictUnsupported: provider.strictUnsupported } : {}),
           streams: (provider.streams ?? false) && settings.streaming !== false,

@@ -108,6 +108,7 @@ export async function prepareFork(
   const { snapshot, checkpoint } = await baseSnapshot(parts.graph, record, request.from);
   const state = snapshot.values as State;
   let plan: PlannedSubtask[] | undefined;
+  let planAnswer: string | null | undefined;
   if (request.plan !== undefined || request.args !== undefined) {
     let edited = state.plan ?? [];
     if (request.plan !== undefined) {
@@ -116,15 +117,18 @@ export async function prepareFork(
       edited = parsed.data;
     }
     edited = withArgs(edited, request.args);
-    const checked = checkPlan(edited, parts.deps, { allowedTools: state.settings.allowedTools ?? null, maxSubtasks: state.settings.maxSubtasks });
+    // The plan's answer stays when it still reads for the edited steps.
+    const checked = checkPlan(edited, parts.deps, { allowedTools: state.settings.allowedTools ?? null, maxSubtasks: state.settings.maxSubtasks }, state.planAnswer ?? undefined);
     if ("errors" in checked) throw new InputError("invalid_plan", `the fork's plan is not valid: ${checked.errors.join("; ")}`, { errors: checked.errors });
     plan = checked.subtasks;
+    planAnswer = checked.answer ?? null;
   }
   const ref = (handle: string): string => {
     const key = parseStashRef(handle);
     return key.runId === record.id ? stashRef({ runId: ids.runId, subtaskId: key.subtaskId }) : handle;
   };
   const forked = forkedState(state, checkpoint ? {} : { from: request.from }, { runId: ids.runId, startedAt: Date.now(), ref, ...(plan ? { plan } : {}) });
+  if (planAnswer !== undefined) forked.values.planAnswer = planAnswer;
   const origin: ForkOrigin = {
     runId: record.id,
     threadId: record.threadId,

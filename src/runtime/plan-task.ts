@@ -21,6 +21,8 @@ export interface PlanTaskResult {
   notes: string[];
   /** Set when the planner needs a person's answer before it can plan. */
   question: string | null;
+  /** The plan's answer template, when it gave one that reads for its steps (src/core/answer-template.ts). */
+  answer: string | null;
   usage: UsageMeter["usage"];
 }
 
@@ -52,9 +54,9 @@ export async function planTask(troupe: Troupe, request: PlanTaskRequest): Promis
       },
       { meter, signal: request.signal },
     );
-    if (output.subtasks.length === 0 && output.question) return { subtasks: [], notes: [], question: output.question, usage: meter.usage };
-    const verdict = checkPlan(output.subtasks, troupe, limits);
-    if ("subtasks" in verdict) return { subtasks: verdict.subtasks, notes: verdict.notes, question: null, usage: meter.usage };
+    if (output.subtasks.length === 0 && output.question) return { subtasks: [], notes: [], question: output.question, answer: null, usage: meter.usage };
+    const verdict = checkPlan(output.subtasks, troupe, limits, output.answer);
+    if ("subtasks" in verdict) return { subtasks: verdict.subtasks, notes: verdict.notes, question: null, answer: verdict.answer ?? null, usage: meter.usage };
     errors = verdict.errors;
   }
   throw new ModelError("planner_failed", `the planner did not produce a valid plan: ${errors.join("; ")}`, { errors });

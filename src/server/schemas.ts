@@ -281,6 +281,7 @@ export const PlanResult = z.object({
   total_subtasks: z.number(),
   depth: z.number().describe("the longest chain of dependencies (waves of parallel work)"),
   question: z.string().nullable().describe("set when the planner needs a person's answer instead"),
+  answer: z.string().nullable().describe("the plan's answer template: the answer with {s1} / {s1.field} where results go, filled by code once they are verified (no synthesizer call); null when a model is to word the answer"),
   notes: z.array(z.string()).describe("dependencies added because two subtasks use the same workspace path, one sentence each (as a run's plan-ready notes)"),
   graph: TaskGraph,
   estimates: z

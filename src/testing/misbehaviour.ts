@@ -3,7 +3,9 @@
  * fault): each turns a well-formed answer into the one a real model gives — in a fence, after
  * prose, a call written as text, cut off at the output limit, a refusal, nothing, a tool that
  * does not exist, arguments of the wrong type, the same call twice, or a schema filled in every
- * field it allows (see SchemaFollowingChatModel). The servers write the result in their wire
+ * field it allows (see SchemaFollowingChatModel) — and, for an answer in text that is not JSON
+ * (a compact plan, a written answer), the text in a code fence or between a sentence before and
+ * one after. The servers write the result in their wire
  * format, streaming or not, so the real clients read it as they would a real model's.
  */
 
@@ -18,6 +20,8 @@ export const MISBEHAVIOURS = [
   "wrong-types",
   "duplicate-calls",
   "schema-filler",
+  "fenced-text",
+  "chatty-text",
 ] as const;
 export type Misbehaviour = (typeof MISBEHAVIOURS)[number];
 
@@ -113,5 +117,9 @@ export function misbehave(answer: WireAnswer, as: Misbehaviour): WireAnswer {
     case "schema-filler":
       // Played by the server before the answer is shaped: the brain is not asked.
       return answer;
+    case "fenced-text":
+      return json !== undefined || answer.text.trim() === "" ? answer : { ...answer, text: `\`\`\`\n${answer.text}\n\`\`\`` };
+    case "chatty-text":
+      return json !== undefined || answer.text.trim() === "" ? answer : { ...answer, text: `Sure — here it is.\n\n${answer.text}\n\nLet me know if you need anything else.` };
   }
 }

@@ -65,7 +65,9 @@ export function valueFromSchema(schema: Schema, field = "value", fill: SchemaFil
     }
     case "array": {
       const items = (schema.items ?? {}) as Schema;
-      const itemType = Array.isArray(items.type) ? items.type[0] : items.type;
+      // A list of objects (or of a union of object shapes) gets one; a list of anything else none.
+      const branches = Array.isArray(items.anyOf) ? (items.anyOf as Schema[]) : [];
+      const itemType = Array.isArray(items.type) ? items.type[0] : (items.type ?? (branches.length > 0 && branches.every((branch) => branch.type === "object") ? "object" : undefined));
       const wanted = everything || itemType === "object" ? 1 : 0;
       const min = typeof schema.minItems === "number" ? schema.minItems : 0;
       const max = typeof schema.maxItems === "number" ? schema.maxItems : Number.POSITIVE_INFINITY;

@@ -29,7 +29,8 @@ export interface ScriptStep {
   times?: number;
   /**
    * When the caller streams: send each tool call's arguments in pieces of this many characters
-   * (as providers stream a structured answer), `pieceDelayMs` apart.
+   * (as providers stream a structured answer), `pieceDelayMs` apart. A text reply streams word by
+   * word, `pieceDelayMs` apart when it is given.
    */
   streamPieces?: number;
   /** The time between streamed pieces: of a tool call's arguments (with `streamPieces`), or of a text answer's words. */
@@ -47,7 +48,7 @@ export interface ScriptedCall {
   item: number | undefined;
   startedAt: number;
   endedAt?: number;
-  /** Pieces of a streamed structured answer sent, and how many it had (`streamPieces`): fewer when the caller stopped reading. */
+  /** Pieces of a streamed answer sent (words of a text reply, `streamPieces` of a structured one), and how many it had: fewer when the caller stopped reading. */
   piecesSent?: number;
   piecesTotal?: number;
   tools: string[];
@@ -198,9 +199,15 @@ export class ScriptedChatModel extends ToolCallingChatModel {
       return;
     }
     const pieces = text.match(/\s*\S+\s*$|\s*\S+/g) ?? [text];
+    const record = this.calls.at(-1);
+    if (record) {
+      record.piecesSent = 0;
+      record.piecesTotal = pieces.length;
+    }
     for (const [index, piece] of pieces.entries()) {
       const last = index === pieces.length - 1;
-      if (index > 0 && step?.pieceDelayMs) await sleep(step.pieceDelayMs, undefined, { signal: options.signal });
+      if (step?.pieceDelayMs && index > 0) await sleep(step.pieceDelayMs, undefined, { signal: options.signal });
+      if (record) record.piecesSent = (record.piecesSent ?? 0) + 1;
       const chunk = new ChatGenerationChunk({
         text: piece,
         message: new AIMessageChunk({ content: piece, ...(last ? { ...finish, ...(message.usage_metadata ? { usage_metadata: message.usage_metadata } : {}) } : {}) }),

@@ -1,4 +1,4 @@
-import type { z } from "zod";
+import { toJSONSchema as zodToJsonSchema, type z } from "zod";
 import type { ErrorCode } from "../core/error-codes.js";
 import type { BoardMessage, BoardPostArgs, BoardReadArgs } from "../core/board.js";
 import type { ElicitationAnswer, ElicitationQuestion } from "../core/elicitation.js";
@@ -210,6 +210,8 @@ export interface ToolDefinition<Schema extends z.ZodType = z.ZodType> {
   preview?(args: z.infer<Schema>, context: ToolContext): Promise<Record<string, unknown>>;
   /** The JSON schema shown to models, when it is not derived from `schema` (MCP tools). */
   parameters?: Record<string, unknown>;
+  /** The JSON schema of its value, when it declares one: a plan's references into its results are checked by it before anything runs. */
+  outputSchema?: Record<string, unknown>;
   /**
    * Its calls wait on another machine (a remote agent), not on this one: they do not take one of
    * the registry's slots, so a long remote task does not hold up local tool calls.
@@ -249,6 +251,12 @@ export interface ToolDefinition<Schema extends z.ZodType = z.ZodType> {
   sends?(args: Record<string, unknown>): EgressSpec | null;
   /** What a call would do, in words, for an approval ("write 24 characters to notes.txt"). */
   describe?(args: Record<string, unknown>): string;
+}
+
+/** A zod schema of a tool's value as the JSON schema `outputSchema` takes. */
+export function outputSchemaOf(schema: z.ZodType): Record<string, unknown> {
+  const { $schema: _dialect, ...json } = zodToJsonSchema(schema, { io: "output", unrepresentable: "any" }) as Record<string, unknown>;
+  return json;
 }
 
 /** The string arguments among `names`, for a tool's `resources`. */

@@ -2,6 +2,7 @@ import { z } from "zod";
 import type { ErrorCode } from "../core/error-codes.js";
 import { errorMessage } from "../core/errors.js";
 import { LIMITS } from "../core/limits.js";
+import type { PlannedArgument } from "../core/plan-check.js";
 import { type CallProvenance, joinLabels, readLabel, TRUSTED } from "../core/provenance.js";
 import type { ToolSpec } from "../core/tool-spec.js";
 import type { AuditEntry, AuditSink } from "./audit.js";
@@ -11,6 +12,7 @@ import { addReason, auditEntry, deny, keptOutcome, newTrail, type Trail } from "
 import { Semaphore } from "./concurrency.js";
 import type { ToolContext, ToolDefinition, ToolOutcome } from "./define-tool.js";
 import type { PermissionPolicy } from "./permissions.js";
+import { argumentProblems } from "./plan-arguments.js";
 import { createInputChannel } from "./input-channel.js";
 import { ResultCache } from "./result-cache.js";
 import type { RuntimeGrantSource } from "./runtime-grants.js";
@@ -169,6 +171,24 @@ export class ToolRegistry {
   resources(name: string, args: Record<string, unknown>): { reads: string[]; writes: string[] } | undefined {
     const declared = this.#tools.get(name)?.resources?.(args);
     return declared ? { reads: declared.reads ?? [], writes: declared.writes ?? [] } : undefined;
+  }
+
+  /** The JSON schema of a tool's value, when it declares one. */
+  outputSchema(name: string): Record<string, unknown> | undefined {
+    return this.#tools.get(name)?.outputSchema;
+  }
+
+  /** A tool's parameter names, in the order its schema lists them (a plan's arguments without names take them in this order). */
+  parameterNames(name: string): string[] {
+    if (!this.#tools.has(name)) return [];
+    const properties = this.spec(name).function.parameters.properties;
+    return typeof properties === "object" && properties !== null ? Object.keys(properties) : [];
+  }
+
+  /** Why a plan's arguments for a direct step of this tool do not fit it (src/tools/plan-arguments.ts); empty for an unknown tool. */
+  argumentProblems(name: string, args: Readonly<Record<string, PlannedArgument>>): string[] {
+    const tool = this.#tools.get(name);
+    return tool ? argumentProblems(tool, this.spec(name).function.parameters, args) : [];
   }
 
   /** The model-facing spec of a tool (its JSON schema). */

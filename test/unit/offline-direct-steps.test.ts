@@ -31,13 +31,16 @@ describe("the offline planner plans direct steps", () => {
     ]);
   });
 
-  it("runs the README's task with no worker's model call: result.txt is 397.8, the critic skipped under review: auto", async () => {
+  it("runs the README's task in one model call: result.txt is 397.8, the critic skipped under review: auto, the plan's answer filled by code", async () => {
     const { result, workspace } = await runOffline(README_TASK, "auto");
     expect(result.status, result.error).toBe("completed");
     expect(readFileSync(path.join(workspace, "result.txt"), "utf8")).toBe("397.8");
-    expect(result.answer).toContain("397.8");
-    // Planner and synthesizer (was 7: planner, two workers' two calls each, critic, synthesizer).
-    expect(result.metrics.llmCalls).toBe(2);
+    // In the offline synthesizer's words, as before: the clause, then what its step did.
+    expect(result.answer).toBe("Answered offline by troupe's rule-based model (no language model was used).\n\n- Compute 17% of 2,340: 17% of 2,340 = 397.8\n- Save it to result.txt: wrote result.txt (5 bytes)");
+    // The planner alone (was 7: planner, two workers' two calls each, critic, synthesizer; then 2 with the synthesizer).
+    expect(result.metrics.llmCalls).toBe(1);
+    expect(result.trace.answerSource).toMatchObject({ by: "template" });
+    expect(result.trace.answerTemplate).toContain("{s1}");
     expect(result.trace.toolCalls.map((call) => call.tool)).toEqual(["calculator", "file_write"]);
     expect(result.trace.reviewDecisions?.[0]).toMatchObject({ review: "skipped" });
     // The write was checked against the referenced value, byte for byte.
@@ -54,7 +57,18 @@ describe("the offline planner plans direct steps", () => {
       ["s3", "calculator", "done"],
       ["s4", "file_write", "done"],
     ]);
-    // Planner, critic and synthesizer even when the review always runs (was 11).
+    // Planner, critic and synthesizer when the review always runs (was 11).
     expect(result.metrics.llmCalls).toBe(3);
+    expect(result.trace.answerSource).toMatchObject({ by: "synthesizer", reason: "the plan's answer could not be used: review: always has the synthesizer write every answer" });
+  });
+
+  it("answers the combination in the task's words, with no internal variable, in one model call under review: auto", async () => {
+    const { result } = await runOffline(COMBINATION_TASK, "auto");
+    expect(result.status, result.error).toBe("completed");
+    expect(result.metrics.llmCalls).toBe(1);
+    expect(result.answer).toContain("1024 + 243 = 1267");
+    expect(result.answer).not.toMatch(/\bx[a-z]\b/);
+    // Its trace still says how each value was made: the calculator's summary has the values, not the names they were bound to.
+    expect(result.plan.find((view) => view.id === "s3")?.summary).toBe("1024 + 243 = 1267");
   });
 });

@@ -43,10 +43,18 @@ function expectStrictShape(schema: Schema, objects: number): void {
   }
 }
 
-function subtaskSchema(schema: Schema): Record<string, Schema> {
-  const subtasks = (schema.properties as Record<string, Schema>).subtasks as Schema;
-  return (subtasks.items as Schema).properties as Record<string, Schema>;
+/** The properties of a step shape of the plan's JSON wire: the full one (a worker's step, or a tool step with all its fields), or the tool step's. */
+function stepSchema(schema: Schema, shape: "full" | "tool" = "full"): Record<string, Schema> {
+  const steps = (schema.properties as Record<string, Schema>).steps as Schema;
+  const shapes = ((steps.items as Schema).anyOf ?? []) as Schema[];
+  const found = shapes.find((candidate) => ("agent" in ((candidate.properties ?? {}) as object)) === (shape === "full"));
+  return (found?.properties ?? {}) as Record<string, Schema>;
 }
+
+/** Every object of the plan's JSON wire: the plan, its two step shapes, and each one's five argument shapes. */
+const PLAN_OBJECTS = 13;
+/** The JSON plan wire, asked for by the config (OpenAI and Anthropic plan on the compact wire by default). */
+const JSON_PLAN = { planWire: "json" as const };
 
 function enumOf(property: Schema): unknown[] {
   if (Array.isArray(property.enum)) return property.enum;
@@ -67,20 +75,23 @@ function anthropicTool(request: FakeRequest | undefined): { input_schema: Schema
 }
 
 describe("the plan and review schemas sent to providers", () => {
-  it("openai: strict JSON schema, agent and tool as enums of the registered names, redo as an enum of the plan's ids", async () => {
+  it("openai on the JSON plan wire: strict JSON schema, agent and tool as enums of the registered names, redo as an enum of the plan's ids", async () => {
     const openai = await fakeOpenAI();
-    const { result, troupe } = await runOnProvider(envFor({ openai }, { TROUPE_PROVIDER: "openai:gpt-4o-mini" }), { task: WORKER_TASK });
+    const config: TroupeConfig = { providers: { openai: JSON_PLAN } };
+    const { result, troupe } = await runOnProvider(envFor({ openai }, { TROUPE_PROVIDER: "openai:gpt-4o-mini" }), { task: WORKER_TASK }, { config });
     expect(result.status).toBe("completed");
     const plan = openAISchema(openai.requestsFor("planner")[0]);
     expect(plan.strict).toBe(true);
-    expectStrictShape(plan.schema, 5);
-    const subtask = subtaskSchema(plan.schema);
+    expectStrictShape(plan.schema, PLAN_OBJECTS);
+    const subtask = stepSchema(plan.schema);
     expect(enumOf(subtask.agent as Schema)).toEqual(AGENTS);
     expect(enumOf(subtask.tool as Schema)).toEqual([...troupe.tools.names(), null]);
-    expect((plan.schema.properties as Record<string, Schema>).subtasks?.maxItems).toBe(50);
-    expect(Object.keys(subtask).sort()).toEqual(["agent", "args", "capability", "dependsOn", "id", "label", "reads", "tool", "tools", "writes"]);
-    // An argument is a literal or a reference, two closed shapes; the map is a flag on the argument it runs over.
-    expect((((subtask.args as Schema).items as Schema).anyOf as Schema[]).map((shape) => shape.required)).toEqual([["name", "value"], ["name", "items"], ["name", "ref", "path", "each", "format"]]);
+    expect(enumOf(stepSchema(plan.schema, "tool").tool as Schema)).toEqual(troupe.tools.names());
+    expect((plan.schema.properties as Record<string, Schema>).steps?.maxItems).toBe(50);
+    expect(Object.keys(subtask).sort()).toEqual(["after", "agent", "args", "capability", "do", "id", "reads", "tool", "tools", "writes"]);
+    expect(Object.keys(stepSchema(plan.schema, "tool")).sort()).toEqual(["args", "id", "tool"]);
+    // An argument is one of five closed shapes, each with only its fields; the map is the argument it runs over.
+    expect((((subtask.args as Schema).items as Schema).anyOf as Schema[]).map((shape) => shape.required)).toEqual([["name", "value"], ["name", "items"], ["name", "ref", "path"], ["name", "each", "path"], ["name", "ref", "path", "format"]]);
     // The tools a worker needs: an enum of the same names; the capability: an enum of the agents' capabilities.
     expect(((((subtask.tools as Schema).anyOf as Schema[])[0] as Schema).items as Schema).enum).toEqual(troupe.tools.names());
     expect(enumOf(subtask.capability as Schema)).toEqual([...troupe.agents.capabilities(), null]);
@@ -95,30 +106,30 @@ describe("the plan and review schemas sent to providers", () => {
 
   it("openai with function calling: the forced tool's parameters are strict", async () => {
     const openai = await fakeOpenAI();
-    const config: TroupeConfig = { providers: { openai: { structuredOutput: "functionCalling" } } };
+    const config: TroupeConfig = { providers: { openai: { structuredOutput: "functionCalling", ...JSON_PLAN } } };
     const { result } = await runOnProvider(envFor({ openai }, { TROUPE_PROVIDER: "openai" }), { task: TASK }, { config });
     expect(result.status).toBe("completed");
     expect(openai.requestsFor("planner")[0]?.structured).toBe("tool");
     const plan = openAISchema(openai.requestsFor("planner")[0]);
     expect(plan.strict).toBe(true);
-    expect(enumOf(subtaskSchema(plan.schema).agent as Schema)).toEqual(AGENTS);
+    expect(enumOf(stepSchema(plan.schema).agent as Schema)).toEqual(AGENTS);
   });
 
   it("strict: false in the config sends the same enums without asking for strict mode", async () => {
     const openai = await fakeOpenAI();
-    const config: TroupeConfig = { providers: { openai: { strict: false } } };
+    const config: TroupeConfig = { providers: { openai: { strict: false, ...JSON_PLAN } } };
     const { result } = await runOnProvider(envFor({ openai }, { TROUPE_PROVIDER: "openai" }), { task: TASK }, { config });
     expect(result.status).toBe("completed");
     const plan = openAISchema(openai.requestsFor("planner")[0]);
     expect(plan.strict).toBeUndefined();
-    expect(enumOf(subtaskSchema(plan.schema).agent as Schema)).toEqual(AGENTS);
+    expect(enumOf(stepSchema(plan.schema).agent as Schema)).toEqual(AGENTS);
   });
 
   it("a run's tools narrow the tool enum to those it may use", async () => {
     const openai = await fakeOpenAI();
-    const { result } = await runOnProvider(envFor({ openai }, { TROUPE_PROVIDER: "openai" }), { task: TASK, tools: ["calculator", "file_write"] });
+    const { result } = await runOnProvider(envFor({ openai }, { TROUPE_PROVIDER: "openai" }), { task: TASK, tools: ["calculator", "file_write"] }, { config: { providers: { openai: JSON_PLAN } } });
     expect(result.status).toBe("completed");
-    expect(enumOf(subtaskSchema(openAISchema(openai.requestsFor("planner")[0]).schema).tool as Schema)).toEqual(["calculator", "file_write", null]);
+    expect(enumOf(stepSchema(openAISchema(openai.requestsFor("planner")[0]).schema).tool as Schema)).toEqual(["calculator", "file_write", null]);
   });
 
   it("openai-compatible: a forced tool without strict by default; strict with the JSON-schema response format", async () => {
@@ -127,7 +138,7 @@ describe("the plan and review schemas sent to providers", () => {
     expect(result.status).toBe("completed");
     const forced = openAISchema(server.requestsFor("planner")[0]);
     expect(forced.strict).toBeUndefined();
-    expect(enumOf(subtaskSchema(forced.schema).agent as Schema)).toEqual(AGENTS);
+    expect(enumOf(stepSchema(forced.schema).agent as Schema)).toEqual(AGENTS);
 
     const jsonServer = await fakeOpenAI();
     const config: TroupeConfig = { providers: { "openai-compatible": { structuredOutput: "jsonSchema" } } };
@@ -139,15 +150,15 @@ describe("the plan and review schemas sent to providers", () => {
 
   it("anthropic: a strict tool whose input schema carries the enums, with the bounds strict tools refuse moved into descriptions", async () => {
     const anthropic = await fakeAnthropic();
-    const { result } = await runOnProvider(envFor({ anthropic }, { TROUPE_PROVIDER: "anthropic" }), { task: WORKER_TASK });
+    const { result } = await runOnProvider(envFor({ anthropic }, { TROUPE_PROVIDER: "anthropic" }), { task: WORKER_TASK }, { config: { providers: { anthropic: JSON_PLAN } } });
     expect(result.status).toBe("completed");
     const plan = anthropicTool(anthropic.requestsFor("planner")[0]);
     expect(plan.strict).toBe(true);
-    expectStrictShape(plan.input_schema, 5);
-    const subtask = subtaskSchema(plan.input_schema);
+    expectStrictShape(plan.input_schema, PLAN_OBJECTS);
+    const subtask = stepSchema(plan.input_schema);
     expect(enumOf(subtask.agent as Schema)).toEqual(AGENTS);
     expect(enumOf(subtask.tool as Schema)).toContain("calculator");
-    const subtasks = (plan.input_schema.properties as Record<string, Schema>).subtasks as Schema;
+    const subtasks = (plan.input_schema.properties as Record<string, Schema>).steps as Schema;
     expect(subtasks).not.toHaveProperty("maxItems");
     expect(subtasks.description).toContain("at most 50 items");
 
@@ -161,19 +172,19 @@ describe("the plan and review schemas sent to providers", () => {
 
   it("anthropic with strict: false keeps the bounds and sends no strict flag", async () => {
     const anthropic = await fakeAnthropic();
-    const config: TroupeConfig = { providers: { anthropic: { strict: false } } };
+    const config: TroupeConfig = { providers: { anthropic: { strict: false, ...JSON_PLAN } } };
     const { result } = await runOnProvider(envFor({ anthropic }, { TROUPE_PROVIDER: "anthropic" }), { task: TASK }, { config });
     expect(result.status).toBe("completed");
     const plan = anthropicTool(anthropic.requestsFor("planner")[0]);
     expect(plan).not.toHaveProperty("strict");
-    expect(((plan.input_schema.properties as Record<string, Schema>).subtasks as Schema).maxItems).toBe(50);
+    expect(((plan.input_schema.properties as Record<string, Schema>).steps as Schema).maxItems).toBe(50);
   });
 });
 
 describe("ollama", () => {
   it("sends the plan schema with its enums as the JSON-schema format, and reads the wire answer into the internal plan", async () => {
     const bodies: Array<Record<string, unknown>> = [];
-    const answer = { subtasks: [{ id: "s1", label: "Count the lines of notes.txt", agent: "execute", dependsOn: [], args: [{ name: "path", value: "notes.txt" }], tool: "text_stats", tools: [], capability: null, reads: ["notes.txt"], writes: [] }], question: null };
+    const answer = { steps: [{ id: "s1", agent: "execute", do: "Count the lines of notes.txt", tool: "text_stats", args: [{ name: "path", value: "notes.txt" }], tools: null, after: [], reads: ["notes.txt"], writes: [], capability: null }], answer: "notes.txt has {s1.lines} lines", question: null };
     // Ollama's /api/chat, streamed as NDJSON the way the ollama client reads it.
     const server = createServer((request, response) => {
       const chunks: Buffer[] = [];
@@ -196,10 +207,10 @@ describe("ollama", () => {
         { model: routeFor(models, "planner"), task: "count the lines of notes.txt", agents, tools, feedback: [], errors: [], humanAnswers: [], maxSubtasks: 50 },
         { meter: new UsageMeter() },
       );
-      expect(plan).toEqual({ subtasks: [{ id: "s1", label: "Count the lines of notes.txt", agent: "execute", dependsOn: [], args: { path: { value: "notes.txt" } }, tool: "text_stats", reads: ["notes.txt"] }] });
+      expect(plan).toEqual({ subtasks: [{ id: "s1", label: "Count the lines of notes.txt", agent: "execute", dependsOn: [], args: { path: { value: "notes.txt" } }, tool: "text_stats", reads: ["notes.txt"] }], answer: "notes.txt has {s1.lines} lines" });
       const format = bodies[0]?.format as Schema;
-      expectStrictShape(format, 5);
-      const subtask = subtaskSchema(format);
+      expectStrictShape(format, PLAN_OBJECTS);
+      const subtask = stepSchema(format);
       expect(enumOf(subtask.agent as Schema)).toEqual(agents.map((agent) => agent.name));
       expect(enumOf(subtask.tool as Schema)).toEqual([...tools.names(), null]);
     } finally {
@@ -216,11 +227,11 @@ describe("a server that answers from the request's own JSON schema", () => {
   ])("%s: the plan is valid on the first attempt, because the schema names the agents", async (_name, provider) => {
     const brain = new SchemaFollowingChatModel({});
     const server = await fakeOpenAI(brain);
-    const { result, events } = await runOnProvider(envFor({ openai: server }, { TROUPE_PROVIDER: provider }), { task: "summarise the notes" });
+    const { result, events } = await runOnProvider(envFor({ openai: server }, { TROUPE_PROVIDER: provider }), { task: "summarise the notes" }, { config: { providers: { openai: JSON_PLAN } } });
     expect(eventsOf(events, "plan-invalid")).toEqual([]);
     expect(server.requestsFor("planner")).toHaveLength(1);
     expect(result.status).toBe("completed");
-    expect(result.plan.map(({ id, agent, tool, args }) => ({ id, agent, tool, args }))).toEqual([{ id: "ok id", agent: "research", tool: undefined, args: {} }]);
+    expect(result.plan.map(({ id, agent, tool, args }) => ({ id, agent, tool, args }))).toEqual([{ id: "ok id", agent: "research", tool: undefined, args: { "ok name": { value: null } } }]);
     // The brain read the enums from the wire: the first agent, and the redo ids of the plan. Its
     // worker answered in plain text, so the worker asked for the outcome through structured output.
     expect(brain.calls.map((call) => call.name)).toEqual(["submit_plan", "submit_result", "submit_review"]);
@@ -229,7 +240,7 @@ describe("a server that answers from the request's own JSON schema", () => {
   it("anthropic: the same through a strict forced tool", async () => {
     const brain = new SchemaFollowingChatModel({});
     const anthropic = await fakeAnthropic(brain);
-    const { result, events } = await runOnProvider(envFor({ anthropic }, { TROUPE_PROVIDER: "anthropic" }), { task: "summarise the notes" });
+    const { result, events } = await runOnProvider(envFor({ anthropic }, { TROUPE_PROVIDER: "anthropic" }), { task: "summarise the notes" }, { config: { providers: { anthropic: JSON_PLAN } } });
     expect(eventsOf(events, "plan-invalid")).toEqual([]);
     expect(result.status).toBe("completed");
     expect(result.plan[0]?.agent).toBe("research");

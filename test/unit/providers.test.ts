@@ -35,14 +35,16 @@ async function until(check: () => boolean): Promise<void> {
 }
 
 describe("a run on each real provider client, against fake servers", () => {
-  it("openai: plan through the JSON-schema response format, tools through tool calls, a streamed answer, usage and cost", async () => {
+  it("openai: plan on the compact wire (text), reviews through the JSON-schema response format, tools through tool calls, a streamed answer, usage and cost", async () => {
     const openai = await fakeOpenAI();
     const { result, events, workspace } = await runOnProvider(envFor({ openai }, { TROUPE_PROVIDER: "openai:gpt-4o-mini" }), { task: WORKER_TASK });
     expect(result.status).toBe("completed");
     expect(result.answer).toContain("397.8");
     expect(readFileSync(path.join(workspace, "result.txt"), "utf8")).toBe("397.8\n23.4");
-    expect(openai.requestsFor("planner")[0]?.structured).toBe("json_schema");
+    expect(openai.requestsFor("planner")[0]?.structured).toBeUndefined();
     expect(openai.requestsFor("critic")[0]?.structured).toBe("json_schema");
+    // A worker's step (the write of both): the synthesizer words the answer.
+    expect(result.trace.answerSource?.by).toBe("synthesizer");
     expect(openai.requestsFor("execute").some((request) => Array.isArray(request.body.tools))).toBe(true);
     expect(openai.requestsFor("synthesizer")[0]?.stream).toBe(true);
     const reported = openai.reportedUsage();
@@ -55,21 +57,22 @@ describe("a run on each real provider client, against fake servers", () => {
     expect(tokens.map((event) => event.text).join("").trim()).toBe(result.answer);
   });
 
-  it("anthropic: plan through a forced tool_use, a streamed answer with usage from the SSE events", async () => {
+  it("anthropic: plan on the compact wire, reviews through a forced tool_use, a streamed answer with usage from the SSE events", async () => {
     const anthropic = await fakeAnthropic();
-    const { result, events, workspace } = await runOnProvider(envFor({ anthropic }, { TROUPE_PROVIDER: "anthropic:claude-3-5-haiku-latest" }), { task: TASK });
+    const { result, events, workspace } = await runOnProvider(envFor({ anthropic }, { TROUPE_PROVIDER: "anthropic:claude-3-5-haiku-latest" }), { task: WORKER_TASK });
     expect(result.status).toBe("completed");
-    expect(readFileSync(path.join(workspace, "result.txt"), "utf8")).toBe("397.8");
-    expect(anthropic.requestsFor("planner")[0]?.structured).toBe("tool");
+    expect(readFileSync(path.join(workspace, "result.txt"), "utf8")).toBe("397.8\n23.4");
+    expect(anthropic.requestsFor("planner")[0]?.structured).toBeUndefined();
+    expect(anthropic.requestsFor("critic")[0]?.structured).toBe("tool");
     expect(anthropic.requestsFor("synthesizer")[0]?.stream).toBe(true);
     expect(result.metrics.promptTokens).toBe(anthropic.reportedUsage().input);
     expect(result.metrics.costUsd).toBeGreaterThan(0);
     expect(eventsOf(events, "answer-token").map((event) => event.text).join("").trim()).toBe(result.answer);
   });
 
-  it("anthropic with JSON outputs configured asks through output_config.format", async () => {
+  it("anthropic with the JSON plan wire and JSON outputs configured asks through output_config.format", async () => {
     const anthropic = await fakeAnthropic();
-    const config = { providers: { anthropic: { structuredOutput: "jsonSchema" as const } } };
+    const config = { providers: { anthropic: { structuredOutput: "jsonSchema" as const, planWire: "json" as const } } };
     const { result } = await runOnProvider(envFor({ anthropic }, { TROUPE_PROVIDER: "anthropic" }), { task: TASK }, { config });
     expect(result.status).toBe("completed");
     expect(anthropic.requestsFor("planner")[0]?.structured).toBe("json_schema");
@@ -152,7 +155,8 @@ describe("faults on the wire", () => {
   it("sends invalid JSON in a structured answer back once with the error, then uses the repaired answer", async () => {
     const openai = await fakeOpenAI();
     openai.inject({ kind: "invalid-json" }, { role: "planner" });
-    const { result } = await runOnProvider(envFor({ openai }, { TROUPE_PROVIDER: "openai" }), { task: TASK });
+    const config = { providers: { openai: { planWire: "json" as const } } };
+    const { result } = await runOnProvider(envFor({ openai }, { TROUPE_PROVIDER: "openai" }), { task: TASK }, { config });
     expect(result.status).toBe("completed");
     const planner = openai.requestsFor("planner");
     expect(planner).toHaveLength(2);
@@ -175,7 +179,7 @@ describe("faults on the wire", () => {
     for (const mode of ["reset", "end"] as const) {
       const anthropic = await fakeAnthropic();
       anthropic.inject({ kind: "truncate", mode }, { role: "synthesizer" });
-      const { result, events } = await runOnProvider(envFor({ anthropic }, { TROUPE_PROVIDER: "anthropic" }), { task: TASK });
+      const { result, events } = await runOnProvider(envFor({ anthropic }, { TROUPE_PROVIDER: "anthropic" }), { task: WORKER_TASK });
       expect(result.status).toBe("completed");
       expect(anthropic.requestsFor("synthesizer")).toHaveLength(2);
       const retry = events.findIndex((event) => event.type === "model-retry");
@@ -277,11 +281,11 @@ describe("budgets", () => {
   it("max cost, with prices from the config file", async () => {
     const openai = await fakeOpenAI();
     const config = { prices: { "gpt-4o-mini": { input: 1000, output: 1000 } } };
-    // At $1,000 per million tokens the planner's prompt costs about $1.40 (it lists every tool and
-    // agent, the tool platform's included): it fits the $1.60 limit, no worker's prompt fits beside
-    // it while it streams, and the call with its schema and its answer is past it, so exactly one
-    // request is made.
-    const { result } = await runOnProvider(envFor({ openai }, { TROUPE_PROVIDER: "openai:gpt-4o-mini" }), { task: TASK, budget: { maxCostUsd: 1.6 } }, { config });
+    // At $1,000 per million tokens the planner's prompt costs about $1.80 (it lists every tool with
+    // its parameters and every agent, the tool platform's included): it fits the $1.85 limit, no
+    // worker's prompt fits beside it while it streams, and the call with its answer is past it, so
+    // exactly one request is made (a plan of direct steps alone would finish without another call).
+    const { result } = await runOnProvider(envFor({ openai }, { TROUPE_PROVIDER: "openai:gpt-4o-mini" }), { task: WORKER_TASK, budget: { maxCostUsd: 1.85 } }, { config });
     expect(stopped(result)).toEqual({ status: "failed", stopReason: "budget_exhausted" });
     expect(result.trace.budget?.limit).toBe("maxCostUsd");
     expect(openai.requests).toHaveLength(1);

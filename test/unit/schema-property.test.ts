@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { createAgentRegistry } from "../../src/agents/index.js";
-import { plannerSchema } from "../../src/agents/planner.js";
+import { plannerReadContext, plannerSchema } from "../../src/agents/planner.js";
 import { jsonSchemaOf } from "../../src/agents/structured-output.js";
 import { readSubmission, SUBMIT_RESULT_SPEC, SubmittedResult } from "../../src/agents/worker-result.js";
 import { validatePlan } from "../../src/core/plan.js";
@@ -77,7 +77,7 @@ describe("every schema sent to a model admits only answers troupe can take, or s
     let valid = 0;
     fc.assert(
       fc.property(arbitraryOf(jsonSchemaOf(schema)), (answer) => {
-        const read = readPlanAnswer(answer, schema);
+        const read = readPlanAnswer(answer, schema, plannerReadContext({ agents: platform.agents.list(), tools: platform.tools }));
         if (!read.success) {
           expect(read.error).toMatch(/→ at |✖/);
           return;

@@ -17,6 +17,7 @@ export function intake(state: State): Update {
     ...emptyOutcome(),
     planFeedback: [],
     planNotes: [],
+    planAnswer: null,
     humanAnswers: new Overwrite([]),
     rejections: 0,
     results: new Overwrite({}),

@@ -200,14 +200,21 @@ export function createPlannerNode(deps: GraphDeps) {
       }
       return base({ planStatus: "question", question: output.question, planErrors: [] });
     }
-    const checked = checkPlan(output.subtasks, deps, state, config);
+    const checked = checkPlan(output.subtasks, deps, state, config, output.answer);
     if ("errors" in checked) {
       await drop("the plan is not valid");
       return invalid(checked.errors);
     }
-    emit(config, { type: "plan-ready", attempt, subtasks: checked.subtasks, ...(checked.notes.length > 0 ? { notes: checked.notes } : {}) });
-    announceRoute(config, checked.subtasks, state.settings.review);
-    const planned: Update = { planStatus: state.settings.approvePlan ? "ready" : "approved", plan: checked.subtasks, planNotes: checked.notes, planErrors: [], question: null };
+    emit(config, { type: "plan-ready", attempt, subtasks: checked.subtasks, ...(checked.notes.length > 0 ? { notes: checked.notes } : {}), ...(checked.answer !== undefined ? { answer: checked.answer } : {}) });
+    announceRoute(config, checked.subtasks, state.settings.review, checked.answer);
+    const planned: Update = {
+      planStatus: state.settings.approvePlan ? "ready" : "approved",
+      plan: checked.subtasks,
+      planNotes: checked.notes,
+      planAnswer: checked.answer ?? null,
+      planErrors: [],
+      question: null,
+    };
     if (!streaming) return base(planned);
     // What started early must be the start of the plan as judged whole; if a retried call wrote another plan, start over.
     if (arrived.some((subtask, index) => stableStringify(subtask) !== stableStringify(checked.subtasks[index]))) {
@@ -225,8 +232,8 @@ export function createPlannerNode(deps: GraphDeps) {
 }
 
 /** Says which route the plan takes, and why. */
-function announceRoute(config: LangGraphRunnableConfig, plan: readonly PlannedSubtask[], mode: ReviewMode | undefined): void {
-  const route = routeOf(plan, mode);
+function announceRoute(config: LangGraphRunnableConfig, plan: readonly PlannedSubtask[], mode: ReviewMode | undefined, answer: string | undefined): void {
+  const route = routeOf(plan, mode, answer);
   if (route) emit(config, { type: "route-decide", ...route });
 }
 
@@ -238,8 +245,8 @@ function addUsage(metrics: Record<string, number>, more: Record<string, number> 
 }
 
 /** A plan judged by the one plan check (`core/plan-check.ts`) against this run's agents, tools and limits. */
-export function checkPlan(subtasks: PlannedSubtask[], deps: GraphDeps, state: Pick<State, "settings" | "metrics">, config?: LangGraphRunnableConfig): PlanVerdict {
-  return checkAgainst(subtasks, deps, planLimits(state, config));
+export function checkPlan(subtasks: PlannedSubtask[], deps: GraphDeps, state: Pick<State, "settings" | "metrics">, config?: LangGraphRunnableConfig, answer?: string): PlanVerdict {
+  return checkAgainst(subtasks, deps, planLimits(state, config), answer);
 }
 
 /**
@@ -265,7 +272,7 @@ function ask(info: InterruptInfo): ResumeDecision {
 /** Pauses for a person to approve, reject (with feedback: re-plan) or edit the plan. */
 export function createApprovePlanNode(deps: GraphDeps) {
   return (state: State, config: LangGraphRunnableConfig): Update => {
-    const decision = ask({ kind: "plan-approval", payload: { plan: planView(state) } });
+    const decision = ask({ kind: "plan-approval", payload: { plan: planView(state), ...(state.planAnswer ? { answer: state.planAnswer } : {}) } });
     const visit: Update = { nodes: ["approve_plan"], metrics: { nodeVisits: 1 } };
     switch (decision.decision) {
       case "approve":
@@ -273,11 +280,12 @@ export function createApprovePlanNode(deps: GraphDeps) {
         return { ...visit, planStatus: "approved" };
       case "edit": {
         const edited = z.array(PlannedSubtask).safeParse(decision.plan ?? []);
-        const checked = edited.success ? checkPlan(edited.data, deps, state, config) : { errors: [z.prettifyError(edited.error)] };
+        // The plan's answer stays when it still reads for the edited steps.
+        const checked = edited.success ? checkPlan(edited.data, deps, state, config, state.planAnswer ?? undefined) : { errors: [z.prettifyError(edited.error)] };
         if ("subtasks" in checked) {
-          emit(config, { type: "plan-ready", attempt: state.planAttempts, subtasks: checked.subtasks, ...(checked.notes.length > 0 ? { notes: checked.notes } : {}) });
-          announceRoute(config, checked.subtasks, state.settings.review);
-          return { ...visit, plan: checked.subtasks, planNotes: checked.notes, planStatus: "approved" };
+          emit(config, { type: "plan-ready", attempt: state.planAttempts, subtasks: checked.subtasks, ...(checked.notes.length > 0 ? { notes: checked.notes } : {}), ...(checked.answer !== undefined ? { answer: checked.answer } : {}) });
+          announceRoute(config, checked.subtasks, state.settings.review, checked.answer);
+          return { ...visit, plan: checked.subtasks, planNotes: checked.notes, planAnswer: checked.answer ?? null, planStatus: "approved" };
         }
         return replan(state, visit, [`The person's edited plan was invalid: ${checked.errors.join("; ")}`]);
       }
@@ -293,9 +301,10 @@ export function createApprovePlanNode(deps: GraphDeps) {
   };
 }
 
+/** Back to the planner with a person's words, added to what it was told before (a second rejection's feedback does not undo the first's). */
 function replan(state: State, visit: Update, feedback: string[]): Update {
   if (state.rejections + 1 > state.settings.maxIterations) return { ...visit, stopReason: "rejected" };
-  return { ...visit, planStatus: "none", planAttempts: 0, planErrors: [], planFeedback: feedback, rejections: state.rejections + 1 };
+  return { ...visit, planStatus: "none", planAttempts: 0, planErrors: [], planFeedback: [...state.planFeedback, ...feedback].slice(-20), rejections: state.rejections + 1 };
 }
 
 /** Pauses to put the planner's question to a person; the answer goes back to the planner. */

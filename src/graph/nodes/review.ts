@@ -7,7 +7,7 @@ import type { MissingFiles, PlannedSubtask, SubtaskResult } from "../../core/pla
 import { isUntrusted } from "../../core/provenance.js";
 import { combinePanel, type CriticOutput, type CriticVerdict, type PanelReview, toVerdict } from "../../core/review.js";
 import { LIMITS } from "../../core/limits.js";
-import { type AnswerFormat, ResumeDecision } from "../../core/run.js";
+import { type AnswerFormat, type AnswerSource, ResumeDecision } from "../../core/run.js";
 import { choiceId, routeFor, routeForModel } from "../../providers/registry.js";
 import { currentArtifacts } from "../artifacts.js";
 import { announceBudgetStop, callOptions, createMeter, emit, type GraphDeps, outcomeSources, planView } from "../deps.js";
@@ -16,6 +16,7 @@ import { evidenceSection } from "../../core/evidence.js";
 import { answerEvidence, researchSources } from "../evidence.js";
 import { unwrittenSection } from "../unwritten.js";
 import { decideReview, unreviewedIssues, workerAnswer } from "../route.js";
+import { templateAnswer } from "../template-answer.js";
 import type { State, Update } from "../state.js";
 
 /** Whether an issue names a subtask id as a word. */
@@ -97,7 +98,11 @@ export function createCriticNode(deps: GraphDeps) {
     // The run's review mode decides whether the critic is called at all (graph/route.ts).
     const decision = decideReview(state, files);
     emit(config, { type: "review-decide", ...decision });
-    if (decision.review === "skipped") return { needsReview: false, reviewDecisions: [decision], metrics: { nodeVisits: 1 } };
+    if (decision.review === "skipped") {
+      // Nothing for a model to judge, and the plan stated its answer: filled here, without a synthesizer's step.
+      const answered = await planAnswer(state, deps, config);
+      return { needsReview: false, reviewDecisions: [decision], ...answered, metrics: { nodeVisits: 1 } };
+    }
     const outcomes = await outcomeSources(state, deps.stash);
     for (const outcome of outcomes) if (files[outcome.id]) outcome.artifacts = files[outcome.id];
     const reviewers = state.settings.reviewers ?? 1;
@@ -184,6 +189,32 @@ export function openIssues(state: Pick<State, "reviews">): string[] {
   return last && !last.passed ? last.issues : [];
 }
 
+/** Written by code after an answer: the evidence behind a research answer, and files that could not be written ("" when neither). */
+async function codeTail(state: State, deps: GraphDeps, answer: string, evidence: boolean): Promise<string> {
+  const index = evidence ? answerEvidence(state, answer) : null;
+  const parts = [index ? evidenceSection(index) : "", await unwrittenSection(state, deps.stash)].filter(Boolean);
+  return parts.length === 0 ? "" : `\n\n${parts.join("\n\n")}`;
+}
+
+/**
+ * The plan's answer template filled by code from the verified results (graph/template-answer.ts),
+ * as the answer's update — or, when it cannot be used, why not (for the synthesizer that
+ * words the answer instead to say), or nothing when the plan gave none. It reads as text: what
+ * fills it is tool results, which Markdown would misread (14*3*2 is no emphasis).
+ */
+async function planAnswer(state: State, deps: GraphDeps, config: LangGraphRunnableConfig): Promise<Update & { unused?: string }> {
+  const templated = await templateAnswer(state, deps.stash);
+  if (!templated) return {};
+  if ("unused" in templated) return { unused: templated.unused };
+  // No evidence index: every value in it is a verified result put there by code, and its words are the plan's.
+  const tail = await codeTail(state, deps, templated.text, false);
+  // Whole at once, as any answer not written token by token: its `answer` event carries it (no tokens).
+  const answer = `${templated.text}${tail}`;
+  emit(config, { type: "answer", text: answer, format: "text" });
+  const answerSource: AnswerSource = { by: "template", reason: "the plan stated its answer: filled by code from the verified results", ...(templated.untrusted ? { untrusted: templated.untrusted } : {}) };
+  return { answer, answerFormat: "text", answerStatus: "draft", answerSource };
+}
+
 /**
  * Writes the answer, streaming it as `answer-token` events when the provider streams. Once the
  * budget is spent, the best answer so far is written by code, so it costs nothing more. If the
@@ -202,28 +233,31 @@ export function createSynthesizerNode(deps: GraphDeps) {
       streamed = true;
       emit(config, { type: "answer-token", text });
     };
-    // Written by code after the model's answer: the evidence behind a research answer, and files that could not be written.
     const appended = async (answer: string, evidence: boolean): Promise<string> => {
-      const index = evidence ? answerEvidence(state, answer) : null;
-      const parts = [index ? evidenceSection(index) : "", await unwrittenSection(state, deps.stash)].filter(Boolean);
-      if (parts.length === 0) return answer;
-      const tail = `\n\n${parts.join("\n\n")}`;
-      if (streamed) token(tail);
+      const tail = await codeTail(state, deps, answer, evidence);
+      if (tail && streamed) token(tail);
       return `${answer}${tail}`;
     };
-    const answered = (answer: string, answerFormat: AnswerFormat, update: Update = {}): Update => {
+    const answered = (answer: string, answerFormat: AnswerFormat, answerSource: AnswerSource, update: Update = {}): Update => {
       emit(config, { type: "answer", text: answer, format: answerFormat });
-      return visit({ answer, answerFormat, answerStatus: "draft", ...update });
+      return visit({ answer, answerFormat, answerSource, answerStatus: "draft", ...update });
     };
     if (state.stopReason === "budget_exhausted") {
-      return answered(await appended(bestAnswerSoFar(state.task, views, state.budgetStop, openIssues(state)), false), "text");
+      return answered(await appended(bestAnswerSoFar(state.task, views, state.budgetStop, openIssues(state)), false), "text", { by: "code", reason: "the budget ran out: the results so far, listed by code" });
     }
+    // The plan stated its answer: filled by code from the verified results (no model call).
+    const { unused, ...fromPlan } = await planAnswer(state, deps, config);
+    if (fromPlan.answer !== undefined) return visit(fromPlan);
     // The fast route: the one worker was told its result is the answer; when it is text, it is (no model call).
     const fromWorker = await workerAnswer(state, deps.stash);
     if (fromWorker !== undefined) {
       token(fromWorker.text);
-      return answered(await appended(fromWorker.text, true), workerFormat(deps, fromWorker.subtask));
+      return answered(await appended(fromWorker.text, true), workerFormat(deps, fromWorker.subtask), { by: "worker", reason: "the fast route: the plan's one worker's result" });
     }
+    const written: AnswerSource = {
+      by: "synthesizer",
+      reason: unused !== undefined ? `the plan's answer could not be used: ${unused}` : "the plan gave no answer of its own: a model words it",
+    };
     try {
       const input = {
         model: routeFor(deps.models, "synthesizer"),
@@ -240,20 +274,27 @@ export function createSynthesizerNode(deps: GraphDeps) {
       if (schema) {
         // A typed answer: JSON valid against the run's schema, or a failed step with the validation errors.
         const typed = await runSynthesizer({ ...input, outputSchema: schema }, callOptions(deps, state.runId, config, meter));
-        return answered(typed.text, typed.format, { output: typed.output ?? null });
+        return answered(typed.text, typed.format, written, { output: typed.output ?? null });
       }
-      const written = await runSynthesizer(input, callOptions(deps, state.runId, config, meter));
-      return answered(await appended(written.text, true), written.format);
+      const answer = await runSynthesizer(input, callOptions(deps, state.runId, config, meter));
+      return answered(await appended(answer.text, true), answer.format, written);
     } catch (error) {
       if (config.signal?.aborted) throw error;
       if (isBudgetExhausted(error)) {
         announceBudgetStop(deps, state.runId, config, error);
         const answer = await appended(bestAnswerSoFar(state.task, views, error.stop, openIssues(state)), false);
-        return answered(answer, "text", { stopReason: "budget_exhausted", budgetStop: error.stop });
+        return answered(answer, "text", { by: "code", reason: "the budget ran out before the synthesizer answered: the results so far, listed by code" }, { stopReason: "budget_exhausted", budgetStop: error.stop });
       }
       const lines = views.map((view) => `- ${view.id} ${view.label}: ${view.status === "done" ? (view.summary ?? "done") : `${view.status} ${view.error ?? ""}`}`);
       const answer = await appended([`The synthesizer failed (${errorMessage(error)}). Results of the subtasks:`, ...lines].join("\n"), false);
-      return visit({ answer, answerFormat: "text", answerStatus: "draft", stopReason: state.stopReason ?? "failed", failure: `the synthesizer failed: ${errorMessage(error)}` });
+      return visit({
+        answer,
+        answerFormat: "text",
+        answerStatus: "draft",
+        stopReason: state.stopReason ?? "failed",
+        failure: `the synthesizer failed: ${errorMessage(error)}`,
+        answerSource: { by: "code", reason: "the synthesizer failed: the results listed by code" },
+      });
     }
   };
 }
@@ -263,6 +304,8 @@ function workerFormat(deps: GraphDeps, subtask: Pick<PlannedSubtask, "agent">): 
   const model = deps.agents.get(subtask.agent)?.model;
   return routeForModel(deps.models, model, "worker").candidates[0]?.answerFormat ?? "markdown";
 }
+
+const PERSON_WROTE: AnswerSource = { by: "person", reason: "a person wrote the answer when asked to approve it" };
 
 /** Pauses for a person to approve, reject (with feedback: rewrite) or edit the answer. */
 export function createApproveAnswerNode() {
@@ -276,9 +319,9 @@ export function createApproveAnswerNode() {
         return { ...visit, answerStatus: "approved" };
       // A person's own words for the answer are Markdown (sanitised where shown), whoever wrote the draft.
       case "edit":
-        return decision.answer ? { ...visit, answer: decision.answer, answerFormat: "markdown", answerStatus: "approved" } : { ...visit, answerStatus: "approved" };
+        return decision.answer ? { ...visit, answer: decision.answer, answerFormat: "markdown", answerStatus: "approved", answerSource: PERSON_WROTE } : { ...visit, answerStatus: "approved" };
       case "answer":
-        return { ...visit, answer: decision.answer, answerFormat: "markdown", answerStatus: "approved" };
+        return { ...visit, answer: decision.answer, answerFormat: "markdown", answerStatus: "approved", answerSource: PERSON_WROTE };
       case "reject":
         if (!decision.feedback || state.rejections + 1 > state.settings.maxIterations) return { ...visit, stopReason: "rejected" };
         return {

@@ -6,6 +6,7 @@ export const offlineProvider = defineProvider({
   id: "offline",
   description: "rule-based model that runs without a key or network (arithmetic, workspace files, JSON)",
   defaultModel: "rules-v1",
+  planWire: "compact",
   // Its answers are written by rules, as plain text, and it writes no JSON against a schema.
   answerFormat: "text",
   typedAnswers: false,

@@ -2,6 +2,7 @@ import type { BaseMessage } from "@langchain/core/messages";
 import { AIMessageChunk } from "@langchain/core/messages";
 import type { ChatResult } from "@langchain/core/outputs";
 import { parseConversation } from "../../core/conversation.js";
+import { writeCompactPlan } from "../../core/plan-compact.js";
 import { toPlanWire } from "../../core/plan-wire.js";
 import { HANDLE_KEY, PLANNER_TOOLS_HEADING, parseSections, roleOf, SECTIONS, STRUCTURED_OUTPUT } from "../../core/prompt-protocol.js";
 import { unspotlight, unspotlightDeep, untrustedBlocks } from "../../core/spotlight.js";
@@ -62,18 +63,31 @@ function workerConversation(messages: BaseMessage[]): { label: string; args: Rec
   return { label: label.trim(), args, replies };
 }
 
-/** The tools a planner's system prompt lists ("  - name: description" under each agent, after its catalogue heading); undefined when it lists none. */
-function toolsListed(system: string): string[] | undefined {
+/**
+ * The tools a planner's system prompt lists ("  - name: description" under each agent, after its
+ * catalogue heading), and the agent each is described under — the first that has it, who runs a
+ * tool step the plan names no agent for; undefined when it lists none.
+ */
+function catalogueOf(system: string): { tools: string[]; agentFor: (tool: string) => string } | undefined {
   const start = system.indexOf(`\n${PLANNER_TOOLS_HEADING}\n`) + 1;
   if (start <= 0) return undefined;
-  const names: string[] = [];
+  const owners = new Map<string, string>();
+  let agent: string | undefined;
+  let first: string | undefined;
   for (const line of system.slice(start).split("\n").slice(1)) {
     if (line.trim() === "") break;
-    const match = /^ {2}- ([A-Za-z][\w.-]*):/.exec(line);
-    if (match?.[1]) names.push(match[1]);
+    const tool = /^ {2}- ([A-Za-z][\w.-]*):/.exec(line)?.[1];
+    if (tool) {
+      owners.set(tool, agent ?? first ?? "execute");
+      continue;
+    }
+    const named = /^- ([A-Za-z][\w.-]*):/.exec(line)?.[1];
+    agent = named;
+    first ??= named;
   }
-  return names;
+  return { tools: [...owners.keys()], agentFor: (tool) => owners.get(tool) ?? first ?? "execute" };
 }
+
 
 let callCounter = 0;
 function toolCallId(): string {
@@ -106,12 +120,16 @@ export class OfflineChatModel extends ToolCallingChatModel {
     let reply: AIMessageChunk;
     switch (role) {
       case "planner": {
-        // It answers in the wire shape a real model is asked for (args as a list, nulls for what is unused).
-        // The thread's earlier turns, for "it" and "that file"; the tools it may plan with, for the memory clauses.
-        const listed = toolsListed(textOf(system));
-        const context = { history: parseConversation(sections.get(SECTIONS.conversation)), ...(listed ? { tools: listed } : {}) };
-        const plan = toPlanWire(planTask(sections.get(SECTIONS.task) ?? textOf(lastHuman), context));
-        reply = this.#structured(STRUCTURED_OUTPUT.plan, plan, tools);
+        // The thread's earlier turns, for "it" and "that file"; the tools it may plan with, for the memory clauses; a person's feedback on an earlier plan.
+        const catalogue = catalogueOf(textOf(system));
+        const feedback = (sections.get(SECTIONS.feedback) ?? "").split("\n").map((line) => line.replace(/^-\s*/, "").trim()).filter(Boolean);
+        const context = { history: parseConversation(sections.get(SECTIONS.conversation)), feedback, ...(catalogue ? { tools: catalogue.tools } : {}) };
+        const plan = planTask(sections.get(SECTIONS.task) ?? textOf(lastHuman), context);
+        // Without a catalogue to say who runs a tool step by default, every step names its agent.
+        const agentFor = catalogue?.agentFor ?? (() => "");
+        // It answers on the wire it is asked for: the plan function's JSON when that is bound or its prompt asks for it (a JSON-schema answer), the compact lines otherwise.
+        const json = tools.includes(STRUCTURED_OUTPUT.plan) || textOf(system).includes(`by calling ${STRUCTURED_OUTPUT.plan}`);
+        reply = json ? this.#structured(STRUCTURED_OUTPUT.plan, toPlanWire(plan, { agentFor }), tools) : new AIMessageChunk(writeCompactPlan(plan, { agentFor }));
         break;
       }
       case "critic": {

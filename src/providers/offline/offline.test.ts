@@ -2,7 +2,9 @@ import type { AIMessage} from "@langchain/core/messages";
 import { HumanMessage, SystemMessage, ToolMessage } from "@langchain/core/messages";
 import { describe, expect, it } from "vitest";
 import { BUILTIN_AGENTS, validatePlan } from "../../core/plan.js";
-import { fromPlanWire, planWireSchema } from "../../core/plan-wire.js";
+import { readCompactPlan } from "../../core/plan-compact.js";
+import { planReadContext } from "../../core/plan-read.js";
+import { fromPlanWire, type PlanWire, planWireSchema } from "../../core/plan-wire.js";
 import { roleLine, SECTIONS, section, STRUCTURED_OUTPUT } from "../../core/prompt-protocol.js";
 import { parseTask, splitClauses } from "./intents.js";
 import { OfflineChatModel } from "./offline-chat-model.js";
@@ -109,19 +111,30 @@ describe("offline worker", () => {
 });
 
 describe("OfflineChatModel", () => {
-  it("is a real LangChain chat model: structured output through bindTools, in the plan's wire shape", async () => {
+  it("is a real LangChain chat model: structured output through bindTools, in the plan's JSON wire shape", async () => {
     const model = new OfflineChatModel({});
     const schema = planWireSchema({ agents: BUILTIN_AGENTS, tools: ["calculator", "file_write"], maxSubtasks: 50 });
     const planner = model.withStructuredOutput(schema, { name: STRUCTURED_OUTPUT.plan });
     const wire = await planner.invoke([new SystemMessage(roleLine("planner")), new HumanMessage(section(SECTIONS.task, "compute 23% of 1,200 and save it to share.txt"))]);
-    expect(wire.subtasks[1]?.args).toEqual([
+    expect((wire.steps[1] as { args?: unknown } | undefined)?.args).toEqual([
       { name: "path", value: "share.txt" },
-      { name: "content", ref: "s1", path: "$", each: false, format: null },
+      { name: "content", ref: "s1", path: "$" },
     ]);
-    expect(fromPlanWire(wire).subtasks.map((subtask) => subtask.args)).toEqual([
+    expect(wire.answer).toContain("Compute 23% of 1,200: 23% of 1,200 = {s1}");
+    expect(fromPlanWire(wire as PlanWire, { agentFor: () => "" }).subtasks.map((subtask) => subtask.args)).toEqual([
       { expression: { value: "23% of 1,200" } },
       { path: { value: "share.txt" }, content: { ref: "s1", path: "$" } },
     ]);
+  });
+
+  it("writes its plan on the compact wire when no plan function is bound, in the task's words", async () => {
+    const reply = (await new OfflineChatModel({}).invoke([new SystemMessage(roleLine("planner")), new HumanMessage(section(SECTIONS.task, "compute 23% of 1,200 and save it to share.txt"))])) as AIMessage;
+    const read = readCompactPlan(String(reply.content), planReadContext([], ["calculator", "file_write"]));
+    expect(read.success && read.data.subtasks.map(({ id, tool, label, agent }) => ({ id, tool, label, agent }))).toEqual([
+      { id: "s1", tool: "calculator", label: "Compute 23% of 1,200", agent: "execute" },
+      { id: "s2", tool: "file_write", label: "Save it to share.txt", agent: "execute" },
+    ]);
+    expect(read.success && read.data.answer).toBe("Answered offline by troupe's rule-based model (no language model was used).\n\n- Compute 23% of 1,200: 23% of 1,200 = {s1}\n- Save it to share.txt: wrote share.txt ({s2.bytes} bytes)");
   });
 
   it("drives a tool loop: a tool call, then an answer from the tool's result", async () => {

@@ -3,7 +3,9 @@ import type { PlannedSubtask, PlanOutput, SubtaskArg } from "../../core/plan.js"
 import { orderByResources } from "../../core/resources.js";
 import { type Chained, combinationNoun, expandOperands, operandName } from "./arithmetic.js";
 import { type EarlierResult, EarlierTurns } from "./conversation-rules.js";
+import { applyFeedback } from "./feedback-rules.js";
 import { type Intent, parseClause, parseTask } from "./intents.js";
+import { OFFLINE_NOTICE } from "./synthesis-rules.js";
 
 function capitalize(text: string): string {
   return text.charAt(0).toUpperCase() + text.slice(1);
@@ -258,9 +260,21 @@ function producesValue(intent: Intent): boolean {
   return !["write", "copy", "move", "delete", "remember", "forget"].includes(intent.kind);
 }
 
+/** Literal text as an answer template keeps it: braces doubled, so they are not placeholders. */
+function literal(text: string): string {
+  return text.replace(/[{}]/g, (brace) => brace + brace);
+}
+
+/** A placeholder for a produced value in an answer template: the step, and for a map the outputs of its items that succeeded. */
+function placeholder(produced: Produced): string {
+  return produced.mapped ? `{${produced.id}${SUCCESSFUL_OUTPUTS.slice(1)}}` : `{${produced.id}}`;
+}
+
 /** The plan as it is built, clause by clause, and what later clauses can refer to. */
 class PlanBuilder {
   readonly subtasks: PlannedSubtask[] = [];
+  /** The answer's lines in the task's words, one per clause, while every subtask is a direct step; undefined once one is not. */
+  answerLines: string[] | undefined = [];
   /** The latest value ("save it"), the values since the last combination ("save both"), the numbers among them ("add them"). */
   latest: Produced | undefined;
   values: Produced[] = [];
@@ -276,8 +290,12 @@ class PlanBuilder {
     return `s${this.subtasks.length + 1}`;
   }
 
-  add(subtask: Omit<PlannedSubtask, "id" | "dependsOn">): string {
+  add(subtask: Omit<PlannedSubtask, "id" | "dependsOn">, line?: string): string {
     const id = this.nextId();
+    // A worker's result, or a direct step the answer cannot word, leaves the answer to the synthesizer.
+    // Each line as the offline synthesizer writes one: the clause, then what its step did, the values filled in.
+    if (subtask.tool === undefined || (line === undefined && subtask.tool !== "thread_result")) this.answerLines = undefined;
+    else if (line !== undefined) this.answerLines?.push(`${literal(subtask.label)}: ${line.replaceAll("{#", `{${id}`)}`);
     const dependsOn = [...new Set(Object.values(subtask.args).flatMap((arg) => ("ref" in arg ? [arg.ref] : [])))];
     this.subtasks.push({ id, ...subtask, dependsOn });
     for (const path of subtask.writes ?? []) this.reads.delete(path);
@@ -313,7 +331,9 @@ class PlanBuilder {
     operands.forEach((operand, index) => {
       args[direct ? variableName(operandName(index)) : operandName(index)] = refTo(operand);
     });
-    const produced = { id: this.add({ label, agent: "execute", args, reads: [], writes: [], ...(direct ? { tool: "calculator" } : { tools: ["calculator"] }) }), mapped: false };
+    // The computation in the task's words: the operands' values where its variables are ("32 + 25 = 57").
+    const worded = `${literal(expression).replace(/\{\{([a-z])\}\}/g, (_whole, name: string) => placeholder(operands[name.charCodeAt(0) - 97] as Produced))} = {#}`;
+    const produced = { id: this.add({ label, agent: "execute", args, reads: [], writes: [], ...(direct ? { tool: "calculator" } : { tools: ["calculator"] }) }, worded), mapped: false };
     this.produced(produced, true, operands);
     return produced;
   }
@@ -338,6 +358,7 @@ function addIntent(plan: PlanBuilder, intent: Intent): boolean {
     case "map": {
       const [list, each] = mapSubtasks(intent, plan.nextId(), `s${plan.subtasks.length + 2}`) as [PlannedSubtask, PlannedSubtask];
       plan.subtasks.push(list, each);
+      plan.answerLines = undefined;
       plan.produced({ id: each.id, mapped: true, figures: parseClause(each.label, { path: "item.txt" }).kind === "count" }, false);
       plan.lastWritten = undefined;
       return true;
@@ -390,11 +411,12 @@ function addIntent(plan: PlanBuilder, intent: Intent): boolean {
     }
     case "remember":
       // Nothing to decide: the fact goes to long-term memory by a direct step.
-      plan.add({ label: capitalize(intent.clause), agent: "memory", tool: "memory_save", args: argsFor(intent, undefined), reads: [], writes: [] });
+      plan.add({ label: capitalize(intent.clause), agent: "memory", tool: "memory_save", args: argsFor(intent, undefined), reads: [], writes: [] }, "remembered {#.id}: {#.text}");
       plan.lastWritten = undefined;
       return true;
     case "previous":
       // "what was the result?": the latest value is the answer; nothing more to do.
+      if (plan.latest !== undefined) plan.answerLines?.push(`${literal(capitalize(intent.clause))}: ${placeholder(plan.latest)}`);
       return plan.latest !== undefined;
     default:
       break;
@@ -404,12 +426,24 @@ function addIntent(plan: PlanBuilder, intent: Intent): boolean {
   if (resolved.usesPrevious && resolved.kind !== "open" && !plan.latest) return false;
   const args = argsFor(resolved, resolved.usesPrevious ? plan.latest : undefined);
   const tool = directTool(resolved, resolved.usesPrevious ? plan.latest : undefined, plan.numbers, plan.usable);
-  const id = plan.add({ label: capitalize(resolved.clause), agent: agentFor(resolved), args, ...resourcesFor(resolved), ...(tool !== undefined ? { tool } : { tools: toolsFor(resolved) }) });
+  const id = plan.add({ label: capitalize(resolved.clause), agent: agentFor(resolved), args, ...resourcesFor(resolved), ...(tool !== undefined ? { tool } : { tools: toolsFor(resolved) }) }, answerLine(resolved));
   const last = plan.subtasks.at(-1);
   if (resolved.kind === "open" && resolved.usesPrevious && plan.latest && last) last.dependsOn = [...new Set([...last.dependsOn, plan.latest.id])];
   if (producesValue(resolved)) plan.produced({ id, mapped: false }, isNumeric(resolved));
   plan.lastWritten = resolved.kind === "write" ? resolved.path : resolved.kind === "copy" || resolved.kind === "move" ? resolved.to : undefined;
   return true;
+}
+
+/** What a direct step did, for its line of the answer ("17% of 2,340 = {#}", "wrote result.txt ({#.bytes} bytes)"); `{#}` is the step's own result. */
+function answerLine(intent: Intent): string | undefined {
+  switch (intent.kind) {
+    case "compute":
+      return `${literal(intent.expression)} = {#}`;
+    case "write":
+      return `wrote ${literal(intent.path)} ({#.bytes} bytes)`;
+    default:
+      return undefined;
+  }
 }
 
 /**
@@ -425,10 +459,20 @@ export function planTask(task: string, context: PlanContext = {}): PlanOutput {
   const earlier = new EarlierTurns(context.history);
   const usable = (tool: string): boolean => context.tools?.includes(tool) ?? true;
   // Memory clauses need the memory tools; without them they are work for a language model.
-  const intents = parseTask(earlier.resolveFiles(task)).map((intent): Intent => {
-    const tool = intent.kind === "remember" ? "memory_save" : intent.kind === "recall" ? "memory_search" : intent.kind === "forget" ? "memory_forget" : undefined;
-    return tool !== undefined && !usable(tool) ? { kind: "open", clause: intent.clause, agent: "research", usesPrevious: false } : intent;
-  });
+  const readable = (text: string): Intent[] =>
+    parseTask(earlier.resolveFiles(text)).map((intent): Intent => {
+      const tool = intent.kind === "remember" ? "memory_save" : intent.kind === "recall" ? "memory_search" : intent.kind === "forget" ? "memory_forget" : undefined;
+      return tool !== undefined && !usable(tool) ? { kind: "open", clause: intent.clause, agent: "research", usesPrevious: false } : intent;
+    });
+  let intents = readable(task);
+  // A person's feedback on a rejected plan: the clauses it keeps, leaves out or adds.
+  if ((context.feedback ?? []).length > 0) {
+    const reading = applyFeedback(intents, context.feedback ?? []);
+    if (reading.understood) {
+      intents = [...reading.keep, ...reading.additions.flatMap(readable)];
+      if (intents.length === 0) return { subtasks: [], question: "With that feedback nothing of the task is left to do. What should be done?" };
+    }
+  }
   if (intents.length === 0) return { subtasks: [], question: "The task has no words I can act on. What should be done?" };
   if (intents.every((intent) => intent.kind === "open")) return { subtasks: openEndedPlan(task, intents) };
   const plan = new PlanBuilder(usable);
@@ -438,7 +482,11 @@ export function planTask(task: string, context: PlanContext = {}): PlanOutput {
     if (plan.values.length === 0 && !earlier.empty && usable("thread_result")) takeEarlier(plan, earlier, intent);
     if (!addIntent(plan, intent)) addIntent(plan, { kind: "open", clause: intent.clause, agent: "research", usesPrevious: false });
   }
-  return { subtasks: orderByResources(plan.subtasks, () => undefined, { followListOrder: true }).subtasks };
+  const subtasks = orderByResources(plan.subtasks, () => undefined, { followListOrder: true }).subtasks;
+  const lines = plan.answerLines;
+  // Every step direct and worded: the answer is known but for the results, and code fills them in (no synthesizer call).
+  if (lines === undefined || lines.length === 0) return { subtasks };
+  return { subtasks, answer: [literal(OFFLINE_NOTICE), "", ...lines.map((line) => `- ${line}`)].join("\n") };
 }
 
 /** What the offline planner knows besides the task: the thread's earlier turns, and the tools it may plan with. */
@@ -446,6 +494,8 @@ export interface PlanContext {
   history?: ConversationView;
   /** The tools named in the planner's prompt; absent: every tool is assumed. */
   tools?: readonly string[];
+  /** A person's feedback on an earlier plan (src/providers/offline/feedback-rules.ts). */
+  feedback?: readonly string[];
 }
 
 /**

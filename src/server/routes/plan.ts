@@ -45,6 +45,7 @@ export function registerPlanRoutes(api: FastifyInstance, { troupe, docs, metrics
         total_subtasks: result.subtasks.length,
         depth: planDepth(result.subtasks),
         question: result.question,
+        answer: result.answer,
         notes: result.notes,
         graph: renderExecutionGraph(result.subtasks, {}),
         estimates: {

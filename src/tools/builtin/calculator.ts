@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { ToolError } from "../../core/errors.js";
-import { defineTool } from "../define-tool.js";
+import { defineTool, outputSchemaOf } from "../define-tool.js";
 import { ExpressionError, evaluateExpression } from "../math/expression.js";
 import { bindVariables } from "../math/variables.js";
 
@@ -16,6 +16,38 @@ export const CalculatorArgs = z.object({
 });
 export type CalculatorArgs = z.infer<typeof CalculatorArgs>;
 
+/** A variable's value as a summary shows it: a number as written, a list of them in brackets (the first ten). */
+function shown(value: unknown): string | undefined {
+  if (typeof value === "number") return String(value);
+  if (Array.isArray(value) && value.every((item) => typeof item === "number")) return `[${value.slice(0, 10).join(", ")}${value.length > 10 ? ", …" : ""}]`;
+  return undefined;
+}
+
+/**
+ * The expression with its variables' values in their place (`xa + xb` → `32 + 25`), so a summary
+ * says what was computed in numbers, not in the names a plan bound them to. One pass; a name
+ * without a shown value stays.
+ */
+function withValues(expression: string, vars: Record<string, unknown> | undefined): string {
+  if (!vars || Object.keys(vars).length === 0) return expression;
+  let out = "";
+  let position = 0;
+  while (position < expression.length) {
+    const char = expression[position] as string;
+    if (!/[A-Za-z_]/.test(char)) {
+      out += char;
+      position += 1;
+      continue;
+    }
+    let end = position + 1;
+    while (end < expression.length && /[A-Za-z0-9_]/.test(expression[end] as string)) end += 1;
+    const name = expression.slice(position, end);
+    out += (Object.hasOwn(vars, name) ? shown(vars[name]) : undefined) ?? name;
+    position = end;
+  }
+  return out;
+}
+
 /** Arithmetic and percentages through a real expression parser; never eval. */
 export const calculatorTool = defineTool({
   name: "calculator",
@@ -23,6 +55,7 @@ export const calculatorTool = defineTool({
     "Evaluate an arithmetic expression exactly. Supports + - * / ^ mod, parentheses, percentages (17% of 2340), " +
     "factorial, and functions sqrt, cbrt, abs, round, floor, ceil, min, max, sum, avg, pow, exp, ln, log, sin, cos, tan.",
   schema: CalculatorArgs,
+  outputSchema: outputSchemaOf(z.number()),
   permission: "NONE",
   powers: [],
   idempotent: true,
@@ -35,5 +68,5 @@ export const calculatorTool = defineTool({
       throw error;
     }
   },
-  summarize: (value, { expression }) => `${expression} = ${String(value)}`,
+  summarize: (value, { expression, vars }) => `${withValues(expression, vars)} = ${String(value)}`,
 });

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { ToolError } from "../../core/errors.js";
 import { type LabelledValue, TRUSTED } from "../../core/provenance.js";
-import { defineTool, pathArgs } from "../define-tool.js";
+import { defineTool, outputSchemaOf, pathArgs } from "../define-tool.js";
 import type { FileVerdict } from "../file-trust.js";
 import { afterWrite, beforeWrite, judgeOpen, withVerdict, type WriteLabel } from "./file-labelling.js";
 import { openFileForRead } from "../workspace.js";
@@ -26,6 +26,7 @@ export const fileCopyTool = defineTool({
   name: "file_copy",
   description: "Copy a file inside the workspace byte for byte (atomic: the copy appears whole or not at all).",
   schema: FileCopyArgs,
+  outputSchema: outputSchemaOf(z.object({ from: z.string(), to: z.string(), bytes: z.number(), created: z.boolean() })),
   permission: "WRITE",
   powers: ["workspace.read", "workspace.write"],
   idempotent: true,

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { LabelledValue } from "../../core/provenance.js";
-import { defineTool, pathArgs } from "../define-tool.js";
+import { defineTool, outputSchemaOf, pathArgs } from "../define-tool.js";
 import { type ListedEntry, listWorkspace } from "../workspace-files.js";
 import { FILE_LIMITS } from "./file-limits.js";
 
@@ -22,6 +22,7 @@ export const fileListTool = defineTool({
   name: "file_list",
   description: "List the files in a workspace folder (optionally recursive). Paths are relative to the workspace.",
   schema: FileListArgs,
+  outputSchema: outputSchemaOf(z.object({ path: z.string(), entries: z.array(z.object({ path: z.string(), type: z.enum(["file", "directory", "symlink", "other"]), bytes: z.number().optional() })), truncated: z.boolean() })),
   permission: "READ",
   powers: ["workspace.read"],
   idempotent: true,

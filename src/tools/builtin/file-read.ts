@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { ToolError } from "../../core/errors.js";
-import { defineTool, pathArgs } from "../define-tool.js";
+import { defineTool, outputSchemaOf, pathArgs } from "../define-tool.js";
 import type { LabelledValue } from "../../core/provenance.js";
 import { type OpenFile, openFileForRead } from "../workspace.js";
 import { judgeOpen, withVerdict } from "./file-labelling.js";
@@ -58,6 +58,7 @@ export const fileReadTool = defineTool({
   description:
     "Read a file from the workspace, exactly as it is. Paths are relative to the workspace; nothing outside it can be read. UTF-8 text comes as it is; other bytes come base64-encoded (encoding says which).",
   schema: FileReadArgs,
+  outputSchema: outputSchemaOf(z.object({ path: z.string(), content: z.string(), encoding: z.enum(["utf8", "base64"]), bytes: z.number(), truncated: z.boolean() })),
   permission: "READ",
   powers: ["workspace.read"],
   idempotent: true,

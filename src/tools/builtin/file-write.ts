@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { ToolError } from "../../core/errors.js";
 import { describeLabel, joinLabels, TRUSTED } from "../../core/provenance.js";
-import { defineTool, pathArgs } from "../define-tool.js";
+import { defineTool, outputSchemaOf, pathArgs } from "../define-tool.js";
 import type { FileFacts } from "../file-trust.js";
 import { argumentLabel } from "../trust-policy.js";
 import { afterWrite, beforeWrite, type WriteLabel } from "./file-labelling.js";
@@ -49,10 +49,14 @@ export function contentBytes(content: string, encoding: FileEncoding): string | 
 }
 
 /** Writes a file in the workspace atomically (temp file, fsync, rename), byte for byte. */
+/** What a write or an append gives: the file, its size now, whether it is new. */
+const WRITTEN = outputSchemaOf(z.object({ path: z.string(), bytes: z.number(), created: z.boolean() }));
+
 export const fileWriteTool = defineTool({
   name: "file_write",
   description: "Write a file in the workspace with exactly the content given (atomic: readers see the old or the new content, never a torn file).",
   schema: FileWriteArgs,
+  outputSchema: WRITTEN,
   permission: "WRITE",
   powers: ["workspace.write"],
   idempotent: true,
@@ -73,6 +77,7 @@ export const fileAppendTool = defineTool({
   name: "file_append",
   description: "Append content to a file in the workspace (created when missing). Atomic like file_write.",
   schema: FileAppendArgs,
+  outputSchema: WRITTEN,
   permission: "WRITE",
   powers: ["workspace.write"],
   // Appending twice appends twice: never retried.

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { z } from "zod";
-import { defineTool, pathArgs } from "../define-tool.js";
+import { defineTool, outputSchemaOf, pathArgs } from "../define-tool.js";
 import type { LabelledValue } from "../../core/provenance.js";
 import type { FileVerdict } from "../file-trust.js";
 import { openFileForRead } from "../workspace.js";
@@ -34,6 +34,7 @@ export const textStatsTool = defineTool({
   name: "text_stats",
   description: "Count the lines, words and characters of a text file in the workspace (exact, for files of any size).",
   schema: TextStatsArgs,
+  outputSchema: outputSchemaOf(z.object({ path: z.string(), bytes: z.number(), lines: z.number(), words: z.number(), characters: z.number() })),
   permission: "READ",
   powers: ["workspace.read"],
   idempotent: true,
