@@ -6,7 +6,7 @@ export { createBuiltinRegistry, createBuiltinTools, type BuiltinToolSettings } f
 export { PermissionPolicy, Grant, OPERATOR, type PermissionDecision } from "./tools/permissions.js";
 export { TrustPolicy, type Steering, type SteeringSpec } from "./tools/trust-policy.js";
 export { Label, LabelledValue, SOURCE_KINDS, type Source, type SourceKind, describeLabel, joinLabels, sourceOf, untrustedLabel } from "./core/provenance.js";
-export { TrustConfig, TrustMode } from "./config/trust-config.js";
+export { TrustConfig, TrustMode } from "./tools/trust-config.js";
 export { type AuditEntry, type AuditSink, redact } from "./tools/audit.js";
 export { ToolsConfig, loadToolsConfig } from "./config/tools-config.js";
 export { defineAgent, AgentRegistry, type AgentDefinition } from "./agents/define-agent.js";
