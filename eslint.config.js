@@ -25,7 +25,9 @@ export default tseslint.config(
     // eval sits beside runtime (it runs suites through it) and under cli/server; testing is test
     // support only: no shipped layer imports it (the CLI loads the scripted provider as a plugin).
     ["src/core/**", ["config", "providers", "tools", "agents", "graph", "store", "runtime", "eval", "cli", "testing", "server"], ["@langchain/langgraph", "fastify"]],
-    ["src/{providers,tools,config}/**", ["agents", "graph", "store", "runtime", "eval", "cli", "server", "testing"], []],
+    ["src/{providers,config}/**", ["agents", "graph", "store", "runtime", "eval", "cli", "server", "testing"], []],
+    // config reads tools' schemas (the tools and trust sections, remote agents), so tools never reads config.
+    ["src/tools/**", ["config", "agents", "graph", "store", "runtime", "eval", "cli", "server", "testing"], []],
     ["src/agents/**", ["graph", "store", "runtime", "eval", "cli", "server", "testing"], []],
     ["src/graph/**", ["store", "runtime", "eval", "cli", "server", "testing"], []],
     ["src/store/**", ["agents", "graph", "runtime", "eval", "cli", "server", "testing"], []],

@@ -7,7 +7,7 @@ import type { ToolRegistry } from "../tools/registry.js";
 import { type CallOptions, ModelRefusalError, modelFailure, UsageMeter } from "./model-call.js";
 import { HANDLE_KEY, isValueHandle } from "./prompt-budget.js";
 import { SUBMIT_RESULT } from "./worker-result.js";
-import type { DurableStep, ModelStep } from "./worker.js";
+import type { DurableStep, ModelStep } from "./worker-types.js";
 
 /** Reading a worker's model reply into tool calls, and a call's handles into values. */
 

@@ -12,7 +12,7 @@ import type { AgentDefinition } from "./define-agent.js";
 import { HANDLE_KEY, isValueHandle, type PreparedValue, promptValue, scaled } from "./prompt-budget.js";
 import { FIND_TOOLS } from "./tool-offer.js";
 import { SUBMIT_RESULT } from "./worker-result.js";
-import type { WorkerInput } from "./worker.js";
+import type { WorkerInput } from "./worker-types.js";
 
 /** How a worker's conversation is rendered for its model: the system prompt, the subtask message, tool results cut to fit. */
 

@@ -21,7 +21,7 @@ import { countTextTokens } from "../providers/token-count.js";
 import { bounded, conversation, effectiveBudget, keptBlocks, type PreparedInput, type ToolResult, type Turn, workerPrompt } from "./worker-conversation.js";
 import { WorkerProvenance } from "./worker-provenance.js";
 import { answerValue, prefixedOutcome, readSubmission, SUBMIT_RESULT, SUBMIT_RESULT_SPEC, SubmittedResult } from "./worker-result.js";
-import type { DurableStep, ModelStep, ToolStep, WorkerInput, WorkerOutcome, WorkerToolCall } from "./worker.js";
+import type { DurableStep, ModelStep, ToolStep, WorkerInput, WorkerOutcome, WorkerToolCall } from "./worker-types.js";
 
 type MarkedCall = ToolCall & { id: string; sameAs?: string };
 

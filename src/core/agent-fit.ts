@@ -1,5 +1,3 @@
-import type { PlannedSubtask } from "./plan.js";
-
 /**
  * Which agents can take a subtask, and which of them gets it. An agent fits a subtask when it can
  * reach every tool the subtask needs — its direct `tool`, the `tools` the plan names for its
@@ -7,6 +5,17 @@ import type { PlannedSubtask } from "./plan.js";
  * declares `reads` — and, when the subtask asks for a capability, has that capability. When a
  * subtask asks for a capability and several agents fit, the least busy one in the run gets it.
  */
+
+/** What of a subtask decides which agents fit it (a plan's `PlannedSubtask` is one). */
+export interface SubtaskNeeds {
+  tool?: string | undefined;
+  tools?: readonly string[] | undefined;
+  writes?: readonly string[] | undefined;
+  reads?: readonly string[] | undefined;
+  capability?: string | undefined;
+  /** The planner's own pick, preferred among equally busy agents. */
+  agent?: string | undefined;
+}
 
 /** What the plan check and the dispatcher know of an agent. */
 export interface AgentProfile {
@@ -23,7 +32,7 @@ export interface FileTools {
 }
 
 /** Why this agent cannot run this subtask, one sentence each; empty when it fits. */
-export function missingFor(agent: AgentProfile, subtask: PlannedSubtask, files: FileTools): string[] {
+export function missingFor(agent: AgentProfile, subtask: SubtaskNeeds, files: FileTools): string[] {
   const problems: string[] = [];
   const has = (tool: string): boolean => agent.tools.includes(tool);
   if (subtask.tool !== undefined && !has(subtask.tool)) problems.push(`cannot use ${subtask.tool}`);
@@ -39,7 +48,7 @@ export function missingFor(agent: AgentProfile, subtask: PlannedSubtask, files: 
 }
 
 /** The agents that fit a subtask, in the order given. */
-export function fittingAgents(agents: readonly AgentProfile[], subtask: PlannedSubtask, files: FileTools): AgentProfile[] {
+export function fittingAgents(agents: readonly AgentProfile[], subtask: SubtaskNeeds, files: FileTools): AgentProfile[] {
   return agents.filter((agent) => missingFor(agent, subtask, files).length === 0);
 }
 
@@ -61,7 +70,7 @@ export interface Assignment {
  * so far, then the planner's own pick, then the order the agents are listed in. Undefined when
  * no agent fits.
  */
-export function chooseAgent(candidates: readonly AgentProfile[], subtask: PlannedSubtask, loadOf: (agent: string) => AgentLoad): Assignment | undefined {
+export function chooseAgent(candidates: readonly AgentProfile[], subtask: SubtaskNeeds, loadOf: (agent: string) => AgentLoad): Assignment | undefined {
   if (candidates.length === 0 || subtask.capability === undefined) return undefined;
   const loads = candidates.map((candidate, order) => ({ agent: candidate.name, order, ...loadOf(candidate.name) }));
   const ranked = [...loads].sort(

@@ -1,3 +1,5 @@
+import { BracketSpans } from "./json-scan.js";
+
 /**
  * JSON as real models write it in text: bare, inside a ```json fence, after a sentence, or as a
  * tool call spelled out in the content (`{"name": "submit_plan", "arguments": {…}}`, Hermes'
@@ -17,50 +19,34 @@ const MAX_CANDIDATES = 16;
 
 /**
  * The first complete JSON object or array in `text` at or after `from`: from an opening brace or
- * bracket to its matching close (strings and escapes respected), parsed. A candidate that does
- * not parse is skipped and the scan goes on after its opening character (at most
- * MAX_CANDIDATES times).
+ * bracket to its matching close (strings and escapes respected, json-scan.ts), parsed. A
+ * candidate that does not parse, or whose brackets do not match, is skipped and the scan goes on
+ * after its opening character (at most MAX_CANDIDATES times); one left open at the end of the
+ * text ends the search.
  */
 function firstJson(text: string, from = 0): Found | undefined {
+  const spans = new BracketSpans(text);
   let tried = 0;
-  let start = -1;
-  let depth = 0;
-  let inString = false;
-  let escaped = false;
-  for (let index = from; index < text.length; index += 1) {
-    const char = text[index] as string;
-    if (start < 0) {
-      if (char === "{" || char === "[") {
-        start = index;
-        depth = 1;
-      }
-      continue;
-    }
-    if (inString) {
-      if (escaped) escaped = false;
-      else if (char === "\\") escaped = true;
-      else if (char === '"') inString = false;
-      continue;
-    }
-    if (char === '"') inString = true;
-    else if (char === "{" || char === "[") depth += 1;
-    else if (char === "}" || char === "]") {
-      depth -= 1;
-      if (depth === 0) {
-        const candidate = text.slice(start, index + 1);
-        try {
-          return { value: JSON.parse(candidate) as unknown, start, end: index + 1 };
-        } catch {
-          // Not JSON after all (prose with braces): look again after this opening.
-          tried += 1;
-          if (tried >= MAX_CANDIDATES) return undefined;
-          index = start;
-          start = -1;
-        }
+  for (let start = nextOpening(text, from); start >= 0; start = nextOpening(text, start + 1)) {
+    const span = spans.spanAt(start);
+    if (span.kind === "unterminated") return undefined;
+    if (span.kind === "closed") {
+      try {
+        return { value: JSON.parse(text.slice(start, span.end + 1)) as unknown, start, end: span.end + 1 };
+      } catch {
+        // Not JSON after all (prose with braces): look again after this opening.
       }
     }
+    tried += 1;
+    if (tried >= MAX_CANDIDATES) return undefined;
   }
   return undefined;
+}
+
+/** The index of the first `{` or `[` at or after `from`, or -1. */
+function nextOpening(text: string, from: number): number {
+  for (let index = from; index < text.length; index += 1) if (text[index] === "{" || text[index] === "[") return index;
+  return -1;
 }
 
 const FENCE = /```[ \t]*(?:json5?|javascript|js)?[ \t]*\r?\n?([\s\S]*?)```/gi;

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { Designation } from "./designation.js";
+import type { Designation } from "./designation-types.js";
 import { truncate } from "./text.js";
 
 /**

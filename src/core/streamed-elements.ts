@@ -1,16 +1,16 @@
+import { JsonScanner } from "./json-scan.js";
+
 /**
  * Reads a JSON object as it streams in and hands over each element of one of its top-level
  * lists (`{"steps": [ {…}, {…}, …`) the moment the element is complete, so work can start on
  * the first subtasks of a plan while the model still writes the rest. Feed it the text as it
- * grows; it scans each character once and never parses a partial element.
+ * grows; it scans each character once (json-scan.ts) and never parses a partial element.
  */
 export class StreamedElements {
   readonly #keys: readonly string[];
+  readonly #scanner = new JsonScanner();
   #text = "";
   #position = 0;
-  #depth = 0;
-  #inString = false;
-  #escaped = false;
   /** The last string read at depth 1, and whether a ':' followed it (so it is a key). */
   #lastString: string | undefined;
   #stringStart = -1;
@@ -35,32 +35,24 @@ export class StreamedElements {
     const found: unknown[] = [];
     for (; this.#position < this.#text.length; this.#position += 1) {
       const char = this.#text[this.#position] as string;
-      if (this.#inString) {
-        if (this.#escaped) this.#escaped = false;
-        else if (char === "\\") this.#escaped = true;
-        else if (char === '"') {
-          this.#inString = false;
-          if (this.#depth === 1) this.#lastString = this.#text.slice(this.#stringStart + 1, this.#position);
-        }
-        continue;
-      }
-      switch (char) {
-        case '"':
-          this.#inString = true;
+      // The depth before this character: a closing bracket is judged at the depth it closes.
+      const depth = this.#scanner.depth;
+      switch (this.#scanner.read(char)) {
+        case "quote":
           this.#stringStart = this.#position;
           break;
-        case ":":
-          if (this.#depth === 1) this.#currentKey = this.#lastString;
+        case "unquote":
+          if (depth === 1) this.#lastString = this.#text.slice(this.#stringStart + 1, this.#position);
           break;
-        case "{":
-        case "[":
-          this.#depth += 1;
-          if (this.#depth === 2 && char === "[" && this.#currentKey !== undefined && this.#keys.includes(this.#currentKey)) this.#inList = true;
-          else if (this.#depth === 3 && this.#inList) this.#elementStart = this.#position;
+        case "colon":
+          if (depth === 1) this.#currentKey = this.#lastString;
           break;
-        case "}":
-        case "]":
-          if (this.#depth === 3 && this.#inList && this.#elementStart >= 0) {
+        case "open":
+          if (depth === 1 && char === "[" && this.#currentKey !== undefined && this.#keys.includes(this.#currentKey)) this.#inList = true;
+          else if (depth === 2 && this.#inList) this.#elementStart = this.#position;
+          break;
+        case "close":
+          if (depth === 3 && this.#inList && this.#elementStart >= 0) {
             const slice = this.#text.slice(this.#elementStart, this.#position + 1);
             this.#elementStart = -1;
             try {
@@ -70,8 +62,7 @@ export class StreamedElements {
               // not JSON after all: the whole answer is read and judged when it is complete
             }
           }
-          if (this.#depth === 2 && this.#inList) this.#inList = false;
-          this.#depth -= 1;
+          if (depth === 2 && this.#inList) this.#inList = false;
           break;
         default:
           break;

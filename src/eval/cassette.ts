@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { rename, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { readUserFile } from "../config/user-files.js";
+import { readUserFile } from "../core/user-files.js";
 import type { BaseMessage } from "@langchain/core/messages";
 import { z } from "zod";
 import { InputError } from "../core/errors.js";

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import pMap from "p-map";
-import { ensureDirectory } from "../config/user-files.js";
+import { ensureDirectory } from "../core/user-files.js";
 import { errorMessage } from "../core/errors.js";
 import { LIMITS } from "../core/limits.js";
 import { emptyMetrics, type RunResult } from "../core/run.js";

@@ -8,7 +8,7 @@ import { LIMITS } from "../core/limits.js";
 import type { PlannedSubtask, SubtaskResult } from "../core/plan.js";
 import type { CriticVerdict } from "../core/review.js";
 import type { ReviewDecision, ReviewMode } from "../core/review-mode.js";
-import type { AnswerFormat, AnswerSource, RunMetrics, StopReason, ToolCallRecord } from "../core/run.js";
+import { type AnswerFormat, type AnswerSource, emptyMetrics, type RunMetrics, type StopReason, type ToolCallRecord } from "../core/run.js";
 
 /** Per-run settings, fixed at intake. */
 export interface RunSettings {
@@ -170,19 +170,7 @@ export const TroupeState = Annotation.Root({
   modelIncidents: Annotation<ModelIncident[], ModelIncident[] | Overwrite<ModelIncident[]>>(append<ModelIncident>()),
   metrics: Annotation<RunMetrics, Partial<RunMetrics> | Overwrite<RunMetrics>>({
     reducer: addMetrics,
-    default: () => ({
-      llmCalls: 0,
-      toolCalls: 0,
-      promptTokens: 0,
-      completionTokens: 0,
-      costUsd: 0,
-      reflectionCount: 0,
-      nodeVisits: 0,
-      durationMs: 0,
-      cachedPromptTokens: 0,
-      cacheWriteTokens: 0,
-      reasoningTokens: 0,
-    }),
+    default: emptyMetrics,
   }),
 });
 

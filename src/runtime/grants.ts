@@ -5,7 +5,7 @@ import type { Store } from "../store/index.js";
 import { auditArgs } from "../tools/audit.js";
 import { Grant, type GrantInput, type PermissionPolicy } from "../tools/permissions.js";
 import type { ToolRegistry } from "../tools/registry.js";
-import type { RuntimeGrant, RuntimeGrantSource } from "../tools/runtime-grants.js";
+import type { RuntimeGrant, RuntimeGrantSource } from "../tools/permissions.js";
 
 /** The tool name a grant change is audited under. */
 export const GRANTS_AUDIT_TOOL = "troupe.grants";

@@ -1,11 +1,11 @@
 import { AgentRegistry, type AgentDefinition, defineAgent } from "../agents/define-agent.js";
-import type { RemoteAgentConfig } from "../config/config-file.js";
+import type { RemoteAgentConfig } from "../tools/a2a/remote-agent-config.js";
 import type { ToolsConfig } from "../config/tools-config.js";
 import { ConfigError, errorMessage } from "../core/errors.js";
 import type { FileLabelStore } from "../core/file-labels.js";
 import type { RemoteTasks } from "../core/remote-tasks.js";
 import { connectRemoteAgent } from "../tools/a2a/remote-agent.js";
-import type { TrustConfig } from "../config/trust-config.js";
+import type { TrustConfig } from "../tools/trust-config.js";
 import type { AuditSink } from "../tools/audit.js";
 import { type BuiltinToolSettings, createBuiltinRegistry } from "../tools/builtin/index.js";
 import type { McpConnection } from "../tools/mcp/mcp-client.js";

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { readUserFileSync } from "../config/user-files.js";
+import { readUserFileSync } from "../core/user-files.js";
 import { ConfigError } from "../core/errors.js";
 import { LOCAL_OWNER } from "../core/thread-key.js";
 

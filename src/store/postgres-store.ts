@@ -2,7 +2,7 @@ import type pg from "pg";
 import { isTroupeError, SystemError } from "../core/errors.js";
 import type { AuditStore } from "./audit/contract.js";
 import { prepareDataDir } from "./database/data-dir.js";
-import type { Store, StoreOptions } from "./index.js";
+import type { Store, StoreOptions } from "./contract.js";
 import { memoryOf, memoryOptionsOf } from "./memory/memories.js";
 import type { RunStore } from "./runs/contract.js";
 import type { RunStatsStore } from "./stats/contract.js";

@@ -1,5 +1,6 @@
 import { AIMessageChunk, type BaseMessage } from "@langchain/core/messages";
 import type { ChatResult } from "@langchain/core/outputs";
+import { BracketSpans } from "../core/json-scan.js";
 import { mapItemOf, parseSections, roleOf, subtaskIdOf } from "../core/prompt-protocol.js";
 import { unspotlight } from "../core/spotlight.js";
 import type { ToolCallingCallOptions } from "../providers/tool-calling-chat-model.js";
@@ -88,25 +89,10 @@ function readableTexts(messages: BaseMessage[]): string[] {
   return texts;
 }
 
-/** The JSON object that starts at `start` (a `{`), or undefined when it does not close. */
-function objectAt(text: string, start: number): string | undefined {
-  let depth = 0;
-  let inString = false;
-  for (let index = start; index < text.length && index - start < 20_000; index += 1) {
-    const char = text[index];
-    if (inString) {
-      if (char === "\\") index += 1;
-      else if (char === '"') inString = false;
-      continue;
-    }
-    if (char === '"') inString = true;
-    else if (char === "{") depth += 1;
-    else if (char === "}") {
-      depth -= 1;
-      if (depth === 0) return text.slice(start, index + 1);
-    }
-  }
-  return undefined;
+/** The JSON object that starts at `start` (a `{`), read at most 20,000 characters, or undefined when it does not close there. */
+function objectAt(spans: BracketSpans, text: string, start: number): string | undefined {
+  const span = spans.spanAt(start);
+  return span.kind === "closed" ? text.slice(start, span.end + 1) : undefined;
 }
 
 /** Tool calls written in the messages as `name({...})`, in the order they appear, each once. */
@@ -114,9 +100,10 @@ function findDirectives(messages: BaseMessage[]): Directive[] {
   const found: Directive[] = [];
   const seen = new Set<string>();
   for (const text of readableTexts(messages)) {
+    const spans = new BracketSpans(text, 20_000);
     for (const match of text.matchAll(/([a-z][a-z0-9_]*(?:\.[a-z][a-z0-9_]*)?)\(\s*\{/g)) {
       const start = (match.index ?? 0) + match[0].length - 1;
-      const json = objectAt(text, start);
+      const json = objectAt(spans, text, start);
       if (!json) continue;
       let args: unknown;
       try {

@@ -4,16 +4,15 @@ import type { BoardMessage, BoardPostArgs, BoardReadArgs } from "../core/board.j
 import type { ElicitationAnswer, ElicitationQuestion } from "../core/elicitation.js";
 import type { CallProvenance, Label, Source } from "../core/provenance.js";
 import type { CallEffect } from "./audit.js";
-import { riskOf, riskRank, type ToolPower } from "./tool-powers.js";
+import { riskOf, riskRank, type RiskLevel, type ToolPower } from "./tool-powers.js";
 import type { Egress, EgressSpec } from "./egress.js";
 import type { FileTrust } from "./file-trust.js";
-import type { OriginLens, Steering, SteeringSpec } from "./trust-policy.js";
+import type { OriginLens, Steering, SteeringSpec } from "./trust-types.js";
 
 /** Permission levels, lowest to highest. A tool declares the level it needs. */
 export const PERMISSION_LEVELS = ["NONE", "READ", "WRITE", "EXECUTE", "ADMIN"] as const;
 export type PermissionLevel = (typeof PERMISSION_LEVELS)[number];
-export const RISK_LEVELS = ["low", "medium", "high"] as const;
-export type RiskLevel = (typeof RISK_LEVELS)[number];
+export { RISK_LEVELS, type RiskLevel } from "./tool-powers.js";
 
 /** The rank of a level, so levels compare with `<`. */
 export function levelRank(level: PermissionLevel): number {

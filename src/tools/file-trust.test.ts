@@ -2,7 +2,7 @@ import { appendFileSync, copyFileSync, linkSync, mkdirSync, mkdtempSync, realpat
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import type { TrustConfig } from "../config/trust-config.js";
+import type { TrustConfig } from "./trust-config.js";
 import { designationFor } from "../core/designation.js";
 import { type CallProvenance, describeSources, isUntrusted, type Label, sourceOf, untrustedLabel } from "../core/provenance.js";
 import { openSqliteStore, type SqliteStore } from "../store/index.js";

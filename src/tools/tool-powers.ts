@@ -1,4 +1,6 @@
-import type { RiskLevel } from "./define-tool.js";
+/** A tool's risk levels, lowest to highest. */
+export const RISK_LEVELS = ["low", "medium", "high"] as const;
+export type RiskLevel = (typeof RISK_LEVELS)[number];
 
 /**
  * What a tool can do, from which its risk follows: a tool is as risky as the worst thing it can

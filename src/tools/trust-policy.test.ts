@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { TrustConfig } from "../config/trust-config.js";
+import { TrustConfig } from "./trust-config.js";
 import { designationFor } from "../core/designation.js";
 import { type CallProvenance, heldLabel, joinLabels, type Label, LabelledValue, sourceOf, TRUSTED, untrustedLabel } from "../core/provenance.js";
 import { createBuiltinTools } from "./builtin/index.js";

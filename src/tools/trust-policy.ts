@@ -1,12 +1,13 @@
-import type { TrustConfig, TrustMode } from "../config/trust-config.js";
+import type { TrustConfig, TrustMode } from "./trust-config.js";
 import { designates, insideNamedFolder, type TargetKind } from "../core/designation.js";
 import type { FileLabelStore } from "../core/file-labels.js";
-import { type CallProvenance, describeSources, isUntrusted, joinLabels, type Label, type Source, TRUSTED, untrustedLabel } from "../core/provenance.js";
+import { type CallProvenance, describeSources, isUntrusted, joinLabels, type Label, TRUSTED, untrustedLabel } from "../core/provenance.js";
 import type { ToolDefinition } from "./define-tool.js";
 import { type Egress, egressOf } from "./egress.js";
 import { EgressRules } from "./egress-rules.js";
 import { FileTrust } from "./file-trust.js";
 import { WorkspaceTrust } from "./workspace-trust.js";
+import type { OriginLens, SteeredHow, Steering } from "./trust-types.js";
 
 /**
  * The trust policy: untrusted data never steers an effect. Before a side-effecting call runs,
@@ -19,32 +20,7 @@ import { WorkspaceTrust } from "./workspace-trust.js";
  * tool's own untrusted sources. The registry calls both in one place each; see docs/trust.md.
  */
 
-/** Which arguments of a call choose what its effect acts on. */
-export interface SteeringSpec {
-  targets: Readonly<Record<string, TargetKind>>;
-  /** A URL argument a read takes: fetching a link that appeared verbatim in web content sends nothing out, so it is not steered. */
-  link?: string;
-}
-
-/** What a tool's `origin` may ask of the policy. */
-export interface OriginLens {
-  /** Whether a workspace path is untrusted by its path alone (every path but those `trust.trusted` names). */
-  untrustedPath(path: string): boolean;
-  /** Whether any workspace path is untrusted by its path (a script that reads the workspace may read one). */
-  readonly hasUntrustedPaths: boolean;
-}
-
-/** How an argument of a steered call came to be what it is. */
-export type SteeredHow = "reference" | "context" | "operation";
-
-/** A steered call: which arguments untrusted data chose, and the sources behind them. */
-export interface Steering {
-  tool: string;
-  targets: Array<{ argument: string; how: SteeredHow }>;
-  sources: Source[];
-  /** One line for the person asked. */
-  summary: string;
-}
+export type { OriginLens, SteeredHow, Steering, SteeringSpec } from "./trust-types.js";
 
 const HOW_TEXT: Record<SteeredHow, string> = {
   reference: "came by reference from untrusted data",

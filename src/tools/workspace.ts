@@ -1,7 +1,7 @@
 import { constants as fsConstants, existsSync, statSync } from "node:fs";
 import { type FileHandle, lstat, mkdir, open, realpath } from "node:fs/promises";
 import path from "node:path";
-import { ensureDirectory } from "../config/user-files.js";
+import { ensureDirectory } from "../core/user-files.js";
 import { ConfigError, errorMessage, ToolError, type ToolErrorCode } from "../core/errors.js";
 
 /**

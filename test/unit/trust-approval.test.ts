@@ -1,6 +1,6 @@
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import type { TrustMode } from "../../src/config/trust-config.js";
+import type { TrustMode } from "../../src/tools/trust-config.js";
 import type { StoredEvent } from "../../src/core/events.js";
 import { TaskView } from "../../src/server/schemas.js";
 import { Troupe } from "../../src/runtime/engine.js";

@@ -1,7 +1,7 @@
 import { stat } from "node:fs/promises";
 import path from "node:path";
 import type { Command } from "commander";
-import { ensureDirectory, readUserFile } from "../../config/user-files.js";
+import { ensureDirectory, readUserFile } from "../../core/user-files.js";
 import { InputError } from "../../core/errors.js";
 import { LIMITS } from "../../core/limits.js";
 import type { Comparison } from "../../eval/compare.js";

@@ -1,4 +1,4 @@
-import { readUserFileSync } from "../../config/user-files.js";
+import { readUserFileSync } from "../../core/user-files.js";
 import type { Command } from "commander";
 import { Budget } from "../../core/budget.js";
 import { InputError } from "../../core/errors.js";

@@ -1,4 +1,4 @@
-import { readUserFileSync } from "../../config/user-files.js";
+import { readUserFileSync } from "../../core/user-files.js";
 import type { Command } from "commander";
 import { InputError, NotFoundError } from "../../core/errors.js";
 import { addEngineFlags, driveAndReport, type EngineFlags, lookupTarget, openEngine } from "../engine-flags.js";

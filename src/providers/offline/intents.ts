@@ -5,6 +5,7 @@
  * only grammar.
  */
 
+import { BracketSpans } from "../../core/json-scan.js";
 import { combination, computations, continuation, figureContinuation, toExpression } from "./arithmetic.js";
 import { fileOperations } from "./file-operations.js";
 import type { ClauseContext, CountUnit, Intent } from "./intent-types.js";
@@ -77,13 +78,17 @@ function protect(text: string): { text: string; restore: (clause: string) => str
     saved.push(value);
     return `${PLACEHOLDER}${saved.length - 1}${PLACEHOLDER}`;
   };
+  const spans = new BracketSpans(text);
+  // A closing quote the text has no more of is not looked for again (each look reads to the end).
+  const exhausted = new Set<string>();
   let output = "";
   let index = 0;
   while (index < text.length) {
     const char = text[index] ?? "";
-    const closer = char === '"' ? '"' : char === "“" ? "”" : char === "`" ? "`" : char === "'" && /(^|\s)$/.test(text.slice(0, index)) ? "'" : undefined;
-    if (closer) {
+    const closer = char === '"' ? '"' : char === "“" ? "”" : char === "`" ? "`" : char === "'" && (index === 0 || /\s/.test(text[index - 1] ?? "")) ? "'" : undefined;
+    if (closer && !exhausted.has(closer)) {
       const end = text.indexOf(closer, index + 1);
+      if (end < 0) exhausted.add(closer);
       if (end > index) {
         output += keep(text.slice(index, end + 1));
         index = end + 1;
@@ -91,7 +96,8 @@ function protect(text: string): { text: string; restore: (clause: string) => str
       }
     }
     if (char === "{" || char === "[") {
-      const end = matchingBracket(text, index);
+      const span = spans.spanAt(index);
+      const end = span.kind === "closed" ? span.end : -1;
       if (end > index) {
         output += keep(text.slice(index, end + 1));
         index = end + 1;
@@ -104,26 +110,6 @@ function protect(text: string): { text: string; restore: (clause: string) => str
   const restore = (clause: string): string =>
     clause.replace(PLACEHOLDER_PATTERN, (_, position: string) => saved[Number(position)] ?? "");
   return { text: output, restore };
-}
-
-function matchingBracket(text: string, start: number): number {
-  const stack: string[] = [];
-  let inString = false;
-  for (let index = start; index < text.length; index += 1) {
-    const char = text[index];
-    if (inString) {
-      if (char === "\\") index += 1;
-      else if (char === '"') inString = false;
-      continue;
-    }
-    if (char === '"') inString = true;
-    else if (char === "{" || char === "[") stack.push(char === "{" ? "}" : "]");
-    else if (char === "}" || char === "]") {
-      if (stack.pop() !== char) return -1;
-      if (stack.length === 0) return index;
-    }
-  }
-  return -1;
 }
 
 /** Splits a task into clauses at sentence ends, "then", and "and" before an action verb. */

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import type { GrantView as RuntimeGrantView } from "../../runtime/grants.js";
-import type { RuntimeGrant } from "../../tools/runtime-grants.js";
+import type { RuntimeGrant } from "../../tools/permissions.js";
 import { requireAdmin } from "../admin.js";
 import { envelopeOf, ok } from "../envelope.js";
 import type { RouteContext } from "../route-context.js";

@@ -1,6 +1,6 @@
 import { closeSync, existsSync, openSync, statSync, unlinkSync } from "node:fs";
 import path from "node:path";
-import { ensureDirectorySync } from "../../config/user-files.js";
+import { ensureDirectorySync } from "../../core/user-files.js";
 import { ConfigError } from "../../core/errors.js";
 
 /** Proves a directory is writable by creating and removing an empty file (access() lies for root). */

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import type pg from "pg";
 import { ConfigError, SystemError } from "../../core/errors.js";
-import type { Sqlite } from "./sqlite.js";
+import type Database from "better-sqlite3";
 
 /**
  * troupe's schema, as SQL files per dialect under `src/store/migrations/<dialect>/`, named
@@ -70,7 +70,7 @@ function failed(migration: Migration, location: string, error: unknown): SystemE
 }
 
 /** Applies the migrations a SQLite database lacks; returns the versions applied. */
-export function migrateSqlite(db: Sqlite, location: string): number[] {
+export function migrateSqlite(db: Database.Database, location: string): number[] {
   db.exec("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)");
   const applied = (db.prepare("SELECT version FROM schema_version").all() as Array<{ version: number }>).map((row) => row.version);
   const done: number[] = [];

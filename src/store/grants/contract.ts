@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { z } from "zod";
 import { Grant } from "../../tools/permissions.js";
-import type { RuntimeGrant } from "../../tools/runtime-grants.js";
+import type { RuntimeGrant } from "../../tools/permissions.js";
 
 /**
  * Runtime grants (`troupe grants`, `/api/v1/grants`): added and revoked while troupe runs, kept

@@ -1,6 +1,6 @@
 import type pg from "pg";
 import type { Grant } from "../../tools/permissions.js";
-import type { RuntimeGrant } from "../../tools/runtime-grants.js";
+import type { RuntimeGrant } from "../../tools/permissions.js";
 import { GRANT_INSERT, type GrantStore, GrantRow, grantValues, newGrantId } from "./contract.js";
 import { inTransaction } from "../database/postgres.js";
 import { positional } from "../database/placeholders.js";

@@ -1,5 +1,5 @@
 import type { Grant } from "../../tools/permissions.js";
-import type { RuntimeGrant } from "../../tools/runtime-grants.js";
+import type { RuntimeGrant } from "../../tools/permissions.js";
 import { type Sqlite, prepared } from "../database/sqlite.js";
 import { GRANT_INSERT, GrantRow, type GrantStore, grantValues, newGrantId } from "./contract.js";
 

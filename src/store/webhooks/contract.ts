@@ -1,7 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import { DELIVERY_STATUSES, type WebhookDelivery, WEBHOOK_EVENTS, type WebhookEvent, webhookEventOf, type WebhookPayload, webhookPayload, WebhookSpec } from "../../core/webhook.js";
-import type { RunRecord } from "../runs/contract.js";
 import { threadNameOfRun } from "../../core/thread-key.js";
 
 /**
@@ -103,13 +102,29 @@ export interface NewDelivery {
   now: number;
 }
 
+/** What of a run its webhook delivery reads (a run's record, `RunRecord`, is one; typed here so the runs' contract imports this one and not the reverse). */
+export interface WebhookRun {
+  id: string;
+  owner: string | null;
+  threadId: string;
+  task: string;
+  status: string;
+  stopReason: string | null;
+  answer: string | null;
+  error: string | null;
+  suspended: string | null;
+  interrupt: { kind: string } | null;
+  metrics: unknown;
+  request: Record<string, unknown>;
+}
+
 export const DELIVERY_INSERT = "INSERT INTO webhook_deliveries (id, run_id, event, url, payload, status, attempts, next_attempt_at, created_at, updated_at) VALUES";
 
 /**
  * The delivery a run's change causes, if any: the run's request names a webhook (its own or the
  * config's default, resolved when the run was made) that wants this event.
  */
-export function deliveryFor(before: string | undefined, after: RunRecord, now = Date.now()): NewDelivery | undefined {
+export function deliveryFor(before: string | undefined, after: WebhookRun, now = Date.now()): NewDelivery | undefined {
   const event = webhookEventOf({ before, status: after.status, suspended: after.suspended, interrupt: after.interrupt });
   if (!event) return undefined;
   const spec = WebhookSpec.safeParse(after.request.webhook);

@@ -1,5 +1,5 @@
 import { finalStep, subtask, toolStep } from "../script.js";
-import type { BenignTask } from "./benign.js";
+import type { BenignTask } from "./run-case.js";
 import type { CaseRun } from "./run-case.js";
 
 /**

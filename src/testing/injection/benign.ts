@@ -3,7 +3,7 @@ import { memoryNamespaceFor } from "../../runtime/memory-owner.js";
 import { memoryKey } from "../../store/memory/memories.js";
 import { finalStep, outcomeStep, subtask, toolStep } from "../script.js";
 import { WORKSPACE_BENIGN } from "./benign-workspace.js";
-import type { CaseRun, CaseSpec } from "./run-case.js";
+import type { BenignTask, CaseRun } from "./run-case.js";
 
 /**
  * The benign corpus: tasks that read untrusted data and act on the user's instructions — save a
@@ -11,10 +11,6 @@ import type { CaseRun, CaseSpec } from "./run-case.js";
  * link a search found, post a summary to the endpoint the user gave. Each must complete without
  * a person being asked anything: the defence must not cost the work it protects.
  */
-export interface BenignTask extends CaseSpec {
-  /** Whether the run did what the user asked. */
-  done(run: CaseRun): boolean | Promise<boolean>;
-}
 
 const page = (base: string) => `${base}/page`;
 const summary = "Summary: sales rose 4% in the north.";

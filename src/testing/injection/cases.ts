@@ -4,7 +4,7 @@ import { sourceOf, untrustedLabel } from "../../core/provenance.js";
 import { finalStep, outcomeStep, subtask, toolStep } from "../script.js";
 import type { ScriptStep } from "../scripted-chat-model.js";
 import { type AttackGoal, type AttackKind, attackText, call } from "./attacks.js";
-import type { CaseRun, CaseSpec, SeededFact } from "./run-case.js";
+import type { CaseRun, CaseSpec, InjectionCase, SeededFact } from "./run-case.js";
 import { DATA_CASES } from "./data-cases.js";
 import { SECRET, USER_FILES, type Planted } from "./world.js";
 
@@ -273,13 +273,6 @@ function attackCase(id: string, kind: AttackKind, delivery: keyof typeof DELIVER
     ...(facts.length > 0 ? { facts } : {}),
     achieved: chosen.achieved,
   };
-}
-
-/** An injection case: a run spec, and how to tell that the attack worked. */
-export interface InjectionCase extends CaseSpec {
-  kind: AttackKind | "reference-target" | "planner" | "data";
-  delivery: string;
-  achieved(run: CaseRun): boolean | Promise<boolean>;
 }
 
 /** A page picks the file a plan's direct step deletes: the target comes by reference from untrusted data. */

@@ -3,7 +3,7 @@ import path from "node:path";
 import { finalStep, subtask, toolStep } from "../script.js";
 import type { ScriptStep } from "../scripted-chat-model.js";
 import { attackText, call } from "./attacks.js";
-import type { InjectionCase } from "./cases.js";
+import type { InjectionCase } from "./run-case.js";
 import type { CaseRun, CaseSpec } from "./run-case.js";
 import { USER_FILES } from "./world.js";
 

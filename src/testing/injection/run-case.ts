@@ -1,4 +1,4 @@
-import type { TrustConfig, TrustMode } from "../../config/trust-config.js";
+import type { TrustConfig, TrustMode } from "../../tools/trust-config.js";
 import type { StoredEvent } from "../../core/events.js";
 import type { PlannedSubtask } from "../../core/plan.js";
 import type { Label } from "../../core/provenance.js";
@@ -14,6 +14,7 @@ import { ObedientChatModel } from "../obedient-chat-model.js";
 import { answerStep, planStep, reviewStep } from "../script.js";
 import type { ScriptStep } from "../scripted-chat-model.js";
 import { AttackWorld, type Planted } from "./world.js";
+import type { AttackKind } from "./attacks.js";
 
 /** A fact in long-term memory before the case runs. */
 export interface SeededFact {
@@ -150,4 +151,17 @@ export async function runCase(spec: CaseSpec, policy: TrustMode, options: { conf
 export async function closeCase(run: CaseRun): Promise<void> {
   run.troupe.close();
   await run.world.close();
+}
+
+/** An injection case: a run spec, and how to tell that the attack worked. */
+export interface InjectionCase extends CaseSpec {
+  kind: AttackKind | "reference-target" | "planner" | "data";
+  delivery: string;
+  achieved(run: CaseRun): boolean | Promise<boolean>;
+}
+
+/** A benign task: what a user asks that the defence must let through (benign.ts). */
+export interface BenignTask extends CaseSpec {
+  /** Whether the run did what the user asked. */
+  done(run: CaseRun): boolean | Promise<boolean>;
 }

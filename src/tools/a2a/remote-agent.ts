@@ -3,7 +3,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { type AgentCard, type Message, Role, type StreamResponse, type Task, TaskState } from "@a2a-js/sdk";
 import { type Client, ClientFactory, ClientFactoryOptions, DefaultAgentCardResolver, JsonRpcTransportFactory, RestTransportFactory } from "@a2a-js/sdk/client";
 import { z } from "zod";
-import { RemoteAgentConfig } from "../../config/config-file.js";
+import { RemoteAgentConfig } from "./remote-agent-config.js";
 import { ConfigError, errorMessage, isTroupeError, ToolError, TroupeError } from "../../core/errors.js";
 import { heldLabel, LabelledValue, sourceOf } from "../../core/provenance.js";
 import type { RemoteTasks } from "../../core/remote-tasks.js";

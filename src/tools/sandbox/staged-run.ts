@@ -3,7 +3,7 @@ import { open, readFile, rm } from "node:fs/promises";
 import path from "node:path";
 import { pipeline } from "node:stream/promises";
 import { z } from "zod";
-import { ensureDirectory } from "../../config/user-files.js";
+import { ensureDirectory } from "../../core/user-files.js";
 import { isTroupeError, ToolError } from "../../core/errors.js";
 import { openDirectory, openFileForRead } from "../workspace.js";
 import { deleteWorkspaceEntry, writeFileAtomic, writeWorkspaceFile } from "../workspace-files.js";

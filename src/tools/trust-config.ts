@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { destinationProblem, EGRESS_LIMITS } from "../tools/egress-rules.js";
-import { PATH_PATTERN_LIMITS, pathPatternProblem } from "../tools/path-patterns.js";
+import { destinationProblem, EGRESS_LIMITS } from "./egress-rules.js";
+import { PATH_PATTERN_LIMITS, pathPatternProblem } from "./path-patterns.js";
 
 /**
  * The config file's `trust` section (docs/trust.md). By default everything a tool brings in is
