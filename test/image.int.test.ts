@@ -143,8 +143,13 @@ describe("the image", () => {
     expect(status).toBe("completed");
     console.info(`cold start to the first completed run: ${Math.round(coldStartMs)} ms (API and two workers on Postgres)`);
 
-    // The API ran none of it: a worker did. Both workers are registered, alive.
-    const health = (await until200(`${base}/health`, api)) as { backend: string; tasks: { workers: number }; workers?: Array<{ alive: boolean }> };
+    // The API ran none of it: a worker did. Both workers register, alive (the run may finish, in one model call, before the second has).
+    type Health = { backend: string; tasks: { workers: number }; workers?: Array<{ alive: boolean }> };
+    let health = (await until200(`${base}/health`, api)) as Health;
+    for (const deadline = Date.now() + 180_000; (health.workers ?? []).filter((worker) => worker.alive).length < 2 && Date.now() < deadline; ) {
+      await sleep(200);
+      health = (await until200(`${base}/health`, api)) as Health;
+    }
     expect(health.backend).toBe("postgres");
     expect(health.tasks.workers).toBe(0);
     expect(health.workers?.filter((worker) => worker.alive)).toHaveLength(2);
