@@ -39,7 +39,8 @@ describe("troupe run against real provider clients (fake servers on loopback)", 
     let release = (): void => undefined;
     openai.inject({ kind: "hold", release: new Promise<void>((resolve) => (release = resolve)) }, { role: "synthesizer" });
     const directory = tempDir();
-    const child = spawn(process.execPath, [CLI, "run", TASK], { cwd: directory, env: { ...cleanEnv(), ...envFor({ openai }, { TROUPE_PROVIDER: "openai" }) }, stdio: ["ignore", "pipe", "pipe"] });
+    // review: always has the synthesizer write the answer (else the plan's template answers it, and nothing streams).
+    const child = spawn(process.execPath, [CLI, "run", TASK, "--review", "always"], { cwd: directory, env: { ...cleanEnv(), ...envFor({ openai }, { TROUPE_PROVIDER: "openai" }) }, stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
     let streamedBeforeRelease = "";
