@@ -8,6 +8,22 @@ const { O_RDONLY, O_DIRECTORY, O_NOFOLLOW } = fsConstants;
 /** The most entries looked at to find a file's other names: past it, the names not found count as unknown. */
 export const HARD_LINK_SEARCH_ENTRIES = 20_000;
 
+/** Walks into a subdirectory by its entry, never through a link: one that cannot be opened so (gone, a link, no access) is passed over. */
+async function intoChild(directory: OpenDirectory, name: string, walk: (opened: OpenDirectory) => Promise<void>): Promise<void> {
+  let child: FileHandle;
+  try {
+    child = await open(`${directory.anchor}/${name}`, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+  } catch {
+    return;
+  }
+  const opened = directoryAt(child, [...directory.segments, name], `${directory.anchor}/${name}`);
+  try {
+    await walk(opened);
+  } finally {
+    await opened.close();
+  }
+}
+
 /**
  * The workspace paths of a file with more than one name (a hard link): a walk of the workspace
  * through descriptors (no symlink followed), bounded, comparing each regular file's device and
@@ -38,18 +54,7 @@ export async function findOtherNames(root: string, identity: FileIdentity, links
         const info = await lstat(`${directory.anchor}/${entry.name}`, { bigint: true }).catch(() => undefined);
         if (info && info.nlink > 1n && info.dev.toString() === identity.device && info.ino.toString() === identity.inode) found.push(relative);
       } else if (entry.isDirectory()) {
-        let child: FileHandle;
-        try {
-          child = await open(`${directory.anchor}/${entry.name}`, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
-        } catch {
-          continue;
-        }
-        const opened = directoryAt(child, [...directory.segments, entry.name], `${directory.anchor}/${entry.name}`);
-        try {
-          await walk(opened, relative);
-        } finally {
-          await opened.close();
-        }
+        await intoChild(directory, entry.name, (opened) => walk(opened, relative));
       }
     }
   };
@@ -96,18 +101,7 @@ export async function identitiesUnder(root: string, relative: string, limit: num
       if (over) return;
       const at = `${prefix}/${entry.name}`;
       if (!(await note(directory, entry.name, at))) continue;
-      let child: FileHandle;
-      try {
-        child = await open(`${directory.anchor}/${entry.name}`, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
-      } catch {
-        continue;
-      }
-      const opened = directoryAt(child, [...directory.segments, entry.name], `${directory.anchor}/${entry.name}`);
-      try {
-        await walk(opened, at);
-      } finally {
-        await opened.close();
-      }
+      await intoChild(directory, entry.name, (opened) => walk(opened, at));
     }
   };
   try {
