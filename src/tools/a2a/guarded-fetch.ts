@@ -2,6 +2,7 @@ import { fetch as undiciFetch, Response } from "undici";
 import { ToolError } from "../../core/errors.js";
 import { checkUrl, type NetworkRules, SSRF_CODE } from "../net/address-guard.js";
 import { createGuardedDispatcher } from "../net/guarded-dispatcher.js";
+import { cappedBody } from "../capped-body.js";
 
 /** The most bytes one A2A response may bring (a card, a task with its artifacts, a stream). */
 export const MAX_A2A_RESPONSE_BYTES = 64 * 1024 * 1024;
@@ -14,18 +15,8 @@ export interface GuardedFetchOptions {
   maxBytes?: number;
 }
 
-/** A body that errors once more than `maxBytes` have passed, so a peer cannot fill troupe's memory. */
 function capped(body: ReadableStream<Uint8Array>, maxBytes: number, url: string): ReadableStream<Uint8Array> {
-  let seen = 0;
-  return body.pipeThrough(
-    new TransformStream<Uint8Array, Uint8Array>({
-      transform(chunk, controller) {
-        seen += chunk.byteLength;
-        if (seen > maxBytes) controller.error(new ToolError("remote_too_large", `${url} sent more than ${maxBytes} bytes`, { url }));
-        else controller.enqueue(chunk);
-      },
-    }),
-  );
+  return cappedBody(body, maxBytes, () => new ToolError("remote_too_large", `${url} sent more than ${maxBytes} bytes`, { url }));
 }
 
 /**

@@ -3,6 +3,7 @@ import { fetch as undiciFetch, Response as UndiciResponse } from "undici";
 import { ConfigError, errorMessage, isTroupeError } from "../../../core/errors.js";
 import { checkUrl, type NetworkRules } from "../../net/address-guard.js";
 import { createGuardedDispatcher } from "../../net/guarded-dispatcher.js";
+import { cappedBody } from "../../capped-body.js";
 
 /**
  * The fetch an MCP HTTP client goes through, its OAuth discovery and token requests included
@@ -40,16 +41,7 @@ export function isLoopbackHost(hostname: string): boolean {
 }
 
 function capped(body: ReadableStream<Uint8Array>, maxBytes: number, url: string): ReadableStream<Uint8Array> {
-  let seen = 0;
-  return body.pipeThrough(
-    new TransformStream<Uint8Array, Uint8Array>({
-      transform(chunk, controller) {
-        seen += chunk.byteLength;
-        if (seen > maxBytes) controller.error(new ConfigError("mcp_oauth_refused", `${url} sent more than ${maxBytes} bytes`, { url }));
-        else controller.enqueue(chunk);
-      },
-    }),
-  );
+  return cappedBody(body, maxBytes, () => new ConfigError("mcp_oauth_refused", `${url} sent more than ${maxBytes} bytes`, { url }));
 }
 
 /** Why a URL named by metadata may not be fetched, or undefined when it may. */
