@@ -6,16 +6,20 @@
 //   names each of its long options;
 // - every key the config file's zod schemas accept is named in a page (as `key`, "key" or .key);
 // - every TROUPE_* variable the shipped sources read is in docs/configuration.md;
-// - the OpenAPI document passes Redocly's recommended rules (redocly.yaml), warnings included.
+// - the OpenAPI document passes Redocly's recommended rules (redocly.yaml), warnings included;
+// - every path a page of docs/ or the README names exists, and every link between them lands on a
+//   page and heading that exist (scripts/doc-paths.ts).
 // Fails with the missing names and the rules broken.
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { readCli, readConfigKeys, readEnvironmentVariables, readHttpApp } from "./docs-model.mjs";
+import { missingPaths } from "./doc-paths.ts";
 import { renderHttpApi } from "./http-api-markdown.mjs";
 
-const docsDir = path.resolve(import.meta.dirname, "../docs");
+const root = path.resolve(import.meta.dirname, "..");
+const docsDir = path.join(root, "docs");
 const pages = readdirSync(docsDir).filter((name) => name.endsWith(".md")).map((name) => ({ name, text: readFileSync(path.join(docsDir, name), "utf8") }));
 const allText = pages.map((page) => page.text).join("\n");
 const problems = [];
@@ -51,7 +55,6 @@ const lintDir = mkdtempSync(path.join(os.tmpdir(), "troupe-openapi-"));
 try {
   const file = path.join(lintDir, "openapi.json");
   writeFileSync(file, JSON.stringify(document, null, 1));
-  const root = path.resolve(import.meta.dirname, "..");
   let output;
   try {
     output = execFileSync(path.join(root, "node_modules/.bin/redocly"), ["lint", file, "--config", path.join(root, "redocly.yaml"), "--format=json"], {
@@ -108,9 +111,16 @@ for (const name of readEnvironmentVariables()) {
   if (!configuration.includes(name)) problems.push(`environment variable ${name} is not in docs/configuration.md`);
 }
 
+// Paths and links: the repository's files (tracked, and new ones not ignored) for bare names.
+const files = execFileSync("git", ["ls-files", "--cached", "--others", "--exclude-standard"], { cwd: root, encoding: "utf8" }).split("\n").filter(Boolean);
+const readme = { name: "../README.md", text: readFileSync(path.join(root, "README.md"), "utf8") };
+for (const page of [...pages, readme]) {
+  problems.push(...missingPaths(page.text, path.relative(root, path.join(docsDir, page.name)), root, files, { bareNames: true }));
+}
+
 if (problems.length > 0) {
   console.error(`docs check: ${problems.length} problem(s)\n${problems.map((problem) => `  - ${problem}`).join("\n")}`);
   process.exitCode = 1;
 } else {
-  console.log(`docs check: ${routes.length} routes, the CLI's commands and flags, the config keys and the environment variables documented; docs/http-api.md current; the OpenAPI document clean of Redocly's recommended rules`);
+  console.log(`docs check: ${routes.length} routes, the CLI's commands and flags, the config keys and the environment variables documented; every path and link the pages name there; docs/http-api.md current; the OpenAPI document clean of Redocly's recommended rules`);
 }
