@@ -6,7 +6,8 @@
 // - with `bareNames`, every other code span that looks like a source file (`dispatch.ts`,
 //   `routes/tasks.ts`, `0021-runs-page.sql`) is the end of exactly one path or more in the
 //   repository — a name no file ends with is missing;
-// - every relative link to a file exists, and its `#anchor` is a heading of the page it names.
+// - every relative link to a file exists, and its `#anchor` is a heading of the page it names (a
+//   bare `#anchor`: of the page itself).
 // Placeholders (`NNNN`, `<id>`, `{sqlite,postgres}`, `*`) are not paths and are skipped.
 import { existsSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
@@ -34,7 +35,7 @@ function codeSpans(markdown: string): { text: string; line: number }[] {
   return spans;
 }
 
-/** The links of a markdown text to files beside it (no scheme, no bare anchor), with their line numbers. */
+/** The links of a markdown text to files beside it or to its own headings (`#anchor`), with their line numbers. */
 function fileLinks(markdown: string): { target: string; line: number }[] {
   const links: { target: string; line: number }[] = [];
   let fenced = false;
@@ -47,7 +48,7 @@ function fileLinks(markdown: string): { target: string; line: number }[] {
     const outsideCode = line.replace(/`[^`]*`/g, "");
     for (const match of outsideCode.matchAll(/\]\(([^)\s]+)\)/g)) {
       const target = match[1] ?? "";
-      if (/^[a-z][a-z0-9+.-]*:/i.test(target) || target.startsWith("#") || target.startsWith("/")) continue;
+      if (/^[a-z][a-z0-9+.-]*:/i.test(target) || target.startsWith("/")) continue;
       links.push({ target, line: index + 1 });
     }
   });
@@ -117,7 +118,11 @@ export function missingPaths(markdown: string, page: string, root: string, files
       if (!files.some((file) => file === named.path || file.endsWith(suffix))) problems.push(`${where}: \`${named.path}\` is no file of the repository`);
     } else {
       const [target = "", anchor] = named.path.split("#");
-      const file = target === "" ? path.join(root, page) : path.resolve(pageDir, decodeURIComponent(target));
+      if (target === "") {
+        if (anchor && !anchorsOf(markdown).has(anchor)) problems.push(`${where}: the link to ${named.path} names no heading of ${page}`);
+        continue;
+      }
+      const file = path.resolve(pageDir, decodeURIComponent(target));
       if (!existsSync(file)) {
         problems.push(`${where}: the link to ${named.path} names no file`);
         continue;

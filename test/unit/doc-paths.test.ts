@@ -50,11 +50,12 @@ describe("the paths a docs page names", () => {
     ]);
   });
 
-  it("checks links to pages and their headings", () => {
-    const page = "[runs](runs.md), [the graph](architecture.md#the-graph), [gone](evals.md), [no heading](runs.md#no-such-heading), [web](https://example.com/x.md), [here](#anything).";
+  it("checks links to pages and their headings, its own included", () => {
+    const page = "# The page\n\n[runs](runs.md), [the graph](architecture.md#the-graph), [gone](evals.md), [no heading](runs.md#no-such-heading), [web](https://example.com/x.md), [here](#anything), [top](#the-page).";
     expect(missingPaths(page, "docs/example.md", root, files)).toEqual([
-      "docs/example.md:1: the link to evals.md names no file",
-      "docs/example.md:1: the link to runs.md#no-such-heading names no heading of docs/runs.md",
+      "docs/example.md:3: the link to evals.md names no file",
+      "docs/example.md:3: the link to runs.md#no-such-heading names no heading of docs/runs.md",
+      "docs/example.md:3: the link to #anything names no heading of docs/example.md",
     ]);
   });
 
