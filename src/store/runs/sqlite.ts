@@ -1,4 +1,5 @@
 import { refreshStatistics, type Sqlite } from "../database/sqlite.js";
+import { durably } from "../database/wal-sync.js";
 import type { SqliteRunQueue } from "../queue/sqlite.js";
 import { RowFailure, TurnBatch } from "../turn-batch.js";
 import { DELIVERY_INSERT, deliveryValues } from "../webhooks/contract.js";
@@ -58,16 +59,20 @@ export class SqliteRunStore implements RunStore {
     this.#queue = queue;
     // Group commit: the runs created in one turn share one transaction (one fsync), each in a
     // savepoint of its own, so one refused by its check (or a unique key) fails alone.
+    // The commit's fsync runs off the event loop (durably): the creations resolve once on disk.
     this.#creations = new TurnBatch<RunCreation, RunRecord>((creations) => {
-      const results = this.#db.transaction(() =>
-        creations.map((creation) => {
-          try {
-            return this.#db.transaction(() => this.#insert(creation))();
-          } catch (error) {
-            return new RowFailure(error);
-          }
-        }),
-      )();
+      const results = durably(
+        this.#db,
+        this.#db.transaction(() =>
+          creations.map((creation) => {
+            try {
+              return this.#db.transaction(() => this.#insert(creation))();
+            } catch (error) {
+              return new RowFailure(error);
+            }
+          }),
+        ),
+      );
       // The planner's statistics follow the table as it grows (a no-op while they are fresh).
       const before = this.#created;
       this.#created += creations.length;
@@ -123,9 +128,14 @@ export class SqliteRunStore implements RunStore {
   async update(id: string, patch: RunPatch, options: UpdateRunOptions = {}): Promise<boolean> {
     const { sql, values } = runUpdate(id, patch, options, Date.now());
     const update = this.#statement(sql);
-    if (patch.status === undefined && patch.waitsFor !== null) return update.run(values).changes > 0;
+    // Written at once, resolved once on disk. A run's start and a change that is not its status
+    // have their commit's fsync off the event loop (durably); any other status (a run that ended,
+    // paused, was queued again) is synced before this goes on, as its drive releases the thread
+    // right after: a client that sees the status may act on it (resume, follow up) at once.
+    const commit = <T>(write: () => T): Promise<T> => (patch.status === undefined || patch.status === "running" ? durably(this.#db, write) : Promise.resolve(write()));
+    if (patch.status === undefined && patch.waitsFor !== null) return (await commit(() => update.run(values))).changes > 0;
     // A change of status and what it brings (waiters released, a webhook's delivery) commit together.
-    const changed = this.#db.transaction(() => {
+    const changed = await commit(this.#db.transaction(() => {
       const before = (this.#statement("SELECT status FROM runs WHERE id = ?").get(id) as { status: string } | undefined)?.status;
       if (update.run(values).changes === 0) return undefined;
       const row = this.#statement("SELECT * FROM runs WHERE id = ?").get(id);
@@ -136,7 +146,7 @@ export class SqliteRunStore implements RunStore {
         : [];
       if (consequences?.delivery) this.#statement(`${DELIVERY_INSERT} (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(deliveryValues(consequences.delivery) as never);
       return { before, after, released };
-    })();
+    }));
     if (!changed) return false;
     this.#handOff(changed.before, changed.after, changed.released);
     return true;
