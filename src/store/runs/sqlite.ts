@@ -128,14 +128,14 @@ export class SqliteRunStore implements RunStore {
   async update(id: string, patch: RunPatch, options: UpdateRunOptions = {}): Promise<boolean> {
     const { sql, values } = runUpdate(id, patch, options, Date.now());
     const update = this.#statement(sql);
-    // Written at once, resolved once on disk. A run's start and a change that is not its status
-    // have their commit's fsync off the event loop (durably); any other status (a run that ended,
-    // paused, was queued again) is synced before this goes on, as its drive releases the thread
-    // right after: a client that sees the status may act on it (resume, follow up) at once.
-    const commit = <T>(write: () => T): Promise<T> => (patch.status === undefined || patch.status === "running" ? durably(this.#db, write) : Promise.resolve(write()));
-    if (patch.status === undefined && patch.waitsFor !== null) return (await commit(() => update.run(values))).changes > 0;
+    // Written at once, resolved once on disk: a change that is not the run's status with its
+    // commit's fsync off the event loop (durably). A change of status is synced before this goes
+    // on, as before: a client that sees it acts on it at once (cancels a run that says running,
+    // resumes one that says interrupted), so what the status promises (a drive that hears the
+    // cancel, a thread released) must be in place by then.
+    if (patch.status === undefined && patch.waitsFor !== null) return (await durably(this.#db, () => update.run(values))).changes > 0;
     // A change of status and what it brings (waiters released, a webhook's delivery) commit together.
-    const changed = await commit(this.#db.transaction(() => {
+    const changed = this.#db.transaction(() => {
       const before = (this.#statement("SELECT status FROM runs WHERE id = ?").get(id) as { status: string } | undefined)?.status;
       if (update.run(values).changes === 0) return undefined;
       const row = this.#statement("SELECT * FROM runs WHERE id = ?").get(id);
@@ -146,7 +146,7 @@ export class SqliteRunStore implements RunStore {
         : [];
       if (consequences?.delivery) this.#statement(`${DELIVERY_INSERT} (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(deliveryValues(consequences.delivery) as never);
       return { before, after, released };
-    }));
+    })();
     if (!changed) return false;
     this.#handOff(changed.before, changed.after, changed.released);
     return true;
