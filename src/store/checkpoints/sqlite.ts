@@ -36,6 +36,8 @@ interface Statements {
 export class TroupeCheckpointer extends SqliteSaver {
   #statements: Statements | undefined;
   readonly #checkpoints = new TurnBatch<CheckpointRow, void>((rows) => this.#writeCheckpoints(rows));
+  /** Tasks' writes, one transaction a turn (unsynced), each call's rows in a savepoint of their own. */
+  readonly #writes = new TurnBatch<{ special: boolean; rows: WriteRow[] }, void>((calls) => this.#writeWrites(calls));
 
   /** The tables (made by the stock setup) and the compiled writes, once. */
   #prepared(): Statements {
@@ -48,9 +50,9 @@ export class TroupeCheckpointer extends SqliteSaver {
       ),
       replaceWrite: this.db.prepare(`INSERT OR REPLACE INTO writes ${columns}`),
       keepWrite: this.db.prepare(`INSERT OR IGNORE INTO writes ${columns}`),
-      writeRows: this.db.transaction((statement: Statement<WriteRow>, rows: WriteRow[]) => {
+      writeRows: (statement: Statement<WriteRow>, rows: WriteRow[]) => {
         for (const row of rows) statement.run(...row);
-      }),
+      },
       relaxed: this.db.prepare("PRAGMA synchronous = NORMAL"),
       full: this.db.prepare("PRAGMA synchronous = FULL"),
     };
@@ -75,28 +77,51 @@ export class TroupeCheckpointer extends SqliteSaver {
     );
   }
 
-  /** Writes the checkpoints waiting for the end of this turn (before a read, or a close). */
-  flush(): Promise<void> {
-    return this.#checkpoints.flush();
+  /** The tasks' writes of a turn, committed unsynced in one transaction (a call that fails fails alone). */
+  #writeWrites(calls: Array<{ special: boolean; rows: WriteRow[] }>): Array<void | RowFailure> {
+    const statements = this.#prepared();
+    statements.relaxed.run();
+    try {
+      return this.db.transaction(() =>
+        calls.map(({ special, rows }) => {
+          try {
+            this.db.transaction(() => statements.writeRows(special ? statements.replaceWrite : statements.keepWrite, rows))();
+            return undefined;
+          } catch (error) {
+            return new RowFailure(error);
+          }
+        }),
+      )();
+    } finally {
+      statements.full.run();
+    }
+  }
+
+  /** Writes the checkpoints and tasks' writes waiting for the end of this turn (before a read, or a close). */
+  async flush(): Promise<void> {
+    await Promise.all([this.#writes.flush(), this.#checkpoints.flush()]);
+  }
+
+  async #beforeRead(): Promise<void> {
+    if (this.#writes.pending > 0 || this.#checkpoints.pending > 0) await this.flush();
   }
 
   override async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
-    if (this.#checkpoints.pending > 0) await this.#checkpoints.flush();
+    await this.#beforeRead();
     return super.getTuple(config);
   }
 
   override async *list(config: RunnableConfig, options?: CheckpointListOptions): AsyncGenerator<CheckpointTuple> {
-    if (this.#checkpoints.pending > 0) await this.#checkpoints.flush();
+    await this.#beforeRead();
     yield* super.list(config, options);
   }
 
   override async deleteThread(threadId: string): Promise<void> {
-    if (this.#checkpoints.pending > 0) await this.#checkpoints.flush();
+    await this.#beforeRead();
     return super.deleteThread(threadId);
   }
 
   override async put(config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata): Promise<RunnableConfig> {
-    const statements = this.#prepared();
     const threadId = config.configurable?.thread_id as string | undefined;
     if (!threadId) throw new Error('Missing "thread_id" field in passed "config.configurable".');
     const namespace = (config.configurable?.checkpoint_ns as string | undefined) ?? "";
@@ -108,7 +133,6 @@ export class TroupeCheckpointer extends SqliteSaver {
   }
 
   override async putWrites(config: RunnableConfig, writes: PendingWrite[], taskId: string): Promise<void> {
-    const statements = this.#prepared();
     const threadId = config.configurable?.thread_id as string | undefined;
     const checkpointId = config.configurable?.checkpoint_id as string | undefined;
     if (!threadId) throw new Error("Missing thread_id field in config.configurable.");
@@ -120,12 +144,6 @@ export class TroupeCheckpointer extends SqliteSaver {
         return [threadId, namespace, checkpointId, taskId, WRITES_IDX_MAP[channel] ?? index, channel, type, body];
       }),
     );
-    const special = writes.every(([channel]) => channel in WRITES_IDX_MAP);
-    statements.relaxed.run();
-    try {
-      statements.writeRows(special ? statements.replaceWrite : statements.keepWrite, rows);
-    } finally {
-      statements.full.run();
-    }
+    await this.#writes.add({ special: writes.every(([channel]) => channel in WRITES_IDX_MAP), rows });
   }
 }
