@@ -147,17 +147,21 @@ function residentMb(pid: number): number {
   return match ? Number(match[1]) / 1024 : Number.NaN;
 }
 
-/** All tasks, through the list endpoint's pages. */
+/**
+ * All tasks, through the list endpoint's pages: by cursor, or by offset on a build from before
+ * cursors (--compare with an older checkout), whose first page has no `next_cursor`.
+ */
 async function allTasks(agent: Agent, port: number): Promise<Array<{ status: string; started_at: string | null; finished_at: string | null }>> {
   const items: Array<{ status: string; started_at: string | null; finished_at: string | null }> = [];
-  for (let cursor: string | null = null; ; ) {
-    const response = await send(agent, port, "GET", `/api/v1/tasks?limit=100${cursor === null ? "" : `&cursor=${encodeURIComponent(cursor)}`}`);
-    const page = response.json() as { data: { items: typeof items; next_cursor: string | null } };
+  for (let next: string | null = ""; next !== null; ) {
+    const response = await send(agent, port, "GET", `/api/v1/tasks?limit=100${next}`);
+    const page = response.json() as { data: { items: typeof items; next_cursor?: string | null; next_offset?: number | null } };
     if (response.status !== 200) throw new Error(`listing the tasks failed: ${response.status} ${JSON.stringify(page)}`);
     items.push(...page.data.items);
-    if (page.data.next_cursor === null) return items;
-    cursor = page.data.next_cursor;
+    const { next_cursor: cursor, next_offset: offset } = page.data;
+    next = typeof cursor === "string" ? `&cursor=${encodeURIComponent(cursor)}` : typeof offset === "number" && cursor === undefined ? `&offset=${offset}` : null;
   }
+  return items;
 }
 
 function figures(latencies: number[]): LatencyFigures {
