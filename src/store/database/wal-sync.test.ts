@@ -1,10 +1,10 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { DATABASE_FILE, openDatabase, openEventConnection } from "./sqlite.js";
-import { durably } from "./wal-sync.js";
+import { durably, WalSync } from "./wal-sync.js";
 
 let directory: string;
 beforeEach(() => {
@@ -63,5 +63,19 @@ describe("durably", () => {
     memory.close();
     relaxed.close();
     db.close();
+  });
+
+  it("once a sync has failed, fails every later one with its error, though the file could be synced again", async () => {
+    // The WAL's path first leads to a file that cannot be synced (fdatasync on /dev/null: EINVAL), then to one that can.
+    const walFile = path.join(directory, "store.db-wal");
+    symlinkSync("/dev/null", walFile);
+    const sync = new WalSync(walFile);
+    await expect(sync.sync()).rejects.toMatchObject({ code: "EINVAL" });
+    unlinkSync(walFile);
+    writeFileSync(walFile, "frames");
+    await expect(new WalSync(walFile).sync()).resolves.toBeUndefined();
+    // The commits a later sync would cover may follow frames the failed one lost: none is acknowledged.
+    await expect(sync.sync()).rejects.toMatchObject({ code: "EINVAL" });
+    await expect(Promise.all([sync.sync(), sync.sync()])).rejects.toMatchObject({ code: "EINVAL" });
   });
 });

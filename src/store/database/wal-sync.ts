@@ -12,11 +12,20 @@ import type { Sqlite } from "./sqlite.js";
  * Calls that come while a sync is running share the next one (their commits may be later than
  * what the running one covers); calls that come before it starts share it too, so a burst of
  * commits costs one or two syncs.
+ *
+ * A failed sync fails every later one too, with its error. After a failed fsync the kernel may
+ * have dropped the unwritten pages and cleared the error, so a later fsync can succeed without
+ * the earlier frames on disk; and SQLite's recovery ignores every WAL frame after a damaged one
+ * (the frames' checksums chain), so a commit that a later sync "covered" could still be lost to a
+ * power cut. Nothing is acknowledged as durable once a sync has failed: the writes that wait
+ * reject, and the process must be restarted (the WAL is recovered from what reached the disk).
  */
 export class WalSync {
   readonly #file: string;
   #running: Promise<void> | undefined;
   #next: Promise<void> | undefined;
+  #failure: unknown;
+  #failed = false;
 
   constructor(walFile: string) {
     this.#file = walFile;
@@ -29,6 +38,7 @@ export class WalSync {
   }
 
   sync(): Promise<void> {
+    if (this.#failed) return Promise.reject(this.#failure);
     if (this.#running === undefined) return this.#start();
     this.#next ??= this.#running.then(
       () => this.#start(),
@@ -39,9 +49,15 @@ export class WalSync {
 
   #start(): Promise<void> {
     this.#next = undefined;
-    const running = syncFile(this.#file).finally(() => {
-      if (this.#running === running) this.#running = undefined;
-    });
+    if (this.#failed) return Promise.reject(this.#failure);
+    const running = syncFile(this.#file)
+      .catch((error: unknown) => {
+        if (!this.#failed) [this.#failed, this.#failure] = [true, error];
+        throw this.#failure;
+      })
+      .finally(() => {
+        if (this.#running === running) this.#running = undefined;
+      });
     this.#running = running;
     return running;
   }
