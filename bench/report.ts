@@ -107,6 +107,8 @@ function compareSection(report: BenchReport): string {
     pair("POST /execute p95, runs parked (ms)", report.server.submitIdleMs.p95, other.server.submitIdleMs.p95);
     pair("completed runs per second", report.server.completedPerSecond, other.server.completedPerSecond);
     pair("server CPU per completed run (ms)", report.server.cpuPerRunMs, other.server.cpuPerRunMs);
+    pair("server event-loop delay p99 while submissions arrive (ms)", report.server.loopDelayMs.p99, other.server.loopDelayMs.p99);
+    pair("server event-loop delay max while submissions arrive (ms)", report.server.loopDelayMs.max, other.server.loopDelayMs.max);
     pair("server RSS with 100 runs in flight (MB)", report.server.memory.inFlightMb, other.server.memory.inFlightMb);
   }
   if (other.overhead && report.overhead) {
@@ -316,6 +318,7 @@ function serverSection(report: ServerBenchReport): string {
       ["accepted (202)", `${report.accepted} of ${report.submissions * 2}`],
       ["completed runs per second (zero-latency model)", number(report.completedPerSecond)],
       ["server CPU per completed run (ms, user + system)", number(report.cpuPerRunMs)],
+      ["server event-loop delay while submissions arrive, p99 / max (ms)", `${number(report.loopDelayMs.p99)} / ${number(report.loopDelayMs.max)}`],
       ["server RSS idle (MB)", number(report.memory.idleMb)],
       [`server RSS with ${report.memory.runsInFlight} runs in flight (MB)`, number(report.memory.inFlightMb)],
       ["RSS per run in flight (KB)", number(report.memory.perRunKb)],

@@ -55,6 +55,12 @@ export interface ServerBenchReport {
    * busy with other work does not stretch as it stretches wall times.
    */
   cpuPerRunMs: number;
+  /**
+   * The server's event-loop delay (prom-client's monitorEventLoopDelay figures on /metrics, ms)
+   * while the zero-latency phase's submissions arrive: how long a request could wait behind run
+   * work on the one event loop.
+   */
+  loopDelayMs: { p99: number; max: number };
   completedRuns: number;
   /** Resident memory of the server process (/proc/<pid>/status VmRSS). */
   memory: { idleMb: number; inFlightMb: number; perRunKb: number; heapUsedMb: number; runsInFlight: number };
@@ -147,17 +153,21 @@ function residentMb(pid: number): number {
   return match ? Number(match[1]) / 1024 : Number.NaN;
 }
 
-/** All tasks, through the list endpoint's pages. */
+/**
+ * All tasks, through the list endpoint's pages: by cursor, or by offset on a build from before
+ * cursors (--compare with an older checkout), whose first page has no `next_cursor`.
+ */
 async function allTasks(agent: Agent, port: number): Promise<Array<{ status: string; started_at: string | null; finished_at: string | null }>> {
   const items: Array<{ status: string; started_at: string | null; finished_at: string | null }> = [];
-  for (let cursor: string | null = null; ; ) {
-    const response = await send(agent, port, "GET", `/api/v1/tasks?limit=100${cursor === null ? "" : `&cursor=${encodeURIComponent(cursor)}`}`);
-    const page = response.json() as { data: { items: typeof items; next_cursor: string | null } };
+  for (let next: string | null = ""; next !== null; ) {
+    const response = await send(agent, port, "GET", `/api/v1/tasks?limit=100${next}`);
+    const page = response.json() as { data: { items: typeof items; next_cursor?: string | null; next_offset?: number | null } };
     if (response.status !== 200) throw new Error(`listing the tasks failed: ${response.status} ${JSON.stringify(page)}`);
     items.push(...page.data.items);
-    if (page.data.next_cursor === null) return items;
-    cursor = page.data.next_cursor;
+    const { next_cursor: cursor, next_offset: offset } = page.data;
+    next = typeof cursor === "string" ? `&cursor=${encodeURIComponent(cursor)}` : typeof offset === "number" && cursor === undefined ? `&offset=${offset}` : null;
   }
+  return items;
 }
 
 function figures(latencies: number[]): LatencyFigures {
@@ -166,7 +176,7 @@ function figures(latencies: number[]): LatencyFigures {
 }
 
 /** Sends `count` POST /execute over `connections` keep-alive connections; returns each round trip (ms) and how many were accepted. */
-async function submitAll(agent: Agent, port: number, count: number, connections: number, label: string, onStart: () => void = () => {}): Promise<{ latencies: number[]; accepted: number }> {
+async function submitAll(agent: Agent, port: number, count: number, connections: number, label: string, onStart: () => void | Promise<void> = () => {}): Promise<{ latencies: number[]; accepted: number }> {
   // Warm-up: open the connections and run the request path (parsing, validation, error answer)
   // a few hundred times, so neither a cold connection nor cold JIT code is what is measured.
   await Promise.all(Array.from({ length: connections }, () => send(agent, port, "GET", "/health")));
@@ -176,7 +186,7 @@ async function submitAll(agent: Agent, port: number, count: number, connections:
   const latencies: number[] = [];
   let accepted = 0;
   let next = 0;
-  onStart();
+  await onStart();
   const worker = async (): Promise<void> => {
     while (next < count) {
       const index = next++;
@@ -242,9 +252,17 @@ export async function measureServer(options: ServerBenchOptions): Promise<Server
       let completedPerSecond = Number.NaN;
       let completedRuns = 0;
       let cpuPerRunMs = Number.NaN;
+      let loopDelayMs = { p99: Number.NaN, max: Number.NaN };
       try {
         let cpuBefore = 0;
-        busy = await submitAll(agent, fast.port, options.submissions, options.connections, "look up", () => (cpuBefore = cpuMs(fast.child.pid as number)));
+        const lag = ["nodejs_eventloop_lag_p99_seconds", "nodejs_eventloop_lag_max_seconds"];
+        busy = await submitAll(agent, fast.port, options.submissions, options.connections, "look up", async () => {
+          // A scrape resets the delay histogram: the next one covers the submissions alone.
+          await metrics(agent, fast.port, lag);
+          cpuBefore = cpuMs(fast.child.pid as number);
+        });
+        const [p99, max] = await metrics(agent, fast.port, lag);
+        loopDelayMs = { p99: (p99 as number) * 1000, max: (max as number) * 1000 };
         const deadline = Date.now() + 600_000;
         while ((await metric(agent, fast.port, "agent_tasks_running")) + (await metric(agent, fast.port, "agent_tasks_queued")) > 0 && Date.now() < deadline) await sleep(250);
         cpuPerRunMs = (cpuMs(fast.child.pid as number) - cpuBefore) / options.submissions;
@@ -266,6 +284,7 @@ export async function measureServer(options: ServerBenchOptions): Promise<Server
         accepted: idle.accepted + busy.accepted,
         completedPerSecond,
         cpuPerRunMs,
+        loopDelayMs,
         completedRuns,
         memory,
         target: { maxP95Ms: SUBMIT_P95_TARGET_MS, met: submitMs.p95 < SUBMIT_P95_TARGET_MS, p95OfBar: submitMs.p95 / SUBMIT_P95_TARGET_MS },

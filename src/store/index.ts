@@ -54,12 +54,13 @@ export function openSqliteStore(directory: string, options: MemorySetup = {}): S
   const threads = new ProcessThreadLocks(`${resolved}/${DATABASE_FILE}`);
   const runQueue = new SqliteRunQueue(db);
   const { memoryStore, memories } = memoryOf(new SqliteMemoryStore(db, memoryOptionsOf(options)), options);
+  const checkpointer = new TroupeCheckpointer(db);
   return {
     kind: "sqlite",
     directory: resolved,
     location: `${resolved}/${DATABASE_FILE}`,
     db,
-    checkpointer: new TroupeCheckpointer(db),
+    checkpointer,
     runs: new SqliteRunStore(db, runQueue),
     runQueue,
     events,
@@ -81,13 +82,14 @@ export function openSqliteStore(directory: string, options: MemorySetup = {}): S
     // Figures beside the runs: relaxed sync, like the event log (see SqliteRunStatsStore).
     stats: new SqliteRunStatsStore(eventsDb),
     retention: new SqliteRetentionStore(db, `${resolved}/${DATABASE_FILE}`, async () => {
-      await Promise.all([events.flush(), stash.flush(), audit.flush()]);
+      await Promise.all([checkpointer.flush(), events.flush(), stash.flush(), audit.flush()]);
     }),
     ping: async () => {
       db.prepare("SELECT 1").get();
     },
     close: async () => {
       // Each flush writes synchronously on SQLite: done before the connections close.
+      if (db.open) void checkpointer.flush();
       void events.flush();
       void stash.flush();
       void audit.flush();

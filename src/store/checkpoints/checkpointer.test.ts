@@ -7,7 +7,7 @@ import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { TroupeCheckpointer } from "./sqlite.js";
-import { openDatabase } from "../database/sqlite.js";
+import { DATABASE_FILE, openDatabase } from "../database/sqlite.js";
 
 let directory: string;
 beforeEach(() => {
@@ -61,6 +61,24 @@ describe("the checkpointer", () => {
     // A write the database refuses still leaves it at FULL.
     db.exec("CREATE TRIGGER refuse BEFORE INSERT ON writes BEGIN SELECT RAISE(ABORT, 'refused'); END");
     await expect(saver.putWrites({ configurable: { thread_id: "t", checkpoint_ns: "", checkpoint_id: "x" } }, [["results", 1]], "task-z")).rejects.toThrow("refused");
+    expect(db.pragma("synchronous", { simple: true })).toBe(2);
+    db.close();
+  });
+
+  it("writes the checkpoints put in one turn together: each is stored when its put resolves, a refused one fails alone, FULL is kept", async () => {
+    const db = openDatabase(directory);
+    const saver = new TroupeCheckpointer(db);
+    db.exec("CREATE TRIGGER refuse BEFORE INSERT ON checkpoints WHEN NEW.thread_id = 'refused' BEGIN SELECT RAISE(ABORT, 'refused'); END");
+    const checkpointOf = (index: number) => ({ ...emptyCheckpoint(), id: `1ef00000-0000-6000-8000-00000000000${index}`, ts: "2026-11-22T00:00:00.000Z" });
+    const threads = ["a", "b", "refused", "c"];
+    const puts = threads.map((thread, index) => saver.put({ configurable: { thread_id: thread, checkpoint_ns: "" } }, checkpointOf(index), { source: "input", step: -1, parents: {} }));
+    const outcomes = await Promise.allSettled(puts);
+    expect(outcomes.map((outcome) => outcome.status)).toEqual(["fulfilled", "fulfilled", "rejected", "fulfilled"]);
+    expect(String((outcomes[2] as PromiseRejectedResult).reason)).toContain("refused");
+    // Another connection (another process) reads the three: they were committed before the puts resolved.
+    const reader = new Database(path.join(directory, DATABASE_FILE), { readonly: true });
+    expect(reader.prepare("SELECT thread_id FROM checkpoints ORDER BY thread_id").all()).toEqual([{ thread_id: "a" }, { thread_id: "b" }, { thread_id: "c" }]);
+    reader.close();
     expect(db.pragma("synchronous", { simple: true })).toBe(2);
     db.close();
   });

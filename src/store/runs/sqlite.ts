@@ -1,4 +1,5 @@
 import { refreshStatistics, type Sqlite } from "../database/sqlite.js";
+import { durably } from "../database/wal-sync.js";
 import type { SqliteRunQueue } from "../queue/sqlite.js";
 import { RowFailure, TurnBatch } from "../turn-batch.js";
 import { DELIVERY_INSERT, deliveryValues } from "../webhooks/contract.js";
@@ -58,16 +59,20 @@ export class SqliteRunStore implements RunStore {
     this.#queue = queue;
     // Group commit: the runs created in one turn share one transaction (one fsync), each in a
     // savepoint of its own, so one refused by its check (or a unique key) fails alone.
+    // The commit's fsync runs off the event loop (durably): the creations resolve once on disk.
     this.#creations = new TurnBatch<RunCreation, RunRecord>((creations) => {
-      const results = this.#db.transaction(() =>
-        creations.map((creation) => {
-          try {
-            return this.#db.transaction(() => this.#insert(creation))();
-          } catch (error) {
-            return new RowFailure(error);
-          }
-        }),
-      )();
+      const results = durably(
+        this.#db,
+        this.#db.transaction(() =>
+          creations.map((creation) => {
+            try {
+              return this.#db.transaction(() => this.#insert(creation))();
+            } catch (error) {
+              return new RowFailure(error);
+            }
+          }),
+        ),
+      );
       // The planner's statistics follow the table as it grows (a no-op while they are fresh).
       const before = this.#created;
       this.#created += creations.length;
@@ -123,7 +128,12 @@ export class SqliteRunStore implements RunStore {
   async update(id: string, patch: RunPatch, options: UpdateRunOptions = {}): Promise<boolean> {
     const { sql, values } = runUpdate(id, patch, options, Date.now());
     const update = this.#statement(sql);
-    if (patch.status === undefined && patch.waitsFor !== null) return update.run(values).changes > 0;
+    // Written at once, resolved once on disk: a change that is not the run's status with its
+    // commit's fsync off the event loop (durably). A change of status is synced before this goes
+    // on, as before: a client that sees it acts on it at once (cancels a run that says running,
+    // resumes one that says interrupted), so what the status promises (a drive that hears the
+    // cancel, a thread released) must be in place by then.
+    if (patch.status === undefined && patch.waitsFor !== null) return (await durably(this.#db, () => update.run(values))).changes > 0;
     // A change of status and what it brings (waiters released, a webhook's delivery) commit together.
     const changed = this.#db.transaction(() => {
       const before = (this.#statement("SELECT status FROM runs WHERE id = ?").get(id) as { status: string } | undefined)?.status;
