@@ -15,6 +15,9 @@ const UNIT = ["src/**/*.test.ts", "test/unit/**/*.test.ts"];
 const INTEGRATION = ["**/*.int.test.ts"];
 
 export default defineConfig({
+  // The console's modules import the browser libraries from /vendor/, which the server serves
+  // from these npm packages (src/server/routes/console.ts): the same files for test/unit/task-page.test.ts.
+  resolve: { alias: [{ find: /^\/vendor\/marked\.js$/, replacement: "marked" }, { find: /^\/vendor\/purify\.js$/, replacement: "dompurify" }] },
   test: {
     testTimeout: 60_000,
     // Tests run troupe's defaults (review: auto); a test that needs the whole pipeline asks for it.

@@ -50,7 +50,11 @@ function userFolder(name: string): string {
 describe("the npm package", () => {
   it("ships the built code, the console's files and the migrations, and no sources, tests or source maps", () => {
     const listing = spawnSync("tar", ["-tzf", tarball], { encoding: "utf8" }).stdout.split("\n").filter(Boolean);
-    expect(listing).toEqual(expect.arrayContaining(["package/bin/troupe.js", "package/dist/src/cli/main.js", "package/dist/src/index.d.ts", "package/dist/src/web/index.html", "package/dist/src/web/task-page.js", "package/dist/src/web/style.css"]));
+    expect(listing).toEqual(expect.arrayContaining(["package/bin/troupe.js", "package/dist/src/cli/main.js", "package/dist/src/index.d.ts", "package/dist/src/web/index.html", "package/dist/src/web/task-page.js", "package/dist/src/web/task/store.js", "package/dist/src/web/task/approval.js", "package/dist/src/web/style.css"]));
+    // Every console file, the task page's modules in their folder too.
+    const web = readdirSync(path.join(ROOT, "src/web"), { recursive: true, withFileTypes: true }).filter((entry) => entry.isFile());
+    expect(web.map((entry) => path.relative(ROOT, path.join(entry.parentPath, entry.name)))).toContain(path.join("src", "web", "task", "store.js"));
+    expect(listing).toEqual(expect.arrayContaining(web.map((entry) => `package/dist/${path.relative(ROOT, path.join(entry.parentPath, entry.name))}`)));
     expect(listing.filter((file) => file.includes("/store/migrations/sqlite/")).length).toBe(readdirSync(path.join(ROOT, "src/store/migrations/sqlite")).length);
     expect(listing.filter((file) => file.includes("/store/migrations/postgres/")).length).toBe(readdirSync(path.join(ROOT, "src/store/migrations/postgres")).length);
     expect(listing.filter((file) => file.endsWith(".ts") && !file.endsWith(".d.ts"))).toEqual([]);
@@ -85,7 +89,7 @@ describe("the npm package", () => {
       const page = await fetch(`${base}/`);
       expect(page.status).toBe(200);
       expect(await page.text()).toContain("<title>troupe console</title>");
-      for (const file of ["/app.js", "/task-page.js", "/style.css", "/vendor/marked.js", "/vendor/purify.js"]) expect([file, (await fetch(`${base}${file}`)).status]).toEqual([file, 200]);
+      for (const file of ["/app.js", "/task-page.js", "/task/store.js", "/task/approval.js", "/style.css", "/vendor/marked.js", "/vendor/purify.js"]) expect([file, (await fetch(`${base}${file}`)).status]).toEqual([file, 200]);
       // The API: a task accepted, then completed.
       const accepted = await fetch(`${base}/api/v1/execute`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ task: "compute 17% of 2,340 and save it to result.txt" }) });
       expect(accepted.status).toBe(202);
