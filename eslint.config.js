@@ -30,6 +30,8 @@ export default tseslint.config(
     ["src/tools/**", ["config", "agents", "graph", "store", "runtime", "eval", "cli", "server", "testing"], []],
     ["src/agents/**", ["graph", "store", "runtime", "eval", "cli", "server", "testing"], []],
     ["src/graph/**", ["store", "runtime", "eval", "cli", "server", "testing"], []],
+    // Inside graph: the nodes use the execution room (the dispatcher and the subtask runner), never the reverse.
+    ["src/graph/execution/**", ["store", "runtime", "eval", "cli", "server", "testing"], [], [], ["../nodes/**"]],
     ["src/store/**", ["agents", "graph", "runtime", "eval", "cli", "server", "testing"], []],
     // A domain's Postgres side reads its contract, never its SQLite sibling (and the reverse).
     ["src/store/*/postgres*.ts", ["agents", "graph", "runtime", "eval", "cli", "server", "testing"], [], ["./sqlite*", "../*/sqlite*"]],
@@ -40,7 +42,7 @@ export default tseslint.config(
     ["src/cli/**", ["web", "testing"], []],
     ["src/testing/**", ["eval", "cli", "web"], []],
     ["src/web/**", ["core", "config", "providers", "tools", "agents", "graph", "store", "runtime", "eval", "cli", "server", "testing"], []],
-  ].map(([files, layers, packages, siblings = []]) => ({
+  ].map(([files, layers, packages, siblings = [], rooms = []]) => ({
     files: [files],
     ignores: ["**/*.test.ts"],
     rules: {
@@ -51,6 +53,7 @@ export default tseslint.config(
             ...layers.map((layer) => ({ group: [`**/${layer}/*`, `**/${layer}/**`], message: `this layer must not import from src/${layer}` })),
             ...packages.map((name) => ({ group: [name, `${name}/*`], message: `${name} does not belong in this layer` })),
             ...siblings.map((path) => ({ group: [path], message: "a store domain's dialects share only its contract" })),
+            ...rooms.map((path) => ({ group: [path], message: "the execution room runs subtasks for the graph's nodes: it must not import them" })),
           ],
         },
       ],

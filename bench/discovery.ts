@@ -5,7 +5,7 @@ import type { BaseMessage } from "@langchain/core/messages";
 import type { ChatResult } from "@langchain/core/outputs";
 import { createAgentRegistry } from "../src/agents/index.js";
 import { UsageMeter } from "../src/agents/model-call.js";
-import { runWorker } from "../src/agents/worker.js";
+import { runAgentLoop } from "../src/agents/agent-loop.js";
 import { resolveToolsConfig } from "../src/config/tools-config.js";
 import { OfflineChatModel } from "../src/providers/offline/offline-chat-model.js";
 import { countMessageTokens, countTextTokens } from "../src/providers/token-count.js";
@@ -68,7 +68,7 @@ async function workerPrompts(withCatalogue: boolean, threshold: number): Promise
   try {
     for (const [index, { label }] of LABELLED_SUBTASKS.entries()) {
       const before = model.prompts.length;
-      await runWorker(
+      await runAgentLoop(
         { agent, model: route, tools, task: label, subtask: { id: `s${index + 1}`, label, agent: "research", dependsOn: [], args: {} }, args: {}, dependencies: [], feedback: [], toolContext: { workspace, agent: "research" }, maxSteps: 1, discovery },
         { meter: new UsageMeter() },
       );

@@ -18,7 +18,7 @@ import { runCritic } from "./critic.js";
 import { executeAgent } from "./execute.js";
 import { UsageMeter } from "./model-call.js";
 import { promptValue, prepareValue } from "./prompt-budget.js";
-import { runWorker } from "./worker.js";
+import { runAgentLoop } from "./agent-loop.js";
 
 class RecordingModel extends ScriptedChatModel {
   readonly prompts: BaseMessage[][] = [];
@@ -38,7 +38,7 @@ afterEach(async () => {
 
 async function work(steps: ScriptStep[], args: Record<string, unknown>, promptBudget: number, tools = createBuiltinRegistry()) {
   const model = new RecordingModel({ steps });
-  const outcome = await runWorker(
+  const outcome = await runAgentLoop(
     {
       agent: executeAgent,
       model: routeFor(modelSetOf(model), "worker"),

@@ -6,7 +6,7 @@ import type { RemoteCallValue } from "../tools/a2a/remote-agent.js";
 import type { AgentDefinition } from "./define-agent.js";
 import type { UsageMeter } from "./model-call.js";
 import type { RunLedger } from "./run-ledger.js";
-import type { DurableStep } from "./worker.js";
+import type { DurableStep } from "./agent-loop.js";
 
 /** Messages one subtask may exchange with a remote agent (the first, and the answers to its questions). */
 const MAX_TURNS = 6;

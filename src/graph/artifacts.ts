@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { WorkerToolCall } from "../agents/worker.js";
+import type { AgentToolCall } from "../agents/agent-loop.js";
 import { errorMessage } from "../core/errors.js";
 import { LIMITS } from "../core/limits.js";
 import type { MappedExecutionReport } from "../core/map-report.js";
@@ -60,7 +60,7 @@ export class ArtifactRecorder {
     return handle.startsWith("results.") ? `tool output ${handle.slice("results.".length)}` : handle;
   }
 
-  #intended(call: WorkerToolCall, args: Record<string, unknown>): IntendedContent | undefined {
+  #intended(call: AgentToolCall, args: Record<string, unknown>): IntendedContent | undefined {
     if (!WHOLE_CONTENT_TOOLS.has(call.tool) || typeof args.content !== "string") return undefined;
     const bytes = contentBuffer(args.content, args.encoding);
     const handle = call.handles?.content;
@@ -78,7 +78,7 @@ export class ArtifactRecorder {
   }
 
   /** Checks what a finished call wrote; a check that fails to read is noted on the artifact, never thrown. */
-  async note(call: WorkerToolCall): Promise<void> {
+  async note(call: AgentToolCall): Promise<void> {
     const args = (typeof call.args === "object" && call.args !== null ? call.args : {}) as Record<string, unknown>;
     const written = this.tools.resources(call.tool, args)?.writes ?? [];
     if (written.length === 0) return;
@@ -216,7 +216,7 @@ export class ItemWrites {
 
   constructor(private readonly tools: ToolRegistry) {}
 
-  note(index: number, call: WorkerToolCall): void {
+  note(index: number, call: AgentToolCall): void {
     if (this.tools.get(call.tool)?.powers?.includes("workspace.delete")) return;
     const args = (typeof call.args === "object" && call.args !== null ? call.args : {}) as Record<string, unknown>;
     const writes = this.tools.resources(call.tool, args)?.writes ?? [];

@@ -1,4 +1,4 @@
-import { isUnfinished } from "./dispatch.js";
+import { isUnfinished } from "./subtask-status.js";
 import type { Route, State } from "./state.js";
 
 /** How many questions the planner may ask a person in one run. */

@@ -15,7 +15,7 @@ import type { ModelSet } from "../providers/registry.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import type { WrittenFiles } from "../tools/written-files.js";
 import type { State } from "./state.js";
-import { statusOf } from "./schedule.js";
+import { statusOf } from "./subtask-status.js";
 
 /** What the graph's nodes are built with. */
 export interface GraphDeps {

@@ -1,6 +1,6 @@
 import { interrupt, task } from "@langchain/langgraph";
 import type { RemoteQuestion } from "../agents/remote-worker.js";
-import type { DurableStep } from "../agents/worker.js";
+import type { DurableStep } from "../agents/agent-loop.js";
 import { elicitationDecision } from "../core/elicitation-answer.js";
 import type { ElicitationAnswer, ElicitationQuestion } from "../core/elicitation.js";
 import { ResumeDecision } from "../core/run.js";

@@ -3,7 +3,7 @@ import { InputError } from "../core/errors.js";
 import { type PlannedSubtask, type SubtaskArg, SubtaskArg as SubtaskArgSchema, type SubtaskResult } from "../core/plan.js";
 import { emptyMetrics } from "../core/run.js";
 import { stableStringify } from "../core/text.js";
-import { dependentsOf } from "./schedule.js";
+import { dependentsOf } from "./subtask-status.js";
 import { emptyOutcome, type State, type Update } from "./state.js";
 
 /** What a fork changes of the run it starts from. */

@@ -2,7 +2,7 @@ import { fillAnswerTemplate, parseAnswerTemplate, templateRefs } from "../core/a
 import { describeSources, isUntrusted, joinLabels } from "../core/provenance.js";
 import { selectPath } from "../core/refs.js";
 import type { Stash } from "../core/stash.js";
-import { statusOf } from "./schedule.js";
+import { statusOf } from "./subtask-status.js";
 import type { State } from "./state.js";
 
 /**

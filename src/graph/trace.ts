@@ -4,7 +4,7 @@ import { answerEvidence } from "./evidence.js";
 import type { DecisionTrace, RunMetrics } from "../core/run.js";
 import { planView } from "./deps.js";
 import { routeOf } from "./route.js";
-import { statusOf } from "./schedule.js";
+import { statusOf } from "./subtask-status.js";
 import { openIssues } from "./nodes/review.js";
 import type { State } from "./state.js";
 

@@ -3,7 +3,7 @@ import type { RunControl, StateSnapshot } from "@langchain/langgraph";
 import { ConflictError } from "../core/errors.js";
 import { DEFAULT_ON_BUSY, type OnBusy } from "../core/on-busy.js";
 import type { TroupeGraph } from "../graph/build-graph.js";
-import { checkpointOwners } from "../graph/history.js";
+import { checkpointOwners } from "../graph/checkpoint-history.js";
 import type { RunRecord, Store } from "../store/index.js";
 import type { NewRun, RunPatch } from "../store/runs/contract.js";
 import type { ThreadLocks } from "../store/locks/contract.js";

@@ -44,7 +44,7 @@ import { RuntimeGrants } from "./grants.js";
 import { Schedules } from "./schedules.js";
 import { WrittenFiles } from "../tools/written-files.js";
 import type { GcReport } from "../core/retention.js";
-import type { HistoryEntry } from "../graph/history.js";
+import type { HistoryEntry } from "../graph/checkpoint-history.js";
 
 export type { ProviderSource } from "./model-selection.js";
 export { type Driver, type EnqueueOptions, type InvokeOptions, isAlive, type ResumeOptions, type RunOptions } from "./run-lifecycle.js";

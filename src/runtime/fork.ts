@@ -6,7 +6,7 @@ import { parseStashRef, stashRef } from "../core/stash.js";
 import type { TroupeGraph } from "../graph/build-graph.js";
 import type { GraphDeps } from "../graph/deps.js";
 import { type ForkedState, forkedState, withArgs } from "../graph/fork-state.js";
-import { describeHistory, type HistoryEntry } from "../graph/history.js";
+import { describeHistory, type HistoryEntry } from "../graph/checkpoint-history.js";
 import { checkPlan } from "../core/plan-check.js";
 import { refuseEvalCase } from "./eval-case.js";
 import type { State } from "../graph/state.js";

@@ -6,7 +6,7 @@ import type { RunStatus } from "../core/run.js";
 import { threadNameOf } from "../core/thread-key.js";
 import type { TroupeGraph } from "../graph/build-graph.js";
 import type { StateSnapshot } from "@langchain/langgraph";
-import { checkpointOwners } from "../graph/history.js";
+import { checkpointOwners } from "../graph/checkpoint-history.js";
 import type { State } from "../graph/state.js";
 import type { Collectable, Store } from "../store/index.js";
 

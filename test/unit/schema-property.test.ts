@@ -4,7 +4,7 @@ import { z } from "zod";
 import { createAgentRegistry } from "../../src/agents/index.js";
 import { plannerReadContext, plannerSchema } from "../../src/agents/planner.js";
 import { jsonSchemaOf } from "../../src/agents/structured-output.js";
-import { readSubmission, SUBMIT_RESULT_SPEC, SubmittedResult } from "../../src/agents/worker-result.js";
+import { readSubmission, SUBMIT_RESULT_SPEC, SubmittedResult } from "../../src/agents/agent-loop-result.js";
 import { validatePlan } from "../../src/core/plan.js";
 import { readPlanAnswer } from "../../src/core/plan-wire.js";
 import { reviewWireSchema } from "../../src/core/review-wire.js";

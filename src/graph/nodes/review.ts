@@ -11,7 +11,7 @@ import { type AnswerFormat, type AnswerSource, ResumeDecision } from "../../core
 import { choiceId, routeFor, routeForModel } from "../../providers/registry.js";
 import { currentArtifacts } from "../artifacts.js";
 import { announceBudgetStop, callOptions, createMeter, emit, type GraphDeps, outcomeSources, planView } from "../deps.js";
-import { allSettled, dependentsOf, statusOf } from "../schedule.js";
+import { allSettled, dependentsOf, statusOf } from "../subtask-status.js";
 import { evidenceSection } from "../../core/evidence.js";
 import { answerEvidence, researchSources } from "../evidence.js";
 import { unwrittenSection } from "../unwritten.js";

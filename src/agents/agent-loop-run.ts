@@ -16,12 +16,12 @@ import { type CallOptions, callModel, ContextOverflowError } from "./model-call.
 import { fitToBudget, HANDLE_KEY, prepareValue } from "./prompt-budget.js";
 import { invokeStructured } from "./structured-output.js";
 import { FIND_TOOLS, FIND_TOOLS_SPEC, findMoreTools, offerTools, type ToolDiscovery } from "./tool-offer.js";
-import { callsOf, EMPTY_WORKER_NUDGE, modelStep, substituteHandles, withKnownNames } from "./worker-calls.js";
+import { callsOf, EMPTY_ANSWER_NUDGE, modelStep, substituteHandles, withKnownNames } from "./agent-loop-calls.js";
 import { countTextTokens } from "../providers/token-count.js";
-import { bounded, conversation, effectiveBudget, keptBlocks, type PreparedInput, type ToolResult, type Turn, workerPrompt } from "./worker-conversation.js";
-import { WorkerProvenance } from "./worker-provenance.js";
-import { answerValue, prefixedOutcome, readSubmission, SUBMIT_RESULT, SUBMIT_RESULT_SPEC, SubmittedResult } from "./worker-result.js";
-import type { DurableStep, ModelStep, ToolStep, WorkerInput, WorkerOutcome, WorkerToolCall } from "./worker-types.js";
+import { bounded, conversation, effectiveBudget, keptBlocks, type PreparedInput, type ToolResult, type Turn, agentLoopPrompt } from "./agent-loop-conversation.js";
+import { AgentLoopProvenance } from "./agent-loop-provenance.js";
+import { answerValue, prefixedOutcome, readSubmission, SUBMIT_RESULT, SUBMIT_RESULT_SPEC, SubmittedResult } from "./agent-loop-result.js";
+import type { DurableStep, ModelStep, ToolStep, AgentLoopInput, AgentLoopOutcome, AgentToolCall } from "./agent-loop-types.js";
 
 type MarkedCall = ToolCall & { id: string; sameAs?: string };
 
@@ -30,18 +30,18 @@ type MarkedCall = ToolCall & { id: string; sameAs?: string };
  * (known names, calls spelled in text), and then settles a plain answer (`#plainAnswer`), a
  * submission (`#submission`), or runs each call (`#findToolsCall`, `#toolCall`). The fields are
  * what the turns share: the offer, the conversation, the handles to values, the calls made.
- * The loop's contract is runWorker's (src/agents/worker.ts).
+ * The loop's contract is runAgentLoop's (src/agents/agent-loop.ts).
  */
-export class WorkerRun {
-  readonly #input: WorkerInput;
+export class AgentLoopRun {
+  readonly #input: AgentLoopInput;
   readonly #options: CallOptions;
   readonly #step: DurableStep;
   /** What the model has read, and so what its calls and its result carry (absent: no trust policy). */
-  readonly #provenance: WorkerProvenance | undefined;
+  readonly #provenance: AgentLoopProvenance | undefined;
   readonly #allowed: string[];
   readonly #offered: Awaited<ReturnType<typeof offerTools>>;
   readonly #offeredSet: Set<string>;
-  readonly #toolCalls: WorkerToolCall[] = [];
+  readonly #toolCalls: AgentToolCall[] = [];
   readonly #prepared: PreparedInput;
   readonly #handles: Map<string, unknown>;
   /** Handles to results that were cut for a checkpoint and replayed after a pause: their full value is gone. */
@@ -55,10 +55,10 @@ export class WorkerRun {
   readonly #seen = new Map<string, number>();
   #discovery: ToolDiscovery | undefined;
   #system: SystemMessage;
-  #specs: ReturnType<WorkerRun["specsNow"]>;
+  #specs: ReturnType<AgentLoopRun["specsNow"]>;
   #bound = new Map<ModelCandidate, Runnable<BaseLanguageModelInput, unknown>>();
 
-  private constructor(input: WorkerInput, options: CallOptions, step: DurableStep, provenance: WorkerProvenance | undefined, allowed: string[], offered: Awaited<ReturnType<typeof offerTools>>) {
+  private constructor(input: AgentLoopInput, options: CallOptions, step: DurableStep, provenance: AgentLoopProvenance | undefined, allowed: string[], offered: Awaited<ReturnType<typeof offerTools>>) {
     this.#input = input;
     this.#options = options;
     this.#step = step;
@@ -80,9 +80,9 @@ export class WorkerRun {
   }
 
   /** Sets a worker up: what it has read so far, the tools it may use, and those it is offered (the offer is told). */
-  static async open(input: WorkerInput, options: CallOptions, step: DurableStep): Promise<WorkerRun> {
+  static async open(input: AgentLoopInput, options: CallOptions, step: DurableStep): Promise<AgentLoopRun> {
     const provenance = input.trust
-      ? new WorkerProvenance(
+      ? new AgentLoopProvenance(
           input.trust,
           input.tools,
           { args: Object.keys(input.args), dependencies: input.dependencies, feedback: input.feedback.length > 0, board: input.board ?? [] },
@@ -93,13 +93,13 @@ export class WorkerRun {
     // What it is offered: its agent's own tools and those the plan named, and — for a large catalogue — the most relevant of the rest.
     const offered = await offerTools(allowed, input.agent.coreTools ?? input.agent.tools, input.subtask, input.args, input.discovery);
     if (offered.offer) input.onOffer?.(offered.offer);
-    const run = new WorkerRun(input, options, step, provenance, allowed, offered);
+    const run = new AgentLoopRun(input, options, step, provenance, allowed, offered);
     await run.#fitBudget();
     return run;
   }
 
   /** The loop: a turn per model step, until an outcome, or `maxSteps` steps. */
-  async run(): Promise<WorkerOutcome> {
+  async run(): Promise<AgentLoopOutcome> {
     for (let turnNumber = 1; turnNumber <= this.#input.maxSteps; turnNumber += 1) {
       const ended = await this.#turn(turnNumber);
       if (ended) return ended;
@@ -108,7 +108,7 @@ export class WorkerRun {
   }
 
   /** One turn: ask the model, read its calls, then settle its answer or run its calls. An outcome ends the loop. */
-  async #turn(turnNumber: number): Promise<WorkerOutcome | undefined> {
+  async #turn(turnNumber: number): Promise<AgentLoopOutcome | undefined> {
     const reply = await this.#askStep();
     if ("error" in reply) return reply.refused ? this.#failed(reply.error, turnNumber, "refused") : this.#failed(`model call failed: ${reply.error}`, turnNumber);
     let response = (reply as { message: AIMessage }).message;
@@ -133,7 +133,7 @@ export class WorkerRun {
     const { value: reply, replayed } = await modelStep(this.#step, this.#options, async (meter) => {
       const first = await this.#ask(meter);
       // What comes back from the second ask is taken as it is.
-      return isEmptyAnswer(first.message) ? (await this.#ask(meter, [first.message, new HumanMessage(EMPTY_WORKER_NUDGE)])).message : first.message;
+      return isEmptyAnswer(first.message) ? (await this.#ask(meter, [first.message, new HumanMessage(EMPTY_ANSWER_NUDGE)])).message : first.message;
     });
     this.#account(reply, replayed);
     return reply;
@@ -177,7 +177,7 @@ export class WorkerRun {
   }
 
   #systemNow(): SystemMessage {
-    return new SystemMessage(workerPrompt(this.#input.agent, this.#input.maxSteps, this.#provenance?.tainted ?? false));
+    return new SystemMessage(agentLoopPrompt(this.#input.agent, this.#input.maxSteps, this.#provenance?.tainted ?? false));
   }
 
   /** A step's usage into the run's meter (and, replayed after a pause, its budget); a spent budget stops the run, not just this subtask. */
@@ -196,17 +196,17 @@ export class WorkerRun {
     return this.#provenance ? { label: this.#provenance.result() } : {};
   }
 
-  #ended(steps: number): Pick<WorkerOutcome, "toolCalls" | "steps" | "offer" | "label"> {
+  #ended(steps: number): Pick<AgentLoopOutcome, "toolCalls" | "steps" | "offer" | "label"> {
     const offer = this.#offered.offer;
     return { toolCalls: this.#toolCalls, steps, ...(offer ? { offer } : {}), ...this.#labelled() };
   }
 
-  #failed(error: string, steps: number, failureKind: WorkerOutcome["failureKind"] = "error", summary = ""): WorkerOutcome {
+  #failed(error: string, steps: number, failureKind: AgentLoopOutcome["failureKind"] = "error", summary = ""): AgentLoopOutcome {
     return { status: "failed", summary, error, failureKind, ...this.#ended(steps) };
   }
 
   /** The outcome a valid submission stands for, or the problem to tell the model. */
-  #settle(submitted: SubmittedResult, steps: number): WorkerOutcome | { problem: string } {
+  #settle(submitted: SubmittedResult, steps: number): AgentLoopOutcome | { problem: string } {
     const read = readSubmission(submitted, { handles: this.#handles, lost: this.#lost, summaries: this.#summaries });
     if ("problem" in read) return read;
     if (read.status === "done") return { ...read, ...this.#ended(steps) };
@@ -214,7 +214,7 @@ export class WorkerRun {
   }
 
   /** A plain-text answer: its prefix says how it ended, or the model is asked, once, through structured output. */
-  async #plainAnswer(response: AIMessage, turnNumber: number): Promise<WorkerOutcome> {
+  async #plainAnswer(response: AIMessage, turnNumber: number): Promise<AgentLoopOutcome> {
     const text = (typeof response.content === "string" ? response.content : response.text).trim();
     const declared = prefixedOutcome(text);
     let submitted: SubmittedResult;
@@ -250,7 +250,7 @@ export class WorkerRun {
   }
 
   /** A submit_result call alone: its outcome, or the problem told to the model as that call's result (the loop goes on). */
-  #submission(submission: MarkedCall, calls: MarkedCall[], turn: Turn, turnNumber: number): WorkerOutcome | undefined {
+  #submission(submission: MarkedCall, calls: MarkedCall[], turn: Turn, turnNumber: number): AgentLoopOutcome | undefined {
     const fitted = fitToSchema(submission.args, SUBMIT_RESULT_SPEC.function.parameters as Record<string, unknown>).value;
     const parsed = SubmittedResult.safeParse(fitted);
     const settled = parsed.success ? this.#settle(parsed.data, turnNumber) : { problem: `the arguments do not match ${SUBMIT_RESULT}: ${parsed.error.issues.map((issue) => `${issue.path.join(".") || "args"}: ${issue.message}`).join("; ")}` };
@@ -261,7 +261,7 @@ export class WorkerRun {
   }
 
   /** A reply's tool calls in order; a repeated call is answered with its first result, a third identical call stops the loop. */
-  async #runCalls(calls: MarkedCall[], turn: Turn, renamedNotes: ReadonlyMap<string, string>, turnNumber: number): Promise<WorkerOutcome | undefined> {
+  async #runCalls(calls: MarkedCall[], turn: Turn, renamedNotes: ReadonlyMap<string, string>, turnNumber: number): Promise<AgentLoopOutcome | undefined> {
     /** The results of this reply's calls by id, for the repeats of a call (run once). */
     const answered = new Map<string, ToolResult>();
     for (const call of calls) {
@@ -339,7 +339,7 @@ export class WorkerRun {
     const harden = provenance?.trust.beforeSteeredCall;
     if (harden && input.tools.mayAskTrust(call.name) && input.tools.steering(call.name, call.args, called)) await harden();
     // The live call, with the full value (for handles); the step keeps a bounded copy.
-    const fresh: { call?: WorkerToolCall } = {};
+    const fresh: { call?: AgentToolCall } = {};
     const { value: kept, replayed } = await this.#step<ToolStep>(
       "worker_tool",
       async () => {
@@ -370,7 +370,7 @@ export class WorkerRun {
       },
     );
     const live = fresh.call;
-    const record: WorkerToolCall = live ?? { tool: kept.tool, args: kept.args, outcome: kept.outcome, durationMs: kept.durationMs, ...(kept.notes ? { notes: kept.notes } : {}) };
+    const record: AgentToolCall = live ?? { tool: kept.tool, args: kept.args, outcome: kept.outcome, durationMs: kept.durationMs, ...(kept.notes ? { notes: kept.notes } : {}) };
     this.#toolCalls.push(record);
     await input.onToolCall?.(record, replayed);
     const handle = `results.${this.#toolCalls.length}`;

@@ -1,4 +1,4 @@
-import type { WorkerToolCall } from "../../agents/worker.js";
+import type { AgentToolCall } from "../../agents/agent-loop.js";
 import { ArgReferenceError } from "../../core/json-path.js";
 import { LIMITS } from "../../core/limits.js";
 import { type Artifact, type FailureKind, isArgRef, type MapTally, type PlannedSubtask } from "../../core/plan.js";
@@ -31,7 +31,7 @@ function isEmptyResult(value: unknown): boolean {
 }
 
 /** A worker's or a direct step's call as the trace keeps it. */
-export function traceRecord(subtask: PlannedSubtask, call: WorkerToolCall, at: number): ToolCallRecord {
+export function traceRecord(subtask: PlannedSubtask, call: AgentToolCall, at: number): ToolCallRecord {
   const record: ToolCallRecord = {
     subtaskId: subtask.id,
     agent: subtask.agent,

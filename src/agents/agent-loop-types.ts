@@ -10,12 +10,12 @@ import type { ModelRoute } from "../providers/registry.js";
 import type { AgentDefinition } from "./define-agent.js";
 import type { ModelUsage } from "./model-call.js";
 import type { ToolDiscovery } from "./tool-offer.js";
-import type { WorkerTrust } from "./worker-provenance.js";
+import type { AgentLoopTrust } from "./agent-loop-provenance.js";
 
 /**
  * What a worker takes and gives back, and the steps it is made of: the shapes the worker's loop
- * (worker-run.ts, worker-calls.ts, worker-conversation.ts) and its callers share, apart from
- * `runWorker` (worker.ts) so the loop's files do not import the file that starts them.
+ * (agent-loop-run.ts, agent-loop-calls.ts, agent-loop-conversation.ts) and its callers share, apart from
+ * `runAgentLoop` (agent-loop.ts) so the loop's files do not import the file that starts them.
  */
 
 /** What a worker knows of a subtask it depends on. */
@@ -34,7 +34,7 @@ export interface DependencyView {
  */
 export type DurableStep = <T>(name: string, work: () => Promise<T>, keep?: (value: T) => T) => Promise<{ value: T; replayed: boolean }>;
 
-export interface WorkerInput {
+export interface AgentLoopInput {
   agent: AgentDefinition;
   model: ModelRoute;
   tools: ToolRegistry;
@@ -52,7 +52,7 @@ export interface WorkerInput {
   /** The tools the run may use, when it is restricted (a request's `tools`): it narrows the agent's tools. */
   allowedTools?: readonly string[];
   /** Told about each tool call as it finishes (`replayed`: it had finished before a pause or a crash); the worker waits for it. */
-  onToolCall?: (call: WorkerToolCall, replayed: boolean) => void | Promise<void>;
+  onToolCall?: (call: AgentToolCall, replayed: boolean) => void | Promise<void>;
   /** How model calls and tool calls are made durable (default: not at all). */
   step?: DurableStep;
   /**
@@ -74,7 +74,7 @@ export interface WorkerInput {
    */
   answersTask?: () => boolean;
   /** Provenance of its inputs; absent: no trust policy (everything is trusted, nothing is checked). */
-  trust?: WorkerTrust;
+  trust?: AgentLoopTrust;
 }
 
 /**
@@ -86,12 +86,12 @@ export interface WorkerInput {
 export type ModelStep = ({ message: AIMessage } | { error: string; refused?: true } | { budget: BudgetStop }) & { usage: ModelUsage; incidents: ModelIncident[] };
 
 /** A tool step as it is kept: the call, its outcome (bounded for the checkpoint), and whether the value was cut. */
-export interface ToolStep extends WorkerToolCall {
+export interface ToolStep extends AgentToolCall {
   cut: boolean;
 }
 
 /** One tool call made by a worker, for the trace. */
-export interface WorkerToolCall {
+export interface AgentToolCall {
   tool: string;
   args: unknown;
   outcome: ToolOutcome;
@@ -102,7 +102,7 @@ export interface WorkerToolCall {
   notes?: string[];
 }
 
-export interface WorkerOutcome {
+export interface AgentLoopOutcome {
   status: "done" | "failed";
   value?: unknown;
   /** The value was passed on from a tool output or an argument, byte for byte, not typed by the model. */
@@ -111,7 +111,7 @@ export interface WorkerOutcome {
   error?: string;
   /** Why a failed worker did not finish: it tried (`error`), cannot do such work (`unable`), a person rejected its tool call (`rejected`), or its model refused (`refused`). */
   failureKind?: "error" | "unable" | "rejected" | "refused";
-  toolCalls: WorkerToolCall[];
+  toolCalls: AgentToolCall[];
   steps: number;
   /** The tools it was offered, when fewer than it may use, and why. */
   offer?: ToolOffer;

@@ -1,14 +1,15 @@
 import type { CallOptions } from "./model-call.js";
-import type { DurableStep, WorkerInput, WorkerOutcome } from "./worker-types.js";
-import { WorkerRun } from "./worker-run.js";
-export type { WorkerTrust } from "./worker-provenance.js";
-export type { DependencyView, DurableStep, WorkerInput, ModelStep, ToolStep, WorkerToolCall, WorkerOutcome } from "./worker-types.js";
+import type { DurableStep, AgentLoopInput, AgentLoopOutcome } from "./agent-loop-types.js";
+import { AgentLoopRun } from "./agent-loop-run.js";
+export type { AgentLoopTrust } from "./agent-loop-provenance.js";
+export type { DependencyView, DurableStep, AgentLoopInput, ModelStep, ToolStep, AgentToolCall, AgentLoopOutcome } from "./agent-loop-types.js";
 
 /** Runs every step afresh (outside a graph, and for the items of a map, whose order is not deterministic). */
 export const immediateStep: DurableStep = async (_name, work) => ({ value: await work(), replayed: false });
 
 /**
- * A worker: a bounded tool-calling loop (model ↔ tools) that ends with a structured outcome —
+ * The agent loop (what runs a subtask on its agent — the "worker" role, not the `troupe worker`
+ * process): a bounded tool-calling loop (model ↔ tools) that ends with a structured outcome —
  * the model calls `submit_result` with done and its result (text, or the handle of a tool
  * output or argument, passed on byte for byte), or failed / unable with the reason. A model
  * that answers in plain text instead is asked once, through structured output, what the
@@ -22,7 +23,7 @@ export const immediateStep: DurableStep = async (_name, work) => ({ value: await
  * registry, which checks the agent's permissions (a tool the model was not offered is refused
  * there, and audited) and never throws.
  */
-export async function runWorker(input: WorkerInput, options: CallOptions): Promise<WorkerOutcome> {
-  const run = await WorkerRun.open(input, options, input.step ?? immediateStep);
+export async function runAgentLoop(input: AgentLoopInput, options: CallOptions): Promise<AgentLoopOutcome> {
+  const run = await AgentLoopRun.open(input, options, input.step ?? immediateStep);
   return run.run();
 }

@@ -4,8 +4,6 @@ import type { Update } from "../state.js";
 import type { SubtaskLive, SubtaskPayload } from "./subtask-payload.js";
 import { SubtaskRun } from "./subtask-run.js";
 
-export type { SubtaskLive, SubtaskPayload } from "./subtask-payload.js";
-export { liveAgent, subtaskMayPause, subtaskMaySteer } from "./subtask-reach.js";
 
 /**
  * Runs one subtask: a direct tool step, or a worker's tool-calling loop — once, or once per
@@ -20,7 +18,7 @@ export { liveAgent, subtaskMayPause, subtaskMaySteer } from "./subtask-reach.js"
  * item's isolation would swallow the pause — a mapped subtask gets no approver, and its
  * high-risk calls are refused (and audited).
  *
- * The steps are SubtaskRun's (src/graph/nodes/subtask-run.ts).
+ * The steps are SubtaskRun's (src/graph/execution/subtask-run.ts).
  */
 export function createRunSubtask(deps: GraphDeps) {
   return async (payload: SubtaskPayload, config: LangGraphRunnableConfig, live?: SubtaskLive): Promise<Update> => {

@@ -1,5 +1,5 @@
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
-import type { WorkerToolCall } from "../../agents/worker.js";
+import type { AgentToolCall } from "../../agents/agent-loop.js";
 import { BoardMessage } from "../../core/board.js";
 import { LIMITS } from "../../core/limits.js";
 import type { PlannedSubtask } from "../../core/plan.js";
@@ -26,7 +26,7 @@ export class SubtaskCalls {
     private readonly config: LangGraphRunnableConfig,
   ) {}
 
-  note(call: WorkerToolCall, replayed: boolean): void {
+  note(call: AgentToolCall, replayed: boolean): void {
     const { subtask } = this;
     const mapped = subtask.mapOver !== undefined;
     this.count += 1;

@@ -1,12 +1,12 @@
-import { isBudgetExhausted } from "../core/budget.js";
+import { isBudgetExhausted } from "../../core/budget.js";
 import { createHash } from "node:crypto";
 import pMap from "p-map";
-import { LIMITS } from "../core/limits.js";
-import { type MappedExecutionReport, overallStatusOf } from "../core/map-report.js";
-import type { MapTally, PlannedSubtask } from "../core/plan.js";
-import { joinLabels, type Label } from "../core/provenance.js";
-import type { MapItemRecord, Stash, StashKey } from "../core/stash.js";
-import { preview, stableStringify, truncate } from "../core/text.js";
+import { LIMITS } from "../../core/limits.js";
+import { type MappedExecutionReport, overallStatusOf } from "../../core/map-report.js";
+import type { MapTally, PlannedSubtask } from "../../core/plan.js";
+import { joinLabels, type Label } from "../../core/provenance.js";
+import type { MapItemRecord, Stash, StashKey } from "../../core/stash.js";
+import { preview, stableStringify, truncate } from "../../core/text.js";
 
 /** What one item produced: an output, or an error message; and the label of where it came from. */
 export type ItemOutcome = ({ ok: true; output: unknown } | { ok: false; error: string }) & { label?: Label };

@@ -11,8 +11,8 @@ import type { ModelRoute } from "../providers/registry.js";
 import type { AgentDefinition } from "./define-agent.js";
 import { HANDLE_KEY, isValueHandle, type PreparedValue, promptValue, scaled } from "./prompt-budget.js";
 import { FIND_TOOLS } from "./tool-offer.js";
-import { SUBMIT_RESULT } from "./worker-result.js";
-import type { WorkerInput } from "./worker-types.js";
+import { SUBMIT_RESULT } from "./agent-loop-result.js";
+import type { AgentLoopInput } from "./agent-loop-types.js";
 
 /** How a worker's conversation is rendered for its model: the system prompt, the subtask message, tool results cut to fit. */
 
@@ -33,7 +33,7 @@ const BOARD_SHOWN = 5;
  * the tools and this prompt — the start of every request — are what a provider's prompt cache
  * serves again. Once the worker has read untrusted data, the rule for such data joins it.
  */
-export function workerPrompt(agent: AgentDefinition, maxSteps: number, untrustedData: boolean): string {
+export function agentLoopPrompt(agent: AgentDefinition, maxSteps: number, untrustedData: boolean): string {
   return [
     roleLine(`${agent.name} worker`),
     agent.instructions,
@@ -45,7 +45,7 @@ export function workerPrompt(agent: AgentDefinition, maxSteps: number, untrusted
 }
 
 export interface PreparedInput {
-  input: WorkerInput;
+  input: AgentLoopInput;
   args: Array<[string, PreparedValue]>;
   /** Tools it may use beyond those it is offered (find_tools finds them), when there are any. */
   notOffered: () => number;

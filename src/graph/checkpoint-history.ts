@@ -1,5 +1,5 @@
 import type { StateSnapshot } from "@langchain/langgraph";
-import { statusOf } from "./schedule.js";
+import { statusOf } from "./subtask-status.js";
 import type { State } from "./state.js";
 
 /** One checkpoint of a thread, as `troupe runs history` lists it. */

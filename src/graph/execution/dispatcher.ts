@@ -1,22 +1,21 @@
 import { createHash } from "node:crypto";
 import { GraphBubbleUp, GraphInterrupt, isGraphBubbleUp, isGraphInterrupt, type LangGraphRunnableConfig, task } from "@langchain/langgraph";
-import type { RunLedger } from "../agents/run-ledger.js";
-import { type AgentLoad, type Assignment, chooseAgent, fittingAgents } from "../core/agent-fit.js";
-import { agentProfiles, fileTools } from "../core/plan-check.js";
-import type { BoardMessage } from "../core/board.js";
-import { errorMessage } from "../core/errors.js";
-import { LIMITS } from "../core/limits.js";
-import { isArgRef, type PlannedSubtask, type SubtaskResult } from "../core/plan.js";
-import { isUntrusted, type Label, REVIEWER_NOTES } from "../core/provenance.js";
-import { stableStringify } from "../core/text.js";
-import { Semaphore } from "../tools/concurrency.js";
-import { LiveBoard } from "./board.js";
-import { emit, firstPassOf, type GraphDeps, ledgerOf } from "./deps.js";
-import { durableStep } from "./durable.js";
-import { createRunSubtask, type SubtaskPayload } from "./nodes/execution.js";
-import { answeringSubtask } from "./route.js";
-import { statusOf } from "./schedule.js";
-import type { State, Update } from "./state.js";
+import type { RunLedger } from "../../agents/run-ledger.js";
+import { type AgentLoad, type Assignment, chooseAgent, fittingAgents } from "../../core/agent-fit.js";
+import { agentProfiles, fileTools } from "../../core/plan-check.js";
+import type { BoardMessage } from "../../core/board.js";
+import { errorMessage } from "../../core/errors.js";
+import { LIMITS } from "../../core/limits.js";
+import type { PlannedSubtask, SubtaskResult } from "../../core/plan.js";
+import { stableStringify } from "../../core/text.js";
+import { Semaphore } from "../../tools/concurrency.js";
+import { LiveBoard } from "../board.js";
+import { emit, firstPassOf, type GraphDeps, ledgerOf } from "../deps.js";
+import { durableStep } from "../durable.js";
+import { createRunSubtask } from "./run-subtask.js";
+import { subtaskPayload } from "./subtask-payload.js";
+import { answeringSubtask } from "../route.js";
+import type { State, Update } from "../state.js";
 
 /** Thrown inside a subtask's task that must not run now (a dependency waits for a person, the run drains or ran out of budget): nothing is saved, so it runs when the run goes on. */
 class HeldBack extends GraphBubbleUp {
@@ -40,39 +39,6 @@ export function subtaskTaskName(subtask: PlannedSubtask, attempt: number): strin
 /** What one subtask's task hands back: its part of the node's update. */
 type SubtaskUpdate = Update;
 
-/** The label of the critic's notes to a subtask: it read every outcome, so its notes are untrusted when any was. */
-function reviewerProvenance(state: State, subtaskId: string): { feedbackProvenance?: Label } {
-  if ((state.redoFeedback[subtaskId] ?? []).length === 0) return {};
-  const read = Object.values(state.results).some((result) => isUntrusted(result.provenance));
-  return read ? { feedbackProvenance: REVIEWER_NOTES } : {};
-}
-
-/** Everything a subtask's worker needs, from the plan and the results its dependencies have now. */
-export function subtaskPayload(state: State, subtask: PlannedSubtask, results: ReadonlyMap<string, SubtaskResult>): SubtaskPayload {
-  const byId = new Map(state.plan.map((item) => [item.id, item]));
-  const previous = state.results[subtask.id];
-  return {
-    runId: state.runId,
-    task: state.task,
-    subtask,
-    attempt: (previous?.attempts ?? 0) + 1,
-    round: state.reviews.length,
-    retryFailedItems: previous?.retryFailedItems === true,
-    feedback: state.redoFeedback[subtask.id] ?? [],
-    ...reviewerProvenance(state, subtask.id),
-    maxSteps: state.settings.maxWorkerSteps,
-    mapConcurrency: state.settings.mapConcurrency ?? LIMITS.mapConcurrency,
-    promptBudget: state.settings.promptBudget ?? LIMITS.promptTokenBudget,
-    allowedTools: state.settings.allowedTools ?? null,
-    ...(state.settings.memoryNamespace ? { memoryNamespace: state.settings.memoryNamespace } : {}),
-    consumers: state.plan.filter((other) => Object.values(other.args).some((arg) => isArgRef(arg) && arg.ref === subtask.id)).map((other) => other.id),
-    dependencies: subtask.dependsOn.map((dependency) => {
-      const result = results.get(dependency);
-      return { id: dependency, label: byId.get(dependency)?.label ?? dependency, summary: result?.summary ?? "", ref: result?.ref ?? null, ...(result?.provenance ? { provenance: result.provenance } : {}) };
-    }),
-  };
-}
-
 /** The updates of several subtasks as one node update (lists joined in plan order, metrics summed, the first stop kept). */
 function mergeUpdates(parts: SubtaskUpdate[]): Update {
   const merged: Update = { results: {}, toolCalls: [], nodes: [], modelIncidents: [], metrics: {}, board: [] };
@@ -90,12 +56,6 @@ function mergeUpdates(parts: SubtaskUpdate[]): Update {
     }
   }
   return merged;
-}
-
-/** A subtask the plan still has to run: pending (or left running by a run that stopped). */
-export function isUnfinished(state: Pick<State, "results">, id: string): boolean {
-  const status = statusOf(state.results, id);
-  return status === "pending" || status === "running";
 }
 
 /** The plan so far and what it runs with; the plan may still grow while it streams in. */
@@ -335,20 +295,6 @@ export class Dispatcher {
     if (interrupts.length > 0) throw new GraphInterrupt(interrupts);
     return mergeUpdates(updates);
   }
-}
-
-/**
- * The `execute` node: runs the plan's unfinished subtasks, each as its own LangGraph task, and
- * starts each the moment its last dependency has finished and a concurrency slot is free —
- * whatever else is running, not wave by wave (see Dispatcher). A replay after a crash hands
- * every finished subtask its own saved result and runs only the others.
- */
-export function createExecuteNode(deps: GraphDeps) {
-  return async (state: State, config: LangGraphRunnableConfig): Promise<Update> => {
-    const dispatcher = new Dispatcher(deps, { state, plan: () => state.plan }, config);
-    for (const subtask of state.plan) if (isUnfinished(state, subtask.id)) dispatcher.add(subtask);
-    return executed(await dispatcher.finish(), "execute");
-  };
 }
 
 /** A dispatcher's update as part of the node that ran it (named and counted when it is the execute node): the work is due for review. */

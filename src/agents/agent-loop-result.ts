@@ -8,14 +8,14 @@ import type { ToolSpec } from "../core/tool-spec.js";
 /** The tool a worker ends its subtask with. */
 export const SUBMIT_RESULT = STRUCTURED_OUTPUT.result;
 
-export const WORKER_STATUSES = ["done", "failed", "unable"] as const;
+export const OUTCOME_STATUSES = ["done", "failed", "unable"] as const;
 
 /**
  * What a worker submits to end its subtask. Models may leave out the fields they do not use;
  * the schema they are shown (`SUBMIT_RESULT_SPEC`) lists every field, nullable, for strict modes.
  */
 export const SubmittedResult = z.object({
-  status: z.enum(WORKER_STATUSES),
+  status: z.enum(OUTCOME_STATUSES),
   result: z.string().nullish(),
   from: z.string().nullish(),
   path: z.string().nullish(),
@@ -36,7 +36,7 @@ export const SUBMIT_RESULT_SPEC: ToolSpec = {
     parameters: {
       type: "object",
       properties: {
-        status: { type: "string", enum: [...WORKER_STATUSES] },
+        status: { type: "string", enum: [...OUTCOME_STATUSES] },
         result: { type: ["string", "null"] },
         from: { type: ["string", "null"] },
         path: { type: ["string", "null"] },

@@ -6,8 +6,8 @@ import { fitToolArgs } from "../tools/arg-fit.js";
 import type { ToolRegistry } from "../tools/registry.js";
 import { type CallOptions, ModelRefusalError, modelFailure, UsageMeter } from "./model-call.js";
 import { HANDLE_KEY, isValueHandle } from "./prompt-budget.js";
-import { SUBMIT_RESULT } from "./worker-result.js";
-import type { DurableStep, ModelStep } from "./worker-types.js";
+import { SUBMIT_RESULT } from "./agent-loop-result.js";
+import type { DurableStep, ModelStep } from "./agent-loop-types.js";
 
 /** Reading a worker's model reply into tool calls, and a call's handles into values. */
 
@@ -43,7 +43,7 @@ export function substituteHandles(
 }
 
 /** What a worker that answered with nothing is told when asked again. */
-export const EMPTY_WORKER_NUDGE = `Your answer was empty. Call one of your tools, or end the subtask with ${SUBMIT_RESULT}.`;
+export const EMPTY_ANSWER_NUDGE = `Your answer was empty. Call one of your tools, or end the subtask with ${SUBMIT_RESULT}.`;
 
 /** A tool name reduced to what a misremembering model keeps of it: lower case, letters and digits, without a `tool` suffix. */
 function looseName(name: string): string {

@@ -1,4 +1,5 @@
 import type { PlannedSubtask, SubtaskResult, SubtaskStatus } from "../core/plan.js";
+import type { State } from "./state.js";
 
 export function statusOf(results: Record<string, SubtaskResult>, id: string): SubtaskStatus {
   return results[id]?.status ?? "pending";
@@ -27,4 +28,10 @@ export function allSettled(plan: readonly PlannedSubtask[], results: Record<stri
     const status = statusOf(results, subtask.id);
     return status === "done" || status === "failed" || status === "skipped";
   });
+}
+
+/** A subtask the plan still has to run: pending (or left running by a run that stopped). */
+export function isUnfinished(state: Pick<State, "results">, id: string): boolean {
+  const status = statusOf(state.results, id);
+  return status === "pending" || status === "running";
 }

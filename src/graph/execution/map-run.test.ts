@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
-import type { PlannedSubtask } from "../core/plan.js";
-import { MemoryStash } from "../core/stash.js";
+import type { PlannedSubtask } from "../../core/plan.js";
+import { MemoryStash } from "../../core/stash.js";
 import { type ItemOutcome, type MapRunInput, runMap, subtaskFingerprint } from "./map-run.js";
 
 const subtask: PlannedSubtask = { id: "s2", label: "Fetch each user's items", agent: "research", tool: "fetch_items", dependsOn: ["s1"], args: { user: { ref: "s1", path: "$.users[*]" } }, mapOver: "user" };

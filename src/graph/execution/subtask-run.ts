@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { isGraphBubbleUp, type LangGraphRunnableConfig } from "@langchain/langgraph";
 import { runRemoteAgent } from "../../agents/remote-worker.js";
 import type { RunLedger } from "../../agents/run-ledger.js";
-import { immediateStep, runWorker, type WorkerToolCall } from "../../agents/worker.js";
+import { immediateStep, runAgentLoop, type AgentToolCall } from "../../agents/agent-loop.js";
 import type { AgentDefinition } from "../../agents/define-agent.js";
 import { messagesFor } from "../../core/board.js";
 import { type BudgetStop, isBudgetExhausted } from "../../core/budget.js";
@@ -21,9 +21,9 @@ import { ArtifactRecorder, ItemWrites, missingItemFiles } from "../artifacts.js"
 import { LiveBoard } from "../board.js";
 import { announce, announceBudgetStop, callOptions, createMeter, emit, firstPassOf, type GraphDeps, ledgerOf, threadIdOf } from "../deps.js";
 import { approvalByInterrupt, createDeferredSteps, durableStep, elicitationByInterrupt, remoteInputByInterrupt } from "../durable.js";
-import { type ItemOutcome, runMap } from "../map-run.js";
+import { type ItemOutcome, runMap } from "./map-run.js";
 import type { Update } from "../state.js";
-import { argumentLabels, directProvenance, remoteProvenance } from "../subtask-provenance.js";
+import { argumentLabels, directProvenance, remoteProvenance } from "./subtask-provenance.js";
 import { keepUnwritten } from "../unwritten.js";
 import { type Attempt, checkedAttempt, dependencyValues, mapSummary, toolFailure } from "./subtask-attempt.js";
 import { SubtaskCalls } from "./subtask-calls.js";
@@ -301,7 +301,7 @@ export class SubtaskRun {
     const { deps, payload, config, subtask } = { deps: this.#deps, payload: this.#payload, config: this.#config, subtask: this.#subtask };
     const allowedTools = this.#allowedTools;
     const deferred = this.#deferred;
-    const outcome = await runWorker(
+    const outcome = await runAgentLoop(
       {
         agent,
         model: routeForModel(deps.models, agent.model, agent.role ?? "worker"),
@@ -367,7 +367,7 @@ export class SubtaskRun {
   }
 
   /** Every call the subtask makes, as it finishes: traced, told, posted (SubtaskCalls), and its written files checked. */
-  async #onToolCall(call: WorkerToolCall, replayed = false): Promise<void> {
+  async #onToolCall(call: AgentToolCall, replayed = false): Promise<void> {
     this.#calls.note(call, replayed);
     await this.#recorder?.note(call);
   }

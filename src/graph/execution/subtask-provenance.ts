@@ -1,7 +1,7 @@
-import { isArgRef, type PlannedSubtask } from "../core/plan.js";
-import type { Designation } from "../core/designation.js";
-import { type CallProvenance, joinLabels, type Label, TRUSTED } from "../core/provenance.js";
-import type { LabelledEntry } from "../core/stash.js";
+import { isArgRef, type PlannedSubtask } from "../../core/plan.js";
+import type { Designation } from "../../core/designation.js";
+import { type CallProvenance, joinLabels, type Label, TRUSTED } from "../../core/provenance.js";
+import type { LabelledEntry } from "../../core/stash.js";
 
 /**
  * The provenance of a subtask's inputs (src/core/provenance.ts): each argument's label, and how a

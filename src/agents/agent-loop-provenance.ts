@@ -8,7 +8,7 @@ import type { ToolRegistry } from "../tools/registry.js";
 import { isValueHandle } from "./prompt-budget.js";
 
 /** What a worker knows of where its inputs came from, for the trust policy (docs/trust.md). */
-export interface WorkerTrust {
+export interface AgentLoopTrust {
   /** Each argument's label (absent: trusted, a plan literal). */
   args: Readonly<Record<string, Label>>;
   /** The label of its feedback (the critic's notes, untrusted when it had read untrusted results). */
@@ -60,15 +60,15 @@ class WebLinks {
  * every tool output), the label behind each handle it may pass back, and the links it read on the
  * web. Each call it makes gets a `CallProvenance` from it; its result carries what it read.
  */
-export class WorkerProvenance {
-  readonly #trust: WorkerTrust;
+export class AgentLoopProvenance {
+  readonly #trust: AgentLoopTrust;
   readonly #tools: ToolRegistry;
   readonly #writer: string;
   readonly #handles: Map<string, Label>;
   readonly #links = new WebLinks();
   #read: Label;
 
-  constructor(trust: WorkerTrust, tools: ToolRegistry, shown: { args: readonly string[]; dependencies: ReadonlyArray<{ provenance?: Label }>; feedback: boolean; board: readonly BoardMessage[] }, writer: string) {
+  constructor(trust: AgentLoopTrust, tools: ToolRegistry, shown: { args: readonly string[]; dependencies: ReadonlyArray<{ provenance?: Label }>; feedback: boolean; board: readonly BoardMessage[] }, writer: string) {
     this.#trust = trust;
     this.#tools = tools;
     this.#writer = writer;
@@ -81,7 +81,7 @@ export class WorkerProvenance {
     );
   }
 
-  get trust(): WorkerTrust {
+  get trust(): AgentLoopTrust {
     return this.#trust;
   }
 
