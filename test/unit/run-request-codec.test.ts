@@ -141,5 +141,17 @@ describe("one run-request codec for every door", () => {
     const runId = (await app.troupe.schedules.get("nightly")).lastRunId as string;
     expect(await app.troupe.store.runs.get(runId)).toMatchObject({ request: { reviewers: 2, budget: { maxTokens: 5_000 }, context: '{"team":"ops"}', maxIterations: 2 } });
     await waitForStatus(app, runId, ["completed", "failed", "interrupted"]);
+
+    // An option a run would refuse is refused when the schedule is made, not at each tick.
+    for (const [payload, code] of [
+      [{ tools: ["no_such_tool"] }, "unknown_tool"],
+      [{ webhook: { url: "https://hooks.example.com/hook" } }, "webhook_secret_missing"],
+      [{ output_schema: { type: "object", properties: { a: { type: "string", pattern: "^(?=a)a$" } } } }, "invalid_output_schema"],
+      [{ concurrency: 64 }, "unknown_field"],
+    ] as const) {
+      const refused = await app.app.inject({ method: "POST", url: "/api/v1/schedules", payload: { cron: "0 3 * * *", task: "compute 1+1", ...payload } });
+      expect([refused.statusCode, envelope(refused).code]).toEqual([400, code]);
+    }
+    expect((await app.troupe.schedules.list()).map((item) => item.name)).toEqual(["nightly"]);
   });
 });

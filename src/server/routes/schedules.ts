@@ -38,7 +38,7 @@ export function registerScheduleRoutes(api: FastifyInstance, { troupe, docs }: R
 
   docs.add({
     method: "post",
-    path: "/api/v1/schedules", operationId: "createSchedule", errors: ["invalid_schedule", "invalid_cron", "invalid_timezone", "schedule_exists", "too_many_schedules", "schedules_too_frequent"],
+    path: "/api/v1/schedules", operationId: "createSchedule", errors: ["invalid_schedule", "invalid_cron", "invalid_timezone", "schedule_exists", "too_many_schedules", "schedules_too_frequent", "context_too_large", "invalid_request", "invalid_output_schema", "unknown_tool", "webhook_refused", "webhook_secret_missing"],
     summary: "Run a task on a cron schedule (troupe serve fires each tick once, whatever the number of processes); one key holds at most server.schedules.maxPerKey schedules (25) firing at most server.schedules.maxFiresPerHourPerKey runs an hour together (60): 403 too_many_schedules, schedules_too_frequent",
     tags: ["schedules"],
     body: ScheduleBody,
@@ -46,6 +46,8 @@ export function registerScheduleRoutes(api: FastifyInstance, { troupe, docs }: R
   });
   api.post("/schedules", async (request, reply) => {
     const { cron, name, timezone, catch_up: catchUp, ...options } = parseRequestPart(ScheduleBody, request.body);
+    // Its run's options are checked now as a submission's are (tools, webhook, output schema), not at each tick.
+    troupe.checkRequest(runRequestOfWire(options));
     const added = await troupe.schedules.add(
       // The run's options go through the one codec (run-request-wire.ts): a new run option is stored with no edit here.
       { cron, ...(name !== undefined ? { name } : {}), ...(timezone !== undefined ? { timezone } : {}), ...(catchUp !== undefined ? { catchUp } : {}), ...runRequestOfWire(options) },
