@@ -63,9 +63,17 @@ export const OutputSchema = z
   .refine((schema) => depthOf(schema) <= OUTPUT_SCHEMA_LIMITS.maxDepth, { error: `the output schema nests deeper than ${OUTPUT_SCHEMA_LIMITS.maxDepth} levels` });
 export type OutputSchema = z.infer<typeof OutputSchema>;
 
+/**
+ * What a run is asked: the one list of a run's options. Every front door takes it through
+ * core/run-options.ts (schedules) and server/run-request-wire.ts (REST, MCP, A2A, the Agent
+ * Protocol, in snake_case), so a field added here is a field of each of them; the order of the
+ * fields is the order the OpenAPI document lists them in.
+ */
 export const RunRequest = z
   .object({
     task: TaskText,
+    /** The tools the run may use (all registered tools when absent); unknown names are refused. */
+    tools: z.array(z.string().min(1).max(64)).max(100).optional(),
     context: z
       .string()
       .refine((text) => Buffer.byteLength(text, "utf8") <= LIMITS.contextMaxBytes, {
@@ -75,13 +83,35 @@ export const RunRequest = z
     maxIterations: MaxIterations.default(LIMITS.maxIterationsDefault),
     approvePlan: z.boolean().default(false),
     approveAnswer: z.boolean().default(false),
+    /** Reviewers on the critic's panel: their verdicts are combined by vote (1: a single critic). */
+    reviewers: z
+      .number({ error: "reviewers must be a number" })
+      .int({ error: "reviewers must be a whole number" })
+      .min(1, { error: `reviewers must be between 1 and ${LIMITS.reviewersMax}` })
+      .max(LIMITS.reviewersMax, { error: `reviewers must be between 1 and ${LIMITS.reviewersMax}` })
+      .default(1),
+    /** When the critic reviews the outcomes: auto (default from the config, else auto), always or never (core/review-mode.ts). */
+    review: ReviewMode.optional(),
     threadId: z
       .string()
       .regex(/^[A-Za-z0-9._:-]{1,128}$/, { error: "a thread id is 1-128 letters, digits, '.', '_', ':' or '-'" })
       .optional(),
-    concurrency: z.number().int().min(1).max(64).default(LIMITS.subtaskConcurrency),
+    /** Prompt tokens the thread's earlier turns may take in the planner's prompt (0: none; default from the config, else 2,000). */
+    historyBudget: z
+      .number({ error: "the history budget must be a number" })
+      .int({ error: "the history budget must be a whole number of tokens" })
+      .min(0, { error: `the history budget must be between 0 and ${CONVERSATION_LIMITS.historyBudgetMax} tokens` })
+      .max(CONVERSATION_LIMITS.historyBudgetMax, { error: `the history budget must be between 0 and ${CONVERSATION_LIMITS.historyBudgetMax} tokens` })
+      .optional(),
+    /** What to do when the thread's run is running or waiting (default enqueue; see core/on-busy.ts). */
+    onBusy: OnBusy.optional(),
+    /** Where the run's end (and waits for a person) are POSTed, signed (see core/webhook.ts); default from the config's `webhooks.default`. */
+    webhook: WebhookSpec.optional(),
+    /** A JSON Schema the answer must match: the answer is then JSON (`output`), or the run fails with the validation errors. */
+    outputSchema: OutputSchema.optional(),
     /** Limits on model calls, tokens, cost and wall time; the run stops with `budget_exhausted` at the first one reached. */
     budget: Budget.optional(),
+    concurrency: z.number().int().min(1).max(64).default(LIMITS.subtaskConcurrency),
     mapConcurrency: z
       .number({ error: "map concurrency must be a number" })
       .int({ error: "map concurrency must be a whole number" })
@@ -94,30 +124,6 @@ export const RunRequest = z
       .min(LIMITS.promptTokenBudgetMin, { error: `the prompt budget must be between ${LIMITS.promptTokenBudgetMin} and ${LIMITS.promptTokenBudgetMax} tokens` })
       .max(LIMITS.promptTokenBudgetMax, { error: `the prompt budget must be between ${LIMITS.promptTokenBudgetMin} and ${LIMITS.promptTokenBudgetMax} tokens` })
       .default(LIMITS.promptTokenBudget),
-    /** The tools the run may use (all registered tools when absent); unknown names are refused. */
-    tools: z.array(z.string().min(1).max(64)).max(100).optional(),
-    /** Reviewers on the critic's panel: their verdicts are combined by vote (1: a single critic). */
-    reviewers: z
-      .number({ error: "reviewers must be a number" })
-      .int({ error: "reviewers must be a whole number" })
-      .min(1, { error: `reviewers must be between 1 and ${LIMITS.reviewersMax}` })
-      .max(LIMITS.reviewersMax, { error: `reviewers must be between 1 and ${LIMITS.reviewersMax}` })
-      .default(1),
-    /** When the critic reviews the outcomes: auto (default from the config, else auto), always or never (core/review-mode.ts). */
-    review: ReviewMode.optional(),
-    /** Prompt tokens the thread's earlier turns may take in the planner's prompt (0: none; default from the config, else 2,000). */
-    historyBudget: z
-      .number({ error: "the history budget must be a number" })
-      .int({ error: "the history budget must be a whole number of tokens" })
-      .min(0, { error: `the history budget must be between 0 and ${CONVERSATION_LIMITS.historyBudgetMax} tokens` })
-      .max(CONVERSATION_LIMITS.historyBudgetMax, { error: `the history budget must be between 0 and ${CONVERSATION_LIMITS.historyBudgetMax} tokens` })
-      .optional(),
-    /** Where the run's end (and waits for a person) are POSTed, signed (see core/webhook.ts); default from the config's `webhooks.default`. */
-    webhook: WebhookSpec.optional(),
-    /** What to do when the thread's run is running or waiting (default enqueue; see core/on-busy.ts). */
-    onBusy: OnBusy.optional(),
-    /** A JSON Schema the answer must match: the answer is then JSON (`output`), or the run fails with the validation errors. */
-    outputSchema: OutputSchema.optional(),
   })
   .strict();
 export type RunRequest = z.infer<typeof RunRequest>;

@@ -2,7 +2,7 @@ import { CronExpressionParser } from "cron-parser";
 import { z } from "zod";
 import { InputError } from "./errors.js";
 import { TaskText } from "./run.js";
-import { ON_BUSY } from "./on-busy.js";
+import { OPERATOR_RUN_OPTIONS, RunOptions } from "./run-options.js";
 
 /**
  * Schedules: a task run on a cron expression (five fields, minute to day of week, in a time zone).
@@ -78,19 +78,12 @@ export function firesPerHour(cron: string, timezone = "UTC"): number {
 
 const ScheduleName = z.string().regex(/^[A-Za-z0-9][\w.:-]{0,63}$/, { error: "a schedule name is 1-64 letters, digits, '.', '_', ':' or '-'" });
 
-/** What a schedule runs besides its task: the thread and what to do when it is busy, and the usual run options. */
-export const ScheduledRequest = z
-  .object({
-    threadId: z
-      .string()
-      .regex(/^[A-Za-z0-9._:-]{1,128}$/, { error: "a thread id is 1-128 letters, digits, '.', '_', ':' or '-'" })
-      .optional(),
-    onBusy: z.enum(ON_BUSY).optional(),
-    maxIterations: z.number().int().min(1).max(50).optional(),
-    approvePlan: z.boolean().optional(),
-    approveAnswer: z.boolean().optional(),
-  })
-  .strict();
+/**
+ * What a schedule runs besides its task: a run's options (core/run-options.ts, derived from
+ * RunRequest, so a new run option is a schedule's too) but those the operator sets. Stored as JSON;
+ * rows written before an option existed read as they are (every option is optional).
+ */
+export const ScheduledRequest = RunOptions.omit(OPERATOR_RUN_OPTIONS).strict();
 export type ScheduledRequest = z.infer<typeof ScheduledRequest>;
 
 /** A schedule as the config file or `troupe schedule add` gives it. */

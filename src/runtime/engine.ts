@@ -389,6 +389,11 @@ export class Troupe {
     return this.#lifecycle.enqueue(withJsonOutputSchema(input), options);
   }
 
+  /** Checks a run's request as `enqueue` would, writing nothing: a schedule's options are refused when it is made, not at each tick. */
+  checkRequest(input: LibraryRunRequest): void {
+    this.#lifecycle.checkRequest(withJsonOutputSchema(input));
+  }
+
   /** Starts a queued run that has never run. */
   start(runId: string, options: InvokeOptions = {}): Promise<RunResult> {
     return this.#lifecycle.start(runId, options);

@@ -280,6 +280,11 @@ export class RunLifecycle {
    * widen their grants), and the config's budget is its default, limit by limit (the run keeps
    * it for its resumes).
    */
+  /** Checks a request as a run's start would (its fields, tools, webhook, output schema), writing nothing. */
+  checkRequest(input: RunRequestInput): void {
+    this.#parseRequest(input);
+  }
+
   #parseRequest(input: RunRequestInput): RunRequest {
     // The output schema first, by the check every path shares (a pattern RE2 cannot run is refused alike on each).
     if (input.outputSchema !== undefined) checkOutputSchema(input.outputSchema);

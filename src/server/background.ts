@@ -87,21 +87,9 @@ export class Background {
     }
   }
 
-  /** A schedule's tick as a task of its owner's (the local operator's when it has none), like a POST /execute. */
+  /** A schedule's tick as a task of its owner's (the local operator's when it has none), like a POST /execute: its stored options are core's already. */
   async #submit(tasks: TaskService, schedule: Schedule): Promise<RunRecord> {
-    const { record } = await tasks.submit(
-      { id: schedule.owner ?? LOCAL_PRINCIPAL.id },
-      {
-        task: schedule.task,
-        ...(schedule.request.threadId !== undefined ? { thread_id: schedule.request.threadId } : {}),
-        ...(schedule.request.onBusy !== undefined ? { on_busy: schedule.request.onBusy } : {}),
-        ...(schedule.request.maxIterations !== undefined ? { max_iterations: schedule.request.maxIterations } : {}),
-        ...(schedule.request.approvePlan !== undefined ? { approve_plan: schedule.request.approvePlan } : {}),
-        ...(schedule.request.approveAnswer !== undefined ? { approve_answer: schedule.request.approveAnswer } : {}),
-      },
-      undefined,
-    );
-    return record;
+    return tasks.submitRequest({ id: schedule.owner ?? LOCAL_PRINCIPAL.id }, { task: schedule.task, ...schedule.request });
   }
 
   async start(): Promise<void> {

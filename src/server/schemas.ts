@@ -3,73 +3,22 @@ import { Label } from "../core/provenance.js";
 import { ExecutionGraph } from "../core/execution-graph.js";
 import { LIMITS } from "../core/limits.js";
 import { PlannedSubtask } from "../core/plan.js";
-import { CONVERSATION_LIMITS } from "../core/conversation.js";
 import { MEMORY_LIMITS, MemoryId, RETRIEVALS } from "../core/memory.js";
-import { ANSWER_FORMATS, MaxIterations, OutputSchema, RUN_STATUSES, STOP_REASONS, TaskText } from "../core/run.js";
+import { ANSWER_FORMATS, RUN_STATUSES, STOP_REASONS } from "../core/run.js";
 import { DecideRequest, DecisionResult } from "../core/vote.js";
-import { OnBusy } from "../core/on-busy.js";
-import { ReviewMode } from "../core/review-mode.js";
-import { WebhookSpec } from "../core/webhook.js";
+import { ExecuteBody, ForkRunOptions, ScheduleRunOptions, Task, ThreadId } from "./run-request-wire.js";
 
 /**
  * The HTTP API's request and response shapes (snake_case, as in seed 001). Requests are parsed
  * with these; responses are described by them in /openapi.json and checked by the route tests.
+ * A run's request (POST /execute and the other doors' subsets of it) is in run-request-wire.ts.
  */
-
-const contextBytes = (value: unknown): number => Buffer.byteLength(typeof value === "string" ? value : JSON.stringify(value), "utf8");
-
-const Context = z
-  .union([z.string(), z.record(z.string(), z.unknown())], { error: "context must be a string or a JSON object" })
-  .refine((value) => contextBytes(value) <= LIMITS.contextMaxBytes, {
-    error: `the context is larger than ${LIMITS.contextMaxBytes / 1024} KB`,
-    params: { code: "context_too_large" },
-  })
-  .describe("what the planner should know: a string, or a JSON object (at most 10 KB once serialised)");
-
-const Tools = z
-  .array(z.string().min(1).max(64))
-  .max(100)
-  .describe("the tools the run may use (default: every registered tool); an unknown name is refused");
-
-export const ThreadId = z
-  .string()
-  .regex(/^[A-Za-z0-9._:-]{1,128}$/, { error: "a thread id is 1-128 letters, digits, '.', '_', ':' or '-'" });
-
-/** The task text; its limits are stated for /openapi.json (the transform hides them from the generator). */
-const Task = TaskText.meta({ minLength: 1, maxLength: LIMITS.taskMaxChars, description: "what to do, in words (1-5,000 characters)" });
-
-export const ExecuteBody = z
-  .object({
-    task: Task,
-    tools: Tools.optional(),
-    context: Context.optional(),
-    max_iterations: MaxIterations.optional().describe(`review rounds, ${LIMITS.maxIterationsMin}-${LIMITS.maxIterationsMax} (default ${LIMITS.maxIterationsDefault})`),
-    approve_plan: z.boolean().optional().describe("pause for a person to approve the plan"),
-    approve_answer: z.boolean().optional().describe("pause for a person to approve the answer"),
-    reviewers: z.number().int().min(1).max(LIMITS.reviewersMax).optional().describe(`reviewers on the critic's panel, 1-${LIMITS.reviewersMax}: their verdicts are combined by vote (default 1)`),
-    review: ReviewMode.optional().describe("when the critic reviews the outcomes: auto (skipped when every outcome is a verified direct tool result), always, or never (default: the config's review, else auto)"),
-    thread_id: ThreadId.optional().describe("the thread to run on (default: a new one); a thread of the caller's continues its conversation"),
-    history_budget: z
-      .number()
-      .int()
-      .min(0)
-      .max(CONVERSATION_LIMITS.historyBudgetMax)
-      .optional()
-      .describe(`prompt tokens the thread's earlier turns may take in the planner's prompt, 0-${CONVERSATION_LIMITS.historyBudgetMax} (default 2000; 0: none)`),
-    on_busy: OnBusy.optional().describe(
-      "when thread_id's run is running or waiting: reject (409 thread_busy), enqueue (the default: run after it), interrupt (stop it at its next step and run on its state), rollback (discard it and run from the state before it)",
-    ),
-    webhook: WebhookSpec.optional().describe("where the task's end (and waits for a person) are POSTed, signed with HMAC-SHA256 (default: the config's webhooks.default)"),
-    output_schema: OutputSchema.optional().describe("a JSON Schema the answer must match: the answer is written as JSON (the run's `output`), or the run fails with the validation errors"),
-  })
-  .strict();
-export type ExecuteBody = z.infer<typeof ExecuteBody>;
 
 export const PlanBody = z
   .object({
     task: Task,
-    tools: Tools.optional(),
-    context: Context.optional(),
+    tools: ExecuteBody.shape.tools,
+    context: ExecuteBody.shape.context,
   })
   .strict();
 export type PlanBody = z.infer<typeof PlanBody>;
@@ -496,7 +445,7 @@ export const ForkBody = z
     from: z.string().min(1).max(200).describe("a subtask id (it and what depends on it run again) or a checkpoint id from the thread's history (what followed it runs again)"),
     plan: z.array(PlannedSubtask).min(1).max(LIMITS.maxSubtasks).optional().describe("a plan to run instead: subtasks whose definition changed run again, with everything downstream"),
     args: z.record(z.string(), z.record(z.string(), z.unknown())).optional().describe('arguments to replace, by subtask: {"s2": {"x": 5}} (those subtasks run again)'),
-    thread_id: ThreadId.optional().describe("the fork's thread (default: a new one); it must hold nothing yet"),
+    thread_id: ForkRunOptions.shape.thread_id.describe("the fork's thread (default: a new one); it must hold nothing yet"),
   })
   .strict();
 export type ForkBody = z.infer<typeof ForkBody>;
@@ -541,11 +490,9 @@ export const ScheduleBody = z
     name: z.string().min(1).max(64).optional().describe("a name to find and remove it by (default: its id)"),
     timezone: z.string().min(1).max(64).optional().describe("the time zone the cron is read in (default UTC)"),
     catch_up: z.enum(["skip", "once"]).optional().describe("a tick missed while no server ran: run once when one starts, or skip (default)"),
-    thread_id: ThreadId.optional().describe("run each time on this thread (a conversation)"),
-    on_busy: OnBusy.optional().describe("when the thread's run is still going at a tick (default enqueue)"),
-    max_iterations: MaxIterations.optional(),
-    approve_plan: z.boolean().optional(),
-    approve_answer: z.boolean().optional(),
+    ...ScheduleRunOptions.shape,
+    thread_id: ScheduleRunOptions.shape.thread_id.describe("run each time on this thread (a conversation)"),
+    on_busy: ScheduleRunOptions.shape.on_busy.describe("when the thread's run is still going at a tick (default enqueue)"),
   })
   .strict();
 export type ScheduleBody = z.infer<typeof ScheduleBody>;

@@ -1,7 +1,6 @@
 import { createHash } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Logger } from "pino";
-import type { Budget } from "../core/budget.js";
 import { ConflictError, InputError, NotFoundError, TroupeError } from "../core/errors.js";
 import type { StoredEvent } from "../core/events.js";
 import { emptyExecutionGraph, type ExecutionGraph } from "../core/execution-graph.js";
@@ -19,7 +18,8 @@ import type { ServerMetrics } from "./metrics.js";
 import { failCrashedRun } from "./crashed-runs.js";
 import { RunDispatcher } from "./run-dispatcher.js";
 import { EMPTY_METRICS, type Origin, RunExecutor, TERMINAL } from "./run-executor.js";
-import { type ExecuteBody, type ResumeBody, TASK_COUNT_CAP, type TaskListQuery, type TaskView } from "./schemas.js";
+import { type ExecuteBody, runRequestOfWire } from "./run-request-wire.js";
+import { type ResumeBody, TASK_COUNT_CAP, type TaskListQuery, type TaskView } from "./schemas.js";
 import { parseTaskCursor, taskCursor } from "./task-cursor.js";
 import { taskView } from "./task-views.js";
 import type { Telemetry } from "./telemetry.js";
@@ -37,11 +37,6 @@ export interface TaskPage {
   totalExact: boolean;
   /** The cursor of the next page; null after the last. */
   nextCursor: string | null;
-}
-
-/** What a protocol front submits beside the REST body: a budget (MCP's `run_task`). */
-export interface SubmitExtra {
-  budget?: Budget;
 }
 
 export interface TaskServiceOptions {
@@ -146,15 +141,20 @@ export class TaskService {
    * queued before this resolves. A replay of an Idempotency-Key returns the task it created; the
    * same key with a different body is refused.
    */
-  async submit(
-    principal: Principal,
-    body: ExecuteBody,
-    idempotencyKey: string | undefined,
-    origin: Origin = {},
-    extra: SubmitExtra = {},
-  ): Promise<{ record: RunRecord; replayed: boolean }> {
+  async submit(principal: Principal, body: ExecuteBody, idempotencyKey: string | undefined, origin: Origin = {}): Promise<{ record: RunRecord; replayed: boolean }> {
     this.#assertAccepting();
-    const requestHash = createHash("sha256").update(stableStringify(extra.budget ? { ...body, budget: extra.budget } : body)).digest("hex");
+    // The hash is of the body as sent (its wire form), as it always was: a key stored before stays comparable.
+    const requestHash = createHash("sha256").update(stableStringify(body)).digest("hex");
+    return this.#submit(principal, runRequestOfWire(body), idempotencyKey, requestHash, origin);
+  }
+
+  /** A request already in core's terms (a schedule's tick): as a POST /execute without an Idempotency-Key. */
+  async submitRequest(principal: Principal, input: RunRequestInput, origin: Origin = {}): Promise<RunRecord> {
+    this.#assertAccepting();
+    return (await this.#submit(principal, input, undefined, undefined, origin)).record;
+  }
+
+  async #submit(principal: Principal, input: RunRequestInput, idempotencyKey: string | undefined, requestHash: string | undefined, origin: Origin): Promise<{ record: RunRecord; replayed: boolean }> {
     const pendingKey = idempotencyKey === undefined ? undefined : `${principal.id}\n${idempotencyKey}`;
     const replay = (existing: { requestHash: string | null; id: string }): void => {
       if (existing.requestHash !== requestHash) {
@@ -173,26 +173,12 @@ export class TaskService {
         return { record: existing, replayed: true };
       }
     }
-    if (body.thread_id !== undefined) await this.latestOfThread(principal, body.thread_id);
-    const input: RunRequestInput = { task: body.task };
-    if (body.context !== undefined) input.context = typeof body.context === "string" ? body.context : JSON.stringify(body.context);
-    if (body.max_iterations !== undefined) input.maxIterations = body.max_iterations;
-    if (body.approve_plan !== undefined) input.approvePlan = body.approve_plan;
-    if (body.approve_answer !== undefined) input.approveAnswer = body.approve_answer;
-    if (body.thread_id !== undefined) input.threadId = body.thread_id;
-    if (body.tools !== undefined) input.tools = body.tools;
-    if (body.reviewers !== undefined) input.reviewers = body.reviewers;
-    if (body.review !== undefined) input.review = body.review;
-    if (body.history_budget !== undefined) input.historyBudget = body.history_budget;
-    if (extra.budget !== undefined) input.budget = extra.budget;
-    if (body.on_busy !== undefined) input.onBusy = body.on_busy;
-    if (body.webhook !== undefined) input.webhook = body.webhook;
-    if (body.output_schema !== undefined) input.outputSchema = body.output_schema;
+    if (input.threadId !== undefined) await this.latestOfThread(principal, input.threadId);
     // The store writes the submissions of one turn in one transaction; the engine's check of the
     // thread runs inside it, after the submissions written before it in the same batch.
     const written = this.troupe.enqueue(input, { owner: principal.id, idempotencyKey, requestHash });
     if (pendingKey !== undefined) {
-      this.#pendingKeys.set(pendingKey, { requestHash, record: written });
+      this.#pendingKeys.set(pendingKey, { requestHash: requestHash ?? "", record: written });
       written.then(
         () => this.#pendingKeys.delete(pendingKey),
         () => this.#pendingKeys.delete(pendingKey),

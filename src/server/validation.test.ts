@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { InputError } from "../core/errors.js";
-import { ExecuteBody, ResumeBody, TaskListQuery } from "./schemas.js";
+import { ExecuteBody } from "./run-request-wire.js";
+import { ResumeBody, TaskListQuery } from "./schemas.js";
 import { parseRequestPart } from "./validation.js";
 
 function codeOf(run: () => unknown): string | undefined {

@@ -9,7 +9,7 @@ import type { RunRecord } from "../../store/index.js";
 import type { Principal } from "../config.js";
 import { type PersonReply, resumeBodyOf } from "../interrupt-prompt.js";
 import { lastEventSeq, type RunFeed } from "../run-follow.js";
-import { ExecuteBody, ThreadId } from "../schemas.js";
+import { A2aRunOptions, ExecuteBody, ThreadId } from "../run-request-wire.js";
 import { parseRequestPart } from "../validation.js";
 import { TERMINAL_STATES, taskStateOf } from "./task-view.js";
 
@@ -17,7 +17,8 @@ import { TERMINAL_STATES, taskStateOf } from "./task-view.js";
  * What an A2A message did, worked out, checked and carried out before the SDK makes a task of it,
  * so a bad message is a protocol error and nothing is created: it started a run on a thread (the
  * message's text is the task, its data parts the context), answered a run that waited for a
- * person, or reached a run that is going (nothing to do but follow it). The executor follows the
+ * person, or reached a run that is going (nothing to do but follow it). A new run's options
+ * (max_iterations, approve_plan, budget, …) come in the message's `metadata.troupe`. The executor follows the
  * run from `after` (the events before it are not this message's).
  */
 export interface MessageIntent {
@@ -89,6 +90,22 @@ function protocolError(error: unknown): Error {
   return error instanceof Error ? error : new Error(errorMessage(error));
 }
 
+/**
+ * The run options a new message carries in `metadata.troupe` (snake_case, as REST's body takes
+ * them: run-request-wire.ts's A2aRunOptions, every run option but those the message says itself);
+ * a bad one is refused by name before anything is created.
+ */
+function runOptionsOf(message: Message): A2aRunOptions {
+  const options: unknown = message.metadata?.troupe;
+  if (options === undefined) return {};
+  try {
+    return parseRequestPart(A2aRunOptions, options);
+  } catch (error) {
+    if (isTroupeError(error)) throw new RequestMalformedError(`${error.code}: metadata.troupe: ${error.message}`);
+    throw error;
+  }
+}
+
 /** The idempotency key of a message: its id, the sender's own (another key's same id is another message). */
 function idempotencyKeyOf(principal: Principal, messageId: string): string {
   return `a2a-${createHash("sha256").update(`${principal.id}\n${messageId}`).digest("hex").slice(0, 40)}`;
@@ -126,6 +143,7 @@ async function newRun(feed: RunFeed, principal: Principal, message: Message): Pr
     throw new RequestMalformedError("contextId must be 1-128 letters, digits, '.', '_', ':' or '-' (it names the troupe thread)");
   }
   const body = parseRequestPart(ExecuteBody, {
+    ...runOptionsOf(message),
     task,
     ...(data.length > 0 ? { context: JSON.stringify(data.length === 1 ? data[0] : data) } : {}),
     ...(message.contextId ? { thread_id: message.contextId } : {}),

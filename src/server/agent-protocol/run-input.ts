@@ -3,7 +3,8 @@ import { InputError } from "../../core/errors.js";
 import type { InterruptKind } from "../../core/run.js";
 import type { PendingInterrupt } from "../../runtime/engine.js";
 import { resumeBodyOf } from "../interrupt-prompt.js";
-import { ExecuteBody, ResumeBody } from "../schemas.js";
+import { ExecuteBody } from "../run-request-wire.js";
+import { ResumeBody } from "../schemas.js";
 import { parseRequestPart } from "../validation.js";
 import { type RunCreate, RunSettings } from "./wire.js";
 

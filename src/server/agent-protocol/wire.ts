@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { AGENT_THREAD_SORTS, AGENT_THREAD_STATUSES } from "../../store/index.js";
-import { ExecuteBody, ThreadId } from "../schemas.js";
+import { AgentProtocolRunSettings, ThreadId } from "../run-request-wire.js";
 
 /**
  * The Agent Protocol's request shapes as `@langchain/langgraph-sdk` 1.x sends them (snake_case),
@@ -55,17 +55,7 @@ export const RunInput = z
 export type RunInput = z.infer<typeof RunInput>;
 
 /** troupe's run settings, where LangGraph keeps a run's context (`context`, or `config.configurable`). */
-export const RunSettings = ExecuteBody.pick({
-  tools: true,
-  context: true,
-  max_iterations: true,
-  approve_plan: true,
-  approve_answer: true,
-  reviewers: true,
-  review: true,
-  history_budget: true,
-  output_schema: true,
-}).strict();
+export const RunSettings = AgentProtocolRunSettings;
 export type RunSettings = z.infer<typeof RunSettings>;
 
 export const Command = z
@@ -82,7 +72,7 @@ export const RunCreate = z.object({
   input: RunInput.nullish(),
   command: Command.nullish(),
   config: z.looseObject({ configurable: z.record(z.string(), z.unknown()).optional() }).nullish(),
-  context: z.record(z.string(), z.unknown()).nullish().describe("troupe's run settings: approve_plan, approve_answer, max_iterations, review, reviewers, tools, history_budget, output_schema, context"),
+  context: z.record(z.string(), z.unknown()).nullish().describe(`troupe's run settings: ${Object.keys(AgentProtocolRunSettings.shape).join(", ")}`),
   metadata: Metadata.nullish(),
   stream_mode: StreamModes.nullish(),
   stream_subgraphs: z.boolean().nullish(),

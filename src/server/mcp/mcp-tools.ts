@@ -2,12 +2,12 @@ import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import type { CallToolResult, ServerNotification, ServerRequest } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
-import type { Budget } from "../../core/budget.js";
 import type { StoredEvent } from "../../core/events.js";
 import { errorMessage, isTroupeError } from "../../core/errors.js";
 import { memoryNamespaceFor } from "../../runtime/memory-owner.js";
 import { RUN_STATUSES } from "../../core/run.js";
-import { DecideBody, ExecuteBody, MemoryBody, ResumeBody } from "../schemas.js";
+import { advertisedShape, McpRunInput } from "../run-request-wire.js";
+import { DecideBody, MemoryBody, ResumeBody } from "../schemas.js";
 import { taskSummary } from "../task-views.js";
 import { parseRequestPart } from "../validation.js";
 import { lastEventSeq } from "../run-follow.js";
@@ -31,25 +31,6 @@ const WaitSeconds = z
   .max(MAX_WAIT_SECONDS)
   .optional()
   .describe(`how long to wait for the run to finish or to wait for a person, in seconds (default ${DEFAULT_WAIT_SECONDS}); a run still going after it keeps going: get_run picks it up`);
-
-const BudgetInput = z
-  .object({
-    max_model_calls: z.number().int().positive().optional(),
-    max_tokens: z.number().int().positive().optional(),
-    max_cost_usd: z.number().positive().optional(),
-    max_time_seconds: z.number().positive().optional().describe("seconds of running (not of waiting for a person)"),
-  })
-  .strict();
-
-function budgetOf(input: z.infer<typeof BudgetInput> | undefined): Budget | undefined {
-  if (!input) return undefined;
-  const budget: Budget = {};
-  if (input.max_model_calls !== undefined) budget.maxModelCalls = input.max_model_calls;
-  if (input.max_tokens !== undefined) budget.maxTokens = input.max_tokens;
-  if (input.max_cost_usd !== undefined) budget.maxCostUsd = input.max_cost_usd;
-  if (input.max_time_seconds !== undefined) budget.maxWallTimeMs = Math.round(input.max_time_seconds * 1000);
-  return Object.keys(budget).length > 0 ? budget : undefined;
-}
 
 /** A tool's answer: the value as structured content and as JSON text (for clients that read text only). */
 function answer(value: Record<string, unknown>): CallToolResult {
@@ -137,38 +118,19 @@ export function registerRunTools(server: McpServer, context: McpContext): void {
       title: "Run a task",
       description:
         "Give troupe a task: it plans subtasks, runs them on its agents with tools, reviews the work and answers. Sends a progress notification as each subtask starts and ends. Returns the answer, the status and the run id; when the run waits for a person it asks through the client (elicitation) when it can, else it answers with the question for resume_run.",
-      inputSchema: {
-        task: z.string().describe("what to do, in words (1-5,000 characters)"),
-        thread_id: z.string().optional().describe("a thread of yours to continue (a conversation); default: a new one"),
-        context: z.string().optional().describe("what the planner should know (at most 10 KB)"),
-        approve_plan: z.boolean().optional().describe("wait for a person to approve the plan"),
-        approve_answer: z.boolean().optional().describe("wait for a person to approve the answer"),
-        max_iterations: z.number().int().optional().describe("review rounds, 1-50 (default 3)"),
-        tools: z.array(z.string()).optional().describe("the tools the run may use (default: every tool)"),
-        budget: BudgetInput.optional().describe("limits on model calls, tokens, cost and running time; the run stops cleanly at the first one reached"),
-        output_schema: z.record(z.string(), z.unknown()).optional().describe("a JSON Schema the answer must be a value of: the run answers in JSON valid against it (structured_answer holds the value), or fails with the validation errors"),
-        wait_seconds: WaitSeconds,
-      },
+      // REST's body but the webhook (run-request-wire.ts), listed with its rules and parsed by troupe for errors that name the field.
+      inputSchema: { ...advertisedShape(McpRunInput), wait_seconds: WaitSeconds },
       outputSchema: RunOutcome.shape,
       annotations: { title: "Run a task", readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
     },
     (input, extra) =>
       guarded(async () => {
-        const output = input.output_schema !== undefined ? parseOutputSchema(input.output_schema) : undefined;
-        const body = parseRequestPart(ExecuteBody, {
-          task: input.task,
-          ...(input.thread_id !== undefined ? { thread_id: input.thread_id } : {}),
-          ...(input.context !== undefined ? { context: input.context } : {}),
-          ...(input.approve_plan !== undefined ? { approve_plan: input.approve_plan } : {}),
-          ...(input.approve_answer !== undefined ? { approve_answer: input.approve_answer } : {}),
-          ...(input.max_iterations !== undefined ? { max_iterations: input.max_iterations } : {}),
-          ...(input.tools !== undefined ? { tools: input.tools } : {}),
-          // The run answers in JSON valid against it (strict structured output), or fails with the validation errors.
-          ...(input.output_schema !== undefined ? { output_schema: input.output_schema } : {}),
-        });
-        const budget = budgetOf(input.budget);
-        const { record } = await tasks.submit(principal, body, undefined, {}, budget ? { budget } : {});
-        return driveRun(context, record.id, 0, input.wait_seconds, extra, output);
+        const { wait_seconds: waitSeconds, ...request } = input;
+        const body = parseRequestPart(McpRunInput, request);
+        // The run answers in JSON valid against it (strict structured output), or fails with the validation errors.
+        const output = body.output_schema !== undefined ? parseOutputSchema(body.output_schema) : undefined;
+        const { record } = await tasks.submit(principal, body, undefined);
+        return driveRun(context, record.id, 0, waitSeconds, extra, output);
       }),
   );
 

@@ -3,6 +3,7 @@ import { DEFAULT_SCHEDULE_LIMITS } from "../../core/schedule.js";
 import { threadNameOf } from "../../core/thread-key.js";
 import type { ScheduleView as RuntimeScheduleView } from "../../runtime/schedules.js";
 import { envelopeOf, ok } from "../envelope.js";
+import { runRequestOfWire } from "../run-request-wire.js";
 import type { RouteContext } from "../route-context.js";
 import { ScheduleBody, ScheduleList, ScheduleParams, ScheduleView } from "../schemas.js";
 import { parseRequestPart } from "../validation.js";
@@ -37,27 +38,19 @@ export function registerScheduleRoutes(api: FastifyInstance, { troupe, docs }: R
 
   docs.add({
     method: "post",
-    path: "/api/v1/schedules", operationId: "createSchedule", errors: ["invalid_schedule", "invalid_cron", "invalid_timezone", "schedule_exists", "too_many_schedules", "schedules_too_frequent"],
+    path: "/api/v1/schedules", operationId: "createSchedule", errors: ["invalid_schedule", "invalid_cron", "invalid_timezone", "schedule_exists", "too_many_schedules", "schedules_too_frequent", "context_too_large", "invalid_request", "invalid_output_schema", "unknown_tool", "webhook_refused", "webhook_secret_missing"],
     summary: "Run a task on a cron schedule (troupe serve fires each tick once, whatever the number of processes); one key holds at most server.schedules.maxPerKey schedules (25) firing at most server.schedules.maxFiresPerHourPerKey runs an hour together (60): 403 too_many_schedules, schedules_too_frequent",
     tags: ["schedules"],
     body: ScheduleBody,
     responses: { 201: { description: "the schedule", schema: envelopeOf(ScheduleView) } },
   });
   api.post("/schedules", async (request, reply) => {
-    const body = parseRequestPart(ScheduleBody, request.body);
+    const { cron, name, timezone, catch_up: catchUp, ...options } = parseRequestPart(ScheduleBody, request.body);
+    // Its run's options are checked now as a submission's are (tools, webhook, output schema), not at each tick.
+    troupe.checkRequest(runRequestOfWire(options));
     const added = await troupe.schedules.add(
-      {
-        cron: body.cron,
-        task: body.task,
-        ...(body.name !== undefined ? { name: body.name } : {}),
-        ...(body.timezone !== undefined ? { timezone: body.timezone } : {}),
-        ...(body.catch_up !== undefined ? { catchUp: body.catch_up } : {}),
-        ...(body.thread_id !== undefined ? { threadId: body.thread_id } : {}),
-        ...(body.on_busy !== undefined ? { onBusy: body.on_busy } : {}),
-        ...(body.max_iterations !== undefined ? { maxIterations: body.max_iterations } : {}),
-        ...(body.approve_plan !== undefined ? { approvePlan: body.approve_plan } : {}),
-        ...(body.approve_answer !== undefined ? { approveAnswer: body.approve_answer } : {}),
-      },
+      // The run's options go through the one codec (run-request-wire.ts): a new run option is stored with no edit here.
+      { cron, ...(name !== undefined ? { name } : {}), ...(timezone !== undefined ? { timezone } : {}), ...(catchUp !== undefined ? { catchUp } : {}), ...runRequestOfWire(options) },
       // What one key may schedule: the config's server.schedules over the defaults (25 schedules, 60 runs an hour).
       { owner: request.principal.id, source: "api", limits: { ...DEFAULT_SCHEDULE_LIMITS, ...troupe.config.server?.schedules } },
     );
