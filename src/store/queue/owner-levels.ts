@@ -16,8 +16,10 @@
  * read from the oldest end of the queue only (`NEAREST`: the owners with nothing going are almost
  * always found among the oldest jobs) or, when every owner there has runs going already, go
  * owner by owner through an index of the waiting jobs by owner (`BY_OWNER`, `WAITING_BY_OWNER_INDEX`)
- * — work that grows with the owners and the jobs taken, not with the depth of the queue. Every step
- * is an index lookup, so a plan cannot turn into a scan of the queue on stale statistics.
+ * — work that grows with the owners and the jobs taken, not with the depth of the queue. That holds
+ * while the planner's statistics know the waiting jobs: with those a burst of jobs leaves, it
+ * checks each candidate against every waiting job (seconds at 10,000 waiting), so the queue keeps
+ * them fresh (job-statistics.ts).
  */
 
 /** Waiting jobs the nearest take looks at, oldest first, before it goes owner by owner. */
