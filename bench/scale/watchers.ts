@@ -156,7 +156,12 @@ async function measureOne(options: WatchersOptions, runs: number, subscribers: n
     try {
       const ids: string[] = [];
       for (let index = 0; index < runs; index += 1) {
-        const response = await send(submit, server.port, "POST", "/api/v1/execute", { task: `Look the figure up (${index}), then use it` });
+        let response = await send(submit, server.port, "POST", "/api/v1/execute", { task: `Look the figure up (${index}), then use it` });
+        // A loaded machine can trip the server's overload guard (event-loop delay): retry as a client told Retry-After would.
+        for (let attempt = 0; response.status === 503 && attempt < 30; attempt += 1) {
+          await sleep(1_000);
+          response = await send(submit, server.port, "POST", "/api/v1/execute", { task: `Look the figure up (${index}), then use it` });
+        }
         if (response.status !== 202) throw new Error(`scale/watchers: POST /execute answered ${response.status}`);
         ids.push((response.json() as { data: { task_id: string } }).data.task_id);
       }

@@ -16,8 +16,10 @@
  * read from the oldest end of the queue only (`NEAREST`: the owners with nothing going are almost
  * always found among the oldest jobs) or, when every owner there has runs going already, go
  * owner by owner through an index of the waiting jobs by owner (`BY_OWNER`, `WAITING_BY_OWNER_INDEX`)
- * — work that grows with the owners and the jobs taken, not with the depth of the queue. Every step
- * is an index lookup, so a plan cannot turn into a scan of the queue on stale statistics.
+ * — work that grows with the owners and the jobs taken, not with the depth of the queue. That holds
+ * while the planner's statistics know the waiting jobs: with those a burst of jobs leaves, it
+ * checks each candidate against every waiting job (seconds at 10,000 waiting), so the queue keeps
+ * them fresh (job-statistics.ts).
  */
 
 /** Waiting jobs the nearest take looks at, oldest first, before it goes owner by owner. */
@@ -29,17 +31,25 @@ export function waitingByOwnerIndex(schema: string, table: string): string {
     WHERE state < 'active' AND NOT blocked AND policy = 'key_strict_fifo'`;
 }
 
-/** Takeable: the job heads its thread's line and nothing of its thread is active, given back or failed. */
+/**
+ * Takeable: the job heads its thread's line (it is the first of its thread's waiting jobs in
+ * pg-boss's order: given back first, then oldest) and nothing of its thread is active, given back
+ * or failed. Each check is a subquery with `LIMIT 1`, which the planner cannot turn into a join: a
+ * lookup of the candidate's thread per candidate, the head one in the order of pg-boss's index by
+ * thread (name, singleton_key, state DESC, created_on, id). As anti-joins, fresh statistics made
+ * them a hash of every waiting job per take (a cost that grows with the queue), stale ones a scan
+ * of every waiting job per candidate.
+ */
 function takeable(schema: string, table: string, job: string): string {
   return `NOT EXISTS (
-      SELECT 1 FROM ${schema}.${table} b
+      SELECT 1 FROM (SELECT 1 FROM ${schema}.${table} b
        WHERE b.name = $1 AND b.singleton_key = ${job}.singleton_key AND b.policy = 'key_strict_fifo'
-         AND b.state IN ('active', 'retry', 'failed') AND b.id <> ${job}.id)
-    AND NOT EXISTS (
-      SELECT 1 FROM ${schema}.${table} e
+         AND b.state IN ('active', 'retry', 'failed') AND b.id <> ${job}.id LIMIT 1) busy)
+    AND ${job}.id = (
+      SELECT e.id FROM ${schema}.${table} e
        WHERE e.name = $1 AND e.singleton_key = ${job}.singleton_key AND e.policy = 'key_strict_fifo'
          AND e.state < 'active' AND NOT e.blocked
-         AND (e.state > ${job}.state OR (e.state = ${job}.state AND (e.created_on, e.id) < (${job}.created_on, ${job}.id))))`;
+       ORDER BY e.state DESC, e.created_on, e.id LIMIT 1)`;
 }
 
 /** Marks the chosen jobs active as pg-boss's fetch does; returns what a RunJob needs, oldest first. */

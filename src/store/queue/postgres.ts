@@ -2,6 +2,7 @@ import { PgBoss } from "pg-boss";
 import type pg from "pg";
 import type { QueuedRun, RunJob, RunQueue, TakeOptions } from "./contract.js";
 import { NO_OWNER } from "./fair-queue.js";
+import { BULK_JOBS, JobTableStatistics } from "./job-statistics.js";
 import { fairTake, type FairTake, NEAREST_WINDOW, waitingByOwnerIndex } from "./owner-levels.js";
 import type { Notifications } from "../database/postgres-notifications.js";
 
@@ -60,8 +61,9 @@ export function heartbeatSecondsFor(leaseSeconds: number): number {
  * table (owner-levels.ts): the oldest takeable job of each owner with the fewest jobs active in
  * every process, marked active as pg-boss's fetch marks it, so an owner with fewer runs going is
  * served before one with more, and a key that floods the queue does not hold back another's first
- * run. Its cost follows the owners and the jobs taken, not the depth of the queue, and every step
- * is an index lookup, so statistics a bulk insert left stale cannot turn it into a scan. Takes of
+ * run. Its cost follows the owners and the jobs taken, not the depth of the queue, while the
+ * planner's statistics of the job table are fresh: a bulk enqueue analyzes it in its transaction
+ * and a take first analyzes it when the queue grew by a factor since (job-statistics.ts). Takes of
  * all processes serialize on an advisory lock so the active counts stay true while a take runs.
  * `perOwner` caps one owner's jobs held in this process (`--max-running-per-key` is per process).
  */
@@ -76,6 +78,8 @@ export class PgBossRunQueue implements RunQueue {
   #started = false;
   /** The statements of a take, on the queue's job table (known once started). */
   #take: FairTake | undefined;
+  /** The planner statistics of the queue's job table, kept fresh (job-statistics.ts; known once started). */
+  #statistics: JobTableStatistics | undefined;
 
   constructor(options: { url: string; pool: pg.Pool; notifications: Notifications; leaseSeconds: number; supervise: boolean }) {
     this.leaseSeconds = options.leaseSeconds;
@@ -132,6 +136,12 @@ export class PgBossRunQueue implements RunQueue {
     if (!table || !/^[a-z_][a-z0-9_]*$/.test(table)) throw new Error(`pg-boss keeps the run queue in a table troupe does not recognize: ${String(table)}`);
     await this.#pool.query(waitingByOwnerIndex(SCHEMA, table));
     this.#take = fairTake(SCHEMA, table);
+    this.#statistics = new JobTableStatistics({ pool: this.#pool, schema: SCHEMA, table, queue: RUN_QUEUE });
+  }
+
+  /** The job table's statistics keeper (once started). */
+  get statistics(): JobTableStatistics | undefined {
+    return this.#statistics;
   }
 
   /** Makes a job for a run, in the caller's transaction, and announces it when that commits. */
@@ -152,12 +162,16 @@ export class PgBossRunQueue implements RunQueue {
       await this.#boss.send(RUN_QUEUE, job.data, { singletonKey: job.singletonKey, group: job.group, db: onClient(client) });
     } else {
       await this.#boss.insert(RUN_QUEUE, jobs, { db: onClient(client) });
+      // A bulk enqueue commits fresh statistics with its jobs, so the next take's plan knows them.
+      if (jobs.length >= BULK_JOBS && this.#statistics) await client.query(this.#statistics.analyzeStatement);
     }
     await client.query("SELECT pg_notify($1, $2)", [JOBS_CHANNEL, runs[0]?.runId ?? ""]);
   }
 
   async take(limit: number, options: TakeOptions = {}): Promise<RunJob[]> {
     if (limit <= 0) return [];
+    // Statistics a burst of submissions left stale would turn the take's lookups into scans.
+    await this.#statistics?.beforeTake();
     const client = await this.#pool.connect();
     let broken: Error | undefined;
     try {
