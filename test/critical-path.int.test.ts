@@ -12,7 +12,7 @@ import { modelSetOf } from "../src/testing/model-set.js";
 import { answerStep, finalStep, planStep, reviewStep, subtask, toolStep } from "../src/testing/script.js";
 import { type ScriptStep, ScriptedChatModel } from "../src/testing/scripted-chat-model.js";
 import { CLI, cleanEnv, eventsOf, readScriptLog, runCli, runScripted, tempDir, writeScript } from "./helpers.js";
-import { waitFor } from "./wait.js";
+import { TEST_TIMEOUT_MS, waitFor } from "./wait.js";
 
 /** When each subtask started and ended, by its events. */
 function timeline(events: StoredEvent[]): Map<string, { start: number; end: number }> {
@@ -25,9 +25,13 @@ function timeline(events: StoredEvent[]): Map<string, { start: number; end: numb
   return spans;
 }
 
-/** A plan whose every subtask is one scripted model call of `latency` ms that answers `result of <id>`. */
-function scriptFor(plan: PlannedSubtask[], latency: Record<string, number>): ScriptStep[] {
-  return [planStep(plan), ...plan.map((item) => finalStep(item.id, `result of ${item.id}`, { delayMs: latency[item.id] ?? 0 })), reviewStep(0.9), answerStep("done")];
+/**
+ * A plan whose every subtask is one scripted model call of `latency` ms that answers `result of <id>`;
+ * a subtask in `after` replies only once the named one's call has ended (an order held, not timed).
+ */
+function scriptFor(plan: PlannedSubtask[], latency: Record<string, number>, after: Record<string, string> = {}): ScriptStep[] {
+  const waits = (id: string) => (after[id] ? { after: { role: "research", subtask: after[id] } } : {});
+  return [planStep(plan), ...plan.map((item) => finalStep(item.id, `result of ${item.id}`, { delayMs: latency[item.id] ?? 0, ...waits(item.id) })), reviewStep(0.9), answerStep("done")];
 }
 
 function ancestorsOf(plan: PlannedSubtask[]): Map<string, Set<string>> {
@@ -85,8 +89,9 @@ describe("a subtask starts the moment its inputs exist", () => {
       subtask("s4", "research", "Step four", { dependsOn: ["s3"] }),
       subtask("s5", "research", "The long one"),
     ];
-    const latency = { s1: 100, s2: 100, s3: 100, s4: 100, s5: 700 };
-    const { model, result, events } = await runScripted(scriptFor(plan, latency), { task: "chain beside a long task" });
+    // The long one ends only after the chain's last step has: were the chain to wait for it (waves), the run would never end.
+    const latency = { s1: 100, s2: 100, s3: 100, s4: 100, s5: 0 };
+    const { model, result, events } = await runScripted(scriptFor(plan, latency, { s5: "s4" }), { task: "chain beside a long task" });
     model.assertDone();
     expect(result.status).toBe("completed");
     expect(expectDependencyDriven(plan, events)).toBeGreaterThanOrEqual(3);
@@ -106,8 +111,9 @@ describe("a subtask starts the moment its inputs exist", () => {
       subtask("s4", "research", "Join both", { dependsOn: ["s2", "s3"] }),
       subtask("s5", "research", "After the short branch", { dependsOn: ["s2"] }),
     ];
-    const latency = { s1: 50, s2: 50, s3: 600, s4: 50, s5: 100 };
-    const { result, events } = await runScripted(scriptFor(plan, latency), { task: "skewed diamond" });
+    // The long branch ends only after what depends on the short one has: under waves it would never end.
+    const latency = { s1: 50, s2: 50, s3: 0, s4: 50, s5: 100 };
+    const { result, events } = await runScripted(scriptFor(plan, latency, { s3: "s5" }), { task: "skewed diamond" });
     expect(result.status).toBe("completed");
     expect(expectDependencyDriven(plan, events)).toBeGreaterThanOrEqual(2);
     const spans = timeline(events);
@@ -203,7 +209,8 @@ describe("a subtask waiting for a person", () => {
 });
 
 describe("a crash at a random moment", () => {
-  it("resumes with every subtask's own result, and no finished subtask runs again", async () => {
+  // Up to 12 trials, each a cold CLI start, a kill and a resume: a few patiences' worth on a busy machine.
+  it("resumes with every subtask's own result, and no finished subtask runs again", { timeout: 4 * TEST_TIMEOUT_MS }, async () => {
     // Uneven latencies make the order in which subtasks finish differ from the order they are
     // called in, the trap for identities that follow call order.
     const plan = [
@@ -350,7 +357,8 @@ describe("streamed planning", () => {
     const model = new ScriptedChatModel({
       steps: [
         // The whole plan refers to a subtask that does not exist: invalid, though s1 read well on its own.
-        streamedPlan([subtask("s1", "research", "Early lookup"), subtask("s2", "research", "Uses a ghost", { dependsOn: ["s9"] })]),
+        // Its last piece waits until s1 has started, so s1 is running when the plan turns out invalid.
+        streamedPlan([subtask("s1", "research", "Early lookup"), subtask("s2", "research", "Uses a ghost", { dependsOn: ["s9"] })], { holdLastPieceFor: { role: "research", subtask: "s1" } }),
         finalStep("s1", "early result", { contains: "Early lookup", delayMs: 400 }),
         planStep([subtask("s1", "research", "Repaired lookup")], { contains: "s9" }),
         finalStep("s1", "repaired result", { contains: "Repaired lookup" }),

@@ -98,4 +98,17 @@ describe("ScriptedChatModel", () => {
     expect(pieces.at(-1)).toBe(model.calls[0]?.piecesTotal);
     model.assertDone();
   });
+  it("replies to a step with `after` only once the named call has ended", async () => {
+    const model = new ScriptedChatModel({ steps: [finalStep("s1", "first", { after: { role: "research", subtask: "s2" } }), finalStep("s2", "second", { gate: "go" })] });
+    const first = model.invoke(worker("s1"));
+    const second = model.invoke(worker("s2"));
+    await waitFor(() => (model.calls.length === 2 ? true : undefined), "both calls to start");
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(model.calls.map((call) => call.endedAt)).toEqual([undefined, undefined]);
+    model.open("go");
+    await Promise.all([first, second]);
+    const [s1, s2] = model.calls;
+    expect(s1?.endedAt).toBeGreaterThanOrEqual(s2?.endedAt ?? Number.POSITIVE_INFINITY);
+    model.assertDone();
+  });
 });

@@ -45,9 +45,26 @@ export interface ScriptStep {
    * on this model, which the held call records (`releasedBy`). A gate on an order, not a clock:
    * "the worker started while the planner was still writing" holds however slow the machine is.
    */
-  holdLastPieceFor?: { role: string; subtask?: string };
+  holdLastPieceFor?: CallMatch;
+  /** Reply only once a call of this role (and subtask) has ended on this model: an order the test needs, held as one. */
+  after?: CallMatch;
   /** Answer as cut off at the output limit (`finish_reason: "length"`), as a provider with no larger limit to offer does. */
   cutOff?: boolean;
+}
+
+/** Which call a step waits for: its role (and subtask). */
+interface CallMatch {
+  role: string;
+  subtask?: string;
+}
+
+interface Waiter extends CallMatch {
+  phase: "start" | "end";
+  resolve: (call: ScriptedCall) => void;
+}
+
+function matches(call: ScriptedCall, match: CallMatch): boolean {
+  return call.role === match.role && (match.subtask === undefined || call.subtask === match.subtask);
 }
 
 export interface ScriptedCall {
@@ -104,7 +121,7 @@ export class ScriptedChatModel extends ToolCallingChatModel {
   readonly #used: number[];
   readonly #logFile: string | undefined;
   readonly #gates = new Map<string, { opened: Promise<void>; open: () => void }>();
-  readonly #waiters = new Set<{ role: string; subtask?: string; resolve: (call: ScriptedCall) => void }>();
+  readonly #waiters = new Set<Waiter>();
 
   constructor(options: ScriptedChatModelOptions) {
     super({});
@@ -159,32 +176,23 @@ export class ScriptedChatModel extends ToolCallingChatModel {
     return gate;
   }
 
-  /** The first call of `role` (and `subtask`), once it has started. */
-  #started(match: { role: string; subtask?: string }, signal: AbortSignal | undefined): Promise<ScriptedCall> {
-    const matches = (call: ScriptedCall): boolean => call.role === match.role && (match.subtask === undefined || call.subtask === match.subtask);
-    const found = this.calls.find(matches);
+  /** The first call of `role` (and `subtask`) once it has started, or once it has ended (`phase`). */
+  #reached(match: CallMatch, phase: "start" | "end", signal: AbortSignal | undefined): Promise<ScriptedCall> {
+    const found = this.calls.find((call) => matches(call, match) && (phase === "start" || call.endedAt !== undefined));
     if (found) return Promise.resolve(found);
-    signal?.throwIfAborted();
-    return new Promise((resolve, reject) => {
-      const waiter = {
-        ...match,
-        resolve: (call: ScriptedCall) => {
-          signal?.removeEventListener("abort", abort);
-          resolve(call);
-        },
-      };
-      const abort = (): void => {
-        this.#waiters.delete(waiter);
-        reject(signal?.reason as Error);
-      };
-      signal?.addEventListener("abort", abort, { once: true });
+    let waiter: Waiter | undefined;
+    const reached = new Promise<ScriptedCall>((resolve) => {
+      waiter = { ...match, phase, resolve };
       this.#waiters.add(waiter);
+    });
+    return abortable(reached, signal).finally(() => {
+      if (waiter) this.#waiters.delete(waiter);
     });
   }
 
-  #announce(call: ScriptedCall): void {
+  #announce(call: ScriptedCall, phase: "start" | "end"): void {
     for (const waiter of this.#waiters) {
-      if (call.role !== waiter.role || (waiter.subtask !== undefined && call.subtask !== waiter.subtask)) continue;
+      if (waiter.phase !== phase || !matches(call, waiter)) continue;
       this.#waiters.delete(waiter);
       waiter.resolve(call);
     }
@@ -221,7 +229,7 @@ export class ScriptedChatModel extends ToolCallingChatModel {
       lastMessage: last,
     };
     this.calls.push(call);
-    this.#announce(call);
+    this.#announce(call, "start");
     this.#log({ phase: "start", index: call.index, step: call.step, role, subtask, item, pid: process.pid, at: call.startedAt });
     if (index < 0) {
       this.unexpected.push(call);
@@ -231,7 +239,9 @@ export class ScriptedChatModel extends ToolCallingChatModel {
     const step = this.steps[index] as ScriptStep;
     if (step.delayMs) await sleep(step.delayMs, undefined, { signal: options.signal });
     if (step.gate !== undefined) await abortable(this.#gate(step.gate).opened, options.signal);
+    if (step.after) await this.#reached(step.after, "end", options.signal);
     call.endedAt = Date.now();
+    this.#announce(call, "end");
     this.#log({ phase: "end", index: call.index, step: index, role, subtask, item, pid: process.pid, at: call.endedAt });
     if (step.error !== undefined) throw new Error(step.error);
     const message = new AIMessageChunk({
@@ -315,7 +325,7 @@ export class ScriptedChatModel extends ToolCallingChatModel {
         const first = offset === 0;
         const last = index === calls.length - 1 && offset + size >= text.length;
         if (last && step.holdLastPieceFor) {
-          const releasing = await this.#started(step.holdLastPieceFor, options.signal);
+          const releasing = await this.#reached(step.holdLastPieceFor, "start", options.signal);
           if (record) record.releasedBy = releasing.index;
         }
         const piece = new AIMessageChunk({
