@@ -210,7 +210,7 @@ describe("a subtask waiting for a person", () => {
 
 describe("a crash at a random moment", () => {
   // Up to 12 trials, each a cold CLI start, a kill and a resume: a few patiences' worth on a busy machine.
-  it("resumes with every subtask's own result, and no finished subtask runs again", { timeout: 4 * TEST_TIMEOUT_MS }, async () => {
+  it("resumes with every subtask's own result, and no finished subtask runs again", { timeout: 2 * TEST_TIMEOUT_MS }, async () => {
     // Uneven latencies make the order in which subtasks finish differ from the order they are
     // called in, the trap for identities that follow call order.
     const plan = [

@@ -8,8 +8,11 @@ import { setTimeout as sleep } from "node:timers/promises";
  */
 export const PATIENCE_MS = patience(process.env.TROUPE_TEST_PATIENCE_MS);
 
-/** A test's own timeout: the patience and a minute more, so the wait inside it fails first with its message. */
-export const TEST_TIMEOUT_MS = PATIENCE_MS + 60_000;
+/**
+ * A test's own timeout: two patiences and a minute, so a test with a slow start and a slow end
+ * still passes on a busy machine, and a wait that hangs fails first, with its message.
+ */
+export const TEST_TIMEOUT_MS = 2 * PATIENCE_MS + 60_000;
 
 function patience(value: string | undefined): number {
   if (value === undefined || value === "") return 300_000;
