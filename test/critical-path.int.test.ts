@@ -112,7 +112,7 @@ describe("a subtask starts the moment its inputs exist", () => {
       subtask("s5", "research", "After the short branch", { dependsOn: ["s2"] }),
     ];
     // The long branch ends only after what depends on the short one has: under waves it would never end.
-    const latency = { s1: 50, s2: 50, s3: 0, s4: 50, s5: 100 };
+    const latency = { s1: 50, s2: 50, s3: 0, s4: 50, s5: 300 };
     const { result, events } = await runScripted(scriptFor(plan, latency, { s3: "s5" }), { task: "skewed diamond" });
     expect(result.status).toBe("completed");
     expect(expectDependencyDriven(plan, events)).toBeGreaterThanOrEqual(2);
