@@ -1,5 +1,6 @@
 import { availableParallelism } from "node:os";
 import { defineConfig } from "vitest/config";
+import { TEST_TIMEOUT_MS } from "./test/wait.js";
 
 /**
  * Two tiers (`vitest run --project unit|integration`; `npm test` runs both):
@@ -19,10 +20,12 @@ export default defineConfig({
   // from these npm packages (src/server/routes/console.ts): the same files for test/unit/task-page.test.ts.
   resolve: { alias: [{ find: /^\/vendor\/marked\.js$/, replacement: "marked" }, { find: /^\/vendor\/purify\.js$/, replacement: "dompurify" }] },
   test: {
-    testTimeout: 60_000,
+    // A net against a hang, above every wait's own patience (test/wait.ts): a test waits on states,
+    // and a busy machine only makes it wait longer.
+    testTimeout: TEST_TIMEOUT_MS,
     // Tests run troupe's defaults (review: auto); a test that needs the whole pipeline asks for it.
     env: { TROUPE_REVIEW: "" },
-    hookTimeout: 60_000,
+    hookTimeout: TEST_TIMEOUT_MS,
     pool: "forks",
     // At least two files at once: most tests wait on child processes, sockets or leases, so even a
     // two-CPU machine (where vitest would run one) finishes the suite about a quarter sooner.

@@ -1,10 +1,10 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { setTimeout as sleep } from "node:timers/promises";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { answerStep, planStep, reviewStep, subtask } from "../src/testing/script.js";
 import { serveProcess, tempDir, writeScript } from "./helpers.js";
+import { waitFor } from "./wait.js";
 
 const TRICKY = "\uFEFFhéllo wörld\r\n\tindented  \u0000 end  \n";
 
@@ -17,15 +17,8 @@ async function api<T>(url: string, init: { method?: string; body?: unknown; key?
   return ((await response.json()) as { data: T }).data;
 }
 
-async function until<T>(check: () => Promise<T | undefined>, what: string, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check().catch(() => undefined);
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
-}
+/** Waits on `check`, a failed read (the server restarting) counting as not yet. */
+const until = <T>(check: () => Promise<T | undefined>, what: string): Promise<T> => waitFor(() => check().catch(() => undefined), what, 100);
 
 /** Rows of the delegating server's database, read while it may be running (or dead). */
 function rows<T>(directory: string, sql: string): T[] {
@@ -38,7 +31,7 @@ function rows<T>(directory: string, sql: string): T[] {
 }
 
 describe("two troupe servers, one delegating a subtask to the other over A2A", () => {
-  it("a SIGKILL of the delegating server mid-call: after the restart it waits on the same remote task, and no second task is made", { timeout: 180_000 }, async () => {
+  it("a SIGKILL of the delegating server mid-call: after the restart it waits on the same remote task, and no second task is made", async () => {
     const remoteDir = tempDir();
     const remoteScript = writeScript(remoteDir, "remote.json", [
       planStep([subtask("s1", "execute", "Write it", { tool: "file_write", args: { path: { value: "tricky.txt" }, content: { value: TRICKY } } })], { delayMs: 3_000 }),
@@ -75,7 +68,7 @@ describe("two troupe servers, one delegating a subtask to the other over A2A", (
       const done = await until(async () => {
         const view = await api<{ status: string; result: { answer: string } | null }>(`${local.url}/api/v1/tasks/${taskId}`);
         return view.status === "completed" || view.status === "failed" ? view : undefined;
-      }, "the delegating task to finish", 120_000);
+      }, "the delegating task to finish");
       expect(done).toMatchObject({ status: "completed", result: { answer: "copied the helper's file" } });
       // No duplicate: the remote agent made one task, and it ran once.
       const remoteTasks = await api<{ total: number; items: Array<{ status: string }> }>(`${remote.url}/api/v1/tasks`, { key: "remote-secret" });

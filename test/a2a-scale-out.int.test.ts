@@ -27,7 +27,7 @@ const lastState = (payloads: Payload[]) => {
 };
 
 describe("A2A with the run driven by a worker process (Postgres)", () => {
-  it("streams, resubscribes and cancels a task whose run another process drives: live updates through the store's notifications", { timeout: 180_000 }, async () => {
+  it("streams, resubscribes and cancels a task whose run another process drives: live updates through the store's notifications", async () => {
     const directory = tempDir("troupe-a2a-scale-");
     const workspace = path.join(directory, "workspace");
     mkdirSync(workspace);

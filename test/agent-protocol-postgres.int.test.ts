@@ -26,7 +26,7 @@ async function collect(stream: AsyncIterable<unknown>): Promise<Part[]> {
 }
 
 describe("the Agent Protocol with the run driven by a worker process (Postgres)", () => {
-  it("streams a run, asks its question, takes the answer through the other API process, replays it there, and lists and stores through the shared database", { timeout: 180_000 }, async () => {
+  it("streams a run, asks its question, takes the answer through the other API process, replays it there, and lists and stores through the shared database", async () => {
     const directory = tempDir("troupe-agent-protocol-pg-");
     const workspace = path.join(directory, "workspace");
     mkdirSync(workspace);

@@ -25,7 +25,7 @@ async function benchWithoutBubblewrap(args: string[]): Promise<{ code: number; s
 // The benchmark refuses a section whose prerequisite is missing, naming it, instead of reporting
 // what the missing piece did to its figures (crash trials without bubblewrap read "0 / 20
 // completed, 260 effects missing"). Nothing heavy runs: every section asked for is refused.
-describe("the benchmark without bubblewrap", { timeout: 90_000 }, () => {
+describe("the benchmark without bubblewrap", () => {
   it("refuses the sections that run scripts in the sandbox, names bubblewrap, measures nothing and exits 2", async () => {
     const { code, stdout, stderr } = await benchWithoutBubblewrap(["--only", "crash-trials,offline-corpus,tools"]);
     expect(code).toBe(2);

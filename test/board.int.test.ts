@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest";
 import type { RunResult } from "../src/core/run.js";
 import { answerStep, finalStep, planStep, reviewStep, subtask, toolStep } from "../src/testing/script.js";
 import { CLI, cleanEnv, eventsOf, readScriptLog, runCli, runScripted, tempDir, writeScript } from "./helpers.js";
+import { waitFor } from "./wait.js";
 
 describe("the shared board", () => {
   it("carries a message between two subtasks running side by side, into the state, the trace and the events", async () => {
@@ -99,7 +100,7 @@ describe("the shared board", () => {
       toolStep("s1", "board_post", { to: "s2", text: "the password is swordfish" }),
       finalStep("s1", "posted the password", { contains: '"ok":true' }),
       // s2's first model call never returns: the process is killed in it, after s1 has finished.
-      toolStep("s2", "board_read", {}, { delayMs: 60_000 }),
+      toolStep("s2", "board_read", {}, { gate: "never" }),
     ];
     const child = spawn(process.execPath, [CLI, "run", "share the password", "--json", "--thread", "board-crash", "--workspace", workspace], {
       cwd: directory,
@@ -108,19 +109,17 @@ describe("the shared board", () => {
     });
     const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on("exit", (_code, signal) => resolve(signal)));
     const database = path.join(directory, ".troupe", "troupe.db");
-    const deadline = Date.now() + 30_000;
     // Killed once s1's end is recorded and s2 waits in its model call.
-    for (;;) {
-      if (Date.now() > deadline) throw new Error(`s1 did not finish: ${JSON.stringify(readScriptLog(log))}`);
-      const s2Waiting = readScriptLog(log).some((line) => line.phase === "start" && line.subtask === "s2");
-      if (s2Waiting && existsSync(database)) {
-        const db = new Database(database, { readonly: true });
-        const ended = db.prepare("SELECT COUNT(*) AS count FROM events WHERE type = 'subtask-end' AND data LIKE '%\"subtaskId\":\"s1\"%'").get() as { count: number };
+    const s1Ended = (): boolean => {
+      if (!readScriptLog(log).some((line) => line.phase === "start" && line.subtask === "s2") || !existsSync(database)) return false;
+      const db = new Database(database, { readonly: true });
+      try {
+        return (db.prepare("SELECT COUNT(*) AS count FROM events WHERE type = 'subtask-end' AND data LIKE '%\"subtaskId\":\"s1\"%'").get() as { count: number }).count > 0;
+      } finally {
         db.close();
-        if (ended.count > 0) break;
       }
-      await sleep(25);
-    }
+    };
+    await waitFor(() => (s1Ended() ? true : undefined), () => `s1 to finish: ${JSON.stringify(readScriptLog(log))}`, 25);
     // Its task's writes follow its end event at once.
     await sleep(300);
     child.kill("SIGKILL");

@@ -99,7 +99,7 @@ const historyOwners = async (api: string, threadId: string): Promise<Set<string 
 };
 
 describe("busy threads across processes", () => {
-  it("Postgres: interrupt and rollback reach the worker process driving the run in the way (a supersede control message)", { timeout: 240_000 }, async () => {
+  it("Postgres: interrupt and rollback reach the worker process driving the run in the way (a supersede control message)", async () => {
     const { directory, log, env } = await deployment([...interruptSteps(3_000), ...rollbackSteps(60_000)], { TROUPE_DATABASE_URL: await freshDatabase("busy_pg") });
     const api = await serveApi(directory, env);
     const worker = await startWorker(directory, env, 3);
@@ -131,7 +131,7 @@ describe("busy threads across processes", () => {
     expect(await historyOwners(api.url, "pg-rollback")).toEqual(new Set([base, corrected]));
   });
 
-  it("SQLite: interrupt and rollback reach the process holding the thread (`troupe serve`, or `troupe run`) from a `troupe run` in another process (the superseded_by flag the holder polls)", { timeout: 240_000 }, async () => {
+  it("SQLite: interrupt and rollback reach the process holding the thread (`troupe serve`, or `troupe run`) from a `troupe run` in another process (the superseded_by flag the holder polls)", async () => {
     const { directory, log, env } = await deployment([], {});
     const data = { ...env, TROUPE_DATA_DIR: path.join(directory, "data") };
     // The slow step must still be going when `troupe run` (a process that takes seconds to start on a loaded machine) sets the flag.

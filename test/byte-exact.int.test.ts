@@ -24,5 +24,5 @@ describe("data flows byte-exact through the CLI (the matrix of the benchmark)", 
       outcomes.push(...(await Promise.all(cases.slice(index, index + 2).map((entry) => runByteExactCase(entry, CLI, tempDir("troupe-exact-"))))));
     }
     expect(outcomes.filter((outcome) => !outcome.held).map((outcome) => `${outcome.name}: ${outcome.detail}`)).toEqual([]);
-  }, 240_000);
+  });
 });

@@ -1,9 +1,9 @@
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, describe, expect, it } from "vitest";
 import { CLI, cleanEnv, tempDir } from "./helpers.js";
+import { waitFor } from "./wait.js";
 
 /**
  * `troupe chat` driven through a real pseudo-terminal: tmux runs it in a detached session (its
@@ -50,15 +50,11 @@ class Terminal {
   }
 
   /** Waits until the screen matches (`count` times), and returns it. */
-  async waitFor(pattern: RegExp, count = 1, timeoutMs = 60_000): Promise<string> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
+  async waitFor(pattern: RegExp, count = 1): Promise<string> {
+    return waitFor(() => {
       const screen = this.screen();
-      const found = [...screen.matchAll(new RegExp(pattern.source, `${pattern.flags.replace("g", "")}g`))].length;
-      if (found >= count) return screen;
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${pattern} ×${count}; the screen:\n${screen}`);
-      await sleep(100);
-    }
+      return [...screen.matchAll(new RegExp(pattern.source, `${pattern.flags.replace("g", "")}g`))].length >= count ? screen : undefined;
+    }, () => `${pattern} ×${count}; the screen:\n${this.screen()}`, 100);
   }
 
   kill(): void {
@@ -76,7 +72,7 @@ afterEach(() => {
 });
 
 describe("troupe chat in a terminal", () => {
-  it("answers each line on one thread, asks for approval, takes /approve and /reject, lists /runs, keeps history, and quits", { timeout: 240_000 }, async () => {
+  it("answers each line on one thread, asks for approval, takes /approve and /reject, lists /runs, keeps history, and quits", async () => {
     const directory = tempDir("troupe-chat-");
     const terminal = new Terminal(directory);
     terminals.push(terminal);
@@ -144,7 +140,7 @@ describe("troupe chat in a terminal", () => {
     expect(history).toContain("/approve");
   });
 
-  it("continues an earlier conversation, and Ctrl-C at the prompt leaves", { timeout: 120_000 }, async () => {
+  it("continues an earlier conversation, and Ctrl-C at the prompt leaves", async () => {
     const directory = tempDir("troupe-chat-");
     const first = new Terminal(directory);
     terminals.push(first);

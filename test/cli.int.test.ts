@@ -1,13 +1,13 @@
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { setTimeout as sleep } from "node:timers/promises";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import type { ExecutionGraph } from "../src/core/execution-graph.js";
 import type { RunResult } from "../src/core/run.js";
 import { answerStep, finalStep, planStep, reviewStep, subtask } from "../src/testing/script.js";
 import { cleanEnv, CLI, readScriptLog, runCli, tempDir, writeScript } from "./helpers.js";
+import { waitFor } from "./wait.js";
 
 function parseResult(stdout: string): RunResult {
   return JSON.parse(stdout) as RunResult;
@@ -261,7 +261,7 @@ describe("durable runs across processes", () => {
       env: {
         ...cleanEnv(),
         TROUPE_PROVIDER: "scripted",
-        TROUPE_SCRIPT: writeScript(directory, "before.json", [plan, finalStep("s1", "fast result", { delayMs: 50 }), finalStep("s2", "never arrives", { delayMs: 60_000 })]),
+        TROUPE_SCRIPT: writeScript(directory, "before.json", [plan, finalStep("s1", "fast result", { delayMs: 50 }), finalStep("s2", "never arrives", { gate: "never" })]),
         TROUPE_SCRIPT_LOG: log,
       },
       stdio: "ignore",
@@ -281,11 +281,7 @@ describe("durable runs across processes", () => {
         db.close();
       }
     };
-    const deadline = Date.now() + 30_000;
-    while (!(s1Recorded() && readScriptLog(log).some((line) => line.phase === "start" && line.subtask === "s2"))) {
-      if (Date.now() > deadline) throw new Error(`the run did not reach s2: ${JSON.stringify(readScriptLog(log))}`);
-      await sleep(50);
-    }
+    await waitFor(() => (s1Recorded() && readScriptLog(log).some((line) => line.phase === "start" && line.subtask === "s2") ? true : undefined), () => `the run to reach s2: ${JSON.stringify(readScriptLog(log))}`, 50);
     child.kill("SIGKILL");
     expect(await exited).toBe("SIGKILL");
 

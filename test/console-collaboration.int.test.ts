@@ -9,11 +9,12 @@ import { modelSetOf } from "../src/testing/model-set.js";
 import { answerStep, finalStep, planStep, reviewStep, subtask, toolStep } from "../src/testing/script.js";
 import { type ScriptStep, ScriptedChatModel } from "../src/testing/scripted-chat-model.js";
 import { ROOT, tempDir } from "./helpers.js";
+import { PATIENCE_MS } from "./wait.js";
 
 const CHROMIUM = "/usr/bin/chromium";
 
 describe("the console shows collaboration", () => {
-  it("lists the board's messages and the review panel's votes on the task page", { timeout: 120_000 }, async () => {
+  it("lists the board's messages and the review panel's votes on the task page", async () => {
     if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: install it with apt-get install chromium`);
     const reviewer = (index: number, scores: number, fields: Record<string, unknown> = {}): ScriptStep => ({ ...reviewStep(scores, fields), contains: `You are reviewer ${index} of 2 on a panel.` });
     const model = new ScriptedChatModel({
@@ -37,6 +38,8 @@ describe("the console shows collaboration", () => {
       viewport: { width: 1200, height: 900 },
       args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
     });
+    // Playwright's own 30 s default is a clock; the waits here are on states, with the suite's one patience as their net.
+    browser.setDefaultTimeout(PATIENCE_MS);
     try {
       server = await startServer({ troupe, config: { port: 0, rateLimitPerMinute: 0 }, logger: createLogger("warn") });
       const response = await fetch(`${server.url}/api/v1/execute`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ task: "pass the code word", reviewers: 2 }) });

@@ -2,11 +2,11 @@ import { spawn } from "node:child_process";
 import Database from "better-sqlite3";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { setTimeout as sleep } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
 import type { RunResult } from "../src/core/run.js";
 import { answerStep, finalStep, planStep, reviewStep, subtask, toolStep } from "../src/testing/script.js";
 import { CLI, cleanEnv, readScriptLog, runCli, tempDir, writeScript } from "./helpers.js";
+import { waitFor } from "./wait.js";
 
 describe("a worker killed after a tool's side effect", () => {
   it("does not append twice when the run resumes: the call id settles the call that had run", async () => {
@@ -21,7 +21,7 @@ describe("a worker killed after a tool's side effect", () => {
     const steps = [
       planStep([subtask("s1", "execute", "Log the start, then report")]),
       toolStep("s1", "file_append", { path: "log.txt", content: "started\n" }),
-      finalStep("s1", "never arrives", { delayMs: 60_000, contains: "appended to log.txt" }),
+      finalStep("s1", "never arrives", { gate: "never", contains: "appended to log.txt" }),
     ];
     const child = spawn(process.execPath, [CLI, "run", "log the start", "--json", "--thread", "append-once", "--workspace", workspace], {
       cwd: directory,
@@ -29,12 +29,8 @@ describe("a worker killed after a tool's side effect", () => {
       stdio: "ignore",
     });
     const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on("exit", (_code, signal) => resolve(signal)));
-    const deadline = Date.now() + 30_000;
     // Killed once the second model call of s1 has started, that is after the append returned.
-    while (readScriptLog(log).filter((line) => line.phase === "start" && line.subtask === "s1").length < 2) {
-      if (Date.now() > deadline) throw new Error(`the worker did not get past its append: ${JSON.stringify(readScriptLog(log))}`);
-      await sleep(25);
-    }
+    await waitFor(() => (readScriptLog(log).filter((line) => line.phase === "start" && line.subtask === "s1").length >= 2 ? true : undefined), () => `the worker to get past its append: ${JSON.stringify(readScriptLog(log))}`, 25);
     child.kill("SIGKILL");
     expect(await exited).toBe("SIGKILL");
     expect(readFileSync(path.join(workspace, "log.txt"), "utf8")).toBe("started\n");
@@ -73,15 +69,11 @@ describe("a process killed after a step's tasks finished, before its checkpoint"
     const log = path.join(directory, "calls.jsonl");
     const child = spawn(process.execPath, [CLI, "run", "compute it", "--json", "--thread", "torn", "--workspace", workspace], {
       cwd: directory,
-      env: { ...cleanEnv(), TROUPE_PROVIDER: "scripted", TROUPE_SCRIPT: writeScript(directory, "before.json", [planStep([subtask("s1", "execute", "Compute")], { delayMs: 60_000 })]), TROUPE_SCRIPT_LOG: log },
+      env: { ...cleanEnv(), TROUPE_PROVIDER: "scripted", TROUPE_SCRIPT: writeScript(directory, "before.json", [planStep([subtask("s1", "execute", "Compute")], { gate: "never" })]), TROUPE_SCRIPT_LOG: log },
       stdio: "ignore",
     });
     const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on("exit", (_code, signal) => resolve(signal)));
-    const deadline = Date.now() + 30_000;
-    while (!readScriptLog(log).some((line) => line.phase === "start" && line.role === "planner")) {
-      if (Date.now() > deadline) throw new Error("the planner was never called");
-      await sleep(25);
-    }
+    await waitFor(() => (readScriptLog(log).some((line) => line.phase === "start" && line.role === "planner") ? true : undefined), "the planner to be called", 25);
     child.kill("SIGKILL");
     expect(await exited).toBe("SIGKILL");
     // What the disk holds when the process dies between a task's writes and the next checkpoint:

@@ -12,6 +12,7 @@ import { modelSetOf } from "../src/testing/model-set.js";
 import { answerStep, finalStep, planStep, reviewStep, subtask, toolStep } from "../src/testing/script.js";
 import { type ScriptStep, ScriptedChatModel } from "../src/testing/scripted-chat-model.js";
 import { CLI, cleanEnv, eventsOf, readScriptLog, runCli, runScripted, tempDir, writeScript } from "./helpers.js";
+import { TEST_TIMEOUT_MS, waitFor } from "./wait.js";
 
 /** When each subtask started and ended, by its events. */
 function timeline(events: StoredEvent[]): Map<string, { start: number; end: number }> {
@@ -24,9 +25,13 @@ function timeline(events: StoredEvent[]): Map<string, { start: number; end: numb
   return spans;
 }
 
-/** A plan whose every subtask is one scripted model call of `latency` ms that answers `result of <id>`. */
-function scriptFor(plan: PlannedSubtask[], latency: Record<string, number>): ScriptStep[] {
-  return [planStep(plan), ...plan.map((item) => finalStep(item.id, `result of ${item.id}`, { delayMs: latency[item.id] ?? 0 })), reviewStep(0.9), answerStep("done")];
+/**
+ * A plan whose every subtask is one scripted model call of `latency` ms that answers `result of <id>`;
+ * a subtask in `after` replies only once the named one's call has ended (an order held, not timed).
+ */
+function scriptFor(plan: PlannedSubtask[], latency: Record<string, number>, after: Record<string, string> = {}): ScriptStep[] {
+  const waits = (id: string) => (after[id] ? { after: { role: "research", subtask: after[id] } } : {});
+  return [planStep(plan), ...plan.map((item) => finalStep(item.id, `result of ${item.id}`, { delayMs: latency[item.id] ?? 0, ...waits(item.id) })), reviewStep(0.9), answerStep("done")];
 }
 
 function ancestorsOf(plan: PlannedSubtask[]): Map<string, Set<string>> {
@@ -84,14 +89,16 @@ describe("a subtask starts the moment its inputs exist", () => {
       subtask("s4", "research", "Step four", { dependsOn: ["s3"] }),
       subtask("s5", "research", "The long one"),
     ];
-    const latency = { s1: 100, s2: 100, s3: 100, s4: 100, s5: 700 };
-    const { model, result, events } = await runScripted(scriptFor(plan, latency), { task: "chain beside a long task" });
+    // The long one ends only after the chain's last step has: were the chain to wait for it (waves), the run would never end.
+    const latency = { s1: 100, s2: 100, s3: 100, s4: 100, s5: 0 };
+    const { model, result, events } = await runScripted(scriptFor(plan, latency, { s5: "s4" }), { task: "chain beside a long task" });
     model.assertDone();
     expect(result.status).toBe("completed");
     expect(expectDependencyDriven(plan, events)).toBeGreaterThanOrEqual(3);
-    // The whole chain ran while the long subtask did.
-    const spans = timeline(events);
-    expect(spans.get("s4")?.end).toBeLessThan(spans.get("s5")?.end ?? 0);
+    // The whole chain ran while the long subtask did: s5's call started before s4's, and ended only after it (its events may land in the same millisecond).
+    const [chainEnd, long] = [model.callsFor("research", "s4")[0], model.callsFor("research", "s5")[0]];
+    expect(long?.startedAt).toBeLessThanOrEqual(chainEnd?.startedAt ?? 0);
+    expect(long?.endedAt).toBeGreaterThanOrEqual(chainEnd?.endedAt ?? Number.POSITIVE_INFINITY);
     // The planner's node ran the whole plan as it came (no plan approval), not one superstep per wave.
     expect(result.trace.nodes.slice(0, 2)).toEqual(["intake", "planner"]);
     expect(result.trace.nodes).not.toContain("execute");
@@ -105,12 +112,15 @@ describe("a subtask starts the moment its inputs exist", () => {
       subtask("s4", "research", "Join both", { dependsOn: ["s2", "s3"] }),
       subtask("s5", "research", "After the short branch", { dependsOn: ["s2"] }),
     ];
-    const latency = { s1: 50, s2: 50, s3: 600, s4: 50, s5: 100 };
-    const { result, events } = await runScripted(scriptFor(plan, latency), { task: "skewed diamond" });
+    // The long branch ends only after what depends on the short one has: under waves it would never end.
+    const latency = { s1: 50, s2: 50, s3: 0, s4: 50, s5: 300 };
+    const { model, result, events } = await runScripted(scriptFor(plan, latency, { s3: "s5" }), { task: "skewed diamond" });
     expect(result.status).toBe("completed");
     expect(expectDependencyDriven(plan, events)).toBeGreaterThanOrEqual(2);
-    const spans = timeline(events);
-    expect(spans.get("s5")?.end).toBeLessThan(spans.get("s3")?.end ?? 0);
+    // s5 ran while the long branch did: its call started before s3's ended, and ended first.
+    const [long, short] = [model.callsFor("research", "s3")[0], model.callsFor("research", "s5")[0]];
+    expect(short?.startedAt).toBeLessThanOrEqual(long?.endedAt ?? 0);
+    expect(short?.endedAt).toBeLessThanOrEqual(long?.endedAt ?? 0);
   });
 
   it("holds for random DAGs of 20 subtasks with random latencies", async () => {
@@ -202,7 +212,8 @@ describe("a subtask waiting for a person", () => {
 });
 
 describe("a crash at a random moment", () => {
-  it("resumes with every subtask's own result, and no finished subtask runs again", { timeout: 300_000 }, async () => {
+  // Up to 12 trials, each a cold CLI start, a kill and a resume: a few patiences' worth on a busy machine.
+  it("resumes with every subtask's own result, and no finished subtask runs again", { timeout: 2 * TEST_TIMEOUT_MS }, async () => {
     // Uneven latencies make the order in which subtasks finish differ from the order they are
     // called in, the trap for identities that follow call order.
     const plan = [
@@ -248,12 +259,8 @@ describe("a crash at a random moment", () => {
         }),
       );
       // Kill once the plan is running, after some research calls ended, at a random moment after.
-      const deadline = Date.now() + 30_000;
       const ended = (): number => readScriptLog(log).filter((line) => line.role === "research" && line.phase === "end").length;
-      while (alive && ended() < killAfterEnded) {
-        if (Date.now() > deadline) throw new Error("the plan never started");
-        await sleep(10);
-      }
+      await waitFor(() => (!alive || ended() >= killAfterEnded ? true : undefined), "the plan to start", 10);
       await sleep(Math.round(random() * 150));
       child.kill("SIGKILL");
       await exited;
@@ -317,7 +324,9 @@ describe("streamed planning", () => {
       subtask("s4", "research", "Fourth lookup"),
     ];
     const model = new ScriptedChatModel({
-      steps: [streamedPlan(plan), ...plan.map((item) => finalStep(item.id, `result of ${item.id}`)), reviewStep(0.9), answerStep("four lookups")],
+      // The planner's last piece waits until s1's worker call has started: if troupe waited for the
+      // whole plan before starting a subtask, the run would never get past the planner.
+      steps: [streamedPlan(plan, { holdLastPieceFor: { role: "research", subtask: "s1" } }), ...plan.map((item) => finalStep(item.id, `result of ${item.id}`)), reviewStep(0.9), answerStep("four lookups")],
     });
     const directory = tempDir();
     const troupe = await Troupe.create({ models: modelSetOf(model), dataDir: path.join(directory, "data"), workspace: path.join(directory, "workspace") });
@@ -333,8 +342,9 @@ describe("streamed planning", () => {
       expect(eventsOf(events, "subtask-planned").map((event) => event.subtask.id)).toEqual(["s1", "s2", "s3", "s4"]);
       const planner = model.callsFor("planner")[0];
       const worker = model.callsFor("research", "s1")[0];
-      // The worker's model call began while the planner's reply was still streaming (its last piece comes ~25 ms × pieces later).
-      expect(worker?.startedAt).toBeLessThan((planner?.endedAt ?? 0) + 25 * 10);
+      // The worker's model call began while the planner's reply was still streaming: it is the call that let the last piece go.
+      expect(planner?.releasedBy).toBe(worker?.index);
+      expect(planner?.piecesSent).toBe(planner?.piecesTotal);
       expect(result.plan.map((view) => [view.id, view.status, view.attempts])).toEqual([
         ["s1", "done", 1],
         ["s2", "done", 1],
@@ -350,7 +360,8 @@ describe("streamed planning", () => {
     const model = new ScriptedChatModel({
       steps: [
         // The whole plan refers to a subtask that does not exist: invalid, though s1 read well on its own.
-        streamedPlan([subtask("s1", "research", "Early lookup"), subtask("s2", "research", "Uses a ghost", { dependsOn: ["s9"] })]),
+        // Its last piece waits until s1 has started, so s1 is running when the plan turns out invalid.
+        streamedPlan([subtask("s1", "research", "Early lookup"), subtask("s2", "research", "Uses a ghost", { dependsOn: ["s9"] })], { holdLastPieceFor: { role: "research", subtask: "s1" } }),
         finalStep("s1", "early result", { contains: "Early lookup", delayMs: 400 }),
         planStep([subtask("s1", "research", "Repaired lookup")], { contains: "s9" }),
         finalStep("s1", "repaired result", { contains: "Repaired lookup" }),

@@ -55,7 +55,7 @@ function evalResults(stdout: string): EvalResults {
 }
 
 describe("troupe eval on the offline model", () => {
-  it("gives each case its known verdict, naming the expectation that failed, and keeps every run", { timeout: 120_000 }, async () => {
+  it("gives each case its known verdict, naming the expectation that failed, and keeps every run", async () => {
     const directory = tempDir("troupe-eval-");
     const suite = writeSuite(
       directory,
@@ -99,7 +99,7 @@ describe("troupe eval on the offline model", () => {
     expect(JSON.parse(shown.stdout)).toMatchObject({ runId: failing?.runId, task: "write a poem about the sea", status: "failed" });
   });
 
-  it("prints a table with the verdict, the failed expectations, calls, tokens, cost and time, and the failures with their runs", { timeout: 60_000 }, async () => {
+  it("prints a table with the verdict, the failed expectations, calls, tokens, cost and time, and the failures with their runs", async () => {
     const directory = tempDir("troupe-eval-");
     const suite = writeSuite(directory, "table.jsonl", [
       { id: "saves", task: PERCENT, expect: { files: { "result.txt": "397.8" } } },
@@ -116,7 +116,7 @@ describe("troupe eval on the offline model", () => {
     expect(result.stdout).toMatch(/passed 1 of 2 \(50%\) · minimum 100% → not met/);
   });
 
-  it("runs each case in its own workspace, in parallel, never seeing another case's files", { timeout: 60_000 }, async () => {
+  it("runs each case in its own workspace, in parallel, never seeing another case's files", async () => {
     const directory = tempDir("troupe-eval-");
     const read = "read shared.txt and save it to copy.txt";
     const suite = writeSuite(directory, "isolation.jsonl", [
@@ -145,7 +145,7 @@ describe("troupe eval on the offline model", () => {
     expect(existsSync(path.join(directory, "workspace"))).toBe(false);
   });
 
-  it("exits 0 when the pass rate reaches --min-pass-rate and 1 below it, and writes the results with --out", { timeout: 60_000 }, async () => {
+  it("exits 0 when the pass rate reaches --min-pass-rate and 1 below it, and writes the results with --out", async () => {
     const directory = tempDir("troupe-eval-");
     const suite = writeSuite(directory, "half.jsonl", [
       { id: "passes", task: SEVEN_SIX, expect: { files: { "answer.txt": "42" } } },
@@ -207,7 +207,7 @@ describe("troupe eval on the offline model", () => {
     });
   });
 
-  it("--compare shows, per case and in total, what changed against an earlier results file", { timeout: 90_000 }, async () => {
+  it("--compare shows, per case and in total, what changed against an earlier results file", async () => {
     const directory = tempDir("troupe-eval-");
     const dataDir = path.join(directory, "data");
     const earlierFile = path.join(directory, "earlier.json");

@@ -58,7 +58,7 @@ function verdicts(results: EvalResults) {
 }
 
 describe("troupe eval --record and --replay (the real provider clients against the fake servers)", () => {
-  it("records every request and reply, then replays them with the server stopped and no key, giving the same verdicts", { timeout: 120_000 }, async () => {
+  it("records every request and reply, then replays them with the server stopped and no key, giving the same verdicts", async () => {
     const openai = await fakeOpenAI(new QuotingJudgeBrain({}));
     const directory = tempDir("troupe-eval-cassettes-");
     const suite = path.join(directory, "suite.jsonl");
@@ -104,7 +104,7 @@ describe("troupe eval --record and --replay (the real provider clients against t
     expect(replayed.cases.every((item, index) => item.runId !== null && item.runId !== recorded.cases[index]?.runId)).toBe(true);
   });
 
-  it("fails a case clearly on a request the cassette does not hold, naming the case and the request hash", { timeout: 120_000 }, async () => {
+  it("fails a case clearly on a request the cassette does not hold, naming the case and the request hash", async () => {
     const openai = await fakeOpenAI();
     const directory = tempDir("troupe-eval-cassettes-");
     const suite = path.join(directory, "suite.jsonl");
@@ -136,7 +136,7 @@ describe("troupe eval --record and --replay (the real provider clients against t
     expect(replayRun.stderr).toMatch(/✗ saves .*replay: case saves: no recorded reply for request [0-9a-f]{16}/);
   });
 
-  it("replays the Anthropic client's forced-tool answers as well", { timeout: 120_000 }, async () => {
+  it("replays the Anthropic client's forced-tool answers as well", async () => {
     const anthropic = await fakeAnthropic();
     const directory = tempDir("troupe-eval-cassettes-");
     const suite = path.join(directory, "suite.jsonl");

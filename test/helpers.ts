@@ -2,7 +2,6 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { afterEach } from "vitest";
 import { z } from "zod";
@@ -14,6 +13,7 @@ import { type ScriptStep, ScriptedChatModel } from "../src/testing/scripted-chat
 import { createBuiltinRegistry } from "../src/tools/builtin/index.js";
 import { defineTool, type ToolDefinition } from "../src/tools/define-tool.js";
 import type { ToolRegistry } from "../src/tools/registry.js";
+import { waitFor } from "./wait.js";
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 export const CLI = path.join(ROOT, "dist/src/cli/main.js");
@@ -181,11 +181,10 @@ export async function serveProcess(directory: string, env: Record<string, string
   let stderr = "";
   child.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on("exit", (code, signal) => resolve({ code, signal })));
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const match = /listening on (http:\/\/\S+) /.exec(stderr);
-    if (match) return { url: match[1] as string, child, exited, stderr: () => stderr };
-    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`the server did not start: ${stderr}`);
-    await sleep(25);
-  }
+  // A cold start on a busy machine can take a while: wait for the line that says it listens (or its exit).
+  const url = await waitFor(() => {
+    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`the server did not start: ${stderr}`);
+    return /listening on (http:\/\/\S+) /.exec(stderr)?.[1];
+  }, () => `the server to start (its stderr so far: ${stderr.slice(-2_000)})`, 25);
+  return { url, child, exited, stderr: () => stderr };
 }

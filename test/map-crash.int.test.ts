@@ -1,12 +1,12 @@
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import path from "node:path";
-import { setTimeout as sleep } from "node:timers/promises";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import type { RunResult } from "../src/core/run.js";
 import { answerStep, finalStep, planStep, reviewStep, subtask } from "../src/testing/script.js";
 import { cleanEnv, CLI, readScriptLog, runCli, tempDir, writeScript } from "./helpers.js";
+import { waitFor } from "./wait.js";
 
 /** The items of s1 the stash has recorded as finished (read-only, as another process would). */
 function finishedItems(database: string): number[] {
@@ -40,11 +40,7 @@ describe("a crash in the middle of a map", () => {
     });
     const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on("exit", (_code, signal) => resolve(signal)));
     const database = path.join(directory, ".troupe", "troupe.db");
-    const deadline = Date.now() + 60_000;
-    while (finishedItems(database).length < 10) {
-      if (Date.now() > deadline) throw new Error(`the map did not get going: ${JSON.stringify(readScriptLog(log).slice(-5))}`);
-      await sleep(20);
-    }
+    await waitFor(() => (finishedItems(database).length >= 10 ? true : undefined), () => `the map to get going: ${JSON.stringify(readScriptLog(log).slice(-5))}`);
     child.kill("SIGKILL");
     expect(await exited).toBe("SIGKILL");
     const finished = finishedItems(database);

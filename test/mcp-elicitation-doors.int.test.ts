@@ -8,6 +8,7 @@ import { ROOT } from "./helpers.js";
 import { a2aClient, a2aMessage, listen, mcpClient, sendRequest, statusText, structured } from "./protocol-helpers.js";
 import { answerExpiredQuestions } from "../src/server/expired-questions.js";
 import { envelope, makeApp, waitForStatus } from "./server-helpers.js";
+import { PATIENCE_MS } from "./wait.js";
 
 // A tool server's question reaches a person through every door troupe has, as its own kind of
 // question (never an approval): the HTTP API, the web console, troupe's own MCP server (relayed to
@@ -112,7 +113,7 @@ describe("a tool server's question, through troupe's front doors", () => {
     expect(received(log).map((entry) => entry.action)).toEqual(["cancel", "cancel"]);
   });
 
-  it("in the web console: its own card, the server's words as text, a form built from its fields", { timeout: 120_000 }, async () => {
+  it("in the web console: its own card, the server's words as text, a form built from its fields", async () => {
     if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: install it with apt-get install chromium`);
     const { app, log } = await appWithServer("TR 4");
     const base = await listen(app);
@@ -121,6 +122,8 @@ describe("a tool server's question, through troupe's front doors", () => {
     const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ["--no-sandbox", "--disable-gpu"] });
     try {
       const page = await browser.newPage();
+      // Playwright's own 30 s default is a clock; the waits here are on states, with the suite's one patience as their net.
+      page.setDefaultTimeout(PATIENCE_MS);
       const errors: string[] = [];
       page.on("pageerror", (error) => errors.push(error.message));
       await page.goto(`${base}/#/tasks/${accepted.task_id}`);

@@ -20,7 +20,7 @@ const save = (tag: string, delayMs: number) =>
   planStep([subtask("s1", "execute", "Save the word", { tool: "file_write", args: { path: { value: `${tag}.txt` }, content: { value: `written for ${tag}` } } })], { contains: `[${tag}]`, delayMs });
 
 describe("MCP with the run driven by a worker process (Postgres)", () => {
-  it("a subscribed run's resource tells its changes, and run_task logs its events, while another process drives it", { timeout: 180_000 }, async () => {
+  it("a subscribed run's resource tells its changes, and run_task logs its events, while another process drives it", async () => {
     const directory = tempDir("troupe-mcp-scale-");
     const workspace = path.join(directory, "workspace");
     mkdirSync(workspace);

@@ -8,6 +8,7 @@ import { describe, expect, it } from "vitest";
 import { answerStep, planStep, subtask } from "../src/testing/script.js";
 import { structured } from "./protocol-helpers.js";
 import { cleanEnv, CLI, ROOT, tempDir, writeScript } from "./helpers.js";
+import { waitFor } from "./wait.js";
 
 const INSPECTOR = path.join(ROOT, "node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js");
 
@@ -40,7 +41,7 @@ function inspect(directory: string, args: string[]): Promise<{ code: number | nu
 }
 
 describe("troupe mcp over stdio", () => {
-  it("serves the SDK's Client: tools, a run with progress notifications, and its answer on stdout's protocol only", { timeout: 60_000 }, async () => {
+  it("serves the SDK's Client: tools, a run with progress notifications, and its answer on stdout's protocol only", async () => {
     const directory = tempDir();
     const { client, transport } = stdioClient(directory);
     await client.connect(transport);
@@ -59,7 +60,7 @@ describe("troupe mcp over stdio", () => {
     }
   });
 
-  it("offers logging, prompts (the config's templates too), completions and subscriptions over stdio as over HTTP", { timeout: 60_000 }, async () => {
+  it("offers logging, prompts (the config's templates too), completions and subscriptions over stdio as over HTTP", async () => {
     const directory = tempDir();
     writeFileSync(
       path.join(directory, "troupe.config.json"),
@@ -91,7 +92,7 @@ describe("troupe mcp over stdio", () => {
     }
   });
 
-  it("keeps a run's progress when the client goes away, and the next troupe mcp picks it up by id", { timeout: 90_000 }, async () => {
+  it("keeps a run's progress when the client goes away, and the next troupe mcp picks it up by id", async () => {
     const directory = tempDir();
     const script = writeScript(directory, "slow.json", [
       planStep([
@@ -121,7 +122,7 @@ describe("troupe mcp over stdio", () => {
     }
   });
 
-  it("a line that is not JSON is refused and the session goes on; the end of stdin ends the process cleanly", { timeout: 30_000 }, async () => {
+  it("a line that is not JSON is refused and the session goes on; the end of stdin ends the process cleanly", async () => {
     const directory = tempDir();
     const child = spawn(process.execPath, [CLI, "mcp"], { cwd: directory, env: cleanEnv(), stdio: ["pipe", "pipe", "pipe"] });
     let stdout = "";
@@ -129,8 +130,7 @@ describe("troupe mcp over stdio", () => {
     const exited = new Promise<number | null>((resolve) => child.on("close", resolve));
     child.stdin.write("{this is not json\n");
     child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } } })}\n`);
-    const deadline = Date.now() + 20_000;
-    while (!stdout.includes('"id":1') && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    await waitFor(() => (stdout.includes('"id":1') ? true : undefined), () => `the answer to initialize after a line that is not JSON (stdout so far: ${stdout})`, 50);
     const answer = JSON.parse(stdout.split("\n").find((line) => line.includes('"id":1')) ?? "{}") as { result?: { serverInfo?: { name: string } } };
     expect(answer.result?.serverInfo?.name).toBe("troupe");
     child.stdin.end();
@@ -139,7 +139,7 @@ describe("troupe mcp over stdio", () => {
     for (const line of stdout.split("\n").filter(Boolean)) expect(() => JSON.parse(line)).not.toThrow();
   });
 
-  it("works with the MCP Inspector's CLI mode: it lists the tools and calls run_task", { timeout: 90_000 }, async () => {
+  it("works with the MCP Inspector's CLI mode: it lists the tools and calls run_task", async () => {
     const directory = tempDir();
     expect(existsSync(INSPECTOR)).toBe(true);
     const listed = await inspect(directory, ["--method", "tools/list"]);

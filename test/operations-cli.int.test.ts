@@ -4,7 +4,7 @@ import { Troupe } from "../src/runtime/engine.js";
 import { runCli, tempDir } from "./helpers.js";
 
 describe("the command line for operating over time", () => {
-  it("runs history, runs fork, runs delete, gc, schedule and grants: JSON out, bad input exit 2", { timeout: 120_000 }, async () => {
+  it("runs history, runs fork, runs delete, gc, schedule and grants: JSON out, bad input exit 2", async () => {
     const directory = tempDir();
     const env = { TROUPE_DATA_DIR: path.join(directory, "data"), TROUPE_WORKSPACE: path.join(directory, "ws"), TROUPE_PROVIDER: "offline" };
     const cli = async (args: string[]) => runCli(args, { cwd: directory, env });

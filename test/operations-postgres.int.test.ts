@@ -66,7 +66,7 @@ describe("operations over time on Postgres", () => {
       await until(async () => {
         const rows = [...(await troupe.store.webhooks.forRun(original.runId)), ...(await troupe.store.webhooks.forRun(fork.runId))];
         return rows.length === 2 && rows.every((row) => row.status === "delivered") ? rows : undefined;
-      }, "both deliveries", 60_000);
+      }, "both deliveries");
       expect(received).toHaveLength(3);
       const store = troupe.store as PostgresStore;
       const blobs = async (thread: string): Promise<number> => (await store.pool.query<{ n: number }>("SELECT COUNT(*)::int AS n FROM checkpoint_blobs WHERE thread_id = $1", [thread])).rows[0]?.n ?? 0;

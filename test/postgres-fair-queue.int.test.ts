@@ -39,7 +39,7 @@ async function submit(store: PostgresStore, owner: string | null, count = 1, fie
   return ids;
 }
 
-describe("the Postgres run queue takes round-robin by key", { timeout: 60_000 }, () => {
+describe("the Postgres run queue takes round-robin by key", () => {
   it("gives a key behind another key's flood its first run in the same take, and across processes serves the key with fewer runs going", async () => {
     const databaseUrl = await freshDatabase("fair_queue");
     const first = await open(databaseUrl);

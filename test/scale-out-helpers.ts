@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { setTimeout as sleep } from "node:timers/promises";
 import { cleanEnv, CLI } from "./helpers.js";
+import { waitFor } from "./wait.js";
 
 /** A troupe process started by a test: `serve` or `worker`, with where it answers. */
 export interface Proc {
@@ -35,35 +35,32 @@ async function start(args: string[], cwd: string, env: Record<string, string>, r
   child.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
   child.stdout?.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on("exit", (code, signal) => resolve({ code, signal })));
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    const match = ready.exec(stderr);
-    if (match) {
-      const proc: Proc = {
-        child,
-        pid: child.pid as number,
-        url: match.groups?.url ?? "",
-        ...(match.groups?.worker ? { worker: match.groups.worker } : {}),
-        exited,
-        stderr: () => stderr,
-        stdout: () => stdout,
-        stop: async () => {
-          if (child.exitCode !== null || child.signalCode !== null) return;
-          child.kill("SIGTERM");
-          const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
-          await exited;
-          clearTimeout(timer);
-        },
-      };
-      started.push(proc);
-      return proc;
-    }
-    if (child.exitCode !== null || Date.now() > deadline) {
-      child.kill("SIGKILL");
-      throw new Error(`troupe ${args[0]} did not start: ${stderr}`);
-    }
-    await sleep(25);
-  }
+  // A cold start on a busy machine can take a while: wait for the line that says it is ready (or its exit).
+  const match = await waitFor(() => {
+    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`troupe ${args[0]} did not start: ${stderr}`);
+    return ready.exec(stderr) ?? undefined;
+  }, () => `troupe ${args[0]} to start (its stderr so far: ${stderr.slice(-2_000)})`, 25).catch((error: unknown) => {
+    child.kill("SIGKILL");
+    throw error;
+  });
+  const proc: Proc = {
+    child,
+    pid: child.pid as number,
+    url: match.groups?.url ?? "",
+    ...(match.groups?.worker ? { worker: match.groups.worker } : {}),
+    exited,
+    stderr: () => stderr,
+    stdout: () => stdout,
+    stop: async () => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill("SIGTERM");
+      const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+  started.push(proc);
+  return proc;
 }
 
 /** `troupe serve --port 0` (with `--workers 0` for an API process that runs nothing). */
@@ -91,15 +88,7 @@ export async function submit(api: string, body: Record<string, unknown>): Promis
   return response.body.data.task_id;
 }
 
-export async function until<T>(check: () => Promise<T | undefined> | T | undefined, what: string, timeoutMs = 120_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
-}
+export const until = <T>(check: () => Promise<T | undefined> | T | undefined, what: string): Promise<T> => waitFor(check, what, 100);
 
 export async function taskStatus(api: string, id: string): Promise<string> {
   return (await call<{ status: string }>(`${api}/api/v1/tasks/${id}`)).body.data.status;

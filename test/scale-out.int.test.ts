@@ -54,7 +54,7 @@ async function deployment(steps: Parameters<typeof writeScript>[2], extra: Recor
 }
 
 describe("API processes and worker processes on one Postgres", () => {
-  it("completes 20 tasks while one of two workers is killed with SIGKILL mid-way: its runs are taken over, each subtask finishes once, each file is written once", { timeout: 240_000 }, async () => {
+  it("completes 20 tasks while one of two workers is killed with SIGKILL mid-way: its runs are taken over, each subtask finishes once, each file is written once", async () => {
     const tasks = 20;
     const steps = [
       ...Array.from({ length: tasks }, (_, index) =>
@@ -99,7 +99,7 @@ describe("API processes and worker processes on one Postgres", () => {
     await until(async () => {
       const statuses = await Promise.all(ids.map((id) => taskStatus(api.url, id)));
       return statuses.every((status) => status === "completed" || status === "failed") ? statuses : undefined;
-    }, "every task to finish", 180_000);
+    }, "every task to finish");
     for (const id of ids) expect([id, await taskStatus(api.url, id)]).toEqual([id, "completed"]);
 
     // Each result file written once (the write-ahead audit settles a call the dead worker had begun).
@@ -129,7 +129,7 @@ describe("API processes and worker processes on one Postgres", () => {
     expect(health.checks.queue).toMatchObject({ ok: true, depth: 0 });
   });
 
-  it("resumes a run on a worker when a person approves it through another API process, and streams its events to clients of either", { timeout: 120_000 }, async () => {
+  it("resumes a run on a worker when a person approves it through another API process, and streams its events to clients of either", async () => {
     // One subtask: its worker's text is the answer (the fast route), no synthesizer call.
     const steps = [planStep([subtask("s1", "research", "Look it up")]), finalStep("s1", "found it"), reviewStep(0.9)];
     const { directory, log, env } = await deployment(steps);
@@ -159,17 +159,16 @@ describe("API processes and worker processes on one Postgres", () => {
     expect([...replay.matchAll(/^id: (\d+)$/gm)].map((match) => Number(match[1]))).toEqual([...text.matchAll(/^id: (\d+)$/gm)].map((match) => Number(match[1])));
   });
 
-  it("cancels a run from an API process while a worker drives it: the worker stops it, records it cancelled, and the cancel answers with it", { timeout: 120_000 }, async () => {
-    const steps = [planStep([subtask("s1", "research", "Take forever")]), finalStep("s1", "never", { delayMs: 120_000 })];
+  it("cancels a run from an API process while a worker drives it: the worker stops it, records it cancelled, and the cancel answers with it", async () => {
+    // s1's call never replies on its own (a gate nobody opens): only the cancel can end it.
+    const steps = [planStep([subtask("s1", "research", "Take forever")]), finalStep("s1", "never", { gate: "never" })];
     const { directory, log, env } = await deployment(steps);
     const api = await serveApi(directory, env);
     const worker = await startWorker(directory, env, 2);
     const id = await submit(api.url, { task: "take forever" });
     await until(() => (readScriptLog(log).some((line) => line.subtask === "s1" && line.phase === "start") ? true : undefined), "s1 to start on the worker");
-    const started = Date.now();
     const cancelled = await call<{ status: string }>(`${api.url}/api/v1/tasks/${id}/cancel`, { method: "POST" });
     expect([cancelled.status, cancelled.body.data.status]).toEqual([200, "cancelled"]);
-    expect(Date.now() - started).toBeLessThan(10_000);
     const events = await (await fetch(`${api.url}/api/v1/tasks/${id}/events`)).text();
     expect(events).toMatch(/"type":"run-end","status":"cancelled"/);
     // The worker is free again, and a cancelled run is no one's: the queue is empty.
@@ -179,7 +178,7 @@ describe("API processes and worker processes on one Postgres", () => {
     expect((await call(`${api.url}/api/v1/tasks/${id}/cancel`, { method: "POST" })).status).toBe(409);
   });
 
-  it("drains a worker on SIGTERM: its runs go back to the queue at their last checkpoint and another worker finishes them without redoing finished steps", { timeout: 120_000 }, async () => {
+  it("drains a worker on SIGTERM: its runs go back to the queue at their last checkpoint and another worker finishes them without redoing finished steps", async () => {
     const steps = [
       planStep([subtask("s1", "research", "First"), subtask("s2", "research", "Second", { dependsOn: ["s1"] })], { times: 2 }),
       finalStep("s1", "first done", { delayMs: 1_500, times: 2 }),
@@ -208,7 +207,7 @@ describe("API processes and worker processes on one Postgres", () => {
 });
 
 describe("when the database goes away", () => {
-  it("finishes a run whose database restarted under it, from its last checkpoint, without redoing a finished step; the API answers 503 with a code meanwhile", { timeout: 180_000 }, async () => {
+  it("finishes a run whose database restarted under it, from its last checkpoint, without redoing a finished step; the API answers 503 with a code meanwhile", async () => {
     // A cluster of its own: this test restarts it.
     const cluster = await startThrowawayPostgres();
     try {
@@ -238,8 +237,8 @@ describe("when the database goes away", () => {
       expect(((await down.json()) as { code: string }).code).toBe("database_unreachable");
       await sleep(1_000);
       await cluster.start();
-      await until(async () => ((await fetch(`${api.url}/health`)).status === 200 ? true : undefined), "the API to be ready again", 60_000);
-      await until(async () => ((await taskStatus(api.url, id)) === "completed" ? true : undefined), "the run to finish after the restart", 120_000);
+      await until(async () => ((await fetch(`${api.url}/health`)).status === 200 ? true : undefined), "the API to be ready again");
+      await until(async () => ((await taskStatus(api.url, id)) === "completed" ? true : undefined), "the run to finish after the restart");
       const view = (await call<{ result: { answer: string } }>(`${api.url}/api/v1/tasks/${id}`)).body.data;
       expect(view.result.answer).toBe("both done despite the restart");
       const lines = readScriptLog(log);
@@ -253,7 +252,7 @@ describe("when the database goes away", () => {
 });
 
 describe("evals on Postgres", () => {
-  it("stores an eval submitted to an API process that runs nothing; a worker takes it up and runs it, and its events stream from the API", { timeout: 120_000 }, async () => {
+  it("stores an eval submitted to an API process that runs nothing; a worker takes it up and runs it, and its events stream from the API", async () => {
     const directory = tempDir("troupe-evals-");
     const env = { TROUPE_DATABASE_URL: await freshDatabase("evals"), TROUPE_PROVIDER: "offline", TROUPE_LEASE_SECONDS: "15" };
     const api = await serveApi(directory, env);
@@ -273,7 +272,7 @@ describe("evals on Postgres", () => {
     expect([...events.matchAll(/^event: (\S+)$/gm)].map((match) => match[1])).toEqual(["eval-start", "case-start", "case-end", "eval-end"]);
   });
 
-  it("keeps a thread's conversation and the long-term memory in Postgres: a worker saves, another process recalls, the API lists it", { timeout: 180_000 }, async () => {
+  it("keeps a thread's conversation and the long-term memory in Postgres: a worker saves, another process recalls, the API lists it", async () => {
     const directory = tempDir("troupe-memory-pg-");
     const workspace = path.join(directory, "workspace");
     mkdirSync(workspace, { recursive: true });
@@ -305,7 +304,7 @@ describe("evals on Postgres", () => {
 });
 
 describe("one thread, one driver", () => {
-  it("never lets two processes drive the same thread: of two starts raced on one run, one drives it and the other is refused", { timeout: 120_000 }, async () => {
+  it("never lets two processes drive the same thread: of two starts raced on one run, one drives it and the other is refused", async () => {
     const databaseUrl = await freshDatabase("race");
     const rounds = 12;
     const make = async (directory: string): Promise<{ troupe: Troupe; model: ScriptedChatModel }> => {
@@ -337,7 +336,7 @@ describe("one thread, one driver", () => {
     }
   });
 
-  it("refuses `troupe resume` of a thread a worker is driving (exit 2), and the worker finishes it", { timeout: 120_000 }, async () => {
+  it("refuses `troupe resume` of a thread a worker is driving (exit 2), and the worker finishes it", async () => {
     const steps = [planStep([subtask("s1", "research", "Slow")]), finalStep("s1", "slowly found", { delayMs: 12_000 }), reviewStep(0.9), answerStep("done once")];
     const { directory, log, env } = await deployment(steps);
     const api = await serveApi(directory, env);

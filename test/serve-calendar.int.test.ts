@@ -54,7 +54,7 @@ const quick = (tag: string, times = 1): ScriptStep[] => [
 ];
 
 describe("troupe serve on a calendar (SQLite)", () => {
-  it("applies the config's retention at its cron's tick: old finished runs go, a kept status stays, running and waiting runs stay", { timeout: 90_000 }, async () => {
+  it("applies the config's retention at its cron's tick: old finished runs go, a kept status stays, running and waiting runs stay", async () => {
     const clock = new ManualClock();
     const { api, troupe } = await serveWith(
       { retention: { olderThan: "1d", keep: ["failed"], schedule: "0 3 * * *" } },
@@ -64,7 +64,7 @@ describe("troupe serve on a calendar (SQLite)", () => {
         { role: "planner", error: "the planner broke", contains: "failing job" },
         planStep([subtask("s1", "execute", "Await approval")], { contains: "waiting job" }),
         planStep([subtask("s1", "execute", "Take a long time")], { contains: "long job" }),
-        finalStep("s1", "late", { contains: "Take a long time", delayMs: 120_000 }),
+        finalStep("s1", "late", { contains: "Take a long time", gate: "never" }),
       ],
       clock,
     );
@@ -96,7 +96,7 @@ describe("troupe serve on a calendar (SQLite)", () => {
     await until(long, "cancelled");
   });
 
-  it("fires the config's schedules, and one added over the API, once per tick, each tick a run of its own", { timeout: 90_000 }, async () => {
+  it("fires the config's schedules, and one added over the API, once per tick, each tick a run of its own", async () => {
     const start = Date.now();
     const clock = new ManualClock(start);
     const { api, troupe } = await serveWith({ schedules: [{ name: "hourly-report", cron: "0 * * * *", task: "write the hourly report" }] }, [...quick("hourly report", 2), ...quick("half-hour check", 1)], clock);
@@ -138,7 +138,7 @@ describe("troupe serve on a calendar (SQLite)", () => {
     expect(reports.map((run) => run.task_id)).toContain(hourly.lastRunId);
   });
 
-  it("refuses a retention schedule that is not a cron expression before it starts (it would never collect)", { timeout: 60_000 }, async () => {
+  it("refuses a retention schedule that is not a cron expression before it starts (it would never collect)", async () => {
     const directory = tempDir("troupe-calendar-");
     writeFileSync(path.join(directory, "troupe.config.json"), JSON.stringify({ retention: { olderThan: "30d", schedule: "every night" } }));
     const result = await runCli(["serve", "--port", "0"], { cwd: directory, env: { TROUPE_DATA_DIR: path.join(directory, "data") } });

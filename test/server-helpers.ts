@@ -1,6 +1,5 @@
 import path from "node:path";
 import { Writable } from "node:stream";
-import { setTimeout as sleep } from "node:timers/promises";
 import type { LightMyRequestResponse } from "fastify";
 import { afterEach } from "vitest";
 import { Troupe, type TroupeOptions } from "../src/runtime/engine.js";
@@ -10,6 +9,10 @@ import type { Telemetry } from "../src/server/telemetry.js";
 import { modelSetOf } from "../src/testing/model-set.js";
 import { type ScriptStep, ScriptedChatModel } from "../src/testing/scripted-chat-model.js";
 import { tempDir } from "./helpers.js";
+import { waitFor } from "./wait.js";
+
+/** The shared wait (test/wait.ts), for the tests that take their helpers from here. */
+export { waitFor };
 
 export interface TestApp extends TroupeApp {
   troupe: Troupe;
@@ -76,16 +79,6 @@ export function envelope<T = Record<string, unknown>>(response: LightMyRequestRe
   return response.json() as Envelope<T>;
 }
 
-/** Polls until `check` returns a value (not undefined), or fails after `timeoutMs`. */
-export async function waitFor<T>(check: () => Promise<T | undefined> | T | undefined, what: string, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(20);
-  }
-}
 
 /** Waits until a task's status is one of `statuses`, and returns the task view. */
 export async function waitForStatus(app: TestApp, taskId: string, statuses: string[], headers: Record<string, string> = {}): Promise<Record<string, unknown>> {

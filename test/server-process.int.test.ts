@@ -8,6 +8,7 @@ import { Troupe } from "../src/runtime/engine.js";
 import { createLogger } from "../src/server/app.js";
 import { startServer } from "../src/server/serve.js";
 import { readScriptLog, ROOT, runCli, type ScriptLogLine, serveProcess, tempDir, writeScript } from "./helpers.js";
+import { waitFor } from "./wait.js";
 
 async function call<T = Record<string, unknown>>(url: string, init: { method?: string; body?: unknown } = {}): Promise<{ status: number; body: { code: string; data: T }; headers: Headers }> {
   const response = await fetch(url, {
@@ -29,15 +30,7 @@ async function submit(url: string, body: Record<string, unknown>): Promise<strin
   throw new Error("the server stayed overloaded");
 }
 
-async function until<T>(check: () => Promise<T | undefined>, what: string, timeoutMs = 120_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
-}
+const until = <T>(check: () => Promise<T | undefined>, what: string): Promise<T> => waitFor(check, what, 100);
 
 async function count(url: string, status: string): Promise<number> {
   return (await call<{ total: number }>(`${url}/api/v1/tasks?status=${status}&limit=1`)).body.data.total;
@@ -107,12 +100,12 @@ describe("troupe serve configuration", () => {
 });
 
 describe("troupe serve in a child process", () => {
-  it("accepts 200 tasks submitted at once on the offline model and completes every one", { timeout: 300_000 }, async () => {
+  it("accepts 200 tasks submitted at once on the offline model and completes every one", async () => {
     const directory = tempDir();
     const server = await serveProcess(directory);
     const ids = await Promise.all(Array.from({ length: 200 }, (_, index) => submit(server.url, { task: `compute ${index} * 3` })));
     expect(new Set(ids).size).toBe(200);
-    await until(async () => ((await count(server.url, "completed")) + (await count(server.url, "failed")) === 200 ? true : undefined), "200 tasks to finish", 240_000);
+    await until(async () => ((await count(server.url, "completed")) + (await count(server.url, "failed")) === 200 ? true : undefined), "200 tasks to finish");
     expect(await count(server.url, "failed")).toBe(0);
     for (const [index, id] of ids.entries()) {
       const view = await call<{ status: string; result: { answer: string } }>(`${server.url}/api/v1/tasks/${id}`);
@@ -125,7 +118,7 @@ describe("troupe serve in a child process", () => {
     expect(await server.exited).toEqual({ code: 0, signal: null });
   });
 
-  it("on SIGTERM refuses new tasks (503), lets the running step reach its checkpoint, and the next server finishes the task without redoing it", { timeout: 120_000 }, async () => {
+  it("on SIGTERM refuses new tasks (503), lets the running step reach its checkpoint, and the next server finishes the task without redoing it", async () => {
     const directory = tempDir();
     const log = path.join(directory, "calls.jsonl");
     const plan = planStep([subtask("s1", "research", "Slow lookup"), subtask("s2", "research", "Use it", { dependsOn: ["s1"] })]);
@@ -175,7 +168,7 @@ describe("troupe serve in a child process", () => {
     expect(lines.stdout).toMatch(/run-end\s+completed \(completed\)$/m);
   });
 
-  it("stops a step that outlasts the grace period, marks the task interrupted, and re-runs only that step after restart", { timeout: 120_000 }, async () => {
+  it("stops a step that outlasts the grace period, marks the task interrupted, and re-runs only that step after restart", async () => {
     const directory = tempDir();
     const log = path.join(directory, "calls.jsonl");
     const plan = planStep([subtask("s1", "research", "Fast lookup"), subtask("s2", "research", "Very slow lookup")]);
@@ -183,7 +176,7 @@ describe("troupe serve in a child process", () => {
       directory,
       {
         TROUPE_PROVIDER: "scripted",
-        TROUPE_SCRIPT: writeScript(directory, "before.json", [plan, finalStep("s1", "fast result"), finalStep("s2", "never", { delayMs: 120_000 })]),
+        TROUPE_SCRIPT: writeScript(directory, "before.json", [plan, finalStep("s1", "fast result"), finalStep("s2", "never", { gate: "never" })]),
         TROUPE_SCRIPT_LOG: log,
         TROUPE_SHUTDOWN_GRACE_MS: "300",
       },
@@ -214,7 +207,7 @@ describe("troupe serve in a child process", () => {
     expect((await next.exited).code).toBe(0);
   });
 
-  it("loses no accepted task to kill -9: after a restart every task completes and no finished step runs again", { timeout: 180_000 }, async () => {
+  it("loses no accepted task to kill -9: after a restart every task completes and no finished step runs again", async () => {
     const directory = tempDir();
     const log = path.join(directory, "calls.jsonl");
     const tasks = 6;
@@ -223,7 +216,7 @@ describe("troupe serve in a child process", () => {
       directory,
       {
         TROUPE_PROVIDER: "scripted",
-        TROUPE_SCRIPT: writeScript(directory, "before.json", [plan, finalStep("s1", "fast result", { times: tasks }), finalStep("s2", "never", { delayMs: 120_000, times: tasks })]),
+        TROUPE_SCRIPT: writeScript(directory, "before.json", [plan, finalStep("s1", "fast result", { times: tasks }), finalStep("s2", "never", { gate: "never", times: tasks })]),
         TROUPE_SCRIPT_LOG: log,
       },
       ["--max-running", "3"],
@@ -288,7 +281,7 @@ describe("a poison task", () => {
     return { directory, env, callCount };
   }
 
-  it("a call that killed the process is not run again after the restart: its outcome is unknown, a person is asked, and the task ends without another crash", { timeout: 120_000 }, async () => {
+  it("a call that killed the process is not run again after the restart: its outcome is unknown, a person is asked, and the task ends without another crash", async () => {
     const { directory, env, callCount } = crashSetup("crash.kill_host");
     const first = await serveProcess(directory, env);
     const id = await submit(first.url, { task: "run the poison tool" });
@@ -313,7 +306,7 @@ describe("a poison task", () => {
     expect((await second.exited).code).toBe(0);
   });
 
-  it("is failed, naming the crashes, once its process died twice in a row while it ran; the server that finds it stays up", { timeout: 120_000 }, async () => {
+  it("is failed, naming the crashes, once its process died twice in a row while it ran; the server that finds it stays up", async () => {
     // Declared idempotent, the tool is run again after the first crash: only the crash count stops it.
     const { directory, env, callCount } = crashSetup("crash.kill_host_again");
     const first = await serveProcess(directory, env);
@@ -346,7 +339,7 @@ describe("a poison task", () => {
 });
 
 describe("graceful shutdown with the tool platform", () => {
-  it("serves an MCP server's tools through the API, and its shutdown stops that server before it returns", { timeout: 60_000 }, async () => {
+  it("serves an MCP server's tools through the API, and its shutdown stops that server before it returns", async () => {
     const directory = tempDir();
     const marker = `mcp-marker-${process.pid}-${Date.now()}`;
     const fixture = path.join(ROOT, "test/fixtures/mcp-notes-server.mjs");

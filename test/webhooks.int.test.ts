@@ -87,7 +87,7 @@ describe("webhooks", () => {
       const deliveries = await until(async () => {
         const rows = await troupe.store.webhooks.forRun(done.runId);
         return rows.length === 2 && rows.every((row) => row.status === "delivered") ? rows : undefined;
-      }, "both deliveries", 30_000);
+      }, "both deliveries");
       expect(deliveries.map((row) => [row.event, row.attempts, row.lastStatus])).toEqual([
         ["interrupted", 3, 200],
         ["completed", 3, 200],
@@ -135,7 +135,7 @@ describe("webhooks", () => {
       const shown = await runCli(["runs", "show", submitted.body.data.task_id, "--json"], { cwd: directory, env });
       const view = JSON.parse(shown.stdout || "{}") as { webhooks?: Array<{ status: string; lastError: string | null }> };
       return view.webhooks?.[0]?.status === "unknown" ? view : undefined;
-    }, "the delivery to be settled as unknown", 60_000);
+    }, "the delivery to be settled as unknown");
     await new Promise((resolve) => setTimeout(resolve, 1_500));
     expect(hook.received).toHaveLength(1);
     await second.stop();

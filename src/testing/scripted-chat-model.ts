@@ -35,8 +35,36 @@ export interface ScriptStep {
   streamPieces?: number;
   /** The time between streamed pieces: of a tool call's arguments (with `streamPieces`), or of a text answer's words. */
   pieceDelayMs?: number;
+  /**
+   * Reply only once the test opens this gate (`model.open(gate)`): "slow enough to catch mid-way"
+   * as a state the test controls, not a delay that a busy machine can outrun or outlast.
+   */
+  gate?: string;
+  /**
+   * With `streamPieces`: the last piece waits until a call of this role (and subtask) has started
+   * on this model, which the held call records (`releasedBy`). A gate on an order, not a clock:
+   * "the worker started while the planner was still writing" holds however slow the machine is.
+   */
+  holdLastPieceFor?: CallMatch;
+  /** Reply only once a call of this role (and subtask) has ended on this model: an order the test needs, held as one. */
+  after?: CallMatch;
   /** Answer as cut off at the output limit (`finish_reason: "length"`), as a provider with no larger limit to offer does. */
   cutOff?: boolean;
+}
+
+/** Which call a step waits for: its role (and subtask). */
+interface CallMatch {
+  role: string;
+  subtask?: string;
+}
+
+interface Waiter extends CallMatch {
+  phase: "start" | "end";
+  resolve: (call: ScriptedCall) => void;
+}
+
+function matches(call: ScriptedCall, match: CallMatch): boolean {
+  return call.role === match.role && (match.subtask === undefined || call.subtask === match.subtask);
 }
 
 export interface ScriptedCall {
@@ -51,6 +79,8 @@ export interface ScriptedCall {
   /** Pieces of a streamed answer sent (words of a text reply, `streamPieces` of a structured one), and how many it had: fewer when the caller stopped reading. */
   piecesSent?: number;
   piecesTotal?: number;
+  /** The index of the call whose start let this call's held last piece go (`holdLastPieceFor`). */
+  releasedBy?: number;
   tools: string[];
   lastMessage: string;
 }
@@ -61,6 +91,17 @@ export interface ScriptedChatModelOptions {
   logFile?: string;
   /** Whether text replies stream word by word when a caller streams (default true, as providers do). */
   streaming?: boolean;
+}
+
+/** `promise`, or a rejection with the signal's reason once it aborts. */
+function abortable<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return promise;
+  signal.throwIfAborted();
+  return new Promise<T>((resolve, reject) => {
+    const abort = (): void => reject(signal.reason as Error);
+    signal.addEventListener("abort", abort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener("abort", abort));
+  });
 }
 
 function text(message: BaseMessage | undefined): string {
@@ -79,6 +120,8 @@ export class ScriptedChatModel extends ToolCallingChatModel {
   readonly unexpected: ScriptedCall[] = [];
   readonly #used: number[];
   readonly #logFile: string | undefined;
+  readonly #gates = new Map<string, { opened: Promise<void>; open: () => void }>();
+  readonly #waiters = new Set<Waiter>();
 
   constructor(options: ScriptedChatModelOptions) {
     super({});
@@ -117,6 +160,44 @@ export class ScriptedChatModel extends ToolCallingChatModel {
     if (left.length > 0) throw new Error(`${left.length} scripted step(s) were not used: ${JSON.stringify(left).slice(0, 500)}`);
   }
 
+  /** Opens a gate (`ScriptStep.gate`): the calls waiting at it reply, and later ones do not wait. */
+  open(gate: string): void {
+    this.#gate(gate).open();
+  }
+
+  #gate(name: string): { opened: Promise<void>; open: () => void } {
+    let gate = this.#gates.get(name);
+    if (!gate) {
+      let open = (): void => {};
+      const opened = new Promise<void>((resolve) => (open = resolve));
+      gate = { opened, open };
+      this.#gates.set(name, gate);
+    }
+    return gate;
+  }
+
+  /** The first call of `role` (and `subtask`) once it has started, or once it has ended (`phase`). */
+  #reached(match: CallMatch, phase: "start" | "end", signal: AbortSignal | undefined): Promise<ScriptedCall> {
+    const found = this.calls.find((call) => matches(call, match) && (phase === "start" || call.endedAt !== undefined));
+    if (found) return Promise.resolve(found);
+    let waiter: Waiter | undefined;
+    const reached = new Promise<ScriptedCall>((resolve) => {
+      waiter = { ...match, phase, resolve };
+      this.#waiters.add(waiter);
+    });
+    return abortable(reached, signal).finally(() => {
+      if (waiter) this.#waiters.delete(waiter);
+    });
+  }
+
+  #announce(call: ScriptedCall, phase: "start" | "end"): void {
+    for (const waiter of this.#waiters) {
+      if (waiter.phase !== phase || !matches(call, waiter)) continue;
+      this.#waiters.delete(waiter);
+      waiter.resolve(call);
+    }
+  }
+
   #log(entry: Record<string, unknown>): void {
     if (this.#logFile) appendFileSync(this.#logFile, `${JSON.stringify(entry)}\n`);
   }
@@ -148,6 +229,7 @@ export class ScriptedChatModel extends ToolCallingChatModel {
       lastMessage: last,
     };
     this.calls.push(call);
+    this.#announce(call, "start");
     this.#log({ phase: "start", index: call.index, step: call.step, role, subtask, item, pid: process.pid, at: call.startedAt });
     if (index < 0) {
       this.unexpected.push(call);
@@ -156,7 +238,10 @@ export class ScriptedChatModel extends ToolCallingChatModel {
     this.#used[index] = (this.#used[index] ?? 0) + 1;
     const step = this.steps[index] as ScriptStep;
     if (step.delayMs) await sleep(step.delayMs, undefined, { signal: options.signal });
+    if (step.gate !== undefined) await abortable(this.#gate(step.gate).opened, options.signal);
+    if (step.after) await this.#reached(step.after, "end", options.signal);
     call.endedAt = Date.now();
+    this.#announce(call, "end");
     this.#log({ phase: "end", index: call.index, step: index, role, subtask, item, pid: process.pid, at: call.endedAt });
     if (step.error !== undefined) throw new Error(step.error);
     const message = new AIMessageChunk({
@@ -191,7 +276,7 @@ export class ScriptedChatModel extends ToolCallingChatModel {
     const step = this.steps[(llmOutput as { scriptStep?: number } | undefined)?.scriptStep ?? -1];
     const finish = { response_metadata: { finish_reason: step?.cutOff ? "length" : (message.tool_calls ?? []).length > 0 ? "tool_calls" : "stop" } };
     if ((message.tool_calls ?? []).length > 0 && step?.streamPieces) {
-      yield* this.#streamToolCalls(message, step.streamPieces, step.pieceDelayMs ?? 0, finish, options, runManager, this.calls.at(-1));
+      yield* this.#streamToolCalls(message, step, finish, options, runManager, this.calls.at(-1));
       return;
     }
     if ((message.tool_calls ?? []).length > 0 || text === "") {
@@ -220,14 +305,15 @@ export class ScriptedChatModel extends ToolCallingChatModel {
   /** A reply's tool calls as providers stream them: each call's arguments (JSON) in pieces, the last chunk with the finish reason and usage. */
   async *#streamToolCalls(
     message: AIMessageChunk,
-    size: number,
-    delayMs: number,
+    step: ScriptStep,
     finish: { response_metadata: Record<string, unknown> },
     options: ToolCallingCallOptions,
     runManager?: CallbackManagerForLLMRun,
     record?: ScriptedCall,
   ): AsyncGenerator<ChatGenerationChunk> {
     const calls = message.tool_calls ?? [];
+    const size = step.streamPieces ?? 1;
+    const delayMs = step.pieceDelayMs ?? 0;
     if (record) {
       record.piecesSent = 0;
       record.piecesTotal = calls.reduce((total, call) => total + Math.ceil(JSON.stringify(call.args).length / size), 0);
@@ -238,6 +324,10 @@ export class ScriptedChatModel extends ToolCallingChatModel {
         if (delayMs > 0) await sleep(delayMs, undefined, { signal: options.signal });
         const first = offset === 0;
         const last = index === calls.length - 1 && offset + size >= text.length;
+        if (last && step.holdLastPieceFor) {
+          const releasing = await this.#reached(step.holdLastPieceFor, "start", options.signal);
+          if (record) record.releasedBy = releasing.index;
+        }
         const piece = new AIMessageChunk({
           content: "",
           tool_call_chunks: [{ index, type: "tool_call_chunk", args: text.slice(offset, offset + size), ...(first ? { id: call.id, name: call.name } : {}) }],

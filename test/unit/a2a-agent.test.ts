@@ -22,7 +22,7 @@ const slowPlan = (delayMs: number) => [
 ];
 
 describe("troupe as an A2A agent (the @a2a-js/sdk client)", () => {
-  it("publishes an agent card: v1.0 with its interfaces, skills and streaming; v0.3 for a peer that asks for it; a bearer scheme when keys are required", { timeout: 30_000 }, async () => {
+  it("publishes an agent card: v1.0 with its interfaces, skills and streaming; v0.3 for a peer that asks for it; a bearer scheme when keys are required", async () => {
     const open = await listen(await makeApp());
     const card = (await (await fetch(`${open}/.well-known/agent-card.json`, { headers: { "A2A-Version": "1.0" } })).json()) as Record<string, unknown> & {
       supportedInterfaces: Array<{ url: string; protocolBinding: string; protocolVersion: string }>;
@@ -49,7 +49,7 @@ describe("troupe as an A2A agent (the @a2a-js/sdk client)", () => {
     expect(secured.securityRequirements).toEqual([{ schemes: { bearer: {} } }]);
   });
 
-  it("runs a message as a task on a thread: the answer and the file it wrote come back as artifacts, and the next message on the context continues it", { timeout: 60_000 }, async () => {
+  it("runs a message as a task on a thread: the answer and the file it wrote come back as artifacts, and the next message on the context continues it", async () => {
     const app = await makeApp();
     const client = await a2aClient(await listen(app));
     const task = (await client.sendMessage(sendRequest(a2aMessage(README_TASK)))) as Task;
@@ -69,7 +69,7 @@ describe("troupe as an A2A agent (the @a2a-js/sdk client)", () => {
     expect(readFileSync(path.join(app.directory, "workspace", "mem.txt"), "utf8")).toBe("397.8");
   });
 
-  it("streams over HTTP+JSON: working updates and an artifact as each subtask finishes, then the final state", { timeout: 60_000 }, async () => {
+  it("streams over HTTP+JSON: working updates and an artifact as each subtask finishes, then the final state", async () => {
     const app = await makeApp();
     const client = await a2aClient(await listen(app), { prefer: "HTTP+JSON" });
     expect(client.transport.protocolName).toBe("HTTP+JSON");
@@ -83,7 +83,7 @@ describe("troupe as an A2A agent (the @a2a-js/sdk client)", () => {
     expect(states.at(-1)).toBe(TaskState.TASK_STATE_COMPLETED);
   });
 
-  it("a run that waits for a person is input-required, and the next message on the task answers it", { timeout: 60_000 }, async () => {
+  it("a run that waits for a person is input-required, and the next message on the task answers it", async () => {
     const app = await makeApp({
       steps: [questionStep("Which number should I double?"), planStep([subtask("s1", "execute", "Double it", { tool: "calculator", args: { expression: { value: "21*2" } } })]), reviewStep(1), answerStep("42")],
     });
@@ -105,7 +105,7 @@ describe("troupe as an A2A agent (the @a2a-js/sdk client)", () => {
     expect(planner.at(-1)?.lastMessage).toContain("21");
   });
 
-  it("cancels a task: its run stops and is recorded cancelled", { timeout: 60_000 }, async () => {
+  it("cancels a task: its run stops and is recorded cancelled", async () => {
     const app = await makeApp({ steps: slowPlan(5_000) });
     const client = await a2aClient(await listen(app));
     const started = (await client.sendMessage(sendRequest(a2aMessage("multiply 6 by 7"), true))) as Task;
@@ -116,7 +116,7 @@ describe("troupe as an A2A agent (the @a2a-js/sdk client)", () => {
     await expect(client.cancelTask({ tenant: "", id: started.id, metadata: undefined })).resolves.toMatchObject({ status: { state: TaskState.TASK_STATE_CANCELED } });
   });
 
-  it("resubscribes after a dropped stream and gets the rest of the task's updates", { timeout: 60_000 }, async () => {
+  it("resubscribes after a dropped stream and gets the rest of the task's updates", async () => {
     const app = await makeApp({ steps: [planStep([subtask("s1", "execute", "Multiply", { tool: "calculator", args: { expression: { value: "6*7" } } })]), reviewStep(1, {}, { delayMs: 1_500 }), answerStep("42")] });
     const client = await a2aClient(await listen(app));
     const dropped = new AbortController();
@@ -137,7 +137,7 @@ describe("troupe as an A2A agent (the @a2a-js/sdk client)", () => {
     expect(rest.some((payload) => payload?.$case === "artifactUpdate" && payload.value.artifact?.artifactId === "answer")).toBe(true);
   });
 
-  it("speaks A2A 0.3 to a peer on the SDK's legacy transport", { timeout: 60_000 }, async () => {
+  it("speaks A2A 0.3 to a peer on the SDK's legacy transport", async () => {
     const base = await listen(await makeApp());
     const card = parseLegacyAgentCard(await (await fetch(`${base}/.well-known/agent-card.json`)).json());
     const legacy = new LegacyJsonRpcTransport({ endpoint: `${base}/a2a/jsonrpc` });
@@ -148,7 +148,7 @@ describe("troupe as an A2A agent (the @a2a-js/sdk client)", () => {
     expect(statusText(task)).toContain("5");
   });
 
-  it("answers bad input with protocol errors and loses nothing; a task belongs to its key", { timeout: 60_000 }, async () => {
+  it("answers bad input with protocol errors and loses nothing; a task belongs to its key", async () => {
     const app = await makeApp({ config: { apiKeys: "alice:alice-key,bob:bob-key" } });
     const base = await listen(app);
     const rpc = (body: string, key = "alice-key") => fetch(`${base}/a2a/jsonrpc`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${key}`, "A2A-Version": "1.0" }, body });

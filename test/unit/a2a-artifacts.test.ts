@@ -15,7 +15,7 @@ function fileBytes(task: Task, name: string): string | undefined {
 }
 
 describe("A2A file artifacts and finished tasks", () => {
-  it("sends a run's files as the bytes it wrote, kept by their recorded hash; after a restart they are read back and checked against it", { timeout: 60_000 }, async () => {
+  it("sends a run's files as the bytes it wrote, kept by their recorded hash; after a restart they are read back and checked against it", async () => {
     const app = await makeApp();
     const client = await a2aClient(await listen(app));
     const task = (await client.sendMessage(sendRequest(a2aMessage(README_TASK)))) as Task;
@@ -45,7 +45,7 @@ describe("A2A file artifacts and finished tasks", () => {
     }
   });
 
-  it("a deleted run is not found at once, however it was deleted (DELETE /tasks/:id, another process's runs delete, gc), though its finished task was kept", { timeout: 90_000 }, async () => {
+  it("a deleted run is not found at once, however it was deleted (DELETE /tasks/:id, another process's runs delete, gc), though its finished task was kept", async () => {
     const app = await makeApp();
     const client = await a2aClient(await listen(app));
     const finished = async (): Promise<Task> => {

@@ -42,7 +42,7 @@ const helperStep = (label: string, fields = {}) => subtask("r1", "helper", label
 const TRICKY = "\uFEFFhéllo wörld\r\n\tindented  \u0000 end  \n";
 
 describe("remote A2A agents as workers", () => {
-  it("the planner sees a remote agent's skills as capabilities; its subtask goes as an A2A message and the file it wrote comes back byte for byte", { timeout: 60_000 }, async () => {
+  it("the planner sees a remote agent's skills as capabilities; its subtask goes as an A2A message and the file it wrote comes back byte for byte", async () => {
     const b = await remote([planStep([subtask("s1", "execute", "Write it", { tool: "file_write", args: { path: { value: "tricky.txt" }, content: { value: TRICKY } } })]), reviewStep(1), answerStep("wrote tricky.txt")]);
     const { troupe, model, workspace } = await delegator({ a2a: b.card }, [
       planStep([
@@ -71,7 +71,7 @@ describe("remote A2A agents as workers", () => {
     expect(result.metrics.llmCalls).toBe(3 + ((await b.app.troupe.store.runs.list({ limit: 1 }))[0]?.metrics?.llmCalls ?? 0));
   });
 
-  it("a binary file comes back as base64 and is written back exactly", { timeout: 60_000 }, async () => {
+  it("a binary file comes back as base64 and is written back exactly", async () => {
     const bytes = Buffer.from([0xff, 0xfe, 0x00, 0x80, 0x41, 0xc3, 0x28, 0x0a]);
     const b = await remote([
       planStep([subtask("s1", "execute", "Write bytes", { tool: "file_write", args: { path: { value: "blob.bin" }, content: { value: bytes.toString("base64") }, encoding: { value: "base64" } } })]),
@@ -90,7 +90,7 @@ describe("remote A2A agents as workers", () => {
     expect(readFileSync(path.join(workspace, "blob.bin")).equals(bytes)).toBe(true);
   });
 
-  it("the remote agent's question pauses the run as troupe's own; the person's answer goes back on the same remote task", { timeout: 60_000 }, async () => {
+  it("the remote agent's question pauses the run as troupe's own; the person's answer goes back on the same remote task", async () => {
     const b = await remote([questionStep("Which number should I double?"), planStep([subtask("s1", "execute", "Double it", { tool: "calculator", args: { expression: { value: "21*2" } } })]), reviewStep(1), answerStep("42")]);
     const { troupe } = await delegator({ a2a: b.card }, [planStep([helperStep("double a number")]), reviewStep(1), answerStep("the helper says 42")]);
     const paused = await troupe.run({ task: "double a number with the helper" });
@@ -103,7 +103,7 @@ describe("remote A2A agents as workers", () => {
     expect(runs.map((run) => run.status)).toEqual(["completed"]);
   });
 
-  it("an approval the remote troupe waits for is asked here as troupe's own tool approval, and approve goes back to it", { timeout: 60_000 }, async () => {
+  it("an approval the remote troupe waits for is asked here as troupe's own tool approval, and approve goes back to it", async () => {
     const b = await remote([planStep([subtask("s1", "execute", "Remove old.txt", { tool: "file_delete", args: { path: { value: "old.txt" } } })]), reviewStep(1), answerStep("removed old.txt")], {
       permissions: { grants: [{ agent: "execute", tool: "file_delete", level: "WRITE" }] },
     });
@@ -118,7 +118,7 @@ describe("remote A2A agents as workers", () => {
     expect(existsSync(path.join(b.app.directory, "workspace", "old.txt"))).toBe(false);
   });
 
-  it("a high-risk remote agent waits for a person before anything is sent; a rejection sends nothing", { timeout: 60_000 }, async () => {
+  it("a high-risk remote agent waits for a person before anything is sent; a rejection sends nothing", async () => {
     const b = await remote();
     const { troupe } = await delegator({ a2a: b.card, risk: "high" }, [planStep([helperStep("compute 2+3")]), reviewStep(1), answerStep("nothing")]);
     const paused = await troupe.run({ task: "ask the helper" });
@@ -130,7 +130,7 @@ describe("remote A2A agents as workers", () => {
     expect((await troupe.store.audit.list()).filter((row) => row.tool === "a2a.helper").map((row) => row.decision)).toEqual(["rejected"]);
   });
 
-  it("its failure, a cancel on its side and a timeout are the subtask's failures, said plainly; a timed-out task is cancelled at the agent", { timeout: 90_000 }, async () => {
+  it("its failure, a cancel on its side and a timeout are the subtask's failures, said plainly; a timed-out task is cancelled at the agent", async () => {
     const failing = await remote([planStep([subtask("s1", "execute", "Try")]), finalStep("s1", "FAILED: the disk is full"), reviewStep(0.2), answerStep("could not")]);
     const first = await delegator({ a2a: failing.card }, [planStep([helperStep("try it")]), reviewStep(0.2), answerStep("it failed")]);
     const failed = await first.troupe.run({ task: "delegate a failing task" });
@@ -151,7 +151,7 @@ describe("remote A2A agents as workers", () => {
     expect((await running).plan[0]?.error).toMatch(/^remote_cancelled: task run-.* of the remote agent helper was cancelled/);
   });
 
-  it("cancelling the delegating task cancels the remote agent's task too", { timeout: 60_000 }, async () => {
+  it("cancelling the delegating task cancels the remote agent's task too", async () => {
     const slow = await remote([planStep([subtask("s1", "execute", "Multiply", { tool: "calculator", args: { expression: { value: "6*7" } } })], { delayMs: 20_000 })]);
     const local = await makeApp({
       steps: [planStep([helperStep("multiply slowly")])],
@@ -166,7 +166,7 @@ describe("remote A2A agents as workers", () => {
     await waitFor(async () => ((await slow.app.troupe.store.runs.get(remoteRun.id))?.status === "cancelled" ? true : undefined), "the remote task to be cancelled");
   });
 
-  it("the usage a remote agent reports counts against the run's budget", { timeout: 60_000 }, async () => {
+  it("the usage a remote agent reports counts against the run's budget", async () => {
     const b = await remote();
     const { troupe } = await delegator({ a2a: b.card }, [planStep([helperStep(WORKER_TASK)]), reviewStep(1), answerStep("unused")], { budget: { maxModelCalls: 4 } });
     const result = await troupe.run({ task: "delegate within a small budget" });
@@ -174,7 +174,7 @@ describe("remote A2A agents as workers", () => {
     expect(result.metrics.llmCalls).toBeGreaterThan(4);
   });
 
-  it("refuses a card that is private (unless allowed), unreachable, or not a card, naming the agent; an optional one is skipped with a warning", { timeout: 60_000 }, async () => {
+  it("refuses a card that is private (unless allowed), unreachable, or not a card, naming the agent; an optional one is skipped with a warning", async () => {
     const b = await remote();
     await expect(delegator({ a2a: b.card }, [], { allow: false })).rejects.toMatchObject({
       code: "remote_agent_unavailable",

@@ -45,7 +45,7 @@ describe("queues are fair across API keys", () => {
     const all = [...alice, bob];
     expect(await Promise.all(all.slice(1).map(status))).toEqual(["queued", "queued", "queued", "queued", "queued"]);
     model.release();
-    await waitFor(async () => ((await Promise.all(all.map(status))).every((value) => value === "completed") ? true : undefined), "every task to complete", 60_000);
+    await waitFor(async () => ((await Promise.all(all.map(status))).every((value) => value === "completed") ? true : undefined), "every task to complete");
     const started = await Promise.all(all.map(async (id) => ({ id, at: (await app.troupe.store.runs.get(id))?.startedAt ?? 0 })));
     const order = started.sort((left, right) => left.at - right.at).map((entry) => (entry.id === bob ? "bob" : "alice"));
     // First in, first out started bob's last (index 5); fair, it goes next but one, not behind the flood.
@@ -69,7 +69,7 @@ describe("queues are fair across API keys", () => {
         aliceQueuedWhileBobRan = Math.max(aliceQueuedWhileBobRan, statuses.filter((status) => status === "queued").length);
       }
       return view.status === "completed" ? view : undefined;
-    }, "bob's eval to finish", 60_000);
+    }, "bob's eval to finish");
     // Alice's evals run one after another; bob's did not wait for any of them to finish.
     expect(aliceQueuedWhileBobRan).toBe(2);
     for (const id of evals) await app.app.inject({ method: "POST", url: `/api/v1/evals/${id}/cancel`, headers: ALICE });

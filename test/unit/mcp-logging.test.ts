@@ -29,7 +29,7 @@ async function runTask(client: Client, task = README_TASK): Promise<{ run_id: st
 }
 
 describe("MCP logging: logging/setLevel, and a running task's progress as log messages", () => {
-  it("tells a run's course at info by default, its inner workings at debug once asked, and nothing below the level set", { timeout: 60_000 }, async () => {
+  it("tells a run's course at info by default, its inner workings at debug once asked, and nothing below the level set", async () => {
     const app = await makeApp();
     const { client, logs } = await logged(await listen(app));
     expect(client.getServerCapabilities()).toMatchObject({ logging: {} });
@@ -59,7 +59,7 @@ describe("MCP logging: logging/setLevel, and a running task's progress as log me
     expect(logs).toEqual([]);
   });
 
-  it("a failed run is logged at error, a failed subtask at warning", { timeout: 60_000 }, async () => {
+  it("a failed run is logged at error, a failed subtask at warning", async () => {
     const app = await makeApp();
     const { client, logs } = await logged(await listen(app));
     // The offline model reads the file, which is not there: the subtask fails, and the run with it.
@@ -69,7 +69,7 @@ describe("MCP logging: logging/setLevel, and a running task's progress as log me
     expect(logs.filter((log) => log.level === "error").map((log) => log.data.message)).toEqual(["run failed (failed)"]);
   });
 
-  it("refuses a level that is not one, and outlasts a flood of setLevel: one level per session, each session its own", { timeout: 60_000 }, async () => {
+  it("refuses a level that is not one, and outlasts a flood of setLevel: one level per session, each session its own", async () => {
     const app = await makeApp();
     const base = await listen(app);
     const { client, logs } = await logged(base);

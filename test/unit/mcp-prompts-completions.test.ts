@@ -51,7 +51,7 @@ function taskOf(text: string): string {
 }
 
 describe("MCP prompts: troupe's example tasks, `task`, and the config's task templates", () => {
-  it("lists them with descriptions and arguments, and each hands its task to run_task", { timeout: 60_000 }, async () => {
+  it("lists them with descriptions and arguments, and each hands its task to run_task", async () => {
     const app = await makeApp({ troupe: { config } });
     const client = await connect(await listen(app));
     const { prompts } = await client.listPrompts();
@@ -80,7 +80,7 @@ describe("MCP prompts: troupe's example tasks, `task`, and the config's task tem
     expect((general.messages[0]?.content as { text: string }).text).toMatch(/on the thread "t-1" \(thread_id\).*with only these tools: calculator, file_write \(tools\)/);
   });
 
-  it("refuses arguments that do not fit, as invalid params", { timeout: 60_000 }, async () => {
+  it("refuses arguments that do not fit, as invalid params", async () => {
     const app = await makeApp({ troupe: { config } });
     const client = await connect(await listen(app));
     await expect(client.getPrompt({ name: "percent-of", arguments: { share: "99%", amount: "80", file: "x.txt" } })).rejects.toMatchObject({ code: -32602 });
@@ -98,7 +98,7 @@ describe("MCP prompts: troupe's example tasks, `task`, and the config's task tem
 });
 
 describe("MCP completions: where troupe knows the values", () => {
-  it("completes thread and run ids of the caller's key only, agents, tools and a template's values", { timeout: 60_000 }, async () => {
+  it("completes thread and run ids of the caller's key only, agents, tools and a template's values", async () => {
     const app = await makeApp({ config: { apiKeys: "alice:alice-key,bob:bob-key" }, troupe: { config } });
     const base = await listen(app);
     const alice = await connect(base, "alice-key");
@@ -133,7 +133,7 @@ describe("MCP completions: where troupe knows the values", () => {
     expect(await values(alice, { type: "ref/prompt", name: "example_tools" }, "anything", "")).toEqual([]);
   });
 
-  it("answers a huge prefix with nothing, an unknown prompt or template with invalid params, and goes on", { timeout: 60_000 }, async () => {
+  it("answers a huge prefix with nothing, an unknown prompt or template with invalid params, and goes on", async () => {
     const app = await makeApp();
     const client = await connect(await listen(app));
     await client.callTool({ name: "run_task", arguments: { task: "compute 2+3", thread_id: "a-thread" } });

@@ -45,7 +45,7 @@ function sessionOf(client: Client): string {
 }
 
 describe("resumable Streamable HTTP: event ids, retry, replay after a reconnect", () => {
-  it("a client whose stream drops mid-call reconnects with Last-Event-ID and gets every progress line and the result", { timeout: 60_000 }, async () => {
+  it("a client whose stream drops mid-call reconnects with Last-Event-ID and gets every progress line and the result", async () => {
     const app = await makeApp();
     const base = await listen(app);
     // The same call on an unbroken stream, for what the client should hear.
@@ -94,7 +94,7 @@ describe("resumable Streamable HTTP: event ids, retry, replay after a reconnect"
     expect(progress.map((step) => step.progress)).toEqual(heard.map((_, index) => index + 1));
   });
 
-  it("numbers every event, primes each stream with an id and retry, and refuses an id it does not keep: forged, ancient, another session's or key's", { timeout: 120_000 }, async () => {
+  it("numbers every event, primes each stream with an id and retry, and refuses an id it does not keep: forged, ancient, another session's or key's", async () => {
     const app = await makeApp({ config: { apiKeys: "alice:alice-key,bob:bob-key" } });
     const base = await listen(app);
     const alice = await mcpClient(base, { key: "alice-key" });

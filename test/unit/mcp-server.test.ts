@@ -30,7 +30,7 @@ interface Outcome {
 }
 
 describe("troupe as an MCP server over Streamable HTTP (the SDK's Client)", () => {
-  it("lists seven tools whose annotations say which are read-only, runs a task with progress per subtask, and serves its resources", { timeout: 60_000 }, async () => {
+  it("lists seven tools whose annotations say which are read-only, runs a task with progress per subtask, and serves its resources", async () => {
     const app = await makeApp();
     const client = await connect(await listen(app));
     const { tools } = await client.listTools();
@@ -75,7 +75,7 @@ describe("troupe as an MCP server over Streamable HTTP (the SDK's Client)", () =
     expect(decided.outcome).toBe("no_votes"); // the offline model abstains: it cannot judge
   });
 
-  it("asks for a plan's approval through the client's elicitation, and continues with the answer", { timeout: 60_000 }, async () => {
+  it("asks for a plan's approval through the client's elicitation, and continues with the answer", async () => {
     const app = await makeApp();
     const asked: string[] = [];
     const client = await connect(await listen(app), {
@@ -90,7 +90,7 @@ describe("troupe as an MCP server over Streamable HTTP (the SDK's Client)", () =
     expect(outcome).toMatchObject({ status: "completed", interrupt: null });
   });
 
-  it("a rejection through elicitation re-plans with the person's words; a dismissed form leaves the run waiting for resume_run", { timeout: 60_000 }, async () => {
+  it("a rejection through elicitation re-plans with the person's words; a dismissed form leaves the run waiting for resume_run", async () => {
     const app = await makeApp();
     let turn = 0;
     const client = await connect(await listen(app), {
@@ -106,7 +106,7 @@ describe("troupe as an MCP server over Streamable HTTP (the SDK's Client)", () =
     expect(events.filter((event) => event.type === "plan-ready")).toHaveLength(2);
   });
 
-  it("without elicitation, answers with the run's question, and resume_run approves it", { timeout: 60_000 }, async () => {
+  it("without elicitation, answers with the run's question, and resume_run approves it", async () => {
     const app = await makeApp();
     const client = await connect(await listen(app));
     const waiting = structured<Outcome>(await client.callTool({ name: "run_task", arguments: { task: README_TASK, approve_plan: true } }));
@@ -120,7 +120,7 @@ describe("troupe as an MCP server over Streamable HTTP (the SDK's Client)", () =
     expect((again.content as Array<{ text: string }>)[0]?.text).toMatch(/^task_not_waiting: /);
   });
 
-  it("structures the answer by an output schema, and refuses a schema that is not one or has a pattern RE2 cannot run", { timeout: 60_000 }, async () => {
+  it("structures the answer by an output schema, and refuses a schema that is not one or has a pattern RE2 cannot run", async () => {
     const app = await makeApp({
       steps: [planStep([subtask("s1", "execute", "Multiply", { tool: "calculator", args: { expression: { value: "6*7" } } })]), reviewStep(1), answerStep('{"product": 42}')],
     });
@@ -145,7 +145,7 @@ describe("troupe as an MCP server over Streamable HTTP (the SDK's Client)", () =
     expect(await app.troupe.store.runs.count({})).toBe(1);
   });
 
-  it("a run outlives the client that started it: another client picks it up by id", { timeout: 60_000 }, async () => {
+  it("a run outlives the client that started it: another client picks it up by id", async () => {
     const app = await makeApp({
       steps: [planStep([subtask("s1", "execute", "Multiply", { tool: "calculator", args: { expression: { value: "6*7" } } })], { delayMs: 1_500 }), reviewStep(1), answerStep("42")],
     });
@@ -160,7 +160,7 @@ describe("troupe as an MCP server over Streamable HTTP (the SDK's Client)", () =
     expect(picked).toMatchObject({ run_id: runId, status: "completed", answer: "42" });
   });
 
-  it("refuses a caller without a key, and a key sees only its own runs and sessions", { timeout: 60_000 }, async () => {
+  it("refuses a caller without a key, and a key sees only its own runs and sessions", async () => {
     const app = await makeApp({ config: { apiKeys: "alice:alice-key,bob:bob-key" } });
     const base = await listen(app);
     await expect(mcpClient(base)).rejects.toMatchObject({ code: 401, message: expect.stringMatching(/unauthorized: an API key is required/) });
@@ -185,7 +185,7 @@ describe("troupe as an MCP server over Streamable HTTP (the SDK's Client)", () =
     expect(response.status).toBe(404);
   });
 
-  it("answers bad input with JSON-RPC errors and loses nothing", { timeout: 60_000 }, async () => {
+  it("answers bad input with JSON-RPC errors and loses nothing", async () => {
     const app = await makeApp();
     const base = await listen(app);
     const post = (body: string, headers: Record<string, string> = {}) =>

@@ -28,7 +28,7 @@ async function waitingRun(client: Client): Promise<string> {
 }
 
 describe("MCP resource subscriptions: a run's resources tell their changes as it runs", () => {
-  it("sends resources/updated as the run goes, so a client that reads on each sees it reach its end; unsubscribing lets go", { timeout: 60_000 }, async () => {
+  it("sends resources/updated as the run goes, so a client that reads on each sees it reach its end; unsubscribing lets go", async () => {
     const app = await makeApp({ config: { apiKeys: "alice:alice-key,bob:bob-key" } });
     const base = await listen(app);
     const alice = await connect(base, "alice-key");
@@ -77,7 +77,7 @@ describe("MCP resource subscriptions: a run's resources tell their changes as it
     expect(app.hub.watchers(runId)).toBe(0);
   });
 
-  it("a session follows at most 100 resources: 10,000 subscriptions leave one listener, and closing the session lets go of all", { timeout: 120_000 }, async () => {
+  it("a session follows at most 100 resources: 10,000 subscriptions leave one listener, and closing the session lets go of all", async () => {
     const app = await makeApp();
     const http = await connect(await listen(app));
     const runId = await waitingRun(http);

@@ -403,7 +403,7 @@ describe("resume and cancel", () => {
       config: { maxRunning: 1 },
       steps: [
         planStep([subtask("s1", "research", "Slow")], { contains: "slow one" }),
-        finalStep("s1", "never", { delayMs: 60_000 }),
+        finalStep("s1", "never", { gate: "never" }),
         planStep([subtask("s1", "research", "Wait")], { contains: "waiting one" }),
       ],
     });

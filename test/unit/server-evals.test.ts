@@ -169,7 +169,7 @@ describe("an eval's cases", () => {
   });
 
   it("stop with their eval when it is cancelled", async () => {
-    const app = await makeApp({ steps: [planStep([subtask("s1", "research", "Take a while")]), finalStep("s1", "done", { delayMs: 30_000 })] });
+    const app = await makeApp({ steps: [planStep([subtask("s1", "research", "Take a while")]), finalStep("s1", "done", { gate: "never" })] });
     const id = envelope<{ eval_id: string }>(await app.app.inject({ method: "POST", url: "/api/v1/evals", payload: { suite: [{ id: "slow", task: "take a while" }, { id: "never", task: "never starts" }], concurrency: 1 } })).data.eval_id;
     await waitFor(() => (app.model?.calls.some((call) => call.subtask === "s1") ? true : undefined), "the case's subtask to start");
     const response = await app.app.inject({ method: "POST", url: `/api/v1/evals/${id}/cancel` });

@@ -179,7 +179,7 @@ describe("GET /tasks/:id/graph", () => {
   });
 
   it("is empty for a task that has not started", async () => {
-    const app = await makeApp({ config: { maxRunning: 1 }, steps: [planStep([subtask("s1", "research", "Slow")]), finalStep("s1", "x", { delayMs: 60_000 })] });
+    const app = await makeApp({ config: { maxRunning: 1 }, steps: [planStep([subtask("s1", "research", "Slow")]), finalStep("s1", "x", { gate: "never" })] });
     await app.app.inject({ method: "POST", url: "/api/v1/execute", payload: { task: "first" } });
     const queued = envelope<{ task_id: string }>(await app.app.inject({ method: "POST", url: "/api/v1/execute", payload: { task: "second" } })).data.task_id;
     const graph = envelope(await app.app.inject({ method: "GET", url: `/api/v1/tasks/${queued}/graph` })).data;

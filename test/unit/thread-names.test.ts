@@ -120,7 +120,7 @@ describe("two keys may both have a thread named daily", () => {
     expect((await app.troupe.store.runs.get(done.task_id as string))?.threadId).toBe("daily");
   });
 
-  it("MCP: run_task and list_runs with the same thread_id from two keys stay on each key's own thread", { timeout: 60_000 }, async () => {
+  it("MCP: run_task and list_runs with the same thread_id from two keys stay on each key's own thread", async () => {
     const app = await makeApp({ config: KEYS });
     const base = await listen(app);
     const [alice, bob] = [await mcpClient(base, { key: "a-key" }), await mcpClient(base, { key: "b-key" })];
@@ -137,7 +137,7 @@ describe("two keys may both have a thread named daily", () => {
     expect((await app.troupe.store.runs.get(other.run_id))?.threadId).toBe("bob/daily");
   });
 
-  it("A2A: a contextId is the key's own thread name", { timeout: 60_000 }, async () => {
+  it("A2A: a contextId is the key's own thread name", async () => {
     const app = await makeApp({ config: KEYS });
     const base = await listen(app);
     const [alice, bob] = [await a2aClient(base, { key: "a-key" }), await a2aClient(base, { key: "b-key" })];

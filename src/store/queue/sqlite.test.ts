@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { waitFor } from "../../../test/wait.js";
 import { type NewRun, type RunJob, type SqliteStore, openSqliteStore } from "../index.js";
 
 // The SQLite run queue as the server's dispatcher uses it, fed by the run store on the same
@@ -32,15 +33,7 @@ async function submit(store: SqliteStore, owner: string | null, fields: Partial<
   return (await store.runs.create(newRun(owner, fields))).id;
 }
 
-async function until<T>(probe: () => Promise<T | undefined>, what: string): Promise<T> {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
+const until = <T>(probe: () => Promise<T | undefined>, what: string): Promise<T> => waitFor(probe, what, 50);
 
 describe("the SQLite run queue", () => {
   it("keeps nothing until a server opens it (a CLI process opening the store holds no runs in memory)", async () => {

@@ -79,7 +79,7 @@ class MemoryRemoteTasks implements RemoteTasks {
 const loopback = { allowHosts: [], denyHosts: [], allowAddresses: ["127.0.0.1/32"] };
 
 describe("a remote A2A agent that is not troupe", () => {
-  it("is reached through its card; the same call again waits on the task it made instead of sending the message twice", { timeout: 30_000 }, async () => {
+  it("is reached through its card; the same call again waits on the task it made instead of sending the message twice", async () => {
     const agent = await plainAgent();
     const tasks = new MemoryRemoteTasks();
     const connection = await connectRemoteAgent({ name: "upper", a2a: agent.url }, { rules: loopback, tasks });
@@ -95,7 +95,7 @@ describe("a remote A2A agent that is not troupe", () => {
     expect(agent.seen.map((message) => message.text)).toEqual(["hello"]);
   });
 
-  it("its answer is untrusted data by default, and trusted (still private: it leaves only by the task's word) when the config says trusted", { timeout: 30_000 }, async () => {
+  it("its answer is untrusted data by default, and trusted (still private: it leaves only by the task's word) when the config says trusted", async () => {
     const agent = await plainAgent({ answerWithMessage: true });
     const registry = new ToolRegistry().configure({ trust: new TrustPolicy() });
     const plain = await connectRemoteAgent({ name: "upper", a2a: agent.url }, { rules: loopback });
@@ -108,13 +108,13 @@ describe("a remote A2A agent that is not troupe", () => {
     expect(trusted).toMatchObject({ ok: true, value: { result: "HI" }, label: { trust: "trusted", held: [{ kind: "remote-agent", name: "mine" }] } });
   });
 
-  it("an agent that answers with a message at once: its text is the result", { timeout: 30_000 }, async () => {
+  it("an agent that answers with a message at once: its text is the result", async () => {
     const agent = await plainAgent({ answerWithMessage: true });
     const connection = await connectRemoteAgent({ name: "upper", a2a: agent.url }, { rules: loopback });
     expect(await connection.tool.execute({ text: "quick" }, { workspace: "/tmp" })).toMatchObject({ state: "completed", result: "QUICK" });
   });
 
-  it("sends its key only to the card's own origin, never to another host the card names", { timeout: 30_000 }, async () => {
+  it("sends its key only to the card's own origin, never to another host the card names", async () => {
     const same = await plainAgent();
     const withKey = await connectRemoteAgent({ name: "upper", a2a: same.url, apiKeyEnv: "UPPER_KEY" }, { rules: loopback, env: { UPPER_KEY: "k-123" } });
     await withKey.tool.execute({ text: "one" }, { workspace: "/tmp" });
@@ -127,7 +127,7 @@ describe("a remote A2A agent that is not troupe", () => {
     await expect(connectRemoteAgent({ name: "upper", a2a: same.url, apiKeyEnv: "UNSET_KEY" }, { rules: loopback, env: {} })).rejects.toMatchObject({ code: "missing_api_key" });
   });
 
-  it("caps what a peer may send", { timeout: 30_000 }, async () => {
+  it("caps what a peer may send", async () => {
     const server = createServer((_request, response) => {
       response.writeHead(200, { "content-type": "application/json" });
       response.end(JSON.stringify({ padding: "x".repeat(10_000) }));

@@ -150,7 +150,7 @@ while True:
     // The race really ran: some searches met swap.txt as an ordinary file.
     expect(ordinary).toBeGreaterThan(0);
     expect(await registry.call("file_read", { path: "steady.md" }, { workspace: raceWorkspace })).toMatchObject({ ok: true, value: { content: "# Steady\n\nzebracorn inside, always here." } });
-  }, 60_000);
+  });
 });
 
 describe("web_search online providers (fake servers speaking their APIs)", () => {
