@@ -4,6 +4,7 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { ROOT, tempDir } from "./helpers.js";
+import { PATIENCE_MS } from "./wait.js";
 
 const run = promisify(execFile);
 const BENCH = path.join(ROOT, "dist/bench/main.js");
@@ -14,7 +15,7 @@ async function benchWithoutBubblewrap(args: string[]): Promise<{ code: number; s
   mkdirSync(bin);
   symlinkSync(process.execPath, path.join(bin, "node"));
   try {
-    const { stdout, stderr } = await run(process.execPath, [BENCH, ...args], { cwd: ROOT, env: { ...process.env, PATH: bin }, timeout: 60_000 });
+    const { stdout, stderr } = await run(process.execPath, [BENCH, ...args], { cwd: ROOT, env: { ...process.env, PATH: bin }, timeout: PATIENCE_MS });
     return { code: 0, stdout, stderr };
   } catch (error) {
     const failed = error as { code?: number; stdout?: string; stderr?: string };

@@ -7,6 +7,7 @@ import { parse } from "yaml";
 import { ROOT, tempDir } from "./helpers.js";
 import { baseImage, buildImage, checkImageTools, podman, runOptions } from "./image-helpers.js";
 import { freshDatabase } from "./postgres.js";
+import { PATIENCE_MS } from "./wait.js";
 
 /**
  * The Dockerfile and compose.yaml: the image builds (on a local base: no registry is reachable
@@ -53,7 +54,7 @@ function start(name: string, args: string[]): string {
 
 /** Waits (with a generous ceiling) until `url` answers 200; what it answered. */
 async function until200(url: string, container: string, headers: Record<string, string> = {}): Promise<unknown> {
-  const deadline = Date.now() + 180_000;
+  const deadline = Date.now() + PATIENCE_MS;
   for (;;) {
     const answer = await fetch(url, { headers }).then(
       async (response) => (response.ok ? ((await response.json()) as unknown) : undefined),
@@ -146,7 +147,7 @@ describe("the image", () => {
     // The API ran none of it: a worker did. Both workers register, alive (the run may finish, in one model call, before the second has).
     type Health = { backend: string; tasks: { workers: number }; workers?: Array<{ alive: boolean }> };
     let health = (await until200(`${base}/health`, api)) as Health;
-    for (const deadline = Date.now() + 180_000; (health.workers ?? []).filter((worker) => worker.alive).length < 2 && Date.now() < deadline; ) {
+    for (const deadline = Date.now() + PATIENCE_MS; (health.workers ?? []).filter((worker) => worker.alive).length < 2 && Date.now() < deadline; ) {
       await sleep(200);
       health = (await until200(`${base}/health`, api)) as Health;
     }

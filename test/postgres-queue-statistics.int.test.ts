@@ -49,7 +49,7 @@ async function plannerView(store: PostgresStore): Promise<{ estimatedWaiting: nu
   }
 }
 
-describe("the Postgres run queue keeps its job table's statistics fresh", { timeout: 120_000 }, () => {
+describe("the Postgres run queue keeps its job table's statistics fresh", () => {
   it("commits fresh statistics with a burst of submissions written in one batch, so the planner counts the waiting jobs", async () => {
     const store = await open(await freshDatabase("queue_statistics_bulk"));
     const before = await plannerView(store);

@@ -91,7 +91,7 @@ describe("one run-request codec for every door", () => {
     expect(runRequestOfWire({ task: "t", context: { city: "Paris" } }).context).toBe('{"city":"Paris"}');
   });
 
-  it("takes REST's budget, MCP's review options and A2A's metadata.troupe into the run's request, and refuses a bad one by its snake_case name", { timeout: 60_000 }, async () => {
+  it("takes REST's budget, MCP's review options and A2A's metadata.troupe into the run's request, and refuses a bad one by its snake_case name", async () => {
     const app = await makeApp();
     const request = async (taskId: string) => ((await app.troupe.store.runs.get(taskId)) as RunRecord).request;
 
@@ -126,7 +126,7 @@ describe("one run-request codec for every door", () => {
     await expect(a2a.sendMessage(sendRequest({ ...a2aMessage("compute 5+6"), metadata: { troupe: { reviewers: 99 } } }))).rejects.toThrow(/reviewers_out_of_range/);
   });
 
-  it("stores a schedule's run options as core's and runs its tick with them, with no hand copy between", { timeout: 60_000 }, async () => {
+  it("stores a schedule's run options as core's and runs its tick with them, with no hand copy between", async () => {
     const app = await makeApp();
     const made = await app.app.inject({
       method: "POST",
