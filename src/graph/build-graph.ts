@@ -2,11 +2,14 @@ import type { BaseCheckpointSaver } from "@langchain/langgraph";
 import { END, START, StateGraph } from "@langchain/langgraph";
 import { COORDINATOR_TARGETS, coordinate } from "./coordinator.js";
 import type { GraphDeps } from "./deps.js";
-import { createFinalizeNode, createIntakeNode } from "./nodes/conversation.js";
+import { createFinalizeNode } from "./nodes/finalize.js";
+import { createIntakeNode } from "./nodes/intake.js";
 import { createExecuteNode } from "./nodes/execute.js";
 import { createApprovePlanNode, createAskHumanNode } from "./nodes/plan-approval.js";
 import { createPlannerNode } from "./nodes/planner.js";
-import { createApproveAnswerNode, createCriticNode, createSynthesizerNode } from "./nodes/review.js";
+import { createApproveAnswerNode } from "./nodes/approve-answer.js";
+import { createCriticNode } from "./nodes/critic.js";
+import { createSynthesizerNode } from "./nodes/synthesizer.js";
 import { TroupeState, type Update } from "./state.js";
 import { stepNode } from "./steps.js";
 

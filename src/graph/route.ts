@@ -119,3 +119,8 @@ export async function workerAnswer(state: Pick<State, "plan" | "results" | "sett
   if (typeof value === "string") return value.trim().length > 0 ? { text: value, subtask: only } : undefined;
   return typeof value === "number" || typeof value === "boolean" ? { text: String(value), subtask: only } : undefined;
 }
+
+export function openIssues(state: Pick<State, "reviews">): string[] {
+  const last = state.reviews.at(-1);
+  return last && !last.passed ? last.issues : [];
+}

@@ -5,7 +5,7 @@ import type { DecisionTrace, RunMetrics } from "../core/run.js";
 import { planView } from "./deps.js";
 import { routeOf } from "./route.js";
 import { statusOf } from "./subtask-status.js";
-import { openIssues } from "./nodes/review.js";
+import { openIssues } from "./route.js";
 import type { State } from "./state.js";
 
 /** Whether every subtask of the plan succeeded and the last review passed. */

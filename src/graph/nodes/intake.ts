@@ -1,6 +1,14 @@
-import { Overwrite } from "@langchain/langgraph";
+import { Overwrite, type LangGraphRunnableConfig } from "@langchain/langgraph";
 import { emptyMetrics, TaskText } from "../../core/run.js";
-import { emptyOutcome, type State, type Update } from "../state.js";
+import { emptyOutcome, type State, type Update, type RecalledMemories } from "../state.js";
+import { trimConversation } from "../../agents/history.js";
+import { CONVERSATION_LIMITS, emptyConversation } from "../../core/conversation.js";
+import { errorMessage } from "../../core/errors.js";
+import { MEMORY_LIMITS, plannerMemoryLine } from "../../core/memory.js";
+import { describeSources, isUntrusted } from "../../core/provenance.js";
+import { truncate } from "../../core/text.js";
+import { countTextTokens } from "../../providers/token-count.js";
+import { emit, type GraphDeps } from "../deps.js";
 
 /**
  * Validates and normalises the task, and resets everything a previous run on the same thread
@@ -25,5 +33,62 @@ export function intake(state: State): Update {
     toolCalls: new Overwrite([]),
     board: new Overwrite([]),
     metrics: new Overwrite({ ...emptyMetrics(), nodeVisits: 1 }),
+  };
+}
+
+
+/** Characters of one recalled fact in the planner's prompt. */
+const RECALLED_CHARS = 600;
+
+/**
+ * The long-term memories relevant to a task, best first, as many as fit `budget` tokens (at most
+ * `recallMaxItems`). A store that cannot be read is reported, not taken for an empty one.
+ */
+export async function recallMemories(deps: GraphDeps, namespace: readonly string[] | null | undefined, task: string, budget: number = MEMORY_LIMITS.recallTokenBudget): Promise<RecalledMemories | null> {
+  if (!deps.memory || !namespace || budget <= 0) return null;
+  try {
+    const found = await deps.memory.search(namespace, truncate(task, MEMORY_LIMITS.queryMaxChars), { limit: MEMORY_LIMITS.recallMaxItems });
+    const items: RecalledMemories["items"] = [];
+    let used = 0;
+    for (const hit of found.items) {
+      const text = truncate(hit.text, RECALLED_CHARS);
+      const untrusted = isUntrusted(hit.label) ? describeSources(hit.label) : undefined;
+      const item = { id: hit.id, text, score: hit.score, ...(untrusted !== undefined ? { untrusted } : {}) };
+      const tokens = (await countTextTokens(plannerMemoryLine(item))) + 2;
+      if (used + tokens > budget) break;
+      used += tokens;
+      items.push(item);
+    }
+    return { retrieval: found.retrieval, items, ...(found.note ? { note: found.note } : {}) };
+  } catch (error) {
+    return { retrieval: null, items: [], error: errorMessage(error) };
+  }
+}
+
+/**
+ * The first node: the task taken in and what the previous run on the thread left reset (intake),
+ * then the thread's conversation trimmed to the run's history budget and the long-term memories
+ * relevant to the task recalled — both for the planner, both kept small in the state.
+ */
+export function createIntakeNode(deps: GraphDeps) {
+  return async (state: State, config: LangGraphRunnableConfig): Promise<Update> => {
+    const update = intake(state);
+    const budget = state.settings.historyBudget ?? CONVERSATION_LIMITS.historyBudget;
+    const trimmed = await trimConversation(state.conversation ?? emptyConversation(), budget);
+    if (trimmed.conversation.turns.length > 0 || trimmed.dropped > 0) {
+      emit(config, { type: "history-ready", turns: trimmed.conversation.turns.length, trimmed: trimmed.conversation.trimmed, tokens: trimmed.tokens, budget });
+    }
+    const recalled = await recallMemories(deps, state.settings.memoryNamespace, update.task as string, deps.recallBudget);
+    // Said when there is something to say: facts recalled, or a store that could not be read.
+    if (recalled && (recalled.items.length > 0 || recalled.error)) {
+      emit(config, {
+        type: "memory-recall",
+        retrieval: recalled.retrieval,
+        items: recalled.items.map(({ id, text, score, untrusted }) => ({ id, text: truncate(text, 200), score, ...(untrusted !== undefined ? { untrusted } : {}) })),
+        ...(recalled.error ? { error: recalled.error } : {}),
+        ...(recalled.note ? { note: recalled.note } : {}),
+      });
+    }
+    return { ...update, conversation: trimmed.conversation, recalled };
   };
 }
