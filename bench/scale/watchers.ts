@@ -114,8 +114,14 @@ function subscribe(agent: Agent, port: number, taskId: string, counting: () => b
     });
     call.end();
   });
+  // Awaited by the caller's Promise.all; once one subscriber fails, the others' failures must not
+  // end the process as unhandled rejections.
+  connectedPromise.catch(() => undefined);
   return { connected: connectedPromise, done };
 }
+
+/** Subscribers connect this many at a time: a thousand at once overflow the listen backlog (ECONNRESET). */
+const CONNECT_BATCH = 100;
 
 async function startWorker(directory: string, env: Record<string, string>): Promise<{ child: ChildProcess; stop: () => Promise<void> }> {
   const child = spawn(process.execPath, [CLI, "worker", "--concurrency", "100"], {
@@ -147,7 +153,7 @@ async function measureOne(options: WatchersOptions, runs: number, subscribers: n
     const url = options.backend === "postgres" ? await options.database(name) : undefined;
     const script = path.join(directory, "script.json");
     // Time for every subscriber to connect before the answer streams (they connect in parallel).
-    writeFileSync(script, JSON.stringify(scriptOf(runs, 1_000 + subscribers * 4)));
+    writeFileSync(script, JSON.stringify(scriptOf(runs, 2_000 + subscribers * 8)));
     const env = { TROUPE_PROVIDER: "scripted", TROUPE_PROVIDER_MODULES: SCRIPTED_PROVIDER_MODULE, TROUPE_SCRIPT: script, TROUPE_DATA_DIR: path.join(directory, "data"), ...(url ? { TROUPE_DATABASE_URL: url } : {}) };
     const server = await startServer(directory, { ...env, ...(url ? { TROUPE_WORKERS: "0" } : {}) });
     const worker = url ? await startWorker(directory, env) : undefined;
@@ -167,8 +173,12 @@ async function measureOne(options: WatchersOptions, runs: number, subscribers: n
       }
       const delays: number[] = [];
       let counting = false;
-      const streams = Array.from({ length: subscribers }, (_, index) => subscribe(agent, server.port, ids[index % ids.length] as string, () => counting, delays));
-      await Promise.all(streams.map((stream) => stream.connected));
+      const streams: Subscription[] = [];
+      for (let start = 0; start < subscribers; start += CONNECT_BATCH) {
+        const batch = Array.from({ length: Math.min(CONNECT_BATCH, subscribers - start) }, (_, offset) => subscribe(agent, server.port, ids[(start + offset) % ids.length] as string, () => counting, delays));
+        streams.push(...batch);
+        await Promise.all(batch.map((stream) => stream.connected));
+      }
       counting = true;
       let rssMb = residentMb(server.child.pid as number);
       const sampler = setInterval(() => {
