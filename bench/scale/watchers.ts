@@ -120,7 +120,7 @@ function subscribe(agent: Agent, port: number, taskId: string, counting: () => b
   return { connected: connectedPromise, done };
 }
 
-/** Subscribers connect this many at a time: a thousand at once overflow the listen backlog (ECONNRESET). */
+/** Subscribers connect this many at a time: a thousand at once ended a loaded run on ECONNRESET (most likely the listen backlog). */
 const CONNECT_BATCH = 100;
 
 async function startWorker(directory: string, env: Record<string, string>): Promise<{ child: ChildProcess; stop: () => Promise<void> }> {
