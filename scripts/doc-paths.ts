@@ -20,39 +20,33 @@ const USER_FILES = /^(?:\.\.?\/|troupe\.config\.|schema\.json$|suite\.jsonl$|ope
 
 export type NamedPath = { path: string; kind: "full" | "bare" | "link"; line: number };
 
-/** The code spans of a markdown text outside fenced blocks, with their line numbers. */
-function codeSpans(markdown: string): { text: string; line: number }[] {
-  const spans: { text: string; line: number }[] = [];
+/** The lines of a markdown text outside fenced blocks, with their line numbers (from 1). */
+function proseLines(markdown: string): { text: string; line: number }[] {
+  const lines: { text: string; line: number }[] = [];
   let fenced = false;
-  markdown.split("\n").forEach((line, index) => {
-    if (/^\s*(```|~~~)/.test(line)) {
+  markdown.split("\n").forEach((text, index) => {
+    if (/^\s*(```|~~~)/.test(text)) {
       fenced = !fenced;
       return;
     }
-    if (fenced) return;
-    for (const match of line.matchAll(/(`+)([^`]+?)\1/g)) spans.push({ text: (match[2] ?? "").trim(), line: index + 1 });
+    if (!fenced) lines.push({ text, line: index + 1 });
   });
-  return spans;
+  return lines;
+}
+
+/** The code spans of a markdown text outside fenced blocks, with their line numbers. */
+function codeSpans(markdown: string): { text: string; line: number }[] {
+  return proseLines(markdown).flatMap(({ text, line }) => [...text.matchAll(/(`+)([^`]+?)\1/g)].map((match) => ({ text: (match[2] ?? "").trim(), line })));
 }
 
 /** The links of a markdown text to files beside it or to its own headings (`#anchor`), with their line numbers. */
 function fileLinks(markdown: string): { target: string; line: number }[] {
-  const links: { target: string; line: number }[] = [];
-  let fenced = false;
-  markdown.split("\n").forEach((line, index) => {
-    if (/^\s*(```|~~~)/.test(line)) {
-      fenced = !fenced;
-      return;
-    }
-    if (fenced) return;
-    const outsideCode = line.replace(/`[^`]*`/g, "");
-    for (const match of outsideCode.matchAll(/\]\(([^)\s]+)\)/g)) {
-      const target = match[1] ?? "";
-      if (/^[a-z][a-z0-9+.-]*:/i.test(target) || target.startsWith("/")) continue;
-      links.push({ target, line: index + 1 });
-    }
-  });
-  return links;
+  return proseLines(markdown).flatMap(({ text, line }) =>
+    [...text.replace(/`[^`]*`/g, "").matchAll(/\]\(([^)\s]+)\)/g)]
+      .map((match) => match[1] ?? "")
+      .filter((target) => !/^[a-z][a-z0-9+.-]*:/i.test(target) && !target.startsWith("/"))
+      .map((target) => ({ target, line })),
+  );
 }
 
 /** Every path a page names: full paths from a top folder, links, and (with `bareNames`) file names. */
