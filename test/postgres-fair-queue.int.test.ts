@@ -1,33 +1,16 @@
 import { randomUUID } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
-import { type NewRun, openStore } from "../src/store/index.js";
+import { describe, expect, it } from "vitest";
+import type { NewRun } from "../src/store/index.js";
 import { fairTake, NEAREST_WINDOW } from "../src/store/queue/owner-levels.js";
 import { RUN_QUEUE } from "../src/store/queue/postgres.js";
 import type { PostgresStore } from "../src/store/postgres-store.js";
-import { freshDatabase } from "./postgres.js";
+import { freshDatabase, postgresStores } from "./postgres.js";
 
 // The Postgres run queue (pg-boss) hands runs out round-robin by API key across the processes of a
 // deployment: two stores on one database stand for two worker processes, fed by the run store as
 // the API writes runs.
 
-const directories: string[] = [];
-const stores: PostgresStore[] = [];
-
-async function open(databaseUrl: string): Promise<PostgresStore> {
-  const dataDir = mkdtempSync(path.join(tmpdir(), "troupe-pg-fair-"));
-  directories.push(dataDir);
-  const store = (await openStore({ dataDir, databaseUrl })) as PostgresStore;
-  stores.push(store);
-  return store;
-}
-
-afterEach(async () => {
-  for (const store of stores.splice(0)) await store.close();
-  for (const dir of directories.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
+const open = postgresStores("troupe-pg-fair-");
 
 function newRun(owner: string | null, fields: Partial<NewRun> = {}): NewRun {
   return { id: `run-${randomUUID()}`, threadId: `thread-${randomUUID()}`, task: "a task", status: "queued", request: { task: "a task" }, pid: null, host: null, owner, ...fields };

@@ -1,12 +1,9 @@
 import { randomUUID } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
-import { type NewRun, openStore } from "../src/store/index.js";
+import { describe, expect, it } from "vitest";
+import type { NewRun } from "../src/store/index.js";
 import { BULK_JOBS, MIN_CHANGES } from "../src/store/queue/job-statistics.js";
 import type { PostgresStore } from "../src/store/postgres-store.js";
-import { freshDatabase } from "./postgres.js";
+import { freshDatabase, postgresStores } from "./postgres.js";
 
 // The fair take's plan is a few index lookups only while the planner knows how many jobs wait
 // (issue 35: 4.3 s and 66 s per take at 10,000 waiting with the statistics a bulk insert left).
@@ -14,22 +11,13 @@ import { freshDatabase } from "./postgres.js";
 // take analyzes first when many small submissions grew the queue. Autovacuum is off on the job
 // table here so only troupe's own ANALYZE can refresh them.
 
-const directories: string[] = [];
-const stores: PostgresStore[] = [];
+const openOn = postgresStores("troupe-pg-statistics-");
 
 async function open(databaseUrl: string): Promise<PostgresStore> {
-  const dataDir = mkdtempSync(path.join(tmpdir(), "troupe-pg-statistics-"));
-  directories.push(dataDir);
-  const store = (await openStore({ dataDir, databaseUrl })) as PostgresStore;
-  stores.push(store);
+  const store = await openOn(databaseUrl);
   await store.pool.query("ALTER TABLE pgboss.job_common SET (autovacuum_enabled = false)");
   return store;
 }
-
-afterEach(async () => {
-  for (const store of stores.splice(0)) await store.close();
-  for (const dir of directories.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
 
 function newRun(owner: string): NewRun {
   return { id: `run-${randomUUID()}`, threadId: `thread-${randomUUID()}`, task: "a task", status: "queued", request: { task: "a task" }, pid: null, host: null, owner };
