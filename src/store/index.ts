@@ -4,6 +4,7 @@ import { TroupeCheckpointer } from "./checkpoints/sqlite.js";
 import { checkDatabaseFile, DATABASE_FILE, openDatabase, openEventConnection, type Sqlite } from "./database/sqlite.js";
 import { prepareDataDir } from "./database/data-dir.js";
 import { damagedDatabase, isDamagedDatabase } from "./database/errors.js";
+import { releaseWal } from "./database/wal-sync.js";
 import { SqliteEvalStore } from "./evals/sqlite.js";
 import { SqliteEventStore } from "./events/sqlite.js";
 import { type MemorySetup, memoryOf, memoryOptionsOf } from "./memory/memories.js";
@@ -97,6 +98,7 @@ export function openSqliteStore(directory: string, options: MemorySetup = {}): S
       runQueue.close();
       if (eventsDb.open) eventsDb.close();
       if (stashDb.open) stashDb.close();
+      releaseWal(db);
       if (db.open) db.close();
     },
   };
