@@ -322,8 +322,9 @@ export class RunLifecycle {
         request: { ...request, threadId: name, provider: `${choice.provider}:${choice.model}` },
         ...fields,
       },
-      // A busy thread refuses the run or queues it behind the thread's latest (busy-thread.ts).
-      { check: busyCheck(name, fields.status === "running" ? "reject" : request.onBusy, threads) },
+      // A busy thread refuses the run or queues it behind the thread's latest (busy-thread.ts); a
+      // thread named here is new (a random name), with no run to look up.
+      request.threadId === undefined ? {} : { check: busyCheck(name, fields.status === "running" ? "reject" : request.onBusy, threads) },
     );
   }
 

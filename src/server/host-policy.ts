@@ -31,6 +31,8 @@ const WILDCARDS = new Set(["0.0.0.0", "::", "[::]", ""]);
 const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 /** How long the machine's own addresses are trusted before they are read again (DHCP, new interfaces). */
 const ADDRESSES_KEPT_MS = 30_000;
+/** Host headers remembered as naming this server (any more and the memory starts again). */
+const NAMED_HEADERS_KEPT = 64;
 
 export interface HostPolicyOptions {
   /** The address troupe listens on (`--host`). */
@@ -59,6 +61,8 @@ export class HostPolicy {
   /** Whether the Host is checked (loopback, or names configured); otherwise API keys guard the server. */
   readonly strict: boolean;
   readonly #names = new Set<string>();
+  /** Host headers seen naming one of the configured names or domains, as sent. */
+  readonly #namedHeaders = new Set<string>();
   readonly #domains: string[] = [];
   readonly #any: boolean;
   /** Names an Origin may have besides troupe's own: the configured ones (not the defaults: another port of localhost is another site). */
@@ -116,9 +120,17 @@ export class HostPolicy {
   /** Whether a Host header names this server. */
   hostAllowed(header: string | undefined): boolean {
     if (!this.strict || this.#any) return true;
+    // Every request asks, nearly always with the same few headers: parsing one (a URL) showed in the request path's profile.
+    if (header !== undefined && this.#namedHeaders.has(header)) return true;
     const parsed = parseHostHeader(header);
     if (!parsed) return false;
-    return this.#matches(parsed.hostname, this.#names, this.#domains) || this.#isOwnAddress(parsed.hostname);
+    if (this.#matches(parsed.hostname, this.#names, this.#domains)) {
+      // Only a match of the configured names is kept (this machine's addresses are read again now and then).
+      if (this.#namedHeaders.size >= NAMED_HEADERS_KEPT) this.#namedHeaders.clear();
+      this.#namedHeaders.add(header as string);
+      return true;
+    }
+    return this.#isOwnAddress(parsed.hostname);
   }
 
   /** Whether a page of this Origin may change something through a request that came with this Host. */

@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { randomFillSync } from "node:crypto";
 import { type Context, ROOT_CONTEXT, type Tracer, trace, TraceFlags } from "@opentelemetry/api";
 
 /**
@@ -38,9 +38,19 @@ export async function createTelemetry(env: NodeJS.ProcessEnv = process.env): Pro
 
 const TRACEPARENT = /^[\da-f]{2}-([\da-f]{32})-([\da-f]{16})-([\da-f]{2})$/;
 
+/** Random bytes for trace ids, filled 256 ids at a time (a call to the generator for each request showed in the request path's profile). */
+const idPool = Buffer.alloc(16 * 256);
+let idOffset = idPool.length;
+
 /** A new random trace id (32 hex digits), for logs when no trace came with the request. */
 export function newTraceId(): string {
-  return randomBytes(16).toString("hex");
+  if (idOffset >= idPool.length) {
+    randomFillSync(idPool);
+    idOffset = 0;
+  }
+  const id = idPool.toString("hex", idOffset, idOffset + 16);
+  idOffset += 16;
+  return id;
 }
 
 /**

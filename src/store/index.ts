@@ -1,9 +1,11 @@
+import type { Statement } from "better-sqlite3";
 import { SystemError, isTroupeError } from "../core/errors.js";
 import { SqliteAuditStore } from "./audit/sqlite.js";
 import { TroupeCheckpointer } from "./checkpoints/sqlite.js";
 import { checkDatabaseFile, DATABASE_FILE, openDatabase, openEventConnection, type Sqlite } from "./database/sqlite.js";
 import { prepareDataDir } from "./database/data-dir.js";
 import { damagedDatabase, isDamagedDatabase } from "./database/errors.js";
+import { releaseWal } from "./database/wal-sync.js";
 import { SqliteEvalStore } from "./evals/sqlite.js";
 import { SqliteEventStore } from "./events/sqlite.js";
 import { type MemorySetup, memoryOf, memoryOptionsOf } from "./memory/memories.js";
@@ -55,6 +57,7 @@ export function openSqliteStore(directory: string, options: MemorySetup = {}): S
   const runQueue = new SqliteRunQueue(db);
   const { memoryStore, memories } = memoryOf(new SqliteMemoryStore(db, memoryOptionsOf(options)), options);
   const checkpointer = new TroupeCheckpointer(db);
+  let pingStatement: Statement<[]> | undefined;
   return {
     kind: "sqlite",
     directory: resolved,
@@ -84,8 +87,10 @@ export function openSqliteStore(directory: string, options: MemorySetup = {}): S
     retention: new SqliteRetentionStore(db, `${resolved}/${DATABASE_FILE}`, async () => {
       await Promise.all([checkpointer.flush(), events.flush(), stash.flush(), audit.flush()]);
     }),
+    // Prepared once: /health asks on every probe, and preparing cost more than the query.
     ping: async () => {
-      db.prepare("SELECT 1").get();
+      pingStatement ??= db.prepare<[]>("SELECT 1");
+      pingStatement.get();
     },
     close: async () => {
       // Each flush writes synchronously on SQLite: done before the connections close.
@@ -97,6 +102,7 @@ export function openSqliteStore(directory: string, options: MemorySetup = {}): S
       runQueue.close();
       if (eventsDb.open) eventsDb.close();
       if (stashDb.open) stashDb.close();
+      releaseWal(db);
       if (db.open) db.close();
     },
   };

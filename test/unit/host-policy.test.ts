@@ -197,6 +197,22 @@ describe("on another address (API keys required)", () => {
     expect(await status("192.0.2.77:8003")).toBe(421);
   });
 
+  it("judges a Host header the same however often it is asked, past the headers it remembers too", () => {
+    const policy = new HostPolicy({ listen: "127.0.0.1", allowed: parseAllowedHosts([".example.org"], "test") });
+    for (let round = 0; round < 3; round += 1) {
+      // More names than it keeps: each is still taken, each rebound name still refused.
+      for (let index = 0; index < 100; index += 1) {
+        expect(policy.hostAllowed(`host${index}.example.org:8003`)).toBe(true);
+        expect(policy.hostAllowed(`host${index}.example.org.evil.test`)).toBe(false);
+      }
+      expect(policy.hostAllowed("localhost:8003")).toBe(true);
+      expect(policy.hostAllowed(EVIL)).toBe(false);
+      expect(policy.hostAllowed("LOCALHOST.")).toBe(true);
+      expect(policy.hostAllowed("localhost:8003/x")).toBe(false);
+      expect(policy.hostAllowed(undefined)).toBe(false);
+    }
+  });
+
   it("describes what it answers to", () => {
     expect(new HostPolicy({ listen: "127.0.0.1", allowed: [] }).describe()).toBe("localhost, 127.0.0.1, [::1]");
     expect(new HostPolicy({ listen: "0.0.0.0", allowed: [] }).strict).toBe(false);

@@ -1,10 +1,24 @@
-import { mkdtempSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readlinkSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { DATABASE_FILE, openDatabase, openEventConnection } from "./sqlite.js";
-import { durably, WalSync } from "./wal-sync.js";
+import { durably, releaseWal, WalSync } from "./wal-sync.js";
+
+/** This process's open descriptors on `file`, as /proc/self/fd names them ("… (deleted)" once unlinked). */
+function descriptorsOn(file: string): string[] {
+  const targets: string[] = [];
+  for (const fd of readdirSync("/proc/self/fd")) {
+    try {
+      const target = readlinkSync(`/proc/self/fd/${fd}`);
+      if (target.startsWith(file)) targets.push(target);
+    } catch {
+      // Closed since the listing (the listing's own descriptor).
+    }
+  }
+  return targets;
+}
 
 let directory: string;
 beforeEach(() => {
@@ -77,5 +91,46 @@ describe("durably", () => {
     // The commits a later sync would cover may follow frames the failed one lost: none is acknowledged.
     await expect(sync.sync()).rejects.toMatchObject({ code: "EINVAL" });
     await expect(Promise.all([sync.sync(), sync.sync()])).rejects.toMatchObject({ code: "EINVAL" });
+  });
+
+  it("keeps the WAL file open between syncs, opens the file now at the path when it was replaced, and lets it go on close", async () => {
+    const walFile = path.join(directory, "store.db-wal");
+    writeFileSync(walFile, "frames");
+    const sync = new WalSync(walFile);
+    await sync.sync();
+    await Promise.all([sync.sync(), sync.sync(), sync.sync()]);
+    // One descriptor, kept: each sync is one fdatasync on a libuv thread, not an open, an fdatasync and a close.
+    expect(descriptorsOn(walFile)).toEqual([walFile]);
+    unlinkSync(walFile);
+    writeFileSync(walFile, "new frames");
+    await sync.sync();
+    expect(descriptorsOn(walFile)).toEqual([walFile]);
+    // Closed while a sync runs: the descriptor goes once it is done; a later sync opens the file for itself only.
+    const running = sync.sync();
+    sync.close();
+    await running;
+    expect(descriptorsOn(walFile)).toEqual([]);
+    await sync.sync();
+    expect(descriptorsOn(walFile)).toEqual([]);
+    // No WAL file: nothing to sync.
+    unlinkSync(walFile);
+    await expect(new WalSync(walFile).sync()).resolves.toBeUndefined();
+  });
+
+  it("lets a store connection's WAL go when the connection is released, after the writes waiting for a sync", async () => {
+    const db = openDatabase(directory);
+    db.exec("CREATE TABLE items (name TEXT)");
+    const walFile = path.join(directory, `${DATABASE_FILE}-wal`);
+    await durably(db, () => db.prepare("INSERT INTO items VALUES ('a')").run());
+    // SQLite's own descriptor, and the sync's.
+    expect(descriptorsOn(walFile)).toEqual([walFile, walFile]);
+    const last = durably(db, () => db.prepare("INSERT INTO items VALUES ('b')").run().changes);
+    releaseWal(db);
+    db.close();
+    await expect(last).resolves.toBe(1);
+    expect(descriptorsOn(walFile)).toEqual([]);
+    const reopened = openDatabase(directory);
+    expect(reopened.prepare("SELECT COUNT(*) AS n FROM items").get()).toEqual({ n: 2 });
+    reopened.close();
   });
 });

@@ -1,6 +1,20 @@
-import { open } from "node:fs/promises";
+import { closeSync, fdatasync, openSync, statSync } from "node:fs";
+import { promisify } from "node:util";
 import type { Statement } from "better-sqlite3";
 import type { Sqlite } from "./sqlite.js";
+
+const datasync = promisify(fdatasync);
+
+/** The WAL file's descriptor, kept open between syncs (a holder the finalizer can close without keeping the WalSync alive). */
+interface OpenWal {
+  fd: number | undefined;
+  inode: number;
+}
+
+/** Closes the descriptor of a WalSync collected without `close()` (its connection was closed and dropped). */
+const descriptors = new FinalizationRegistry<OpenWal>((held) => {
+  if (held.fd !== undefined) closeSync(held.fd);
+});
 
 /**
  * Puts a SQLite database's write-ahead log on disk off the event loop. A commit made at
@@ -13,6 +27,13 @@ import type { Sqlite } from "./sqlite.js";
  * what the running one covers); calls that come before it starts share it too, so a burst of
  * commits costs one or two syncs.
  *
+ * The WAL file stays open between syncs: a sync is one trip to a libuv thread (the fdatasync),
+ * not three (open, fdatasync, close), and each trip waits for a turn of a busy event loop to come
+ * back — a request acknowledged after its commit's sync waited for all three. SQLite keeps the
+ * WAL file while a connection is open (it resets it in place after a checkpoint); should the file
+ * at the path be another one (its inode changed), the next sync opens that one. `close()` lets
+ * the descriptor go once the syncs under way are done.
+ *
  * A failed sync fails every later one too, with its error. After a failed fsync the kernel may
  * have dropped the unwritten pages and cleared the error, so a later fsync can succeed without
  * the earlier frames on disk; and SQLite's recovery ignores every WAL frame after a damaged one
@@ -22,6 +43,8 @@ import type { Sqlite } from "./sqlite.js";
  */
 export class WalSync {
   readonly #file: string;
+  readonly #wal: OpenWal = { fd: undefined, inode: 0 };
+  #closed = false;
   #running: Promise<void> | undefined;
   #next: Promise<void> | undefined;
   #failure: unknown;
@@ -29,6 +52,7 @@ export class WalSync {
 
   constructor(walFile: string) {
     this.#file = walFile;
+    descriptors.register(this, this.#wal, this);
   }
 
   /** The WAL sync of a connection's database, or none for a database without a WAL file (in memory, another journal mode). */
@@ -47,35 +71,63 @@ export class WalSync {
     return this.#next;
   }
 
+  /** Lets the WAL file's descriptor go, once the syncs under way are done; a later sync opens the file for itself. */
+  close(): void {
+    this.#closed = true;
+    descriptors.unregister(this);
+    this.#release();
+  }
+
   #start(): Promise<void> {
     this.#next = undefined;
     if (this.#failed) return Promise.reject(this.#failure);
-    const running = syncFile(this.#file)
+    const running = this.#syncFile()
       .catch((error: unknown) => {
         if (!this.#failed) [this.#failed, this.#failure] = [true, error];
         throw this.#failure;
       })
       .finally(() => {
         if (this.#running === running) this.#running = undefined;
+        if (this.#closed) this.#release();
       });
     this.#running = running;
     return running;
   }
-}
 
-async function syncFile(file: string): Promise<void> {
-  let handle;
-  try {
-    handle = await open(file, "r");
-  } catch (error) {
+  /** One sync of the WAL file (one at a time: `#start` runs after the sync before it settled). */
+  async #syncFile(): Promise<void> {
+    const fd = this.#descriptor();
     // No WAL file: nothing was written since the last connection closed (closing checkpoints the WAL into the database, synced).
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return;
-    throw error;
+    if (fd === undefined) return;
+    await datasync(fd);
   }
-  try {
-    await handle.datasync();
-  } finally {
-    await handle.close();
+
+  /** The WAL file's descriptor: the one kept, unless the file at the path is another one now; undefined without a file. */
+  #descriptor(): number | undefined {
+    // stat and open are metadata calls (no disk write); made here, between two syncs, no descriptor is in use by another thread.
+    const inode = statSync(this.#file, { throwIfNoEntry: false })?.ino;
+    if (this.#wal.fd !== undefined && this.#wal.inode !== inode) this.#closeDescriptor();
+    if (inode === undefined) return undefined;
+    if (this.#wal.fd === undefined) {
+      try {
+        [this.#wal.fd, this.#wal.inode] = [openSync(this.#file, "r"), inode];
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+        throw error;
+      }
+    }
+    return this.#wal.fd;
+  }
+
+  /** Closed: the descriptor goes as soon as no sync is running or waiting to run. */
+  #release(): void {
+    if (this.#running === undefined && this.#next === undefined) this.#closeDescriptor();
+  }
+
+  #closeDescriptor(): void {
+    const fd = this.#wal.fd;
+    this.#wal.fd = undefined;
+    if (fd !== undefined) closeSync(fd);
   }
 }
 
@@ -128,4 +180,9 @@ export function durably<T>(db: Sqlite, write: () => T): Promise<T> {
     durable.restore.run();
   }
   return durable.sync.sync().then(() => result);
+}
+
+/** Before a connection closes: its WAL sync lets the file's descriptor go once the syncs under way are done. */
+export function releaseWal(db: Sqlite): void {
+  durables.get(db)?.sync.close();
 }

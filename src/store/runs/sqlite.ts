@@ -60,19 +60,19 @@ export class SqliteRunStore implements RunStore {
     // Group commit: the runs created in one turn share one transaction (one fsync), each in a
     // savepoint of its own, so one refused by its check (or a unique key) fails alone.
     // The commit's fsync runs off the event loop (durably): the creations resolve once on disk.
+    // The savepoint's function is made once: better-sqlite3 builds each transaction function anew.
+    const insertOne = this.#db.transaction((creation: RunCreation) => this.#insert(creation));
+    const insertAll = this.#db.transaction((creations: RunCreation[]) =>
+      creations.map((creation) => {
+        try {
+          return insertOne(creation);
+        } catch (error) {
+          return new RowFailure(error);
+        }
+      }),
+    );
     this.#creations = new TurnBatch<RunCreation, RunRecord>((creations) => {
-      const results = durably(
-        this.#db,
-        this.#db.transaction(() =>
-          creations.map((creation) => {
-            try {
-              return this.#db.transaction(() => this.#insert(creation))();
-            } catch (error) {
-              return new RowFailure(error);
-            }
-          }),
-        ),
-      );
+      const results = durably(this.#db, () => insertAll(creations));
       // The planner's statistics follow the table as it grows (a no-op while they are fresh).
       const before = this.#created;
       this.#created += creations.length;
