@@ -78,4 +78,15 @@ describe("durably", () => {
     await expect(sync.sync()).rejects.toMatchObject({ code: "EINVAL" });
     await expect(Promise.all([sync.sync(), sync.sync()])).rejects.toMatchObject({ code: "EINVAL" });
   });
+
+  it("keeps the WAL file open from one sync to the next: a later sync syncs the file it opened, whatever its path leads to now", async () => {
+    const walFile = path.join(directory, "kept.db-wal");
+    writeFileSync(walFile, "frames");
+    const sync = new WalSync(walFile);
+    await expect(sync.sync()).resolves.toBeUndefined();
+    // The path now leads to a file that cannot be synced; the descriptor opened first still can.
+    unlinkSync(walFile);
+    symlinkSync("/dev/null", walFile);
+    await expect(sync.sync()).resolves.toBeUndefined();
+  });
 });
