@@ -201,3 +201,19 @@ export function emptyOutcome(): Update {
     modelIncidents: new Overwrite([]),
   };
 }
+
+/**
+ * The state of a thread before its first checkpoint: every channel's default. A drive stopped
+ * before the graph wrote anything (a cancel that came as the run started) reads an empty snapshot.
+ */
+export function blankState(): State {
+  const values: Record<string, unknown> = {};
+  for (const [key, channel] of Object.entries(TroupeState.spec)) {
+    try {
+      values[key] = channel.fromCheckpoint(undefined).get();
+    } catch {
+      // a channel without a default stays absent
+    }
+  }
+  return values as State;
+}

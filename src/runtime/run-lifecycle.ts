@@ -18,7 +18,7 @@ import { type InterruptInfo, ResumeDecision, type RunRequestInput, type RunResul
 import { threadKey, threadNameOfRun } from "../core/thread-key.js";
 import type { TroupeGraph } from "../graph/build-graph.js";
 import { LEDGER_KEY } from "../graph/deps.js";
-import type { RunSettings, State } from "../graph/state.js";
+import { blankState, type RunSettings, type State } from "../graph/state.js";
 import { recursionLimitFor, workDone } from "../graph/trace.js";
 import { MODEL_ROLES } from "../providers/provider.js";
 import { choiceId, type ModelSet } from "../providers/registry.js";
@@ -50,6 +50,12 @@ export interface InvokeOptions extends Driver {
   control?: RunControl;
   /** LangChain callback handlers for the run's nodes and model calls (metrics, tracing). */
   callbacks?: BaseCallbackHandler[];
+  /**
+   * Called as the drive writes where the run ends or rests, in the same turn of the event loop:
+   * on SQLite a reader sees that status from then on, while the drive still waits for the write's
+   * sync and tells its `run-end` (the server stops counting it as driven here from then).
+   */
+  onEnding?: (result: RunResult) => void;
 }
 
 /** Who a run started at once is for: an API principal, an eval whose case it is. */
@@ -483,7 +489,9 @@ export class RunLifecycle {
     const result = resultFromState(record, state, record.activeMs);
     result.status = runStatusOf(state.stopReason as NonNullable<State["stopReason"]>, workDone(state));
     if (state.failure) result.error = state.failure;
-    await this.#parts.store.runs.update(record.id, finishedPatch({ status: result.status, stopReason: result.stopReason, answer: result.answer, answerFormat: result.answer !== null ? (result.answerFormat ?? null) : null, error: result.error ?? null, metrics: result.metrics }));
+    const recorded = this.#parts.store.runs.update(record.id, finishedPatch({ status: result.status, stopReason: result.stopReason, answer: result.answer, answerFormat: result.answer !== null ? (result.answerFormat ?? null) : null, error: result.error ?? null, metrics: result.metrics }));
+    options.onEnding?.(result);
+    await recorded;
     options.onEvent?.(await this.#parts.store.events.append(record.id, { type: "run-end", status: result.status, stopReason: result.stopReason, metrics: result.metrics }));
     return result;
   }
@@ -523,7 +531,9 @@ export class RunLifecycle {
       await events.delivered();
       throw signals.lost.reason instanceof Error ? signals.lost.reason : new Error("the hold on the thread was lost");
     }
-    await this.#parts.store.runs.update(record.id, drivePatch(result, end, activeMs));
+    const recorded = this.#parts.store.runs.update(record.id, drivePatch(result, end, activeMs));
+    options.onEnding?.(result);
+    await recorded;
     events.emit({ type: "run-end", status: result.status, stopReason: result.stopReason, metrics: result.metrics });
     await events.delivered();
     await stats.settled();
@@ -612,7 +622,8 @@ export class RunLifecycle {
   async #stateAfter(record: RunRecord, end: StreamEnd, events: RunEventLog): Promise<{ state: State; interrupt: InterruptInfo | undefined }> {
     if (endedCleanly(record, end)) return { state: end.last, interrupt: undefined };
     const snapshot = await this.#parts.graph.getState({ configurable: { thread_id: record.threadId } });
-    let state = snapshot.values as State;
+    // A thread with no checkpoint yet (stopped before the graph's first one) has no values: the defaults stand in.
+    let state = { ...blankState(), ...(snapshot.values as Partial<State>) };
     const interrupt = pendingInterrupts(snapshot)[0]?.value as InterruptInfo | undefined;
     // Paused or stopped inside the planner's node (a streamed plan): the plan is in its events.
     if (!state.finished && state.runId === record.id) {

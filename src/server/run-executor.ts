@@ -28,6 +28,16 @@ export interface ActiveRun {
   control: RunControl;
   observer: RunObserver;
   settled: Promise<void>;
+  /** The number of the drive's `run-end` event once published: the drive still records its end after it. */
+  endSeq?: number;
+  /**
+   * The drive has written where the run ends or rests (a reader sees that status now) and only
+   * finishes recording it: the run no longer counts as driven here, and whoever acts on it waits
+   * for `settled` first (`settle`).
+   */
+  ending: boolean;
+  /** Its result is counted in the metrics (once, as the drive writes its end). */
+  counted?: boolean;
   log: Logger;
 }
 
@@ -87,16 +97,30 @@ export class RunExecutor {
     this.#log = options.logger;
   }
 
+  /** Drives in this process, those finishing recording their end included. */
   get size(): number {
     return this.#active.size;
+  }
+
+  /** Runs driven here that have not yet written where they end or rest. */
+  get running(): number {
+    return this.#running();
   }
 
   get(runId: string): ActiveRun | undefined {
     return this.#active.get(runId);
   }
 
+  /** Whether a run is driven here now: a drive that has written where the run ends or rests no longer is. */
   isActive(runId: string): boolean {
-    return this.#active.has(runId);
+    const active = this.#active.get(runId);
+    return active !== undefined && !active.ending;
+  }
+
+  /** Waits until a drive that has written where the run ends or rests has finished recording it (at once otherwise). */
+  async settle(runId: string): Promise<void> {
+    const active = this.#active.get(runId);
+    if (active?.ending) await active.settled;
   }
 
   ids(): string[] {
@@ -137,10 +161,10 @@ export class RunExecutor {
     const control = new RunControl();
     const before = record.metrics;
     let settle: () => void = () => {};
-    const active: ActiveRun = { record, controller, control, observer, log, settled: new Promise<void>((resolve) => (settle = resolve)) };
+    const active: ActiveRun = { record, controller, control, observer, log, ending: false, settled: new Promise<void>((resolve) => (settle = resolve)) };
     // Counted as active before anything is awaited: whoever launched it sees its slot taken at once.
     this.#active.set(taskId, active);
-    this.#metrics.tasksRunning.set(this.#active.size);
+    this.#metrics.tasksRunning.set(this.#running());
     const invoke = {
       signal: controller.signal,
       control,
@@ -151,7 +175,12 @@ export class RunExecutor {
       onEvent: (event: StoredEvent) => {
         if (observer.ignoreCustomEvent) observer.event(event);
         if (event.type === "critic-verdict") this.#metrics.verdict(event.verdict.passed);
+        if (event.type === "run-end") active.endSeq = event.seq;
         this.#hub.publish(event);
+      },
+      onEnding: (result: RunResult) => {
+        active.ending = true;
+        this.#count(active, result, before);
       },
     };
     const { interruptId, ...decision } = record.pendingDecision ?? { decision: undefined };
@@ -171,7 +200,7 @@ export class RunExecutor {
     } finally {
       this.#active.delete(taskId);
       settle();
-      this.#metrics.tasksRunning.set(this.#active.size);
+      this.#metrics.tasksRunning.set(this.#running());
     }
     return outcome;
   }
@@ -185,6 +214,18 @@ export class RunExecutor {
   }
 
   async #finished(active: ActiveRun, result: RunResult, before: RunRecord["metrics"]): Promise<void> {
+    this.#count(active, result, before);
+    const suspended = (await this.#read(result.runId))?.suspended ?? null;
+    active.log.info({ status: result.status, stopReason: result.stopReason, suspended, durationMs: result.metrics.durationMs, error: result.error }, "task stopped");
+  }
+
+  /**
+   * A drive's result in the metrics, once: as the drive writes the run's end (a client that reads
+   * that status finds it counted), or when the drive returns without having written one.
+   */
+  #count(active: ActiveRun, result: RunResult, before: RunRecord["metrics"]): void {
+    if (active.counted) return;
+    active.counted = true;
     active.observer.finish(result.status, result.error);
     this.#metrics.llmTokens.inc({ kind: "prompt" }, Math.max(0, result.metrics.promptTokens - (before?.promptTokens ?? 0)));
     this.#metrics.llmTokens.inc({ kind: "completion" }, Math.max(0, result.metrics.completionTokens - (before?.completionTokens ?? 0)));
@@ -195,8 +236,14 @@ export class RunExecutor {
       this.#metrics.tasksTotal.inc({ status: result.status });
       this.#metrics.tasksDuration.observe({ status: result.status }, result.metrics.durationMs / 1000);
     }
-    const suspended = (await this.#read(result.runId))?.suspended ?? null;
-    active.log.info({ status: result.status, stopReason: result.stopReason, suspended, durationMs: result.metrics.durationMs, error: result.error }, "task stopped");
+    this.#metrics.tasksRunning.set(this.#running());
+  }
+
+  /** Runs driven here that have not yet written where they end or rest. */
+  #running(): number {
+    let running = 0;
+    for (const active of this.#active.values()) if (!active.ending) running += 1;
+    return running;
   }
 
   /**
@@ -236,6 +283,7 @@ export class RunExecutor {
       }
     }
     active.log.error({ err: error }, "task could not run");
+    active.ending = true;
     await this.troupe.store.runs.update(taskId, { status: "failed", stopReason: "failed", error: errorMessage(error), pid: null, worker: null, pendingDecision: null, finishedAt: Date.now() });
     this.#hub.publish(await this.troupe.store.events.append(taskId, { type: "run-end", status: "failed", stopReason: "failed", metrics: active.record.metrics ?? EMPTY_METRICS }));
     this.#metrics.tasksTotal.inc({ status: "failed" });

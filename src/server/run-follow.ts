@@ -100,7 +100,10 @@ export async function followRun(
         }
         await deliver(event);
       }
-      if (ended) return await tasks.record(principal, runId);
+      if (ended) {
+        await tasks.driveSettled(runId, lastSeq);
+        return await tasks.record(principal, runId);
+      }
       if (first) {
         // Resting already, with nothing after `after` (a finished run, one waiting for a person): nothing to wait for.
         const record = await tasks.record(principal, runId);

@@ -118,10 +118,10 @@ export class TaskService {
 
   /** Runs driven in this process, and runs waiting for one of its slots (SQLite) — the shared queue's depth is the dispatcher's. */
   stats(): { running: number; queued: number } {
-    const running = this.executor.size;
+    const running = this.executor.running;
     if (!this.#localQueue || !this.dispatcher) return { running, queued: 0 };
     // Taken from the queue and not started yet (waiting for their turn of the event loop) still wait.
-    return { running, queued: this.#localQueue.size + Math.max(0, this.dispatcher.held - running) };
+    return { running, queued: this.#localQueue.size + Math.max(0, this.dispatcher.held - this.executor.size) };
   }
 
   /** Starts taking runs: the shared queue (Postgres, with workers), or what a previous server left (SQLite). */
@@ -313,6 +313,8 @@ export class TaskService {
    */
   async resume(principal: Principal, taskId: string, body: ResumeBody): Promise<RunRecord> {
     this.#assertAccepting();
+    // A drive that has written that the run waits for a person finishes recording it first.
+    await this.executor.settle(taskId);
     const waiting = (record: RunRecord): RunRecord & { interrupt: NonNullable<RunRecord["interrupt"]> } => {
       if (this.#driving(record.id) || record.status !== "interrupted" || !record.interrupt) {
         const why = record.suspended ? "it was stopped by a shutdown and resumes by itself" : `it is ${record.status}`;
@@ -346,6 +348,8 @@ export class TaskService {
    * for it to stop.
    */
   async cancel(principal: Principal, taskId: string): Promise<RunRecord> {
+    // A drive that has written where the run ends or rests finishes recording it first.
+    await this.executor.settle(taskId);
     const record = this.#notEvalCase(await this.record(principal, taskId), "cancel");
     if (TERMINAL.has(record.status)) throw new ConflictError("task_finished", `the task has already ${record.status === "cancelled" ? "been cancelled" : "finished"}`, { status: record.status });
     const driving = this.#driving(record.id);
@@ -439,6 +443,17 @@ export class TaskService {
   /** Whether a run executes in this process now. */
   isActive(taskId: string): boolean {
     return this.#driving(taskId) !== undefined;
+  }
+
+  /**
+   * Resolves once this process's drive of a run whose `run-end` event is `endSeq` has let the run
+   * go: that event comes before the drive stops, so a follower that reads where the run rests
+   * waits for this first (a run waiting for a person is not "working" here any more). At once for
+   * any other event (an earlier drive's end) or a run not driven here.
+   */
+  async driveSettled(taskId: string, endSeq: number): Promise<void> {
+    const active = this.executor.get(taskId);
+    if (active?.endSeq === endSeq) await active.settled;
   }
 
   /** An eval's case runs in its eval, in its own workspace: it is cancelled with its eval and never resumed here. */

@@ -127,4 +127,28 @@ describe("queued runs (what the server builds on)", () => {
       troupe.close();
     }
   });
+
+  it("records a run cancelled as it starts, before the graph wrote its first checkpoint, as cancelled; the drive says when it writes the end", async () => {
+    const { troupe, model } = await engine([planStep([subtask("s1", "research", "Look")]), finalStep("s1", "found"), reviewStep(0.9)]);
+    try {
+      const record = await troupe.enqueue({ task: "look" });
+      // The cancel came once the run said running: its drive stops before the graph's first checkpoint.
+      const controller = new AbortController();
+      controller.abort();
+      const seen: string[] = [];
+      const result = await troupe.start(record.id, {
+        signal: controller.signal,
+        onEnding: (ending) => seen.push(`ending ${ending.status}`),
+        onEvent: (event) => seen.push(event.type),
+      });
+      expect(result.status).toBe("cancelled");
+      expect(await troupe.store.runs.get(record.id)).toMatchObject({ status: "cancelled", stopReason: "cancelled" });
+      // The end is written (onEnding) before its event is told.
+      expect(seen.at(-2)).toBe("ending cancelled");
+      expect(seen.at(-1)).toBe("run-end");
+      expect(model.calls).toHaveLength(0);
+    } finally {
+      troupe.close();
+    }
+  });
 });

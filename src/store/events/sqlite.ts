@@ -12,6 +12,7 @@ type Row = [runId: string, seq: number, type: string, at: number, data: string];
  */
 export class SqliteEventStore implements EventStore {
   readonly #db: Sqlite;
+  /** The next number of each stream written to since its last `run-end` (a run's events). */
   readonly #next = new Map<string, number>();
   readonly #insert: Statement<Row>;
   readonly #maxSeq: Statement<[string], { seq: number | null }>;
@@ -44,7 +45,10 @@ export class SqliteEventStore implements EventStore {
     }
     const at = Date.now();
     this.#pending.push([streamId, seq, event.type, at, JSON.stringify(event)]);
-    this.#next.set(streamId, seq + 1);
+    // A run's numbers are kept while it is driven: after its `run-end` the next event (a resumed
+    // drive's, a cancel's) reads where the log stands, so the map does not grow with every run.
+    if (event.type === "run-end") this.#next.delete(streamId);
+    else this.#next.set(streamId, seq + 1);
     this.#scheduled ??= setImmediate(() => this.#write());
     return { ...event, seq, at };
   }

@@ -128,14 +128,15 @@ export class SqliteRunStore implements RunStore {
   async update(id: string, patch: RunPatch, options: UpdateRunOptions = {}): Promise<boolean> {
     const { sql, values } = runUpdate(id, patch, options, Date.now());
     const update = this.#statement(sql);
-    // Written at once, resolved once on disk: a change that is not the run's status with its
-    // commit's fsync off the event loop (durably). A change of status is synced before this goes
-    // on, as before: a client that sees it acts on it at once (cancels a run that says running,
-    // resumes one that says interrupted), so what the status promises (a drive that hears the
-    // cancel, a thread released) must be in place by then.
+    // Written at once, resolved once on disk: the commit's fsync runs off the event loop (durably).
+    // Another reader sees the change before it is synced; it survives a killed process (the WAL
+    // frame is written), and a client that acts on a status at once finds what it promises: a run
+    // that says running is driven here from before that write (the executor counts it active
+    // first), and a drive that wrote where its run ends or rests says so (`onEnding`), so a cancel
+    // or an answer waits for it to finish recording that (server/run-executor.ts, `settle`).
     if (patch.status === undefined && patch.waitsFor !== null) return (await durably(this.#db, () => update.run(values))).changes > 0;
     // A change of status and what it brings (waiters released, a webhook's delivery) commit together.
-    const changed = this.#db.transaction(() => {
+    const changed = await durably(this.#db, this.#db.transaction(() => {
       const before = (this.#statement("SELECT status FROM runs WHERE id = ?").get(id) as { status: string } | undefined)?.status;
       if (update.run(values).changes === 0) return undefined;
       const row = this.#statement("SELECT * FROM runs WHERE id = ?").get(id);
@@ -146,7 +147,7 @@ export class SqliteRunStore implements RunStore {
         : [];
       if (consequences?.delivery) this.#statement(`${DELIVERY_INSERT} (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(deliveryValues(consequences.delivery) as never);
       return { before, after, released };
-    })();
+    }));
     if (!changed) return false;
     this.#handOff(changed.before, changed.after, changed.released);
     return true;
