@@ -105,6 +105,7 @@ function compareSection(report: BenchReport): string {
   if (other.server && report.server) {
     pair("POST /execute p95 while runs execute (ms)", report.server.submitMs.p95, other.server.submitMs.p95);
     pair("POST /execute p95, runs parked (ms)", report.server.submitIdleMs.p95, other.server.submitIdleMs.p95);
+    pair("POST /execute p95 at a fixed rate while runs execute (ms)", report.server.submitPacedMs.p95, other.server.submitPacedMs.p95);
     pair("completed runs per second", report.server.completedPerSecond, other.server.completedPerSecond);
     pair("server CPU per completed run (ms)", report.server.cpuPerRunMs, other.server.cpuPerRunMs);
     pair("server event-loop delay p99 while submissions arrive (ms)", report.server.loopDelayMs.p99, other.server.loopDelayMs.p99);
@@ -310,12 +311,16 @@ function serverSection(report: ServerBenchReport): string {
   const row = (label: string, figures: ServerBenchReport["submitMs"]): string[] => [label, number(figures.p50), number(figures.p95), number(figures.p99), number(figures.max)];
   const latency = formatTable(
     ["POST /execute round trip (ms)", "p50", "p95", "p99", "max"],
-    [row("runs parked in a slow model call", report.submitIdleMs), row("runs executing on a zero-latency model", report.submitMs)],
+    [
+      row("runs parked in a slow model call", report.submitIdleMs),
+      row("runs executing on a zero-latency model", report.submitMs),
+      row(`${report.submitPacedMs.count} more at ${report.submitPacedMs.perSecond}/s (open loop) while runs execute`, report.submitPacedMs),
+    ],
   );
   const other = formatTable(
     ["figure", "value"],
     [
-      ["accepted (202)", `${report.accepted} of ${report.submissions * 2}`],
+      ["accepted (202)", `${report.accepted} of ${report.submissions * 2 + report.submitPacedMs.count}`],
       ["completed runs per second (zero-latency model)", number(report.completedPerSecond)],
       ["server CPU per completed run (ms, user + system)", number(report.cpuPerRunMs)],
       ["server event-loop delay while submissions arrive, p99 / max (ms)", `${number(report.loopDelayMs.p99)} / ${number(report.loopDelayMs.max)}`],
@@ -329,7 +334,8 @@ function serverSection(report: ServerBenchReport): string {
     `8. HTTP service: \`troupe serve\` in its own process on loopback; a keep-alive client sends ${report.submissions} POST /execute over ${report.connections} connections,`,
     "   once to a server whose runs wait on a slow model call, once to one whose runs execute at once (a two-step plan on a zero-latency",
     "   scripted model, at most 100 running, the rest queued). Runs per second from the runs' own start and finish times; memory with 100",
-    "   runs parked in a model call.",
+    "   runs parked in a model call. Then, while those runs still execute, more submissions at a fixed rate (open loop, timed from each one's",
+    "   scheduled moment): the flood's figures are bound by its clients (100 always in flight ÷ submissions answered per second).",
     "",
     latency,
     "",

@@ -17,6 +17,9 @@ const API_PATH_TARGETS = { maxP95Ms: 20, minRunsPerSecond: 100 } as const;
 
 const CLI = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../src/cli/main.js");
 
+/** The open-loop phase: this many submissions at this rate while the flood's runs execute. */
+const PACED = { count: 200, perSecond: 50 } as const;
+
 /** A two-step plan: a lookup, then a step that uses it. */
 const PLAN: PlannedSubtask[] = [subtask("s1", "research", "Look the figure up"), subtask("s2", "execute", "Use the figure", { dependsOn: ["s1"] })];
 
@@ -45,6 +48,14 @@ export interface ServerBenchReport {
   submitMs: LatencyFigures;
   /** The same submissions to a server whose runs all wait on a slow model call: the HTTP path alone. */
   submitIdleMs: LatencyFigures;
+  /**
+   * Submissions sent at a fixed rate (open loop: each at its scheduled time, whether or not the ones
+   * before it were answered) while the flood's runs execute, timed from the scheduled moment: the
+   * latency one client sees from a server busy with runs but not saturated with submissions. The
+   * flood's figures above are bound by its 100 clients in a closed loop (Little's law: 100
+   * requests always in flight ÷ the submissions the server answers per second).
+   */
+  submitPacedMs: LatencyFigures & { perSecond: number };
   /** Every submission was answered 202 (both phases). */
   accepted: number;
   /** Runs completed per second: completed runs / (last finish − first start), from the runs' own timestamps. */
@@ -201,6 +212,37 @@ async function submitAll(agent: Agent, port: number, count: number, connections:
 }
 
 /**
+ * Sends \`count\` POST /execute at \`perSecond\`, each at its scheduled moment whatever the answers
+ * before it (open loop), over connections of its own; each latency is from the scheduled moment to
+ * the answer, so a stalled server is charged for the wait of every request due meanwhile.
+ */
+async function submitPaced(port: number, count: number, perSecond: number, label: string): Promise<{ latencies: number[]; accepted: number }> {
+  const agent = new Agent({ keepAlive: true, maxSockets: 20 });
+  try {
+    await Promise.all(Array.from({ length: 20 }, () => send(agent, port, "GET", "/health")));
+    const latencies: number[] = [];
+    let accepted = 0;
+    const start = performance.now() + 10;
+    const calls: Array<Promise<void>> = [];
+    for (let index = 0; index < count; index += 1) {
+      const due = start + (index * 1000) / perSecond;
+      const wait = due - performance.now();
+      if (wait > 0) await sleep(wait);
+      calls.push(
+        send(agent, port, "POST", "/api/v1/execute", { task: `${label} figure ${index}, then use it` }).then((response) => {
+          latencies.push(performance.now() - due);
+          if (response.status === 202) accepted += 1;
+        }),
+      );
+    }
+    await Promise.all(calls);
+    return { latencies, accepted };
+  } finally {
+    agent.destroy();
+  }
+}
+
+/**
  * Benchmark 4: the HTTP service in its own process (\`troupe serve\`) on loopback, driven by a
  * small keep-alive client. Submit latency of \`submissions\` POST /execute over \`connections\`
  * connections, twice: to a server whose runs all wait on a slow model call (the HTTP path and
@@ -246,9 +288,10 @@ export async function measureServer(options: ServerBenchOptions): Promise<Server
 
       // 2. Runs that execute at once: submissions compete with them; then runs per second.
       const script = path.join(directory, "script.json");
-      writeFileSync(script, JSON.stringify(scriptFor(PLAN, { runs: options.submissions })));
+      writeFileSync(script, JSON.stringify(scriptFor(PLAN, { runs: options.submissions + PACED.count })));
       const fast = await startServer(directory, { TROUPE_PROVIDER: "scripted", TROUPE_PROVIDER_MODULES: provider, TROUPE_SCRIPT: script, TROUPE_DATA_DIR: path.join(directory, "fast-data") }, options.cli);
       let busy: { latencies: number[]; accepted: number };
+      let paced: { latencies: number[]; accepted: number };
       let completedPerSecond = Number.NaN;
       let completedRuns = 0;
       let cpuPerRunMs = Number.NaN;
@@ -263,9 +306,11 @@ export async function measureServer(options: ServerBenchOptions): Promise<Server
         });
         const [p99, max] = await metrics(agent, fast.port, lag);
         loopDelayMs = { p99: (p99 as number) * 1000, max: (max as number) * 1000 };
+        // The flood's runs are still executing (most are queued behind the running ones).
+        paced = await submitPaced(fast.port, PACED.count, PACED.perSecond, "pace");
         const deadline = Date.now() + 600_000;
         while ((await metric(agent, fast.port, "agent_tasks_running")) + (await metric(agent, fast.port, "agent_tasks_queued")) > 0 && Date.now() < deadline) await sleep(250);
-        cpuPerRunMs = (cpuMs(fast.child.pid as number) - cpuBefore) / options.submissions;
+        cpuPerRunMs = (cpuMs(fast.child.pid as number) - cpuBefore) / (options.submissions + PACED.count);
         const done = (await allTasks(agent, fast.port)).filter((task) => task.status === "completed" && task.started_at && task.finished_at);
         completedRuns = done.length;
         const first = Math.min(...done.map((task) => Date.parse(task.started_at as string)));
@@ -281,7 +326,8 @@ export async function measureServer(options: ServerBenchOptions): Promise<Server
         connections: options.connections,
         submitMs,
         submitIdleMs: figures(idle.latencies),
-        accepted: idle.accepted + busy.accepted,
+        submitPacedMs: { ...figures(paced.latencies), perSecond: PACED.perSecond },
+        accepted: idle.accepted + busy.accepted + paced.accepted,
         completedPerSecond,
         cpuPerRunMs,
         loopDelayMs,
