@@ -36,9 +36,21 @@ function occurrences(text: string, { stem, whole }: { stem: string; whole: boole
   return times;
 }
 
-/** How many words a text has (runs of letters and digits). */
+/** Whether a UTF-16 unit of a lowercase text is part of a word: an ASCII letter or digit, or anything past ASCII (counted as a letter: a length needs no more). */
+function wordUnit(code: number): boolean {
+  return (code >= 97 && code <= 122) || (code >= 48 && code <= 57) || code >= 128;
+}
+
+/** How many words a lowercase text has (runs of letters and digits), in one pass without allocating. */
 function lengthOf(text: string): number {
-  return text.match(/[\p{L}\p{N}]+/gu)?.length ?? 0;
+  let words = 0;
+  let inside = false;
+  for (let index = 0; index < text.length; index += 1) {
+    const unit = wordUnit(text.charCodeAt(index));
+    if (unit && !inside) words += 1;
+    inside = unit;
+  }
+  return words;
 }
 
 /**
