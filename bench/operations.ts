@@ -85,7 +85,7 @@ async function measureGc(backend: "sqlite" | "postgres", open: () => Promise<Sto
   await populate(store, runs, running);
   sqlite?.pragma("synchronous = FULL");
   // The space a database takes once its write-ahead log is folded in, as gc leaves it.
-  if (store.kind === "sqlite") await store.retention.reclaim();
+  if (store.kind === "sqlite") await store.retention.reclaim({ runs: 0 });
   const troupe = await Troupe.create({ provider: "offline", store, dataDir: store.directory, workspace: path.join(store.directory, "ws") });
   try {
     const before = await store.retention.size();

@@ -17,7 +17,7 @@ import { refreshStatistics, type Sqlite } from "../../src/store/database/sqlite.
 /** A store the loader writes to: SQLite's connection or Postgres's pool. */
 export type BulkTarget = { kind: "sqlite"; db: Sqlite } | { kind: "postgres"; store: PostgresStore };
 
-/** Runs per INSERT … SELECT round (one transaction): big enough to be fast, small enough for SQLite's log. */
+/** Runs per INSERT … SELECT round (one transaction): big enough to be fast, small enough for SQLite's log (about 600 MB a round with every checkpoint). */
 const BATCH = 10_000;
 
 /** The tables whose rows belong to one run (by run id) or to its thread (by thread id). */
@@ -88,11 +88,27 @@ export interface Template {
 }
 
 /**
+ * Which clones keep their thread's checkpoints: one in `every`, and every clone numbered `allFrom`
+ * or more (the oldest, which a gc collects first). Checkpoints are most of a finished run's bytes
+ * (about 45 KB of its 60 KB on SQLite): a million runs with all of them need some 60 GB.
+ */
+export interface CheckpointShare {
+  every: number;
+  allFrom: number;
+}
+
+/**
  * Adds finished runs numbered [from, to) as clones of `template` (a finished run with its rows in
  * the same store), owned by `owner`, one a minute going back from `newest`: the oldest are the
- * ones a gc cutoff collects first. The clones' statuses follow `cloneStatus`.
+ * ones a gc cutoff collects first. The clones' statuses follow `cloneStatus`; their threads'
+ * checkpoints follow `checkpoints` (all of them when absent).
  */
-export async function cloneFinishedRuns(target: BulkTarget, template: Template, range: { from: number; to: number }, options: { owner: string; newest: number }): Promise<void> {
+export async function cloneFinishedRuns(
+  target: BulkTarget,
+  template: Template,
+  range: { from: number; to: number },
+  options: { owner: string; newest: number; checkpoints?: CheckpointShare },
+): Promise<void> {
   const columns = new Map<string, string[]>();
   for (const { table } of CLONED) columns.set(table, await columnsOf(target, table));
   const bulk = target.kind === "postgres" ? "bulk_ids" : "temp.bulk_ids";
@@ -111,7 +127,9 @@ export async function cloneFinishedRuns(target: BulkTarget, template: Template, 
       if (names.length === 0) continue;
       const source = key === "thread_id" ? template.threadId : template.runId;
       const values = names.map((name) => cloneColumn(table, name, key, template, options.owner));
-      statements.push(`INSERT INTO ${table} (${names.join(", ")}) SELECT ${values.join(", ")} FROM ${bulk} b CROSS JOIN ${table} x WHERE x.${key} = ${text(source)}`);
+      const share = options.checkpoints;
+      const only = key === "thread_id" && table !== "runs" && share ? ` AND (b.n % ${share.every} = 0 OR b.n >= ${share.allFrom})` : "";
+      statements.push(`INSERT INTO ${table} (${names.join(", ")}) SELECT ${values.join(", ")} FROM ${bulk} b CROSS JOIN ${table} x WHERE x.${key} = ${text(source)}${only}`);
     }
     await inTransaction(target, statements);
     // troupe refreshes SQLite's statistics of the runs table every 5,000 runs it creates; these

@@ -43,7 +43,11 @@ export function scaleSection(report: ScaleReport): string {
     ...part(
       [
         "  History: finished runs with their events, checkpoints and stash values (clones of real runs), and a memory fact per ten runs;",
-        "  each figure the median of repeated calls to a real server (the CLI's `runs show` as a process).",
+        "  each figure the median of repeated calls to a real server (the CLI's `runs show` as a process). One thread in ten keeps its",
+        "  checkpoints, and every run a size's gc collects (all of them at 1M runs would take some 60 GB).",
+        ...report.history.map(
+          (point) => `    ${point.backend} ${size(point.runs)}: loaded in ${number(point.loadSeconds)} s (from the size before), ${number(point.bytes / 1024 ** 3)} GiB on disk`,
+        ),
       ],
       report.curves.filter((curve) => !curve.figure.startsWith("pickup") && !curve.figure.startsWith("event delay") && !curve.figure.startsWith("server RSS")),
     ),

@@ -154,7 +154,7 @@ export async function collectGarbage(parts: RetentionParts, options: GcOptions):
   }
   if (options.auditCutoff !== undefined) report.auditRows = await retention.auditBefore(options.auditCutoff, !options.dryRun, batchSize);
   report.expiredMemories = await retention.expiredMemories(Date.now(), !options.dryRun);
-  if (!options.dryRun) await retention.reclaim();
+  if (!options.dryRun) await retention.reclaim({ runs: report.runs });
   report.bytesAfter = options.dryRun ? report.bytesBefore : await retention.size();
   report.durationMs = Math.round(performance.now() - started);
   if (!options.dryRun) await retention.setState("gc.last", { ...report, at: Date.now() });
@@ -176,7 +176,7 @@ export async function deleteRun(parts: RetentionParts, runId: string, options: {
   const report = emptyReport({ cutoff: Date.now() }, await parts.store.retention.size());
   const deleted = await deleteBatch(parts, [runId], report);
   if (deleted.length === 0) throw new ConflictError("run_active", `run ${runId} changed while it was being deleted; it was kept`, { runId });
-  await parts.store.retention.reclaim();
+  await parts.store.retention.reclaim({ runs: report.runs });
   report.bytesAfter = await parts.store.retention.size();
   report.durationMs = Math.round(performance.now() - started);
   return report;
@@ -198,7 +198,7 @@ export async function deleteThread(parts: RetentionParts, threadId: string, opti
   const report = emptyReport({ cutoff: Date.now() }, await parts.store.retention.size());
   await deleteBatch(parts, runs.map((run) => run.id), report);
   if (runs.length === 0) report.threads.deleted += (await parts.store.retention.deleteThreadCheckpoints([threadId])).length;
-  await parts.store.retention.reclaim();
+  await parts.store.retention.reclaim({ runs: report.runs });
   report.bytesAfter = await parts.store.retention.size();
   report.durationMs = Math.round(performance.now() - started);
   return report;

@@ -207,7 +207,7 @@ export function defineOperationsContract(name: string, factory: StoreFactory): v
       expect(await saver.getTuple({ configurable: { thread_id: "th" } })).toBeUndefined();
       expect(await saver.getTuple({ configurable: { thread_id: "th2" } })).toBeDefined();
       expect(await store.retention.size()).toBeGreaterThan(0);
-      await store.retention.reclaim();
+      await store.retention.reclaim({ runs: 1 });
       expect(await store.retention.claimTick("retention.tick", 100)).toBe(true);
       expect(await store.retention.claimTick("retention.tick", 100)).toBe(false);
       expect(await store.retention.claimTick("retention.tick", 200)).toBe(true);

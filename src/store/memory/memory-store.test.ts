@@ -48,4 +48,26 @@ describe("SqliteMemoryStore", () => {
     expect((await store.memories.search(bob, "customer reports", { limit: 10 })).items).toHaveLength(10);
     expect((await store.memories.search(memoryNamespace({ kind: "key", name: "carol" }), "customer reports")).items).toEqual([]);
   });
+
+  it("ranks by the caller's facts alone: another key's facts change neither the order nor the scores", async () => {
+    const store = open();
+    const bob = memoryNamespace({ kind: "key", name: "bob" });
+    await store.memories.save(alice, { text: "the invoices go out monthly" });
+    await store.memories.save(alice, { text: "the invoices for the Lisbon office are paid in euros" });
+    await store.memories.save(alice, { text: "the Lisbon office opens at nine" });
+    await store.memories.save(alice, { text: "deploys happen on Tuesdays" });
+    const ranked = async () => (await store.memories.search(alice, "Lisbon invoices", { limit: 10 })).items.map((item) => ({ text: item.text, score: item.score }));
+    const before = await ranked();
+    // Both words first; then one each, equally rare among alice's facts (two each): the shorter fact first.
+    expect(before.map((item) => item.text)).toEqual(["the invoices for the Lisbon office are paid in euros", "the invoices go out monthly", "the Lisbon office opens at nine"]);
+    expect(before.every((item) => item.score > 0)).toBe(true);
+    // Bob's 40 facts about invoices would make "invoices" common deployment-wide: alice's ranking is hers.
+    for (let index = 0; index < 40; index += 1) await store.memories.save(bob, { text: `invoices batch ${index} is sent` });
+    expect(await ranked()).toEqual(before);
+    // A word found in one of alice's facts outweighs one found in most of them, whatever the length.
+    await store.memories.save(alice, { text: "invoices are numbered" });
+    await store.memories.save(alice, { text: "deploys on Tuesdays are announced in the office" });
+    const rare = (await store.memories.search(alice, "invoices announced", { limit: 5 })).items.map((item) => item.text);
+    expect(rare[0]).toBe("deploys on Tuesdays are announced in the office");
+  });
 });

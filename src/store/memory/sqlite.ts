@@ -1,12 +1,13 @@
 import type { Statement } from "better-sqlite3";
 import { SystemError } from "../../core/errors.js";
 import { prepared, type Sqlite } from "../database/sqlite.js";
+import { namespaceBm25 } from "./namespace-bm25.js";
 import { type ItemRow, type ItemScope, MEMORY_COLUMNS, type MemoryStoreOptions, type PreparedWrite, type StoredItem, TroupeMemoryStore, memoryFull, storeError, storedOf, treeFull, vectorBytes, vectorOf } from "./contract.js";
 
 /**
  * The long-term store in SQLite (`memory_items` and the FTS5 index `memory_fts`, migration 8):
- * every statement troupe runs on its memory in SQLite is in this class. Lexical search is FTS5's
- * BM25 over the indexed text (porter stemming); the count cap is checked in the IMMEDIATE
+ * every statement troupe runs on its memory in SQLite is in this class. Lexical search matches
+ * with FTS5 (porter stemming) and ranks by BM25 over the namespace searched (namespace-bm25.ts); the count cap is checked in the IMMEDIATE
  * transaction that writes, so concurrent writers cannot overshoot.
  */
 export class SqliteMemoryStore extends TroupeMemoryStore {
@@ -121,21 +122,47 @@ export class SqliteMemoryStore extends TroupeMemoryStore {
 
   protected override async lexical(scope: ItemScope, words: string[], limit: number, offset: number): Promise<Array<StoredItem & { score: number }>> {
     const where = this.#where(scope);
-    // Within a namespace, the index matches its phrase too (migration 22): only the caller's facts
-    // are scored, however many other keys hold. The SQL filter still decides (the phrase also
-    // matches a namespace that merely contains it); the rank reads the text alone.
     const anyWord = words.map((word) => `"${word}"`).join(" OR ");
-    const match = scope.prefix === undefined ? `text : (${anyWord})` : `prefix : "${scope.prefix.replaceAll('"', '""')}" AND text : (${anyWord})`;
-    const rows = this.#guard(
-      () =>
-        this.#statement(
+    if (scope.prefix === undefined) {
+      const rows = this.#guard(
+        () =>
+          this.#statement(
             `SELECT ${MEMORY_COLUMNS}, bm25(memory_fts, 1.0, 0.0) AS rank FROM memory_fts JOIN memory_items m ON m.id = memory_fts.rowid
              WHERE memory_fts MATCH @match AND ${where.sql} ORDER BY rank, m.updated_at DESC LIMIT @limit OFFSET @offset`,
           )
-          .all({ ...where.values, match, limit, offset }) as Array<ItemRow & { rank: number }>,
-    );
-    // BM25 in FTS5 is lower for better matches.
-    return rows.map((row) => ({ ...storedOf(row), score: -row.rank }));
+          .all({ ...where.values, match: `text : (${anyWord})`, limit, offset }) as Array<ItemRow & { rank: number }>,
+      );
+      // BM25 in FTS5 is lower for better matches.
+      return rows.map((row) => ({ ...storedOf(row), score: -row.rank }));
+    }
+    // Within a namespace, the index matches its phrase too (migration 22): only the caller's facts
+    // are read, however many other keys hold. The SQL filter still decides (the phrase also
+    // matches a namespace that merely contains it). They are ranked by BM25 with the namespace's
+    // own statistics (namespace-bm25.ts): FTS5's bm25() reads every key's postings of the words.
+    const namespace = `prefix : "${scope.prefix.replaceAll('"', '""')}"`;
+    return this.#guard(() => {
+      const matched = this.#statement(`SELECT m.id, m.text, m.updated_at FROM memory_fts JOIN memory_items m ON m.id = memory_fts.rowid WHERE memory_fts MATCH @match AND ${where.sql}`).all({
+        ...where.values,
+        match: `${namespace} AND text : (${anyWord})`,
+      }) as Array<{ id: number; text: string | null; updated_at: number }>;
+      const total = (this.#statement("SELECT COUNT(*) AS n FROM memory_fts WHERE memory_fts MATCH @match").get({ match: namespace }) as { n: number }).n;
+      const scores = namespaceBm25(
+        matched.map((row) => row.text ?? ""),
+        words,
+        total,
+      );
+      const best = matched
+        .map((row, index) => ({ id: row.id, updatedAt: row.updated_at, score: scores[index] ?? 0 }))
+        .sort((left, right) => right.score - left.score || right.updatedAt - left.updatedAt || right.id - left.id)
+        .slice(offset, offset + limit);
+      if (best.length === 0) return [];
+      const rows = this.#statement(`SELECT ${MEMORY_COLUMNS} FROM memory_items m WHERE m.id IN (SELECT value FROM json_each(?))`).all(JSON.stringify(best.map((hit) => hit.id))) as ItemRow[];
+      const byId = new Map(rows.map((row) => [Number(row.id), row]));
+      return best.flatMap((hit) => {
+        const row = byId.get(hit.id);
+        return row === undefined ? [] : [{ ...storedOf(row), score: hit.score }];
+      });
+    });
   }
 
   protected override async vectors(scope: ItemScope, model: string): Promise<Array<StoredItem & { embedding: Float32Array }>> {

@@ -67,8 +67,12 @@ export interface RetentionStore {
   auditBefore(cutoff: number, remove: boolean, batch: number): Promise<number>;
   /** Long-term memory facts past their expiry: counted, or deleted. */
   expiredMemories(now: number, remove: boolean): Promise<number>;
-  /** Gives space back: SQLite's incremental vacuum (a full one the first time, to switch the file to it); VACUUM of the tables on Postgres. */
-  reclaim(): Promise<void>;
+  /**
+   * Gives space back after `collected` runs went: SQLite's incremental vacuum (a full one the first
+   * time, to switch the file to it); VACUUM of the tables on Postgres, with their statistics
+   * refreshed when the runs collected were a tenth of the table or more.
+   */
+  reclaim(collected: { runs: number }): Promise<void>;
   /** The database's size in bytes (SQLite: the file and its WAL; Postgres: the database). */
   size(): Promise<number>;
   /** Moves a named tick forward to `tick` when it is earlier (or unset); whether this caller won it (one process per tick). */

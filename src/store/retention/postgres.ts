@@ -3,6 +3,9 @@ import type { RunStatus } from "../../core/run.js";
 import { type Collectable, COLLECTABLE, type Deleted, type Dependents, type RetentionStore } from "./contract.js";
 import { inTransaction } from "../database/postgres.js";
 
+/** The tables a collection deletes from, vacuumed after it. */
+const RECLAIMED = ["runs", "events", "stash", "stash_items", "webhook_deliveries", "checkpoints", "checkpoint_blobs", "checkpoint_writes", "audit", "evals"];
+
 const COLUMNS = "id, thread_id AS \"threadId\", status, eval_id AS \"evalId\", updated_at AS \"updatedAt\"";
 
 /**
@@ -144,10 +147,20 @@ export class PostgresRetentionStore implements RetentionStore {
     return (await this.#pool.query("DELETE FROM memory_items WHERE expires_at IS NOT NULL AND expires_at <= $1", [now])).rowCount ?? 0;
   }
 
-  async reclaim(): Promise<void> {
-    // Plain VACUUM: the space freed becomes reusable at once, without the exclusive lock of VACUUM FULL.
-    for (const table of ["runs", "events", "stash", "stash_items", "webhook_deliveries", "checkpoints", "checkpoint_blobs", "checkpoint_writes", "audit", "evals"]) {
-      await this.#pool.query(`VACUUM (ANALYZE) ${table}`).catch(() => {});
+  async reclaim(collected: { runs: number }): Promise<void> {
+    // Plain VACUUM: the rows' space becomes reusable at once, without the exclusive lock of VACUUM
+    // FULL. Its cost follows what was collected, not what the tables hold (a gc of 10,000 runs at
+    // a million took 17 s, 15 of them here; 4 s now):
+    // - without index cleanup: that pass reads every index of the table whole (events' alone took
+    //   7.4 s); the heap pass reads only the pages changed since the last vacuum, and autovacuum
+    //   cleans the indexes as it would anyway (INDEX_CLEANUP AUTO);
+    // - with ANALYZE only when the runs collected were a tenth of the table or more (autovacuum's
+    //   own threshold): it reads a sample of 30,000 pages of a big table, some 1.5 s each, for
+    //   statistics a 1 % delete leaves as they were.
+    const { rows } = await this.#pool.query<{ runs: number }>("SELECT GREATEST(reltuples, 0)::float8 AS runs FROM pg_class WHERE oid = to_regclass('runs')");
+    const analyze = collected.runs > 0 && collected.runs >= 50 + 0.1 * Number(rows[0]?.runs ?? 0);
+    for (const table of RECLAIMED) {
+      await this.#pool.query(`VACUUM (INDEX_CLEANUP OFF${analyze ? ", ANALYZE" : ""}) ${table}`).catch(() => {});
     }
   }
 

@@ -147,7 +147,7 @@ export class SqliteRetentionStore implements RetentionStore {
     return this.#db.prepare("DELETE FROM memory_items WHERE expires_at IS NOT NULL AND expires_at <= ?").run(now).changes;
   }
 
-  async reclaim(): Promise<void> {
+  async reclaim(_collected: { runs: number }): Promise<void> {
     const mode = this.#db.pragma("auto_vacuum", { simple: true }) as number;
     if (mode !== 2) {
       // A database made before troupe set incremental vacuum: switched once, which takes a full VACUUM.
