@@ -279,7 +279,13 @@ export class EventFanOut<Event extends { seq: number; type: string }> {
     channel.subscribers.add(subscriber);
     reply.raw.once("close", () => subscriber.close());
     // Fastify pipes the body into the response once its headers are set: from then on, events go straight to it.
-    reply.raw.once("pipe", () => subscriber.attach(reply.raw));
+    // (Only its own body: a hook that replaced the payload — compression — would need the bytes to go through it.)
+    const attach = (source: unknown): void => {
+      if (source !== subscriber.body) return;
+      reply.raw.off("pipe", attach);
+      subscriber.attach(reply.raw);
+    };
+    reply.raw.on("pipe", attach);
     subscriber.write("retry: 2000\n\n");
     for (let page = first; page.length > 0 && !subscriber.closed; page = page.length < PAGE ? [] : await source.list(key, subscriber.lastSeq, PAGE)) {
       for (const event of page) subscriber.deliver(entryOf(event, source));
