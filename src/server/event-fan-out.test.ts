@@ -307,16 +307,20 @@ describe("EventFanOut: every watcher of a stream shares one subscription and one
     });
     const url = await serve(fanOut);
     for (const log of logs.values()) log.append("step", false);
-    const watchers = [...logs.keys()].flatMap((key) => [watch(`${url}?key=${key}`), watch(`${url}?key=${key}`)]);
-    await Promise.all(watchers.map((watcher) => watcher.connected));
+    const watchers = [...logs.keys()].flatMap((key) => [rawWatch(`${url}?key=${key}`, false), rawWatch(`${url}?key=${key}`, false)]);
+    await Promise.all(watchers.map((watcher) => watcher.head));
+    await until(() => watchers.every((watcher) => watcher.last() === 1));
     const listsBefore = [...logs.values()].reduce((sum, log) => sum + log.lists, 0);
     for (let round = 0; round < 3; round += 1) {
       for (const log of logs.values()) log.append(round === 2 ? "end" : "step", false);
       for (const [key] of logs) for (const listener of notified) listener(key);
-      const reads = manyReads;
-      await until(() => manyReads > reads);
+      await until(() => watchers.every((watcher) => watcher.last() === round + 2));
     }
-    for (const watcher of watchers) expect(await watcher.seqs).toEqual(range(1, 4));
+    await until(() => fanOut.watchers() === 0);
+    for (const watcher of watchers) {
+      expect(seqsOf(watcher.chunks.join(""))).toEqual(range(1, 4));
+      watcher.socket.destroy();
+    }
     // Three rounds of twenty notifications: three reads of all the streams, none of one stream alone.
     expect(manyReads).toBe(3);
     expect([...logs.values()].reduce((sum, log) => sum + log.lists, 0) - listsBefore).toBe(3 * logs.size);
