@@ -91,6 +91,8 @@ const { values } = parseArgs({
     /** The scale section's parts (queue, watchers, history) and backends (sqlite, postgres), comma lists; all by default. */
     "scale-parts": { type: "string", default: "queue,watchers,history" },
     "scale-backends": { type: "string", default: "sqlite,postgres" },
+    /** The client processes the watchers' SSE subscribers are spread over. */
+    "scale-watcher-clients": { type: "string", default: "4" },
     /** Another built checkout of troupe (its dist/): its server and overhead sections are measured in the same run, beside this build's. */
     compare: { type: "string" },
   },
@@ -112,6 +114,12 @@ const scaleParts = values["scale-parts"].split(",").map((part) => part.trim());
 const scaleBackends = values["scale-backends"].split(",").map((backend) => backend.trim());
 if (scaleParts.some((part) => !["queue", "watchers", "history"].includes(part)) || scaleBackends.some((backend) => !["sqlite", "postgres"].includes(backend))) {
   console.error(`--scale-parts takes queue, watchers, history and --scale-backends sqlite, postgres (comma lists), not ${values["scale-parts"]} / ${values["scale-backends"]}`);
+  process.exit(2);
+}
+
+const watcherClients = Number(values["scale-watcher-clients"]);
+if (!Number.isInteger(watcherClients) || watcherClients < 1 || watcherClients > 64) {
+  console.error(`--scale-watcher-clients must be a whole number from 1 to 64, not ${values["scale-watcher-clients"]}`);
   process.exit(2);
 }
 
@@ -226,6 +234,7 @@ const scale = await bench("scale", `scale: queue depth, watchers and history on 
     size: scaleSize,
     parts: scaleParts as ScalePart[],
     backends: scaleBackends as Backend[],
+    watcherClients,
     postgres: { database: async (name) => (await cluster()).database(name), drop: async (name) => dropDatabase((await cluster()).url, name) },
     log: progress,
   }),

@@ -40,6 +40,30 @@ export function scaleSection(report: ScaleReport): string {
       ],
       figures(["event delay", "server RSS"]),
     ),
+    ...(report.watchers.length === 0
+      ? []
+      : [
+          "  Watchers in detail: the runs wait at their plan's approval while the subscribers connect (spread over the client processes), then",
+          "  stream; delay = arrival (sub-ms client clock) − `at` (the server's whole-ms stamp of the append); spread = arrival − the same",
+          "  event's earliest arrival (sub-ms, the part that grows with the subscribers); CPU = the serving process's while the answers streamed.",
+          "",
+          formatTable(
+            ["backend", "runs", "subscribers", "clients", "events", "delay p50 (ms)", "delay p95 (ms)", "spread p95 (ms)", "server CPU (ms)", "RSS (MB)"],
+            report.watchers.map((point) => [
+              point.backend,
+              String(point.runs),
+              String(point.subscribers),
+              String(point.clients),
+              String(point.events),
+              number(point.delayP50Ms),
+              number(point.delayP95Ms),
+              number(point.spreadP95Ms),
+              number(point.cpuMs),
+              number(point.rssMb),
+            ]),
+          ),
+          "",
+        ]),
     ...part(
       [
         "  History: finished runs with their events, checkpoints and stash values (clones of real runs), and a memory fact per ten runs;",

@@ -38,6 +38,8 @@ export interface ScaleOptions {
   /** A Postgres database by name (made when missing), and a way to drop one once measured. */
   postgres: { database: (name: string) => Promise<string>; drop: (name: string) => Promise<void> };
   log: (line: string) => void;
+  /** The watchers' client processes (4 by default). */
+  watcherClients?: number;
 }
 
 /** One figure's curve: its value at each size, and the largest size's over the smallest's. */
@@ -104,7 +106,7 @@ export async function measureScale(options: ScaleOptions): Promise<ScaleReport> 
     }
     if (parts.has("watchers")) {
       options.log(`scale: watchers on ${backend}…`);
-      const points = await measureWatchers({ backend, counts: sizes.watchers, database: options.postgres.database, drop: options.postgres.drop, log: options.log });
+      const points = await measureWatchers({ backend, counts: sizes.watchers, ...(options.watcherClients ? { clients: options.watcherClients } : {}), database: options.postgres.database, drop: options.postgres.drop, log: options.log });
       report.watchers.push(...points.map((point) => ({ ...point, backend })));
       for (const runs of [1, 100]) {
         const of = points.filter((point) => point.runs === runs);

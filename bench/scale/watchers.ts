@@ -1,16 +1,26 @@
 /**
  * Watchers: many SSE subscribers of one run, and of 100 runs, while the runs stream their answers
- * (a word every few tens of milliseconds: an `answer-token` event each). For every event a
- * subscriber receives after all of them connected, the delay from its write (the event's `at`,
- * stamped by the server as it appends it) to its arrival; and the server's resident memory with
- * the subscribers connected. On SQLite one `troupe serve` drives the runs and serves the streams;
- * on Postgres the streams are served by an API-only process while a `troupe worker` drives the
- * runs, so every event reaches the streams through the store (NOTIFY and a read), as in a
- * deployment.
+ * (a word every few tens of milliseconds: an `answer-token` event each). The runs are submitted
+ * with `approve_plan` and wait at the approval while the subscribers connect (spread over a few
+ * client processes, watcher-client.ts); then every run is approved, and each `answer-token` event
+ * every subscriber receives is measured:
+ *
+ * - its delay: the arrival (the client's wall clock, sub-millisecond) minus the event's `at` (the
+ *   server's `Date.now()` as it appended the event, whole milliseconds, so the delay reads up to
+ *   1 ms long);
+ * - its spread: the arrival minus the same event's earliest arrival at any subscriber (both on
+ *   the sub-millisecond clock): the part of the delay that grows with the subscribers;
+ * - the serving process's CPU time while the answers streamed (with the runs' own work; what
+ *   grows with the subscribers is the writing);
+ * - the serving process's resident memory, at most, with the subscribers connected.
+ *
+ * On SQLite one `troupe serve` drives the runs and serves the streams; on Postgres the streams are
+ * served by an API-only process while a `troupe worker` drives the runs, so every event reaches
+ * the streams through the store (NOTIFY and a read), as in a deployment.
  */
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, fork, spawn } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
-import { Agent, request } from "node:http";
+import { Agent } from "node:http";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
@@ -18,19 +28,28 @@ import type { PlannedSubtask } from "../../src/core/plan.js";
 import { answerStep, finalStep, planStep, reviewStep, subtask } from "../../src/testing/script.js";
 import type { ScriptStep } from "../../src/testing/scripted-chat-model.js";
 import { send, startServer } from "../server.js";
+import type { ClientMessage, ClientOrder } from "./watcher-client.js";
 import { percentile, SCRIPTED_PROVIDER_MODULE, withTempDir } from "../support.js";
 
-const CLI = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../src/cli/main.js");
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const CLI = path.resolve(HERE, "../../src/cli/main.js");
+const CLIENT = path.resolve(HERE, "watcher-client.js");
 const PLAN: PlannedSubtask[] = [subtask("s1", "research", "Look the figure up"), subtask("s2", "execute", "Use the figure", { dependsOn: ["s1"] })];
 
 export interface WatcherPoint {
   /** Runs streaming at once (the subscribers spread over them). */
   runs: number;
   subscribers: number;
-  /** Events received after every subscriber connected, over all subscribers. */
+  /** Client processes the subscribers were spread over. */
+  clients: number;
+  /** `answer-token` events received, over all subscribers. */
   events: number;
   delayP50Ms: number;
   delayP95Ms: number;
+  /** An arrival minus the same event's earliest arrival at any subscriber, p95 (sub-millisecond clock). */
+  spreadP95Ms: number;
+  /** The serving process's CPU time (user + system) while the answers streamed (the runs' own work included). */
+  cpuMs: number;
   /** The serving process's resident memory, at most, while the subscribers were connected. */
   rssMb: number;
 }
@@ -38,6 +57,8 @@ export interface WatcherPoint {
 export interface WatchersOptions {
   backend: "sqlite" | "postgres";
   counts: number[];
+  /** Client processes to spread the subscribers over (4 by default). */
+  clients?: number;
   database: (name: string) => Promise<string>;
   drop: (name: string) => Promise<void>;
   log: (line: string) => void;
@@ -46,12 +67,12 @@ export interface WatchersOptions {
 /** Each run's answer: this many words, `wordMs` apart (one run: 40 events/s; 100 runs: 10 events/s each, 1,000/s in all). */
 const STREAM = { 1: { words: 120, wordMs: 25 }, 100: { words: 40, wordMs: 100 } } as const;
 
-function scriptOf(runs: number, plannerMs: number): ScriptStep[] {
+function scriptOf(runs: number): ScriptStep[] {
   const { words, wordMs } = STREAM[runs as 1 | 100];
   const answer = Array.from({ length: words }, (_, index) => `word${index}`).join(" ");
   const extra = { times: runs, usage: { input: 100, output: 20 } };
   return [
-    planStep(PLAN, { ...extra, delayMs: plannerMs }),
+    planStep(PLAN, extra),
     finalStep("s1", "the figure is 42", extra),
     finalStep("s2", "used it", extra),
     reviewStep(0.9, {}, extra),
@@ -64,64 +85,45 @@ function residentMb(pid: number): number {
   return match ? Number(match[1]) / 1024 : Number.NaN;
 }
 
-interface Subscription {
-  connected: Promise<void>;
-  done: Promise<void>;
+/** The serving process's CPU time so far (user + system), in milliseconds. */
+function cpuMs(pid: number): number {
+  // Fields after the command's closing parenthesis: utime and stime are the 12th and 13th, in clock ticks (100 a second on Linux).
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(")").at(-1)?.trim().split(" ") ?? [];
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
 }
 
-/**
- * One SSE subscriber: records, for each `answer-token` event, its arrival minus its `at`, once
- * `counting()` says every subscriber is connected. Reads the `at` with a pattern, not JSON.parse,
- * so the client's own work stays small beside the server's.
- */
-function subscribe(agent: Agent, port: number, taskId: string, counting: () => boolean, delays: number[]): Subscription {
+interface Client {
+  connected: Promise<void>;
+  done: Promise<number[]>;
+  kill: () => void;
+}
+
+/** A client process with its share of the subscribers. */
+function startClient(order: ClientOrder): Client {
+  const child = fork(CLIENT, [], { stdio: ["ignore", "inherit", "inherit", "ipc"] });
   let connected!: () => void;
   let failed!: (error: Error) => void;
+  let finished!: (arrivals: number[]) => void;
   const connectedPromise = new Promise<void>((resolve, reject) => {
     connected = resolve;
     failed = reject;
   });
-  const done = new Promise<void>((resolve) => {
-    const call = request({ host: "127.0.0.1", port, path: `/api/v1/tasks/${taskId}/events`, agent, headers: { accept: "text/event-stream" } }, (response) => {
-      if (response.statusCode !== 200) {
-        failed(new Error(`GET /tasks/${taskId}/events answered ${response.statusCode}`));
-        response.resume();
-        resolve();
-        return;
-      }
-      connected();
-      let pending = "";
-      response.setEncoding("utf8");
-      response.on("data", (chunk: string) => {
-        const now = Date.now();
-        pending += chunk;
-        let end = pending.indexOf("\n\n");
-        while (end >= 0) {
-          const block = pending.slice(0, end);
-          pending = pending.slice(end + 2);
-          end = pending.indexOf("\n\n");
-          if (!block.includes("event: answer-token") || !counting()) continue;
-          const at = /"at":(\d+)/.exec(block);
-          if (at) delays.push(now - Number(at[1]));
-        }
-      });
-      response.on("end", () => resolve());
-      response.on("error", () => resolve());
-    });
-    call.on("error", (error) => {
-      failed(error);
-      resolve();
-    });
-    call.end();
+  const done = new Promise<number[]>((resolve, reject) => {
+    finished = resolve;
+    // The channel closes after its last message was read (an exit can be seen before that).
+    child.on("disconnect", () => reject(new Error("a watcher client stopped before its streams ended")));
   });
-  // Awaited by the caller's Promise.all; once one subscriber fails, the others' failures must not
-  // end the process as unhandled rejections.
   connectedPromise.catch(() => undefined);
-  return { connected: connectedPromise, done };
+  done.catch(() => undefined);
+  child.on("message", (message: ClientMessage) => {
+    if (message.type === "connected") connected();
+    else if (message.type === "failed") failed(new Error(message.error));
+    else finished(message.arrivals);
+  });
+  child.on("disconnect", () => failed(new Error("a watcher client stopped before its subscribers connected")));
+  child.send(order);
+  return { connected: connectedPromise, done, kill: () => child.kill() };
 }
-
-/** Subscribers connect this many at a time: a thousand at once ended a loaded run on ECONNRESET (most likely the listen backlog). */
-const CONNECT_BATCH = 100;
 
 async function startWorker(directory: string, env: Record<string, string>): Promise<{ child: ChildProcess; stop: () => Promise<void> }> {
   const child = spawn(process.execPath, [CLI, "worker", "--concurrency", "100"], {
@@ -147,54 +149,101 @@ async function startWorker(directory: string, env: Record<string, string>): Prom
   };
 }
 
+async function submit(agent: Agent, port: number, method: string, pathName: string, body: unknown, expected: number): Promise<unknown> {
+  let response = await send(agent, port, method, pathName, body);
+  // A loaded machine can trip the server's overload guard (event-loop delay): retry as a client told Retry-After would.
+  for (let attempt = 0; response.status === 503 && attempt < 30; attempt += 1) {
+    await sleep(1_000);
+    response = await send(agent, port, method, pathName, body);
+  }
+  if (response.status !== expected) throw new Error(`scale/watchers: ${method} ${pathName} answered ${response.status}`);
+  return response.json();
+}
+
+/** Waits until a run stands at its plan's approval. */
+async function untilWaiting(agent: Agent, port: number, taskId: string): Promise<void> {
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    const { data } = (await submit(agent, port, "GET", `/api/v1/tasks/${taskId}`, undefined, 200)) as { data: { status: string } };
+    if (data.status === "interrupted") return;
+    if (["completed", "failed", "cancelled"].includes(data.status) || Date.now() > deadline) throw new Error(`scale/watchers: run ${taskId} is ${data.status}, not waiting at its approval`);
+    await sleep(50);
+  }
+}
+
+/** Delays and spreads from the clients' arrivals (per arrival: the subscriber's run, seq, at, arrival). */
+function figuresOf(arrivals: Array<{ run: number; seq: number; at: number; arrival: number }>): { delays: number[]; spreads: number[] } {
+  const earliest = new Map<string, number>();
+  for (const { run, seq, arrival } of arrivals) {
+    const key = `${run}:${seq}`;
+    earliest.set(key, Math.min(earliest.get(key) ?? Number.POSITIVE_INFINITY, arrival));
+  }
+  const delays = arrivals.map(({ at, arrival }) => arrival - at).sort((a, b) => a - b);
+  const spreads = arrivals.map(({ run, seq, arrival }) => arrival - (earliest.get(`${run}:${seq}`) as number)).sort((a, b) => a - b);
+  return { delays, spreads };
+}
+
 async function measureOne(options: WatchersOptions, runs: number, subscribers: number): Promise<WatcherPoint> {
   return withTempDir(`troupe-bench-scale-watch-${options.backend}-`, async (directory) => {
     const name = `scale_watch_${runs}_${subscribers}`;
     const url = options.backend === "postgres" ? await options.database(name) : undefined;
     const script = path.join(directory, "script.json");
-    // Time for every subscriber to connect before the answer streams (they connect in parallel).
-    writeFileSync(script, JSON.stringify(scriptOf(runs, 2_000 + subscribers * 8)));
+    writeFileSync(script, JSON.stringify(scriptOf(runs)));
     const env = { TROUPE_PROVIDER: "scripted", TROUPE_PROVIDER_MODULES: SCRIPTED_PROVIDER_MODULE, TROUPE_SCRIPT: script, TROUPE_DATA_DIR: path.join(directory, "data"), ...(url ? { TROUPE_DATABASE_URL: url } : {}) };
     const server = await startServer(directory, { ...env, ...(url ? { TROUPE_WORKERS: "0" } : {}) });
     const worker = url ? await startWorker(directory, env) : undefined;
-    const agent = new Agent({ keepAlive: false, maxSockets: Number.POSITIVE_INFINITY });
-    const submit = new Agent({ keepAlive: true, maxSockets: 10 });
+    const agent = new Agent({ keepAlive: true, maxSockets: 10 });
+    const clients: Client[] = [];
     try {
+      // Every run waits at its plan's approval while the subscribers connect.
       const ids: string[] = [];
       for (let index = 0; index < runs; index += 1) {
-        let response = await send(submit, server.port, "POST", "/api/v1/execute", { task: `Look the figure up (${index}), then use it` });
-        // A loaded machine can trip the server's overload guard (event-loop delay): retry as a client told Retry-After would.
-        for (let attempt = 0; response.status === 503 && attempt < 30; attempt += 1) {
-          await sleep(1_000);
-          response = await send(submit, server.port, "POST", "/api/v1/execute", { task: `Look the figure up (${index}), then use it` });
-        }
-        if (response.status !== 202) throw new Error(`scale/watchers: POST /execute answered ${response.status}`);
-        ids.push((response.json() as { data: { task_id: string } }).data.task_id);
+        const body = (await submit(agent, server.port, "POST", "/api/v1/execute", { task: `Look the figure up (${index}), then use it`, approve_plan: true }, 202)) as { data: { task_id: string } };
+        ids.push(body.data.task_id);
       }
-      const delays: number[] = [];
-      let counting = false;
-      const streams: Subscription[] = [];
-      for (let start = 0; start < subscribers; start += CONNECT_BATCH) {
-        const batch = Array.from({ length: Math.min(CONNECT_BATCH, subscribers - start) }, (_, offset) => subscribe(agent, server.port, ids[(start + offset) % ids.length] as string, () => counting, delays));
-        streams.push(...batch);
-        await Promise.all(batch.map((stream) => stream.connected));
-      }
-      counting = true;
+      for (const id of ids) await untilWaiting(agent, server.port, id);
+      const count = Math.min(options.clients ?? 4, subscribers);
+      // Subscriber i watches run i mod runs; client c has subscribers c, c + count, …
+      const shares = Array.from({ length: count }, (_, client) => Array.from({ length: subscribers }, (_, index) => index).filter((index) => index % count === client));
+      clients.push(...shares.map((share) => startClient({ port: server.port, taskIds: share.map((index) => ids[index % runs] as string) })));
+      await Promise.all(clients.map((client) => client.connected));
       let rssMb = residentMb(server.child.pid as number);
       const sampler = setInterval(() => {
         rssMb = Math.max(rssMb, residentMb(server.child.pid as number));
       }, 200);
+      const cpuBefore = cpuMs(server.child.pid as number);
+      let received: number[][];
       try {
-        await Promise.all(streams.map((stream) => stream.done));
+        for (const id of ids) await submit(agent, server.port, "POST", `/api/v1/tasks/${id}/resume`, { decision: "approve" }, 202);
+        received = await Promise.all(clients.map((client) => client.done));
       } finally {
         clearInterval(sampler);
       }
-      if (delays.length === 0) throw new Error(`scale/watchers: no event arrived after the ${subscribers} subscribers connected (the runs ended first)`);
-      const sorted = delays.sort((a, b) => a - b);
-      return { runs, subscribers, events: sorted.length, delayP50Ms: percentile(sorted, 0.5), delayP95Ms: percentile(sorted, 0.95), rssMb };
+      const cpu = cpuMs(server.child.pid as number) - cpuBefore;
+      const arrivals = received.flatMap((flat, client) => {
+        const share = shares[client] as number[];
+        const out: Array<{ run: number; seq: number; at: number; arrival: number }> = [];
+        for (let offset = 0; offset < flat.length; offset += 4) {
+          out.push({ run: (share[flat[offset] as number] as number) % runs, seq: flat[offset + 1] as number, at: flat[offset + 2] as number, arrival: flat[offset + 3] as number });
+        }
+        return out;
+      });
+      if (arrivals.length === 0) throw new Error(`scale/watchers: no answer-token event reached the ${subscribers} subscribers`);
+      const { delays, spreads } = figuresOf(arrivals);
+      return {
+        runs,
+        subscribers,
+        clients: count,
+        events: arrivals.length,
+        delayP50Ms: percentile(delays, 0.5),
+        delayP95Ms: percentile(delays, 0.95),
+        spreadP95Ms: percentile(spreads, 0.95),
+        cpuMs: cpu,
+        rssMb,
+      };
     } finally {
+      for (const client of clients) client.kill();
       agent.destroy();
-      submit.destroy();
       await worker?.stop();
       await server.stop();
       if (url) await options.drop(name);

@@ -1,4 +1,5 @@
-import { PassThrough } from "node:stream";
+import type { ServerResponse } from "node:http";
+import { Readable } from "node:stream";
 import type { FastifyReply } from "fastify";
 import { formatEvent } from "./sse.js";
 
@@ -8,6 +9,7 @@ const HEARTBEAT_MS = 15_000;
 const PAGE = 1_000;
 /** Events a channel keeps formatted, for subscribers joining just behind it. */
 const RECENT = 256;
+const PING = Buffer.from(": ping\n\n");
 
 /** Where a kind of stream (a run's events, an eval's) comes from, by its key (the run's or eval's id). */
 export interface StreamSource<Event extends { seq: number; type: string }> {
@@ -20,20 +22,45 @@ export interface StreamSource<Event extends { seq: number; type: string }> {
    * key: any stream may have missed some); returns the unsubscribe.
    */
   follow?(listener: (key: string) => void): () => void;
+  /**
+   * Stored events of several streams, each after its own seq, at most `limit` of each, in one read:
+   * where it is given, the streams notified in one turn of the event loop are read together.
+   */
+  listMany?(after: ReadonlyMap<string, number>, limit: number): Promise<Map<string, Event[]>>;
   /** The event after which nothing more comes (a run's or an eval's end). */
   isLast(event: Event): boolean;
   /** Whether the stream has ended for good (nothing is running that could add to it). */
   ended(key: string): Promise<boolean>;
 }
 
-/** One SSE response. */
+/** An event as the fan-out hands it on: its SSE text encoded once, the same bytes for every subscriber. */
+interface Entry {
+  seq: number;
+  bytes: Buffer;
+  last: boolean;
+}
+
+function entryOf<Event extends { seq: number; type: string }>(event: Event, source: StreamSource<Event>): Entry {
+  return { seq: event.seq, bytes: Buffer.from(formatEvent(event)), last: source.isLast(event) };
+}
+
+/**
+ * One SSE response. Its bytes go straight to the HTTP response (`ServerResponse.write`, which
+ * corks the socket until the next tick, so the events of one tick leave in one system call); the
+ * `body` Fastify pipes into that response carries no data, only the end, so Fastify sets the
+ * headers, runs its hooks and ends the response as for any stream. What is written before Fastify
+ * has piped it (the replay of the store) waits in a list.
+ */
 class Subscriber {
-  readonly stream = new PassThrough();
+  readonly body = new Readable({ read: () => {} });
   lastSeq: number;
   /** Live events that arrived while it replayed the store, sent once it has. */
-  waiting: Array<{ seq: number; text: string; last: boolean }> | undefined = [];
+  waiting: Entry[] | undefined = [];
   closed = false;
   lastWasFinal = false;
+  #response: ServerResponse | undefined;
+  #early: Array<string | Buffer> | undefined = [];
+  #earlyBytes = 0;
   readonly #onClose: () => void;
 
   constructor(after: number, onClose: () => void) {
@@ -41,27 +68,54 @@ class Subscriber {
     this.#onClose = onClose;
   }
 
+  /** The response Fastify piped `body` into (its headers set): what waited is written, and from now on every write goes straight to it. */
+  attach(response: ServerResponse): void {
+    this.#response = response;
+    for (const chunk of this.#early ?? []) response.write(chunk);
+    this.#early = undefined;
+    if (this.closed) this.body.push(null);
+  }
+
+  /** Bytes written and not yet taken by the client (the socket's own buffer included). */
+  get buffered(): number {
+    return this.#response ? this.#response.writableLength : this.#earlyBytes;
+  }
+
+  write(chunk: string | Buffer): void {
+    if (this.#response) this.#response.write(chunk);
+    else {
+      this.#early?.push(chunk);
+      this.#earlyBytes += typeof chunk === "string" ? Buffer.byteLength(chunk) : chunk.length;
+    }
+  }
+
   /** A live event: written, or kept while the subscriber still reads the store. */
-  send(seq: number, text: string, last: boolean): void {
-    if (this.closed || seq <= this.lastSeq) return;
-    if (this.waiting) this.waiting.push({ seq, text, last });
-    else this.deliver(seq, text, last);
+  send(entry: Entry): void {
+    if (this.closed || entry.seq <= this.lastSeq) return;
+    if (this.waiting) this.waiting.push(entry);
+    else this.deliver(entry);
   }
 
   /** Writes an event (in order: one at or before the last written is dropped). */
-  deliver(seq: number, text: string, last: boolean): void {
-    if (this.closed || seq <= this.lastSeq) return;
-    this.lastSeq = seq;
-    this.stream.write(text);
-    this.lastWasFinal = last;
-    if (last || this.stream.writableLength > MAX_BUFFERED_BYTES) this.close();
+  deliver(entry: Entry): void;
+  /** Writes events that follow one another and its last event, in one write. */
+  deliver(entries: Entry[], bytes: Buffer): void;
+  deliver(entries: Entry | Entry[], bytes?: Buffer): void {
+    const first = Array.isArray(entries) ? entries[0] : entries;
+    const last = Array.isArray(entries) ? entries.at(-1) : entries;
+    if (this.closed || first === undefined || last === undefined || first.seq <= this.lastSeq) return;
+    this.lastSeq = last.seq;
+    this.write(bytes ?? first.bytes);
+    this.lastWasFinal = last.last;
+    if (last.last || this.buffered > MAX_BUFFERED_BYTES) this.close();
   }
 
+  /** Ends the stream after what was written (Fastify ends the response when `body` ends). */
   close(): void {
     if (this.closed) return;
     this.closed = true;
     this.waiting = undefined;
-    this.stream.end();
+    if (this.#response) this.body.push(null);
     this.#onClose();
   }
 }
@@ -74,7 +128,7 @@ class Channel<Event extends { seq: number; type: string }> {
   readonly subscribers = new Set<Subscriber>();
   /** The last seq handed to the subscribers (undefined until the first of them has read the store). */
   head: number | undefined;
-  readonly #recent: Array<{ seq: number; text: string; last: boolean }> = [];
+  readonly #recent: Entry[] = [];
   #reading: Promise<void> | undefined;
   #again = false;
   readonly #unsubscribe: () => void;
@@ -92,7 +146,7 @@ class Channel<Event extends { seq: number; type: string }> {
       this.catchUp();
       return;
     }
-    this.#broadcast(event);
+    this.#broadcast([event]);
   }
 
   /** Reads the store after the last event handed on, one read at a time for the whole channel. */
@@ -111,7 +165,7 @@ class Channel<Event extends { seq: number; type: string }> {
         this.#again = false;
         try {
           for (let page = await this.source.list(this.key, this.head ?? 0, PAGE); page.length > 0 && this.subscribers.size > 0; page = page.length < PAGE ? [] : await this.source.list(this.key, this.head ?? 0, PAGE)) {
-            for (const event of page) this.#broadcast(event);
+            this.#broadcast(page);
           }
         } catch {
           // the next notification reads again
@@ -120,13 +174,35 @@ class Channel<Event extends { seq: number; type: string }> {
     })().finally(() => (this.#reading = undefined));
   }
 
-  #broadcast(event: Event): void {
-    if (this.head !== undefined && event.seq <= this.head) return;
-    this.head = event.seq;
-    const entry = { seq: event.seq, text: formatEvent(event), last: this.source.isLast(event) };
-    this.#recent.push(entry);
-    if (this.#recent.length > RECENT) this.#recent.shift();
-    for (const subscriber of this.subscribers) subscriber.send(entry.seq, entry.text, entry.last);
+  /** Events read from the store for this stream (by the fan-out's read of several streams), handed on like its own reads. */
+  receive(events: Event[]): void {
+    this.#broadcast(events);
+  }
+
+  /**
+   * Hands events on, in order, each encoded once: a subscriber that is live and just behind them
+   * gets them all in one write (a page read after a notification is one write per subscriber, not
+   * one per event); one still replaying keeps them.
+   */
+  #broadcast(events: Event[]): void {
+    const entries: Entry[] = [];
+    for (const event of events) {
+      if (this.head !== undefined && event.seq <= this.head) continue;
+      this.head = event.seq;
+      const entry = entryOf(event, this.source);
+      entries.push(entry);
+      this.#recent.push(entry);
+    }
+    if (this.#recent.length > RECENT) this.#recent.splice(0, this.#recent.length - RECENT);
+    const first = entries[0];
+    if (first === undefined) return;
+    // Nothing follows a stream's last event: events after one (there should be none) go one by one, and are dropped.
+    const lastAt = entries.findIndex((entry) => entry.last);
+    const whole = lastAt >= 0 && lastAt < entries.length - 1 ? undefined : entries.length === 1 ? first.bytes : Buffer.concat(entries.map((entry) => entry.bytes));
+    for (const subscriber of this.subscribers) {
+      if (whole && subscriber.waiting === undefined && subscriber.lastSeq === first.seq - 1) subscriber.deliver(entries, whole);
+      else for (const entry of entries) subscriber.send(entry);
+    }
   }
 
   /**
@@ -145,13 +221,13 @@ class Channel<Event extends { seq: number; type: string }> {
     if (firstKept() > subscriber.lastSeq + 1 && (oldest === undefined || oldest > subscriber.lastSeq + 1)) {
       // Still keeping live events meanwhile, so this read and them stay in order.
       const missed = await this.source.list(this.key, subscriber.lastSeq, firstKept() - subscriber.lastSeq - 1);
-      for (const event of missed) subscriber.deliver(event.seq, formatEvent(event), this.source.isLast(event));
+      for (const event of missed) subscriber.deliver(entryOf(event, this.source));
     }
     const end = firstKept();
-    for (const entry of this.#recent) if (entry.seq < end) subscriber.deliver(entry.seq, entry.text, entry.last);
+    for (const entry of this.#recent) if (entry.seq < end) subscriber.deliver(entry);
     const kept = subscriber.waiting ?? [];
     subscriber.waiting = undefined;
-    for (const entry of kept) subscriber.deliver(entry.seq, entry.text, entry.last);
+    for (const entry of kept) subscriber.deliver(entry);
   }
 
   close(): void {
@@ -171,6 +247,9 @@ export class EventFanOut<Event extends { seq: number; type: string }> {
   readonly #channels = new Map<string, Channel<Event>>();
   #unfollow: (() => void) | undefined;
   #heartbeat: NodeJS.Timeout | undefined;
+  /** Streams notified and not read yet (read together, where the source reads several at once). */
+  readonly #notified = new Set<Channel<Event>>();
+  #readingNotified: Promise<void> | undefined;
 
   constructor(source: StreamSource<Event>) {
     this.#source = source;
@@ -199,9 +278,17 @@ export class EventFanOut<Event extends { seq: number; type: string }> {
     // In the channel before the store is read, so nothing falls between the replay and the live events.
     channel.subscribers.add(subscriber);
     reply.raw.once("close", () => subscriber.close());
-    subscriber.stream.write("retry: 2000\n\n");
+    // Fastify pipes the body into the response once its headers are set: from then on, events go straight to it.
+    // (Only its own body: a hook that replaced the payload — compression — would need the bytes to go through it.)
+    const attach = (source: unknown): void => {
+      if (source !== subscriber.body) return;
+      reply.raw.off("pipe", attach);
+      subscriber.attach(reply.raw);
+    };
+    reply.raw.on("pipe", attach);
+    subscriber.write("retry: 2000\n\n");
     for (let page = first; page.length > 0 && !subscriber.closed; page = page.length < PAGE ? [] : await source.list(key, subscriber.lastSeq, PAGE)) {
-      for (const event of page) subscriber.deliver(event.seq, formatEvent(event), source.isLast(event));
+      for (const event of page) subscriber.deliver(entryOf(event, source));
     }
     if (!subscriber.closed) await channel.join(subscriber);
     // What another process stored while the replay went on.
@@ -216,7 +303,7 @@ export class EventFanOut<Event extends { seq: number; type: string }> {
       .header("content-type", "text/event-stream; charset=utf-8")
       .header("cache-control", "no-cache, no-transform")
       .header("x-accel-buffering", "no")
-      .send(subscriber.stream);
+      .send(subscriber.body);
   }
 
   #channel(key: string): Channel<Event> {
@@ -226,8 +313,11 @@ export class EventFanOut<Event extends { seq: number; type: string }> {
     this.#channels.set(key, channel);
     if (this.#source.follow && !this.#unfollow) {
       this.#unfollow = this.#source.follow((stream) => {
-        if (stream === "") for (const each of this.#channels.values()) each.catchUp();
-        else this.#channels.get(stream)?.catchUp();
+        if (stream === "") for (const each of this.#channels.values()) this.#notify(each);
+        else {
+          const notified = this.#channels.get(stream);
+          if (notified) this.#notify(notified);
+        }
       });
     }
     this.#heartbeat ??= setInterval(() => this.#ping(), HEARTBEAT_MS);
@@ -235,8 +325,46 @@ export class EventFanOut<Event extends { seq: number; type: string }> {
     return channel;
   }
 
+  /** Another process stored events of a stream: read, with every other stream notified in the same turn where the source can. */
+  #notify(channel: Channel<Event>): void {
+    if (!this.#source.listMany || channel.head === undefined) {
+      channel.catchUp();
+      return;
+    }
+    this.#notified.add(channel);
+    if (this.#readingNotified) return;
+    this.#readingNotified = this.#readNotified().finally(() => (this.#readingNotified = undefined));
+  }
+
+  /** One read for every stream notified (one statement for a hundred runs' events, not a hundred), again while more are notified meanwhile. */
+  async #readNotified(): Promise<void> {
+    const listMany = this.#source.listMany?.bind(this.#source);
+    if (!listMany) return;
+    // The notifications of this turn come together.
+    await new Promise((resolve) => setImmediate(resolve));
+    while (this.#notified.size > 0) {
+      const channels = [...this.#notified].filter((channel) => channel.subscribers.size > 0 && this.#channels.get(channel.key) === channel);
+      this.#notified.clear();
+      const after = new Map(channels.map((channel) => [channel.key, channel.head ?? 0]));
+      let found: Map<string, Event[]>;
+      try {
+        found = await listMany(after, PAGE);
+      } catch {
+        // Each stream tries its own read (and the next notification reads again).
+        for (const channel of channels) channel.catchUp();
+        continue;
+      }
+      for (const channel of channels) {
+        const events = found.get(channel.key) ?? [];
+        channel.receive(events);
+        // A full page: the stream reads the rest itself.
+        if (events.length >= PAGE) channel.catchUp();
+      }
+    }
+  }
+
   #ping(): void {
-    for (const channel of this.#channels.values()) for (const subscriber of channel.subscribers) if (!subscriber.closed) subscriber.stream.write(": ping\n\n");
+    for (const channel of this.#channels.values()) for (const subscriber of channel.subscribers) if (!subscriber.closed) subscriber.write(PING);
   }
 
   #leave(channel: Channel<Event>, subscriber: Subscriber): void {

@@ -322,6 +322,24 @@ export function defineStoreContract(name: string, factory: StoreFactory): void {
         expect((await other.events.list("run-two")).map((stored) => stored.seq)).toEqual(Array.from({ length: store.kind === "postgres" ? 40 : 2 }, (_, index) => index + 1));
       });
 
+      it("reads several runs' events, each after its own seq, in one read (where other processes' events are followed)", async () => {
+        const { store, another } = await setup();
+        if (!store.events.listMany) return expect(store.events.follow).toBeUndefined();
+        for (const run of ["run-m1", "run-m2", "run-m3"]) for (let index = 0; index < 4; index += 1) await store.events.append(run, event(`${run} ${index}`));
+        // Read by another process, as an API process reads a worker's events.
+        const other = await another();
+        const found = await (other.events.listMany as NonNullable<typeof other.events.listMany>)(new Map([["run-m1", 0], ["run-m2", 2], ["run-m3", 4], ["run-none", 0]]), 3);
+        expect([...found.keys()].sort()).toEqual(["run-m1", "run-m2"]);
+        expect(found.get("run-m1")?.map((stored) => [stored.runId, stored.seq, (stored as { text: string }).text])).toEqual([
+          ["run-m1", 1, "run-m1 0"],
+          ["run-m1", 2, "run-m1 1"],
+          ["run-m1", 3, "run-m1 2"],
+        ]);
+        expect(found.get("run-m2")?.map((stored) => stored.seq)).toEqual([3, 4]);
+        expect(found.get("run-m2")?.[0]).toEqual((await other.events.list("run-m2", 2, 1))[0]);
+        expect((await other.events.listMany?.(new Map(), 10))?.size).toBe(0);
+      });
+
       it("tells followers in other processes when events are stored (where the store is shared)", async () => {
         const { store, another } = await setup();
         if (!store.events.follow) return expect(store.kind).toBe("sqlite");

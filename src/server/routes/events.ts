@@ -33,6 +33,8 @@ export function registerEventRoutes(api: FastifyInstance, { troupe, tasks, hub, 
     subscribe: (runId, listener) => hub.subscribe(runId, listener),
     // Postgres: a worker in another process drives the run; its events arrive through the store.
     ...(events.follow ? { follow: (listener: (runId: string) => void) => events.follow?.call(events, listener) ?? (() => {}) } : {}),
+    // Postgres: the runs notified together are read together.
+    ...(events.listMany ? { listMany: (after: ReadonlyMap<string, number>, limit: number) => events.listMany?.call(events, after, limit) ?? Promise.resolve(new Map()) } : {}),
     isLast: (event) => event.type === "run-end" && TERMINAL.has(event.status),
     ended: async (runId) => {
       const now = await troupe.store.runs.get(runId);

@@ -22,6 +22,12 @@ export interface EventStore {
   /** The events of a stream after `afterSeq`, read back as the kind its writer appended. */
   listOf<Event>(streamId: string, afterSeq?: number, limit?: number): Promise<Array<Sequenced<Event>>>;
   /**
+   * The events of several runs, each after its own seq, at most `limit` of each, in one read
+   * (Postgres: what a notification of other processes' events brings, for every run watched at
+   * once); a run with none is missing from the answer.
+   */
+  listMany?(after: ReadonlyMap<string, number>, limit: number): Promise<Map<string, StoredEvent[]>>;
+  /**
    * Calls `listener` with a stream's id whenever events of that stream were committed by any
    * process (Postgres: LISTEN/NOTIFY); undefined where only this process writes (SQLite).
    */

@@ -80,6 +80,25 @@ export class PostgresEventStore implements EventStore {
     return rows.map((row) => ({ ...(JSON.parse(row.data) as Event), seq: row.seq, at: row.at }));
   }
 
+  async listMany(after: ReadonlyMap<string, number>, limit: number): Promise<Map<string, StoredEvent[]>> {
+    const found = new Map<string, StoredEvent[]>();
+    if (after.size === 0) return found;
+    await this.flush();
+    // One statement for every run: each run's events after its own seq, by the primary key (run_id, seq).
+    const { rows } = await this.#pool.query<{ run_id: string; seq: number; at: number; data: string }>(
+      `SELECT e.run_id, e.seq, e.at, e.data FROM unnest($1::text[], $2::bigint[]) AS wanted(run_id, after_seq)
+       CROSS JOIN LATERAL (SELECT run_id, seq, at, data FROM events WHERE run_id = wanted.run_id AND seq > wanted.after_seq ORDER BY seq LIMIT $3) AS e
+       ORDER BY e.run_id, e.seq`,
+      [[...after.keys()], [...after.values()], limit],
+    );
+    for (const row of rows) {
+      const list = found.get(row.run_id) ?? [];
+      list.push({ ...(JSON.parse(row.data) as RunEvent), seq: Number(row.seq), at: Number(row.at), runId: row.run_id });
+      found.set(row.run_id, list);
+    }
+    return found;
+  }
+
   follow(listener: (streamId: string) => void): () => void {
     const unsubscribe = this.#notifications.subscribe(EVENTS_CHANNEL, listener);
     // After a reconnection, every stream may have missed events: an empty id asks followers to re-read all they follow.
