@@ -446,6 +446,14 @@ export class TaskService {
   }
 
   /**
+   * Whether a drive of this process still holds the run, one that has written where the run ends
+   * or rests and still records its `run-end` included: a stream of its events is not over yet.
+   */
+  holdsDrive(taskId: string): boolean {
+    return this.executor.get(taskId) !== undefined;
+  }
+
+  /**
    * Resolves once this process's drive of a run whose `run-end` event is `endSeq` has let the run
    * go: that event comes before the drive stops, so a follower that reads where the run rests
    * waits for this first (a run waiting for a person is not "working" here any more). At once for

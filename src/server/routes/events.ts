@@ -38,7 +38,8 @@ export function registerEventRoutes(api: FastifyInstance, { troupe, tasks, hub, 
     isLast: (event) => event.type === "run-end" && TERMINAL.has(event.status),
     ended: async (runId) => {
       const now = await troupe.store.runs.get(runId);
-      return now !== undefined && TERMINAL.has(now.status) && !tasks.isActive(runId);
+      // A drive that wrote the run's end status appends its run-end after that write's sync: not over until it has.
+      return now !== undefined && TERMINAL.has(now.status) && !tasks.holdsDrive(runId);
     },
   });
   api.get("/tasks/:id/events", async (request, reply) => {
