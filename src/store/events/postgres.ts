@@ -77,7 +77,7 @@ export class PostgresEventStore implements EventStore {
   async listOf<Event>(streamId: string, afterSeq = 0, limit = 10_000): Promise<Array<Sequenced<Event>>> {
     await this.flush();
     const { rows } = await this.#pool.query<{ seq: number; at: number; data: string }>("SELECT seq, at, data FROM events WHERE run_id = $1 AND seq > $2 ORDER BY seq LIMIT $3", [streamId, afterSeq, limit]);
-    return rows.map((row) => ({ ...(JSON.parse(row.data) as Event), seq: row.seq, at: row.at }));
+    return rows.map((row) => sequencedOf<Event>(row));
   }
 
   async listMany(after: ReadonlyMap<string, number>, limit: number): Promise<Map<string, StoredEvent[]>> {
@@ -93,7 +93,7 @@ export class PostgresEventStore implements EventStore {
     );
     for (const row of rows) {
       const list = found.get(row.run_id) ?? [];
-      list.push({ ...(JSON.parse(row.data) as RunEvent), seq: Number(row.seq), at: Number(row.at), runId: row.run_id });
+      list.push({ ...sequencedOf<RunEvent>(row), runId: row.run_id });
       found.set(row.run_id, list);
     }
     return found;
@@ -108,4 +108,9 @@ export class PostgresEventStore implements EventStore {
       unhook();
     };
   }
+}
+
+/** An event as a row of `events` holds it: its JSON, with the number and moment the store gave it (BIGINTs read as numbers by the pool). */
+function sequencedOf<Event>(row: { seq: number; at: number; data: string }): Sequenced<Event> {
+  return { ...(JSON.parse(row.data) as Event), seq: row.seq, at: row.at };
 }
