@@ -338,6 +338,7 @@ export class AgentLoopRun {
     // A call that will wait for a person because untrusted data steered it: the graph makes the steps durable first.
     const harden = provenance?.trust.beforeSteeredCall;
     if (harden && input.tools.mayAskTrust(call.name) && input.tools.steering(call.name, call.args, called)) await harden();
+    await input.beforeToolCall?.();
     // The live call, with the full value (for handles); the step keeps a bounded copy.
     const fresh: { call?: AgentToolCall } = {};
     const { value: kept, replayed } = await this.#step<ToolStep>(

@@ -56,6 +56,12 @@ export interface AgentLoopInput {
   /** How model calls and tool calls are made durable (default: not at all). */
   step?: DurableStep;
   /**
+   * Awaited before each tool call starts: a worker whose steps are saved only once it acts (its
+   * model calls alone are cheap to make again) makes them durable here, so the call and every
+   * step after it are saved and a pause or a crash from then on repeats none of them.
+   */
+  beforeToolCall?: () => Promise<void>;
+  /**
    * The id of the worker's n-th tool call (from 1) with this tool and arguments, the same when
    * the worker runs again after a crash: the registry then settles a call that had begun
    * instead of running it twice.

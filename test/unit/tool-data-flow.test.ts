@@ -102,6 +102,68 @@ describe("value handles in a worker whose steps are durable", () => {
   });
 });
 
+describe("a worker that may pause, saved only once it acts", () => {
+  /** The LangGraph tasks whose results the thread's checkpoints hold, by what they returned. */
+  function savedTaskResults(troupe: Troupe, threadId: string): string[] {
+    const rows = (troupe.store as SqliteStore).db.prepare("SELECT CAST(value AS TEXT) AS value FROM writes WHERE thread_id = ? AND channel = '__return__'").all(threadId) as Array<{ value: string }>;
+    const kind = (value: string): string => {
+      if (/^\d+$/.test(value)) return "a start time";
+      if (value.includes('"AIMessage')) return "a model reply";
+      if (value.includes('"subtasks"')) return "the plan";
+      if (value.startsWith('{"results"')) return "a subtask's result";
+      return value.startsWith('{"tool"') ? "a tool call" : value.slice(0, 40);
+    };
+    return rows.map((row) => kind(row.value)).sort();
+  }
+
+  it("answers without a tool call and saves no step of its own: nothing to repeat, nothing written", async () => {
+    const { troupe, model } = await engine(
+      [planStep([subtask("s1", "execute", "Say what the figure is")]), finalStep("s1", "the figure is 4"), reviewStep(0.9)],
+      { toolsConfig: DELETE_GRANT },
+    );
+    try {
+      const result = await troupe.run({ task: "say the figure", threadId: "answers-at-once" });
+      model.assertDone();
+      expect(result.status).toBe("completed");
+      expect(savedTaskResults(troupe, "answers-at-once")).toEqual(["a subtask's result", "the plan"]);
+    } finally {
+      troupe.close();
+    }
+  });
+
+  it("saves its steps before its first tool call, so a pause later in the subtask repeats no model call", async () => {
+    const { troupe, model, workspace } = await engine(
+      [
+        planStep([subtask("s1", "execute", "Write a note, then remove old.txt")]),
+        toolStep("s1", "file_write", { path: "note.txt", content: "kept" }),
+        toolStep("s1", "file_delete", { path: "old.txt" }),
+        finalStep("s1", "wrote the note and removed old.txt"),
+        reviewStep(0.9),
+      ],
+      { toolsConfig: DELETE_GRANT },
+    );
+    writeFileSync(path.join(workspace, "old.txt"), "old");
+    try {
+      const paused = await troupe.run({ task: "write a note and clean up", threadId: "acts-then-pauses" });
+      expect(paused.status).toBe("interrupted");
+      // Saved when the first tool call came: the start and the first reply; then that call and the next reply, each as it finished.
+      expect(savedTaskResults(troupe, "acts-then-pauses")).toEqual(["a model reply", "a model reply", "a start time", "a tool call", "the plan"]);
+      const resumed = await troupe.resume("acts-then-pauses", { decision: "approve" });
+      model.assertDone();
+      expect(resumed.status).toBe("completed");
+      expect(model.callsFor("execute", "s1")).toHaveLength(3);
+      expect(readFileSync(path.join(workspace, "note.txt"), "utf8")).toBe("kept");
+      expect(existsSync(path.join(workspace, "old.txt"))).toBe(false);
+      expect((await troupe.store.audit.list({ runId: resumed.runId })).map((row) => [row.tool, row.decision, row.status])).toEqual([
+        ["file_write", "allowed", "ok"],
+        ["file_delete", "approved", "ok"],
+      ]);
+    } finally {
+      troupe.close();
+    }
+  });
+});
+
 describe("maps and direct tool steps under the permission policy", () => {
   it("runs map items through permissions and audit without ever pausing: a high-risk call is refused, a denied one never runs", async () => {
     const { troupe, model, workspace } = await engine(

@@ -68,6 +68,8 @@ export class SubtaskRun {
   #missingFiles: MissingFiles | undefined;
   /** A worker map's items: the files each one's calls set out to write, checked after the map. */
   readonly #itemWrites: ItemWrites | undefined;
+  /** A worker that may pause, in its tool calls only: its steps become durable before its first one. */
+  readonly #pausesInCalls: boolean;
   #budgetStop: BudgetStop | undefined;
 
   constructor(deps: GraphDeps, payload: SubtaskPayload, config: LangGraphRunnableConfig, live: SubtaskLive | undefined) {
@@ -85,12 +87,16 @@ export class SubtaskRun {
     this.#agent = liveAgent(deps, subtask.agent);
     this.#allowedTools = payload.allowedTools ?? undefined;
     const mayPause = subtaskMayPause(deps, subtask, this.#allowedTools);
+    // A worker's own subtask pauses only in a tool call (an approval, a server's question): its
+    // steps are made durable before its first tool call (deferred), and one that answers without
+    // calling a tool costs no checkpoint writes. Remote agents, direct calls and maps: from the start.
+    this.#pausesInCalls = mayPause && !this.#agent?.remote && subtask.tool === undefined && !this.#mapped;
     // A call untrusted data steers may pause a subtask too. On a run's first pass its steps are
     // made durable only when such a call comes (deferred); on a later pass, from the start.
     const maySteer = !mayPause && subtaskMaySteer(deps, subtask, this.#allowedTools);
-    this.#deferred = maySteer ? createDeferredSteps() : undefined;
+    this.#deferred = maySteer || this.#pausesInCalls ? createDeferredSteps() : undefined;
     // Other subtasks skip the checkpoint writes durable steps cost.
-    this.#step = mayPause ? durableStep : (this.#deferred?.step ?? immediateStep);
+    this.#step = mayPause && !this.#pausesInCalls ? durableStep : (this.#deferred?.step ?? immediateStep);
     // The start is a step too: a subtask that ran again after waiting for a person keeps its first start (and announces it once).
     // After a first pass it is durable for a subtask that may be steered: replayed, it says an earlier pass saved this subtask's steps.
     this.#startStep = this.#deferred && !firstPassOf(config) ? durableStep : this.#step;
@@ -322,6 +328,7 @@ export class SubtaskRun {
           return this.#onToolCall(call, replayed);
         },
         step: this.#step,
+        ...(this.#pausesInCalls && deferred ? { beforeToolCall: deferred.harden } : {}),
         callIdFor: this.#callIdFor(item ? `/item${item.index}` : ""),
         ...(deps.discovery ? { discovery: deps.discovery } : {}),
         onOffer: (made) => {
