@@ -52,6 +52,7 @@ export function openSqliteStore(directory: string, options: MemorySetup = {}): S
   }
   const events = new SqliteEventStore(eventsDb);
   const stash = new SqliteStash(stashDb);
+  const stats = new SqliteRunStatsStore(eventsDb);
   const audit = new SqliteAuditStore(eventsDb);
   const threads = new ProcessThreadLocks(`${resolved}/${DATABASE_FILE}`);
   const runQueue = new SqliteRunQueue(db);
@@ -83,8 +84,9 @@ export function openSqliteStore(directory: string, options: MemorySetup = {}): S
     schedules: new SqliteScheduleStore(db),
     agentProtocol: new SqliteAgentProtocolStore(db),
     // Figures beside the runs: relaxed sync, like the event log (see SqliteRunStatsStore).
-    stats: new SqliteRunStatsStore(eventsDb),
+    stats,
     retention: new SqliteRetentionStore(db, `${resolved}/${DATABASE_FILE}`, async () => {
+      stats.flush();
       await Promise.all([checkpointer.flush(), events.flush(), stash.flush(), audit.flush()]);
     }),
     // Prepared once: /health asks on every probe, and preparing cost more than the query.
@@ -96,6 +98,7 @@ export function openSqliteStore(directory: string, options: MemorySetup = {}): S
       // Each flush writes synchronously on SQLite: done before the connections close.
       if (db.open) void checkpointer.flush();
       void events.flush();
+      stats.flush();
       void stash.flush();
       void audit.flush();
       threads.releaseAll();

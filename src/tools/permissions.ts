@@ -350,10 +350,11 @@ export class PermissionPolicy {
    */
   reachable(agent: string, tools: readonly Pick<ToolDefinition, "name" | "permission" | "riskLevel">[], now = new Date()): string[] {
     if (agent === OPERATOR) return tools.map((tool) => tool.name);
+    const held = this.grants(agent);
     return tools
       .filter((tool) => {
         if (levelRank(tool.permission) <= levelRank(this.defaultLevel)) return true;
-        return this.grants(agent).some(
+        return held.some(
           (grant) =>
             matchesPattern(grant.tool, tool.name) &&
             levelRank(grant.level) >= levelRank(tool.permission) &&

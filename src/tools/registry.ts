@@ -65,6 +65,8 @@ export interface ToolCallOptions {
  */
 export class ToolRegistry {
   readonly #tools = new Map<string, ToolDefinition>();
+  /** The tools by name, sorted once per registration: every worker's offer lists them. */
+  #sorted: ToolDefinition[] | undefined;
   readonly #specs = new Map<string, ToolSpec>();
   readonly #listeners: Array<(report: ToolCallReport) => void> = [];
   readonly #cache = new ResultCache();
@@ -128,6 +130,7 @@ export class ToolRegistry {
   register(tool: ToolDefinition): this {
     if (this.#tools.has(tool.name)) throw new Error(`a tool named "${tool.name}" is already registered`);
     this.#tools.set(tool.name, tool);
+    this.#sorted = undefined;
     return this;
   }
 
@@ -140,7 +143,8 @@ export class ToolRegistry {
   }
 
   list(): ToolDefinition[] {
-    return [...this.#tools.values()].sort((a, b) => a.name.localeCompare(b.name));
+    this.#sorted ??= [...this.#tools.values()].sort((a, b) => a.name.localeCompare(b.name));
+    return [...this.#sorted];
   }
 
   names(): string[] {
