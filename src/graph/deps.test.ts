@@ -2,7 +2,7 @@ import { BaseCallbackHandler } from "@langchain/core/callbacks/base";
 import { Annotation, END, type LangGraphRunnableConfig, START, StateGraph } from "@langchain/langgraph";
 import { describe, expect, it } from "vitest";
 import { RUN_EVENT_CALLBACK, type RunEvent } from "../core/events.js";
-import { announce, emit } from "./deps.js";
+import { announce, emit, EVENTS_KEY } from "./deps.js";
 
 /** A callback handler that records the run events it is handed as custom events. */
 class Recorder extends BaseCallbackHandler {
@@ -28,7 +28,7 @@ const EVENTS: RunEvent[] = [
 ];
 
 /** A one-node graph that emits (and announces) the events above and one that is not about work at hand; what the stream and each handler got. */
-async function drive(handlers: Recorder[]): Promise<string[]> {
+async function drive(handlers: Recorder[], sink?: (event: RunEvent) => void): Promise<string[]> {
   const graph = new StateGraph(Annotation.Root({ n: Annotation<number> }))
     .addNode("work", async (_state, config: LangGraphRunnableConfig) => {
       const [first, ...rest] = EVENTS as [RunEvent, ...RunEvent[]];
@@ -43,7 +43,8 @@ async function drive(handlers: Recorder[]): Promise<string[]> {
     .addEdge("work", END)
     .compile();
   const streamed: string[] = [];
-  for await (const chunk of await graph.stream({ n: 0 }, { streamMode: "custom", callbacks: handlers })) streamed.push((chunk as RunEvent).type);
+  const configurable = sink ? { [EVENTS_KEY]: sink } : {};
+  for await (const chunk of await graph.stream({ n: 0 }, { streamMode: "custom", callbacks: handlers, configurable })) streamed.push((chunk as RunEvent).type);
   return streamed;
 }
 
@@ -62,5 +63,14 @@ describe("run events to the callback handlers", () => {
     const streamed = await drive([ignoring]);
     expect(streamed).toEqual([...EVENTS.map((event) => event.type), "answer-token"]);
     expect(ignoring.seen).toEqual([]);
+  });
+
+  it("hands every event to a drive's sink as it is emitted, in order, instead of the stream, and the handlers still get theirs", async () => {
+    const listening = new Recorder(false);
+    const taken: string[] = [];
+    const streamed = await drive([listening], (event) => taken.push(event.type));
+    expect(taken).toEqual([...EVENTS.map((event) => event.type), "answer-token"]);
+    expect(streamed).toEqual([]);
+    expect(listening.seen).toEqual(EVENTS.map((event) => event.type));
   });
 });

@@ -79,14 +79,29 @@ const AT_WORK = new Set<RunEvent["type"]>(["step-start", "step-end", "subtask-st
  * where the stream delivers it later.
  */
 export function emit(config: LangGraphRunnableConfig | undefined, event: RunEvent): void {
-  config?.writer?.(event);
+  write(config, event);
   void toHandlers(config, event);
 }
 
 /** `emit`, resolved once the callback handlers have the event, so they know it before the work it opens goes on. */
 export async function announce(config: LangGraphRunnableConfig | undefined, event: RunEvent): Promise<void> {
-  config?.writer?.(event);
+  write(config, event);
   await toHandlers(config, event);
+}
+
+/**
+ * Where a drive takes the run's events (`configurable.troupe_events`): straight from the node, in
+ * the order they are emitted. Through LangGraph's custom stream each event was a chunk the drive
+ * pulled, and every pull ran in a new async context with a LangSmith RunTree of its own — a
+ * third of a zero-latency run's stream work. Without one (a caller streaming the graph itself),
+ * events go to the custom stream as before.
+ */
+export const EVENTS_KEY = "troupe_events";
+
+function write(config: LangGraphRunnableConfig | undefined, event: RunEvent): void {
+  const sink: unknown = config?.configurable?.[EVENTS_KEY];
+  if (typeof sink === "function") (sink as (event: RunEvent) => void)(event);
+  else config?.writer?.(event);
 }
 
 async function toHandlers(config: LangGraphRunnableConfig | undefined, event: RunEvent): Promise<void> {

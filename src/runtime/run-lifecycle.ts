@@ -17,7 +17,7 @@ import { assertToolsKnown } from "../core/plan-check.js";
 import { type InterruptInfo, ResumeDecision, type RunRequestInput, type RunResult, RunRequest, runStatusOf } from "../core/run.js";
 import { threadKey, threadNameOfRun } from "../core/thread-key.js";
 import type { TroupeGraph } from "../graph/build-graph.js";
-import { LEDGER_KEY } from "../graph/deps.js";
+import { EVENTS_KEY, LEDGER_KEY } from "../graph/deps.js";
 import { blankState, type RunSettings, type State } from "../graph/state.js";
 import { recursionLimitFor, workDone } from "../graph/trace.js";
 import { MODEL_ROLES } from "../providers/provider.js";
@@ -514,7 +514,7 @@ export class RunLifecycle {
     const ledger = this.#openLedger(drive);
     // What the run's agents reach includes the runtime grants given since the last tool call.
     await this.#parts.tools.refreshRuntimeGrants();
-    const config = this.#graphConfig(drive, signals, ledger, options);
+    const config = this.#graphConfig(drive, signals, ledger, options, events);
     let end: StreamEnd;
     try {
       end = await this.#stream(drive.input, config, events, signals, options);
@@ -578,10 +578,11 @@ export class RunLifecycle {
    * The LangGraph config of a drive. The run's budget ledger travels in `configurable`, so every
    * node and task of this run (and only of this run) reaches it through its own config (`ledgerOf`).
    */
-  #graphConfig(drive: Drive, signals: DriveSignals, ledger: RunLedger, options: InvokeOptions): DriveConfig {
+  #graphConfig(drive: Drive, signals: DriveSignals, ledger: RunLedger, options: InvokeOptions, events: RunEventLog): DriveConfig {
     return {
       // A run never resumed has made no tool call before: the registry need not look its call ids up.
-      configurable: { thread_id: drive.record.threadId, troupe_first_pass: !drive.resumed, [LEDGER_KEY]: ledger },
+      // The run's events come straight from the nodes (see EVENTS_KEY), not as chunks of the stream.
+      configurable: { thread_id: drive.record.threadId, troupe_first_pass: !drive.resumed, [LEDGER_KEY]: ledger, [EVENTS_KEY]: (event: RunEvent) => events.emit(event) },
       streamMode: ["custom", "values"],
       durability: "sync",
       recursionLimit: recursionLimitFor(LIMITS.maxSubtasks, drive.request.maxIterations),
