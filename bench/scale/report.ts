@@ -1,5 +1,5 @@
 import { formatNumber as number, formatTable } from "../support.js";
-import { SCALE_TARGETS, type Curve, type ScaleReport } from "./scale.js";
+import { FLOOR, SCALE_TARGETS, type Curve, type ScaleReport } from "./scale.js";
 
 const size = (value: number): string => (value >= 1_000_000 ? `${value / 1_000_000}M` : value >= 1_000 ? `${value / 1_000}k` : String(value));
 
@@ -13,7 +13,7 @@ function curveRows(curves: Curve[]): string {
       ...sizes.map((wanted) => number(curve.points.find((point) => point.size === wanted)?.value)),
       `${number(curve.ratio)}×`,
       [`≤ ${SCALE_TARGETS.maxRatio}×`, ...(curve.target ? [`≤ ${curve.target.max} ${curve.unit}`] : [])].join(", "),
-      curve.flat && curve.target?.met !== false ? "met" : "MISSED",
+      curve.figure.startsWith(FLOOR) ? `(reference) ${curve.flat && curve.target?.met !== false ? "within" : "beyond"}` : curve.flat && curve.target?.met !== false ? "met" : "MISSED",
     ]),
   );
 }
@@ -36,19 +36,21 @@ export function scaleSection(report: ScaleReport): string {
     ...part(
       [
         "  Watchers: SSE subscribers of one run, and spread over 100 runs, while the runs emit events; an event's write (its `at`) to its",
-        "  arrival at a subscriber, p95 over every subscriber and event, and the server's resident memory with them connected.",
+        "  arrival at a subscriber, p95 over every subscriber and event, and the server's resident memory with them connected; beside",
+        "  them (`bare floor:`, not a target) the same bytes, schedule, subscribers and clients from a bare node:http server.",
       ],
-      figures(["event delay", "server RSS"]),
+      figures(["event delay", "server RSS", FLOOR]),
     ),
     ...(report.watchers.length === 0
       ? []
       : [
           "  Watchers in detail: the runs wait at their plan's approval while the subscribers connect (spread over the client processes), then",
           "  stream; delay = arrival (sub-ms client clock) − `at` (the server's whole-ms stamp of the append); spread = arrival − the same",
-          "  event's earliest arrival (sub-ms, the part that grows with the subscribers); CPU = the serving process's while the answers streamed.",
+          "  event's earliest arrival (sub-ms, the part that grows with the subscribers); CPU = the serving process's while the answers streamed;",
+          "  floor = the same measured on a bare node:http server writing pre-framed bytes straight to each socket, right after.",
           "",
           formatTable(
-            ["backend", "runs", "subscribers", "clients", "events", "delay p50 (ms)", "delay p95 (ms)", "spread p95 (ms)", "server CPU (ms)", "RSS (MB)"],
+            ["backend", "runs", "subscribers", "clients", "events", "delay p50 (ms)", "delay p95 troupe / floor (ms)", "spread p95 troupe / floor (ms)", "server CPU troupe / floor (ms)", "RSS troupe / floor (MB)"],
             report.watchers.map((point) => [
               point.backend,
               String(point.runs),
@@ -56,10 +58,10 @@ export function scaleSection(report: ScaleReport): string {
               String(point.clients),
               String(point.events),
               number(point.delayP50Ms),
-              number(point.delayP95Ms),
-              number(point.spreadP95Ms),
-              number(point.cpuMs),
-              number(point.rssMb),
+              `${number(point.delayP95Ms)} / ${number(point.floor.delayP95Ms)}`,
+              `${number(point.spreadP95Ms)} / ${number(point.floor.spreadP95Ms)}`,
+              `${number(point.cpuMs)} / ${number(point.floor.cpuMs)}`,
+              `${number(point.rssMb)} / ${number(point.floor.rssMb)}`,
             ]),
           ),
           "",
@@ -73,7 +75,7 @@ export function scaleSection(report: ScaleReport): string {
           (point) => `    ${point.backend} ${size(point.runs)}: loaded in ${number(point.loadSeconds)} s (from the size before), ${number(point.bytes / 1024 ** 3)} GiB on disk`,
         ),
       ],
-      report.curves.filter((curve) => !curve.figure.startsWith("pickup") && !curve.figure.startsWith("event delay") && !curve.figure.startsWith("server RSS")),
+      report.curves.filter((curve) => !curve.figure.startsWith("pickup") && !curve.figure.startsWith("event delay") && !curve.figure.startsWith("server RSS") && !curve.figure.startsWith(FLOOR)),
     ),
     `  target: every curve within ${SCALE_TARGETS.maxRatio}× from the smallest size to the largest; pickup p95 ≤ ${SCALE_TARGETS.pickupP95Ms} ms at 100k waiting; event delay p95 ≤ ${SCALE_TARGETS.eventDelayP95Ms} ms at 1,000 subscribers → ${report.target.met ? "MET" : `NOT MET (${report.target.missed.join("; ")})`}`,
   ].join("\n");

@@ -66,6 +66,8 @@ export interface ScaleReport {
 }
 
 const KEYS = 1_000;
+/** The prefix of a reference curve (the watchers' bare fan-out), reported beside troupe's and not counted against the target. */
+export const FLOOR = "bare floor: ";
 const BACKENDS: Backend[] = ["sqlite", "postgres"];
 
 /** A curve from the points of one figure, sizes ascending. */
@@ -113,6 +115,7 @@ export async function measureScale(options: ScaleOptions): Promise<ScaleReport> 
         const largest = sizes.watchers.at(-1) === 1_000 ? SCALE_TARGETS.eventDelayP95Ms : undefined;
         report.curves.push(curveOf(backend, `event delay p95, ${runs === 1 ? "one run" : `${runs} runs`}`, "ms", of.map((point) => ({ size: point.subscribers, value: point.delayP95Ms })), largest));
         report.curves.push(curveOf(backend, `server RSS, ${runs === 1 ? "one run" : `${runs} runs`}`, "MB", of.map((point) => ({ size: point.subscribers, value: point.rssMb }))));
+        report.curves.push(curveOf(backend, `${FLOOR}event delay p95, ${runs === 1 ? "one run" : `${runs} runs`}`, "ms", of.map((point) => ({ size: point.subscribers, value: point.floor.delayP95Ms }))));
       }
     }
     if (parts.has("history")) {
@@ -125,7 +128,8 @@ export async function measureScale(options: ScaleOptions): Promise<ScaleReport> 
     }
   }
   report.curves = report.curves.filter((curve) => curve.points.length > 0);
-  report.target.missed = report.curves.filter((curve) => !curve.flat || curve.target?.met === false).map((curve) => `${curve.backend} ${curve.figure}`);
+  // The floor is the machine's, shown beside troupe's curves: not a target of troupe's.
+  report.target.missed = report.curves.filter((curve) => !curve.figure.startsWith(FLOOR) && (!curve.flat || curve.target?.met === false)).map((curve) => `${curve.backend} ${curve.figure}`);
   report.target.met = report.target.missed.length === 0;
   return report;
 }

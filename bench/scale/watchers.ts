@@ -14,6 +14,10 @@
  *   grows with the subscribers is the writing);
  * - the serving process's resident memory, at most, with the subscribers connected.
  *
+ * Beside each point, in the same run, its floor: the same bytes on the same schedule to the same
+ * subscribers and client processes from a bare `node:http` server (bare-fan-out.ts), so the report
+ * shows how much of a curve is the machine and how much is troupe.
+ *
  * On SQLite one `troupe serve` drives the runs and serves the streams; on Postgres the streams are
  * served by an API-only process while a `troupe worker` drives the runs, so every event reaches
  * the streams through the store (NOTIFY and a read), as in a deployment.
@@ -28,12 +32,14 @@ import type { PlannedSubtask } from "../../src/core/plan.js";
 import { answerStep, finalStep, planStep, reviewStep, subtask } from "../../src/testing/script.js";
 import type { ScriptStep } from "../../src/testing/scripted-chat-model.js";
 import { send, startServer } from "../server.js";
+import type { BareMessage, BareStart } from "./bare-fan-out.js";
 import type { ClientMessage, ClientOrder } from "./watcher-client.js";
 import { percentile, SCRIPTED_PROVIDER_MODULE, withTempDir } from "../support.js";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const CLI = path.resolve(HERE, "../../src/cli/main.js");
 const CLIENT = path.resolve(HERE, "watcher-client.js");
+const BARE = path.resolve(HERE, "bare-fan-out.js");
 const PLAN: PlannedSubtask[] = [subtask("s1", "research", "Look the figure up"), subtask("s2", "execute", "Use the figure", { dependsOn: ["s1"] })];
 
 export interface WatcherPoint {
@@ -52,6 +58,8 @@ export interface WatcherPoint {
   cpuMs: number;
   /** The serving process's resident memory, at most, while the subscribers were connected. */
   rssMb: number;
+  /** The same shape served by a bare `node:http` process (bare-fan-out.ts), measured right after: the machine's floor. */
+  floor: Pick<WatcherPoint, "delayP50Ms" | "delayP95Ms" | "spreadP95Ms" | "cpuMs" | "rssMb">;
 }
 
 export interface WatchersOptions {
@@ -183,7 +191,61 @@ function figuresOf(arrivals: Array<{ run: number; seq: number; at: number; arriv
   return { delays, spreads };
 }
 
-async function measureOne(options: WatchersOptions, runs: number, subscribers: number): Promise<WatcherPoint> {
+/** What the subscribers measured of one server: every figure of a point but its shape. */
+type Measured = Pick<WatcherPoint, "clients" | "events" | "delayP50Ms" | "delayP95Ms" | "spreadP95Ms" | "cpuMs" | "rssMb">;
+
+/**
+ * Connects the subscribers (subscriber i watches `ids[i mod ids.length]`, spread over the client
+ * processes), calls `start` once every one is connected, and measures what they receive until
+ * every stream has ended, with the serving process's CPU time and resident memory meanwhile.
+ */
+async function measureStreams(server: { pid: number; port: number }, ids: string[], subscribers: number, clientCount: number, start: () => Promise<void>): Promise<Measured> {
+  const runs = ids.length;
+  const count = Math.min(clientCount, subscribers);
+  // Subscriber i watches run i mod runs; client c has subscribers c, c + count, …
+  const shares = Array.from({ length: count }, (_, client) => Array.from({ length: subscribers }, (_, index) => index).filter((index) => index % count === client));
+  const clients: Client[] = [];
+  try {
+    clients.push(...shares.map((share) => startClient({ port: server.port, taskIds: share.map((index) => ids[index % runs] as string) })));
+    await Promise.all(clients.map((client) => client.connected));
+    let rssMb = residentMb(server.pid);
+    const sampler = setInterval(() => {
+      rssMb = Math.max(rssMb, residentMb(server.pid));
+    }, 200);
+    const cpuBefore = cpuMs(server.pid);
+    let received: number[][];
+    try {
+      await start();
+      received = await Promise.all(clients.map((client) => client.done));
+    } finally {
+      clearInterval(sampler);
+    }
+    const cpu = cpuMs(server.pid) - cpuBefore;
+    const arrivals = received.flatMap((flat, client) => {
+      const share = shares[client] as number[];
+      const out: Array<{ run: number; seq: number; at: number; arrival: number }> = [];
+      for (let offset = 0; offset < flat.length; offset += 4) {
+        out.push({ run: (share[flat[offset] as number] as number) % runs, seq: flat[offset + 1] as number, at: flat[offset + 2] as number, arrival: flat[offset + 3] as number });
+      }
+      return out;
+    });
+    if (arrivals.length === 0) throw new Error(`scale/watchers: no answer-token event reached the ${subscribers} subscribers`);
+    const { delays, spreads } = figuresOf(arrivals);
+    return {
+      clients: count,
+      events: arrivals.length,
+      delayP50Ms: percentile(delays, 0.5),
+      delayP95Ms: percentile(delays, 0.95),
+      spreadP95Ms: percentile(spreads, 0.95),
+      cpuMs: cpu,
+      rssMb,
+    };
+  } finally {
+    for (const client of clients) client.kill();
+  }
+}
+
+async function measureOne(options: WatchersOptions, runs: number, subscribers: number): Promise<Measured> {
   return withTempDir(`troupe-bench-scale-watch-${options.backend}-`, async (directory) => {
     const name = `scale_watch_${runs}_${subscribers}`;
     const url = options.backend === "postgres" ? await options.database(name) : undefined;
@@ -193,7 +255,6 @@ async function measureOne(options: WatchersOptions, runs: number, subscribers: n
     const server = await startServer(directory, { ...env, ...(url ? { TROUPE_WORKERS: "0" } : {}) });
     const worker = url ? await startWorker(directory, env) : undefined;
     const agent = new Agent({ keepAlive: true, maxSockets: 10 });
-    const clients: Client[] = [];
     try {
       // Every run waits at its plan's approval while the subscribers connect.
       const ids: string[] = [];
@@ -202,47 +263,10 @@ async function measureOne(options: WatchersOptions, runs: number, subscribers: n
         ids.push(body.data.task_id);
       }
       for (const id of ids) await untilWaiting(agent, server.port, id);
-      const count = Math.min(options.clients ?? 4, subscribers);
-      // Subscriber i watches run i mod runs; client c has subscribers c, c + count, …
-      const shares = Array.from({ length: count }, (_, client) => Array.from({ length: subscribers }, (_, index) => index).filter((index) => index % count === client));
-      clients.push(...shares.map((share) => startClient({ port: server.port, taskIds: share.map((index) => ids[index % runs] as string) })));
-      await Promise.all(clients.map((client) => client.connected));
-      let rssMb = residentMb(server.child.pid as number);
-      const sampler = setInterval(() => {
-        rssMb = Math.max(rssMb, residentMb(server.child.pid as number));
-      }, 200);
-      const cpuBefore = cpuMs(server.child.pid as number);
-      let received: number[][];
-      try {
+      return await measureStreams({ pid: server.child.pid as number, port: server.port }, ids, subscribers, options.clients ?? 4, async () => {
         for (const id of ids) await submit(agent, server.port, "POST", `/api/v1/tasks/${id}/resume`, { decision: "approve" }, 202);
-        received = await Promise.all(clients.map((client) => client.done));
-      } finally {
-        clearInterval(sampler);
-      }
-      const cpu = cpuMs(server.child.pid as number) - cpuBefore;
-      const arrivals = received.flatMap((flat, client) => {
-        const share = shares[client] as number[];
-        const out: Array<{ run: number; seq: number; at: number; arrival: number }> = [];
-        for (let offset = 0; offset < flat.length; offset += 4) {
-          out.push({ run: (share[flat[offset] as number] as number) % runs, seq: flat[offset + 1] as number, at: flat[offset + 2] as number, arrival: flat[offset + 3] as number });
-        }
-        return out;
       });
-      if (arrivals.length === 0) throw new Error(`scale/watchers: no answer-token event reached the ${subscribers} subscribers`);
-      const { delays, spreads } = figuresOf(arrivals);
-      return {
-        runs,
-        subscribers,
-        clients: count,
-        events: arrivals.length,
-        delayP50Ms: percentile(delays, 0.5),
-        delayP95Ms: percentile(delays, 0.95),
-        spreadP95Ms: percentile(spreads, 0.95),
-        cpuMs: cpu,
-        rssMb,
-      };
     } finally {
-      for (const client of clients) client.kill();
       agent.destroy();
       await worker?.stop();
       await server.stop();
@@ -251,13 +275,36 @@ async function measureOne(options: WatchersOptions, runs: number, subscribers: n
   });
 }
 
+/** The floor: the same bytes, schedule, subscribers and clients, served by a bare `node:http` process (bare-fan-out.ts). */
+async function measureBare(options: WatchersOptions, runs: number, subscribers: number): Promise<Measured> {
+  const child = fork(BARE, [], { stdio: ["ignore", "inherit", "inherit", "ipc"] });
+  const exited = new Promise<void>((resolve) => child.on("exit", () => resolve()));
+  try {
+    const port = await new Promise<number>((resolve, reject) => {
+      child.once("message", (message: BareMessage) => resolve(message.port));
+      child.once("exit", () => reject(new Error("scale/watchers: the bare fan-out server stopped before listening")));
+    });
+    const ids = Array.from({ length: runs }, (_, index) => `bare-${index}`);
+    const { words, wordMs } = STREAM[runs as 1 | 100];
+    return await measureStreams({ pid: child.pid as number, port }, ids, subscribers, options.clients ?? 4, async () => {
+      child.send({ type: "start", words, wordMs } satisfies BareStart);
+    });
+  } finally {
+    child.kill();
+    await exited;
+  }
+}
+
 /** The curves of one backend: each subscriber count with one run, then with 100 runs. */
 export async function measureWatchers(options: WatchersOptions): Promise<WatcherPoint[]> {
   const points: WatcherPoint[] = [];
   for (const runs of [1, 100]) {
     for (const subscribers of options.counts) {
       options.log(`  ${options.backend}: ${subscribers} subscriber(s) of ${runs === 1 ? "one run" : `${runs} runs`}…`);
-      points.push(await measureOne(options, runs, subscribers));
+      const troupe = await measureOne(options, runs, subscribers);
+      // Beside it, in the same run: the bare floor for the same shape.
+      const floor = await measureBare(options, runs, subscribers);
+      points.push({ runs, subscribers, ...troupe, floor: { delayP50Ms: floor.delayP50Ms, delayP95Ms: floor.delayP95Ms, spreadP95Ms: floor.spreadP95Ms, cpuMs: floor.cpuMs, rssMb: floor.rssMb } });
     }
   }
   return points;

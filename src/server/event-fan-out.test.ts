@@ -325,4 +325,93 @@ describe("EventFanOut: every watcher of a stream shares one subscription and one
     expect(manyReads).toBe(3);
     expect([...logs.values()].reduce((sum, log) => sum + log.lists, 0) - listsBefore).toBe(3 * logs.size);
   });
+
+  it("writes each live event to a watcher's socket in one write of the same chunked bytes, the connection usable after the stream, and HTTP/1.0 and HEAD as before", async () => {
+    const log = new Log();
+    const fanOut = new EventFanOut(sourceOf(log, false));
+    const app = Fastify();
+    apps.push(app);
+    /** Per connection: the socket writes that carried an event's `id:` line. */
+    const writes = new Map<number, string[]>();
+    app.addHook("onRequest", async (request) => {
+      const socket = request.raw.socket;
+      const port = socket.remotePort as number;
+      if (writes.has(port)) return;
+      writes.set(port, []);
+      const write = socket.write.bind(socket) as (chunk: unknown, ...rest: unknown[]) => boolean;
+      socket.write = ((chunk: unknown, ...rest: unknown[]) => {
+        const text = typeof chunk === "string" ? chunk : Buffer.isBuffer(chunk) ? chunk.toString() : "";
+        if (/id: \d+/.test(text)) writes.get(port)?.push(text);
+        return write(chunk, ...rest);
+      }) as typeof socket.write;
+    });
+    app.get("/events", async (_request, reply) => fanOut.send(reply, "run-1", 0));
+    const url = `${await app.listen({ host: "127.0.0.1", port: 0 })}/events`;
+    const { hostname, port } = new URL(url);
+
+    /** One request on a socket, read to the end of its response (a chunked body to its last chunk, else to the close). */
+    const exchange = (socket: Socket, request: string, untilBody: (raw: string) => boolean): Promise<string> =>
+      new Promise((resolve) => {
+        let raw = "";
+        const onData = (data: Buffer): void => {
+          raw += data.toString();
+          if (untilBody(raw)) {
+            socket.off("data", onData);
+            resolve(raw);
+          }
+        };
+        socket.on("data", onData);
+        socket.once("close", () => resolve(raw));
+        socket.write(request);
+      });
+    const socket = connect(Number(port), hostname);
+    await new Promise((resolve) => socket.once("connect", resolve));
+    let seen = "";
+    const onSeen = (data: Buffer): void => {
+      seen += data.toString();
+    };
+    socket.on("data", onSeen);
+    const body = exchange(socket, `GET /events HTTP/1.1\r\nHost: ${hostname}\r\n\r\n`, (raw) => raw.endsWith("\r\n0\r\n\r\n"));
+    // Live from here: the stream's headers and its retry line have come.
+    await until(() => seen.includes("retry: 2000"));
+    socket.off("data", onSeen);
+    for (let index = 0; index < 5; index += 1) {
+      log.append("step", true, `word ${index}`);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    log.append("end", true);
+    const raw = await body;
+    // A chunked body whose chunks are: the retry line, then each event on its own.
+    const chunks: string[] = [];
+    let rest = raw.slice(raw.indexOf("\r\n\r\n") + 4);
+    for (;;) {
+      const line = rest.indexOf("\r\n");
+      const size = Number.parseInt(rest.slice(0, line), 16);
+      if (size === 0) break;
+      chunks.push(rest.slice(line + 2, line + 2 + size));
+      expect(rest.slice(line + 2 + size, line + 4 + size)).toBe("\r\n");
+      rest = rest.slice(line + 4 + size);
+    }
+    expect(raw).toMatch(/^transfer-encoding: chunked$/im);
+    expect(chunks).toEqual(["retry: 2000\n\n", ...log.events.map((event) => `id: ${event.seq}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`)]);
+    // Each event left in one socket write: its chunk's size line, text and CRLF together.
+    const written = writes.get(socket.localPort as number) ?? [];
+    expect(written).toHaveLength(log.events.length);
+    for (const [index, event] of log.events.entries()) expect(written[index]).toMatch(new RegExp(`^[0-9a-f]+\r\nid: ${event.seq}\n[^]*\n\n\r\n$`));
+    // The same connection serves the next request (the stream ended where its framing said).
+    const again = await exchange(socket, `GET /events HTTP/1.1\r\nHost: ${hostname}\r\n\r\n`, (text) => text.endsWith("\r\n0\r\n\r\n"));
+    expect(again).toMatch(/^HTTP\/1\.1 200/);
+    expect(again).toContain(`id: ${log.events.length}\n`);
+    socket.destroy();
+
+    // HTTP/1.0: no chunked framing, the body runs to the close; HEAD: the headers and no body.
+    const old = connect(Number(port), hostname);
+    const oldRaw = await exchange(old, `GET /events HTTP/1.0\r\nHost: ${hostname}\r\n\r\n`, () => false);
+    expect(oldRaw).not.toMatch(/transfer-encoding/i);
+    expect(oldRaw.slice(oldRaw.indexOf("\r\n\r\n") + 4)).toBe(`retry: 2000\n\n${log.events.map((event) => `id: ${event.seq}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`).join("")}`);
+    const head = connect(Number(port), hostname);
+    const headRaw = await exchange(head, `HEAD /events HTTP/1.1\r\nHost: ${hostname}\r\nConnection: close\r\n\r\n`, () => false);
+    expect(headRaw).toMatch(/^HTTP\/1\.1 200/);
+    expect(headRaw.slice(headRaw.indexOf("\r\n\r\n") + 4)).toBe("");
+  });
 });

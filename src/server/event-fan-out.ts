@@ -1,4 +1,4 @@
-import type { ServerResponse } from "node:http";
+import { ServerResponse } from "node:http";
 import { Readable } from "node:stream";
 import type { FastifyReply } from "fastify";
 import { formatEvent } from "./sse.js";
@@ -9,7 +9,23 @@ const HEARTBEAT_MS = 15_000;
 const PAGE = 1_000;
 /** Events a channel keeps formatted, for subscribers joining just behind it. */
 const RECENT = 256;
-const PING = Buffer.from(": ping\n\n");
+const CRLF = Buffer.from("\r\n");
+
+/**
+ * Bytes every subscriber gets alike: the SSE text, and the same text as one chunk of a chunked
+ * HTTP/1.1 response (its length in hex, CRLF, the text, CRLF — what `ServerResponse.write` would
+ * send for it), framed once, the first time a subscriber's socket takes it.
+ */
+class Chunk {
+  #framed: Buffer | undefined;
+  constructor(readonly bytes: Buffer) {}
+  get framed(): Buffer {
+    this.#framed ??= Buffer.concat([Buffer.from(`${this.bytes.length.toString(16)}\r\n`, "latin1"), this.bytes, CRLF]);
+    return this.#framed;
+  }
+}
+
+const PING = new Chunk(Buffer.from(": ping\n\n"));
 
 /** Where a kind of stream (a run's events, an eval's) comes from, by its key (the run's or eval's id). */
 export interface StreamSource<Event extends { seq: number; type: string }> {
@@ -36,20 +52,22 @@ export interface StreamSource<Event extends { seq: number; type: string }> {
 /** An event as the fan-out hands it on: its SSE text encoded once, the same bytes for every subscriber. */
 interface Entry {
   seq: number;
-  bytes: Buffer;
+  chunk: Chunk;
   last: boolean;
 }
 
 function entryOf<Event extends { seq: number; type: string }>(event: Event, source: StreamSource<Event>): Entry {
-  return { seq: event.seq, bytes: Buffer.from(formatEvent(event)), last: source.isLast(event) };
+  return { seq: event.seq, chunk: new Chunk(Buffer.from(formatEvent(event))), last: source.isLast(event) };
 }
 
 /**
- * One SSE response. Its bytes go straight to the HTTP response (`ServerResponse.write`, which
- * corks the socket until the next tick, so the events of one tick leave in one system call); the
- * `body` Fastify pipes into that response carries no data, only the end, so Fastify sets the
- * headers, runs its hooks and ends the response as for any stream. What is written before Fastify
- * has piped it (the replay of the store) waits in a list.
+ * One SSE response. Its bytes go straight to the HTTP response; the `body` Fastify pipes into that
+ * response carries no data, only the end, so Fastify sets the headers, runs its hooks and ends the
+ * response as for any stream. What is written before Fastify has piped it (the replay of the
+ * store) waits in a list. Once the response has sent its headers and holds nothing back, an
+ * event's pre-framed chunk (shared by every subscriber) goes to the socket in one write, the
+ * bytes `ServerResponse.write` would send in four; otherwise (HTTP/1.0, HEAD, a response still
+ * waiting for its socket, a response whose `write` something wrapped) through `ServerResponse.write`.
  */
 class Subscriber {
   readonly body = new Readable({ read: () => {} });
@@ -59,6 +77,8 @@ class Subscriber {
   closed = false;
   lastWasFinal = false;
   #response: ServerResponse | undefined;
+  /** Whether chunks may go straight to the response's socket (an HTTP/1.1 chunked response with a body). */
+  #direct = false;
   #early: Array<string | Buffer> | undefined = [];
   #earlyBytes = 0;
   readonly #onClose: () => void;
@@ -71,8 +91,11 @@ class Subscriber {
   /** The response Fastify piped `body` into (its headers set): what waited is written, and from now on every write goes straight to it. */
   attach(response: ServerResponse): void {
     this.#response = response;
+    // Through the response: the first write sends its headers with it.
     for (const chunk of this.#early ?? []) response.write(chunk);
     this.#early = undefined;
+    // Not where something wraps the response's own write (an injected request's, which keeps what is written; instrumentation's).
+    this.#direct = response instanceof ServerResponse && response.write === ServerResponse.prototype.write && response.chunkedEncoding && response.req.method !== "HEAD";
     if (this.closed) this.body.push(null);
   }
 
@@ -81,12 +104,21 @@ class Subscriber {
     return this.#response ? this.#response.writableLength : this.#earlyBytes;
   }
 
-  write(chunk: string | Buffer): void {
-    if (this.#response) this.#response.write(chunk);
-    else {
-      this.#early?.push(chunk);
-      this.#earlyBytes += typeof chunk === "string" ? Buffer.byteLength(chunk) : chunk.length;
+  write(chunk: string | Chunk): void {
+    const response = this.#response;
+    if (!response) {
+      const bytes = typeof chunk === "string" ? chunk : chunk.bytes;
+      this.#early?.push(bytes);
+      this.#earlyBytes += typeof bytes === "string" ? Buffer.byteLength(bytes) : bytes.length;
+      return;
     }
+    const socket = response.socket;
+    // Straight to the socket only while the response is its current one and has nothing of its own pending (its headers sent).
+    if (this.#direct && typeof chunk !== "string" && chunk.bytes.length > 0 && socket && response.writableLength === socket.writableLength && !response.writableEnded) {
+      if (socket.writable && !socket.destroyed) socket.write(chunk.framed);
+      return;
+    }
+    response.write(typeof chunk === "string" ? chunk : chunk.bytes);
   }
 
   /** A live event: written, or kept while the subscriber still reads the store. */
@@ -99,13 +131,13 @@ class Subscriber {
   /** Writes an event (in order: one at or before the last written is dropped). */
   deliver(entry: Entry): void;
   /** Writes events that follow one another and its last event, in one write. */
-  deliver(entries: Entry[], bytes: Buffer): void;
-  deliver(entries: Entry | Entry[], bytes?: Buffer): void {
+  deliver(entries: Entry[], chunk: Chunk): void;
+  deliver(entries: Entry | Entry[], chunk?: Chunk): void {
     const first = Array.isArray(entries) ? entries[0] : entries;
     const last = Array.isArray(entries) ? entries.at(-1) : entries;
     if (this.closed || first === undefined || last === undefined || first.seq <= this.lastSeq) return;
     this.lastSeq = last.seq;
-    this.write(bytes ?? first.bytes);
+    this.write(chunk ?? first.chunk);
     this.lastWasFinal = last.last;
     if (last.last || this.buffered > MAX_BUFFERED_BYTES) this.close();
   }
@@ -198,7 +230,7 @@ class Channel<Event extends { seq: number; type: string }> {
     if (first === undefined) return;
     // Nothing follows a stream's last event: events after one (there should be none) go one by one, and are dropped.
     const lastAt = entries.findIndex((entry) => entry.last);
-    const whole = lastAt >= 0 && lastAt < entries.length - 1 ? undefined : entries.length === 1 ? first.bytes : Buffer.concat(entries.map((entry) => entry.bytes));
+    const whole = lastAt >= 0 && lastAt < entries.length - 1 ? undefined : entries.length === 1 ? first.chunk : new Chunk(Buffer.concat(entries.map((entry) => entry.chunk.bytes)));
     for (const subscriber of this.subscribers) {
       if (whole && subscriber.waiting === undefined && subscriber.lastSeq === first.seq - 1) subscriber.deliver(entries, whole);
       else for (const entry of entries) subscriber.send(entry);
