@@ -106,6 +106,7 @@ function compareSection(report: BenchReport): string {
     pair("POST /execute p95 while runs execute (ms)", report.server.submitMs.p95, other.server.submitMs.p95);
     pair("POST /execute p95, runs parked (ms)", report.server.submitIdleMs.p95, other.server.submitIdleMs.p95);
     pair("POST /execute p95 at a fixed rate while runs execute (ms)", report.server.submitPacedMs.p95, other.server.submitPacedMs.p95);
+    pair("the disk's fdatasync p95 meanwhile (ms)", report.server.diskSyncMs.p95, other.server.diskSyncMs.p95);
     pair("completed runs per second", report.server.completedPerSecond, other.server.completedPerSecond);
     pair("server CPU per completed run (ms)", report.server.cpuPerRunMs, other.server.cpuPerRunMs);
     pair("server event-loop delay p99 while submissions arrive (ms)", report.server.loopDelayMs.p99, other.server.loopDelayMs.p99);
@@ -324,6 +325,7 @@ function serverSection(report: ServerBenchReport): string {
       ["completed runs per second (zero-latency model)", number(report.completedPerSecond)],
       ["server CPU per completed run (ms, user + system)", number(report.cpuPerRunMs)],
       ["server event-loop delay while submissions arrive, p99 / max (ms)", `${number(report.loopDelayMs.p99)} / ${number(report.loopDelayMs.max)}`],
+      ["the disk's fdatasync of a 4 KB append while the open loop runs, p50 / p95 (ms)", `${number(report.diskSyncMs.p50)} / ${number(report.diskSyncMs.p95)}`],
       ["server RSS idle (MB)", number(report.memory.idleMb)],
       [`server RSS with ${report.memory.runsInFlight} runs in flight (MB)`, number(report.memory.inFlightMb)],
       ["RSS per run in flight (KB)", number(report.memory.perRunKb)],
@@ -336,6 +338,7 @@ function serverSection(report: ServerBenchReport): string {
     "   scripted model, at most 100 running, the rest queued). Runs per second from the runs' own start and finish times; memory with 100",
     "   runs parked in a model call. Then, while those runs still execute, more submissions at a fixed rate (open loop, timed from each one's",
     "   scheduled moment): the flood's figures are bound by its clients (100 always in flight ÷ submissions answered per second).",
+    "   Meanwhile the bench times the disk's own fdatasync beside the data directory: a 202 waits for one or two syncs of the WAL.",
     "",
     latency,
     "",

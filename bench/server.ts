@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
+import { open } from "node:fs/promises";
 import { Agent, request } from "node:http";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -56,6 +57,13 @@ export interface ServerBenchReport {
    * requests always in flight ÷ the submissions the server answers per second).
    */
   submitPacedMs: LatencyFigures & { perSecond: number };
+  /**
+   * fdatasync of a 4 KB append to a file beside the server's data directory, one every 20 ms while
+   * the open loop runs: what the disk itself takes to sync at that moment. Every accepted submission
+   * waits for one or two syncs of the database's WAL (its 202 promises the run is on disk), so this
+   * is the floor under the submit latency that no change to the server can go below.
+   */
+  diskSyncMs: LatencyFigures;
   /** Every submission was answered 202 (both phases). */
   accepted: number;
   /** Runs completed per second: completed runs / (last finish − first start), from the runs' own timestamps. */
@@ -212,6 +220,37 @@ async function submitAll(agent: Agent, port: number, count: number, connections:
 }
 
 /**
+ * Times an fdatasync of a 4 KB append to a file in \`directory\`, one every \`everyMs\`, until
+ * \`stop\` is called; \`stop\` resolves with each sync's time (ms).
+ */
+function sampleDiskSyncs(directory: string, everyMs: number): { stop: () => Promise<number[]> } {
+  const latencies: number[] = [];
+  const block = Buffer.alloc(4096, 1);
+  let stopping = false;
+  const sampling = (async () => {
+    const file = await open(path.join(directory, "disk-sync-probe"), "a");
+    try {
+      while (!stopping) {
+        await file.write(block);
+        const started = performance.now();
+        await file.datasync();
+        latencies.push(performance.now() - started);
+        await sleep(everyMs);
+      }
+    } finally {
+      await file.close();
+    }
+  })();
+  return {
+    stop: async () => {
+      stopping = true;
+      await sampling;
+      return latencies;
+    },
+  };
+}
+
+/**
  * Sends \`count\` POST /execute at \`perSecond\`, each at its scheduled moment whatever the answers
  * before it (open loop), over connections of its own; each latency is from the scheduled moment to
  * the answer, so a stalled server is charged for the wait of every request due meanwhile.
@@ -296,6 +335,7 @@ export async function measureServer(options: ServerBenchOptions): Promise<Server
       let completedRuns = 0;
       let cpuPerRunMs = Number.NaN;
       let loopDelayMs = { p99: Number.NaN, max: Number.NaN };
+      let diskSyncs: number[] = [];
       try {
         let cpuBefore = 0;
         const lag = ["nodejs_eventloop_lag_p99_seconds", "nodejs_eventloop_lag_max_seconds"];
@@ -307,7 +347,12 @@ export async function measureServer(options: ServerBenchOptions): Promise<Server
         const [p99, max] = await metrics(agent, fast.port, lag);
         loopDelayMs = { p99: (p99 as number) * 1000, max: (max as number) * 1000 };
         // The flood's runs are still executing (most are queued behind the running ones).
-        paced = await submitPaced(fast.port, PACED.count, PACED.perSecond, "pace");
+        const disk = sampleDiskSyncs(directory, 20);
+        try {
+          paced = await submitPaced(fast.port, PACED.count, PACED.perSecond, "pace");
+        } finally {
+          diskSyncs = await disk.stop();
+        }
         const deadline = Date.now() + 600_000;
         while ((await metric(agent, fast.port, "agent_tasks_running")) + (await metric(agent, fast.port, "agent_tasks_queued")) > 0 && Date.now() < deadline) await sleep(250);
         cpuPerRunMs = (cpuMs(fast.child.pid as number) - cpuBefore) / (options.submissions + PACED.count);
@@ -327,6 +372,7 @@ export async function measureServer(options: ServerBenchOptions): Promise<Server
         submitMs,
         submitIdleMs: figures(idle.latencies),
         submitPacedMs: { ...figures(paced.latencies), perSecond: PACED.perSecond },
+        diskSyncMs: figures(diskSyncs),
         accepted: idle.accepted + busy.accepted + paced.accepted,
         completedPerSecond,
         cpuPerRunMs,

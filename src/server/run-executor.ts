@@ -86,7 +86,8 @@ export class RunExecutor {
   readonly #hub: EventHub;
   readonly #log: Logger;
   readonly #active = new Map<string, ActiveRun>();
-  readonly gate = new TurnGate();
+  /** Submissions waiting for their group commit go before the next run step (one turn at most). */
+  readonly gate = new TurnGate({ yieldTo: () => this.troupe.store.runs.creationsWaiting > 0 });
 
   constructor(options: RunExecutorOptions) {
     this.troupe = options.troupe;

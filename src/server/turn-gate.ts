@@ -4,10 +4,22 @@
  * such runs released together would hold the loop for as long as all their steps take, while
  * HTTP requests wait. Each node start passes through here, so between two steps the loop polls
  * for I/O and a request is answered in about one step's time, however many runs there are.
+ *
+ * With `yieldTo`, a turn on which it says requests wait for work queued behind the gate's (the
+ * submissions of this turn, whose group commit is a later immediate of the same turn) lets that
+ * work go first: the step starts on the next turn instead — never two turns in a row, so runs are
+ * never starved.
  */
 export class TurnGate {
   readonly #waiting: Array<() => void> = [];
+  readonly #yieldTo: (() => boolean) | undefined;
   #scheduled = false;
+  /** The last turn let other work go first: this one passes whatever `yieldTo` says. */
+  #yielded = false;
+
+  constructor(options: { yieldTo?: () => boolean } = {}) {
+    this.#yieldTo = options.yieldTo;
+  }
 
   /** Resolves on a later turn of the event loop, in arrival order, one per turn. */
   pass(): Promise<void> {
@@ -27,6 +39,12 @@ export class TurnGate {
     // An immediate queued from inside an immediate runs on the next turn, after the poll phase.
     setImmediate(() => {
       this.#scheduled = false;
+      if (!this.#yielded && this.#yieldTo?.() === true) {
+        this.#yielded = true;
+        this.#schedule();
+        return;
+      }
+      this.#yielded = false;
       this.#waiting.shift()?.();
       if (this.#waiting.length > 0) this.#schedule();
     });

@@ -240,11 +240,15 @@ export function defineStoreContract(name: string, factory: StoreFactory): void {
         const refuseBusy = (latest: RunRecord | undefined): void => {
           if (latest && latest.status === "queued") throw new Error(`busy: ${latest.id}`);
         };
-        const results = await Promise.allSettled([
+        const creating = [
           store.runs.create(newRun({ threadId: "t-batch" }), { check: refuseBusy }),
           store.runs.create(newRun({ threadId: "t-batch" }), { check: refuseBusy }),
           store.runs.create(newRun({ threadId: "t-other" }), { check: refuseBusy }),
-        ]);
+        ];
+        // Until their turn's write starts, they are submissions waiting (the server's turn gate lets them go first).
+        expect(store.runs.creationsWaiting).toBe(3);
+        const results = await Promise.allSettled(creating);
+        expect(store.runs.creationsWaiting).toBe(0);
         expect(results.map((result) => result.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
         expect(String((results[1] as PromiseRejectedResult).reason)).toMatch(/busy: run-/);
         expect(await store.runs.count({ threadId: "t-batch" })).toBe(1);

@@ -372,6 +372,8 @@ export interface RunStore {
    * synced commit for a burst of submissions); a run refused by its check fails alone.
    */
   create(record: NewRun, options?: CreateRunOptions): Promise<RunRecord>;
+  /** Runs given to `create` and not yet written (their turn's transaction has not started): submissions waiting for their write. */
+  readonly creationsWaiting: number;
   /**
    * Changes a run's record; with `ifStatus`, only while the run has one of those statuses (a
    * cancel of a queued run must not overwrite a start that got there first). Resolves with

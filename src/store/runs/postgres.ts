@@ -55,6 +55,10 @@ export class PostgresRunStore implements RunStore {
     this.#creations = new TurnBatch<RunCreation, RunRecord>((creations) => this.#createAll(creations));
   }
 
+  get creationsWaiting(): number {
+    return this.#creations.pending;
+  }
+
   create(record: NewRun, options: CreateRunOptions = {}): Promise<RunRecord> {
     return this.#creations.add({ record, check: options.check });
   }

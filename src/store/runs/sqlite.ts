@@ -91,6 +91,10 @@ export class SqliteRunStore implements RunStore {
     return statement;
   }
 
+  get creationsWaiting(): number {
+    return this.#creations.pending;
+  }
+
   async create(record: NewRun, options: CreateRunOptions = {}): Promise<RunRecord> {
     const created = await this.#creations.add({ record, check: options.check });
     if (created.status === "queued") this.#queue?.offer(queuedRunOf(created));
