@@ -97,32 +97,35 @@ export function lengthOf(text: string): number {
   return words;
 }
 
-/** A matched fact as BM25 sees it: its length, and how often each stem occurs in it (in the stems' order). */
-export interface RankedDocument {
-  length: number;
-  counts: ArrayLike<number>;
-}
-
 /**
- * BM25 scores of the matched documents (higher is better, in their order): `total` the
- * namespace's facts, each stem's rarity counted among the matches (a fact without any of the
- * words has none of them) and the average length the matches'.
+ * BM25 scores of the matched documents (higher is better, in their order), from each one's
+ * length and its count of each stem (`counts`, document by document, `stems` a document):
+ * `total` the namespace's facts, each stem's rarity counted among the matches (a fact without any
+ * of the words has none of them) and the average length the matches'.
  */
-export function rankDocuments(documents: readonly RankedDocument[], stems: number, total: number): number[] {
-  const count = Math.max(total, documents.length);
-  const rarity = Array.from({ length: stems }, (_, index) => {
-    const seen = documents.filter((document) => (document.counts[index] ?? 0) > 0).length;
-    return Math.log(1 + (count - seen + 0.5) / (seen + 0.5));
-  });
-  const averageLength = documents.reduce((sum, document) => sum + document.length, 0) / Math.max(1, documents.length) || 1;
-  return documents.map((document) => {
+export function rankDocuments(lengths: ArrayLike<number>, counts: ArrayLike<number>, stems: number, total: number): Float64Array {
+  const documents = lengths.length;
+  const count = Math.max(total, documents);
+  const rarity = new Float64Array(stems);
+  for (let stem = 0; stem < stems; stem += 1) {
+    let seen = 0;
+    for (let document = 0; document < documents; document += 1) if ((counts[document * stems + stem] as number) > 0) seen += 1;
+    rarity[stem] = Math.log(1 + (count - seen + 0.5) / (seen + 0.5));
+  }
+  let lengthSum = 0;
+  for (let document = 0; document < documents; document += 1) lengthSum += lengths[document] as number;
+  const averageLength = lengthSum / Math.max(1, documents) || 1;
+  const scores = new Float64Array(documents);
+  for (let document = 0; document < documents; document += 1) {
+    const length = lengths[document] as number;
     let score = 0;
-    for (let index = 0; index < stems; index += 1) {
-      const times = document.counts[index] ?? 0;
-      score += ((rarity[index] ?? 0) * times * (K1 + 1)) / (times + K1 * (1 - B + (B * document.length) / averageLength));
+    for (let stem = 0; stem < stems; stem += 1) {
+      const times = counts[document * stems + stem] as number;
+      score += ((rarity[stem] as number) * times * (K1 + 1)) / (times + K1 * (1 - B + (B * length) / averageLength));
     }
-    return score;
-  });
+    scores[document] = score;
+  }
+  return scores;
 }
 
 /**
@@ -131,9 +134,12 @@ export function rankDocuments(documents: readonly RankedDocument[], stems: numbe
  */
 export function namespaceBm25(texts: readonly string[], words: readonly string[], total: number): number[] {
   const stems = stemsOf(words);
-  const documents = texts.map((text) => {
+  const lengths: number[] = [];
+  const counts: number[] = [];
+  for (const text of texts) {
     const lower = text.toLowerCase();
-    return { length: lengthOf(lower), counts: stems.map((stem) => occurrences(lower, stem)) };
-  });
-  return rankDocuments(documents, stems.length, total);
+    lengths.push(lengthOf(lower));
+    for (const stem of stems) counts.push(occurrences(lower, stem));
+  }
+  return [...rankDocuments(lengths, counts, stems.length, total)];
 }

@@ -25,29 +25,29 @@ export interface RankedHit {
 }
 
 /** The order of a search's results: the best score first, then the latest update, then the latest id. */
-function better(left: RankedHit, right: RankedHit): number {
+export function better(left: RankedHit, right: RankedHit): number {
   return right.score - left.score || right.updatedAt - left.updatedAt || right.id - left.id;
 }
 
 /**
- * The first `wanted` hits in `better` order, without sorting them all when `wanted` is small: a
- * sorted window of the best so far, which most hits of a big namespace do not enter.
+ * The first `wanted` items in `order`, without sorting them all when `wanted` is small: a sorted
+ * window of the best so far, which most items of a big namespace do not enter.
  */
-export function bestOf(hits: readonly RankedHit[], wanted: number): RankedHit[] {
+export function bestOf<T>(items: readonly T[], wanted: number, order: (left: T, right: T) => number): T[] {
   if (wanted <= 0) return [];
-  if (wanted * 4 >= hits.length) return [...hits].sort(better).slice(0, wanted);
-  const best: RankedHit[] = [];
-  for (const hit of hits) {
+  if (wanted * 4 >= items.length) return [...items].sort(order).slice(0, wanted);
+  const best: T[] = [];
+  for (const item of items) {
     const last = best[best.length - 1];
-    if (best.length === wanted && last !== undefined && better(hit, last) >= 0) continue;
+    if (best.length === wanted && last !== undefined && order(item, last) >= 0) continue;
     let low = 0;
     let high = best.length;
     while (low < high) {
       const middle = (low + high) >> 1;
-      if (better(best[middle] as RankedHit, hit) <= 0) low = middle + 1;
+      if (order(best[middle] as T, item) <= 0) low = middle + 1;
       else high = middle;
     }
-    best.splice(low, 0, hit);
+    best.splice(low, 0, item);
     if (best.length > wanted) best.pop();
   }
   return best;
@@ -164,10 +164,18 @@ export class NamespaceIndex {
         }
       }
     });
-    const documents = matched.map((position, index) => ({ length: this.#lengths[position] as number, counts: counts.subarray(index * stems.length, (index + 1) * stems.length) }));
-    const scores = rankDocuments(documents, stems.length, this.size);
-    const hits = matched.map((position, index) => ({ id: this.#ids[position] as number, updatedAt: this.#updated[position] as number, score: scores[index] ?? 0 }));
-    return bestOf(hits, offset + limit).slice(offset);
+    const lengths = Int32Array.from(matched, (position) => this.#lengths[position] as number);
+    const scores = rankDocuments(lengths, counts, stems.length, this.size);
+    const ids = this.#ids;
+    const updated = this.#updated;
+    const order = (left: number, right: number): number =>
+      (scores[right] as number) - (scores[left] as number) || (updated[matched[right] as number] as number) - (updated[matched[left] as number] as number) || (ids[matched[right] as number] as number) - (ids[matched[left] as number] as number);
+    const best = bestOf(
+      matched.map((_, index) => index),
+      offset + limit,
+      order,
+    );
+    return best.slice(offset).map((index) => ({ id: ids[matched[index] as number] as number, updatedAt: updated[matched[index] as number] as number, score: scores[index] as number }));
   }
 }
 

@@ -2,7 +2,7 @@ import type { Statement } from "better-sqlite3";
 import { SystemError } from "../../core/errors.js";
 import { prepared, type Sqlite } from "../database/sqlite.js";
 import { countableStem, namespaceBm25, stemsOf } from "./namespace-bm25.js";
-import { bestOf, type IndexedFact, NamespaceIndexCache, type RankedHit } from "./namespace-index.js";
+import { bestOf, better, type IndexedFact, NamespaceIndexCache, type RankedHit } from "./namespace-index.js";
 import { type ItemRow, type ItemScope, MEMORY_COLUMNS, type MemoryStoreOptions, type PreparedWrite, type StoredItem, TroupeMemoryStore, memoryFull, storeError, storedOf, treeFull, vectorBytes, vectorOf } from "./contract.js";
 
 /** Postings (a fact's distinct words) the indexes of searched namespaces hold in all: some tens of MB at most. */
@@ -193,7 +193,7 @@ export class SqliteMemoryStore extends TroupeMemoryStore {
       total,
     );
     const hits = matched.map((row, index) => ({ id: row.id, updatedAt: row.updated_at, score: scores[index] ?? 0 }));
-    return bestOf(hits, offset + limit).slice(offset);
+    return bestOf(hits, offset + limit, better).slice(offset);
   }
 
   /** The page's facts, read whole, in the hits' order. */
