@@ -1,8 +1,8 @@
 import { lengthOf, rankDocuments, type WordStem, wordsOf } from "./namespace-bm25.js";
 
 /**
- * What a namespace's search ranks by, kept between searches: each fact's length and the words it
- * holds with their counts, as an inverted index (a sorted vocabulary, each word's facts). A search
+ * What a namespace's search ranks by, kept between searches: each fact's length and its distinct
+ * words, sorted, with their counts (a query word's count in a fact is a binary search). A search
  * then reads numbers for its matches, not their texts: FTS5 still says which facts match, and the
  * scores are those `namespaceBm25` gives from the texts (the same arithmetic, `rankDocuments`).
  * Before this a search read, lowercased and scanned every match's text and sorted them all: at
@@ -60,59 +60,46 @@ export class NamespaceIndex {
   readonly #expires: Float64Array;
   readonly #lengths: Int32Array;
   readonly #positionOf: Map<number, number>;
-  /** Every word the facts hold, sorted; word i's facts and counts are postings [start[i], start[i + 1]). */
-  readonly #vocabulary: string[];
+  /** Each fact's distinct words, sorted, with their counts: fact p's are [start[p], start[p + 1]). */
+  readonly #words: string[];
+  readonly #counts: Int32Array;
   readonly #start: Int32Array;
-  readonly #postingFact: Int32Array;
-  readonly #postingCount: Int32Array;
 
-  private constructor(facts: IndexedFact[], lengths: number[], words: Map<string, { facts: number[]; counts: number[] }>, postings: number) {
+  private constructor(facts: IndexedFact[], lengths: number[], words: string[], counts: number[], start: number[]) {
     this.#ids = Float64Array.from(facts, (fact) => fact.id);
     this.#updated = Float64Array.from(facts, (fact) => fact.updatedAt);
     this.#expires = Float64Array.from(facts, (fact) => fact.expiresAt ?? Number.POSITIVE_INFINITY);
     this.#lengths = Int32Array.from(lengths);
     this.#positionOf = new Map(facts.map((fact, position) => [fact.id, position]));
-    this.#vocabulary = [...words.keys()].sort();
-    this.#start = new Int32Array(this.#vocabulary.length + 1);
-    this.#postingFact = new Int32Array(postings);
-    this.#postingCount = new Int32Array(postings);
-    let at = 0;
-    this.#vocabulary.forEach((word, index) => {
-      this.#start[index] = at;
-      const entry = words.get(word) as { facts: number[]; counts: number[] };
-      this.#postingFact.set(entry.facts, at);
-      this.#postingCount.set(entry.counts, at);
-      at += entry.facts.length;
-    });
-    this.#start[this.#vocabulary.length] = at;
+    this.#words = words;
+    this.#counts = Int32Array.from(counts);
+    this.#start = Int32Array.from(start);
   }
 
   /** The index of the facts, or undefined once their distinct words per fact pass `maxPostings` (a namespace too big to keep). */
   static build(facts: Iterable<IndexedFact>, maxPostings: number): NamespaceIndex | undefined {
     const kept: IndexedFact[] = [];
     const lengths: number[] = [];
-    const words = new Map<string, { facts: number[]; counts: number[] }>();
-    let postings = 0;
+    const words: string[] = [];
+    const counts: number[] = [];
+    const start: number[] = [0];
     for (const fact of facts) {
       const lower = (fact.text ?? "").toLowerCase();
-      const position = kept.length;
       kept.push(fact);
       lengths.push(lengthOf(lower));
-      const counts = new Map<string, number>();
-      for (const word of wordsOf(lower)) counts.set(word, (counts.get(word) ?? 0) + 1);
-      postings += counts.size;
-      if (postings > maxPostings) return undefined;
-      for (const [word, count] of counts) {
-        let entry = words.get(word);
-        if (entry === undefined) {
-          entry = { facts: [], counts: [] };
-          words.set(word, entry);
-        }
-        entry.facts.push(position);
-        entry.counts.push(count);
+      // The fact's words sorted: each distinct word once, with how many times it occurs.
+      const sorted = wordsOf(lower).sort();
+      for (let index = 0; index < sorted.length; ) {
+        let end = index + 1;
+        while (end < sorted.length && sorted[end] === sorted[index]) end += 1;
+        words.push(sorted[index] as string);
+        counts.push(end - index);
+        index = end;
       }
+      start.push(words.length);
+      if (words.length > maxPostings) return undefined;
     }
-    return new NamespaceIndex(kept, lengths, words, postings);
+    return new NamespaceIndex(kept, lengths, words, counts, start);
   }
 
   /** How many facts the namespace holds (expired ones too, until a write purges them): BM25's collection size. */
@@ -120,21 +107,28 @@ export class NamespaceIndex {
     return this.#ids.length;
   }
 
-  /** Postings held: what the index costs in memory. */
+  /** Postings held (a fact's distinct words): what the index costs in memory. */
   get postings(): number {
-    return this.#postingFact.length;
+    return this.#words.length;
   }
 
-  /** The first vocabulary position at or after `word`. */
-  #lowerBound(word: string): number {
-    let low = 0;
-    let high = this.#vocabulary.length;
+  /** How often the fact at `position` holds words the stem starts (or is, whole): a binary search in its sorted words. */
+  #count(position: number, { stem, whole }: WordStem): number {
+    let low = this.#start[position] as number;
+    let high = this.#start[position + 1] as number;
+    const end = high;
     while (low < high) {
       const middle = (low + high) >> 1;
-      if ((this.#vocabulary[middle] as string) < word) low = middle + 1;
+      if ((this.#words[middle] as string) < stem) low = middle + 1;
       else high = middle;
     }
-    return low;
+    let times = 0;
+    for (let word = low; word < end; word += 1) {
+      const text = this.#words[word] as string;
+      if (whole ? text !== stem : !text.startsWith(stem)) break;
+      times += this.#counts[word] as number;
+    }
+    return times;
   }
 
   /**
@@ -143,26 +137,19 @@ export class NamespaceIndex {
    */
   rank(matchedIds: Iterable<number>, stems: readonly WordStem[], now: number, limit: number, offset: number): RankedHit[] {
     const matched: number[] = [];
-    const slot = new Int32Array(this.size);
+    const seen = new Set<number>();
     for (const id of matchedIds) {
       const position = this.#positionOf.get(id);
-      if (position === undefined || (this.#expires[position] as number) <= now || slot[position] !== 0) continue;
+      if (position === undefined || (this.#expires[position] as number) <= now || seen.has(position)) continue;
+      seen.add(position);
       matched.push(position);
-      slot[position] = matched.length;
     }
-    // Each match's count of each stem: the postings of the words the stem starts (or is, whole).
+    // Each match's count of each stem, match by match.
     const counts = new Int32Array(matched.length * stems.length);
-    stems.forEach(({ stem, whole }, stemIndex) => {
-      for (let word = this.#lowerBound(stem); word < this.#vocabulary.length; word += 1) {
-        const text = this.#vocabulary[word] as string;
-        if (whole ? text !== stem : !text.startsWith(stem)) break;
-        for (let posting = this.#start[word] as number; posting < (this.#start[word + 1] as number); posting += 1) {
-          const at = slot[this.#postingFact[posting] as number] as number;
-          if (at === 0) continue;
-          const cell = (at - 1) * stems.length + stemIndex;
-          counts[cell] = (counts[cell] as number) + (this.#postingCount[posting] as number);
-        }
-      }
+    matched.forEach((position, index) => {
+      stems.forEach((stem, stemIndex) => {
+        counts[index * stems.length + stemIndex] = this.#count(position, stem);
+      });
     });
     const lengths = Int32Array.from(matched, (position) => this.#lengths[position] as number);
     const scores = rankDocuments(lengths, counts, stems.length, this.size);
@@ -179,40 +166,50 @@ export class NamespaceIndex {
   }
 }
 
+/** A namespace's entry: searched once at this version (no index yet), indexed, or too big to index. */
+type CacheEntry = { version: string; state: "searched" } | { version: string; state: "indexed"; index: NamespaceIndex } | { version: string; state: "too-big" };
+
+/** Namespaces remembered at most (those searched once hold no index: a few bytes each). */
+const MAX_ENTRIES = 4_096;
+
 /**
  * The namespaces' indexes a store keeps, each with the version of the namespace it was built at
  * (a counter every write to the namespace raises, in the database: a write by another connection
- * or process is seen too). Least recently searched first out, within `maxPostings` in all.
+ * or process is seen too). An index is built on the second search at a version, not the first: a
+ * namespace written between every two searches is ranked from its texts as before, without
+ * paying for an index nobody reuses. Least recently searched first out, within `maxPostings`.
  */
 export class NamespaceIndexCache {
-  readonly #entries = new Map<string, { version: string; index: NamespaceIndex | undefined }>();
+  readonly #entries = new Map<string, CacheEntry>();
   #postings = 0;
 
   constructor(readonly maxPostings: number) {}
 
-  /** The namespace's index at `version`, built when missing or older; undefined when the namespace is too big to keep. */
+  /** The namespace's index at `version`; undefined on the first search at a version, or when the namespace is too big to keep (rank from the texts). */
   at(prefix: string, version: string, facts: () => Iterable<IndexedFact>): NamespaceIndex | undefined {
     const entry = this.#entries.get(prefix);
     if (entry !== undefined) {
       this.#entries.delete(prefix);
-      this.#postings -= entry.index?.postings ?? 0;
-      if (entry.version === version) {
-        this.#keep(prefix, entry);
-        return entry.index;
-      }
+      if (entry.state === "indexed") this.#postings -= entry.index.postings;
     }
-    const fresh = { version, index: NamespaceIndex.build(facts(), this.maxPostings) };
-    this.#keep(prefix, fresh);
-    return fresh.index;
+    let kept: CacheEntry = { version, state: "searched" };
+    if (entry !== undefined && entry.version === version) {
+      if (entry.state === "searched") {
+        const index = NamespaceIndex.build(facts(), this.maxPostings);
+        kept = index === undefined ? { version, state: "too-big" } : { version, state: "indexed", index };
+      } else kept = entry;
+    }
+    this.#keep(prefix, kept);
+    return kept.state === "indexed" ? kept.index : undefined;
   }
 
-  #keep(prefix: string, entry: { version: string; index: NamespaceIndex | undefined }): void {
+  #keep(prefix: string, entry: CacheEntry): void {
     this.#entries.set(prefix, entry);
-    this.#postings += entry.index?.postings ?? 0;
+    if (entry.state === "indexed") this.#postings += entry.index.postings;
     for (const [oldest, held] of this.#entries) {
-      if (this.#postings <= this.maxPostings || oldest === prefix) break;
+      if ((this.#postings <= this.maxPostings && this.#entries.size <= MAX_ENTRIES) || oldest === prefix) break;
       this.#entries.delete(oldest);
-      this.#postings -= held.index?.postings ?? 0;
+      if (held.state === "indexed") this.#postings -= held.index.postings;
     }
   }
 }
