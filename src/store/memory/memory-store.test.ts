@@ -127,6 +127,10 @@ describe("SqliteMemoryStore", () => {
     expect((await search(store, "reports Lisbon"))[0]?.[0]).toBe("bulk-1");
     // A word with "_" is counted from the texts (the index's words never hold one): same answer shape.
     expect(await search(store, "weekly_reports")).toEqual(await search(other, "weekly_reports"));
+    // A namespace whose last label has no word of its own is found by its whole name.
+    await store.memoryStore.put(["n", "--"], "k", { text: "reports in a namespace without words" });
+    await store.memoryStore.put(["n", "other"], "k", { text: "reports elsewhere" });
+    expect((await store.memoryStore.searchRanked(["n", "--"], { query: "reports" })).items.map((item) => item.value.text)).toEqual(["reports in a namespace without words"]);
     // A filter on the value's fields, and an expired fact left out.
     expect((await search(store, "reports", { subject: "late" })).map(([key]) => key)).toEqual([memoryKey("late")]);
     // A store whose clock the test moves (the fact's expiry is set from the real one, a minute ahead).

@@ -151,7 +151,11 @@ export class SqliteMemoryStore extends TroupeMemoryStore {
     // with the namespace's own statistics (namespace-bm25.ts): FTS5's bm25() reads every key's
     // postings of the words. One read transaction: the version, the index and the matches agree.
     const prefix = scope.prefix;
-    const namespace = `prefix : "${prefix.replaceAll('"', '""')}"`;
+    // The last label's phrase is enough to find the namespace's rows (and those under it): every
+    // namespace shares its first labels' words ("memories", "key"), whose postings FTS5 would
+    // walk too. A label without a letter or digit has no words: the whole name's phrase then.
+    const label = prefix.slice(prefix.lastIndexOf(".") + 1);
+    const namespace = `prefix : "${(/[\p{L}\p{N}]/u.test(label) ? label : prefix).replaceAll('"', '""')}"`;
     const match = `${namespace} AND text : (${anyWord})`;
     const range = { prefix, prefixDot: `${prefix}.`, prefixEnd: `${prefix}/` };
     const stems = stemsOf(words);
