@@ -4,7 +4,8 @@
  * posting list, every namespace's: a search among 11 facts took 0.5 ms alone and 15.7 ms once
  * a hundred other keys held 100,000 facts, and their facts moved its ranking. FTS5 still decides
  * what matches (porter stemming; its index skips to the namespace's rows); this ranks the
- * matches from their text, in one pass over each.
+ * matches, from their text (`namespaceBm25`) or from the words a namespace's index keeps
+ * (namespace-index.ts), with the same arithmetic (`rankDocuments`).
  */
 
 /** BM25's usual constants (FTS5's too). */
@@ -14,8 +15,14 @@ const B = 0.75;
 /** Endings left off a query word to find the forms porter stemming matched ("reports", "reported" for "report"); three letters at least are kept. */
 const ENDINGS = ["ing", "ies", "ied", "es", "ed", "ly", "s", "y", "e"];
 
+/** The start of the words of a fact a query word matched, or the whole word. */
+export interface WordStem {
+  stem: string;
+  whole: boolean;
+}
+
 /** The start of the words of a fact a query word (lowercase, as `queryWords` gives it) matched; a word with a digit is matched whole. */
-export function wordStem(word: string): { stem: string; whole: boolean } {
+export function wordStem(word: string): WordStem {
   if (/\d/.test(word)) return { stem: word, whole: true };
   for (const ending of ENDINGS) {
     if (word.endsWith(ending) && word.length - ending.length >= 3) return { stem: word.slice(0, -ending.length), whole: false };
@@ -24,6 +31,43 @@ export function wordStem(word: string): { stem: string; whole: boolean } {
 }
 
 const LETTER_OR_DIGIT = /[\p{L}\p{N}]/u;
+
+/** `LETTER_OR_DIGIT.test(text.charAt(index))`, without the regular expression for ASCII. */
+function letterOrDigitAt(text: string, index: number): boolean {
+  const code = text.charCodeAt(index);
+  if (code < 128) return (code >= 97 && code <= 122) || (code >= 48 && code <= 57) || (code >= 65 && code <= 90);
+  return LETTER_OR_DIGIT.test(text.charAt(index));
+}
+
+/** The distinct stems of the query's words, in their order. */
+export function stemsOf(words: readonly string[]): WordStem[] {
+  return [...new Map(words.map((word) => wordStem(word)).map((stem) => [`${stem.stem}/${stem.whole}`, stem])).values()];
+}
+
+/**
+ * The words of a lowercase text as `occurrences` sees them: runs of UTF-16 units that are each a
+ * letter or a digit. A stem made only of such units occurs at a word's start exactly when it
+ * starts one of these words (or is one, when whole), so counts read from them equal the text's.
+ */
+export function wordsOf(text: string): string[] {
+  const words: string[] = [];
+  let start = -1;
+  for (let index = 0; index <= text.length; index += 1) {
+    const inside = index < text.length && letterOrDigitAt(text, index);
+    if (inside && start === -1) start = index;
+    else if (!inside && start !== -1) {
+      words.push(text.slice(start, index));
+      start = -1;
+    }
+  }
+  return words;
+}
+
+/** Whether a stem's count can be read from `wordsOf` (every unit a letter or a digit: not "_", not half of a surrogate pair). */
+export function countableStem({ stem }: WordStem): boolean {
+  for (let index = 0; index < stem.length; index += 1) if (!letterOrDigitAt(stem, index)) return false;
+  return stem.length > 0;
+}
 
 /** How many of the text's words (lowercase) start with the stem (or are it, when whole). */
 function occurrences(text: string, { stem, whole }: { stem: string; whole: boolean }): number {
@@ -41,8 +85,8 @@ function wordUnit(code: number): boolean {
   return (code >= 97 && code <= 122) || (code >= 48 && code <= 57) || code >= 128;
 }
 
-/** How many words a lowercase text has (runs of letters and digits), in one pass without allocating. */
-function lengthOf(text: string): number {
+/** How many words a lowercase text has (runs of letters and digits), in one pass without allocating: BM25's length of a fact. */
+export function lengthOf(text: string): number {
   let words = 0;
   let inside = false;
   for (let index = 0; index < text.length; index += 1) {
@@ -54,23 +98,48 @@ function lengthOf(text: string): number {
 }
 
 /**
+ * BM25 scores of the matched documents (higher is better, in their order), from each one's
+ * length and its count of each stem (`counts`, document by document, `stems` a document):
+ * `total` the namespace's facts, each stem's rarity counted among the matches (a fact without any
+ * of the words has none of them) and the average length the matches'.
+ */
+export function rankDocuments(lengths: ArrayLike<number>, counts: ArrayLike<number>, stems: number, total: number): Float64Array {
+  const documents = lengths.length;
+  const count = Math.max(total, documents);
+  const rarity = new Float64Array(stems);
+  for (let stem = 0; stem < stems; stem += 1) {
+    let seen = 0;
+    for (let document = 0; document < documents; document += 1) if ((counts[document * stems + stem] as number) > 0) seen += 1;
+    rarity[stem] = Math.log(1 + (count - seen + 0.5) / (seen + 0.5));
+  }
+  let lengthSum = 0;
+  for (let document = 0; document < documents; document += 1) lengthSum += lengths[document] as number;
+  const averageLength = lengthSum / Math.max(1, documents) || 1;
+  const scores = new Float64Array(documents);
+  for (let document = 0; document < documents; document += 1) {
+    const length = lengths[document] as number;
+    let score = 0;
+    for (let stem = 0; stem < stems; stem += 1) {
+      const times = counts[document * stems + stem] as number;
+      score += ((rarity[stem] as number) * times * (K1 + 1)) / (times + K1 * (1 - B + (B * length) / averageLength));
+    }
+    scores[document] = score;
+  }
+  return scores;
+}
+
+/**
  * Scores of the matches' texts (higher is better, in their order) for the query's `words`: BM25
- * over the namespace, `total` its facts, each word's rarity counted among the matches (a fact
- * without any of the words has none of them) and the average length the matches'.
+ * over the namespace, `total` its facts (see `rankDocuments`).
  */
 export function namespaceBm25(texts: readonly string[], words: readonly string[], total: number): number[] {
-  const stems = [...new Map(words.map((word) => wordStem(word)).map((stem) => [`${stem.stem}/${stem.whole}`, stem])).values()];
-  const documents = texts.map((text) => {
+  const stems = stemsOf(words);
+  const lengths: number[] = [];
+  const counts: number[] = [];
+  for (const text of texts) {
     const lower = text.toLowerCase();
-    return { length: lengthOf(lower), counts: stems.map((stem) => occurrences(lower, stem)) };
-  });
-  const count = Math.max(total, documents.length);
-  const rarity = stems.map((_, index) => {
-    const seen = documents.filter((document) => (document.counts[index] ?? 0) > 0).length;
-    return Math.log(1 + (count - seen + 0.5) / (seen + 0.5));
-  });
-  const averageLength = documents.reduce((sum, document) => sum + document.length, 0) / Math.max(1, documents.length) || 1;
-  return documents.map((document) =>
-    document.counts.reduce((score, times, index) => score + ((rarity[index] ?? 0) * times * (K1 + 1)) / (times + K1 * (1 - B + (B * document.length) / averageLength)), 0),
-  );
+    lengths.push(lengthOf(lower));
+    for (const stem of stems) counts.push(occurrences(lower, stem));
+  }
+  return [...rankDocuments(lengths, counts, stems.length, total)];
 }

@@ -1,17 +1,27 @@
 import type { Statement } from "better-sqlite3";
 import { SystemError } from "../../core/errors.js";
 import { prepared, type Sqlite } from "../database/sqlite.js";
-import { namespaceBm25 } from "./namespace-bm25.js";
+import { countableStem, namespaceBm25, stemsOf } from "./namespace-bm25.js";
+import { bestOf, better, type IndexedFact, NamespaceIndexCache, type RankedHit } from "./namespace-index.js";
 import { type ItemRow, type ItemScope, MEMORY_COLUMNS, type MemoryStoreOptions, type PreparedWrite, type StoredItem, TroupeMemoryStore, memoryFull, storeError, storedOf, treeFull, vectorBytes, vectorOf } from "./contract.js";
+
+/** Postings (a fact's distinct words) the indexes of searched namespaces hold in all: some tens of MB at most. */
+const INDEX_POSTINGS = 1_000_000;
+
+/** A namespace and the ones under it as a range of `prefix`: itself, or from "P." up to "P/" ("/" follows "."), on the index. */
+const IN_RANGE = "prefix = @prefix OR (prefix > @prefixDot AND prefix < @prefixEnd)";
 
 /**
  * The long-term store in SQLite (`memory_items` and the FTS5 index `memory_fts`, migration 8):
  * every statement troupe runs on its memory in SQLite is in this class. Lexical search matches
- * with FTS5 (porter stemming) and ranks by BM25 over the namespace searched (namespace-bm25.ts); the count cap is checked in the IMMEDIATE
+ * with FTS5 (porter stemming) and ranks by BM25 over the namespace searched (namespace-bm25.ts),
+ * from an index of the namespace's words kept while its version (`memory_versions`, raised by
+ * every write: migration 29) stays (namespace-index.ts); the count cap is checked in the IMMEDIATE
  * transaction that writes, so concurrent writers cannot overshoot.
  */
 export class SqliteMemoryStore extends TroupeMemoryStore {
   readonly #db: Sqlite;
+  readonly #indexes = new NamespaceIndexCache(INDEX_POSTINGS);
 
   constructor(db: Sqlite, options: MemoryStoreOptions = {}) {
     super(options);
@@ -136,32 +146,68 @@ export class SqliteMemoryStore extends TroupeMemoryStore {
       return rows.map((row) => ({ ...storedOf(row), score: -row.rank }));
     }
     // Within a namespace, the index matches its phrase too (migration 22): only the caller's facts
-    // are read, however many other keys hold. The SQL filter still decides (the phrase also
-    // matches a namespace that merely contains it). They are ranked by BM25 with the namespace's
-    // own statistics (namespace-bm25.ts): FTS5's bm25() reads every key's postings of the words.
-    const namespace = `prefix : "${scope.prefix.replaceAll('"', '""')}"`;
-    return this.#guard(() => {
-      const matched = this.#statement(`SELECT m.id, m.text, m.updated_at FROM memory_fts JOIN memory_items m ON m.id = memory_fts.rowid WHERE memory_fts MATCH @match AND ${where.sql}`).all({
-        ...where.values,
-        match: `${namespace} AND text : (${anyWord})`,
-      }) as Array<{ id: number; text: string | null; updated_at: number }>;
-      const total = (this.#statement("SELECT COUNT(*) AS n FROM memory_fts WHERE memory_fts MATCH @match").get({ match: namespace }) as { n: number }).n;
-      const scores = namespaceBm25(
-        matched.map((row) => row.text ?? ""),
-        words,
-        total,
-      );
-      const best = matched
-        .map((row, index) => ({ id: row.id, updatedAt: row.updated_at, score: scores[index] ?? 0 }))
-        .sort((left, right) => right.score - left.score || right.updatedAt - left.updatedAt || right.id - left.id)
-        .slice(offset, offset + limit);
-      if (best.length === 0) return [];
-      const rows = this.#statement(`SELECT ${MEMORY_COLUMNS} FROM memory_items m WHERE m.id IN (SELECT value FROM json_each(?))`).all(JSON.stringify(best.map((hit) => hit.id))) as ItemRow[];
-      const byId = new Map(rows.map((row) => [Number(row.id), row]));
-      return best.flatMap((hit) => {
-        const row = byId.get(hit.id);
-        return row === undefined ? [] : [{ ...storedOf(row), score: hit.score }];
-      });
+    // are read, however many other keys hold. The SQL filter (or the namespace's index) still
+    // decides: the phrase also matches a namespace that merely contains it. They are ranked by BM25
+    // with the namespace's own statistics (namespace-bm25.ts): FTS5's bm25() reads every key's
+    // postings of the words. One read transaction: the version, the index and the matches agree.
+    const prefix = scope.prefix;
+    // The last label's phrase is enough to find the namespace's rows (and those under it): every
+    // namespace shares its first labels' words ("memories", "key"), whose postings FTS5 would
+    // walk too. A label without a letter or digit has no words: the whole name's phrase then.
+    const label = prefix.slice(prefix.lastIndexOf(".") + 1);
+    const namespace = `prefix : "${(/[\p{L}\p{N}]/u.test(label) ? label : prefix).replaceAll('"', '""')}"`;
+    const match = `${namespace} AND text : (${anyWord})`;
+    const range = { prefix, prefixDot: `${prefix}.`, prefixEnd: `${prefix}/` };
+    const stems = stemsOf(words);
+    return this.#guard(() =>
+      this.#db.transaction(() => {
+        const index = stems.every(countableStem) ? this.#namespaceIndex(range) : undefined;
+        if (index === undefined) return this.#page(this.#rankTexts(where, match, range, words, limit, offset));
+        const ids =
+          scope.filter.length === 0
+            ? (this.#statement("SELECT rowid FROM memory_fts WHERE memory_fts MATCH ?").pluck().all(match) as number[])
+            : (this.#statement(`SELECT m.id FROM memory_fts JOIN memory_items m ON m.id = memory_fts.rowid WHERE memory_fts MATCH @match AND ${where.sql}`).pluck().all({ ...where.values, match }) as number[]);
+        return this.#page(index.rank(ids, stems, scope.now, limit, offset));
+      })(),
+    );
+  }
+
+  /** The namespace's index at its current version (built when it changed), undefined when too big to keep. */
+  #namespaceIndex(range: { prefix: string; prefixDot: string; prefixEnd: string }) {
+    const { n, v } = this.#statement(`SELECT COUNT(*) AS n, COALESCE(SUM(version), 0) AS v FROM memory_versions WHERE ${IN_RANGE}`).get(range) as { n: number; v: number };
+    const statement = this.#statement(`SELECT id, text, updated_at, expires_at FROM memory_items WHERE ${IN_RANGE}`);
+    function* facts(): Generator<IndexedFact> {
+      for (const row of statement.iterate(range) as Iterable<{ id: number; text: string | null; updated_at: number; expires_at: number | null }>) {
+        yield { id: row.id, text: row.text, updatedAt: row.updated_at, expiresAt: row.expires_at };
+      }
+    }
+    return this.#indexes.at(range.prefix, `${n}/${v}`, facts);
+  }
+
+  /** Ranks the matches from their texts: a query word the index cannot count ("_" in it), or a namespace too big to keep indexed. */
+  #rankTexts(where: { sql: string; values: Record<string, unknown> }, match: string, range: { prefix: string; prefixDot: string; prefixEnd: string }, words: string[], limit: number, offset: number): RankedHit[] {
+    const matched = this.#statement(`SELECT m.id, m.text, m.updated_at FROM memory_fts JOIN memory_items m ON m.id = memory_fts.rowid WHERE memory_fts MATCH @match AND ${where.sql}`).all({
+      ...where.values,
+      match,
+    }) as Array<{ id: number; text: string | null; updated_at: number }>;
+    const total = (this.#statement(`SELECT COUNT(*) AS n FROM memory_items WHERE ${IN_RANGE}`).get(range) as { n: number }).n;
+    const scores = namespaceBm25(
+      matched.map((row) => row.text ?? ""),
+      words,
+      total,
+    );
+    const hits = matched.map((row, index) => ({ id: row.id, updatedAt: row.updated_at, score: scores[index] ?? 0 }));
+    return bestOf(hits, offset + limit, better).slice(offset);
+  }
+
+  /** The page's facts, read whole, in the hits' order. */
+  #page(best: RankedHit[]): Array<StoredItem & { score: number }> {
+    if (best.length === 0) return [];
+    const rows = this.#statement(`SELECT ${MEMORY_COLUMNS} FROM memory_items m WHERE m.id IN (SELECT value FROM json_each(?))`).all(JSON.stringify(best.map((hit) => hit.id))) as ItemRow[];
+    const byId = new Map(rows.map((row) => [Number(row.id), row]));
+    return best.flatMap((hit) => {
+      const row = byId.get(hit.id);
+      return row === undefined ? [] : [{ ...storedOf(row), score: hit.score }];
     });
   }
 
