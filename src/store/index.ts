@@ -86,8 +86,7 @@ export function openSqliteStore(directory: string, options: MemorySetup = {}): S
     // Figures beside the runs: relaxed sync, like the event log (see SqliteRunStatsStore).
     stats,
     retention: new SqliteRetentionStore(db, `${resolved}/${DATABASE_FILE}`, async () => {
-      stats.flush();
-      await Promise.all([checkpointer.flush(), events.flush(), stash.flush(), audit.flush()]);
+      await Promise.all([checkpointer.flush(), events.flush(), stats.flush(), stash.flush(), audit.flush()]);
     }),
     // Prepared once: /health asks on every probe, and preparing cost more than the query.
     ping: async () => {
@@ -98,7 +97,7 @@ export function openSqliteStore(directory: string, options: MemorySetup = {}): S
       // Each flush writes synchronously on SQLite: done before the connections close.
       if (db.open) void checkpointer.flush();
       void events.flush();
-      stats.flush();
+      void stats.flush();
       void stash.flush();
       void audit.flush();
       threads.releaseAll();

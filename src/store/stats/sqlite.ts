@@ -1,6 +1,7 @@
 import { type ReflectionStats } from "../../core/reflection.js";
 import type { Statement } from "better-sqlite3";
 import { type Sqlite, prepared } from "../database/sqlite.js";
+import { TurnBatch } from "../turn-batch.js";
 import { type DurationStat, type ReflectionRecord, type RunStatsStore, reflectionStatsOf } from "./contract.js";
 
 interface Writes {
@@ -20,11 +21,8 @@ export class SqliteRunStatsStore implements RunStatsStore {
   readonly #db: Sqlite;
   /** Compiled on the first write (a read-only connection, `troupe` lookups, never writes). */
   #writes: Writes | undefined;
-  /** Durations not written yet, summed by agent and tool: a turn's subtask ends share one transaction. */
-  #pending = new Map<string, { agent: string; tool: string; count: number; totalMs: number }>();
-  #scheduled: NodeJS.Immediate | undefined;
-  /** Settles once the pending durations are written (or dropped). */
-  #written: { promise: Promise<void>; resolve: () => void } | undefined;
+  /** Subtasks' durations recorded in one turn, written in one transaction on the next. */
+  readonly #durations = new TurnBatch<{ agent: string; tool: string; durationMs: number }>((rows) => this.#writeDurations(rows));
 
   constructor(db: Sqlite) {
     this.#db = db;
@@ -58,46 +56,33 @@ export class SqliteRunStatsStore implements RunStatsStore {
   }
 
   async recordDuration(agent: string, tool: string | null, durationMs: number): Promise<void> {
-    const key = `${agent}\u0000${tool ?? ""}`;
-    const sum = this.#pending.get(key) ?? { agent, tool: tool ?? "", count: 0, totalMs: 0 };
-    sum.count += 1;
-    sum.totalMs += Math.max(0, durationMs);
-    this.#pending.set(key, sum);
-    this.#scheduled ??= setImmediate(() => this.flush());
-    if (!this.#written) {
-      let resolve = (): void => {};
-      const promise = new Promise<void>((settle) => (resolve = settle));
-      this.#written = { promise, resolve };
+    return this.#durations.add({ agent, tool: tool ?? "", durationMs: Math.max(0, durationMs) });
+  }
+
+  /** Writes the durations recorded so far (synchronously: done before this returns). */
+  flush(): Promise<void> {
+    return this.#durations.flush();
+  }
+
+  /** One upsert per agent and tool, with the batch's count and total. */
+  #writeDurations(rows: Array<{ agent: string; tool: string; durationMs: number }>): void {
+    const sums = new Map<string, { agent: string; tool: string; count: number; totalMs: number }>();
+    for (const { agent, tool, durationMs } of rows) {
+      const key = `${agent}\u0000${tool}`;
+      const sum = sums.get(key) ?? { agent, tool, count: 0, totalMs: 0 };
+      sum.count += 1;
+      sum.totalMs += durationMs;
+      sums.set(key, sum);
     }
-    return this.#written.promise;
-  }
-
-  /** Writes the durations recorded so far, in one transaction; a failure drops them (a figure, never a run's). */
-  flush(): void {
-    if (this.#scheduled) clearImmediate(this.#scheduled);
-    this.#scheduled = undefined;
-    const written = this.#written;
-    this.#written = undefined;
-    const sums = [...this.#pending.values()];
-    this.#pending.clear();
-    if (sums.length > 0 && this.#db.open) this.#write(sums);
-    written?.resolve();
-  }
-
-  #write(sums: Array<{ agent: string; tool: string; count: number; totalMs: number }>): void {
+    const { duration } = this.#compiled();
     const now = Date.now();
-    try {
-      const { duration } = this.#compiled();
-      this.#db.transaction(() => {
-        for (const sum of sums) duration.run(sum.agent, sum.tool, sum.count, sum.totalMs, now);
-      })();
-    } catch {
-      // Kept beside the runs, never in their way: the next subtask's end counts again.
-    }
+    this.#db.transaction(() => {
+      for (const sum of sums.values()) duration.run(sum.agent, sum.tool, sum.count, sum.totalMs, now);
+    })();
   }
 
   async durations(): Promise<DurationStat[]> {
-    this.flush();
+    void this.#durations.flush();
     const rows = prepared(this.#db, "SELECT agent, tool, count, total_ms FROM duration_stats ORDER BY agent, tool").all() as Array<{ agent: string; tool: string; count: number; total_ms: number }>;
     return rows.map((row) => ({ agent: row.agent, tool: row.tool === "" ? null : row.tool, count: row.count, meanMs: Math.round(row.total_ms / Math.max(1, row.count)) }));
   }
