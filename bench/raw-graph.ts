@@ -84,7 +84,7 @@ export const RAW_DATABASE_FILE = "raw.db";
 /**
  * A SQLite checkpointer on a database set up as troupe's store sets up its own (WAL,
  * synchronous FULL): LangGraph's stock SqliteSaver, which syncs every commit, or (for reference)
- * troupe's, which commits a task's writes unsynced and syncs them with the superstep's checkpoint.
+ * troupe's, which commits a task's writes unsynced and a superstep's checkpoint with its WAL sync started, not waited for.
  */
 export function openRawCheckpointer(directory: string, options: { troupeCheckpointer?: boolean } = {}): { saver: SqliteSaver; db: Database.Database; close: () => void } {
   const db = new Database(path.join(directory, RAW_DATABASE_FILE));

@@ -5,7 +5,7 @@ import { TroupeCheckpointer } from "./checkpoints/sqlite.js";
 import { checkDatabaseFile, DATABASE_FILE, openDatabase, openEventConnection, type Sqlite } from "./database/sqlite.js";
 import { prepareDataDir } from "./database/data-dir.js";
 import { damagedDatabase, isDamagedDatabase } from "./database/errors.js";
-import { releaseWal } from "./database/wal-sync.js";
+import { onDisk, releaseWal } from "./database/wal-sync.js";
 import { SqliteEvalStore } from "./evals/sqlite.js";
 import { SqliteEventStore } from "./events/sqlite.js";
 import { type MemorySetup, memoryOf, memoryOptionsOf } from "./memory/memories.js";
@@ -53,7 +53,8 @@ export function openSqliteStore(directory: string, options: MemorySetup = {}): S
   const events = new SqliteEventStore(eventsDb);
   const stash = new SqliteStash(stashDb);
   const stats = new SqliteRunStatsStore(eventsDb);
-  const audit = new SqliteAuditStore(eventsDb);
+  // A call that waits for its row on disk waits for the synced connection's WAL sync: the same file, so every connection's commits.
+  const audit = new SqliteAuditStore(eventsDb, () => onDisk(db));
   const threads = new ProcessThreadLocks(`${resolved}/${DATABASE_FILE}`);
   const runQueue = new SqliteRunQueue(db);
   const { memoryStore, memories } = memoryOf(new SqliteMemoryStore(db, memoryOptionsOf(options)), options);

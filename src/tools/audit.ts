@@ -86,6 +86,12 @@ export interface AuditSink {
    * sink without it gets one `record` per call, after the call.
    */
   begin?(entry: AuditEntry, effect?: CallEffect): Promise<number>;
+  /**
+   * Resolves once every row committed so far, and every write committed before it in the same
+   * database (the run's checkpoints), is on disk: a call that must not run twice starts only then,
+   * so a power cut cannot undo the steps that led to it. Rejects when the disk cannot be synced.
+   */
+  onDisk?(): Promise<void>;
   /** Completes a row written by `begin`. */
   complete?(id: number, completion: AuditCompletion): Promise<void>;
   /** The latest row recorded under a call id. */

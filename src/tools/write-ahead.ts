@@ -1,3 +1,4 @@
+import { errorMessage } from "../core/errors.js";
 import { LIMITS } from "../core/limits.js";
 import { preview } from "../core/text.js";
 import { type AuditSink, type CallEffect, type RecordedCall, redact } from "./audit.js";
@@ -128,5 +129,23 @@ export async function writeAhead(sink: AuditSink | undefined, tool: ToolDefiniti
   } catch {
     // the audit sink's fault must not change the outcome; the call is recorded after it runs
   }
-  return undefined;
+  return idempotent ? undefined : onDisk(sink, tool, trail);
+}
+
+/**
+ * A call that must not run twice starts only once its row, and the run's steps before it (its
+ * checkpoints, committed without waiting for the disk), are on disk: a power cut can then make
+ * the run repeat model calls and idempotent calls, never this one unknowingly. A disk that cannot
+ * be synced refuses the call (nothing more is acknowledged until the process restarts).
+ */
+async function onDisk(sink: AuditSink, tool: ToolDefinition, trail: Trail): Promise<ToolOutcome | undefined> {
+  if (!sink.onDisk) return undefined;
+  try {
+    await sink.onDisk();
+    return undefined;
+  } catch (error) {
+    trail.status = "error";
+    addReason(trail, "not run: the database could not be synced to disk");
+    return { ok: false, error: { code: "database_unavailable", message: `${tool.name} was not run: the database could not be synced to disk (${errorMessage(error)}); restart troupe` } };
+  }
 }

@@ -2,6 +2,7 @@ import type { Statement } from "better-sqlite3";
 import type { CallEffect } from "../../tools/audit.js";
 import { type AuditCompletion, type AuditEntry, type RecordedCall } from "../../tools/audit.js";
 import type { Sqlite } from "../database/sqlite.js";
+import { onDisk as walOnDisk } from "../database/wal-sync.js";
 import { TurnBatch } from "../turn-batch.js";
 import { type AuditCounts, type AuditFilter, type AuditRow, type AuditStats, type AuditStore, type AuditWrite, type DbRow, counts, fromDb, recordedCallOf, where } from "./contract.js";
 
@@ -10,8 +11,10 @@ import { type AuditCounts, type AuditFilter, type AuditRow, type AuditStats, typ
  * same turn of the event loop (the items of a map starting or finishing together) are committed
  * in one transaction, and each write resolves only once it is committed — the registry waits
  * for a call's `started` row before the tool runs and for its completion before it returns, so a
- * row survives a crash of the process as soon as its call has begun, and is on disk with the next
- * checkpoint commit. One transaction per row cost about four times as much per call.
+ * row survives a crash of the process as soon as its call has begun. A call that must not run
+ * twice waits, after its row's commit, for `onDisk`: a sync of the database file's
+ * WAL (the synced connection's, `onDisk` in database/wal-sync.ts): its row and the run's steps
+ * before it are then on disk. One transaction per row cost about four times as much per call.
  */
 export class SqliteAuditStore implements AuditStore {
   readonly #db: Sqlite;
@@ -20,8 +23,12 @@ export class SqliteAuditStore implements AuditStore {
   #prepared: { insert: Statement; update: Statement } | undefined;
   #writeAll: ((writes: AuditWrite[]) => number[]) | undefined;
 
-  constructor(db: Sqlite) {
+  readonly #onDisk: () => Promise<void>;
+
+  /** `onDisk` syncs the database file's WAL (the store passes its synced connection's; this connection commits unsynced). */
+  constructor(db: Sqlite, onDisk: () => Promise<void> = () => walOnDisk(db)) {
     this.#db = db;
+    this.#onDisk = onDisk;
     // Writes still waiting when the store closes are dropped, as a record() after closing is.
     this.#batch = new TurnBatch<AuditWrite, number>((writes) => {
       if (!db.open) return writes.map(() => 0);
@@ -77,6 +84,12 @@ export class SqliteAuditStore implements AuditStore {
   begin(entry: AuditEntry, effect?: CallEffect): Promise<number> {
     if (!this.#db.open) return Promise.resolve(0);
     return this.#batch.add({ kind: "begin", entry: { ...entry, status: "started" }, effect });
+  }
+
+  /** What this connection committed is in the database file's WAL: a sync of it (the synced connection's) puts it on disk, with every commit before. */
+  async onDisk(): Promise<void> {
+    await this.flush();
+    await this.#onDisk();
   }
 
   /** Completes a row written by `begin` with the call's outcome. */

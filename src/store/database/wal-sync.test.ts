@@ -4,7 +4,7 @@ import path from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { DATABASE_FILE, openDatabase, openEventConnection } from "./sqlite.js";
-import { durably, releaseWal, WalSync } from "./wal-sync.js";
+import { committed, durably, onDisk, releaseWal, WalSync } from "./wal-sync.js";
 
 /** This process's open descriptors on `file`, as /proc/self/fd names them ("… (deleted)" once unlinked). */
 function descriptorsOn(file: string): string[] {
@@ -132,5 +132,51 @@ describe("durably", () => {
     const reopened = openDatabase(directory);
     expect(reopened.prepare("SELECT COUNT(*) AS n FROM items").get()).toEqual({ n: 2 });
     reopened.close();
+  });
+});
+
+describe("committed and onDisk", () => {
+  it("resolves with the write once committed while its sync runs, and onDisk waits for a sync after everything before it", async () => {
+    const db = openDatabase(directory);
+    const relaxed = openEventConnection(directory);
+    db.exec("CREATE TABLE items (name TEXT)");
+    const walFile = path.join(directory, `${DATABASE_FILE}-wal`);
+    relaxed.prepare("SELECT COUNT(*) FROM items").get();
+    const sqlites = descriptorsOn(walFile).length;
+    await expect(committed(db, () => db.prepare("INSERT INTO items VALUES ('a')").run().changes)).resolves.toBe(1);
+    // Committed (another connection reads it), the connection back at FULL, and a sync of the WAL under way:
+    // its descriptor is open beside SQLite's, though nothing waited for it.
+    const reader = new Database(path.join(directory, DATABASE_FILE), { readonly: true });
+    expect(reader.prepare("SELECT name FROM items").all()).toEqual([{ name: "a" }]);
+    reader.close();
+    expect(db.pragma("synchronous", { simple: true })).toBe(2);
+    expect(descriptorsOn(walFile)).toHaveLength(sqlites + 1);
+    // Another connection's unsynced commit is in the same file: the synced connection's onDisk covers it.
+    relaxed.prepare("INSERT INTO items VALUES ('r')").run();
+    await expect(onDisk(db)).resolves.toBeUndefined();
+    // Without a WAL (in memory), or inside a transaction, committed is durably: the write as it is.
+    const memory = new Database(":memory:");
+    await expect(committed(memory, () => memory.prepare("SELECT 7 AS seven").get())).resolves.toEqual({ seven: 7 });
+    await expect(onDisk(memory)).resolves.toBeUndefined();
+    memory.close();
+    relaxed.close();
+    db.close();
+  });
+
+  it("once a sync of the connection's WAL has failed, writes nothing more and rejects, as onDisk does", async () => {
+    const db = openDatabase(directory);
+    db.exec("CREATE TABLE items (name TEXT)");
+    await committed(db, () => db.prepare("INSERT INTO items VALUES ('a')").run());
+    await onDisk(db);
+    // The WAL's path now leads to a file that cannot be synced (fdatasync on /dev/null: EINVAL); SQLite keeps its own descriptor.
+    const walFile = path.join(directory, `${DATABASE_FILE}-wal`);
+    unlinkSync(walFile);
+    symlinkSync("/dev/null", walFile);
+    await expect(committed(db, () => db.prepare("INSERT INTO items VALUES ('b')").run().changes)).resolves.toBe(1);
+    await expect(onDisk(db)).rejects.toMatchObject({ code: "EINVAL" });
+    await expect(committed(db, () => db.prepare("INSERT INTO items VALUES ('c')").run().changes)).rejects.toMatchObject({ code: "EINVAL" });
+    expect(db.prepare("SELECT name FROM items ORDER BY name").all()).toEqual([{ name: "a" }, { name: "b" }]);
+    releaseWal(db);
+    db.close();
   });
 });

@@ -61,6 +61,11 @@ export class WalSync {
     return new WalSync(`${db.name}-wal`);
   }
 
+  /** The error of the sync that failed, once one has: every later sync rejects with it. */
+  get failure(): { error: unknown } | undefined {
+    return this.#failed ? { error: this.#failure } : undefined;
+  }
+
   sync(): Promise<void> {
     if (this.#failed) return Promise.reject(this.#failure);
     if (this.#running === undefined) return this.#start();
@@ -180,6 +185,44 @@ export function durably<T>(db: Sqlite, write: () => T): Promise<T> {
     durable.restore.run();
   }
   return durable.sync.sync().then(() => result);
+}
+
+/**
+ * Runs `write` like `durably`, but resolves with its result once it is committed, not once it is
+ * on disk: the WAL's sync starts at once, on a libuv thread, and nothing waits for it. The write
+ * survives a killed process when this resolves; a power cut before the sync ends can lose it. For
+ * writes whose loss to a power cut costs only work done again, never an effect: a run's
+ * checkpoints, which `onDisk` puts on disk before any call with an effect runs (tools/write-ahead.ts)
+ * and which every later synced commit covers (a run's status). Once a sync has failed it rejects,
+ * having written nothing: the process acknowledges nothing more (see WalSync).
+ */
+export function committed<T>(db: Sqlite, write: () => T): Promise<T> {
+  const durable = db.inTransaction ? null : durableOf(db);
+  if (!durable) return durably(db, write);
+  if (durable.sync.failure !== undefined) return Promise.reject(durable.sync.failure.error);
+  let result: T;
+  durable.relaxed.run();
+  try {
+    result = write();
+  } catch (error) {
+    return Promise.reject(error);
+  } finally {
+    durable.restore.run();
+  }
+  // Its failure is kept by the WalSync: every later sync, and so every later acknowledgement, rejects with it.
+  durable.sync.sync().catch(() => undefined);
+  return Promise.resolve(result);
+}
+
+/**
+ * Resolves once everything committed to the database's file so far, by any of its connections, is
+ * on disk (an fdatasync of the WAL started after this call): what a call with an effect waits for,
+ * so that a power cut can never lose the steps that led to it. At once for a database without a
+ * WAL or with no synced connection (in memory).
+ */
+export function onDisk(db: Sqlite): Promise<void> {
+  const durable = durableOf(db);
+  return durable ? durable.sync.sync() : Promise.resolve();
 }
 
 /** Before a connection closes: its WAL sync lets the file's descriptor go once the syncs under way are done. */
