@@ -152,7 +152,7 @@ function overheadSection(report: OverheadReport): string {
     `   troupe / raw LangGraph on troupe's checkpointer:     ${number(report.ratioToSameCheckpointer.median)}× on medians, ${number(report.ratioToSameCheckpointer.p95)}× on p95s`,
     `   troupe / raw LangGraph without checkpointer:         ${number(report.ratioToInMemory.median)}× on medians, ${number(report.ratioToInMemory.p95)}× on p95s`,
     "   troupe's checkpointer (src/store/checkpoints/sqlite.ts) is the stock saver with its INSERTs compiled once and a task's writes",
-    "   committed unsynced, synced by the superstep's checkpoint commit, whose fsync runs off the event loop (src/store/database/wal-sync.ts);",
+    "   committed unsynced, and a superstep's checkpoint committed with its WAL's fsync started off the event loop, not waited for (src/store/database/wal-sync.ts);",
     "   the floor is a user's graph on the stock saver.",
     `   target: troupe ≤ ${report.target.maxRatio}× the raw floor (medians) → ${verdict(report.target.met)}`,
   ].join("\n");

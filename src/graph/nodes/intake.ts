@@ -10,11 +10,28 @@ import { truncate } from "../../core/text.js";
 import { countTextTokens } from "../../providers/token-count.js";
 import { emit, type GraphDeps } from "../deps.js";
 
+/** Whether writing `next` (an `Overwrite`'s value too) over `current` changes nothing: the same value, or both an empty list or record. */
+function unchanged(current: unknown, next: unknown): boolean {
+  const value = next instanceof Overwrite ? (next.value as unknown) : next;
+  if (current === value) return true;
+  if (Array.isArray(current) && Array.isArray(value)) return current.length === 0 && value.length === 0;
+  const record = (item: unknown): item is Record<string, unknown> => typeof item === "object" && item !== null && Object.getPrototypeOf(item) === Object.prototype;
+  return record(current) && record(value) && Object.keys(current).length === 0 && Object.keys(value).length === 0;
+}
+
 /**
  * Validates and normalises the task, and resets everything a previous run on the same thread
- * left behind, so a thread can hold one run after another.
+ * left behind, so a thread can hold one run after another. Only what the reset changes is
+ * written: on a new thread nearly every channel already holds its reset value, and each write is
+ * a row of the checkpointer's (a new thread's first run wrote 34 here, 25 of them changing nothing).
  */
 export function intake(state: State): Update {
+  const reset = resetOf(state);
+  const current = state as unknown as Record<string, unknown>;
+  return Object.fromEntries(Object.entries(reset).filter(([channel, value]) => !unchanged(current[channel], value))) as Update;
+}
+
+function resetOf(state: State): Update {
   const task = TaskText.parse(state.task);
   return {
     task,
@@ -78,7 +95,7 @@ export function createIntakeNode(deps: GraphDeps) {
     if (trimmed.conversation.turns.length > 0 || trimmed.dropped > 0) {
       emit(config, { type: "history-ready", turns: trimmed.conversation.turns.length, trimmed: trimmed.conversation.trimmed, tokens: trimmed.tokens, budget });
     }
-    const recalled = await recallMemories(deps, state.settings.memoryNamespace, update.task as string, deps.recallBudget);
+    const recalled = await recallMemories(deps, state.settings.memoryNamespace, TaskText.parse(state.task), deps.recallBudget);
     // Said when there is something to say: facts recalled, or a store that could not be read.
     if (recalled && (recalled.items.length > 0 || recalled.error)) {
       emit(config, {
@@ -89,6 +106,10 @@ export function createIntakeNode(deps: GraphDeps) {
         ...(recalled.note ? { note: recalled.note } : {}),
       });
     }
-    return { ...update, conversation: trimmed.conversation, recalled };
+    return {
+      ...update,
+      ...(trimmed.conversation === state.conversation ? {} : { conversation: trimmed.conversation }),
+      ...(unchanged(state.recalled, recalled) ? {} : { recalled }),
+    };
   };
 }
