@@ -10,8 +10,15 @@ import { databaseExists, type Memories, type MemoryIndexConfig, type MemorySetup
 import type { ThreadResults } from "../tools/builtin/thread-result.js";
 import { callPolicyOf, registryFor } from "./model-selection.js";
 
-/** The name of the person running this process (the CLI's memory belongs to them). */
+let userName: string | undefined;
+
+/** The name of the person running this process (the CLI's memory belongs to them), looked up once: each run asks, and a lookup reads the password database. */
 export function localUserName(): string {
+  userName ??= lookUpUserName();
+  return userName;
+}
+
+function lookUpUserName(): string {
   try {
     const name = userInfo().username;
     if (name) return name;

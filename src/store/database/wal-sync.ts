@@ -1,4 +1,4 @@
-import { closeSync, fdatasync, openSync, statSync } from "node:fs";
+import { closeSync, fdatasync, fstatSync, openSync } from "node:fs";
 import { promisify } from "node:util";
 import type { Statement } from "better-sqlite3";
 import type { Sqlite } from "./sqlite.js";
@@ -8,7 +8,6 @@ const datasync = promisify(fdatasync);
 /** The WAL file's descriptor, kept open between syncs (a holder the finalizer can close without keeping the WalSync alive). */
 interface OpenWal {
   fd: number | undefined;
-  inode: number;
 }
 
 /** Closes the descriptor of a WalSync collected without `close()` (its connection was closed and dropped). */
@@ -31,7 +30,7 @@ const descriptors = new FinalizationRegistry<OpenWal>((held) => {
  * not three (open, fdatasync, close), and each trip waits for a turn of a busy event loop to come
  * back — a request acknowledged after its commit's sync waited for all three. SQLite keeps the
  * WAL file while a connection is open (it resets it in place after a checkpoint); should the file
- * at the path be another one (its inode changed), the next sync opens that one. `close()` lets
+ * at the path be another one (the kept one has no name left), the next sync opens that one. `close()` lets
  * the descriptor go once the syncs under way are done.
  *
  * A failed sync fails every later one too, with its error. After a failed fsync the kernel may
@@ -43,7 +42,7 @@ const descriptors = new FinalizationRegistry<OpenWal>((held) => {
  */
 export class WalSync {
   readonly #file: string;
-  readonly #wal: OpenWal = { fd: undefined, inode: 0 };
+  readonly #wal: OpenWal = { fd: undefined };
   #closed = false;
   #running: Promise<void> | undefined;
   #next: Promise<void> | undefined;
@@ -107,19 +106,21 @@ export class WalSync {
     await datasync(fd);
   }
 
-  /** The WAL file's descriptor: the one kept, unless the file at the path is another one now; undefined without a file. */
+  /**
+   * The WAL file's descriptor: the one kept while its file still has a name (SQLite resets the WAL
+   * in place; a WAL removed, or replaced at the path, has none left), else the file now at the
+   * path; undefined without a file. An fstat of the kept descriptor, not a stat of the path: the
+   * path's lookup was most of a sync's cost on the event loop.
+   */
   #descriptor(): number | undefined {
-    // stat and open are metadata calls (no disk write); made here, between two syncs, no descriptor is in use by another thread.
-    const inode = statSync(this.#file, { throwIfNoEntry: false })?.ino;
-    if (this.#wal.fd !== undefined && this.#wal.inode !== inode) this.#closeDescriptor();
-    if (inode === undefined) return undefined;
-    if (this.#wal.fd === undefined) {
-      try {
-        [this.#wal.fd, this.#wal.inode] = [openSync(this.#file, "r"), inode];
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-        throw error;
-      }
+    // fstat and open are metadata calls (no disk write); made here, between two syncs, no descriptor is in use by another thread.
+    if (this.#wal.fd !== undefined && fstatSync(this.#wal.fd).nlink > 0) return this.#wal.fd;
+    this.#closeDescriptor();
+    try {
+      this.#wal.fd = openSync(this.#file, "r");
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+      throw error;
     }
     return this.#wal.fd;
   }

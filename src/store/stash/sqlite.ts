@@ -21,19 +21,25 @@ type ItemValues = [
   label: string | null,
 ];
 
+type PutValues = [runId: string, subtaskId: string, value: string, bytes: number, createdAt: number, label: string | null];
+
+/** A write waiting for its turn's transaction: a subtask's result, or one item of a map. */
+type StashWrite = { kind: "put"; values: PutValues } | { kind: "item"; values: ItemValues };
+
 /**
  * The data stash in SQLite (`stash` and `stash_items` in troupe.db), on its own connection with
- * `synchronous = NORMAL`: a finished map item is committed without an fsync of its own. In WAL
- * mode a commit survives a crash of the process; the checkpoint that later records the
- * subtask's handle is written with `synchronous = FULL`, which syncs these rows with it.
- * Items that finish together are committed together (one transaction per turn of the event
- * loop), and `putItem` resolves only once its row is committed.
+ * `synchronous = NORMAL`: a result or a finished map item is committed without an fsync of its
+ * own. In WAL mode a commit survives a crash of the process; the checkpoint that later records
+ * the subtask's handle is committed after it in the same WAL, whose next sync covers both.
+ * Results and items that finish together are committed together (one transaction per turn of
+ * the event loop: a wave of subtasks finishing at once made a commit each), `put` and `putItem`
+ * resolve only once their row is committed, and a read commits what waits first.
  */
 export class SqliteStash implements StashStore {
-  readonly #put: Statement<[string, string, string, number, number, string | null]>;
+  readonly #put: Statement<PutValues>;
   readonly #get: Statement<[string, string], { value: string; label: string | null }>;
   readonly #items: Statement<[string, string], unknown>;
-  readonly #batch: TurnBatch<ItemValues>;
+  readonly #batch: TurnBatch<StashWrite>;
   readonly #db: Sqlite;
   readonly #copy: Statement<[string, string, string]>;
   readonly #copyItems: Statement<[string, string, string]>;
@@ -61,12 +67,15 @@ export class SqliteStash implements StashStore {
     this.#items = db.prepare(
       "SELECT item_index, fingerprint, round, status, input, output, error, duration_ms, label FROM stash_items WHERE run_id = ? AND subtask_id = ? ORDER BY item_index",
     );
-    const writeItems = db.transaction((rows: ItemValues[]) => {
-      for (const row of rows) putItem.run(...row);
+    const writeAll = db.transaction((writes: StashWrite[]) => {
+      for (const write of writes) {
+        if (write.kind === "put") this.#put.run(...write.values);
+        else putItem.run(...write.values);
+      }
     });
-    this.#batch = new TurnBatch((rows) => {
+    this.#batch = new TurnBatch((writes) => {
       if (!db.open) throw new Error("the stash is closed");
-      writeItems(rows);
+      writeAll(writes);
     });
   }
 
@@ -76,7 +85,7 @@ export class SqliteStash implements StashStore {
 
   async put(key: StashKey, value: unknown, label: Label): Promise<StashEntry> {
     const { text, bytes } = serializeStashValue(value);
-    this.#put.run(key.runId, key.subtaskId, text, bytes, Date.now(), labelColumn(label));
+    await this.#batch.add({ kind: "put", values: [key.runId, key.subtaskId, text, bytes, Date.now(), labelColumn(label)] });
     return { ref: stashRef(key), bytes };
   }
 
@@ -86,6 +95,8 @@ export class SqliteStash implements StashStore {
 
   async read(ref: string): Promise<LabelledEntry> {
     const key = parseStashRef(ref);
+    // The write is synchronous: done before the read below.
+    void this.#batch.flush();
     const row = this.#get.get(key.runId, key.subtaskId);
     if (!row) throw new NotFoundError("stash_missing", `nothing is stashed under ${ref}`, { ref });
     return { value: JSON.parse(row.value) as unknown, label: storedLabel(row.label) };
@@ -107,7 +118,7 @@ export class SqliteStash implements StashStore {
       Date.now(),
       labelColumn(item.label),
     ];
-    return this.#batch.add(values);
+    return this.#batch.add({ kind: "item", values });
   }
 
   async copyResults(fromRunId: string, toRunId: string, subtaskIds: readonly string[]): Promise<number> {
