@@ -2,6 +2,7 @@ import type pg from "pg";
 import { SystemError, TroupeError } from "../../core/errors.js";
 import { type ItemRow, type ItemScope, MEMORY_COLUMNS, memoryFull, type MemoryStoreOptions, type PreparedWrite, type StoredItem, storedOf, treeFull, TroupeMemoryStore, vectorBytes, vectorOf } from "./contract.js";
 import { inTransaction } from "../database/postgres.js";
+import { keptPage, RankedLists } from "./ranked-lists.js";
 
 /** Postgres errors that mean the memory table is gone, or the store closed, as troupe errors. */
 function storeError(error: unknown): unknown {
@@ -24,6 +25,17 @@ class Params {
   }
 }
 
+/** The version of a namespace and the ones under it ($1 the namespace, $2 and $3 its range's ends "P." and "P/"; the key's collation is "C"): how many there are and the sum of their versions. */
+const VERSION_OF_RANGE = "(SELECT COUNT(*) || '/' || COALESCE(SUM(version), 0) FROM memory_versions WHERE prefix = $1 OR (prefix > $2 AND prefix < $3))";
+
+/** Ranked matches the kept lists hold in all (four numbers each): some tens of MB at most. */
+const KEPT_HITS = 500_000;
+
+/** Any of the words as a tsquery, each quoted (they hold letters, digits and "_" only). */
+function tsQuery(params: Params, words: readonly string[]): string {
+  return `to_tsquery('english'::regconfig, ${params.add(words.map((word) => `'${word}'`).join(" | "))})`;
+}
+
 const SQL_OPERATORS = { $eq: "=", $ne: "<>", $gt: ">", $gte: ">=", $lt: "<", $lte: "<=" } as const;
 
 /**
@@ -33,6 +45,7 @@ const SQL_OPERATORS = { $eq: "=", $ne: "<>", $gt: ">", $gte: ">=", $lt: "<", $lt
  */
 export class PostgresMemoryStore extends TroupeMemoryStore {
   readonly #pool: pg.Pool;
+  readonly #ranked = new RankedLists(KEPT_HITS);
 
   constructor(pool: pg.Pool, options: MemoryStoreOptions = {}) {
     super(options);
@@ -127,16 +140,74 @@ export class PostgresMemoryStore extends TroupeMemoryStore {
   }
 
   protected override async lexical(scope: ItemScope, words: string[], limit: number, offset: number): Promise<Array<StoredItem & { score: number }>> {
+    if (scope.prefix !== undefined && scope.filter.length === 0) return this.#lexicalKept(scope.prefix, words, scope.now, limit, offset);
     const params = new Params();
     const where = this.#where(scope, params);
-    // Each word quoted (they hold letters, digits and "_" only), any of them.
-    const query = `to_tsquery('english'::regconfig, ${params.add(words.map((word) => `'${word}'`).join(" | "))})`;
+    const query = tsQuery(params, words);
     const rows = await this.#query<ItemRow & { rank: number }>(
       `SELECT ${MEMORY_COLUMNS}, ts_rank(m.search, ${query}, 1) AS rank FROM memory_items m
-       WHERE m.search @@ ${query} AND ${where} ORDER BY rank DESC, m.updated_at DESC LIMIT ${params.add(limit)} OFFSET ${params.add(offset)}`,
+       WHERE m.search @@ ${query} AND ${where} ORDER BY rank DESC, m.updated_at DESC, m.id DESC LIMIT ${params.add(limit)} OFFSET ${params.add(offset)}`,
       params.values,
     );
     return rows.map((row) => ({ ...storedOf(row), score: Number(row.rank) }));
+  }
+
+  /**
+   * A namespace's search without a filter: from the query's ranked list kept at the namespace's
+   * version (ranked-lists.ts) when there is one (one statement: the version and the page's rows),
+   * otherwise Postgres ranks the matches, and on the second search at a version all of them are
+   * kept. Each statement reads the version in the snapshot it reads the matches in.
+   */
+  async #lexicalKept(prefix: string, words: string[], now: number, limit: number, offset: number): Promise<Array<StoredItem & { score: number }>> {
+    const key = `${prefix}\u0000${words.join(" ")}`;
+    const range = [prefix, `${prefix}.`, `${prefix}/`];
+    const entry = this.#ranked.entry(key);
+    if (entry?.state === "kept") {
+      const page = keptPage(entry.hits, now, limit, offset);
+      const rows = await this.#query<Partial<ItemRow> & { version: string }>(
+        `SELECT v.version, ${MEMORY_COLUMNS} FROM (SELECT ${VERSION_OF_RANGE} AS version) v LEFT JOIN memory_items m ON m.id = ANY($4::bigint[])`,
+        [...range, page.map((hit) => hit.id)],
+      );
+      if (rows[0]?.version === entry.version) {
+        const byId = new Map(rows.filter((row) => row.id !== null && row.id !== undefined).map((row) => [Number(row.id), row as ItemRow]));
+        return page.flatMap((hit) => {
+          const row = byId.get(hit.id);
+          return row === undefined ? [] : [{ ...storedOf(row), score: hit.score }];
+        });
+      }
+      this.#ranked.drop(key);
+    }
+    const params = new Params();
+    range.forEach((value) => params.add(value));
+    const query = tsQuery(params, words);
+    const inRange = `(m.prefix = $1 OR starts_with(m.prefix, $2))`;
+    if (entry !== undefined && entry.state === "searched") {
+      // The second search at the version: every match ranked, kept, and the page from them.
+      const rows = await this.#query<{ version: string; id: string | null; rank: number | null; updated_at: number | null; expires_at: number | null }>(
+        `WITH hits AS (SELECT m.id, ts_rank(m.search, ${query}, 1) AS rank, m.updated_at, m.expires_at FROM memory_items m WHERE m.search @@ ${query} AND ${inRange})
+         SELECT v.version, hits.* FROM (SELECT ${VERSION_OF_RANGE} AS version) v LEFT JOIN hits ON true`,
+        params.values,
+      );
+      const version = rows[0]?.version ?? "";
+      const hits = rows.filter((row) => row.id !== null).map((row) => ({ id: Number(row.id), score: Number(row.rank), updatedAt: Number(row.updated_at), expiresAt: row.expires_at === null ? Number.POSITIVE_INFINITY : Number(row.expires_at) }));
+      if (version === entry.version) {
+        this.#ranked.keep(key, version, hits);
+        const kept = this.#ranked.entry(key);
+        if (kept?.state === "kept") return this.#lexicalKept(prefix, words, now, limit, offset);
+      } else this.#ranked.searched(key, version);
+    }
+    // The first search at a version (or a list too big to keep): Postgres ranks the matches and
+    // pages them, as without a kept list.
+    const rows = await this.#query<ItemRow & { rank: number; version: string }>(
+      `WITH hits AS (SELECT ${MEMORY_COLUMNS}, ts_rank(m.search, ${query}, 1) AS rank FROM memory_items m
+         WHERE m.search @@ ${query} AND ${inRange} AND (m.expires_at IS NULL OR m.expires_at > ${params.add(now)})
+         ORDER BY rank DESC, m.updated_at DESC, m.id DESC LIMIT ${params.add(limit)} OFFSET ${params.add(offset)})
+       SELECT v.version, hits.* FROM (SELECT ${VERSION_OF_RANGE} AS version) v LEFT JOIN hits ON true ORDER BY hits.rank DESC, hits.updated_at DESC, hits.id DESC`,
+      params.values,
+    );
+    const version = rows[0]?.version;
+    if (version !== undefined && this.#ranked.entry(key)?.version !== version) this.#ranked.searched(key, version);
+    return rows.filter((row) => row.id !== null).map((row) => ({ ...storedOf(row), score: Number(row.rank) }));
   }
 
   protected override async vectors(scope: ItemScope, model: string): Promise<Array<StoredItem & { embedding: Float32Array }>> {
