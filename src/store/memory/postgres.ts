@@ -154,35 +154,21 @@ export class PostgresMemoryStore extends TroupeMemoryStore {
 
   /**
    * A namespace's search without a filter: from the query's ranked list kept at the namespace's
-   * version (ranked-lists.ts) when there is one (one statement: the version and the page's rows),
-   * otherwise Postgres ranks the matches, and on the second search at a version all of them are
-   * kept. Each statement reads the version in the snapshot it reads the matches in.
+   * version (ranked-lists.ts) when there is one, otherwise ranked by Postgres, in one statement
+   * either way: it reads the version, then the kept page's rows when the version is the kept
+   * list's, or Postgres's ranked page when it is not (each part gated on the version, so only one
+   * runs, in the snapshot the version was read in). On the second search at a version every
+   * match's rank is read once and kept.
    */
   async #lexicalKept(prefix: string, words: string[], now: number, limit: number, offset: number): Promise<Array<StoredItem & { score: number }>> {
     const key = `${prefix}\u0000${words.join(" ")}`;
-    const range = [prefix, `${prefix}.`, `${prefix}/`];
-    const entry = this.#ranked.entry(key);
-    if (entry?.state === "kept") {
-      const page = keptPage(entry.hits, now, limit, offset);
-      const rows = await this.#query<Partial<ItemRow> & { version: string }>(
-        `SELECT v.version, ${MEMORY_COLUMNS} FROM (SELECT ${VERSION_OF_RANGE} AS version) v LEFT JOIN memory_items m ON m.id = ANY($4::bigint[])`,
-        [...range, page.map((hit) => hit.id)],
-      );
-      if (rows[0]?.version === entry.version) {
-        const byId = new Map(rows.filter((row) => row.id !== null && row.id !== undefined).map((row) => [Number(row.id), row as ItemRow]));
-        return page.flatMap((hit) => {
-          const row = byId.get(hit.id);
-          return row === undefined ? [] : [{ ...storedOf(row), score: hit.score }];
-        });
-      }
-      this.#ranked.drop(key);
-    }
     const params = new Params();
-    range.forEach((value) => params.add(value));
+    [prefix, `${prefix}.`, `${prefix}/`].forEach((value) => params.add(value));
     const query = tsQuery(params, words);
-    const inRange = `(m.prefix = $1 OR starts_with(m.prefix, $2))`;
-    if (entry !== undefined && entry.state === "searched") {
-      // The second search at the version: every match ranked, kept, and the page from them.
+    const inRange = "(m.prefix = $1 OR starts_with(m.prefix, $2))";
+    let entry = this.#ranked.entry(key);
+    if (entry?.state === "searched") {
+      // The second search at the version: every match's rank, kept if the version still holds.
       const rows = await this.#query<{ version: string; id: string | null; rank: number | null; updated_at: number | null; expires_at: number | null }>(
         `WITH hits AS (SELECT m.id, ts_rank(m.search, ${query}, 1) AS rank, m.updated_at, m.expires_at FROM memory_items m WHERE m.search @@ ${query} AND ${inRange})
          SELECT v.version, hits.* FROM (SELECT ${VERSION_OF_RANGE} AS version) v LEFT JOIN hits ON true`,
@@ -190,24 +176,36 @@ export class PostgresMemoryStore extends TroupeMemoryStore {
       );
       const version = rows[0]?.version ?? "";
       const hits = rows.filter((row) => row.id !== null).map((row) => ({ id: Number(row.id), score: Number(row.rank), updatedAt: Number(row.updated_at), expiresAt: row.expires_at === null ? Number.POSITIVE_INFINITY : Number(row.expires_at) }));
-      if (version === entry.version) {
-        this.#ranked.keep(key, version, hits);
-        const kept = this.#ranked.entry(key);
-        if (kept?.state === "kept") return this.#lexicalKept(prefix, words, now, limit, offset);
-      } else this.#ranked.searched(key, version);
+      if (version === entry.version) this.#ranked.keep(key, version, hits);
+      else this.#ranked.searched(key, version);
+      entry = this.#ranked.entry(key);
     }
-    // The first search at a version (or a list too big to keep): Postgres ranks the matches and
-    // pages them, as without a kept list.
-    const rows = await this.#query<ItemRow & { rank: number; version: string }>(
-      `WITH hits AS (SELECT ${MEMORY_COLUMNS}, ts_rank(m.search, ${query}, 1) AS rank FROM memory_items m
-         WHERE m.search @@ ${query} AND ${inRange} AND (m.expires_at IS NULL OR m.expires_at > ${params.add(now)})
-         ORDER BY rank DESC, m.updated_at DESC, m.id DESC LIMIT ${params.add(limit)} OFFSET ${params.add(offset)})
-       SELECT v.version, hits.* FROM (SELECT ${VERSION_OF_RANGE} AS version) v LEFT JOIN hits ON true ORDER BY hits.rank DESC, hits.updated_at DESC, hits.id DESC`,
+    const page = entry?.state === "kept" ? keptPage(entry.hits, now, limit, offset) : [];
+    const expected = params.add(entry?.state === "kept" ? entry.version : "");
+    const gate = `(SELECT version FROM v)`;
+    const rows = await this.#query<ItemRow & { rank: number | null; version: string; kept: boolean | null }>(
+      `WITH v AS (SELECT ${VERSION_OF_RANGE} AS version),
+         kept AS (SELECT ${MEMORY_COLUMNS}, NULL::real AS rank, true AS kept FROM memory_items m WHERE ${gate} = ${expected} AND m.id = ANY(${params.add(page.map((hit) => hit.id))}::bigint[])),
+         ranked AS (SELECT ${MEMORY_COLUMNS}, ts_rank(m.search, ${query}, 1) AS rank, false AS kept FROM memory_items m
+           WHERE ${gate} <> ${expected} AND m.search @@ ${query} AND ${inRange} AND (m.expires_at IS NULL OR m.expires_at > ${params.add(now)})
+           ORDER BY rank DESC, m.updated_at DESC, m.id DESC LIMIT ${params.add(limit)} OFFSET ${params.add(offset)})
+       SELECT v.version, found.* FROM v LEFT JOIN (SELECT * FROM kept UNION ALL SELECT * FROM ranked) found ON true`,
       params.values,
     );
-    const version = rows[0]?.version;
-    if (version !== undefined && this.#ranked.entry(key)?.version !== version) this.#ranked.searched(key, version);
-    return rows.filter((row) => row.id !== null).map((row) => ({ ...storedOf(row), score: Number(row.rank) }));
+    const version = rows[0]?.version ?? "";
+    if (entry?.state === "kept" && version === entry.version) {
+      const byId = new Map(rows.filter((row) => row.kept === true).map((row) => [Number(row.id), row]));
+      return page.flatMap((hit) => {
+        const row = byId.get(hit.id);
+        return row === undefined ? [] : [{ ...storedOf(row), score: hit.score }];
+      });
+    }
+    // Postgres ranked the page: the first search at this version (or a list too big to keep).
+    if (entry?.version !== version) this.#ranked.searched(key, version);
+    return rows
+      .filter((row) => row.kept === false)
+      .sort((left, right) => Number(right.rank) - Number(left.rank) || Number(right.updated_at) - Number(left.updated_at) || Number(right.id) - Number(left.id))
+      .map((row) => ({ ...storedOf(row), score: Number(row.rank) }));
   }
 
   protected override async vectors(scope: ItemScope, model: string): Promise<Array<StoredItem & { embedding: Float32Array }>> {
