@@ -153,59 +153,67 @@ export class PostgresMemoryStore extends TroupeMemoryStore {
   }
 
   /**
-   * A namespace's search without a filter: from the query's ranked list kept at the namespace's
-   * version (ranked-lists.ts) when there is one, otherwise ranked by Postgres, in one statement
-   * either way: it reads the version, then the kept page's rows when the version is the kept
-   * list's, or Postgres's ranked page when it is not (each part gated on the version, so only one
-   * runs, in the snapshot the version was read in). On the second search at a version every
-   * match's rank is read once and kept.
+   * A namespace's search without a filter, in one statement whatever serves it: it reads the
+   * namespace's version, then (each part gated on it, so only what is needed runs, in the
+   * snapshot the version was read in) the kept page's rows when the version is the kept list's
+   * (ranked-lists.ts), or Postgres's ranked page when it is not, and with it every match's rank
+   * when this is the query's second search at the version (kept for the next ones).
    */
   async #lexicalKept(prefix: string, words: string[], now: number, limit: number, offset: number): Promise<Array<StoredItem & { score: number }>> {
     const key = `${prefix}\u0000${words.join(" ")}`;
+    const entry = this.#ranked.entry(key);
+    const page = entry?.state === "kept" ? keptPage(entry.hits, now, limit, offset) : [];
     const params = new Params();
     [prefix, `${prefix}.`, `${prefix}/`].forEach((value) => params.add(value));
     const query = tsQuery(params, words);
     const inRange = "(m.prefix = $1 OR starts_with(m.prefix, $2))";
-    let entry = this.#ranked.entry(key);
-    if (entry?.state === "searched") {
-      // The second search at the version: every match's rank, kept if the version still holds.
-      const rows = await this.#query<{ version: string; id: string | null; rank: number | null; updated_at: number | null; expires_at: number | null }>(
-        `WITH hits AS (SELECT m.id, ts_rank(m.search, ${query}, 1) AS rank, m.updated_at, m.expires_at FROM memory_items m WHERE m.search @@ ${query} AND ${inRange})
-         SELECT v.version, hits.* FROM (SELECT ${VERSION_OF_RANGE} AS version) v LEFT JOIN hits ON true`,
-        params.values,
+    const version = "(SELECT version FROM v)";
+    // Only the parts this search may need, so Postgres plans no more than those.
+    const parts: string[] = [];
+    let fallback = "true";
+    if (entry?.state === "kept") {
+      const kept = params.add(entry.version);
+      fallback = `${version} <> ${kept}`;
+      parts.push(
+        `SELECT 'kept' AS part, ${MEMORY_COLUMNS}, NULL::real AS rank, NULL::bigint AS expires_at FROM memory_items m WHERE ${version} = ${kept} AND m.id = ANY(${params.add(page.map((hit) => hit.id))}::bigint[])`,
       );
-      const version = rows[0]?.version ?? "";
-      const hits = rows.filter((row) => row.id !== null).map((row) => ({ id: Number(row.id), score: Number(row.rank), updatedAt: Number(row.updated_at), expiresAt: row.expires_at === null ? Number.POSITIVE_INFINITY : Number(row.expires_at) }));
-      if (version === entry.version) this.#ranked.keep(key, version, hits);
-      else this.#ranked.searched(key, version);
-      entry = this.#ranked.entry(key);
     }
-    const page = entry?.state === "kept" ? keptPage(entry.hits, now, limit, offset) : [];
-    const expected = params.add(entry?.state === "kept" ? entry.version : "");
-    const gate = `(SELECT version FROM v)`;
-    const rows = await this.#query<ItemRow & { rank: number | null; version: string; kept: boolean | null }>(
-      `WITH v AS (SELECT ${VERSION_OF_RANGE} AS version),
-         kept AS (SELECT ${MEMORY_COLUMNS}, NULL::real AS rank, true AS kept FROM memory_items m WHERE ${gate} = ${expected} AND m.id = ANY(${params.add(page.map((hit) => hit.id))}::bigint[])),
-         ranked AS (SELECT ${MEMORY_COLUMNS}, ts_rank(m.search, ${query}, 1) AS rank, false AS kept FROM memory_items m
-           WHERE ${gate} <> ${expected} AND m.search @@ ${query} AND ${inRange} AND (m.expires_at IS NULL OR m.expires_at > ${params.add(now)})
-           ORDER BY rank DESC, m.updated_at DESC, m.id DESC LIMIT ${params.add(limit)} OFFSET ${params.add(offset)})
-       SELECT v.version, found.* FROM v LEFT JOIN (SELECT * FROM kept UNION ALL SELECT * FROM ranked) found ON true`,
+    parts.push(
+      `(SELECT 'ranked' AS part, ${MEMORY_COLUMNS}, ts_rank(m.search, ${query}, 1) AS rank, NULL::bigint AS expires_at FROM memory_items m
+         WHERE ${fallback} AND m.search @@ ${query} AND ${inRange} AND (m.expires_at IS NULL OR m.expires_at > ${params.add(now)})
+         ORDER BY rank DESC, m.updated_at DESC, m.id DESC LIMIT ${params.add(limit)} OFFSET ${params.add(offset)})`,
+    );
+    if (entry?.state === "searched") {
+      parts.push(
+        `SELECT 'all' AS part, m.id, NULL AS prefix, NULL AS key, NULL AS value, NULL::bigint AS created_at, m.updated_at, ts_rank(m.search, ${query}, 1) AS rank, m.expires_at FROM memory_items m
+           WHERE ${version} = ${params.add(entry.version)} AND m.search @@ ${query} AND ${inRange}`,
+      );
+    }
+    const rows = await this.#query<Partial<ItemRow> & { id: string | null; version: string; part: "kept" | "ranked" | "all" | null; rank: number | null; expires_at: number | null }>(
+      `WITH v AS (SELECT ${VERSION_OF_RANGE} AS version) SELECT v.version, found.* FROM v LEFT JOIN (${parts.join(" UNION ALL ")}) found ON true`,
       params.values,
     );
-    const version = rows[0]?.version ?? "";
-    if (entry?.state === "kept" && version === entry.version) {
-      const byId = new Map(rows.filter((row) => row.kept === true).map((row) => [Number(row.id), row]));
+    const current = rows[0]?.version ?? "";
+    if (entry?.state === "kept" && current === entry.version) {
+      const byId = new Map(rows.filter((row) => row.part === "kept").map((row) => [Number(row.id), row as ItemRow]));
       return page.flatMap((hit) => {
         const row = byId.get(hit.id);
         return row === undefined ? [] : [{ ...storedOf(row), score: hit.score }];
       });
     }
-    // Postgres ranked the page: the first search at this version (or a list too big to keep).
-    if (entry?.version !== version) this.#ranked.searched(key, version);
+    if (entry?.state === "searched" && current === entry.version) {
+      const every = rows.filter((row) => row.part === "all");
+      this.#ranked.keep(
+        key,
+        current,
+        every.map((row) => ({ id: Number(row.id), score: Number(row.rank), updatedAt: Number(row.updated_at), expiresAt: row.expires_at === null ? Number.POSITIVE_INFINITY : Number(row.expires_at) })),
+      );
+    } else if (entry?.version !== current) this.#ranked.searched(key, current);
+    // Postgres ranked the page: the first or second search at this version (or a list too big to keep).
     return rows
-      .filter((row) => row.kept === false)
+      .filter((row) => row.part === "ranked")
       .sort((left, right) => Number(right.rank) - Number(left.rank) || Number(right.updated_at) - Number(left.updated_at) || Number(right.id) - Number(left.id))
-      .map((row) => ({ ...storedOf(row), score: Number(row.rank) }));
+      .map((row) => ({ ...storedOf(row as ItemRow), score: Number(row.rank) }));
   }
 
   protected override async vectors(scope: ItemScope, model: string): Promise<Array<StoredItem & { embedding: Float32Array }>> {
