@@ -28,6 +28,30 @@ class Params {
 /** The version of a namespace and the ones under it ($1 the namespace, $2 and $3 its range's ends "P." and "P/"; the key's collation is "C"): how many there are and the sum of their versions. */
 const VERSION_OF_RANGE = "(SELECT COUNT(*) || '/' || COALESCE(SUM(version), 0) FROM memory_versions WHERE prefix = $1 OR (prefix > $2 AND prefix < $3))";
 
+/** The version of a namespace's range and the rows of ids $4 beside it (one row with null columns when there are none). */
+const KEPT_PAGE = `SELECT v.version, ${MEMORY_COLUMNS} FROM (SELECT ${VERSION_OF_RANGE} AS version) v LEFT JOIN memory_items m ON m.id = ANY($4::bigint[])`;
+
+/**
+ * A namespace's range on `memory_items_updated` (text_pattern_ops): the namespace $1, or from "P."
+ * ($2) up to "P/" ($3), which is exactly the names starting with "P.". The statements that rank
+ * are planned with their parameters each time (a generic plan, prepared, walked every key's
+ * postings of a common word: 10–20 ms a search); only the kept page's is prepared.
+ */
+const IN_RANGE = "(m.prefix = $1 OR (m.prefix ~>=~ $2 AND m.prefix ~<~ $3))";
+
+/** Any of the words ($4: each quoted, joined by "|") as a tsquery. */
+const WORDS_QUERY = "to_tsquery('english'::regconfig, $4)";
+
+/** The version and Postgres's ranked page ($5 now, $6 limit, $7 offset): a search with no list kept. */
+const RANKED_PAGE = `WITH hits AS (SELECT ${MEMORY_COLUMNS}, ts_rank(m.search, ${WORDS_QUERY}, 1) AS rank FROM memory_items m
+    WHERE m.search @@ ${WORDS_QUERY} AND ${IN_RANGE} AND (m.expires_at IS NULL OR m.expires_at > $5)
+    ORDER BY rank DESC, m.updated_at DESC, m.id DESC LIMIT $6 OFFSET $7)
+  SELECT v.version, hits.* FROM (SELECT ${VERSION_OF_RANGE} AS version) v LEFT JOIN hits ON true`;
+
+/** The version and every match's rank, expired ones too (a kept list leaves them out when it pages). */
+const EVERY_RANK = `WITH hits AS (SELECT m.id, ts_rank(m.search, ${WORDS_QUERY}, 1) AS rank, m.updated_at, m.expires_at FROM memory_items m WHERE m.search @@ ${WORDS_QUERY} AND ${IN_RANGE})
+  SELECT v.version, hits.* FROM (SELECT ${VERSION_OF_RANGE} AS version) v LEFT JOIN hits ON true`;
+
 /** Ranked matches the kept lists hold in all (four numbers each): some tens of MB at most. */
 const KEPT_HITS = 500_000;
 
@@ -52,9 +76,10 @@ export class PostgresMemoryStore extends TroupeMemoryStore {
     this.#pool = pool;
   }
 
-  async #query<R extends pg.QueryResultRow>(sql: string, values: unknown[]): Promise<R[]> {
+  /** Runs SQL (as a named statement, prepared once per connection and then planned no more, when `name` is given). */
+  async #query<R extends pg.QueryResultRow>(sql: string, values: unknown[], name?: string): Promise<R[]> {
     try {
-      return (await this.#pool.query<R>(sql, values)).rows;
+      return (await this.#pool.query<R>(name === undefined ? { text: sql, values } : { name, text: sql, values })).rows;
     } catch (error) {
       throw storeError(error);
     }
@@ -153,67 +178,49 @@ export class PostgresMemoryStore extends TroupeMemoryStore {
   }
 
   /**
-   * A namespace's search without a filter, in one statement whatever serves it: it reads the
-   * namespace's version, then (each part gated on it, so only what is needed runs, in the
-   * snapshot the version was read in) the kept page's rows when the version is the kept list's
-   * (ranked-lists.ts), or Postgres's ranked page when it is not, and with it every match's rank
-   * when this is the query's second search at the version (kept for the next ones).
+   * A namespace's search without a filter. With the query's ranked list kept (ranked-lists.ts),
+   * one prepared statement (planned once per connection) reads the namespace's version and the
+   * page's rows: if the version is still the list's, that is the answer. Otherwise one reads the
+   * version and Postgres's ranked page; on the query's second search at a version, one more reads
+   * every match's rank, kept for the next searches while the version holds. Each statement reads
+   * the version in the snapshot it reads the rows in.
    */
   async #lexicalKept(prefix: string, words: string[], now: number, limit: number, offset: number): Promise<Array<StoredItem & { score: number }>> {
     const key = `${prefix}\u0000${words.join(" ")}`;
-    const entry = this.#ranked.entry(key);
-    const page = entry?.state === "kept" ? keptPage(entry.hits, now, limit, offset) : [];
-    const params = new Params();
-    [prefix, `${prefix}.`, `${prefix}/`].forEach((value) => params.add(value));
-    const query = tsQuery(params, words);
-    const inRange = "(m.prefix = $1 OR starts_with(m.prefix, $2))";
-    const version = "(SELECT version FROM v)";
-    // Only the parts this search may need, so Postgres plans no more than those.
-    const parts: string[] = [];
-    let fallback = "true";
+    let entry = this.#ranked.entry(key);
     if (entry?.state === "kept") {
-      const kept = params.add(entry.version);
-      fallback = `${version} <> ${kept}`;
-      parts.push(
-        `SELECT 'kept' AS part, ${MEMORY_COLUMNS}, NULL::real AS rank, NULL::bigint AS expires_at FROM memory_items m WHERE ${version} = ${kept} AND m.id = ANY(${params.add(page.map((hit) => hit.id))}::bigint[])`,
-      );
+      const page = keptPage(entry.hits, now, limit, offset);
+      const rows = await this.#query<Partial<ItemRow> & { version: string }>(KEPT_PAGE, [prefix, `${prefix}.`, `${prefix}/`, page.map((hit) => hit.id)], "troupe-memory-kept-page");
+      if (rows[0]?.version === entry.version) {
+        const byId = new Map(rows.filter((row) => row.id !== null && row.id !== undefined).map((row) => [Number(row.id), row as ItemRow]));
+        return page.flatMap((hit) => {
+          const row = byId.get(hit.id);
+          return row === undefined ? [] : [{ ...storedOf(row), score: hit.score }];
+        });
+      }
+      // The namespace changed since: its list is no use.
+      this.#ranked.drop(key);
+      entry = undefined;
     }
-    parts.push(
-      `(SELECT 'ranked' AS part, ${MEMORY_COLUMNS}, ts_rank(m.search, ${query}, 1) AS rank, NULL::bigint AS expires_at FROM memory_items m
-         WHERE ${fallback} AND m.search @@ ${query} AND ${inRange} AND (m.expires_at IS NULL OR m.expires_at > ${params.add(now)})
-         ORDER BY rank DESC, m.updated_at DESC, m.id DESC LIMIT ${params.add(limit)} OFFSET ${params.add(offset)})`,
-    );
-    if (entry?.state === "searched") {
-      parts.push(
-        `SELECT 'all' AS part, m.id, NULL AS prefix, NULL AS key, NULL AS value, NULL::bigint AS created_at, m.updated_at, ts_rank(m.search, ${query}, 1) AS rank, m.expires_at FROM memory_items m
-           WHERE ${version} = ${params.add(entry.version)} AND m.search @@ ${query} AND ${inRange}`,
-      );
-    }
-    const rows = await this.#query<Partial<ItemRow> & { id: string | null; version: string; part: "kept" | "ranked" | "all" | null; rank: number | null; expires_at: number | null }>(
-      `WITH v AS (SELECT ${VERSION_OF_RANGE} AS version) SELECT v.version, found.* FROM v LEFT JOIN (${parts.join(" UNION ALL ")}) found ON true`,
-      params.values,
-    );
+    const range = [prefix, `${prefix}.`, `${prefix}/`, words.map((word) => `'${word}'`).join(" | ")];
+    const rows = await this.#query<ItemRow & { rank: number | null; version: string }>(RANKED_PAGE, [...range, now, limit, offset]);
     const current = rows[0]?.version ?? "";
-    if (entry?.state === "kept" && current === entry.version) {
-      const byId = new Map(rows.filter((row) => row.part === "kept").map((row) => [Number(row.id), row as ItemRow]));
-      return page.flatMap((hit) => {
-        const row = byId.get(hit.id);
-        return row === undefined ? [] : [{ ...storedOf(row), score: hit.score }];
-      });
-    }
     if (entry?.state === "searched" && current === entry.version) {
-      const every = rows.filter((row) => row.part === "all");
-      this.#ranked.keep(
-        key,
-        current,
-        every.map((row) => ({ id: Number(row.id), score: Number(row.rank), updatedAt: Number(row.updated_at), expiresAt: row.expires_at === null ? Number.POSITIVE_INFINITY : Number(row.expires_at) })),
-      );
+      // The second search at the version: every match's rank, kept while the version holds.
+      const every = await this.#query<{ version: string; id: string | null; rank: number | null; updated_at: number | null; expires_at: number | null }>(EVERY_RANK, range);
+      if (every[0]?.version === current) {
+        this.#ranked.keep(
+          key,
+          current,
+          every.filter((row) => row.id !== null).map((row) => ({ id: Number(row.id), score: Number(row.rank), updatedAt: Number(row.updated_at), expiresAt: row.expires_at === null ? Number.POSITIVE_INFINITY : Number(row.expires_at) })),
+        );
+      }
     } else if (entry?.version !== current) this.#ranked.searched(key, current);
-    // Postgres ranked the page: the first or second search at this version (or a list too big to keep).
+    // Postgres ranked the page: a search at a version with no list kept (or one too big to keep).
     return rows
-      .filter((row) => row.part === "ranked")
+      .filter((row) => row.id !== null)
       .sort((left, right) => Number(right.rank) - Number(left.rank) || Number(right.updated_at) - Number(left.updated_at) || Number(right.id) - Number(left.id))
-      .map((row) => ({ ...storedOf(row as ItemRow), score: Number(row.rank) }));
+      .map((row) => ({ ...storedOf(row), score: Number(row.rank) }));
   }
 
   protected override async vectors(scope: ItemScope, model: string): Promise<Array<StoredItem & { embedding: Float32Array }>> {
