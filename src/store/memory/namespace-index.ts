@@ -6,7 +6,9 @@ import { lengthOf, rankDocuments, type WordStem, wordsOf } from "./namespace-bm2
  * then reads numbers for its matches, not their texts: FTS5 still says which facts match, and the
  * scores are those `namespaceBm25` gives from the texts (the same arithmetic, `rankDocuments`).
  * Before this a search read, lowercased and scanned every match's text and sorted them all: at
- * 1,000 facts that each held a query word, 2 ms of the search's 2.3 ms in process.
+ * 1,000 facts that each held a query word, 2 ms of the search's 2.3 ms in process. It also keeps,
+ * at its version, each query word's matches as FTS5 gave them (`keepMatches`) and each stem's
+ * count in every fact: a search of words searched before reads no postings (`rankKept`).
  */
 
 /** A fact as the index is built from it (`expiresAt` null: never). */

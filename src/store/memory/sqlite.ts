@@ -16,7 +16,8 @@ const IN_RANGE = "prefix = @prefix OR (prefix > @prefixDot AND prefix < @prefixE
  * every statement troupe runs on its memory in SQLite is in this class. Lexical search matches
  * with FTS5 (porter stemming) and ranks by BM25 over the namespace searched (namespace-bm25.ts),
  * from an index of the namespace's words kept while its version (`memory_versions`, raised by
- * every write: migration 29) stays (namespace-index.ts); the count cap is checked in the IMMEDIATE
+ * every write: migration 29) stays (namespace-index.ts), with each query word's matches once FTS5
+ * has given them at that version; the count cap is checked in the IMMEDIATE
  * transaction that writes, so concurrent writers cannot overshoot.
  */
 export class SqliteMemoryStore extends TroupeMemoryStore {
