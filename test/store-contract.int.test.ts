@@ -7,6 +7,7 @@ import { openStore } from "../src/store/index.js";
 import type { PostgresStore } from "../src/store/postgres-store.js";
 import { freshDatabase } from "./postgres.js";
 import { defineStoreContract, type StoreFactory } from "./store-contract/suite.js";
+import { defineMemorySearchContract } from "./store-contract/memory-search.js";
 import { defineOperationsContract } from "./store-contract/operations.js";
 
 const directories: string[] = [];
@@ -40,6 +41,8 @@ defineStoreContract("SQLite", sqlite);
 defineStoreContract("Postgres", postgres);
 defineOperationsContract("SQLite", sqlite);
 defineOperationsContract("Postgres", postgres);
+defineMemorySearchContract("SQLite", sqlite);
+defineMemorySearchContract("Postgres", postgres);
 
 describe("the Postgres memory store", () => {
   it("says clearly when its table is gone, never answering empty", async () => {

@@ -38,7 +38,7 @@ function versionsOf(file: string): number[] {
 
 /** The versions this troupe ships (a merge adds its own here), and the frozen fixture's. */
 const SQLITE_VERSIONS = [1, 2, 3, 4, 5, 6, 7, 8, 10, 14, 16, 18, 19, 20, 21, 22, 23, 25, 27, 28, 29];
-const POSTGRES_VERSIONS = [1, 2, 5, 6, 7, 8, 9, 10, 12, 14, 16, 17];
+const POSTGRES_VERSIONS = [1, 2, 5, 6, 7, 8, 9, 10, 12, 14, 16, 17, 18];
 const FIXTURE_VERSIONS = [1, 2, 3, 4, 5, 6, 7, 8, 10, 14, 16, 18];
 const latest = (versions: number[]): number => Math.max(...versions);
 

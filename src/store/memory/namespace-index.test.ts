@@ -67,6 +67,38 @@ describe("NamespaceIndex", () => {
     expect(stemsOf(queryWords("İstanbul 東京 7")).every(countableStem)).toBe(true);
   });
 
+  it("ranks a union of kept word matches exactly as it ranks FTS5's ids for the whole query", () => {
+    const rows = facts(TEXTS);
+    const index = NamespaceIndex.build(rows, 10_000) as NamespaceIndex;
+    const holds = (word: string) => rows.filter((row) => (row.text ?? "").toLowerCase().includes(word)).map((row) => row.id);
+    for (const query of ["reports weekly", "prefers 7", "report reporter reportage", "seven naïve"]) {
+      const words = queryWords(query);
+      const stems = stemsOf(words);
+      const lists = words.map((word) => index.matchesOf(word) ?? index.keepMatches(word, [...holds(word), 9_999]));
+      const union = [...new Set(words.flatMap(holds))];
+      for (const [limit, offset] of [[100, 0], [2, 0], [3, 2]] as const) {
+        expect(index.rankKept(lists, stems, 0, limit, offset)).toEqual(index.rank(union, stems, 0, limit, offset));
+      }
+      // The second search of each word reads the kept list.
+      for (const word of words) expect(index.matchesOf(word)).toBe(lists[words.indexOf(word)]);
+    }
+  });
+
+  it("keeps at most 64 words' matches, the least recently searched going first, and counts them in its postings", () => {
+    const index = NamespaceIndex.build(facts(TEXTS), 10_000) as NamespaceIndex;
+    const words = index.postings;
+    index.keepMatches("first", [100, 101, 102]);
+    expect(index.postings).toBe(words + 3);
+    for (let word = 0; word < 63; word += 1) index.keepMatches(`w${word}`, [100]);
+    index.matchesOf("w0");
+    index.keepMatches("one-more", [100]);
+    // 65 words: "first" (searched least recently) went; w0, searched again, stayed.
+    expect(index.matchesOf("first")).toBeUndefined();
+    expect(index.matchesOf("w0")).toBeDefined();
+    expect(index.matchesOf("w1")).toBeDefined();
+    expect(index.postings).toBe(words + 64);
+  });
+
   it("is not built past its postings' budget", () => {
     expect(NamespaceIndex.build(facts(["one two three", "four five six"]), 5)).toBeUndefined();
     expect(NamespaceIndex.build(facts(["one two three", "four five six"]), 6)?.postings).toBe(6);
@@ -104,6 +136,31 @@ describe("NamespaceIndexCache", () => {
     expect(cache.at("big", "1", source(["a b c d e f g h i j k l"]))).toBeUndefined();
     expect(cache.at("big", "1", source(["a b c d e f g h i j k l"]))).toBeUndefined();
     expect(builds).toBe(5);
+  });
+});
+
+describe("NamespaceIndexCache's budget", () => {
+  it("counts the matches a search kept in an index, and puts out the least recently searched namespace for them", () => {
+    const cache = new NamespaceIndexCache(12);
+    const source = (texts: string[]) => () => facts(texts);
+    for (const prefix of ["a", "b"]) {
+      cache.at(prefix, "1", source(["one two three four"]));
+      cache.at(prefix, "1", source(["one two three four"]));
+    }
+    expect(cache.postings).toBe(8);
+    const b = cache.at("b", "1", source([])) as NamespaceIndex;
+    b.keepMatches("one", [100]);
+    cache.charge("b");
+    expect(cache.postings).toBe(9);
+    // Four more kept numbers in b (a list holds each fact once): 13 past 12, so a (searched least recently) goes.
+    b.keepMatches("two", [100, 100, 100]);
+    b.keepMatches("three", [100]);
+    b.keepMatches("four", [100]);
+    b.keepMatches("five", [100]);
+    cache.charge("b");
+    expect(cache.postings).toBe(9);
+    expect(cache.at("b", "1", source([]))).toBe(b);
+    expect(cache.at("a", "1", source(["one two three four"]))).toBeUndefined();
   });
 });
 

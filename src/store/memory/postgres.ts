@@ -2,6 +2,7 @@ import type pg from "pg";
 import { SystemError, TroupeError } from "../../core/errors.js";
 import { type ItemRow, type ItemScope, MEMORY_COLUMNS, memoryFull, type MemoryStoreOptions, type PreparedWrite, type StoredItem, storedOf, treeFull, TroupeMemoryStore, vectorBytes, vectorOf } from "./contract.js";
 import { inTransaction } from "../database/postgres.js";
+import { keptPage, RankedLists } from "./ranked-lists.js";
 
 /** Postgres errors that mean the memory table is gone, or the store closed, as troupe errors. */
 function storeError(error: unknown): unknown {
@@ -24,6 +25,41 @@ class Params {
   }
 }
 
+/** The version of a namespace and the ones under it ($1 the namespace, $2 and $3 its range's ends "P." and "P/"; the key's collation is "C"): how many there are and the sum of their versions. */
+const VERSION_OF_RANGE = "(SELECT COUNT(*) || '/' || COALESCE(SUM(version), 0) FROM memory_versions WHERE prefix = $1 OR (prefix > $2 AND prefix < $3))";
+
+/** The version of a namespace's range and the rows of ids $4 beside it (one row with null columns when there are none). */
+const KEPT_PAGE = `SELECT v.version, ${MEMORY_COLUMNS} FROM (SELECT ${VERSION_OF_RANGE} AS version) v LEFT JOIN memory_items m ON m.id = ANY($4::bigint[])`;
+
+/**
+ * A namespace's range on `memory_items_updated` (text_pattern_ops): the namespace $1, or from "P."
+ * ($2) up to "P/" ($3), which is exactly the names starting with "P.". The statements that rank
+ * are planned with their parameters each time (a generic plan, prepared, walked every key's
+ * postings of a common word: 10–20 ms a search); only the kept page's is prepared.
+ */
+const IN_RANGE = "(m.prefix = $1 OR (m.prefix ~>=~ $2 AND m.prefix ~<~ $3))";
+
+/** Any of the words ($4: each quoted, joined by "|") as a tsquery. */
+const WORDS_QUERY = "to_tsquery('english'::regconfig, $4)";
+
+/** The version and Postgres's ranked page ($5 now, $6 limit, $7 offset): a search with no list kept. */
+const RANKED_PAGE = `WITH hits AS (SELECT ${MEMORY_COLUMNS}, ts_rank(m.search, ${WORDS_QUERY}, 1) AS rank FROM memory_items m
+    WHERE m.search @@ ${WORDS_QUERY} AND ${IN_RANGE} AND (m.expires_at IS NULL OR m.expires_at > $5)
+    ORDER BY rank DESC, m.updated_at DESC, m.id DESC LIMIT $6 OFFSET $7)
+  SELECT v.version, hits.* FROM (SELECT ${VERSION_OF_RANGE} AS version) v LEFT JOIN hits ON true`;
+
+/** The version and every match's rank, expired ones too (a kept list leaves them out when it pages). */
+const EVERY_RANK = `WITH hits AS (SELECT m.id, ts_rank(m.search, ${WORDS_QUERY}, 1) AS rank, m.updated_at, m.expires_at FROM memory_items m WHERE m.search @@ ${WORDS_QUERY} AND ${IN_RANGE})
+  SELECT v.version, hits.* FROM (SELECT ${VERSION_OF_RANGE} AS version) v LEFT JOIN hits ON true`;
+
+/** Ranked matches the kept lists hold in all (four numbers each): some tens of MB at most. */
+const KEPT_HITS = 500_000;
+
+/** Any of the words as a tsquery, each quoted (they hold letters, digits and "_" only). */
+function tsQuery(params: Params, words: readonly string[]): string {
+  return `to_tsquery('english'::regconfig, ${params.add(words.map((word) => `'${word}'`).join(" | "))})`;
+}
+
 const SQL_OPERATORS = { $eq: "=", $ne: "<>", $gt: ">", $gte: ">=", $lt: "<", $lte: "<=" } as const;
 
 /**
@@ -33,15 +69,17 @@ const SQL_OPERATORS = { $eq: "=", $ne: "<>", $gt: ">", $gte: ">=", $lt: "<", $lt
  */
 export class PostgresMemoryStore extends TroupeMemoryStore {
   readonly #pool: pg.Pool;
+  readonly #ranked = new RankedLists(KEPT_HITS);
 
   constructor(pool: pg.Pool, options: MemoryStoreOptions = {}) {
     super(options);
     this.#pool = pool;
   }
 
-  async #query<R extends pg.QueryResultRow>(sql: string, values: unknown[]): Promise<R[]> {
+  /** Runs SQL (as a named statement, prepared once per connection and then planned no more, when `name` is given). */
+  async #query<R extends pg.QueryResultRow>(sql: string, values: unknown[], name?: string): Promise<R[]> {
     try {
-      return (await this.#pool.query<R>(sql, values)).rows;
+      return (await this.#pool.query<R>(name === undefined ? { text: sql, values } : { name, text: sql, values })).rows;
     } catch (error) {
       throw storeError(error);
     }
@@ -127,16 +165,62 @@ export class PostgresMemoryStore extends TroupeMemoryStore {
   }
 
   protected override async lexical(scope: ItemScope, words: string[], limit: number, offset: number): Promise<Array<StoredItem & { score: number }>> {
+    if (scope.prefix !== undefined && scope.filter.length === 0) return this.#lexicalKept(scope.prefix, words, scope.now, limit, offset);
     const params = new Params();
     const where = this.#where(scope, params);
-    // Each word quoted (they hold letters, digits and "_" only), any of them.
-    const query = `to_tsquery('english'::regconfig, ${params.add(words.map((word) => `'${word}'`).join(" | "))})`;
+    const query = tsQuery(params, words);
     const rows = await this.#query<ItemRow & { rank: number }>(
       `SELECT ${MEMORY_COLUMNS}, ts_rank(m.search, ${query}, 1) AS rank FROM memory_items m
-       WHERE m.search @@ ${query} AND ${where} ORDER BY rank DESC, m.updated_at DESC LIMIT ${params.add(limit)} OFFSET ${params.add(offset)}`,
+       WHERE m.search @@ ${query} AND ${where} ORDER BY rank DESC, m.updated_at DESC, m.id DESC LIMIT ${params.add(limit)} OFFSET ${params.add(offset)}`,
       params.values,
     );
     return rows.map((row) => ({ ...storedOf(row), score: Number(row.rank) }));
+  }
+
+  /**
+   * A namespace's search without a filter. With the query's ranked list kept (ranked-lists.ts),
+   * one prepared statement (planned once per connection) reads the namespace's version and the
+   * page's rows: if the version is still the list's, that is the answer. Otherwise one reads the
+   * version and Postgres's ranked page; on the query's second search at a version, one more reads
+   * every match's rank, kept for the next searches while the version holds. Each statement reads
+   * the version in the snapshot it reads the rows in.
+   */
+  async #lexicalKept(prefix: string, words: string[], now: number, limit: number, offset: number): Promise<Array<StoredItem & { score: number }>> {
+    const key = `${prefix}\u0000${words.join(" ")}`;
+    let entry = this.#ranked.entry(key);
+    if (entry?.state === "kept") {
+      const page = keptPage(entry.hits, now, limit, offset);
+      const rows = await this.#query<Partial<ItemRow> & { version: string }>(KEPT_PAGE, [prefix, `${prefix}.`, `${prefix}/`, page.map((hit) => hit.id)], "troupe-memory-kept-page");
+      if (rows[0]?.version === entry.version) {
+        const byId = new Map(rows.filter((row) => row.id !== null && row.id !== undefined).map((row) => [Number(row.id), row as ItemRow]));
+        return page.flatMap((hit) => {
+          const row = byId.get(hit.id);
+          return row === undefined ? [] : [{ ...storedOf(row), score: hit.score }];
+        });
+      }
+      // The namespace changed since: its list is no use.
+      this.#ranked.drop(key);
+      entry = undefined;
+    }
+    const range = [prefix, `${prefix}.`, `${prefix}/`, words.map((word) => `'${word}'`).join(" | ")];
+    const rows = await this.#query<ItemRow & { rank: number | null; version: string }>(RANKED_PAGE, [...range, now, limit, offset]);
+    const current = rows[0]?.version ?? "";
+    if (entry?.state === "searched" && current === entry.version) {
+      // The second search at the version: every match's rank, kept while the version holds.
+      const every = await this.#query<{ version: string; id: string | null; rank: number | null; updated_at: number | null; expires_at: number | null }>(EVERY_RANK, range);
+      if (every[0]?.version === current) {
+        this.#ranked.keep(
+          key,
+          current,
+          every.filter((row) => row.id !== null).map((row) => ({ id: Number(row.id), score: Number(row.rank), updatedAt: Number(row.updated_at), expiresAt: row.expires_at === null ? Number.POSITIVE_INFINITY : Number(row.expires_at) })),
+        );
+      }
+    } else if (entry?.version !== current) this.#ranked.searched(key, current);
+    // Postgres ranked the page: a search at a version with no list kept (or one too big to keep).
+    return rows
+      .filter((row) => row.id !== null)
+      .sort((left, right) => Number(right.rank) - Number(left.rank) || Number(right.updated_at) - Number(left.updated_at) || Number(right.id) - Number(left.id))
+      .map((row) => ({ ...storedOf(row), score: Number(row.rank) }));
   }
 
   protected override async vectors(scope: ItemScope, model: string): Promise<Array<StoredItem & { embedding: Float32Array }>> {

@@ -16,7 +16,8 @@ const IN_RANGE = "prefix = @prefix OR (prefix > @prefixDot AND prefix < @prefixE
  * every statement troupe runs on its memory in SQLite is in this class. Lexical search matches
  * with FTS5 (porter stemming) and ranks by BM25 over the namespace searched (namespace-bm25.ts),
  * from an index of the namespace's words kept while its version (`memory_versions`, raised by
- * every write: migration 29) stays (namespace-index.ts); the count cap is checked in the IMMEDIATE
+ * every write: migration 29) stays (namespace-index.ts), with each query word's matches once FTS5
+ * has given them at that version; the count cap is checked in the IMMEDIATE
  * transaction that writes, so concurrent writers cannot overshoot.
  */
 export class SqliteMemoryStore extends TroupeMemoryStore {
@@ -163,11 +164,18 @@ export class SqliteMemoryStore extends TroupeMemoryStore {
       this.#db.transaction(() => {
         const index = stems.every(countableStem) ? this.#namespaceIndex(range) : undefined;
         if (index === undefined) return this.#page(this.#rankTexts(where, match, range, words, limit, offset));
-        const ids =
-          scope.filter.length === 0
-            ? (this.#statement("SELECT rowid FROM memory_fts WHERE memory_fts MATCH ?").pluck().all(match) as number[])
-            : (this.#statement(`SELECT m.id FROM memory_fts JOIN memory_items m ON m.id = memory_fts.rowid WHERE memory_fts MATCH @match AND ${where.sql}`).pluck().all({ ...where.values, match }) as number[]);
-        return this.#page(index.rank(ids, stems, scope.now, limit, offset));
+        if (scope.filter.length > 0) {
+          const ids = this.#statement(`SELECT m.id FROM memory_fts JOIN memory_items m ON m.id = memory_fts.rowid WHERE memory_fts MATCH @match AND ${where.sql}`).pluck().all({ ...where.values, match }) as number[];
+          return this.#page(index.rank(ids, stems, scope.now, limit, offset));
+        }
+        // Without a filter, each word's matches are FTS5's, asked once per word at this version and
+        // kept in the index: the query's matches are their union (FTS5's OR), and a search of kept
+        // words reads no postings, however many facts hold them or other keys hold.
+        const matches = this.#statement("SELECT rowid FROM memory_fts WHERE memory_fts MATCH ?").pluck();
+        const lists = words.map((word) => index.matchesOf(word) ?? index.keepMatches(word, matches.iterate(`${namespace} AND text : "${word}"`) as Iterable<number>));
+        const hits = index.rankKept(lists, stems, scope.now, limit, offset);
+        this.#indexes.charge(prefix);
+        return this.#page(hits);
       })(),
     );
   }
