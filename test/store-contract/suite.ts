@@ -151,7 +151,9 @@ export function defineStoreContract(name: string, factory: StoreFactory): void {
         const { store } = await setup();
         const made: RunRecord[] = [];
         for (let index = 0; index < 7; index += 1) made.push(await store.runs.create(newRun({ owner: "alice" })));
-        await store.runs.create(newRun({ owner: "bob" }));
+        const last = await store.runs.create(newRun({ owner: "bob" }));
+        // `since` after every creation's millisecond: a run created in the same one would count as changed since.
+        while (Date.now() <= Math.max(last.updatedAt, ...made.map((run) => run.updatedAt))) await new Promise((resolve) => setImmediate(resolve));
         const since = Date.now();
         await store.runs.update(made[0]!.id, { status: "completed" });
         await store.runs.update(made[1]!.id, { status: "failed", stopReason: "rejected" });
