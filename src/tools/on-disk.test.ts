@@ -31,6 +31,15 @@ function tool(name: string, idempotent: boolean, done: string[]) {
   });
 }
 
+/** A SQLite store in a directory of its own, closed and removed after the test. */
+function openStoreInTemp(): { directory: string; store: SqliteStore } {
+  const directory = mkdtempSync(path.join(tmpdir(), "troupe-on-disk-"));
+  made.push(directory);
+  const store = openSqliteStore(path.join(directory, "data"));
+  stores.push(store);
+  return { directory, store };
+}
+
 /** An audit store on a real database whose disk syncs the test lets finish (or fail), one by one. */
 function withHeldDisk(store: SqliteStore) {
   const held: Array<{ finish: () => void; fail: (error: Error) => void }> = [];
@@ -49,10 +58,7 @@ function withHeldDisk(store: SqliteStore) {
 
 describe("a call that must not run twice waits for the disk", () => {
   it("runs a tool that is not idempotent only once its row and everything before it are synced; an idempotent one at once", async () => {
-    const directory = mkdtempSync(path.join(tmpdir(), "troupe-on-disk-"));
-    made.push(directory);
-    const store = openSqliteStore(path.join(directory, "data"));
-    stores.push(store);
+    const { directory, store } = openStoreInTemp();
     const { audit, held, nextSync } = withHeldDisk(store);
     const done: string[] = [];
     const registry = new ToolRegistry({ audit }).register(tool("send", false, done)).register(tool("look", true, done));
@@ -73,10 +79,7 @@ describe("a call that must not run twice waits for the disk", () => {
   });
 
   it("refuses the call when the disk cannot be synced, and records why", async () => {
-    const directory = mkdtempSync(path.join(tmpdir(), "troupe-on-disk-"));
-    made.push(directory);
-    const store = openSqliteStore(path.join(directory, "data"));
-    stores.push(store);
+    const { directory, store } = openStoreInTemp();
     const { audit, held, nextSync } = withHeldDisk(store);
     const done: string[] = [];
     const registry = new ToolRegistry({ audit }).register(tool("send", false, done));
@@ -95,10 +98,7 @@ describe("a call that must not run twice waits for the disk", () => {
   });
 
   it("through the store's own audit trail, a real sync of the WAL lets the call run", async () => {
-    const directory = mkdtempSync(path.join(tmpdir(), "troupe-on-disk-"));
-    made.push(directory);
-    const store = openSqliteStore(path.join(directory, "data"));
-    stores.push(store);
+    const { directory, store } = openStoreInTemp();
     const done: string[] = [];
     const registry = new ToolRegistry({ audit: store.audit }).register(tool("send", false, done));
     expect(await registry.call("send", { text: "money" }, { workspace: directory, runId: "run-1", agent: "execute", callId: "c1" })).toMatchObject({ ok: true });

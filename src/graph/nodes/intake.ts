@@ -10,13 +10,16 @@ import { truncate } from "../../core/text.js";
 import { countTextTokens } from "../../providers/token-count.js";
 import { emit, type GraphDeps } from "../deps.js";
 
+function isPlainRecord(item: unknown): item is Record<string, unknown> {
+  return typeof item === "object" && item !== null && Object.getPrototypeOf(item) === Object.prototype;
+}
+
 /** Whether writing `next` (an `Overwrite`'s value too) over `current` changes nothing: the same value, or both an empty list or record. */
 function unchanged(current: unknown, next: unknown): boolean {
   const value = next instanceof Overwrite ? (next.value as unknown) : next;
   if (current === value) return true;
   if (Array.isArray(current) && Array.isArray(value)) return current.length === 0 && value.length === 0;
-  const record = (item: unknown): item is Record<string, unknown> => typeof item === "object" && item !== null && Object.getPrototypeOf(item) === Object.prototype;
-  return record(current) && record(value) && Object.keys(current).length === 0 && Object.keys(value).length === 0;
+  return isPlainRecord(current) && isPlainRecord(value) && Object.keys(current).length === 0 && Object.keys(value).length === 0;
 }
 
 /**
@@ -26,13 +29,17 @@ function unchanged(current: unknown, next: unknown): boolean {
  * a row of the checkpointer's (a new thread's first run wrote 34 here, 25 of them changing nothing).
  */
 export function intake(state: State): Update {
-  const reset = resetOf(state);
-  const current = state as unknown as Record<string, unknown>;
-  return Object.fromEntries(Object.entries(reset).filter(([channel, value]) => !unchanged(current[channel], value))) as Update;
+  return changesOf(state, resetOf(state, TaskText.parse(state.task)));
 }
 
-function resetOf(state: State): Update {
-  const task = TaskText.parse(state.task);
+/** The channels of `update` whose value it would change. */
+function changesOf(state: State, update: Update): Update {
+  const current = state as unknown as Record<string, unknown>;
+  return Object.fromEntries(Object.entries(update).filter(([channel, value]) => !unchanged(current[channel], value))) as Update;
+}
+
+/** Everything a run starts from (whether or not a channel holds it already), with its validated task. */
+function resetOf(state: State, task: string): Update {
   return {
     task,
     context: state.context ?? null,
@@ -89,13 +96,14 @@ export async function recallMemories(deps: GraphDeps, namespace: readonly string
  */
 export function createIntakeNode(deps: GraphDeps) {
   return async (state: State, config: LangGraphRunnableConfig): Promise<Update> => {
-    const update = intake(state);
+    const task = TaskText.parse(state.task);
+    const update = changesOf(state, resetOf(state, task));
     const budget = state.settings.historyBudget ?? CONVERSATION_LIMITS.historyBudget;
     const trimmed = await trimConversation(state.conversation ?? emptyConversation(), budget);
     if (trimmed.conversation.turns.length > 0 || trimmed.dropped > 0) {
       emit(config, { type: "history-ready", turns: trimmed.conversation.turns.length, trimmed: trimmed.conversation.trimmed, tokens: trimmed.tokens, budget });
     }
-    const recalled = await recallMemories(deps, state.settings.memoryNamespace, TaskText.parse(state.task), deps.recallBudget);
+    const recalled = await recallMemories(deps, state.settings.memoryNamespace, task, deps.recallBudget);
     // Said when there is something to say: facts recalled, or a store that could not be read.
     if (recalled && (recalled.items.length > 0 || recalled.error)) {
       emit(config, {

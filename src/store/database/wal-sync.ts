@@ -169,23 +169,23 @@ function durableOf(db: Sqlite): Durable | null {
  */
 export function durably<T>(db: Sqlite, write: () => T): Promise<T> {
   const durable = db.inTransaction ? null : durableOf(db);
-  if (!durable) {
-    try {
-      return Promise.resolve(write());
-    } catch (error) {
-      return Promise.reject(error);
-    }
-  }
   let result: T;
-  durable.relaxed.run();
   try {
-    result = write();
+    result = durable ? unsynced(durable, write) : write();
   } catch (error) {
     return Promise.reject(error);
+  }
+  return durable ? durable.sync.sync().then(() => result) : Promise.resolve(result);
+}
+
+/** `write` committed at `synchronous = NORMAL`, the connection's own level restored after, whatever happens. */
+function unsynced<T>(durable: Durable, write: () => T): T {
+  durable.relaxed.run();
+  try {
+    return write();
   } finally {
     durable.restore.run();
   }
-  return durable.sync.sync().then(() => result);
 }
 
 /**
@@ -202,13 +202,10 @@ export function committed<T>(db: Sqlite, write: () => T): Promise<T> {
   if (!durable) return durably(db, write);
   if (durable.sync.failure !== undefined) return Promise.reject(durable.sync.failure.error);
   let result: T;
-  durable.relaxed.run();
   try {
-    result = write();
+    result = unsynced(durable, write);
   } catch (error) {
     return Promise.reject(error);
-  } finally {
-    durable.restore.run();
   }
   // Its failure is kept by the WalSync: every later sync, and so every later acknowledgement, rejects with it.
   durable.sync.sync().catch(() => undefined);
