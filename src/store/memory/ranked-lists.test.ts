@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { hitOrder, type KeptHit, keptPage, RankedLists } from "./ranked-lists.js";
+import { better } from "./namespace-index.js";
+import { type KeptHit, keptPage, RankedLists } from "./ranked-lists.js";
 
 function hits(count: number, expiresAt = Number.POSITIVE_INFINITY): KeptHit[] {
   return Array.from({ length: count }, (_, index) => ({ id: index + 1, score: (index * 7) % 5, updatedAt: (index * 3) % 4, expiresAt }));
@@ -15,7 +16,7 @@ describe("RankedLists", () => {
     const entry = lists.entry("a");
     expect(entry?.state).toBe("kept");
     const kept = entry?.state === "kept" ? entry.hits : [];
-    expect(kept).toEqual([...hits(10)].sort(hitOrder));
+    expect(kept).toEqual([...hits(10)].sort(better));
     expect(kept.map((hit) => hit.score)).toEqual([...kept.map((hit) => hit.score)].sort((left, right) => right - left));
     expect(lists.hits).toBe(10);
     lists.drop("a");
@@ -44,7 +45,7 @@ describe("RankedLists", () => {
 
 describe("keptPage", () => {
   it("pages past expired matches: from the offset among those alive at the time", () => {
-    const all = [...hits(6).slice(0, 3), ...hits(3, 500).map((hit) => ({ ...hit, id: hit.id + 10 }))].sort(hitOrder);
+    const all = [...hits(6).slice(0, 3), ...hits(3, 500).map((hit) => ({ ...hit, id: hit.id + 10 }))].sort(better);
     const alive = all.filter((hit) => hit.expiresAt > 1_000);
     expect(keptPage(all, 1_000, 10, 0)).toEqual(alive);
     expect(keptPage(all, 1_000, 2, 1)).toEqual(alive.slice(1, 3));

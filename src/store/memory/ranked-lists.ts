@@ -1,3 +1,5 @@
+import { better } from "./namespace-index.js";
+
 /**
  * Postgres's ranked matches of a query in a namespace, kept between searches while the namespace
  * does not change (its version in `memory_versions`, raised by every write: Postgres migration 18).
@@ -13,11 +15,6 @@ export interface KeptHit {
   score: number;
   updatedAt: number;
   expiresAt: number;
-}
-
-/** The order of a search's results: the best score first, then the latest update, then the latest id. */
-export function hitOrder(left: KeptHit, right: KeptHit): number {
-  return right.score - left.score || right.updatedAt - left.updatedAt || right.id - left.id;
 }
 
 /** A query's entry: searched once at this version (nothing kept yet), kept, or too many matches to keep. */
@@ -59,7 +56,7 @@ export class RankedLists {
 
   /** Keeps the query's ranked list at `version` (sorted here), or remembers it as too big to keep. */
   keep(key: string, version: string, hits: KeptHit[]): void {
-    this.#set(key, hits.length > this.maxHits / 4 ? { version, state: "too-big" } : { version, state: "kept", hits: hits.sort(hitOrder) });
+    this.#set(key, hits.length > this.maxHits / 4 ? { version, state: "too-big" } : { version, state: "kept", hits: hits.sort(better) });
   }
 
   /** Forgets the query's entry (its namespace changed). */
